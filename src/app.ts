@@ -1,0 +1,102 @@
+/**
+ * The app factory: sets the request context, CORS, authentication, the validation hook, the error
+ * renderer, 404/405 handling and the OpenAPI document once, then mounts each domain's sub-app.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { newApp } from "./app-factory";
+import { cors } from "hono/cors";
+import type { AppEnv } from "./env";
+import { requireAuthentication } from "./pkg/auth";
+import { ApiError, problemResponse } from "./pkg/errors";
+import { createLogger, errorFields } from "./pkg/logger";
+import { randomIds, systemClock, type Clock, type IdGenerator } from "./platform/services";
+import { registerDocs } from "./docs/routes";
+import { propertiesApp } from "./properties/routes";
+
+const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
+
+export interface AppOptions {
+  clock?: Clock;
+  ids?: IdGenerator;
+}
+
+export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
+  const app = newApp();
+
+  app.use("*", async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    const log = createLogger(c.env.LOG_LEVEL, { requestId });
+    c.set("requestId", requestId);
+    c.set("log", log);
+    c.set("clock", options.clock ?? systemClock);
+    c.set("ids", options.ids ?? randomIds);
+    const started = Date.now();
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+    c.get("log").info("request", { method: c.req.method, path: c.req.path, status: c.res.status, ms: Date.now() - started });
+  });
+
+  app.use(
+    "*",
+    cors({
+      origin: (origin, c) => {
+        const allowed = (c.env.CORS_ORIGINS ?? "*").split(",").map((o: string) => o.trim());
+        return allowed.includes("*") || allowed.includes(origin) ? origin : null;
+      },
+      allowHeaders: ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
+      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
+      exposeHeaders: ["ETag", "Location", "x-request-id", "api-supported-versions", "idempotent-replayed", "www-authenticate"],
+      maxAge: 86400,
+    }),
+  );
+
+  app.use("*", requireAuthentication);
+
+  app.onError((error, c) => {
+    const requestId = c.get("requestId") ?? "unknown";
+    if (error instanceof ApiError && error.code !== "Internal") {
+      return problemResponse(error, requestId, c.req.path);
+    }
+    (c.get("log") ?? createLogger("error", { requestId })).error("unhandled error", {
+      method: c.req.method,
+      path: c.req.path,
+      ...errorFields(error),
+    });
+    return problemResponse(new ApiError("Internal", "internal"), requestId, c.req.path);
+  });
+
+  app.notFound((c) => {
+    const allowed = allowedMethods(app, c.req.path);
+    if (allowed.length > 0) {
+      const error = new ApiError("MethodNotAllowed", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(", ")}.`, {
+        headers: { allow: allowed.join(", ") },
+      });
+      return problemResponse(error, c.get("requestId"), c.req.path);
+    }
+    return problemResponse(new ApiError("NotFound", `No route ${c.req.path}.`), c.get("requestId"), c.req.path);
+  });
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+  app.route("/", propertiesApp());
+  registerDocs(app);
+  return app;
+}
+
+const patternCache = new WeakMap<object, { method: string; pattern: RegExp }[]>();
+
+function allowedMethods(app: OpenAPIHono<AppEnv>, path: string): string[] {
+  let patterns = patternCache.get(app);
+  if (!patterns) {
+    patterns = app.routes
+      .filter((r) => r.method !== "ALL")
+      .map((r) => ({
+        method: r.method,
+        pattern: new RegExp("^" + r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\/:[^/]+/g, "/[^/]+") + "/?$"),
+      }));
+    patternCache.set(app, patterns);
+  }
+  const methods = new Set(patterns.filter((p) => p.pattern.test(path)).map((p) => p.method));
+  if (methods.has("GET")) methods.add("HEAD");
+  return [...methods].sort();
+}

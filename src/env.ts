@@ -1,0 +1,26 @@
+import type { Logger } from "./pkg/logger";
+import type { Principal } from "./pkg/auth";
+import type { Clock, IdGenerator } from "./platform/services";
+
+/**
+ * Worker bindings: the generated `Env` (wrangler types) plus the secrets, which live outside
+ * wrangler.toml (`wrangler secret put`, `.dev.vars` locally) and so are not generated.
+ */
+export type Bindings = Env & {
+  /** Inline JWKS (JSON) trusted in addition to AUTH_JWKS_URL: the local dev key, or an offline deployment's keys. */
+  AUTH_JWKS_JSON?: string;
+};
+
+export interface AppVariables {
+  requestId: string;
+  log: Logger;
+  principal: Principal;
+  apiVersion: string;
+  clock: Clock;
+  ids: IdGenerator;
+}
+
+export interface AppEnv {
+  Bindings: Bindings;
+  Variables: AppVariables;
+}

@@ -1,0 +1,42 @@
+/**
+ * The Worker entry: HTTP (the Hono app), the minute cron, and the events queue consumer.
+ */
+import { createApp } from "./app";
+import type { Bindings } from "./env";
+import { consumeEvents, pruneOutbox, relayOutbox, type DomainEvent, type EventHandler } from "./events/outbox";
+import { createLogger, errorFields } from "./pkg/logger";
+
+export { IdempotencyStore } from "../durable-objects/idempotency-store";
+
+const app = createApp();
+
+/** Subscribers to platform events; search indexing registers here when it lands. */
+const eventHandlers: EventHandler[] = [];
+
+export default {
+  async fetch(request, env, ctx) {
+    const response = await app.fetch(request, env, ctx);
+    // Writes leave events in the outbox; relay them now rather than waiting for the cron.
+    if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS" && response.status < 400) {
+      ctx.waitUntil(relayOutbox(env, createLogger(env.LOG_LEVEL, { task: "relay" })).catch(() => undefined));
+    }
+    return response;
+  },
+
+  async scheduled(controller, env, ctx) {
+    const log = createLogger(env.LOG_LEVEL, { task: "cron", cron: controller.cron });
+    const now = new Date(controller.scheduledTime);
+    const jobs: [string, () => Promise<unknown>][] = [
+      ["relayOutbox", () => relayOutbox(env, log, 50)],
+      ["pruneOutbox", () => pruneOutbox(env, now)],
+    ];
+    for (const [name, job] of jobs) {
+      // One failing job must not starve the others; each is retried on the next minute.
+      ctx.waitUntil(job().catch((error) => log.error("scheduled job failed", { job: name, ...errorFields(error) })));
+    }
+  },
+
+  async queue(batch, env) {
+    await consumeEvents(batch as MessageBatch<DomainEvent>, env, createLogger(env.LOG_LEVEL, { task: "events" }), eventHandlers);
+  },
+} satisfies ExportedHandler<Bindings>;

@@ -1,0 +1,137 @@
+/**
+ * Bearer-token authentication. Tokens are JWTs verified with jose against the identity provider's
+ * JWKS (AUTH_JWKS_URL) and/or an inline JWKS (AUTH_JWKS_JSON: the local dev key written by
+ * `npm start`, or the keys of an offline deployment), with the configured issuer and audience.
+ */
+import type { MiddlewareHandler } from "hono";
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors as joseErrors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from "jose";
+import type { AppEnv, Bindings } from "../env";
+import { ApiError } from "./errors";
+import type { Permission } from "./permissions";
+
+export interface Principal {
+  id: string;
+  name: string;
+  permissions: ReadonlySet<string>;
+}
+
+const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
+const REALM = 'Bearer realm="integrity-edge"';
+
+function unauthorized(description?: string): ApiError {
+  const header = description
+    ? `${REALM}, error="invalid_token", error_description="${description.replace(/"/g, "'")}"`
+    : REALM;
+  return new ApiError("Unauthorized", description ?? "A bearer token is required.", {
+    headers: { "www-authenticate": header },
+  });
+}
+
+// Key sets are cached per isolate: the remote one keeps jose's JWKS cache (and its cooldown) warm.
+const remoteKeySets = new Map<string, JWTVerifyGetKey>();
+const localKeySets = new Map<string, JWTVerifyGetKey>();
+
+function keyResolver(env: Bindings): JWTVerifyGetKey | undefined {
+  const getters: JWTVerifyGetKey[] = [];
+  if (env.AUTH_JWKS_JSON) {
+    let getter = localKeySets.get(env.AUTH_JWKS_JSON);
+    if (!getter) {
+      getter = createLocalJWKSet(JSON.parse(env.AUTH_JWKS_JSON));
+      localKeySets.set(env.AUTH_JWKS_JSON, getter);
+    }
+    getters.push(getter);
+  }
+  if (env.AUTH_JWKS_URL) {
+    let getter = remoteKeySets.get(env.AUTH_JWKS_URL);
+    if (!getter) {
+      getter = createRemoteJWKSet(new URL(env.AUTH_JWKS_URL));
+      remoteKeySets.set(env.AUTH_JWKS_URL, getter);
+    }
+    getters.push(getter);
+  }
+  if (getters.length === 0) return undefined;
+  // Try each key set in turn: a key missing from the first is looked up in the next.
+  return async (header, token) => {
+    let last: unknown;
+    for (const getter of getters) {
+      try {
+        return await getter(header, token);
+      } catch (error) {
+        if (!(error instanceof joseErrors.JWKSNoMatchingKey)) throw error;
+        last = error;
+      }
+    }
+    throw last;
+  };
+}
+
+function principalFrom(payload: JWTPayload): Principal {
+  if (typeof payload.sub !== "string" || payload.sub === "") throw unauthorized("The token has no subject.");
+  const permissions = new Set<string>();
+  const claim = payload["permissions"];
+  if (Array.isArray(claim)) for (const p of claim) if (typeof p === "string") permissions.add(p);
+  const scope = payload["scope"];
+  if (typeof scope === "string") for (const p of scope.split(" ")) if (p) permissions.add(p);
+  const name =
+    typeof payload["name"] === "string"
+      ? (payload["name"] as string)
+      : typeof payload["preferred_username"] === "string"
+        ? (payload["preferred_username"] as string)
+        : payload.sub;
+  return { id: payload.sub, name, permissions };
+}
+
+/** Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. */
+export async function authenticate(env: Bindings, authorization: string | undefined): Promise<Principal> {
+  if (!authorization) throw unauthorized();
+  const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
+  if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.");
+  const resolver = keyResolver(env);
+  if (!resolver || !env.AUTH_ISSUER) {
+    throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
+  }
+  try {
+    const { payload } = await jwtVerify(match[1], resolver, {
+      issuer: env.AUTH_ISSUER,
+      audience: env.AUTH_AUDIENCE || "integrity-edge",
+      algorithms: ALGORITHMS,
+      clockTolerance: 30,
+    });
+    return principalFrom(payload);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    if (error instanceof joseErrors.JWTExpired) throw unauthorized("The token has expired.");
+    if (error instanceof joseErrors.JWTClaimValidationFailed) throw unauthorized(`The token's ${error.claim} claim is not accepted.`);
+    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw unauthorized("The token's algorithm is not accepted.");
+    if (error instanceof joseErrors.JOSEError) throw unauthorized("The token is not valid.");
+    throw error;
+  }
+}
+
+/** Paths anyone may read: the health check and the API reference. */
+export function isPublicPath(path: string): boolean {
+  return path === "/health" || path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/");
+}
+
+export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.req.method === "OPTIONS" || isPublicPath(c.req.path)) return next();
+  c.set("principal", await authenticate(c.env, c.req.header("authorization")));
+  c.set("log", c.get("log").with({ userId: c.get("principal").id }));
+  await next();
+};
+
+export function requirePermission(permission: Permission): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (!c.get("principal").permissions.has(permission)) {
+      throw new ApiError("Forbidden", `This operation requires the permission '${permission}'.`);
+    }
+    await next();
+  };
+}

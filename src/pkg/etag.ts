@@ -1,0 +1,51 @@
+/**
+ * Optimistic concurrency. Every entity row carries an `etag` token that changes on each write; reads
+ * send it as a strong ETag, updates and deletes honour If-Match (412 on mismatch), and GETs honour
+ * If-None-Match (304) so phones on poor links can revalidate without downloading the body again.
+ */
+import type { Context } from "hono";
+import { ApiError } from "./errors";
+
+export function formatEtag(token: string): string {
+  return `"${token}"`;
+}
+
+export function newEtagToken(): string {
+  return crypto.randomUUID().replace(/-/g, "").slice(0, 20);
+}
+
+function listedTokens(header: string): string[] {
+  return header.split(",").map((t) => t.trim().replace(/^W\//, "").replace(/^"|"$/g, ""));
+}
+
+/** The If-Match token the caller sent, if any (`*` is returned as undefined: any version matches). */
+export function ifMatchToken(c: Context): string | undefined {
+  const header = c.req.header("if-match");
+  if (!header || header.trim() === "*") return undefined;
+  const tokens = listedTokens(header);
+  if (tokens.length !== 1) {
+    throw new ApiError("BadRequest", "If-Match must name exactly one ETag.");
+  }
+  return tokens[0];
+}
+
+/** Throws 412 when If-Match was sent and names another version than `current`. */
+export function assertIfMatch(c: Context, current: string): void {
+  const expected = ifMatchToken(c);
+  if (expected !== undefined && expected !== current) throw preconditionFailed();
+}
+
+export function preconditionFailed(): ApiError {
+  return new ApiError("PreconditionFailed", "The resource has changed since it was read (If-Match does not match its ETag).");
+}
+
+/** Returns a JSON response with the ETag, or 304 when If-None-Match already names this version. */
+export function jsonWithEtag(c: Context, body: unknown, token: string, status: 200 | 201 = 200): Response {
+  const etag = formatEtag(token);
+  const inm = c.req.header("if-none-match");
+  if (status === 200 && inm && (inm.trim() === "*" || listedTokens(inm).includes(token))) {
+    return c.body(null, 304, { etag });
+  }
+  c.header("etag", etag);
+  return c.json(body as object, status);
+}

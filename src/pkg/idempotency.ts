@@ -1,0 +1,68 @@
+/**
+ * Idempotency-Key on POST: the first response for a key is stored (per user, in the IdempotencyStore
+ * Durable Object) and replayed for a repeated key with the same request; the same key with a
+ * different request is a 422. Responses of 5xx are not stored, so a retry runs again.
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import type { IdempotencyStore, StoredResponse } from "../../durable-objects/idempotency-store";
+import { ApiError, invalid } from "./errors";
+
+const LEASE_MS = 60_000;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const REPLAYED_HEADERS = ["content-type", "etag", "location", "api-supported-versions"];
+
+async function fingerprintOf(method: string, path: string, body: ArrayBuffer): Promise<string> {
+  const prefix = new TextEncoder().encode(`${method} ${path}\n`);
+  const bytes = new Uint8Array(prefix.byteLength + body.byteLength);
+  bytes.set(prefix, 0);
+  bytes.set(new Uint8Array(body), prefix.byteLength);
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const key = c.req.header("idempotency-key");
+  if (key === undefined) return next();
+  if (!KEY_PATTERN.test(key)) {
+    throw invalid("header.Idempotency-Key", "format", "Idempotency-Key must be 1 to 255 visible ASCII characters.");
+  }
+  const principal = c.get("principal");
+  const store = c.env.IDEMPOTENCY.get(c.env.IDEMPOTENCY.idFromName(principal.id)) as unknown as DurableObjectStub<IdempotencyStore>;
+  const fingerprint = await fingerprintOf(c.req.method, c.req.path, await c.req.arrayBuffer());
+  const begun = await store.begin(key, fingerprint, LEASE_MS);
+  switch (begun.outcome) {
+    case "replay": {
+      const headers = new Headers(begun.response.headers);
+      headers.set("idempotent-replayed", "true");
+      headers.set("x-request-id", c.get("requestId"));
+      return new Response(begun.response.body, { status: begun.response.status, headers });
+    }
+    case "mismatch":
+      throw new ApiError("IdempotencyKeyReused", `Idempotency-Key '${key}' was already used for a different request.`);
+    case "inProgress":
+      throw new ApiError("IdempotencyKeyInProgress", `A request with Idempotency-Key '${key}' is still running; retry shortly.`, {
+        headers: { "retry-after": "1" },
+      });
+    case "proceed":
+      break;
+  }
+  try {
+    await next();
+  } catch (error) {
+    await store.release(key, fingerprint);
+    throw error;
+  }
+  const res = c.res;
+  if (res.status >= 500) {
+    await store.release(key, fingerprint);
+    return;
+  }
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = res.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  const stored: StoredResponse = { status: res.status, headers, body: await res.clone().text() };
+  await store.complete(key, fingerprint, stored);
+};

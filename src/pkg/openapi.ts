@@ -1,0 +1,140 @@
+/**
+ * Route definitions: every route is declared once with zod schemas, and the same declaration
+ * validates the request, documents it in /openapi.json and attaches the cross-cutting middleware
+ * (API version, permission, body size, media type, Idempotency-Key).
+ */
+import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { requirePermission } from "./auth";
+import { ApiError } from "./errors";
+import { idempotency } from "./idempotency";
+import type { Permission } from "./permissions";
+import { apiVersion, type ApiArea } from "./versioning";
+
+export const ProblemSchema = z
+  .object({
+    type: z.string().openapi({ example: "urn:integrity-edge:problem:ValidationFailed" }),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string().openapi({ description: "Stable machine-readable error code." }),
+    requestId: z.string(),
+    instance: z.string().optional(),
+    errors: z
+      .array(
+        z.object({
+          field: z.string().openapi({ description: "Where: body.x.y, query.name, path.id, header.name", example: "body.name" }),
+          rule: z.string().openapi({ example: "required" }),
+          message: z.string(),
+        }),
+      )
+      .optional(),
+  })
+  .openapi("Problem");
+
+const problem = (description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: ProblemSchema } },
+});
+
+const COMMON_ERRORS = {
+  400: problem("Validation failed, a malformed query, or an unsupported api-version."),
+  401: problem("Missing or invalid bearer token (see WWW-Authenticate)."),
+  403: problem("The token lacks the permission this route requires."),
+  500: problem("Unexpected failure; the body carries only the request id."),
+} as const;
+
+export const ERROR_RESPONSES = {
+  404: problem("The resource does not exist."),
+  409: problem("Conflict with the current state (e.g. a unique name, or the resource is in use)."),
+  412: problem("If-Match does not name the current ETag."),
+  413: problem("The body is larger than the limit."),
+  415: problem("The body's media type is not accepted."),
+  422: problem("The Idempotency-Key was used before for a different request."),
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_RESPONSES;
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+function bodyLimit(maxBytes: number | undefined): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const limit = maxBytes ?? (Number(c.env.MAX_BODY_BYTES) || DEFAULT_BODY_LIMIT);
+    const length = c.req.header("content-length");
+    if (length !== undefined && Number(length) > limit) {
+      throw new ApiError("PayloadTooLarge", `The body is ${length} bytes; this route accepts at most ${limit}.`);
+    }
+    if (length === undefined && c.req.raw.body) {
+      // A chunked body has no length up front: read it under the limit.
+      const buffer = await c.req.arrayBuffer();
+      if (buffer.byteLength > limit) {
+        throw new ApiError("PayloadTooLarge", `The body is larger than ${limit} bytes, the limit of this route.`);
+      }
+    }
+    await next();
+  };
+}
+
+function jsonMediaType(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
+    if (type !== "application/json" && !(type?.startsWith("application/") && type.endsWith("+json"))) {
+      throw new ApiError("UnsupportedMediaType", `This route accepts application/json bodies, not '${type ?? "none"}'.`);
+    }
+    await next();
+  };
+}
+
+export interface RouteOptions {
+  /** The permission a caller needs. Every route names one. */
+  permission: Permission;
+  area: ApiArea;
+  /** Narrows the area's API versions for this route. */
+  versions?: readonly string[];
+  /** Largest accepted body in bytes; default MAX_BODY_BYTES. */
+  bodyLimit?: number;
+  /** Error statuses this route can answer besides 400, 401, 403 and 500. */
+  errors?: ErrorStatus[];
+}
+
+type Defined<R extends RouteConfig> = R & { middleware: MiddlewareHandler<AppEnv>[] };
+
+export function defineRoute<R extends Omit<RouteConfig, "middleware">>(options: RouteOptions, route: R): Defined<R> {
+  const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), requirePermission(options.permission)];
+  const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
+  if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));
+  if (hasJsonBody) middleware.push(jsonMediaType());
+  if (route.method === "post") middleware.push(idempotency);
+
+  const errorResponses: Record<number, ReturnType<typeof problem>> = { ...COMMON_ERRORS };
+  for (const status of options.errors ?? []) errorResponses[status] = ERROR_RESPONSES[status];
+  if (route.method === "post") errorResponses[409] = ERROR_RESPONSES[409];
+  if (route.method === "post") errorResponses[422] = ERROR_RESPONSES[422];
+  if (hasJsonBody) {
+    errorResponses[413] = ERROR_RESPONSES[413];
+    errorResponses[415] = ERROR_RESPONSES[415];
+  }
+  const headers = route.request?.headers;
+  const config = createRoute({
+    ...route,
+    security: [{ bearer: [] }],
+    description: [route.description, `Requires the permission \`${options.permission}\`.`].filter(Boolean).join("\n\n"),
+    "x-permission": options.permission,
+    "x-api-versions": options.versions ?? undefined,
+    request: { ...route.request, ...(headers ? { headers } : {}) },
+    responses: { ...errorResponses, ...route.responses },
+    middleware,
+  } as R & { middleware: MiddlewareHandler<AppEnv>[] });
+  return config as Defined<R>;
+}
+
+/** The shared id path parameter. */
+export const IdParam = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" }, example: "0b9f3c5e-8a4f-4d6c-9a51-2c1f0e6a7b10" }),
+});
+
+/** Request headers documented on every update and delete. */
+export const IfMatchHeader = z.object({
+  "if-match": z.string().optional().openapi({ description: "The ETag from a read; the write fails with 412 when it is no longer current." }),
+});

@@ -1,0 +1,15 @@
+/**
+ * Every permission a route can require. Tokens carry them in the `permissions` claim (an array) or
+ * the OAuth `scope` claim (space-separated). Routes name exactly one; `npm run token` without flags
+ * grants all of them.
+ */
+export const PERMISSIONS = {
+  propertiesRead: "properties_read",
+  propertiesWrite: "properties_write",
+  indexReadOwned: "index_read_owned",
+  queryReadOwned: "query_read_owned",
+} as const;
+
+export type Permission = (typeof PERMISSIONS)[keyof typeof PERMISSIONS];
+
+export const ALL_PERMISSIONS: Permission[] = Object.values(PERMISSIONS);

@@ -1,0 +1,44 @@
+/**
+ * API versions are chosen per request with the `api-version` header, per area of the interface, as
+ * the original platform did. An absent header means the latest version of the area.
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { ApiError } from "./errors";
+
+export const API_AREAS = {
+  properties: ["1.0"],
+  workManagement: ["1.0"],
+  media: ["1.0"],
+  dataProcessing: ["1.2"],
+  monitoring: ["1.0"],
+  upload: ["1.0"],
+  search: ["1.0", "1.1"],
+  platform: ["1.0"],
+} as const satisfies Record<string, readonly string[]>;
+
+export type ApiArea = keyof typeof API_AREAS;
+
+export function latestVersion(area: ApiArea): string {
+  const versions = API_AREAS[area];
+  return versions[versions.length - 1] as string;
+}
+
+/** Resolves the requested version for a route; `versions` narrows the area's list for one route. */
+export function apiVersion(area: ApiArea, versions: readonly string[] = API_AREAS[area]): MiddlewareHandler<AppEnv> {
+  const supported = versions.join(", ");
+  const latest = versions[versions.length - 1] as string;
+  return async (c, next) => {
+    const requested = c.req.header("api-version")?.trim();
+    if (requested && !versions.includes(requested)) {
+      throw new ApiError(
+        "UnsupportedApiVersion",
+        `API version '${requested}' is not supported by ${c.req.method} ${c.req.routePath}; supported: ${supported}.`,
+        { headers: { "api-supported-versions": supported } },
+      );
+    }
+    c.set("apiVersion", requested || latest);
+    c.header("api-supported-versions", supported);
+    await next();
+  };
+}

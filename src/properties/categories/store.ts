@@ -1,0 +1,108 @@
+/** Categories in D1: property definitions are grouped by them; one (Ungrouped) is the default. */
+import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { ApiError, notFound } from "../../pkg/errors";
+import { preconditionFailed } from "../../pkg/etag";
+import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
+import type { Category } from "./schema";
+
+interface CategoryRow {
+  id: string;
+  name: string;
+  is_default: number;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Versioned<T> {
+  value: T;
+  etag: string;
+}
+
+const COLUMNS = "id, name, is_default, etag, created_at, updated_at";
+const KIND = "category";
+
+function toCategory(row: CategoryRow): Versioned<Category> {
+  return {
+    value: { id: row.id, name: row.name, isDefault: row.is_default === 1, createdAt: row.created_at, updatedAt: row.updated_at },
+    etag: row.etag,
+  };
+}
+
+const nameTaken = (name: string) =>
+  conflict(`A category named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+
+export async function listCategories(db: D1Database): Promise<Category[]> {
+  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM categories ORDER BY is_default DESC, lower(name), id`).all<CategoryRow>();
+  return results.map((r) => toCategory(r).value);
+}
+
+export async function findCategory(db: D1Database, id: string): Promise<Versioned<Category> | null> {
+  const row = await db.prepare(`SELECT ${COLUMNS} FROM categories WHERE id = ?1`).bind(id).first<CategoryRow>();
+  return row ? toCategory(row) : null;
+}
+
+export async function getCategory(db: D1Database, id: string): Promise<Versioned<Category>> {
+  const found = await findCategory(db, id);
+  if (!found) throw notFound("Category", id);
+  return found;
+}
+
+export async function defaultCategoryId(db: D1Database): Promise<string> {
+  const row = await db.prepare("SELECT id FROM categories WHERE is_default = 1").first<{ id: string }>();
+  if (!row) throw new Error("the default category is missing: migrations were not applied");
+  return row.id;
+}
+
+export async function createCategory(ctx: WriteContext, input: { name: string }): Promise<Versioned<Category>> {
+  const id = ctx.uuid();
+  const etag = newEtagToken();
+  const category: Category = { id, name: input.name, isDefault: false, createdAt: ctx.now, updatedAt: ctx.now };
+  await runBatch(
+    ctx.db,
+    [
+      ctx.db
+        .prepare("INSERT INTO categories (id, name, is_default, etag, created_at, updated_at, created_by) VALUES (?1, ?2, 0, ?3, ?4, ?4, ?5)")
+        .bind(id, input.name, etag, ctx.now, ctx.actorId),
+      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: category }),
+    ],
+    () => nameTaken(input.name),
+  );
+  return { value: category, etag };
+}
+
+export async function updateCategory(ctx: WriteContext, input: { id: string; name: string }): Promise<Versioned<Category>> {
+  const current = await getCategory(ctx.db, input.id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const etag = newEtagToken();
+  const category: Category = { ...current.value, name: input.name, updatedAt: ctx.now };
+  // The update only applies to the version read above, so a concurrent write in between is a 412.
+  const [update] = await runBatch(
+    ctx.db,
+    [
+      ctx.db
+        .prepare("UPDATE categories SET name = ?1, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
+        .bind(input.name, etag, ctx.now, input.id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: category }, { table: "categories", etag }),
+    ],
+    () => nameTaken(input.name),
+  );
+  if (update?.meta.changes !== 1) throw preconditionFailed();
+  return { value: category, etag };
+}
+
+export async function deleteCategory(ctx: WriteContext, id: string): Promise<void> {
+  const current = await getCategory(ctx.db, id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  if (current.value.isDefault) throw new ApiError("Conflict", "The default category cannot be deleted; it can be renamed.");
+  const used = await ctx.db.prepare("SELECT count(*) AS n FROM property_definitions WHERE category_id = ?1").bind(id).first<{ n: number }>();
+  if (used && used.n > 0) throw new ApiError("InUse", `The category is used by ${used.n} property definition(s).`);
+  const [removed] = await ctx.db.batch([
+    // Guarded so a definition added to the category since the check above keeps it alive.
+    ctx.db
+      .prepare("DELETE FROM categories WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE category_id = ?1)")
+      .bind(id, current.etag),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+  ]);
+  if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The category changed while it was being deleted; read it again.");
+}

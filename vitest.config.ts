@@ -1,0 +1,39 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { exportJWK, generateKeyPair } from "jose";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { defineConfig } from "vitest/config";
+
+// A throwaway signing key per test run: the Worker trusts its public half through AUTH_JWKS_JSON,
+// exactly as a deployment trusts an identity provider's JWKS, and the tests sign with the private half.
+const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+const publicJwk = { ...(await exportJWK(publicKey)), kid: "test-key", alg: "ES256", use: "sig" };
+const privateJwk = { ...(await exportJWK(privateKey)), kid: "test-key", alg: "ES256" };
+mkdirSync(join(import.meta.dirname, ".wrangler"), { recursive: true });
+
+const migrations = await readD1Migrations(join(import.meta.dirname, "migrations"));
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest({
+      main: "./src/index.ts",
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          ENVIRONMENT: "test",
+          AUTH_ISSUER: "integrity-edge-test",
+          AUTH_AUDIENCE: "integrity-edge",
+          AUTH_JWKS_JSON: JSON.stringify({ keys: [publicJwk] }),
+          TEST_SIGNING_JWK: JSON.stringify(privateJwk),
+          TEST_MIGRATIONS: migrations,
+          LOG_LEVEL: "error",
+        },
+      },
+    }),
+  ],
+  test: {
+    setupFiles: ["./test/setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
