@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { newApp } from "./app-factory";
 import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./env";
 import { requireAuthentication } from "./pkg/auth";
 import { ApiError, problemResponse } from "./pkg/errors";
@@ -57,6 +58,11 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     const requestId = c.get("requestId") ?? "unknown";
     if (error instanceof ApiError && error.code !== "Internal") {
       return problemResponse(error, requestId, c.req.path);
+    }
+    // Hono's own validators and helpers throw HTTPException (e.g. malformed JSON is a 400).
+    if (error instanceof HTTPException && error.status < 500) {
+      const code = error.status === 413 ? "PayloadTooLarge" : error.status === 415 ? "UnsupportedMediaType" : "BadRequest";
+      return problemResponse(new ApiError(code, error.message || "The request could not be read."), requestId, c.req.path);
     }
     (c.get("log") ?? createLogger("error", { requestId })).error("unhandled error", {
       method: c.req.method,
