@@ -1,0 +1,79 @@
+/**
+ * The QuickJS WebAssembly module, instantiated on first use and shared by all evaluations in the
+ * isolate.
+ *
+ * The `.wasm` file is imported as a precompiled WebAssembly.Module (wrangler's CompiledWasm rule):
+ * Workers cannot compile WebAssembly from bytes at run time, so the variant is told to instantiate
+ * this module instead of fetching a file. Instantiating costs a few milliseconds and 16 MB of
+ * linear memory, which is why it waits for the first expression instead of running at import.
+ */
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import releaseSyncVariant from "@jitl/quickjs-wasmfile-release-sync";
+// A relative path into node_modules, because no package specifier works with both bundlers:
+// wrangler matches module rules against the specifier text, so the package's "./wasm" export (no
+// ".wasm" suffix) misses the `**/*.wasm` CompiledWasm rule and the build fails, while Vite (vitest)
+// enforces the export map and refuses a deep "<package>/dist/....wasm" specifier. A relative path
+// ends in ".wasm" and bypasses export maps in both. Adding "**/quickjs-wasmfile-release-sync/wasm"
+// to the rule's globs in wrangler.toml would allow "@jitl/quickjs-wasmfile-release-sync/wasm" here.
+import quickjsWasm from "../../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
+
+/** One instantiated engine. An evaluation holds on to the lease it started with. */
+export interface EngineLease {
+  readonly module: QuickJSWASMModule;
+  /** Which instantiation this is, so discarding a stale lease cannot drop a newer engine. */
+  readonly generation: number;
+}
+
+let generation = 0;
+let current: Promise<EngineLease> | undefined;
+
+/** The shared engine, instantiated by the first caller; concurrent first callers share one promise. */
+export function acquireEngine(): Promise<EngineLease> {
+  if (current === undefined) {
+    const loading = instantiate(generation);
+    current = loading;
+    // A failed instantiation must not stay cached: the next expression tries again.
+    loading.catch(() => {
+      if (current === loading) current = undefined;
+    });
+  }
+  return current;
+}
+
+/**
+ * Forgets `lease` so that the next evaluation instantiates a fresh engine. Called when a host-level
+ * exception (V8 stack overflow, an emscripten abort) unwound through WebAssembly frames: QuickJS's
+ * heap is then in an unknown state, and touching it again (even to dispose) can abort the instance,
+ * after which every later call fails. The abandoned instance is reclaimed by the garbage collector.
+ */
+export function discardEngine(lease: EngineLease): void {
+  if (lease.generation !== generation) return;
+  generation += 1;
+  current = undefined;
+}
+
+/**
+ * Hard cap on the engine's WebAssembly memory, shared by the (sequential) evaluations of an isolate.
+ * It exists because QuickJS's own memory limit does not hold in emscripten builds: QuickJS counts an
+ * allocation by `malloc_usable_size`, which is 0 under emscripten, so large strings, arrays and
+ * typed arrays are never added up and only single allocations above the limit are refused
+ * (quickjs-emscripten issues #255 and #271; measured here: 80 MB of arrays under an 8 MB limit).
+ * With a capped memory, growth fails, malloc returns NULL and QuickJS throws its ordinary
+ * "out of memory" error. 16 MB is the minimum the module declares (static data, stack and the
+ * start of the heap); the 8 MB above it is headroom for one evaluation's large blocks, so a single
+ * evaluation can reach roughly 20 MB in large strings and arrays before it fails, whatever its
+ * `memoryBytes`.
+ */
+export const ENGINE_MEMORY_MAX_BYTES = 24 * 1024 * 1024;
+const ENGINE_MEMORY_INITIAL_BYTES = 16 * 1024 * 1024;
+const WASM_PAGE_BYTES = 64 * 1024;
+
+async function instantiate(forGeneration: number): Promise<EngineLease> {
+  // A new Memory per instance: a discarded instance keeps its own.
+  const wasmMemory = new WebAssembly.Memory({
+    initial: ENGINE_MEMORY_INITIAL_BYTES / WASM_PAGE_BYTES,
+    maximum: ENGINE_MEMORY_MAX_BYTES / WASM_PAGE_BYTES,
+  });
+  const variant = newVariant(releaseSyncVariant, { wasmModule: quickjsWasm, wasmMemory });
+  return { module: await newQuickJSWASMModuleFromVariant(variant), generation: forGeneration };
+}
