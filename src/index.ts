@@ -36,7 +36,7 @@ export default {
     }
   },
 
-  async queue(batch, env) {
+  async queue(batch, env, _ctx) {
     await consumeEvents(batch as MessageBatch<DomainEvent>, env, createLogger(env.LOG_LEVEL, { task: "events" }), eventHandlers);
   },
 } satisfies ExportedHandler<Bindings>;

@@ -1,0 +1,245 @@
+/** Property definitions in D1. Every write is one db.batch with its outbox event. */
+import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { ApiError, notFound } from "../../pkg/errors";
+import { preconditionFailed } from "../../pkg/etag";
+import { conflict, isForeignKeyViolation, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
+import type { JsonValue } from "../values/format";
+import type { ApplicationRule, EntityType, Format, Unit } from "./rules";
+import type { PropertyDefinition } from "./schema";
+import type { DefinitionFields } from "./validate";
+
+export interface DefinitionRow {
+  id: string;
+  name: string;
+  format: string;
+  regex: string | null;
+  regex_error_message: string | null;
+  unit: string | null;
+  classification_id: string | null;
+  classification_name: string | null;
+  entity_type: string | null;
+  is_multiselect: number;
+  application_rule: string;
+  required: number;
+  default_value: string | null;
+  value_expression: string | null;
+  instruction: string | null;
+  instruction_image_key: string | null;
+  metadata: string | null;
+  category_id: string;
+  category_name: string;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Versioned<T> {
+  value: T;
+  etag: string;
+}
+
+export const KIND = "propertyDefinition";
+
+/** The select list and joins every read shares; the list engine uses them too. */
+export const SELECT_COLUMNS =
+  "d.id, d.name, d.format, d.regex, d.regex_error_message, d.unit, d.classification_id, cls.name AS classification_name, " +
+  "d.entity_type, d.is_multiselect, d.application_rule, d.required, d.default_value, d.value_expression, d.instruction, " +
+  "d.instruction_image_key, d.metadata, d.category_id, cat.name AS category_name, d.etag, d.created_at, d.updated_at";
+export const JOINS = [
+  "JOIN categories cat ON cat.id = d.category_id",
+  "LEFT JOIN classifications cls ON cls.id = d.classification_id",
+] as const;
+const SELECT = `SELECT ${SELECT_COLUMNS} FROM property_definitions d ${JOINS.join(" ")}`;
+
+export function toDefinition(row: DefinitionRow): PropertyDefinition {
+  return {
+    id: row.id,
+    name: row.name,
+    format: row.format as Format,
+    regex: row.regex,
+    regexErrorMessage: row.regex_error_message,
+    unit: row.unit as Unit | null,
+    classification: row.classification_id ? { id: row.classification_id, name: row.classification_name ?? "" } : null,
+    entityType: row.entity_type as EntityType | null,
+    isMultiselect: row.is_multiselect === 1,
+    applicationRule: row.application_rule as ApplicationRule,
+    required: row.required === 1,
+    defaultValue: row.default_value === null ? null : (JSON.parse(row.default_value) as JsonValue),
+    valueExpression: row.value_expression,
+    instruction: row.instruction,
+    hasInstructionImage: row.instruction_image_key !== null,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, unknown>),
+    category: { id: row.category_id, name: row.category_name },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const nameTaken = (name: string) =>
+  conflict(`A property definition named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+
+export async function findDefinition(db: D1Database, id: string): Promise<Versioned<PropertyDefinition> | null> {
+  const row = await db.prepare(`${SELECT} WHERE d.id = ?1`).bind(id).first<DefinitionRow>();
+  return row ? { value: toDefinition(row), etag: row.etag } : null;
+}
+
+export async function getDefinition(db: D1Database, id: string): Promise<Versioned<PropertyDefinition>> {
+  const found = await findDefinition(db, id);
+  if (!found) throw notFound("Property definition", id);
+  return found;
+}
+
+/** A classification's id and name, or null when it does not exist. */
+export async function findClassificationRef(db: D1Database, id: string): Promise<{ id: string; name: string } | null> {
+  return db.prepare("SELECT id, name FROM classifications WHERE id = ?1").bind(id).first<{ id: string; name: string }>();
+}
+
+/** A category's id and name; without an id, the default category (Ungrouped, or whatever it was renamed to). */
+export async function findCategoryRef(db: D1Database, id: string | null): Promise<{ id: string; name: string } | null> {
+  const statement =
+    id === null ? db.prepare("SELECT id, name FROM categories WHERE is_default = 1") : db.prepare("SELECT id, name FROM categories WHERE id = ?1").bind(id);
+  return statement.first<{ id: string; name: string }>();
+}
+
+/** How a definition is used: entity types linking it, stored values, and the rules those types require. */
+export async function definitionUsage(db: D1Database, id: string): Promise<{ linkedTypes: number; values: number; typeRules: string[] }> {
+  const [linked, values] = await db.batch<{ n: number; rules: string | null }>([
+    db
+      .prepare(
+        "SELECT count(*) AS n, json_group_array(DISTINCT t.applies_to) FILTER (WHERE t.applies_to IS NOT NULL) AS rules " +
+          "FROM entity_type_properties l JOIN entity_types t ON t.id = l.entity_type_id WHERE l.property_definition_id = ?1",
+      )
+      .bind(id),
+    db.prepare("SELECT count(*) AS n, NULL AS rules FROM (SELECT 1 FROM property_values WHERE definition_id = ?1 LIMIT 1)").bind(id),
+  ]);
+  const linkedRow = linked?.results[0];
+  return {
+    linkedTypes: linkedRow?.n ?? 0,
+    values: values?.results[0]?.n ?? 0,
+    typeRules: linkedRow?.rules ? (JSON.parse(linkedRow.rules) as string[]) : [],
+  };
+}
+
+function columnValues(fields: DefinitionFields): unknown[] {
+  return [
+    fields.name,
+    fields.format,
+    fields.regex,
+    fields.regexErrorMessage,
+    fields.unit,
+    fields.classification?.id ?? null,
+    fields.entityType,
+    fields.isMultiselect ? 1 : 0,
+    fields.applicationRule,
+    fields.required ? 1 : 0,
+    fields.defaultValue === null ? null : JSON.stringify(fields.defaultValue),
+    fields.valueExpression,
+    fields.instruction,
+    fields.metadata === null ? null : JSON.stringify(fields.metadata),
+    fields.category.id,
+  ];
+}
+
+function toValue(id: string, fields: DefinitionFields, times: { createdAt: string; updatedAt: string }, hasInstructionImage: boolean): PropertyDefinition {
+  return {
+    id,
+    name: fields.name,
+    format: fields.format,
+    regex: fields.regex,
+    regexErrorMessage: fields.regexErrorMessage,
+    unit: fields.unit,
+    classification: fields.classification,
+    entityType: fields.entityType,
+    isMultiselect: fields.isMultiselect,
+    applicationRule: fields.applicationRule,
+    required: fields.required,
+    defaultValue: fields.defaultValue,
+    valueExpression: fields.valueExpression,
+    instruction: fields.instruction,
+    hasInstructionImage,
+    metadata: fields.metadata,
+    category: fields.category,
+    ...times,
+  };
+}
+
+/** A category or classification removed between validation and write fails the foreign key: a conflict, not a 500. */
+async function write(db: D1Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
+  try {
+    return await runBatch(db, statements, () => nameTaken(name));
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw conflict("The category or classification was deleted meanwhile; send the request again.");
+    throw error;
+  }
+}
+
+export async function insertDefinition(ctx: WriteContext, fields: DefinitionFields): Promise<Versioned<PropertyDefinition>> {
+  const id = ctx.uuid();
+  const etag = newEtagToken();
+  const definition = toValue(id, fields, { createdAt: ctx.now, updatedAt: ctx.now }, false);
+  await write(
+    ctx.db,
+    [
+      ctx.db
+        .prepare(
+          `INSERT INTO property_definitions (name, format, regex, regex_error_message, unit, classification_id, entity_type, is_multiselect,
+             application_rule, required, default_value, value_expression, instruction, metadata, category_id, id, etag, created_at, updated_at, created_by)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?18, ?19)`,
+        )
+        .bind(...columnValues(fields), id, etag, ctx.now, ctx.actorId),
+      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: definition }),
+    ],
+    fields.name,
+  );
+  return { value: definition, etag };
+}
+
+export async function updateDefinitionRow(
+  ctx: WriteContext,
+  current: Versioned<PropertyDefinition>,
+  fields: DefinitionFields,
+): Promise<Versioned<PropertyDefinition>> {
+  const { id } = current.value;
+  const etag = newEtagToken();
+  const definition = toValue(id, fields, { createdAt: current.value.createdAt, updatedAt: ctx.now }, current.value.hasInstructionImage);
+  // The update only applies to the version read, so a concurrent write in between is a 412.
+  const [update] = await write(
+    ctx.db,
+    [
+      ctx.db
+        .prepare(
+          `UPDATE property_definitions SET name = ?1, format = ?2, regex = ?3, regex_error_message = ?4, unit = ?5, classification_id = ?6,
+             entity_type = ?7, is_multiselect = ?8, application_rule = ?9, required = ?10, default_value = ?11, value_expression = ?12,
+             instruction = ?13, metadata = ?14, category_id = ?15, etag = ?17, updated_at = ?18
+           WHERE id = ?16 AND etag = ?19`,
+        )
+        .bind(...columnValues(fields), id, etag, ctx.now, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "updated", payload: definition }, { table: "property_definitions", etag }),
+    ],
+    fields.name,
+  );
+  if (update?.meta.changes !== 1) throw preconditionFailed();
+  return { value: definition, etag };
+}
+
+export async function deleteDefinitionRow(ctx: WriteContext, current: Versioned<PropertyDefinition>): Promise<void> {
+  const { id } = current.value;
+  const readEtag = current.etag;
+  const [removed] = await ctx.db.batch([
+    // Guarded so a link or a value added since the usage check keeps the definition alive.
+    ctx.db
+      .prepare(
+        `DELETE FROM property_definitions WHERE id = ?1 AND etag = ?2
+           AND NOT EXISTS (SELECT 1 FROM entity_type_properties WHERE property_definition_id = ?1)
+           AND NOT EXISTS (SELECT 1 FROM property_values WHERE definition_id = ?1)`,
+      )
+      .bind(id, readEtag),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: current.value }, "previousChanged"),
+  ]);
+  if (removed?.meta.changes !== 1) {
+    const current = await findDefinition(ctx.db, id);
+    if (!current) throw notFound("Property definition", id);
+    if (current.etag !== readEtag) throw preconditionFailed();
+    throw new ApiError("InUse", "The property definition came into use while it was being deleted.");
+  }
+}

@@ -1,0 +1,124 @@
+import { z } from "@hono/zod-openapi";
+import { newApp } from "../../app-factory";
+import { writeContext } from "../../pkg/db";
+import { jsonWithEtag } from "../../pkg/etag";
+import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { PERMISSIONS } from "../../pkg/permissions";
+import { EntityTypeListQuery, listEntityTypes } from "./list";
+import { CreateEntityTypeSchema, EntityTypeSchema, UpdateEntityTypeSchema } from "./schema";
+import { createEntityType, deleteEntityType, getDefaultEntityType, getEntityType, updateEntityType } from "./store";
+
+const tags = ["Entity types"];
+const read = { permission: PERMISSIONS.propertiesRead, area: "properties" } as const;
+const write = { permission: PERMISSIONS.propertiesWrite, area: "properties" } as const;
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const notModified = { 304: { description: "Not modified (If-None-Match)." } };
+
+export function entityTypesApp() {
+  const app = newApp();
+
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/EntityTypes",
+      tags,
+      summary: "List entity types (the default first, then by name)",
+      request: { query: EntityTypeListQuery },
+      responses: {
+        200: {
+          ...json(z.array(EntityTypeSchema), "One page of entity types."),
+          headers: { "x-total-count": { description: "Entity types matching the filters, before skip and take.", schema: { type: "integer" } } },
+        },
+      },
+    }),
+    async (c) => {
+      const { items, total } = await listEntityTypes(c.env.DB, c.req.valid("query"));
+      c.header("x-total-count", String(total));
+      return c.json(items, 200);
+    },
+  );
+
+  // Declared before /EntityTypes/{id}, which would otherwise take "Default" for a (malformed) id.
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/EntityTypes/Default",
+      tags,
+      summary: "Get the default entity type (General)",
+      responses: { 200: json(EntityTypeSchema, "The default entity type, with its ETag."), ...notModified },
+    }),
+    async (c) => {
+      const found = await getDefaultEntityType(c.env.DB);
+      return jsonWithEtag(c, found.value, found.etag) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/EntityTypes/{id}",
+      tags,
+      summary: "Get an entity type with its linked property definitions",
+      errors: [404],
+      request: { params: IdParam },
+      responses: { 200: json(EntityTypeSchema, "The entity type, with its ETag."), ...notModified },
+    }),
+    async (c) => {
+      const found = await getEntityType(c.env.DB, c.req.valid("param").id);
+      return jsonWithEtag(c, found.value, found.etag) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(write, {
+      method: "post",
+      path: "/EntityTypes",
+      tags,
+      summary: "Create an entity type",
+      description:
+        "Linked definitions must exist and fit appliesTo (a type with appliesTo null links any). At most one may have metadata.displayNameField = true.",
+      request: { body: { required: true, content: { "application/json": { schema: CreateEntityTypeSchema } } } },
+      responses: { 201: json(EntityTypeSchema, "The created entity type.") },
+    }),
+    async (c) => {
+      const created = await createEntityType(writeContext(c), c.req.valid("json"));
+      c.header("location", `/EntityTypes/${created.value.id}`);
+      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(write, {
+      method: "put",
+      path: "/EntityTypes",
+      tags,
+      summary: "Replace an entity type and its links (the id is in the body)",
+      description: "The default type (General) can be renamed and stays the default; its appliesTo stays null.",
+      errors: [404, 409, 412],
+      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateEntityTypeSchema } } } },
+      responses: { 200: json(EntityTypeSchema, "The updated entity type.") },
+    }),
+    async (c) => {
+      const updated = await updateEntityType(writeContext(c), c.req.valid("json"));
+      return jsonWithEtag(c, updated.value, updated.etag) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(write, {
+      method: "delete",
+      path: "/EntityTypes/{id}",
+      tags,
+      summary: "Delete an entity type that no entity uses (the default cannot be deleted)",
+      errors: [404, 409, 412],
+      request: { params: IdParam, headers: IfMatchHeader },
+      responses: { 204: { description: "Deleted." } },
+    }),
+    async (c) => {
+      await deleteEntityType(writeContext(c), c.req.valid("param").id);
+      return c.body(null, 204);
+    },
+  );
+
+  return app;
+}

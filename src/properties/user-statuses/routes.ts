@@ -1,0 +1,116 @@
+import { z } from "@hono/zod-openapi";
+import { newApp } from "../../app-factory";
+import { writeContext } from "../../pkg/db";
+import { jsonWithEtag } from "../../pkg/etag";
+import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { PERMISSIONS } from "../../pkg/permissions";
+import { listUserStatuses, UserStatusListQuery } from "./list";
+import { CreateUserStatusSchema, SystemStatusSchema, UpdateUserStatusSchema, UserStatusSchema } from "./schema";
+import { createUserStatus, deleteUserStatus, getUserStatus, listSystemStatuses, updateUserStatus } from "./store";
+
+const tags = ["User statuses"];
+const read = { permission: PERMISSIONS.propertiesRead, area: "properties" } as const;
+const write = { permission: PERMISSIONS.propertiesWrite, area: "properties" } as const;
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+
+export function userStatusesApp() {
+  const app = newApp();
+
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/SystemStatuses",
+      tags,
+      summary: "List the system statuses a user status can extend",
+      responses: { 200: json(z.array(SystemStatusSchema), "The system statuses in their order.") },
+    }),
+    async (c) => c.json(await listSystemStatuses(c.env.DB), 200),
+  );
+
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/UserStatuses",
+      tags,
+      summary: "List user statuses (by order, then name)",
+      request: { query: UserStatusListQuery },
+      responses: {
+        200: {
+          ...json(z.array(UserStatusSchema), "One page of user statuses."),
+          headers: { "x-total-count": { description: "User statuses matching the filters, before skip and take.", schema: { type: "integer" } } },
+        },
+      },
+    }),
+    async (c) => {
+      const { items, total } = await listUserStatuses(c.env.DB, c.req.valid("query"));
+      c.header("x-total-count", String(total));
+      return c.json(items, 200);
+    },
+  );
+
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/UserStatuses/{id}",
+      tags,
+      summary: "Get a user status",
+      errors: [404],
+      request: { params: IdParam },
+      responses: { 200: json(UserStatusSchema, "The user status, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+    }),
+    async (c) => {
+      const found = await getUserStatus(c.env.DB, c.req.valid("param").id);
+      return jsonWithEtag(c, found.value, found.etag) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(write, {
+      method: "post",
+      path: "/UserStatuses",
+      tags,
+      summary: "Create a user status linked to a system status",
+      request: { body: { required: true, content: { "application/json": { schema: CreateUserStatusSchema } } } },
+      responses: { 201: json(UserStatusSchema, "The created user status.") },
+    }),
+    async (c) => {
+      const created = await createUserStatus(writeContext(c), c.req.valid("json"));
+      c.header("location", `/UserStatuses/${created.value.id}`);
+      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(write, {
+      method: "put",
+      path: "/UserStatuses",
+      tags,
+      summary: "Replace a user status (the id is in the body)",
+      errors: [404, 409, 412],
+      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateUserStatusSchema } } } },
+      responses: { 200: json(UserStatusSchema, "The updated user status.") },
+    }),
+    async (c) => {
+      const updated = await updateUserStatus(writeContext(c), c.req.valid("json"));
+      return jsonWithEtag(c, updated.value, updated.etag) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(write, {
+      method: "delete",
+      path: "/UserStatuses/{id}",
+      tags,
+      summary: "Delete a user status that no entity uses",
+      errors: [404, 409, 412],
+      request: { params: IdParam, headers: IfMatchHeader },
+      responses: { 204: { description: "Deleted." } },
+    }),
+    async (c) => {
+      await deleteUserStatus(writeContext(c), c.req.valid("param").id);
+      return c.body(null, 204);
+    },
+  );
+
+  return app;
+}
