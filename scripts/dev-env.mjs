@@ -1,0 +1,188 @@
+// Shared helpers for the local scripts (npm start, npm run token, the smoke run and the bundle check),
+// so the smoke run starts the server exactly the way `npm start` does.
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { exportJWK, generateKeyPair } from "jose";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_PERSIST_DIR = join(ROOT, ".wrangler", "state");
+
+// The local trust: tokens from `npm run token` carry this issuer and audience and are signed with the
+// key in .dev/keys.json. Only .dev.vars (local, gitignored) names them; wrangler.toml never does, so
+// a deployment cannot accept a locally minted token.
+export const DEV_ISSUER = "integrity-edge-local";
+export const DEV_AUDIENCE = "integrity-edge";
+export const DEV_KID = "local-dev";
+export const DEV_KEY_FILE = join(ROOT, ".dev", "keys.json");
+export const DEV_VARS_FILE = join(ROOT, ".dev.vars");
+
+const require = createRequire(import.meta.url);
+// Run wrangler's own entry with this node, not through a shell or npx: no PATH lookups, and the
+// child's pid is wrangler itself, so stopping it is precise.
+const WRANGLER_BIN = join(dirname(require.resolve("wrangler/package.json")), "bin", "wrangler.js");
+
+/** The environment for every wrangler call: telemetry off, whatever else the caller has. */
+export function wranglerEnv(extra = {}) {
+  return { ...process.env, WRANGLER_SEND_METRICS: "false", ...extra };
+}
+
+/**
+ * Runs a wrangler command to completion with no stdin (so it never waits for a prompt); throws on
+ * failure. The timeout matters: a synchronous child blocks the caller's own timers meanwhile.
+ */
+export function runWrangler(args, { quiet = false, timeoutMs = 180_000 } = {}) {
+  const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
+    cwd: ROOT,
+    env: wranglerEnv(),
+    stdio: ["ignore", quiet ? "pipe" : "inherit", quiet ? "pipe" : "inherit"],
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: timeoutMs,
+    killSignal: "SIGKILL",
+  });
+  if (result.error) throw new Error(`wrangler ${args.join(" ")}: ${result.error.message}`);
+  if (result.status !== 0) {
+    const output = quiet ? `\n${result.stdout ?? ""}${result.stderr ?? ""}` : "";
+    throw new Error(`wrangler ${args.join(" ")} exited with ${result.status ?? result.signal}${output}`);
+  }
+  return result;
+}
+
+/** Copies the API reference page's scripts into public/docs (gitignored, so every wrangler run needs it first). */
+export function copyAssets() {
+  const result = spawnSync(process.execPath, [join(ROOT, "scripts", "copy-assets.mjs")], { cwd: ROOT, stdio: "inherit", timeout: 60_000 });
+  if (result.status !== 0) throw new Error(`copy-assets.mjs exited with ${result.status ?? result.signal}`);
+}
+
+/**
+ * The local signing key (ES256, kid "local-dev"): generated once into .dev/keys.json and reused, so
+ * tokens minted earlier stay valid across restarts. Returns the private JWK and the public JWKS.
+ */
+export async function ensureDevKey() {
+  if (existsSync(DEV_KEY_FILE)) {
+    const stored = JSON.parse(readFileSync(DEV_KEY_FILE, "utf8"));
+    if (stored?.privateJwk?.d && stored?.publicJwks?.keys?.length) return { ...stored, created: false };
+    throw new Error(`${DEV_KEY_FILE} is not a key file written by this script; delete it to generate a new key.`);
+  }
+  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+  const publicJwk = { ...(await exportJWK(publicKey)), kid: DEV_KID, alg: "ES256", use: "sig" };
+  const privateJwk = { ...(await exportJWK(privateKey)), kid: DEV_KID, alg: "ES256" };
+  const stored = { privateJwk, publicJwks: { keys: [publicJwk] } };
+  mkdirSync(dirname(DEV_KEY_FILE), { recursive: true });
+  writeFileSync(DEV_KEY_FILE, JSON.stringify(stored, null, 2) + "\n", { mode: 0o600 });
+  chmodSync(DEV_KEY_FILE, 0o600);
+  return { ...stored, created: true };
+}
+
+/**
+ * Writes .dev.vars (wrangler dev reads it over [vars]) with the local settings and the public half of
+ * the dev key. Lines for other variables a developer added are kept; the file is only rewritten when
+ * it changes, since wrangler dev reloads on a change.
+ */
+export function writeDevVars(publicJwks) {
+  const managed = {
+    ENVIRONMENT: "development",
+    AUTH_ISSUER: DEV_ISSUER,
+    AUTH_AUDIENCE: DEV_AUDIENCE,
+    // Single quotes: dotenv then takes the JSON literally.
+    AUTH_JWKS_JSON: `'${JSON.stringify(publicJwks)}'`,
+    LOG_LEVEL: "info",
+  };
+  const header = "# Written by scripts/start.mjs for local runs only (gitignored). Other variables you add here are kept.";
+  const kept = existsSync(DEV_VARS_FILE)
+    ? readFileSync(DEV_VARS_FILE, "utf8")
+        .split("\n")
+        .filter((line) => line.trim() !== "" && line !== header)
+        .filter((line) => !Object.keys(managed).includes(line.split("=")[0].trim()))
+    : [];
+  const content = [header, ...Object.entries(managed).map(([k, v]) => `${k}=${v}`), ...kept].join("\n") + "\n";
+  const current = existsSync(DEV_VARS_FILE) ? readFileSync(DEV_VARS_FILE, "utf8") : "";
+  if (current !== content) writeFileSync(DEV_VARS_FILE, content, { mode: 0o600 });
+}
+
+/** Applies the D1 migrations (schema and the idempotent seed of defaults) to the local database. */
+export function applyMigrations(persistTo, { quiet = false } = {}) {
+  return runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo], { quiet });
+}
+
+/** Everything `npm start` does before serving: assets, dev key, .dev.vars, migrations. */
+export async function prepareLocal({ persistTo = DEFAULT_PERSIST_DIR, quiet = false } = {}) {
+  copyAssets();
+  const key = await ensureDevKey();
+  writeDevVars(key.publicJwks);
+  applyMigrations(persistTo, { quiet });
+  return key;
+}
+
+/** The `wrangler dev` arguments: loopback only, state persisted, the scheduled handler reachable. */
+export function devArgs({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [] }) {
+  return ["dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--persist-to", persistTo, ...extra];
+}
+
+/** Starts `wrangler dev`; returns the child process. */
+export function startDevServer({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [], stdio = "inherit", detached = false }) {
+  return spawn(process.execPath, [WRANGLER_BIN, ...devArgs({ port, persistTo, extra })], {
+    cwd: ROOT,
+    env: wranglerEnv(),
+    stdio,
+    detached,
+  });
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls GET /health until it answers 200; fails early if the server process exits. */
+export async function waitForHealth(baseUrl, { timeoutMs = 120_000, child } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode} before it was ready`);
+    try {
+      const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
+      if (response.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${baseUrl}/health did not answer 200 within ${Math.round(timeoutMs / 1000)} s`);
+}
+
+/**
+ * Stops a server started with `detached: true` (its own process group): SIGTERM to wrangler, which
+ * shuts its workerd down itself, then SIGKILL to the whole group for anything left behind.
+ */
+export async function stopProcessGroup(child, graceMs = 5_000) {
+  if (!child || child.pid === undefined) return;
+  const exited = child.exitCode !== null || child.signalCode !== null;
+  const done = exited ? Promise.resolve() : new Promise((resolve) => child.once("exit", resolve));
+  if (!exited) child.kill("SIGTERM");
+  const timedOut = await Promise.race([done.then(() => false), new Promise((r) => setTimeout(() => r(true), graceMs))]);
+  // The group may still hold workerd even when wrangler itself has exited.
+  signalGroup(child, "SIGKILL");
+  if (timedOut) await Promise.race([done, new Promise((r) => setTimeout(r, 2_000))]);
+}
+
+/** Sends a signal to the child's process group; a group that is already gone is not an error. */
+export function signalGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: nothing left to stop.
+  }
+}
