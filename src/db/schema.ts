@@ -195,3 +195,107 @@ export const processedEvents = sqliteTable("processed_events", {
   eventId: text("event_id").primaryKey(),
   processedAt: text("processed_at").notNull(),
 });
+
+/**
+ * Uploaded media (spec 2.6). A row is written only after every R2 object it names exists, so a
+ * client never sees a row without its bytes; R2 objects without a row are swept by the cron.
+ * `variants` is the JSON list of stored sizes (Original, Medium, Small) with their keys and sizes;
+ * `recognition` records the four image checks and which one failed.
+ */
+export const medias = sqliteTable(
+  "medias",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    contentType: text("content_type").notNull(),
+    size: integer("size").notNull(),
+    checksum: text("checksum").notNull(),
+    /** The type the client declared: image or document. */
+    declaredType: text("declared_type").notNull(),
+    isImage: integer("is_image", { mode: "boolean" }).notNull(),
+    imageFormat: text("image_format"),
+    width: integer("width"),
+    height: integer("height"),
+    variants: text("variants").notNull(),
+    recognition: text("recognition").notNull(),
+    ownerId: text("owner_id").notNull(),
+    ownerName: text("owner_name"),
+    ...audit,
+  },
+  (t) => [index("medias_owner_idx").on(t.ownerId, t.createdAt)],
+);
+
+/** Data types of uploaded files (spec 2.9): id and name unique across the API. */
+export const dataTypes = sqliteTable(
+  "data_types",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    /** JSON array of lower-case extensions without the dot, e.g. ["xlsx","xls","csv"]. */
+    allowedExtensions: text("allowed_extensions").notNull(),
+    ...audit,
+  },
+  (t) => [uniqueIndex("data_types_name_uq").on(sql`lower(${t.name})`)],
+);
+
+/**
+ * Uploaded data files (spec 2.9). `state` is the storage state (uploading until every byte is in
+ * R2, then ready); only ready files are visible. `status` is the business status of section 3.
+ */
+export const files = sqliteTable(
+  "files",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    dataTypeId: text("data_type_id")
+      .notNull()
+      .references(() => dataTypes.id),
+    size: integer("size").notNull(),
+    contentType: text("content_type").notNull(),
+    checksum: text("checksum"),
+    r2Key: text("r2_key").notNull(),
+    state: text("state").notNull(),
+    status: text("status").notNull(),
+    ownerId: text("owner_id").notNull(),
+    ownerName: text("owner_name"),
+    /** Access metadata (spec 2.9): equipment, mainSystem, plant or organization, and the object's id. */
+    objectType: text("object_type"),
+    objectId: text("object_id"),
+    ...audit,
+  },
+  (t) => [
+    index("files_state_status_idx").on(t.state, t.status),
+    index("files_data_type_idx").on(t.dataTypeId, t.createdAt),
+    index("files_owner_idx").on(t.ownerId, t.createdAt),
+  ],
+);
+
+/** A resumable multipart upload of a file through the Worker; its parts are tracked in upload_parts. */
+export const fileUploads = sqliteTable(
+  "file_uploads",
+  {
+    id: text("id").primaryKey(),
+    fileId: text("file_id").notNull(),
+    r2UploadId: text("r2_upload_id").notNull(),
+    r2Key: text("r2_key").notNull(),
+    partSize: integer("part_size").notNull(),
+    ownerId: text("owner_id").notNull(),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [index("file_uploads_expiry_idx").on(t.expiresAt), uniqueIndex("file_uploads_file_uq").on(t.fileId)],
+);
+
+export const uploadParts = sqliteTable(
+  "upload_parts",
+  {
+    uploadId: text("upload_id")
+      .notNull()
+      .references(() => fileUploads.id, { onDelete: "cascade" }),
+    partNumber: integer("part_number").notNull(),
+    etag: text("etag").notNull(),
+    size: integer("size").notNull(),
+    uploadedAt: text("uploaded_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.uploadId, t.partNumber] })],
+);

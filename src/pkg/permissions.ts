@@ -6,6 +6,11 @@
 export const PERMISSIONS = {
   propertiesRead: "properties_read",
   propertiesWrite: "properties_write",
+  mediaRead: "media_read",
+  mediaWrite: "media_write",
+  filesRead: "files_read",
+  filesWrite: "files_write",
+  dataTypesWrite: "data_types_write",
   indexReadOwned: "index_read_owned",
   queryReadOwned: "query_read_owned",
 } as const;
