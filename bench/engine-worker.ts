@@ -1,23 +1,30 @@
 /**
  * Bench B's Worker: the real list query engine (src/pkg/query) over two bench tables of 10,000 and
  * 100,000 entities whose linked properties live in property_values under the kinds `bench10k` and
- * `bench100k`. No domain list exists yet, so this stands in for one: a list definition, the catalog
- * lookup a list does on every request (property definitions by name, from D1), compile, run.
+ * `bench100k`. No domain list with linked properties exists yet, so this stands in for one: a list
+ * definition, the catalog lookup a list does on every request (property definitions by name, from
+ * D1), compile, run.
  *
- *   GET /{kind}/entities?properties=...&order=...&take=50        page + total (runListQuery)
- *   GET /{kind}/entities/page?properties=...&order=...&take=50   the page statement alone
- *   GET /{kind}/plan?properties=...&order=...&take=50            compiled SQL, EXPLAIN QUERY PLAN, total
+ *   GET /{kind}/entities?properties=...&order=...&take=50[&includeTotal=true]   runListQuery, as a list route
+ *   GET /{kind}/plan?...                          the chosen plan, its SQL, EXPLAIN QUERY PLAN, the
+ *                                                 capped counts, each statement's D1 time, and the total
  *
- * Every response carries `x-sql-ms`: D1's own execution time of the statements (meta.duration).
+ * Both take `plan=lists|driven|walk` to force a plan (the lists plan is the engine's shape before
+ * the adaptive plans: the "before" of docs/benchmarks.md), with `driver=N|ids` and `window=N`, and
+ * `cache=off` to count the filter terms on every request instead of reusing the isolate's counts. Every response carries `x-sql-ms`: D1's
+ * own execution time of the statements (meta.duration).
  */
 import {
   compileListQuery,
   defineList,
+  planListQuery,
   runListQuery,
   type CatalogLookup,
   type CompiledListQuery,
   type ListDefinition,
+  type ListPlan,
   type ListQueryInput,
+  type PlanOptions,
   type PropertyFormat,
   type PropertyInfo,
 } from "../src/pkg/query";
@@ -28,6 +35,7 @@ interface BenchEnv {
 
 export const BENCH_KINDS = ["bench10k", "bench100k"] as const;
 type BenchKind = (typeof BENCH_KINDS)[number];
+const PLANS: readonly ListPlan[] = ["lists", "driven", "walk"];
 
 function benchList(kind: BenchKind): ListDefinition {
   return defineList({
@@ -70,7 +78,30 @@ function catalogFor(db: D1Database, timings: number[]): CatalogLookup {
 
 function queryInput(url: URL): ListQueryInput {
   const get = (name: string) => url.searchParams.get(name) ?? undefined;
-  return { properties: get("properties"), order: get("order"), take: get("take"), skip: get("skip"), ids: get("ids"), excludeIds: get("excludeIds"), searchText: get("searchText") };
+  return {
+    properties: get("properties"),
+    order: get("order"),
+    take: get("take"),
+    skip: get("skip"),
+    ids: get("ids"),
+    excludeIds: get("excludeIds"),
+    searchText: get("searchText"),
+    includeTotal: get("includeTotal"),
+  };
+}
+
+function planOptions(url: URL): PlanOptions {
+  const plan = url.searchParams.get("plan");
+  const driver = url.searchParams.get("driver");
+  const window = url.searchParams.get("window");
+  const cacheEstimates = url.searchParams.get("cache") !== "off";
+  if (!PLANS.includes(plan as ListPlan)) return { cacheEstimates };
+  return {
+    plan: plan as ListPlan,
+    driver: driver === null ? undefined : driver === "ids" ? "ids" : Number(driver),
+    walkWindow: window === null ? undefined : Number(window),
+    cacheEstimates,
+  };
 }
 
 function json(body: unknown, timings: number[], status = 200): Response {
@@ -92,53 +123,57 @@ async function explain(db: D1Database, statement: { sql: string; params: unknown
   });
 }
 
-async function page(db: D1Database, query: CompiledListQuery, timings: number[]) {
-  const { results, meta } = await db.prepare(query.sql).bind(...query.params).all();
-  timings.push(meta.duration);
-  return results;
+/** The plan endpoint: every statement run one by one, so each has its own D1 time. */
+async function describePlan(db: D1Database, query: CompiledListQuery, timings: number[]) {
+  const catalogMs = timings[0] ?? 0;
+  let estimatesMs = 0;
+  if (query.estimates.length > 0) {
+    const results = await db.batch(query.estimates.map((s) => db.prepare(s.sql).bind(...s.params)));
+    estimatesMs = results.reduce((sum, r) => sum + r.meta.duration, 0);
+  }
+  const planned = await planListQuery(db, query);
+  const page = await db.prepare(planned.sql).bind(...planned.params).all();
+  const count = await db.prepare(query.count.sql).bind(...query.count.params).all<{ total: number }>();
+  timings.push(estimatesMs, page.meta.duration, count.meta.duration);
+  return {
+    plan: planned.plan,
+    counts: planned.counts,
+    sql: planned.sql,
+    params: planned.params,
+    explain: await explain(db, planned),
+    estimates: query.estimates.map((s) => s.sql),
+    countSql: query.count.sql,
+    countPlan: await explain(db, query.count),
+    returned: page.results.length,
+    ids: page.results.map((row) => (row as { id: string }).id),
+    total: count.results[0]?.total ?? 0,
+    // D1's execution time of each statement, in ms.
+    sqlMs: { catalog: catalogMs, estimates: estimatesMs, page: page.meta.duration, count: count.meta.duration },
+  };
 }
 
 export default {
   async fetch(request: Request, env: BenchEnv): Promise<Response> {
     const url = new URL(request.url);
-    const [, kind, resource, variant, extra] = url.pathname.split("/");
+    const [, kind, resource, extra] = url.pathname.split("/");
     const list = (BENCH_KINDS as readonly string[]).includes(kind ?? "") ? LISTS[kind as BenchKind] : undefined;
     if (request.method !== "GET" || !list || extra !== undefined) return new Response("not found", { status: 404 });
     const timings: number[] = [];
     let query: CompiledListQuery;
     try {
-      query = await compileListQuery(list, queryInput(url), catalogFor(env.DB, timings));
+      query = await compileListQuery(list, queryInput(url), catalogFor(env.DB, timings), [], planOptions(url));
     } catch (error) {
       // The engine's ApiError (InvalidQuery) names the offending term; the bench shows it verbatim.
       return json({ error: error instanceof Error ? error.message : String(error), detail: error }, timings, 400);
     }
-    if (resource === "entities" && variant === undefined) {
+    if (resource === "entities") {
       const started = Date.now();
       const result = await runListQuery(env.DB, query);
-      // runListQuery batches page and total; the batch's wall time stands in for their SQL time.
+      // runListQuery batches its statements; the wall time stands in for their SQL time.
       timings.push(Date.now() - started);
       return json(result, timings);
     }
-    if (resource === "entities" && variant === "page") return json({ items: await page(env.DB, query, timings) }, timings);
-    if (resource === "plan" && variant === undefined) {
-      const items = await page(env.DB, query, timings);
-      const count = await env.DB.prepare(query.count.sql).bind(...query.count.params).all<{ total: number }>();
-      timings.push(count.meta.duration);
-      return json(
-        {
-          sql: query.sql,
-          params: query.params,
-          plan: await explain(env.DB, query),
-          countSql: query.count.sql,
-          countPlan: await explain(env.DB, query.count),
-          returned: items.length,
-          total: count.results[0]?.total ?? 0,
-          // D1's execution time of each statement (catalog lookup, page, count), in ms.
-          sqlMs: { catalog: timings[0], page: timings[1], count: timings[2] },
-        },
-        timings,
-      );
-    }
+    if (resource === "plan") return json(await describePlan(env.DB, query, timings), timings);
     return new Response("not found", { status: 404 });
   },
 };

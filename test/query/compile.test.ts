@@ -131,7 +131,7 @@ beforeAll(async () => {
 });
 
 async function refs(input: ListQueryInput, extra: Parameters<typeof compileListQuery>[3] = []) {
-  const query = await compileListQuery(things, input, catalog, extra);
+  const query = await compileListQuery(things, { includeTotal: true, ...input }, catalog, extra);
   const { items, total } = await runListQuery<{ reference_id: string | null }>(db, query);
   return { refs: items.map((row) => row.reference_id), total };
 }
@@ -231,7 +231,7 @@ describe("order on D1", () => {
       return found;
     };
     const order = [...many.map((d) => `properties.${d.name}`), "properties.Risk.grade desc", "properties.Count desc"].join(", ");
-    const query = await compileListQuery(things, { order }, wide);
+    const query = await compileListQuery(things, { order }, wide, [], { plan: "lists" });
     expect(query.sql.match(/LEFT JOIN property_values po\d+ /g)).toHaveLength(32);
     const { items } = await runListQuery<{ reference_id: string }>(db, query);
     expect(items.map((r) => r.reference_id).slice(0, 3)).toEqual(["A-1", "B-2", "c-3"]);
@@ -262,6 +262,18 @@ describe("ids, excludeIds, searchText, paging and extra conditions", () => {
   it("pages with skip and take and counts the whole match", async () => {
     expect(await refs({ skip: 1, take: 2 })).toEqual({ refs: ["B-2", "D-4"], total: 5 });
     expect(await refs({ take: 0, properties: "Count ne null" })).toEqual({ refs: [], total: 3 });
+  });
+
+  it("counts only when asked (includeTotal), and reads no page for take=0", async () => {
+    const run = async (input: ListQueryInput) => runListQuery(db, await compileListQuery(things, input, catalog));
+    expect((await run({ take: 2 })).total).toBeUndefined();
+    expect((await run({ take: 2, includeTotal: "false" })).total).toBeUndefined();
+    expect((await run({ take: 2, includeTotal: "TRUE" })).total).toBe(5);
+    expect(await run({ take: 0 })).toEqual({ items: [], total: undefined, plan: "lists" });
+    await expect(compileListQuery(things, { includeTotal: "yes" }, catalog)).rejects.toMatchObject({
+      code: "InvalidQuery",
+      errors: [{ field: "query.includeTotal", rule: "format" }],
+    });
   });
 
   it("applies list-specific conditions", async () => {
@@ -301,6 +313,7 @@ describe("large filters stay within D1's limits", () => {
 });
 
 describe("query plans", () => {
+  // The lists plan; plans.test.ts covers the driven and walk plans.
   it("searches the property_values indexes for every filter term and order join", async () => {
     const query = await compileListQuery(
       things,
@@ -311,6 +324,8 @@ describe("query plans", () => {
         ids: Array.from({ length: 5 }, () => crypto.randomUUID()).join(","),
       },
       catalog,
+      [],
+      { plan: "lists" },
     );
     const plan = await db
       .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)

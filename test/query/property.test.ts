@@ -3,11 +3,15 @@
  * format (absent, null, multi-valued), random filters, orders, ids, searchText and paging, run on
  * D1 and compared with a plain in-memory evaluator written here from the documented semantics.
  * Each run loads its own dataset under a fresh entity_kind (and run column), so nothing is deleted.
+ *
+ * Every query runs in every plan (plan.ts): as the planner chooses, and forced to lists, to driven
+ * (a random driver) and to the order walk (a random, often tiny, window, so the walk's second part
+ * and ties at the window's bound are exercised); all must give the evaluator's answer.
  */
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
-import { compileListQuery, defineList, equals, runListQuery, type PropertyFormat, type PropertyInfo } from "../../src/pkg/query";
+import { compileListQuery, defineList, equals, parseFilter, runListQuery, type PlanOptions, type PropertyFormat, type PropertyInfo } from "../../src/pkg/query";
 
 const db = env.DB;
 const CLASSIFICATION = crypto.randomUUID();
@@ -253,6 +257,10 @@ interface Query {
   searchText: string | null;
   skip: number | null;
   take: number | null;
+  /** Which top-level `and` operand drives when the driven plan is forced (modulo their number), or the ids. */
+  driver: number | "ids";
+  /** The window when the walk is forced. */
+  window: number;
 }
 
 const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
@@ -343,8 +351,24 @@ function queryArb(ids: string[]): fc.Arbitrary<Query> {
     searchText: sometimes(fc.string({ unit: fc.constantFrom("a", "A", "b", "'", "%", "_", " "), maxLength: 2 }), 1, 4),
     skip: sometimes(fc.nat(10), 1, 2),
     take: sometimes(fc.nat(70), 1, 2),
+    driver: fc.oneof(fc.nat(7), fc.constant("ids" as const)),
+    window: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.constant(2000)),
   });
 }
+
+/** The forced plans of a query; the driver is taken modulo the number of top-level `and` operands. */
+function forcedPlans(query: Query, properties: string | undefined): [string, PlanOptions][] {
+  const filter = parseFilter(properties);
+  const operands = filter?.kind === "and" ? filter.children.length : 1;
+  const driver = query.driver === "ids" && query.ids?.length ? "ids" : typeof query.driver === "number" ? query.driver % operands : 0;
+  return [
+    ["lists", { plan: "lists" }],
+    ["driven", { plan: "driven", driver }],
+    ["walk", { plan: "walk", walkWindow: query.window }],
+  ];
+}
+
+const plansRun = new Map<string, number>();
 
 let runs = 0;
 
@@ -378,14 +402,29 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
             searchText: query.searchText ?? undefined,
             skip: query.skip ?? undefined,
             take: query.take ?? undefined,
+            includeTotal: true,
           };
+          const expected = evaluate(entities, query);
           const compiled = await compileListQuery(list, input, catalog, [equals("e.run", run)]);
-          const { items, total } = await runListQuery<{ id: string }>(db, compiled);
-          expect({ input, ids: items.map((row) => row.id), total }).toEqual({ input, ...evaluate(entities, query) });
+          const { items, total, plan } = await runListQuery<{ id: string }>(db, compiled);
+          expect({ input, plan, ids: items.map((row) => row.id), total }).toEqual({ input, plan, ...expected });
+          count(`auto ${plan}`);
+          for (const [name, options] of forcedPlans(query, input.properties)) {
+            const forced = await compileListQuery(list, { ...input, includeTotal: false }, catalog, [equals("e.run", run)], options);
+            const result = await runListQuery<{ id: string }>(db, forced);
+            expect({ input, options, ids: result.items.map((row) => row.id), total: result.total }).toEqual({ input, options, ids: expected.ids, total: undefined });
+            if (result.plan === options.plan) count(`forced ${name}`);
+          }
         }
       },
     ),
     // Shrinking reloads a dataset per step; the time limit keeps a failure's report inside the test timeout.
-    { numRuns: 50, interruptAfterTimeLimit: 150_000, markInterruptAsFailure: true },
+    { numRuns: 100, interruptAfterTimeLimit: 150_000, markInterruptAsFailure: true },
   );
+  // The forced plans must really have run (a forced plan the request cannot use falls back to lists).
+  for (const plan of ["forced lists", "forced driven", "forced walk"]) expect(plansRun.get(plan) ?? 0, plan).toBeGreaterThan(20);
 });
+
+function count(key: string) {
+  plansRun.set(key, (plansRun.get(key) ?? 0) + 1);
+}

@@ -1,23 +1,24 @@
 /**
- * Compiles a list request (ids, excludeIds, searchText, properties, order, skip, take, plus the
- * list's own conditions) into ONE parameterised statement for the page and one for the total.
+ * Compiles a list request (ids, excludeIds, searchText, properties, order, skip, take, includeTotal,
+ * plus the list's own conditions) into parameterised statements: the page in the shapes plan.ts
+ * chooses from (page-sql.ts), and the total.
  *
  * Parameters: `?1` is a JSON array with every value of the request (see SqlValues), `?2` is take
- * and `?3` is skip. So the statement binds three parameters whatever the size of the filter, well
+ * and `?3` is skip. So a statement binds three parameters whatever the size of the filter, well
  * under D1's 100, and no client text is ever part of the SQL.
  */
 import { filterTerms, parseFilter } from "./filter";
-import { filterSql } from "./filter-sql";
 import type { ListDefinition } from "./list";
-import { orderPropertyCandidates, orderSql, parseOrder, resolveOrder } from "./order";
+import { orderPropertyCandidates, parseOrder, resolveOrder } from "./order";
+import { countSql, pageSql, type ListQueryParts } from "./page-sql";
 import { idConditions, parseIdList, parsePaging, searchCondition } from "./params";
-import { queryError } from "./problems";
+import { MAX_STATEMENT_BYTES, planner, statementBytes, type ListPlan, type PlanOptions, type PlannedStatement } from "./plan";
+import { queryError, quote } from "./problems";
 import { joinBalanced, SqlValues, type Condition } from "./sql-values";
 import type { CatalogLookup, PropertyInfo } from "./types";
 import { typeFilter } from "./typing";
 
-/** D1 rejects statements longer than 100 KB. */
-export const MAX_STATEMENT_BYTES = 100_000;
+export { MAX_STATEMENT_BYTES };
 
 /** The common list query parameters, as they arrive from the query string (or already coerced by zod). */
 export interface ListQueryInput {
@@ -28,6 +29,8 @@ export interface ListQueryInput {
   order?: string | undefined;
   skip?: number | string | undefined;
   take?: number | string | undefined;
+  /** `true` (or "true") adds the total; default false. */
+  includeTotal?: boolean | string | undefined;
 }
 
 export interface CompiledStatement {
@@ -36,8 +39,19 @@ export interface CompiledStatement {
 }
 
 export interface CompiledListQuery extends CompiledStatement {
+  /**
+   * `sql` is the page in this plan: the lists plan, or the plan that was fixed at compile time.
+   * When `estimates` is not empty, runListQuery runs them first and takes `choose(counts)` instead.
+   */
+  plan: ListPlan;
+  estimates: CompiledStatement[];
+  choose(counts: readonly number[]): PlannedStatement;
+  /** Whether the counts may come from this isolate's cache (estimate-cache.ts). */
+  cacheEstimates: boolean;
   /** `SELECT count(*) AS total ...` over the same conditions, without order and paging. */
   count: CompiledStatement;
+  /** Whether the client asked for the total (it costs time in proportion to the matches). */
+  includeTotal: boolean;
   skip: number;
   take: number;
 }
@@ -45,19 +59,21 @@ export interface CompiledListQuery extends CompiledStatement {
 /**
  * Compiles a list request. Throws ApiError InvalidQuery (with `errors[].field` naming the query
  * parameter) for any malformed or unknown part. `catalog` is called at most once, with every
- * property name the filter and the order mention.
+ * property name the filter and the order mention. `options` forces a plan (tests, benchmarks).
  *
  * @example
  * const query = await compileListQuery(deviationList, c.req.valid("query"), catalogFor(db, "Deviation"), [
  *   ...(statuses ? [inList("e.status", statuses)] : []),
  * ]);
  * const { items, total } = await runListQuery<DeviationRow>(c.env.DB, query);
+ * if (total !== undefined) c.header("x-total-count", String(total));
  */
 export async function compileListQuery(
   list: ListDefinition,
   input: ListQueryInput,
   catalog: CatalogLookup,
   extraConditions: readonly Condition[] = [],
+  options: PlanOptions = {},
 ): Promise<CompiledListQuery> {
   const filter = parseFilter(input.properties);
   const orderText = input.order?.trim() ? input.order : list.defaultOrder;
@@ -65,36 +81,49 @@ export async function compileListQuery(
   const { skip, take } = parsePaging(input.skip, input.take);
   const ids = parseIdList(list, input.ids, "query.ids");
   const excludeIds = parseIdList(list, input.excludeIds, "query.excludeIds");
+  const includeTotal = parseIncludeTotal(input.includeTotal);
 
   const names = [...new Set([...filterTerms(filter).map((t) => t.property), ...orderPropertyCandidates(orderRequests)])];
   const properties = names.length > 0 ? await catalog(names) : new Map<string, PropertyInfo>();
-  const typed = filter ? typeFilter(filter, properties) : undefined;
-  const orders = resolveOrder(orderRequests, list, properties);
+  const parts: ListQueryParts = {
+    list,
+    filter: filter ? typeFilter(filter, properties) : undefined,
+    ids,
+    conditions: [
+      ...idConditions(list, ids, excludeIds),
+      ...[searchCondition(list, input.searchText)].filter((c): c is Condition => c !== undefined),
+      ...extraConditions,
+    ],
+    orders: resolveOrder(orderRequests, list, properties),
+  };
 
-  const values = new SqlValues();
-  const conditions: Condition[] = [
-    ...(typed ? [(v: SqlValues) => filterSql(typed, { idExpression: list.idExpression, entityKind: list.entityKind, values: v })] : []),
-    ...idConditions(list, ids, excludeIds),
-    ...[searchCondition(list, input.searchText)].filter((c): c is Condition => c !== undefined),
-    ...extraConditions,
-  ];
-  const where = whereClause(conditions, values);
-  const order = orderSql(orders, list, values);
-  const from = [`FROM ${list.table} ${list.alias}`, ...(list.joins ?? [])];
-  const sql = [`SELECT ${list.select ?? `${list.alias}.*`}`, ...from, ...order.joins, where, `ORDER BY ${order.orderBy}`, "LIMIT ?2 OFFSET ?3"]
-    .filter(Boolean)
-    .join(" ");
-  const countSql = [`SELECT count(*) AS total`, ...from, where].filter(Boolean).join(" ");
+  const pageValues = new SqlValues();
+  const sql = pageSql(parts, { kind: "lists" }, pageValues);
   checkSize(sql, input.properties ? "query.properties" : "query.order");
-  const json = values.toJson();
+  const lists: PlannedStatement = { sql, params: [pageValues.toJson(), take, skip], plan: "lists" };
+  const countValues = new SqlValues();
+  const countText = countSql(parts, countValues);
+  const choice = planner(parts, { skip, take }, lists, options);
+  const initial = choice.estimates.length === 0 ? choice.choose([]) : lists;
   return {
-    sql,
-    params: [json, take, skip],
+    ...initial,
+    estimates: choice.estimates,
+    choose: choice.choose,
+    cacheEstimates: options.cacheEstimates ?? true,
     // A statement must be bound with exactly as many parameters as it references.
-    count: { sql: countSql, params: countSql.includes("?1") ? [json] : [] },
+    count: { sql: countText, params: countText.includes("?1") ? [countValues.toJson()] : [] },
+    includeTotal,
     skip,
     take,
   };
+}
+
+function parseIncludeTotal(raw: boolean | string | undefined): boolean {
+  if (raw === undefined || typeof raw === "boolean") return raw ?? false;
+  const text = raw.trim().toLowerCase();
+  if (text === "" || text === "false") return false;
+  if (text === "true") return true;
+  throw queryError("query.includeTotal", "format", `includeTotal must be true or false, not ${quote(raw)}.`);
 }
 
 /** Builds `WHERE ((a) AND (b))` from conditions, or "" when there are none. */
@@ -104,20 +133,9 @@ export function whereClause(conditions: readonly Condition[], values: SqlValues)
 }
 
 export function checkSize(sql: string, field: "query.properties" | "query.order" | "query.fieldNames"): void {
-  const bytes = new TextEncoder().encode(sql).length;
+  const bytes = statementBytes(sql);
   if (bytes > MAX_STATEMENT_BYTES) {
     throw queryError(field, "limit", `The query is too complex: it needs ${bytes} bytes of SQL and the database accepts ${MAX_STATEMENT_BYTES}.`);
   }
 }
 
-/**
- * Runs a compiled list query: the page and the total in one batch (one round trip, one snapshot).
- */
-export async function runListQuery<T = Record<string, unknown>>(db: D1Database, query: CompiledListQuery): Promise<{ items: T[]; total: number }> {
-  const [page, count] = await db.batch([
-    db.prepare(query.sql).bind(...query.params),
-    db.prepare(query.count.sql).bind(...query.count.params),
-  ]);
-  const total = (count?.results[0] as { total?: number } | undefined)?.total ?? 0;
-  return { items: (page?.results ?? []) as T[], total };
-}

@@ -12,6 +12,9 @@
  * A row whose typed column is NULL counts as no value, so `eq null` also finds entities that link
  * the property with a null value. Multi-valued properties (several rows) match a positive
  * comparison when ANY row matches, and `ne X` when NO row equals X.
+ *
+ * SQLite builds each subquery's list in full, so this form costs time in proportion to the rows
+ * each term matches; probe-sql.ts is the per-entity form for the plans that avoid that.
  */
 import { joinBalanced, type SqlValues } from "./sql-values";
 import type { TypedNode, TypedTerm } from "./typing";
@@ -34,22 +37,33 @@ export function filterSql(node: TypedNode, context: FilterSqlContext): string {
   );
 }
 
-function termSql(term: TypedTerm, { idExpression, entityKind, values }: FilterSqlContext): string {
+/** Whether a term matches the entities WITHOUT the rows termRows describes (ne X, eq null). */
+export function isNegated(term: TypedTerm): boolean {
+  return term.isNull ? term.operator === "eq" : term.operator === "ne";
+}
+
+/**
+ * `pv.entity_kind = ? AND pv.name = ? AND <column condition>`: the rows of property_values pv that
+ * a term's subquery reads, an index range of (entity_kind, name, value). `negated` says whether the
+ * term matches the entities WITHOUT such a row (ne X, eq null).
+ */
+export function termRows(term: TypedTerm, entityKind: string, values: SqlValues): { rows: string; negated: boolean } {
   const column = `pv.${term.column}`;
-  const rows =
-    `SELECT pv.entity_id FROM property_values pv` +
-    ` WHERE pv.entity_kind = ${values.value(entityKind)} AND pv.name = ${values.value(term.property.name)}`;
-  if (term.isNull) {
-    const membership = term.operator === "eq" ? "NOT IN" : "IN";
-    return `${idExpression} ${membership} (${rows} AND ${column} IS NOT NULL)`;
-  }
+  const prefix = `pv.entity_kind = ${values.value(entityKind)} AND pv.name = ${values.value(term.property.name)}`;
+  const negated = isNegated(term);
+  if (term.isNull) return { rows: `${prefix} AND ${column} IS NOT NULL`, negated };
   const [first] = term.values;
   switch (term.operator) {
     case "in":
-      return `${idExpression} IN (${rows} AND ${column} IN ${values.list(term.values)})`;
+      return { rows: `${prefix} AND ${column} IN ${values.list(term.values)}`, negated };
     case "ne":
-      return `${idExpression} NOT IN (${rows} AND ${column} = ${values.value(first ?? null)})`;
+      return { rows: `${prefix} AND ${column} = ${values.value(first ?? null)}`, negated };
     default:
-      return `${idExpression} IN (${rows} AND ${column} ${COMPARISON[term.operator]} ${values.value(first ?? null)})`;
+      return { rows: `${prefix} AND ${column} ${COMPARISON[term.operator]} ${values.value(first ?? null)}`, negated };
   }
+}
+
+function termSql(term: TypedTerm, { idExpression, entityKind, values }: FilterSqlContext): string {
+  const { rows, negated } = termRows(term, entityKind, values);
+  return `${idExpression} ${negated ? "NOT IN" : "IN"} (SELECT pv.entity_id FROM property_values pv WHERE ${rows})`;
 }

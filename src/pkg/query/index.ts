@@ -14,8 +14,12 @@ export type { FieldDefinition, FieldType, ListDefinition, ListDefinitionInput } 
 export { SqlValues, inList, csvInList, equals, splitCsv, joinBalanced } from "./sql-values";
 export type { Condition, SqlScalar } from "./sql-values";
 export { parseIdList, parsePaging, DEFAULT_TAKE, MAX_TAKE } from "./params";
-export { compileListQuery, runListQuery, MAX_STATEMENT_BYTES } from "./compile";
+export { compileListQuery, MAX_STATEMENT_BYTES } from "./compile";
 export type { CompiledListQuery, CompiledStatement, ListQueryInput } from "./compile";
+export { runListQuery, planListQuery } from "./run";
+export type { ListQueryResult } from "./run";
+export { ESTIMATE_CAP, IDS_THAT_DRIVE, MAX_ESTIMATES, MAX_WALK_WINDOW, MIN_WALK_WINDOW, ROW_COST, WALK_ABOVE, WALK_WINDOW_PER_ROW } from "./plan";
+export type { ListPlan, PlanOptions, PlannedStatement } from "./plan";
 export { compileUniqueValues, runUniqueValues, MAX_UNIQUE_FIELDS, DEFAULT_MAX_UNIQUE_VALUES } from "./unique-values";
 export type { CompiledUniqueValues, UniqueValue, UniqueValuesInput, UniqueValuesResult } from "./unique-values";
 export { listQueryShape, ListQuerySchema, uniqueValuesQueryShape, UniqueValuesQuerySchema, UniqueValueSchema, UniqueValuesResponseSchema } from "./schemas";

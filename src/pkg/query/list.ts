@@ -24,7 +24,7 @@ export interface FieldDefinition {
 export interface ListDefinitionInput {
   /** The table, e.g. `deviations`. */
   table: string;
-  /** The table's alias in every statement, e.g. `e`. Must not be one of the engine's aliases (pv, pu, po*, pc*). */
+  /** The table's alias in every statement, e.g. `e`. Must not be one of the engine's aliases (pv, pu, pw, pb, pbound, po*, pc*). */
   alias: string;
   /** The entity_kind of the list's rows in property_values, e.g. `deviation`. */
   entityKind: string;
@@ -56,7 +56,7 @@ export interface ListDefinition extends Readonly<ListDefinitionInput> {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const RESERVED_ALIAS = /^(pv|pu|po\d*|pc\d*)$/;
+const RESERVED_ALIAS = /^(pv|pu|pw|pb|pbound|po\d*|pc\d*)$/;
 const CANONICAL_ORDER_TERM = /^([A-Za-z0-9_.]+)(?:\s+(asc|desc))?$/i;
 
 /**

@@ -127,6 +127,8 @@ export interface OrderSql {
   joins: string[];
   /** The ORDER BY list, ending with the id tie-breaker. */
   orderBy: string;
+  /** The value expression of each term, in order (without direction and tie-breaker). */
+  expressions: string[];
 }
 
 /** Compiles resolved terms to LEFT JOINs and an ORDER BY list (nulls last, id tie-breaker). */
@@ -154,20 +156,40 @@ export function orderSql(orders: readonly ResolvedOrder[], list: ListDefinition,
     return { value: `po${entry.index}`, element: `pc${entry.index}` };
   };
 
-  const terms = orders.map((order) => {
-    const direction = `${order.direction.toUpperCase()} NULLS LAST`;
+  const expressions = orders.map((order) => {
     if (order.kind === "field") {
       for (const join of order.joins) if (!joins.includes(join)) joins.push(join);
-      return `${order.column} ${direction}`;
+      return order.column;
     }
     const aliases = aliasesFor(order.property, needsElementJoin(order));
-    const expression = aliases
+    return aliases
       ? propertyExpression(order.property, order.element, aliases.value, aliases.element)
       : propertySubquery(order.property, order.element, list, values);
-    return `${expression} ${direction}`;
   });
+  const terms = orders.map((order, i) => `${expressions[i]} ${order.direction.toUpperCase()} NULLS LAST`);
   terms.push(`${list.idExpression} ASC`);
-  return { joins, orderBy: terms.join(", ") };
+  return { joins, orderBy: terms.join(", "), expressions };
+}
+
+/**
+ * The column of property_values whose index (entity_kind, name, column, entity_id) lists the
+ * entities in the order of this term, or undefined when the term orders by something else (a
+ * canonical field, an entity's owner name, a classification element's field).
+ */
+export function indexedOrderColumn(order: ResolvedOrder): "value_num" | "value_text" | undefined {
+  if (order.kind !== "property" || order.element !== "name") return undefined;
+  switch (order.property.format) {
+    case "boolean":
+    case "integer":
+    case "decimal":
+    case "date":
+      return "value_num";
+    case "text":
+    case "classification":
+      return "value_text";
+    case "entity":
+      return undefined;
+  }
 }
 
 function needsElementJoin(order: Extract<ResolvedOrder, { kind: "property" }>): boolean {

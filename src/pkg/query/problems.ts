@@ -9,6 +9,7 @@ export type QueryField =
   | "query.searchText"
   | "query.skip"
   | "query.take"
+  | "query.includeTotal"
   | "query.fieldNames";
 
 /**

@@ -65,9 +65,18 @@ export const listQueryShape = {
     .max(MAX_TAKE)
     .optional()
     .openapi({ description: `Return at most n entities. Default ${DEFAULT_TAKE}, at most ${MAX_TAKE}.`, example: DEFAULT_TAKE }),
+  includeTotal: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({
+      description:
+        "true: also count every entity that matches (before skip and take) and return the count in the X-Total-Count header. " +
+        "Default false: the count costs time proportional to the number of matches, while a page costs time proportional to its size.",
+      example: "true",
+    }),
 };
 
-/** The common list query: ids, excludeIds, searchText, properties, order, skip, take. */
+/** The common list query: ids, excludeIds, searchText, properties, order, skip, take, includeTotal. */
 export const ListQuerySchema = z.object(listQueryShape);
 
 /** Fields of the unique values query, to spread into a route's own `z.object({...})`. */

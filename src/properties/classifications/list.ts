@@ -23,7 +23,7 @@ const classificationList = defineList({
 /** Classifications carry no linked properties, so a `properties.` order term names nothing. */
 const noProperties: CatalogLookup = async () => new Map();
 
-const { ids, excludeIds, searchText, order, skip, take } = listQueryShape;
+const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const ClassificationListQuery = z.object({
   ids,
   excludeIds,
@@ -31,9 +31,10 @@ export const ClassificationListQuery = z.object({
   order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, format, createdAt, updatedAt. Default: name asc.", example: "name desc" }),
   skip,
   take,
+  includeTotal,
 });
 
-export async function listClassifications(db: D1Database, query: z.infer<typeof ClassificationListQuery>): Promise<{ items: Classification[]; total: number }> {
+export async function listClassifications(db: D1Database, query: z.infer<typeof ClassificationListQuery>): Promise<{ items: Classification[]; total: number | undefined }> {
   const compiled = await compileListQuery(classificationList, query, noProperties);
   const { items, total } = await runListQuery<ClassificationRow>(db, compiled);
   const elements = await loadElementRowsOf(db, items.map((row) => row.id));

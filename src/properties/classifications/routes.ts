@@ -26,13 +26,13 @@ export function classificationsApp() {
       responses: {
         200: {
           ...json(z.array(ClassificationSchema), "One page of classifications."),
-          headers: { "x-total-count": { description: "Classifications matching the filters, before skip and take.", schema: { type: "integer" } } },
+          headers: { "x-total-count": { description: "Classifications matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
         },
       },
     }),
     async (c) => {
       const { items, total } = await listClassifications(c.env.DB, c.req.valid("query"));
-      c.header("x-total-count", String(total));
+      if (total !== undefined) c.header("x-total-count", String(total));
       return c.json(items, 200);
     },
   );

@@ -65,7 +65,7 @@ function listConditions(params: ListPropertyDefinitionsParams): Condition[] {
   return conditions;
 }
 
-export async function listPropertyDefinitions(db: D1Database, params: ListPropertyDefinitionsParams): Promise<{ items: PropertyDefinition[]; total: number }> {
+export async function listPropertyDefinitions(db: D1Database, params: ListPropertyDefinitionsParams): Promise<{ items: PropertyDefinition[]; total: number | undefined }> {
   const query = await compileListQuery(propertyDefinitionList, params, noProperties, listConditions(params));
   const { items, total } = await runListQuery<DefinitionRow>(db, query);
   return { items: items.map(toDefinition), total };

@@ -24,18 +24,18 @@ export function propertyDefinitionsApp() {
       path: "/PropertyDefinitions",
       tags,
       summary: "List property definitions",
-      description: "Filters combine with and; each list filter matches any of its items. The total before paging is in X-Total-Count.",
+      description: "Filters combine with and; each list filter matches any of its items. With includeTotal=true, the total before paging is in X-Total-Count.",
       request: { query: ListPropertyDefinitionsQuery },
       responses: {
         200: {
           ...json(z.array(PropertyDefinitionSchema), "One page of definitions."),
-          headers: { "x-total-count": { description: "Definitions matching the filters, before skip and take.", schema: { type: "integer" } } },
+          headers: { "x-total-count": { description: "Definitions matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
         },
       },
     }),
     async (c) => {
       const { items, total } = await listPropertyDefinitions(c.env.DB, c.req.valid("query"));
-      c.header("x-total-count", String(total));
+      if (total !== undefined) c.header("x-total-count", String(total));
       return c.json(items, 200);
     },
   );

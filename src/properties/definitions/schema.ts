@@ -73,7 +73,7 @@ export type UpdatePropertyDefinition = z.infer<typeof UpdatePropertyDefinitionSc
 
 const csv = (description: string) => z.string().optional().openapi({ description: `${description} Comma-separated.` });
 
-const { ids, excludeIds, skip, take } = listQueryShape;
+const { ids, excludeIds, skip, take, includeTotal } = listQueryShape;
 
 export const ListPropertyDefinitionsQuery = z.object({
   ids,
@@ -90,6 +90,7 @@ export const ListPropertyDefinitionsQuery = z.object({
   }),
   skip,
   take,
+  includeTotal,
 });
 
 export type ListPropertyDefinitionsParams = z.infer<typeof ListPropertyDefinitionsQuery>;

@@ -26,7 +26,7 @@ const entityTypeList = defineList({
 /** Entity types carry no linked property values of their own, so a `properties.` order term names nothing. */
 const noProperties: CatalogLookup = async () => new Map();
 
-const { ids, excludeIds, searchText, order, skip, take } = listQueryShape;
+const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const EntityTypeListQuery = z.object({
   ids,
   excludeIds,
@@ -41,6 +41,7 @@ export const EntityTypeListQuery = z.object({
   }),
   skip,
   take,
+  includeTotal,
 });
 
 function appliesToCondition(raw: string | undefined): Condition | undefined {
@@ -59,7 +60,7 @@ function appliesToCondition(raw: string | undefined): Condition | undefined {
   return (values) => (matchRules ? `(t.applies_to IS NULL OR ${matchRules(values)})` : "t.applies_to IS NULL");
 }
 
-export async function listEntityTypes(db: D1Database, query: z.infer<typeof EntityTypeListQuery>): Promise<{ items: EntityType[]; total: number }> {
+export async function listEntityTypes(db: D1Database, query: z.infer<typeof EntityTypeListQuery>): Promise<{ items: EntityType[]; total: number | undefined }> {
   const condition = appliesToCondition(query.appliesTo);
   const compiled = await compileListQuery(entityTypeList, query, noProperties, condition ? [condition] : []);
   const { items, total } = await runListQuery<EntityTypeRow>(db, compiled);

@@ -27,13 +27,13 @@ export function entityTypesApp() {
       responses: {
         200: {
           ...json(z.array(EntityTypeSchema), "One page of entity types."),
-          headers: { "x-total-count": { description: "Entity types matching the filters, before skip and take.", schema: { type: "integer" } } },
+          headers: { "x-total-count": { description: "Entity types matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
         },
       },
     }),
     async (c) => {
       const { items, total } = await listEntityTypes(c.env.DB, c.req.valid("query"));
-      c.header("x-total-count", String(total));
+      if (total !== undefined) c.header("x-total-count", String(total));
       return c.json(items, 200);
     },
   );

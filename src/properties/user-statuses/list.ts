@@ -24,7 +24,7 @@ const userStatusList = defineList({
 /** User statuses carry no linked properties, so a `properties.` order term names nothing. */
 const noProperties: CatalogLookup = async () => new Map();
 
-const { ids, excludeIds, searchText, order, skip, take } = listQueryShape;
+const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const UserStatusListQuery = z.object({
   ids,
   excludeIds,
@@ -36,9 +36,10 @@ export const UserStatusListQuery = z.object({
   }),
   skip,
   take,
+  includeTotal,
 });
 
-export async function listUserStatuses(db: D1Database, query: z.infer<typeof UserStatusListQuery>): Promise<{ items: UserStatus[]; total: number }> {
+export async function listUserStatuses(db: D1Database, query: z.infer<typeof UserStatusListQuery>): Promise<{ items: UserStatus[]; total: number | undefined }> {
   const statuses = splitCsv(query.statuses);
   const compiled = await compileListQuery(userStatusList, query, noProperties, statuses.length > 0 ? [inList("s.status", statuses)] : []);
   const { items, total } = await runListQuery<UserStatusRow>(db, compiled);

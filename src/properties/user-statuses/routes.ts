@@ -37,13 +37,13 @@ export function userStatusesApp() {
       responses: {
         200: {
           ...json(z.array(UserStatusSchema), "One page of user statuses."),
-          headers: { "x-total-count": { description: "User statuses matching the filters, before skip and take.", schema: { type: "integer" } } },
+          headers: { "x-total-count": { description: "User statuses matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
         },
       },
     }),
     async (c) => {
       const { items, total } = await listUserStatuses(c.env.DB, c.req.valid("query"));
-      c.header("x-total-count", String(total));
+      if (total !== undefined) c.header("x-total-count", String(total));
       return c.json(items, 200);
     },
   );
