@@ -1,0 +1,161 @@
+/**
+ * The UPLOADS bucket: object keys, and a writer that stores a stream of unknown length in R2 while
+ * hashing it, holding at most two parts in memory.
+ *
+ * Keys are generated, never taken from the client: `files/<fileId>/<random>`. The random segment
+ * means a key is never reused, so a stale object from a failed attempt can never be mistaken for
+ * the current one, and the cleanup can tell a file's object from an orphan by key alone.
+ */
+
+export const FILES_PREFIX = "files/";
+
+/** R2's smallest part (all parts but the last must be at least this, and all equal). */
+export const MIN_PART_SIZE = 5 * 1024 * 1024;
+/** The part size the Worker buffers when it stores a form upload, and the default of multipart uploads. */
+export const DEFAULT_PART_SIZE = 10 * 1024 * 1024;
+/** R2 allows 10,000 parts per upload. */
+export const MAX_PARTS = 10_000;
+
+export function newObjectKey(fileId: string): string {
+  const random = crypto.getRandomValues(new Uint8Array(12));
+  return `${FILES_PREFIX}${fileId}/${[...random].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The file id a key names, or null when the key is not one of ours. */
+export function fileIdOfKey(key: string): string | null {
+  const match = /^files\/([0-9a-f-]{36})\/[0-9a-f]+$/.exec(key);
+  return match ? match[1]! : null;
+}
+
+export function hex(buffer: ArrayBuffer): string {
+  return [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * SHA-256 of a stored object, read as ranges of `chunk` bytes with up to `ahead` ranges fetched
+ * ahead of the one being hashed: reading is the slow part and the ranges arrive in parallel, while
+ * the hash (sequential by nature) consumes them in order. Holds at most `ahead + 1` chunks.
+ */
+export async function sha256OfObject(bucket: R2Bucket, key: string, size: number, chunk = DEFAULT_PART_SIZE, ahead = 3): Promise<string> {
+  const digest = new crypto.DigestStream("SHA-256");
+  const writer = digest.getWriter();
+  const fetchRange = async (offset: number): Promise<ArrayBuffer> => {
+    const object = await bucket.get(key, { range: { offset, length: Math.min(chunk, size - offset) } });
+    if (!object) throw new Error(`object ${key} disappeared while being hashed`);
+    return object.arrayBuffer();
+  };
+  const queue: Promise<ArrayBuffer>[] = [];
+  let next = 0;
+  const refill = () => {
+    while (queue.length <= ahead && next < size) {
+      const pending = fetchRange(next);
+      // Observed now; awaited in order below.
+      pending.catch(() => undefined);
+      queue.push(pending);
+      next += chunk;
+    }
+  };
+  try {
+    refill();
+    while (queue.length > 0) {
+      const bytes = await queue.shift()!;
+      refill();
+      await writer.write(new Uint8Array(bytes));
+    }
+    await writer.close();
+  } catch (error) {
+    await writer.abort(error).catch(() => undefined);
+    throw error;
+  }
+  return hex(await digest.digest);
+}
+
+export interface StoredObject {
+  key: string;
+  size: number;
+  /** SHA-256, lower-case hex. */
+  checksum: string;
+}
+
+/**
+ * Writes one object from chunks of any size. Up to `partSize` bytes it is a single `put` (with the
+ * SHA-256, which R2 verifies); beyond, an R2 multipart upload of equal `partSize` parts, each sent
+ * while the next is being read. Call `abort()` when the source fails, so nothing is left behind.
+ */
+export class ObjectWriter {
+  private buffer: Uint8Array;
+  private filled = 0;
+  private size = 0;
+  private readonly digest = new crypto.DigestStream("SHA-256");
+  private readonly hasher = this.digest.getWriter();
+  private upload: R2MultipartUpload | undefined;
+  private readonly parts: R2UploadedPart[] = [];
+  private pending: Promise<void> | undefined;
+  private finished = false;
+
+  constructor(
+    private readonly bucket: R2Bucket,
+    readonly key: string,
+    private readonly contentType: string,
+    private readonly partSize = DEFAULT_PART_SIZE,
+  ) {
+    this.buffer = new Uint8Array(partSize);
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    await this.hasher.write(chunk);
+    this.size += chunk.length;
+    let offset = 0;
+    while (offset < chunk.length) {
+      const take = Math.min(chunk.length - offset, this.partSize - this.filled);
+      this.buffer.set(chunk.subarray(offset, offset + take), this.filled);
+      this.filled += take;
+      offset += take;
+      if (this.filled === this.partSize) await this.sendFullPart();
+    }
+  }
+
+  /** Stores what was written and returns the object's size and SHA-256. */
+  async close(): Promise<StoredObject> {
+    if (this.finished) throw new Error("ObjectWriter already closed");
+    this.finished = true;
+    await this.hasher.close();
+    const checksum = hex(await this.digest.digest);
+    const httpMetadata = { contentType: this.contentType };
+    if (!this.upload) {
+      await this.bucket.put(this.key, this.buffer.subarray(0, this.filled), { httpMetadata, sha256: checksum });
+    } else {
+      await this.pending;
+      if (this.filled > 0) this.parts.push(await this.upload.uploadPart(this.parts.length + 1, this.buffer.subarray(0, this.filled)));
+      await this.upload.complete(this.parts);
+    }
+    return { key: this.key, size: this.size, checksum };
+  }
+
+  /** Best effort: removes whatever this writer stored. The orphan sweep catches what this misses. */
+  async abort(): Promise<void> {
+    this.finished = true;
+    await this.hasher.abort().catch(() => undefined);
+    await this.pending?.catch(() => undefined);
+    if (this.upload) await this.upload.abort().catch(() => undefined);
+    await this.bucket.delete(this.key).catch(() => undefined);
+  }
+
+  private async sendFullPart(): Promise<void> {
+    // At most one part in flight: wait for the previous one before giving its buffer away.
+    await this.pending;
+    this.upload ??= await this.bucket.createMultipartUpload(this.key, { httpMetadata: { contentType: this.contentType } });
+    const upload = this.upload;
+    const full = this.buffer;
+    const partNumber = this.parts.length + 1;
+    this.buffer = new Uint8Array(this.partSize);
+    this.filled = 0;
+    // Parts land in order because only one is in flight.
+    this.pending = upload.uploadPart(partNumber, full).then((part) => {
+      this.parts.push(part);
+    });
+    // Observed here so a failure while the next part is being read is not an unhandled rejection;
+    // whoever awaits `pending` next still sees it.
+    this.pending.catch(() => undefined);
+  }
+}

@@ -1,0 +1,125 @@
+import { z } from "@hono/zod-openapi";
+import { newApp } from "../../app-factory";
+import { writeContext } from "../../pkg/db";
+import { jsonWithEtag } from "../../pkg/etag";
+import { defineRoute } from "../../pkg/openapi";
+import { PERMISSIONS } from "../../pkg/permissions";
+import { viewerOf } from "../files/access";
+import { FileSchema } from "../files/schema";
+import { bodyStream, MAX_REQUEST_BODY } from "../http";
+import { PartParams, StartUploadSchema, UploadIdParam, UploadPartSchema, UploadSchema } from "./schema";
+import { abortUpload, completeUpload, getUpload, putPart, startUpload } from "./service";
+
+const tags = ["File uploads"];
+// Uploads are writes from start to end; only the caller who started one may use it (others: 404).
+const write = { permission: PERMISSIONS.filesWrite, area: "upload" } as const;
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const OWN = "Only the caller who started the upload may use it; for anyone else it is a 404. An expired upload is a 404.";
+
+export function uploadsApp() {
+  const app = newApp();
+
+  app.openapi(
+    defineRoute(write, {
+      method: "post",
+      path: "/Files/Uploads",
+      tags,
+      summary: "Start a resumable upload (for files of any size, in parts)",
+      description:
+        "Checks the data type and the name's extension now, so a refused file costs no bytes. Send the parts with PUT .../Parts/{n} " +
+        "(any order, in parallel, again after a failure), then POST .../Completion. Without activity for 24 h (and at most 6 days after " +
+        "the start) the upload is aborted and removed.",
+      request: { body: { required: true, content: { "application/json": { schema: StartUploadSchema } } } },
+      responses: { 201: json(UploadSchema, "The upload: its id, the file id it becomes, the part size and the expiry.") },
+    }),
+    async (c) => {
+      const upload = await startUpload(writeContext(c), c.env.UPLOADS, viewerOf(c.get("principal")), c.req.valid("json"));
+      c.header("location", `/Files/Uploads/${upload.uploadId}`);
+      return c.json(upload, 201);
+    },
+  );
+
+  app.openapi(
+    defineRoute({ ...write, errors: [404] }, {
+      method: "get",
+      path: "/Files/Uploads/{uploadId}",
+      tags,
+      summary: "An upload and the parts received so far",
+      description: `A client that lost its connection reads this and sends only the missing parts. ${OWN}`,
+      request: { params: UploadIdParam },
+      responses: { 200: json(UploadSchema, "The upload.") },
+    }),
+    async (c) => c.json(await getUpload(c.env.DB, viewerOf(c.get("principal")), c.req.valid("param").uploadId, c.get("clock").now().toISOString()), 200),
+  );
+
+  app.openapi(
+    defineRoute({ ...write, bodyLimit: MAX_REQUEST_BODY, errors: [404, 409, 413] }, {
+      method: "put",
+      path: "/Files/Uploads/{uploadId}/Parts/{partNumber}",
+      tags,
+      summary: "Upload one part (raw bytes)",
+      description:
+        "The body is the part's bytes (any content type). Every part but the last has exactly partSize bytes; the last at most that. " +
+        `Sending a part again replaces it. ${OWN}`,
+      request: {
+        params: PartParams,
+        body: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
+      },
+      responses: { 200: json(UploadPartSchema, "The part as recorded.") },
+    }),
+    async (c) => {
+      const { uploadId, partNumber } = c.req.valid("param");
+      const length = c.req.header("content-length");
+      // A stream of known length goes to R2 as it arrives; a chunked body was already read (and measured) by the body limit.
+      const body =
+        length !== undefined && Object.keys(c.req.bodyCache).length === 0
+          ? { value: await bodyStream(c), size: Number(length) }
+          : await c.req.arrayBuffer().then((value) => ({ value, size: value.byteLength }));
+      const part = await putPart(writeContext(c), c.env.UPLOADS, viewerOf(c.get("principal")), { uploadId, partNumber }, body);
+      return c.json(part, 200);
+    },
+  );
+
+  app.openapi(
+    defineRoute({ ...write, errors: [404] }, {
+      method: "post",
+      path: "/Files/Uploads/{uploadId}/Completion",
+      tags,
+      summary: "Complete an upload: the file becomes visible",
+      description:
+        "Needs parts 1..n without gaps, all of partSize but the last (409 naming what is missing otherwise). Assembles them in order, " +
+        "computes the SHA-256, and makes the file ready (status none). Completing again returns the same file (200). " +
+        OWN,
+      request: { params: UploadIdParam },
+      responses: {
+        201: json(FileSchema, "The file, now visible, with its ETag and Location."),
+        200: json(FileSchema, "The file, from an earlier completion."),
+      },
+    }),
+    async (c) => {
+      const { file, created, timing } = await completeUpload(writeContext(c), c.env.UPLOADS, viewerOf(c.get("principal")), c.req.valid("param").uploadId);
+      c.header("location", `/Files/${file.value.id}`);
+      // Assembling and hashing dominate a completion; the split helps whoever tunes part sizes.
+      if (timing) c.header("server-timing", `assemble;dur=${timing.assembleMs}, hash;dur=${timing.hashMs}`);
+      return jsonWithEtag(c, file.value, file.etag, created ? 201 : 200) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 409] }, {
+      method: "delete",
+      path: "/Files/Uploads/{uploadId}",
+      tags,
+      summary: "Abort an upload",
+      description: `Discards the parts and the file it would have become. A completed upload: 409 (delete the file instead). ${OWN}`,
+      request: { params: UploadIdParam },
+      responses: { 204: { description: "Aborted." } },
+    }),
+    async (c) => {
+      await abortUpload(c.env.DB, c.env.UPLOADS, viewerOf(c.get("principal")), c.req.valid("param").uploadId, c.get("clock").now().toISOString());
+      return c.body(null, 204);
+    },
+  );
+
+  return app;
+}
