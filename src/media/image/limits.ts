@@ -1,0 +1,44 @@
+/**
+ * The numbers behind the image pipeline's memory design (docs/benchmarks.md, "Images", has the
+ * measurements). An isolate has 128 MB for everything: the JS heap, ArrayBuffers and WASM memory,
+ * and WASM memory never shrinks while its instance lives.
+ */
+
+/** Spec 8: Medium and Small are at most this many pixels on the longer side. */
+export const MEDIUM_MAX_SIDE = 1000;
+export const SMALL_MAX_SIDE = 256;
+
+/**
+ * JPEGs are decoded by our own decoder at 1/2, 1/4 or 1/8 scale in the DCT domain, block by block:
+ * a sequential 12 MP photo needs its compressed bytes plus ~1 MB of scaled planes. Pixels cost CPU
+ * (~8 ms per MP here), not memory, so the limit is set above the largest phone sensors (108 MP).
+ */
+export const JPEG_MAX_PIXELS = 120_000_000;
+
+/**
+ * A progressive JPEG keeps every coefficient until its last scan: 2 bytes per sample, i.e. 3 bytes
+ * per pixel at 4:2:0 and 6 at 4:4:4. 40 MiB admits a 12 MP phone photo at 4:2:0 (36.6 MB; measured
+ * peak growth of the process 74 MiB) and 6.9 MP at 4:4:4.
+ */
+export const JPEG_MAX_COEFFICIENT_BYTES = 40 * 1024 * 1024;
+
+/**
+ * PNG, GIF, WebP and BMP are decoded whole by photon (WASM), which copies the file in and needs 11
+ * to 17 bytes per pixel besides (measured: 12.4 for 8-bit RGBA PNG, 16.4 for 16-bit, 14.6 for lossy
+ * WebP, 13.2 for GIF). An image is decoded only when its file plus its pixels at the bytes below fit
+ * in 48 MiB of WASM memory: an 8-bit PNG up to about 3.3 MP (a phone screenshot is 3 MP), a 16-bit
+ * one up to 2.9 MP. A 2048 x 2048 16-bit PNG, which this refuses, measured 83 MiB of WASM memory
+ * and 119 MiB of process growth.
+ */
+export const PHOTON_MAX_WASM_BYTES = 48 * 1024 * 1024;
+export const PHOTON_BYTES_PER_PIXEL = 15;
+export const PHOTON_BYTES_PER_PIXEL_16_BIT = 17;
+
+/**
+ * A photon instance whose memory grew past this is dropped after use (its memory is freed with it)
+ * and the next image instantiates a fresh one (~2 ms); smaller ones are kept warm.
+ */
+export const PHOTON_RETAIN_BYTES = 24 * 1024 * 1024;
+
+/** JPEG quality of resized versions of JPEG and lossy WebP originals. */
+export const JPEG_QUALITY = 85;

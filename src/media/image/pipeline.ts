@@ -1,0 +1,210 @@
+/**
+ * From uploaded bytes to the resized versions. The header is read first and checked against the
+ * pixel limits, so nothing too large is ever decoded; JPEGs are decoded by our scaled decoder,
+ * PNG, GIF, WebP and BMP by photon; decoding is the integrity check (spec 2.6, check 4), so every
+ * decodable image is decoded even when it is already within every size. Nothing here throws for a
+ * bad image: the outcome says what was checked, what failed and which versions exist.
+ */
+import { CorruptImageError, ImageTooLargeError, UnsupportedImageError } from "./errors";
+import { applyOrientation } from "./exif";
+import { FORMAT_MIME, type ImageFormat } from "./formats";
+import { displayedSize, readHeader, type ImageHeader } from "./header";
+import { planesToPixels, type JpegPlanes } from "./jpeg/color";
+import { decodeJpegPlanes } from "./jpeg/decoder";
+import type { BlockSize } from "./jpeg/idct";
+import {
+  JPEG_MAX_COEFFICIENT_BYTES,
+  JPEG_MAX_PIXELS,
+  JPEG_QUALITY,
+  MEDIUM_MAX_SIDE,
+  PHOTON_BYTES_PER_PIXEL,
+  PHOTON_BYTES_PER_PIXEL_16_BIT,
+  PHOTON_MAX_WASM_BYTES,
+  SMALL_MAX_SIDE,
+} from "./limits";
+import { withPhoton } from "./photon/codec";
+import type { RgbaImage } from "./photon/instance";
+import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
+
+export type ResizedSize = "Medium" | "Small";
+export type IntegrityOutcome = "passed" | "failed" | "notChecked";
+
+export interface ResizedVersion {
+  size: ResizedSize;
+  width: number;
+  height: number;
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface ImageOutcome {
+  /** Dimensions as shown (EXIF orientation applied); null when unknown (SVG) or unreadable. */
+  width: number | null;
+  height: number | null;
+  integrity: IntegrityOutcome;
+  /** Why the integrity check failed or did not run, or why no resized versions were made. */
+  detail: string | null;
+  versions: ResizedVersion[];
+  /** How the image was decoded (at blockSize/8 of its size), for logs and the benchmark. */
+  decoded: { blockSize: BlockSize; width: number; height: number } | null;
+}
+
+/** The codec seam (house style: platform parts behind small interfaces), photon in production. */
+export interface ImageCodec {
+  /** PNG, GIF, WebP or BMP to RGBA; throws on corrupt input. */
+  decodeRaster(bytes: Uint8Array): RgbaImage;
+  encode(image: RgbaImage, format: "jpeg" | "png", quality: number): Uint8Array;
+}
+
+export const photonCodec: ImageCodec = {
+  decodeRaster: (bytes) => withPhoton((photon) => photon.decode(bytes)),
+  encode: (image, format, quality) => withPhoton((photon) => photon.encode(image, format, quality)),
+};
+
+export interface SizeLimits {
+  medium: number;
+  small: number;
+}
+
+const PHOTON_FORMATS: ReadonlySet<ImageFormat> = new Set(["png", "gif", "webp", "bmp"]);
+
+/**
+ * The smallest JPEG decode (blockSize/8 of the size) that still has at least `target` pixels on the
+ * longer side, so resizing only ever shrinks by less than 8/7: 4032 px decodes at 2/8 (1008 px) for
+ * Medium, 3000 px at 3/8 (1125), 1632 px at 5/8 (1020). With no target (nothing to resize, only the
+ * integrity check) it decodes at 1/8.
+ */
+function jpegBlockSize(longSide: number, target: number): BlockSize {
+  for (let n = 1; n < 8; n++) if (Math.ceil((longSide * n) / 8) >= target) return n as BlockSize;
+  return 8;
+}
+
+function toRgba(image: Pixels): RgbaImage {
+  if (image.channels === 4) return image;
+  const { width, height, channels, data } = image;
+  const out = new Uint8Array(width * height * 4);
+  for (let i = 0, o = 0; i < width * height; i++, o += 4) {
+    const at = i * channels;
+    const grey = channels <= 2;
+    out[o] = data[at]!;
+    out[o + 1] = grey ? data[at]! : data[at + 1]!;
+    out[o + 2] = grey ? data[at]! : data[at + 2]!;
+    out[o + 3] = channels === 2 ? data[at + 1]! : 255;
+  }
+  return { width, height, data: out };
+}
+
+function isOpaque(image: Pixels): boolean {
+  if (image.channels !== 4 && image.channels !== 2) return true;
+  for (let i = image.channels - 1; i < image.data.length; i += image.channels) if (image.data[i] !== 255) return false;
+  return true;
+}
+
+/**
+ * A decoded image: JPEGs as component planes (resized before colour conversion, see
+ * `jpegToSize`), everything else as RGBA pixels.
+ */
+type Decoded = { kind: "planes"; planes: JpegPlanes; blockSize: BlockSize } | { kind: "pixels"; pixels: Pixels; blockSize: BlockSize };
+
+function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Decoded {
+  const width = header.width!;
+  const height = header.height!;
+  if (format === "jpeg") {
+    if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
+    const blockSize = jpegBlockSize(Math.max(width, height), target);
+    return { kind: "planes", planes: decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }), blockSize };
+  }
+  const perPixel = header.bitsPerSample === 16 ? PHOTON_BYTES_PER_PIXEL_16_BIT : PHOTON_BYTES_PER_PIXEL;
+  const needed = bytes.length + width * height * perPixel;
+  if (needed > PHOTON_MAX_WASM_BYTES) {
+    throw new ImageTooLargeError(`${width}x${height} pixels would need about ${Math.ceil(needed / 2 ** 20)} MiB to decode; a ${format.toUpperCase()} is resized up to ${PHOTON_MAX_WASM_BYTES / 2 ** 20} MiB`);
+  }
+  let rgba: RgbaImage;
+  try {
+    rgba = codec.decodeRaster(bytes);
+  } catch (error) {
+    // photon reports every decoding problem as a Rust panic (RuntimeError: unreachable).
+    throw new CorruptImageError(`the ${format.toUpperCase()} could not be decoded (${error instanceof Error ? error.message : String(error)})`);
+  }
+  return { kind: "pixels", pixels: { ...rgba, channels: 4 }, blockSize: 8 };
+}
+
+/**
+ * A JPEG's planes resized to width x height (each plane to its share), before colour conversion:
+ * at 4:2:0 that resamples 1.5 samples per pixel instead of 3, and colour is converted only for the
+ * target's pixels.
+ */
+function resizeJpegPlanes(image: JpegPlanes, width: number, height: number): JpegPlanes {
+  const planes = image.planes.map((p) => {
+    const w = Math.ceil((width * p.h) / image.maxH);
+    const h = Math.ceil((height * p.v) / image.maxV);
+    return { ...p, data: resizePlane(p.data, p.stride, p.width, p.height, w, h), stride: w, width: w, height: h };
+  });
+  return { ...image, width, height, planes };
+}
+
+function outcome(header: ImageHeader | null, integrity: IntegrityOutcome, detail: string | null): ImageOutcome {
+  const shown = header ? displayedSize(header) : { width: null, height: null };
+  return { ...shown, integrity, detail, versions: [], decoded: null };
+}
+
+/**
+ * Checks and resizes an image whose magic bytes said `format`. Medium and Small are made only when
+ * the image is larger than them (longer side > 1000 px, > 256 px): an image within a size IS that
+ * size, and is served as it was uploaded.
+ */
+export function processImage(format: ImageFormat, bytes: Uint8Array, codec: ImageCodec = photonCodec, sizes: SizeLimits = { medium: MEDIUM_MAX_SIDE, small: SMALL_MAX_SIDE }): ImageOutcome {
+  let header: ImageHeader;
+  try {
+    header = readHeader(format, bytes);
+  } catch (error) {
+    if (error instanceof CorruptImageError) return outcome(null, "failed", error.message);
+    throw error;
+  }
+  if (format !== "jpeg" && !PHOTON_FORMATS.has(format)) {
+    return outcome(header, "notChecked", `${format.toUpperCase()} is stored as uploaded: this service does not decode it, so it has no resized versions`);
+  }
+  const width = header.width!;
+  const height = header.height!;
+  const longSide = Math.max(width, height);
+  const wanted: [ResizedSize, number][] = (
+    [
+      ["Medium", sizes.medium],
+      ["Small", sizes.small],
+    ] as [ResizedSize, number][]
+  ).filter(([, limit]) => longSide > limit);
+  let decoded: Decoded;
+  try {
+    decoded = decode(format, bytes, header, wanted[0]?.[1] ?? 0, codec);
+  } catch (error) {
+    if (error instanceof CorruptImageError) return outcome(header, "failed", error.message);
+    if (error instanceof UnsupportedImageError || error instanceof ImageTooLargeError) return outcome(header, "notChecked", error.message);
+    throw error;
+  }
+  const decodedSize = decoded.kind === "planes" ? { width: decoded.planes.width, height: decoded.planes.height } : decoded.pixels;
+  const asJpeg = format === "jpeg" || (format === "webp" && decoded.kind === "pixels" && isOpaque(decoded.pixels));
+  const versions: ResizedVersion[] = [];
+  // Each size is resized from the previous (larger) one: cheaper, and each step is properly filtered.
+  let previous: Pixels | JpegPlanes = decoded.kind === "pixels" ? decoded.pixels : decoded.planes;
+  for (const [size, limit] of wanted) {
+    const target = fitWithin(width, height, limit);
+    let resized: Pixels;
+    if ("planes" in previous) {
+      previous = resizeJpegPlanes(previous, target.width, target.height);
+      resized = planesToPixels(previous) as Pixels;
+    } else {
+      // The decoded pixels are not needed again: a transparent image is premultiplied in place.
+      resized = resize(previous, target.width, target.height, true);
+      previous = resized;
+    }
+    const shown = applyOrientation(resized, header.orientation) as Pixels;
+    versions.push({
+      size,
+      width: shown.width,
+      height: shown.height,
+      contentType: asJpeg ? FORMAT_MIME.jpeg : FORMAT_MIME.png,
+      bytes: codec.encode(toRgba(shown), asJpeg ? "jpeg" : "png", JPEG_QUALITY),
+    });
+  }
+  return { ...displayedSize(header), integrity: "passed", detail: null, versions, decoded: { blockSize: decoded.blockSize, width: decodedSize.width, height: decodedSize.height } };
+}

@@ -1,0 +1,204 @@
+/**
+ * The image pipeline below HTTP: the scaled JPEG decoder, the pixel limits that keep bombs from
+ * being decoded, photon's lifecycle (lazy, replaced after a trap), and the magic-byte sniffing.
+ */
+import { describe, expect, it } from "vitest";
+import { CorruptImageError, ImageTooLargeError, UnsupportedImageError } from "../../src/media/image/errors";
+import { sniffFormat } from "../../src/media/image/formats";
+import { readHeader } from "../../src/media/image/header";
+import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
+import { JPEG_MAX_PIXELS, PHOTON_MAX_WASM_BYTES } from "../../src/media/image/limits";
+import { photonStats, withPhoton } from "../../src/media/image/photon/codec";
+import { processImage, type ImageCodec } from "../../src/media/image/pipeline";
+import { fitWithin, resize } from "../../src/media/image/resample";
+import { gifDeclaring, heicHeader, jpegDeclaring, pngDeclaring, sample, tiffBytes, uploadMedia } from "./support/media";
+
+const options = { blockSize: 8 as const, maxCoefficientBytes: 64 << 20 };
+
+describe("the JPEG decoder", () => {
+  it("decodes restart intervals exactly (flat blocks of known values)", () => {
+    const image = decodeJpeg(sample("restart.jpg"), options);
+    expect([image.width, image.height, image.channels]).toEqual([64, 48, 1]);
+    for (let block = 0; block < 48; block++) {
+      const x = (block % 8) * 8 + 3;
+      const y = Math.floor(block / 8) * 8 + 5;
+      expect(image.data[y * 64 + x]).toBe(16 + 4 * block);
+    }
+  });
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8] as const)("decodes at %i/8 of the size", (blockSize) => {
+    const image = decodeJpeg(sample("photo.jpg"), { ...options, blockSize });
+    expect([image.width, image.height, image.channels]).toEqual([Math.ceil((1600 * blockSize) / 8), Math.ceil((1200 * blockSize) / 8), 3]);
+    // The dark square in the top-left quarter and the bright red ramp at the right edge survive.
+    expect(image.data[0]).toBeLessThan(40);
+    expect(image.data[((image.height >> 1) * image.width + image.width - 1) * 3]).toBeGreaterThan(200);
+  });
+
+  it("agrees with itself across scales (the 1/8 decode is the block means of the full one)", () => {
+    const full = decodeJpeg(sample("grey.jpg"), options);
+    const eighth = decodeJpeg(sample("grey.jpg"), { ...options, blockSize: 1 });
+    let worst = 0;
+    for (let by = 0; by < eighth.height; by++) {
+      for (let bx = 0; bx < eighth.width; bx++) {
+        let sum = 0;
+        for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) sum += full.data[(by * 8 + y) * full.width + bx * 8 + x]!;
+        worst = Math.max(worst, Math.abs(sum / 64 - eighth.data[by * eighth.width + bx]!));
+      }
+    }
+    expect(worst).toBeLessThan(3);
+  });
+
+  it("decodes progressive JPEGs and reads EXIF orientation", () => {
+    expect(decodeJpeg(sample("progressive.jpg"), { ...options, blockSize: 4 })).toMatchObject({ width: 600, height: 450 });
+    expect(decodeJpeg(sample("progressive.jpg"), { ...options, blockSize: 7 })).toMatchObject({ width: 1050, height: 788 });
+    expect(decodeJpeg(sample("rotated.jpg"), { ...options, blockSize: 2 })).toMatchObject({ width: 300, height: 200, orientation: 6 });
+  });
+
+  it.each([
+    { case: "truncated", bytes: () => sample("photo.jpg").subarray(0, 20_000), error: CorruptImageError },
+    { case: "without SOI", bytes: () => sample("photo.jpg").subarray(2), error: CorruptImageError },
+    { case: "with a wrong restart marker", bytes: () => wrongRestart(), error: CorruptImageError },
+    { case: "declaring 2000x2000 with 4 bytes of data", bytes: () => jpegDeclaring(2000, 2000), error: CorruptImageError },
+    { case: "CMYK", bytes: () => sample("cmyk.jpg"), error: UnsupportedImageError },
+  ])("refuses a JPEG $case", ({ bytes, error }) => {
+    expect(() => decodeJpeg(bytes(), options)).toThrow(error);
+  });
+
+  it("refuses a progressive JPEG whose coefficients exceed the budget", () => {
+    expect(() => decodeJpeg(sample("progressive.jpg"), { blockSize: 1, maxCoefficientBytes: 1024 })).toThrow(ImageTooLargeError);
+  });
+});
+
+/** pngDeclaring with bit depth 16 (IHDR byte 24) and its CRC fixed. */
+function png16Declaring(width: number, height: number): Uint8Array {
+  const bytes = pngDeclaring(width, height).slice();
+  bytes[24] = 16;
+  let c = 0xffffffff;
+  for (let i = 12; i < 29; i++) {
+    c ^= bytes[i]!;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  }
+  new DataView(bytes.buffer).setUint32(29, (c ^ 0xffffffff) >>> 0);
+  return bytes;
+}
+
+function wrongRestart(): Uint8Array {
+  const bytes = sample("restart.jpg").slice();
+  const at = bytes.findIndex((b, i) => b === 0xff && bytes[i + 1] === 0xd1);
+  bytes[at + 1] = 0xd5;
+  return bytes;
+}
+
+describe("decompression bombs are never decoded", () => {
+  const neverDecodes: ImageCodec = {
+    decodeRaster: () => {
+      throw new Error("a bomb reached the decoder");
+    },
+    encode: () => {
+      throw new Error("a bomb reached the encoder");
+    },
+  };
+  it.each([
+    { case: "a 64000x64000 PNG", format: "png", bytes: () => pngDeclaring(64000, 64000), size: [64000, 64000] },
+    { case: "a 65535x65535 GIF", format: "gif", bytes: () => gifDeclaring(65535, 65535), size: [65535, 65535] },
+    { case: "a 2100x2100 PNG (past photon's memory budget)", format: "png", bytes: () => sample("large-flat.png"), size: [2100, 2100] },
+    { case: "a 1800x1800 16-bit PNG", format: "png", bytes: () => png16Declaring(1800, 1800), size: [1800, 1800] },
+    { case: "a 65000x65000 JPEG", format: "jpeg", bytes: () => jpegDeclaring(65000, 65000), size: [65000, 65000] },
+  ] as const)("$case: kept as uploaded, integrity not checked", ({ format, bytes, size }) => {
+    const outcome = processImage(format, bytes(), neverDecodes);
+    expect(outcome).toMatchObject({ integrity: "notChecked", width: size[0], height: size[1], versions: [] });
+    expect(outcome.detail).toMatch(/pixels|MiB/);
+  });
+
+  it("through HTTP: 201, recognised as an image, original only", async () => {
+    const media = await uploadMedia(pngDeclaring(64000, 64000), { name: "bomb.png", mimeType: "image/png" });
+    expect(media).toMatchObject({ isImage: true, width: 64000, height: 64000 });
+    expect(media.recognition.integrity).toBe("notChecked");
+    expect(media.sizes.map((s) => s.name)).toEqual(["Original"]);
+  });
+
+  it("documents the limits it enforces", () => {
+    expect(PHOTON_MAX_WASM_BYTES).toBe(48 * 1024 * 1024);
+    expect(JPEG_MAX_PIXELS).toBeGreaterThanOrEqual(108_000_000);
+  });
+});
+
+describe("photon", () => {
+  it("is instantiated on first use, and replaced after a trap", () => {
+    withPhoton(() => undefined);
+    const before = photonStats();
+    expect(before.instantiations).toBeGreaterThanOrEqual(1);
+    // A PNG whose pixels do not inflate: photon panics (RuntimeError: unreachable).
+    const broken = sample("alpha.png").slice();
+    for (let i = 200; i < 2000; i++) broken[i] = 0;
+    expect(() => withPhoton((photon) => photon.decode(broken))).toThrow();
+    const after = photonStats();
+    expect(after.dropsAfterFailure).toBe(before.dropsAfterFailure + 1);
+    expect(after.memoryBytes).toBe(0);
+    // The next image gets a fresh instance and decodes.
+    expect(withPhoton((photon) => photon.decode(sample("alpha.webp")))).toMatchObject({ width: 400, height: 300 });
+    expect(photonStats().instantiations).toBe(after.instantiations + 1);
+  });
+
+  it("drops an instance whose memory grew large, so the isolate gets it back", () => {
+    const before = photonStats();
+    // 2100 x 2100 decoded directly (the pipeline would refuse it): about 55 MB of WASM memory.
+    expect(withPhoton((photon) => photon.decode(sample("large-flat.png")))).toMatchObject({ width: 2100, height: 2100 });
+    const after = photonStats();
+    expect(after.peakMemoryBytes).toBeGreaterThan(40 * 1024 * 1024);
+    expect(after.dropsForMemory).toBe(before.dropsForMemory + 1);
+    expect(after.memoryBytes).toBe(0);
+  });
+});
+
+describe("magic bytes and headers", () => {
+  it.each([
+    ["jpeg", () => sample("photo.jpg")],
+    ["png", () => sample("alpha.png")],
+    ["gif", () => sample("picture.gif")],
+    ["webp", () => sample("photo.webp")],
+    ["bmp", () => sample("picture.bmp")],
+    ["tiff", () => tiffBytes()],
+    ["ico", () => sample("icon.ico")],
+    ["heic", () => heicHeader(10, 10)],
+    ["avif", () => sample("sample.avif")],
+    ["avif", () => heicHeader(10, 10, "avif")],
+    ["svg", () => sample("drawing.svg")],
+    ["svg", () => new TextEncoder().encode("\uFEFF  <!-- made by hand -->\n<svg viewBox='0 0 1 1'/>")],
+  ] as const)("sniffs %s", (format, bytes) => {
+    expect(sniffFormat(bytes())).toBe(format);
+  });
+
+  it.each([
+    ["text", new TextEncoder().encode("hello world, not an image")],
+    ["XML that is not SVG", new TextEncoder().encode('<?xml version="1.0"?><config/>')],
+    ["BM followed by text", new TextEncoder().encode("BMW owners manual, chapter one")],
+    ["a zip", Uint8Array.from([0x50, 0x4b, 3, 4, 20, 0, 0, 0, 8, 0])],
+    ["nothing", new Uint8Array(0)],
+  ] as const)("does not take %s for an image", (_case, bytes) => {
+    expect(sniffFormat(bytes)).toBeUndefined();
+  });
+
+  it("reads sizes from headers without decoding", () => {
+    expect(readHeader("webp", sample("photo.webp"))).toMatchObject({ width: 1400, height: 1000 });
+    expect(readHeader("webp", sample("alpha.webp"))).toMatchObject({ width: 400, height: 300 });
+    expect(readHeader("bmp", sample("picture.bmp"))).toMatchObject({ width: 300, height: 120 });
+    expect(readHeader("heic", heicHeader(4032, 3024))).toMatchObject({ width: 4032, height: 3024 });
+    expect(readHeader("jpeg", sample("rotated.jpg"))).toMatchObject({ width: 1200, height: 800, orientation: 6 });
+    expect(readHeader("jpeg", sample("progressive.jpg"))).toMatchObject({ progressive: true });
+  });
+});
+
+describe("resizing", () => {
+  it("keeps the aspect ratio, never upscales, and keeps transparent pixels from bleeding", () => {
+    expect(fitWithin(4032, 3024, 1000)).toEqual({ width: 1000, height: 750 });
+    expect(fitWithin(3024, 4032, 256)).toEqual({ width: 192, height: 256 });
+    expect(fitWithin(800, 600, 1000)).toEqual({ width: 800, height: 600 });
+    expect(fitWithin(10000, 3, 256)).toEqual({ width: 256, height: 1 });
+    // Half opaque white, half fully transparent "red": the edge must not turn pink.
+    const data = new Uint8Array(8 * 2 * 4);
+    for (let i = 0; i < 16; i++) data.set(i % 8 < 4 ? [255, 255, 255, 255] : [255, 0, 0, 0], i * 4);
+    const out = resize({ width: 8, height: 2, channels: 4, data }, 4, 1);
+    expect([...out.data.subarray(4, 8)].slice(0, 3)).toEqual([255, 255, 255]);
+  });
+});
