@@ -12,10 +12,13 @@ import { fileURLToPath } from "node:url";
 import { benchCredentials } from "./lib/auth.mjs";
 import { buildEngineWorker, buildWorkerBundle } from "./lib/build.mjs";
 import { applyMigrations, seedBenchDefinitions, seedBenchEntities } from "./lib/db.mjs";
-import { LOAD, measureRounds, median, round, roundRatio } from "./lib/load.mjs";
+import { benchList } from "./lib/list.mjs";
+import { LOAD, measureRounds, round, roundRatio } from "./lib/load.mjs";
 import { startWorkers } from "./lib/miniflare.mjs";
 import { machine, markdownSummary } from "./lib/report.mjs";
 import { bundleInventory, checkStartup, writeProbe } from "./lib/startup.mjs";
+import { runUploadSection } from "./lib/upload.mjs";
+import { runImageSection } from "./image-bench.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = join(root, ".bench");
@@ -23,12 +26,15 @@ const started = Date.now();
 const loadBefore = loadavg().map((x) => round(x)).join(" ");
 const seconds = () => round((Date.now() - started) / 1000, 1);
 const step = (text) => console.log(`[${seconds()} s] ${text}`);
+// `npm run bench -- --only upload` runs the upload section alone (it starts its own Miniflare);
+// `--only list` runs bench B alone (no bundle build, no bench A, no startup check); `--only core`
+// runs bench A, bench B and the startup check (not the upload and image sections).
+const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
   { kind: "bench10k", entities: 10_000 },
   { kind: "bench100k", entities: 100_000 },
 ];
-const BENCH_B_QUERY = new URLSearchParams({ properties: "severity ge 4 and area eq 'north'", order: "properties.inspectedAt desc", take: "50" }).toString();
 
 async function call(base, path, { method = "GET", token, body } = {}) {
   const response = await fetch(new URL(path, base), {
@@ -85,56 +91,6 @@ async function benchA(urls, token) {
   return { resource, path, minimal: minimalFigures, full: fullFigures, ratio, target: 0.8 };
 }
 
-async function benchB(urls, seeded) {
-  step("bench B: property filter + order over 10k and 100k entities");
-  const sizes = [];
-  for (const { kind, entities } of SIZES) {
-    const planPath = `/${kind}/plan?${BENCH_B_QUERY}`;
-    const plan = expectOk(`plan ${kind}`, await call(urls.engine, planPath));
-    if (plan.returned === 0) throw new Error(`bench B: the filter matches nothing in ${kind}`);
-    // D1's own execution time per statement, from sequential calls (no load).
-    const timings = [];
-    for (let i = 0; i < 21; i++) timings.push(expectOk(`plan ${kind}`, await call(urls.engine, planPath)).sqlMs);
-    sizes.push({
-      kind,
-      entities,
-      values: seeded[kind].values,
-      total: plan.total,
-      sql: plan.sql,
-      params: plan.params,
-      plan: plan.plan,
-      countSql: plan.countSql,
-      countPlan: plan.countPlan,
-      // Median and minimum: on a busy machine the minimum is the better estimate of the query's own cost.
-      sqlMs: Object.fromEntries(["catalog", "page", "count"].map((k) => [k, round(median(timings.map((t) => t[k])), 3)])),
-      sqlMsMin: Object.fromEntries(["catalog", "page", "count"].map((k) => [k, round(Math.min(...timings.map((t) => t[k])), 3)])),
-    });
-    console.log(`  ${kind}: ${plan.total} of ${entities} match; SQL ms page ${sizes.at(-1).sqlMs.page}, count ${sizes.at(-1).sqlMs.count}`);
-  }
-  const [small, large] = sizes;
-  const target = (size, variant) => ({
-    label: `${size.kind} ${variant === "page" ? "page only" : "page + total"}`,
-    url: new URL(`/${size.kind}/entities${variant === "page" ? "/page" : ""}?${BENCH_B_QUERY}`, urls.engine),
-  });
-  [small.list, large.list, small.page, large.page] = await measureRounds([
-    target(small, "list"),
-    target(large, "list"),
-    target(small, "page"),
-    target(large, "page"),
-  ]);
-  const latency = (x) => x.latencyMs.mean;
-  const ratio = {
-    list: roundRatio(large.list, small.list, latency),
-    page: roundRatio(large.page, small.page, latency),
-    sqlPage: round(large.sqlMs.page / Math.max(small.sqlMs.page, 0.001), 2),
-    sqlCount: round(large.sqlMs.count / Math.max(small.sqlMs.count, 0.001), 2),
-    sqlPageMin: round(large.sqlMsMin.page / Math.max(small.sqlMsMin.page, 0.001), 2),
-    sqlCountMin: round(large.sqlMsMin.count / Math.max(small.sqlMsMin.count, 0.001), 2),
-  };
-  console.log(`  ratio 100k/10k mean latency: page + total ${ratio.list}, page only ${ratio.page} (target <= 2)`);
-  return { query: decodeURIComponent(BENCH_B_QUERY).replace(/\+/g, " "), sizes, ratio, target: 2 };
-}
-
 /**
  * The other half of the lazy-WASM check: saving a definition with a valueExpression runs QuickJS (a
  * syntax check), so the probe must now have seen an instantiation, in the request phase. Zero means
@@ -155,15 +111,29 @@ async function wasmAfterExpression(urls, token) {
 
 async function main() {
   mkdirSync(benchDir, { recursive: true });
-  step("building the Worker bundle (wrangler deploy --dry-run) and the engine worker (esbuild)");
-  const appModules = buildWorkerBundle(root, join(benchDir, "build"));
+  if (only === "upload") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    await runUploadSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    return;
+  }
+  if (only === "images") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    await runImageSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    return;
+  }
+  const listOnly = only === "list";
+  step(listOnly ? "building the engine worker (esbuild)" : "building the Worker bundle (wrangler deploy --dry-run) and the engine worker (esbuild)");
+  const appModules = listOnly ? undefined : buildWorkerBundle(root, join(benchDir, "build"));
   const engineScript = await buildEngineWorker(root, join(benchDir, "engine"));
-  const probe = writeProbe(benchDir, appModules);
+  const probe = appModules ? writeProbe(benchDir, appModules) : undefined;
 
   // Before Miniflare starts, so the profile does not share the CPU with it.
-  step("startup CPU (wrangler check startup)");
-  const startupProfile = checkStartup(root, benchDir);
-  console.log(`  least ${startupProfile.cpuMs} ms CPU (runs: ${startupProfile.cpuMsRuns.join(", ")} ms)`);
+  let startupProfile;
+  if (!listOnly) {
+    step("startup CPU (wrangler check startup)");
+    startupProfile = checkStartup(root, benchDir);
+    console.log(`  least ${startupProfile.cpuMs} ms CPU (runs: ${startupProfile.cpuMsRuns.join(", ")} ms)`);
+  }
 
   const credentials = await benchCredentials(root);
   // On Ctrl-C: wrangler (imported for its config reader) already listens and calls process.exit()
@@ -190,7 +160,7 @@ async function main() {
   stop = () => mf.dispose().catch(() => undefined);
   try {
     // The probe answers before any other request can have made the Worker load WASM lazily.
-    const wasmCalls = expectOk("probe", await call(urls.probe, "/__bench/wasm"));
+    const wasmCalls = listOnly ? [] : expectOk("probe", await call(urls.probe, "/__bench/wasm"));
     step("applying migrations and seeding");
     const migrations = await applyMigrations(db, root);
     await seedBenchDefinitions(db);
@@ -204,13 +174,13 @@ async function main() {
     const analyzed = process.env.BENCH_ANALYZE === "1";
     if (analyzed) await db.prepare("PRAGMA optimize=0x10002").run();
 
-    const a = await benchA(urls, credentials.token);
-    const b = await benchB(urls, seeded);
-    const wasmAfter = await wasmAfterExpression(urls, credentials.token);
+    const a = listOnly ? undefined : await benchA(urls, credentials.token);
+    const b = await benchList(urls, SIZES.map((size) => ({ ...size, values: seeded[size.kind].values })), step);
+    const wasmAfter = listOnly ? undefined : await wasmAfterExpression(urls, credentials.token);
 
     const results = {
       finishedAt: new Date().toISOString(),
-      command: "npm run bench",
+      command: only ? `npm run bench -- --only ${only}` : "npm run bench",
       machine: machine(),
       load: LOAD,
       migrations,
@@ -218,19 +188,22 @@ async function main() {
       loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") },
       benchA: a,
       benchB: { ...b, statistics: analyzed ? "PRAGMA optimize after seeding" : "none (as after the migrations)" },
-      startup: {
+      startup: appModules && {
         profile: startupProfile,
         bundle: bundleInventory(appModules),
         wasm: { atStartup: wasmCalls.filter((c) => c.phase === "startup").length, calls: wasmCalls, afterExpression: wasmAfter },
       },
       totalSeconds: seconds(),
     };
-    writeFileSync(join(benchDir, "results.json"), `${JSON.stringify(results, null, 2)}\n`);
-    step("done; .bench/results.json written. Summary for docs/benchmarks.md:\n");
+    const file = listOnly ? "list-results.json" : "results.json";
+    writeFileSync(join(benchDir, file), `${JSON.stringify(results, null, 2)}\n`);
+    step(`done; .bench/${file} written. Summary for docs/benchmarks.md:\n`);
     console.log(markdownSummary(results));
   } finally {
     await stop();
   }
+  if (!only) await runUploadSection({ root, benchDir, appModules, credentials, step });
+  if (!only) await runImageSection({ root, benchDir, appModules, credentials, step });
 }
 
 main().catch((error) => {

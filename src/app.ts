@@ -13,6 +13,8 @@ import { createLogger, errorFields } from "./pkg/logger";
 import { randomIds, systemClock, type Clock, type IdGenerator } from "./platform/services";
 import { registerDocs } from "./docs/routes";
 import { propertiesApp } from "./properties/routes";
+import { uploadApp } from "./upload/routes";
+import { mediaApp } from "./media/routes";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -47,7 +49,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
       },
       allowHeaders: ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["ETag", "Location", "x-request-id", "api-supported-versions", "idempotent-replayed", "www-authenticate"],
+      exposeHeaders: ["ETag", "Location", "x-request-id", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count"],
       maxAge: 86400,
     }),
   );
@@ -85,6 +87,8 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
 
   app.get("/health", (c) => c.json({ status: "ok" }));
   app.route("/", propertiesApp());
+  app.route("/", uploadApp());
+  app.route("/", mediaApp());
   registerDocs(app);
   return app;
 }

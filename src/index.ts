@@ -5,6 +5,8 @@ import { createApp } from "./app";
 import type { Bindings } from "./env";
 import { consumeEvents, pruneOutbox, relayOutbox, type DomainEvent, type EventHandler } from "./events/outbox";
 import { createLogger, errorFields } from "./pkg/logger";
+import { cleanUpUploads } from "./upload/cleanup";
+import { sweepMediaOrphans } from "./media/sweep";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 
@@ -29,6 +31,8 @@ export default {
     const jobs: [string, () => Promise<unknown>][] = [
       ["relayOutbox", () => relayOutbox(env, log, 50)],
       ["pruneOutbox", () => pruneOutbox(env, now)],
+      ["cleanUpUploads", () => cleanUpUploads(env, now, log)],
+      ["sweepMediaOrphans", () => sweepMediaOrphans(env, now, log)],
     ];
     for (const [name, job] of jobs) {
       // One failing job must not starve the others; each is retried on the next minute.

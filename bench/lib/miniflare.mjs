@@ -34,6 +34,7 @@ function appWorkerOptions(root) {
  * @param {string} options.engineScript the bundled engine worker
  * @param {string} options.jwksJson the JWKS the app trusts
  * @param {{modulesRoot: string, modules: object[]}} options.probe the WASM probe around the same bundle
+ * Without appModules (`--only list`) only the engine worker runs; D1 is the same database.
  */
 export async function startWorkers({ root, stateDir, appModules, minimalScript, engineScript, jwksJson, probe }) {
   rmSync(stateDir, { recursive: true, force: true });
@@ -57,15 +58,19 @@ export async function startWorkers({ root, stateDir, appModules, minimalScript, 
       stderr.resume();
     },
     workers: [
-      {
-        ...app,
-        name: "app",
-        modulesRoot: join(appModules[0].path, ".."),
-        modules: appModules,
-        bindings: appBindings,
-        unsafeDirectSockets: socket,
-      },
-      { ...probeOptions, name: "probe", ...probe, bindings: appBindings, unsafeDirectSockets: socket },
+      ...(appModules
+        ? [
+            {
+              ...app,
+              name: "app",
+              modulesRoot: join(appModules[0].path, ".."),
+              modules: appModules,
+              bindings: appBindings,
+              unsafeDirectSockets: socket,
+            },
+            { ...probeOptions, name: "probe", ...probe, bindings: appBindings, unsafeDirectSockets: socket },
+          ]
+        : []),
       {
         name: "minimal",
         compatibilityDate: app.compatibilityDate,
@@ -86,16 +91,12 @@ export async function startWorkers({ root, stateDir, appModules, minimalScript, 
   });
   try {
     await mf.ready;
-    const urls = {
-      app: await mf.unsafeGetDirectURL("app"),
-      minimal: await mf.unsafeGetDirectURL("minimal"),
-      engine: await mf.unsafeGetDirectURL("engine"),
-      probe: await mf.unsafeGetDirectURL("probe"),
-    };
+    const names = appModules ? ["app", "minimal", "engine", "probe"] : ["minimal", "engine"];
+    const urls = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await mf.unsafeGetDirectURL(name)])));
     for (const url of Object.values(urls)) {
       if (url.hostname !== LOOPBACK) throw new Error(`a worker listens on ${url.host}, not on loopback`);
     }
-    return { mf, urls, db: await mf.getD1Database("DB", "app") };
+    return { mf, urls, db: await mf.getD1Database("DB", appModules ? "app" : "engine") };
   } catch (error) {
     await mf.dispose().catch(() => undefined);
     throw error;

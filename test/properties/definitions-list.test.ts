@@ -28,7 +28,13 @@ describe("GET /PropertyDefinitions", () => {
     const res = await call(`/PropertyDefinitions?searchText=${tag.toUpperCase()}`);
     expect(res.status).toBe(200);
     expect(names(res.body)).toEqual(["alpha", "bravo", "charlie", "delta"]);
-    expect(res.headers.get("x-total-count")).toBe("4");
+    // The total is opt-in (it costs time in proportion to the matches).
+    expect(res.headers.get("x-total-count")).toBeNull();
+    const counted = await call(`/PropertyDefinitions?searchText=${tag.toUpperCase()}&take=1&includeTotal=true`, { headers: { origin: "https://app.example" } });
+    expect(names(counted.body)).toEqual(["alpha"]);
+    expect(counted.headers.get("x-total-count")).toBe("4");
+    expect(counted.headers.get("access-control-expose-headers")).toMatch(/X-Total-Count/i);
+    expect((await call(`/PropertyDefinitions?includeTotal=yes`)).status).toBe(400);
   });
 
   it.each([

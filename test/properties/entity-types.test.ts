@@ -235,7 +235,9 @@ describe("entity types: list", () => {
     const c = await createEntityType({ name: `c ${tag}`, appliesTo: "Asset" });
     const deviationTypes = await call(`/EntityTypes?appliesTo=deviatioType&searchText=${tag}`);
     expect(deviationTypes.body.map((t: Typed) => t.id)).toEqual([a.id, b.id]);
-    expect(deviationTypes.headers.get("x-total-count")).toBe("2");
+    expect(deviationTypes.headers.get("x-total-count")).toBeNull();
+    const counted = await call(`/EntityTypes?appliesTo=deviatioType&searchText=${tag}&includeTotal=true`);
+    expect(counted.headers.get("x-total-count")).toBe("2");
     const withGeneral = await call(`/EntityTypes?appliesTo=Asset,any`);
     expect(withGeneral.body[0].id).toBe((await general()).body.id);
     expect(withGeneral.body.map((t: Typed) => t.id)).toContain(c.id);
