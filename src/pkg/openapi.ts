@@ -100,7 +100,8 @@ export interface RouteOptions {
 
 type Defined<R extends RouteConfig> = R & { middleware: MiddlewareHandler<AppEnv>[] };
 
-export function defineRoute<R extends Omit<RouteConfig, "middleware">>(options: RouteOptions, route: R): Defined<R> {
+// `errors` belongs to the options: in the route config it would be silently ignored, so the type forbids it there.
+export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors?: never }>(options: RouteOptions, route: R): Defined<R> {
   const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), requirePermission(options.permission)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
   if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));

@@ -32,6 +32,9 @@ describe("OpenAPI document", () => {
         expect(op.parameters?.some((p) => p.in === "path" && `{${p.name}}` === param), `${where} documents ${param}`).toBe(true);
       }
       if (method === "post" || method === "put") expect(op.requestBody ?? op.parameters, where).toBeDefined();
+      if (path.endsWith("/{id}") && (method === "get" || method === "delete")) {
+        expect(op.responses["404"], `${where} documents 404`).toBeDefined();
+      }
     }
   });
 

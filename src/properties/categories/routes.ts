@@ -27,7 +27,7 @@ export function categoriesApp() {
   );
 
   app.openapi(
-    defineRoute(read, {
+    defineRoute({ ...read, errors: [404] }, {
       method: "get",
       path: "/Categories/{id}",
       tags,
@@ -58,12 +58,11 @@ export function categoriesApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "put",
       path: "/Categories",
       tags,
       summary: "Rename a category (the id is in the body)",
-      errors: [404, 409, 412],
       request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateCategorySchema } } } },
       responses: { 200: json(CategorySchema, "The updated category.") },
     }),
@@ -74,12 +73,11 @@ export function categoriesApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "delete",
       path: "/Categories/{id}",
       tags,
       summary: "Delete a category that no property definition uses (the default cannot be deleted)",
-      errors: [404, 409, 412],
       request: { params: IdParam, headers: IfMatchHeader },
       responses: { 204: { description: "Deleted." } },
     }),

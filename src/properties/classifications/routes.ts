@@ -38,12 +38,11 @@ export function classificationsApp() {
   );
 
   app.openapi(
-    defineRoute(read, {
+    defineRoute({ ...read, errors: [404] }, {
       method: "get",
       path: "/Classifications/{id}",
       tags,
       summary: "Get a classification with its element tree",
-      errors: [404],
       request: { params: IdParam },
       responses: { 200: json(ClassificationSchema, "The classification, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
     }),
@@ -71,14 +70,13 @@ export function classificationsApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "put",
       path: "/Classifications",
       tags,
       summary: "Replace a classification and its whole element tree (the id is in the body)",
       description:
         "Removing or renaming an element that a stored property value or a definition's default value still names is refused with 409 InUse.",
-      errors: [404, 409, 412],
       request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateClassificationSchema } } } },
       responses: { 200: json(ClassificationSchema, "The updated classification.") },
     }),
@@ -89,12 +87,11 @@ export function classificationsApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "delete",
       path: "/Classifications/{id}",
       tags,
       summary: "Delete a classification that no property definition references",
-      errors: [404, 409, 412],
       request: { params: IdParam, headers: IfMatchHeader },
       responses: { 204: { description: "Deleted." } },
     }),

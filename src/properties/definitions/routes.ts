@@ -55,12 +55,11 @@ export function propertyDefinitionsApp() {
   );
 
   app.openapi(
-    defineRoute(read, {
+    defineRoute({ ...read, errors: [404] }, {
       method: "get",
       path: "/PropertyDefinitions/{id}",
       tags,
       summary: "Get a property definition",
-      errors: [404],
       request: { params: IdParam },
       responses: { 200: json(PropertyDefinitionSchema, "The definition, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
     }),
@@ -88,7 +87,7 @@ export function propertyDefinitionsApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "put",
       path: "/PropertyDefinitions",
       tags,
@@ -96,7 +95,6 @@ export function propertyDefinitionsApp() {
       description:
         "The whole definition is replaced; the name cannot change. While values are stored for the property, format, classification, " +
         "entityType and isMultiselect cannot change (409); while entity types link it, the application rule can change only to one they accept.",
-      errors: [404, 409, 412],
       request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdatePropertyDefinitionSchema } } } },
       responses: { 200: json(PropertyDefinitionSchema, "The updated definition.") },
     }),
@@ -107,12 +105,11 @@ export function propertyDefinitionsApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "delete",
       path: "/PropertyDefinitions/{id}",
       tags,
       summary: "Delete a property definition no entity type links and no entity holds a value of",
-      errors: [404, 409, 412],
       request: { params: IdParam, headers: IfMatchHeader },
       responses: { 204: { description: "Deleted." } },
     }),

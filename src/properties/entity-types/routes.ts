@@ -54,12 +54,11 @@ export function entityTypesApp() {
   );
 
   app.openapi(
-    defineRoute(read, {
+    defineRoute({ ...read, errors: [404] }, {
       method: "get",
       path: "/EntityTypes/{id}",
       tags,
       summary: "Get an entity type with its linked property definitions",
-      errors: [404],
       request: { params: IdParam },
       responses: { 200: json(EntityTypeSchema, "The entity type, with its ETag."), ...notModified },
     }),
@@ -88,13 +87,12 @@ export function entityTypesApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "put",
       path: "/EntityTypes",
       tags,
       summary: "Replace an entity type and its links (the id is in the body)",
       description: "The default type (General) can be renamed and stays the default; its appliesTo stays null.",
-      errors: [404, 409, 412],
       request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateEntityTypeSchema } } } },
       responses: { 200: json(EntityTypeSchema, "The updated entity type.") },
     }),
@@ -105,12 +103,11 @@ export function entityTypesApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "delete",
       path: "/EntityTypes/{id}",
       tags,
       summary: "Delete an entity type that no entity uses (the default cannot be deleted)",
-      errors: [404, 409, 412],
       request: { params: IdParam, headers: IfMatchHeader },
       responses: { 204: { description: "Deleted." } },
     }),

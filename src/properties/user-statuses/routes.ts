@@ -49,12 +49,11 @@ export function userStatusesApp() {
   );
 
   app.openapi(
-    defineRoute(read, {
+    defineRoute({ ...read, errors: [404] }, {
       method: "get",
       path: "/UserStatuses/{id}",
       tags,
       summary: "Get a user status",
-      errors: [404],
       request: { params: IdParam },
       responses: { 200: json(UserStatusSchema, "The user status, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
     }),
@@ -81,12 +80,11 @@ export function userStatusesApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "put",
       path: "/UserStatuses",
       tags,
       summary: "Replace a user status (the id is in the body)",
-      errors: [404, 409, 412],
       request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateUserStatusSchema } } } },
       responses: { 200: json(UserStatusSchema, "The updated user status.") },
     }),
@@ -97,12 +95,11 @@ export function userStatusesApp() {
   );
 
   app.openapi(
-    defineRoute(write, {
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
       method: "delete",
       path: "/UserStatuses/{id}",
       tags,
       summary: "Delete a user status that no entity uses",
-      errors: [404, 409, 412],
       request: { params: IdParam, headers: IfMatchHeader },
       responses: { 204: { description: "Deleted." } },
     }),
