@@ -49,7 +49,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
       },
       allowHeaders: ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["ETag", "Location", "x-request-id", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count"],
+      exposeHeaders: ["ETag", "Location", "x-request-id", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count", "X-Media-Size", "X-Media-Size-Fallback", "Content-Range", "Content-Disposition"],
       maxAge: 86400,
     }),
   );

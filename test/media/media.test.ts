@@ -96,3 +96,18 @@ describe("consistency: nothing half-uploaded is visible", () => {
     expect((await env.MEDIA.list({ prefix: "media/" })).objects.length).toBe(before);
   });
 });
+
+describe("the OpenAPI document", () => {
+  it("documents the media routes with their permissions", async () => {
+    const res = await call<{ paths: Record<string, Record<string, { "x-permission"?: string; requestBody?: { content: Record<string, unknown> } }>> }>("/openapi.json", { anonymous: true });
+    expect(res.status).toBe(200);
+    const paths = res.body.paths;
+    expect(paths["/Medias"]?.post?.["x-permission"]).toBe("media_write");
+    expect(Object.keys(paths["/Medias"]?.post?.requestBody?.content ?? {})).toEqual(["multipart/form-data"]);
+    expect(paths["/Medias/{id}"]?.get?.["x-permission"]).toBe("media_read");
+    expect(paths["/Medias/{id}"]?.delete?.["x-permission"]).toBe("media_read");
+    expect(paths["/Medias/{id}/Data"]?.get?.["x-permission"]).toBe("media_read");
+    expect(paths["/PropertyDefinitions/{id}/InstructionImage"]?.put?.["x-permission"]).toBe("properties_write");
+    expect(paths["/PropertyDefinitions/{id}/InstructionImage"]?.get?.["x-permission"]).toBe("properties_read");
+  });
+});
