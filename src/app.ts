@@ -15,6 +15,7 @@ import { registerDocs } from "./docs/routes";
 import { propertiesApp } from "./properties/routes";
 import { uploadApp } from "./upload/routes";
 import { mediaApp } from "./media/routes";
+import { workManagementApp } from "./work/routes";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -89,6 +90,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", propertiesApp());
   app.route("/", uploadApp());
   app.route("/", mediaApp());
+  app.route("/", workManagementApp());
   registerDocs(app);
   return app;
 }

@@ -3,7 +3,7 @@
  * `npm run db:generate` and reviewed before they are committed; docs/storage.md describes each table.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { foreignKey, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 
 const audit = {
   etag: text("etag").notNull(),
@@ -295,7 +295,401 @@ export const uploadParts = sqliteTable(
     partNumber: integer("part_number").notNull(),
     etag: text("etag").notNull(),
     size: integer("size").notNull(),
+    /** SHA-256 (hex) of the part's bytes, computed while the part streamed to R2. */
+    checksum: text("checksum"),
     uploadedAt: text("uploaded_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.uploadId, t.partNumber] })],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Work management (spec 2.3, 2.4, 2.5, section 3 revisions). Object owners and other people are
+// stored as (id, name) pairs; statuses are a system status name or a user status id.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The asset catalogue that deviations, activities and work items designate: organizations, plants,
+ * main systems, equipment and design objects, linked to their parent. `plant_id` is the plant the
+ * asset belongs to (itself for a plant, null for an organization); the parent never changes, so it
+ * stays true.
+ */
+export const assets = sqliteTable(
+  "assets",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").notNull(),
+    name: text("name").notNull(),
+    parentId: text("parent_id").references((): AnySQLiteColumn => assets.id),
+    plantId: text("plant_id"),
+    metadata: text("metadata"),
+    ...audit,
+  },
+  (t) => [
+    index("assets_kind_name_idx").on(t.kind, sql`lower(${t.name})`),
+    index("assets_parent_idx").on(t.parentId),
+    uniqueIndex("assets_plant_name_uq").on(sql`lower(${t.name})`).where(sql`${t.kind} = 'plant'`),
+  ],
+);
+
+/**
+ * Which assets an entity designates (entity_kind deviation, activity or workItem). Designating an
+ * asset also stores a derived row for its plant (derived = 1), so the plantNames filter is one
+ * index lookup like the others.
+ */
+export const designations = sqliteTable(
+  "designations",
+  {
+    entityKind: text("entity_kind").notNull(),
+    entityId: text("entity_id").notNull(),
+    assetKind: text("asset_kind").notNull(),
+    assetId: text("asset_id")
+      .notNull()
+      .references(() => assets.id),
+    derived: integer("derived", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [
+    primaryKey({ columns: [t.entityKind, t.entityId, t.assetKind, t.assetId] }),
+    index("designations_asset_idx").on(t.entityKind, t.assetKind, t.assetId, t.entityId),
+    index("designations_asset_id_idx").on(t.assetId),
+  ],
+);
+
+/** Tags of work items and the latest revision of work templates, one row per tag, for filters and GET /Tags. */
+export const entityTags = sqliteTable(
+  "entity_tags",
+  {
+    entityKind: text("entity_kind").notNull(),
+    entityId: text("entity_id").notNull(),
+    tag: text("tag").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.entityKind, t.entityId, t.tag] }), index("entity_tags_tag_idx").on(t.tag, t.entityKind, t.entityId)],
+);
+
+const owned = {
+  ownerId: text("owner_id").notNull(),
+  ownerName: text("owner_name"),
+};
+
+/** Deviations (spec 2.3). The type is an entity type (General by default); properties live in property_values. */
+export const deviations = sqliteTable(
+  "deviations",
+  {
+    id: text("id").primaryKey(),
+    referenceId: text("reference_id").notNull(),
+    description: text("description"),
+    status: text("status").notNull(),
+    typeId: text("type_id")
+      .notNull()
+      .references(() => entityTypes.id),
+    ...owned,
+    riskId: text("risk_id"),
+    riskName: text("risk_name"),
+    metadata: text("metadata"),
+    ...audit,
+  },
+  (t) => [
+    uniqueIndex("deviations_reference_uq").on(sql`lower(${t.referenceId})`),
+    index("deviations_reference_idx").on(t.referenceId, t.id),
+    index("deviations_status_idx").on(t.status, t.id),
+    index("deviations_type_idx").on(t.typeId, t.id),
+    index("deviations_owner_idx").on(t.ownerId, t.id),
+    index("deviations_risk_idx").on(t.riskId, t.id),
+    index("deviations_created_idx").on(t.createdAt, t.id),
+  ],
+);
+
+/** Relationships between deviations; symmetric, stored in both directions. */
+export const deviationRelationships = sqliteTable(
+  "deviation_relationships",
+  {
+    deviationId: text("deviation_id")
+      .notNull()
+      .references(() => deviations.id),
+    relatedId: text("related_id")
+      .notNull()
+      .references(() => deviations.id),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.deviationId, t.relatedId] }), index("deviation_relationships_related_idx").on(t.relatedId)],
+);
+
+/** Links between deviations and work items. */
+export const deviationWorkItems = sqliteTable(
+  "deviation_work_items",
+  {
+    deviationId: text("deviation_id")
+      .notNull()
+      .references(() => deviations.id),
+    workItemId: text("work_item_id")
+      .notNull()
+      .references(() => workItems.id),
+    createdAt: text("created_at").notNull(),
+    createdBy: text("created_by"),
+  },
+  (t) => [primaryKey({ columns: [t.deviationId, t.workItemId] }), index("deviation_work_items_work_item_idx").on(t.workItemId, t.deviationId)],
+);
+
+/** Activity types (the `type` of activity templates and activities). */
+export const activityTypes = sqliteTable(
+  "activity_types",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    description: text("description"),
+    ...audit,
+  },
+  (t) => [uniqueIndex("activity_types_name_uq").on(sql`lower(${t.name})`)],
+);
+
+/**
+ * Work templates, one row per revision (spec 2.4, section 3). `is_latest` marks the revision reads
+ * return. Properties of the latest revision live in property_values (entity_kind workTemplate, entity
+ * id = template id); every revision also keeps its resolved properties in `properties` (JSON), so a
+ * frozen revision reads back exactly.
+ */
+export const workTemplates = sqliteTable(
+  "work_templates",
+  {
+    id: text("id").notNull(),
+    revision: integer("revision").notNull(),
+    isLatest: integer("is_latest", { mode: "boolean" }).notNull(),
+    displayName: text("display_name").notNull(),
+    referenceId: text("reference_id"),
+    status: text("status").notNull(),
+    typeId: text("type_id")
+      .notNull()
+      .references(() => entityTypes.id),
+    ...owned,
+    tags: text("tags").notNull(),
+    properties: text("properties").notNull(),
+    metadata: text("metadata"),
+    ...audit,
+  },
+  (t) => [
+    primaryKey({ columns: [t.id, t.revision] }),
+    uniqueIndex("work_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_name_idx").on(t.isLatest, sql`lower(${t.displayName})`, t.id),
+    index("work_templates_latest_status_idx").on(t.isLatest, t.status, t.id),
+    index("work_templates_latest_owner_idx").on(t.isLatest, t.ownerId, t.id),
+  ],
+);
+
+/** SectionTemplate: a dependent of a work template revision; its id is kept when a revision is copied. */
+export const sectionTemplates = sqliteTable(
+  "section_templates",
+  {
+    workTemplateId: text("work_template_id").notNull(),
+    workTemplateRevision: integer("work_template_revision").notNull(),
+    id: text("id").notNull(),
+    displayName: text("display_name").notNull(),
+    description: text("description"),
+    position: integer("position").notNull(),
+    metadata: text("metadata"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workTemplateId, t.workTemplateRevision, t.id] }),
+    foreignKey({ columns: [t.workTemplateId, t.workTemplateRevision], foreignColumns: [workTemplates.id, workTemplates.revision] }),
+  ],
+);
+
+/**
+ * WorkTemplateActivityTemplate: an activity template used by a work template revision (optionally in
+ * a section). It names the activity template by id; a work item instantiates its latest revision.
+ */
+export const workTemplateActivityTemplates = sqliteTable(
+  "work_template_activity_templates",
+  {
+    workTemplateId: text("work_template_id").notNull(),
+    workTemplateRevision: integer("work_template_revision").notNull(),
+    id: text("id").notNull(),
+    activityTemplateId: text("activity_template_id").notNull(),
+    sectionTemplateId: text("section_template_id"),
+    position: integer("position").notNull(),
+    metadata: text("metadata"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workTemplateId, t.workTemplateRevision, t.id] }),
+    foreignKey({ columns: [t.workTemplateId, t.workTemplateRevision], foreignColumns: [workTemplates.id, workTemplates.revision] }),
+    index("wtat_activity_template_idx").on(t.activityTemplateId),
+  ],
+);
+
+/** Activity templates, one row per revision, as work templates. */
+export const activityTemplates = sqliteTable(
+  "activity_templates",
+  {
+    id: text("id").notNull(),
+    revision: integer("revision").notNull(),
+    isLatest: integer("is_latest", { mode: "boolean" }).notNull(),
+    displayName: text("display_name").notNull(),
+    referenceId: text("reference_id"),
+    status: text("status").notNull(),
+    ...owned,
+    activityTypeId: text("activity_type_id").references(() => activityTypes.id),
+    templateType: text("template_type"),
+    description: text("description"),
+    metadata: text("metadata"),
+    ...audit,
+  },
+  (t) => [
+    primaryKey({ columns: [t.id, t.revision] }),
+    uniqueIndex("activity_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_name_idx").on(t.isLatest, sql`lower(${t.displayName})`, t.id),
+    index("activity_templates_latest_status_idx").on(t.isLatest, t.status, t.id),
+    index("activity_templates_latest_type_idx").on(t.isLatest, t.activityTypeId, t.id),
+    index("activity_templates_activity_type_idx").on(t.activityTypeId),
+  ],
+);
+
+/** InputTemplate: a dependent of an activity template revision (an input to fill in on each activity). */
+export const inputTemplates = sqliteTable(
+  "input_templates",
+  {
+    activityTemplateId: text("activity_template_id").notNull(),
+    activityTemplateRevision: integer("activity_template_revision").notNull(),
+    id: text("id").notNull(),
+    name: text("name").notNull(),
+    displayName: text("display_name"),
+    format: text("format").notNull(),
+    required: integer("required", { mode: "boolean" }).notNull().default(false),
+    position: integer("position").notNull(),
+    metadata: text("metadata"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.activityTemplateId, t.activityTemplateRevision, t.id] }),
+    foreignKey({ columns: [t.activityTemplateId, t.activityTemplateRevision], foreignColumns: [activityTemplates.id, activityTemplates.revision] }),
+  ],
+);
+
+/** Work items (spec 2.4). Properties in property_values (entity_kind workItem); tags also in entity_tags. */
+export const workItems = sqliteTable(
+  "work_items",
+  {
+    id: text("id").primaryKey(),
+    displayName: text("display_name").notNull(),
+    referenceId: text("reference_id"),
+    status: text("status").notNull(),
+    dueDate: text("due_date"),
+    typeId: text("type_id")
+      .notNull()
+      .references(() => entityTypes.id),
+    ...owned,
+    tags: text("tags").notNull(),
+    metadata: text("metadata"),
+    ...audit,
+  },
+  (t) => [
+    index("work_items_name_idx").on(sql`lower(${t.displayName})`, t.id),
+    index("work_items_status_idx").on(t.status, t.id),
+    index("work_items_due_idx").on(t.dueDate, t.id),
+    index("work_items_owner_idx").on(t.ownerId, t.id),
+    index("work_items_created_idx").on(t.createdAt, t.id),
+  ],
+);
+
+/** basedOn of a work item: the work template revisions it instantiated (which freezes them). */
+export const workItemTemplates = sqliteTable(
+  "work_item_templates",
+  {
+    workItemId: text("work_item_id")
+      .notNull()
+      .references(() => workItems.id),
+    workTemplateId: text("work_template_id").notNull(),
+    workTemplateRevision: integer("work_template_revision").notNull(),
+    position: integer("position").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workItemId, t.workTemplateId] }),
+    index("work_item_templates_template_idx").on(t.workTemplateId, t.workTemplateRevision, t.workItemId),
+  ],
+);
+
+/** The activity template revision a work item used first; later activities of that template use it too. */
+export const workItemActivityTemplates = sqliteTable(
+  "work_item_activity_templates",
+  {
+    workItemId: text("work_item_id")
+      .notNull()
+      .references(() => workItems.id),
+    activityTemplateId: text("activity_template_id").notNull(),
+    activityTemplateRevision: integer("activity_template_revision").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workItemId, t.activityTemplateId] }),
+    index("work_item_activity_templates_template_idx").on(t.activityTemplateId, t.activityTemplateRevision),
+  ],
+);
+
+/** Activities (spec 2.4), created from an activity template revision, usually within a work item. */
+export const activities = sqliteTable(
+  "activities",
+  {
+    id: text("id").primaryKey(),
+    workItemId: text("work_item_id").references(() => workItems.id),
+    basedOnId: text("based_on_id").notNull(),
+    basedOnRevision: integer("based_on_revision").notNull(),
+    displayName: text("display_name").notNull(),
+    referenceId: text("reference_id"),
+    status: text("status").notNull(),
+    dateOfActivity: text("date_of_activity"),
+    ...owned,
+    responsibleId: text("responsible_id"),
+    responsibleName: text("responsible_name"),
+    activityTypeId: text("activity_type_id").references(() => activityTypes.id),
+    position: integer("position").notNull().default(0),
+    metadata: text("metadata"),
+    ...audit,
+  },
+  (t) => [
+    index("activities_based_on_idx").on(t.basedOnId, t.basedOnRevision, t.id),
+    index("activities_work_item_idx").on(t.workItemId, t.position),
+    index("activities_name_idx").on(sql`lower(${t.displayName})`, t.id),
+    index("activities_status_idx").on(t.status, t.id),
+    index("activities_date_idx").on(t.dateOfActivity, t.id),
+    index("activities_owner_idx").on(t.ownerId, t.id),
+    index("activities_responsible_idx").on(t.responsibleId, t.id),
+    index("activities_type_idx").on(t.activityTypeId, t.id),
+  ],
+);
+
+/** The inputs of an activity, instantiated from the input templates of its revision. */
+export const activityInputs = sqliteTable(
+  "activity_inputs",
+  {
+    activityId: text("activity_id")
+      .notNull()
+      .references(() => activities.id, { onDelete: "cascade" }),
+    inputTemplateId: text("input_template_id").notNull(),
+    name: text("name").notNull(),
+    displayName: text("display_name"),
+    format: text("format").notNull(),
+    required: integer("required", { mode: "boolean" }).notNull().default(false),
+    position: integer("position").notNull(),
+    value: text("value"),
+  },
+  (t) => [primaryKey({ columns: [t.activityId, t.inputTemplateId] })],
+);
+
+/**
+ * File references (spec 2.5) of work items and work templates (owner_kind workItem or workTemplate).
+ * A work template's references belong to the template id, not to one revision.
+ */
+export const fileReferences = sqliteTable(
+  "file_references",
+  {
+    id: text("id").primaryKey(),
+    ownerKind: text("owner_kind").notNull(),
+    ownerId: text("owner_id").notNull(),
+    location: text("location").notNull(),
+    platformFileId: text("platform_file_id"),
+    url: text("url"),
+    name: text("name"),
+    /** For a work item's reference inherited from a template: the template's reference it copies. */
+    inheritedFrom: text("inherited_from"),
+    createdAt: text("created_at").notNull(),
+    createdBy: text("created_by"),
+  },
+  (t) => [index("file_references_owner_idx").on(t.ownerKind, t.ownerId, t.createdAt), index("file_references_platform_file_idx").on(t.platformFileId)],
 );

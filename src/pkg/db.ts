@@ -63,3 +63,23 @@ export async function runBatch(
 export function parseJson<T>(text: string | null | undefined): T | null {
   return text === null || text === undefined ? null : (JSON.parse(text) as T);
 }
+
+/** The message a failed {@link assertStatement} raises inside D1 (a malformed-JSON error). */
+const ASSERTION_MARKER = "integrity-edge-assertion";
+
+/**
+ * A statement that aborts its whole `db.batch()` unless `condition` (trusted SQL over bound
+ * parameters `?1…`) holds when it runs. D1 runs a batch as one transaction, so a batch that writes
+ * many rows can be guarded once, at its start, instead of guarding every statement: a failed
+ * assertion rolls everything back. Catch it with {@link isAssertionFailure}.
+ */
+export function assertStatement(db: D1Database, condition: string, ...bindings: unknown[]): D1PreparedStatement {
+  // json() of a malformed text raises an error; CASE evaluates only the branch it takes.
+  const statement = db.prepare(`SELECT CASE WHEN (${condition}) THEN 1 ELSE json('${ASSERTION_MARKER}') END AS ok`);
+  return bindings.length > 0 ? statement.bind(...bindings) : statement;
+}
+
+/** True when a batch failed because one of its {@link assertStatement}s did not hold. */
+export function isAssertionFailure(error: unknown): boolean {
+  return error instanceof Error && /malformed JSON/i.test(error.message);
+}

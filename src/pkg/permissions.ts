@@ -11,6 +11,10 @@ export const PERMISSIONS = {
   filesRead: "files_read",
   filesWrite: "files_write",
   dataTypesWrite: "data_types_write",
+  workRead: "work_read",
+  workWrite: "work_write",
+  assetsRead: "assets_read",
+  assetsWrite: "assets_write",
   indexReadOwned: "index_read_owned",
   queryReadOwned: "query_read_owned",
 } as const;

@@ -30,6 +30,17 @@ export function parseIdList(
   });
 }
 
+/**
+ * A comma-separated UUID list of any filter parameter (e.g. `equipmentIds`), lower-cased; an item
+ * that is not a UUID is an InvalidQuery naming the parameter. Empty or absent: an empty list.
+ */
+export function parseUuidList(raw: string | readonly string[] | undefined, field: `query.${string}`): string[] {
+  return splitCsv(raw).map((item, index) => {
+    if (!UUID.test(item)) throw queryError(field, "format", `Item ${index + 1} of ${field.slice(6)}, ${quote(item)}, is not a UUID.`);
+    return item.toLowerCase();
+  });
+}
+
 /** Parses skip (default 0) and take (default {@link DEFAULT_TAKE}, at most {@link MAX_TAKE}). */
 export function parsePaging(skip: number | string | undefined, take: number | string | undefined): { skip: number; take: number } {
   return {

@@ -31,7 +31,7 @@ export type QueryRule =
   | "required";
 
 /** An InvalidQuery error about one query parameter; the message is also the error detail. */
-export function queryError(field: QueryField, rule: QueryRule, message: string): ApiError {
+export function queryError(field: QueryField | `query.${string}`, rule: QueryRule, message: string): ApiError {
   return new ApiError("InvalidQuery", message, { errors: [{ field, rule, message }] });
 }
 

@@ -1,0 +1,220 @@
+/**
+ * Designations: which assets (plants, main systems, equipment, design objects) an entity points at.
+ * Deviations, activities and work items store them in `designations`, one row per asset plus a
+ * derived row for each designated asset's plant, so every asset filter of the lists
+ * (equipmentIds, mainSystemIds, designObjectIds, plantNames) is one index lookup.
+ */
+import { z } from "@hono/zod-openapi";
+import { ApiError, type FieldProblem } from "../pkg/errors";
+import { parseUuidList, splitCsv, type Condition } from "../pkg/query";
+
+export const ASSET_KINDS = ["organization", "plant", "mainSystem", "equipment", "designObject"] as const;
+export type AssetKind = (typeof ASSET_KINDS)[number];
+
+/** The kinds an entity can designate (an organization is an owner of plants, not a designation). */
+export const DESIGNATION_KINDS = ["plant", "mainSystem", "equipment", "designObject"] as const;
+export type DesignationKind = (typeof DESIGNATION_KINDS)[number];
+
+/** A designated asset as the API returns it. */
+export interface AssetRef {
+  id: string;
+  kind: AssetKind;
+  name: string;
+  /** The plant the asset belongs to (the asset itself for a plant). */
+  plant: { id: string; name: string } | null;
+}
+
+export const AssetRefSchema = z
+  .object({
+    id: z.uuid(),
+    kind: z.enum(ASSET_KINDS),
+    name: z.string(),
+    plant: z.object({ id: z.uuid(), name: z.string() }).nullable().openapi({ description: "The plant the asset belongs to." }),
+  })
+  .openapi("AssetReference");
+
+/** A designation in a request: only `id` counts; the other fields of a read are accepted and ignored. */
+export const AssetRefInputSchema = z
+  .object({
+    id: z.uuid(),
+    kind: z.string().optional().openapi({ description: "Read-only; ignored." }),
+    name: z.string().optional().openapi({ description: "Read-only; ignored." }),
+    plant: z.unknown().optional().openapi({ description: "Read-only; ignored." }),
+  })
+  .strict()
+  .openapi("AssetReferenceInput");
+
+export const MAX_DESIGNATIONS = 200;
+
+export const DesignationsInputSchema = z
+  .array(AssetRefInputSchema)
+  .max(MAX_DESIGNATIONS)
+  .default([])
+  .openapi({ description: `The designated assets (plants, main systems, equipment, design objects) by id; at most ${MAX_DESIGNATIONS}.` });
+
+/** One asset a request names, where it is in the request, and (optionally) the kind it must be. */
+export interface RequestedAsset {
+  id: string;
+  field: string;
+  kind?: DesignationKind;
+}
+
+interface AssetLookupRow {
+  id: string;
+  kind: AssetKind;
+  name: string;
+  plant_id: string | null;
+  plant_name: string | null;
+}
+
+function toRef(row: AssetLookupRow): AssetRef {
+  return { id: row.id, kind: row.kind, name: row.name, plant: row.plant_id && row.plant_name !== null ? { id: row.plant_id, name: row.plant_name } : null };
+}
+
+/**
+ * Checks that every requested asset exists, can be designated and (when asked) has the expected
+ * kind, and that none is named twice. Returns them in request order, or throws one ValidationFailed
+ * listing every problem.
+ */
+export async function resolveDesignations(db: D1Database, requested: readonly RequestedAsset[]): Promise<AssetRef[]> {
+  if (requested.length === 0) return [];
+  const ids = [...new Set(requested.map((r) => r.id.toLowerCase()))];
+  const { results } = await db
+    .prepare(
+      `SELECT a.id, a.kind, a.name, a.plant_id, p.name AS plant_name
+         FROM assets a LEFT JOIN assets p ON p.id = a.plant_id
+        WHERE a.id IN (SELECT value FROM json_each(?1))`,
+    )
+    .bind(JSON.stringify(ids))
+    .all<AssetLookupRow>();
+  const byId = new Map(results.map((row) => [row.id, row]));
+  const errors: FieldProblem[] = [];
+  const seen = new Set<string>();
+  const refs: AssetRef[] = [];
+  for (const request of requested) {
+    const id = request.id.toLowerCase();
+    const row = byId.get(id);
+    if (!row) {
+      errors.push({ field: request.field, rule: "exists", message: `The asset ${id} does not exist (GET /Assets).` });
+    } else if (request.kind !== undefined && row.kind !== request.kind) {
+      errors.push({ field: request.field, rule: "assetKind", message: `The asset '${row.name}' is a ${row.kind}, not a ${request.kind}.` });
+    } else if (!(DESIGNATION_KINDS as readonly string[]).includes(row.kind)) {
+      errors.push({ field: request.field, rule: "assetKind", message: `The asset '${row.name}' is a ${row.kind}; only ${DESIGNATION_KINDS.join(", ")} can be designated.` });
+    } else if (seen.has(id)) {
+      errors.push({ field: request.field, rule: "unique", message: `The asset '${row.name}' is designated more than once.` });
+    } else {
+      seen.add(id);
+      refs.push(toRef(row));
+    }
+  }
+  if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+  return refs;
+}
+
+export function deleteDesignationsStatement(db: D1Database, entityKind: string, entityId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM designations WHERE entity_kind = ?1 AND entity_id = ?2").bind(entityKind, entityId);
+}
+
+/**
+ * The statements that replace an entity's designations (for the entity's write batch): a delete, the
+ * designated assets, then a derived row for each one's plant (a plant designated directly keeps its
+ * direct row). Asset ids travel as one JSON parameter.
+ */
+export function replaceDesignationsStatements(db: D1Database, entityKind: string, entityId: string, assets: readonly AssetRef[]): D1PreparedStatement[] {
+  const statements = [deleteDesignationsStatement(db, entityKind, entityId)];
+  if (assets.length === 0) return statements;
+  const direct = assets.map((a) => ({ kind: a.kind, id: a.id }));
+  const plants = [...new Set(assets.map((a) => a.plant?.id).filter((id): id is string => id !== undefined))];
+  statements.push(
+    db
+      .prepare(
+        `INSERT INTO designations (entity_kind, entity_id, asset_kind, asset_id, derived)
+         SELECT ?1, ?2, json_extract(value, '$.kind'), json_extract(value, '$.id'), 0 FROM json_each(?3)`,
+      )
+      .bind(entityKind, entityId, JSON.stringify(direct)),
+  );
+  if (plants.length > 0) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT OR IGNORE INTO designations (entity_kind, entity_id, asset_kind, asset_id, derived)
+           SELECT ?1, ?2, 'plant', value, 1 FROM json_each(?3)`,
+        )
+        .bind(entityKind, entityId, JSON.stringify(plants)),
+    );
+  }
+  return statements;
+}
+
+interface DesignationReadRow extends AssetLookupRow {
+  entity_id: string;
+}
+
+/** The designated assets of many entities of one kind (derived plant rows left out), by entity id. */
+export async function readDesignations(db: D1Database, entityKind: string, entityIds: readonly string[]): Promise<Map<string, AssetRef[]>> {
+  const byEntity = new Map<string, AssetRef[]>(entityIds.map((id) => [id, []]));
+  if (entityIds.length === 0) return byEntity;
+  const { results } = await db
+    .prepare(
+      `SELECT d.entity_id, a.id, a.kind, a.name, a.plant_id, p.name AS plant_name
+         FROM designations d JOIN assets a ON a.id = d.asset_id LEFT JOIN assets p ON p.id = a.plant_id
+        WHERE d.entity_kind = ?1 AND d.derived = 0 AND d.entity_id IN (SELECT value FROM json_each(?2))
+        ORDER BY d.entity_id, a.kind, a.name, a.id`,
+    )
+    .bind(entityKind, JSON.stringify([...new Set(entityIds)]))
+    .all<DesignationReadRow>();
+  for (const row of results) byEntity.get(row.entity_id)?.push(toRef(row));
+  return byEntity;
+}
+
+/** The asset filters shared by the lists of deviations, activities and work items. */
+export interface DesignationFilters {
+  equipmentIds?: string | undefined;
+  mainSystemIds?: string | undefined;
+  designObjectIds?: string | undefined;
+  plantNames?: string | undefined;
+}
+
+export const designationFilterShape = {
+  equipmentIds: z.string().optional().openapi({ description: "Only entities designating any of these equipment (comma-separated ids)." }),
+  mainSystemIds: z.string().optional().openapi({ description: "Only entities designating any of these main systems (comma-separated ids)." }),
+  plantNames: z
+    .string()
+    .optional()
+    .openapi({ description: "Only entities designating these plants, directly or through a designated asset (comma-separated names, case-insensitive)." }),
+  designObjectIds: z.string().optional().openapi({ description: "Only entities designating any of these design objects (comma-separated ids)." }),
+};
+
+/**
+ * One condition per given filter (AND-ed by the list; values inside one filter are OR-ed), each an
+ * `id IN (designations of that kind)` on the designations index.
+ */
+export function designationConditions(entityKind: string, idExpression: string, filters: DesignationFilters): Condition[] {
+  const conditions: Condition[] = [];
+  const byIds = (kind: DesignationKind, raw: string | undefined, field: `query.${string}`) => {
+    const ids = parseUuidList(raw, field);
+    if (ids.length === 0) return;
+    conditions.push(
+      (values) =>
+        `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = '${kind}' AND asset_id IN ${values.list(ids)})`,
+    );
+  };
+  byIds("equipment", filters.equipmentIds, "query.equipmentIds");
+  byIds("mainSystem", filters.mainSystemIds, "query.mainSystemIds");
+  byIds("designObject", filters.designObjectIds, "query.designObjectIds");
+  const plantNames = splitCsv(filters.plantNames).map((name) => name.toLowerCase());
+  if (plantNames.length > 0) {
+    conditions.push(
+      (values) =>
+        `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = 'plant' AND asset_id IN ` +
+        `(SELECT id FROM assets WHERE kind = 'plant' AND lower(name) IN ${values.list(plantNames)}))`,
+    );
+  }
+  return conditions;
+}
+
+/** How many designations point at an asset (derived plant rows included): an asset in use cannot be deleted. */
+export async function countAssetDesignations(db: D1Database, assetId: string): Promise<number> {
+  const row = await db.prepare("SELECT count(*) AS n FROM designations WHERE asset_id = ?1").bind(assetId).first<{ n: number }>();
+  return row?.n ?? 0;
+}
