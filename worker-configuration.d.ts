@@ -16,6 +16,7 @@ declare namespace Cloudflare {
 		MAX_BODY_BYTES: string;
 		CORS_ORIGINS: string;
 		IDEMPOTENCY: DurableObjectNamespace /* IdempotencyStore */;
+		TEMPLATES: DurableObjectNamespace /* TemplateWriter */;
 	}
 }
 interface Env extends Cloudflare.Env {}

@@ -17,6 +17,7 @@ import { LOAD, measureRounds, round, roundRatio } from "./lib/load.mjs";
 import { startWorkers } from "./lib/miniflare.mjs";
 import { machine, markdownSummary } from "./lib/report.mjs";
 import { bundleInventory, checkStartup, writeProbe } from "./lib/startup.mjs";
+import { runTemplatesSection } from "./lib/templates.mjs";
 import { runUploadSection } from "./lib/upload.mjs";
 import { runImageSection } from "./image-bench.mjs";
 
@@ -28,7 +29,8 @@ const seconds = () => round((Date.now() - started) / 1000, 1);
 const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // `npm run bench -- --only upload` runs the upload section alone (it starts its own Miniflare);
 // `--only list` runs bench B alone (no bundle build, no bench A, no startup check); `--only core`
-// runs bench A, bench B and the startup check (not the upload and image sections).
+// runs bench A, bench B and the startup check (not the upload and image sections); `--only templates`
+// runs the template copy section (PUT that copies vs PUT in place) alone.
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -114,6 +116,11 @@ async function main() {
   if (only === "upload") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
     await runUploadSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    return;
+  }
+  if (only === "templates") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    await templatesSection(buildWorkerBundle(root, join(benchDir, "build")), await benchCredentials(root));
     return;
   }
   if (only === "images") {
@@ -204,6 +211,15 @@ async function main() {
   }
   if (!only) await runUploadSection({ root, benchDir, appModules, credentials, step });
   if (!only) await runImageSection({ root, benchDir, appModules, credentials, step });
+  if (!only) await templatesSection(appModules, credentials);
+}
+
+/** The template copy section (issue 3); writes .bench/templates-results.json. */
+async function templatesSection(appModules, credentials) {
+  const results = await runTemplatesSection({ root, benchDir, appModules, credentials, step });
+  const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only templates", machine: machine(), loadAverage: loadavg().map((x) => round(x)).join(" "), ...results };
+  writeFileSync(join(benchDir, "templates-results.json"), `${JSON.stringify(record, null, 2)}\n`);
+  step("done; .bench/templates-results.json written");
 }
 
 main().catch((error) => {

@@ -9,6 +9,7 @@ import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
+export { TemplateWriter } from "../durable-objects/template-writer";
 
 const app = createApp();
 

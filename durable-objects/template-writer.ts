@@ -1,0 +1,21 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Bindings } from "../src/env";
+import { executeTemplateOperation, type TemplateOperation, type WriterContext, type WriterResult } from "../src/templates/writer";
+
+/**
+ * Serialises the writes of ONE template (one object per template id: `work:<id>` or
+ * `activity:<id>`). A Durable Object lets other calls in while it awaits D1, so the object keeps its
+ * own queue: each write starts only when the previous one has finished. It stores nothing; D1 holds
+ * the templates, and every batch is guarded on its own (src/templates/revisions.ts), so an evicted or
+ * duplicated object can never corrupt a template, at worst make a write retry or answer 412.
+ */
+export class TemplateWriter extends DurableObject<Bindings> {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  async write(context: WriterContext, operation: TemplateOperation): Promise<WriterResult> {
+    const run = this.tail.then(() => executeTemplateOperation(this.env.DB, context, operation));
+    // The queue continues whatever this write's outcome; the caller still sees its own failure.
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+}

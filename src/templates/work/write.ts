@@ -1,0 +1,233 @@
+/**
+ * Edits of an existing work template: the whole-object PUT, the dependent routes and DELETE. Each
+ * runs inside the template's TemplateWriter (writer.ts) and becomes ONE guarded batch
+ * (revisions.ts): in place while the latest revision is not in use, else a copy as revision + 1.
+ */
+import { outboxStatement } from "../../events/outbox";
+import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../../pkg/db";
+import { ApiError, notFound } from "../../pkg/errors";
+import { preconditionFailed } from "../../pkg/etag";
+import { deletePropertyValuesStatement, toPropertyValueRows, replacePropertyValuesStatements, type ResolvedProperty } from "../../properties/values";
+import { replaceTagsStatements } from "../../work/common";
+import type { Written } from "../writer";
+import { deleteDependentsStatement, deleteLatestRevisionStatements, insertDependentsStatements, replaceDependentsStatements, revisionWriteStatements, targetOf, WORK_TEMPLATE_KIND } from "../revisions";
+import { metadataText, revisionEtag, throwProblems } from "../shared";
+import type { SectionTemplateInput, UpdateWorkTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput } from "./schema";
+import { activityTemplatesExistStatement, ENTITY_KIND, LINKS, latestIndexStatements, linkRows, loadWorkTemplateState, prepareHeader, SECTIONS, sectionRows, toWorkTemplate, type LinkRow, type SectionRow, type WorkTemplateRow, type WorkTemplateState } from "./store";
+
+type Op<A extends string, T> = { template: "work"; action: A; id: string } & T;
+
+export type WorkTemplateOperation =
+  | Op<"update", { input: UpdateWorkTemplateInput }>
+  | Op<"replaceActivityTemplates", { items: WorkTemplateActivityTemplateInput[] }>
+  | Op<"addActivityTemplate", { item: WorkTemplateActivityTemplateInput }>
+  | Op<"replaceSectionTemplates", { items: SectionTemplateInput[] }>
+  | Op<"addSectionTemplate", { item: SectionTemplateInput }>
+  | Op<"deleteSectionTemplate", { sectionTemplateId: string }>
+  | Op<"delete", object>;
+
+/** What one edit changes, computed from the revision it starts from. */
+interface Plan {
+  header: Partial<WorkTemplateRow>;
+  sections: SectionRow[];
+  links: LinkRow[];
+  dependentChanges(db: D1Database, id: string, revision: number): D1PreparedStatement[];
+  /** Statements for the latest revision's properties and tags, when they change. */
+  index: D1PreparedStatement[];
+}
+
+/** Attempts of one edit: a guard that fails because the revision became in use meanwhile makes it retry as a copy. */
+const MAX_ATTEMPTS = 3;
+
+export async function runWorkTemplateOperation(ctx: WriteContext, op: WorkTemplateOperation): Promise<Written<WorkTemplate | null>> {
+  const id = op.id.toLowerCase();
+  if (op.action === "delete") {
+    await deleteWorkTemplate(ctx, id);
+    return { value: null, etag: null };
+  }
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const state = await loadWorkTemplateState(ctx.db, id);
+    if (!state) throw notFound("Work template", id);
+    const inUse = state.row.in_use === 1;
+    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
+    const plan = await planFor(ctx, op, state);
+    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
+    const target = targetOf(read);
+    const row: WorkTemplateRow = {
+      ...state.row,
+      ...plan.header,
+      revision: target.revision,
+      etag: newEtagToken(),
+      updated_at: ctx.now,
+      // A copy is a new revision: created now, by the caller.
+      created_at: target.copies ? ctx.now : state.row.created_at,
+      created_by: target.copies ? ctx.actorId : state.row.created_by,
+      in_use: 0,
+    };
+    const written = toWorkTemplate({ row, sections: plan.sections, links: plan.links });
+    const statements = revisionWriteStatements(ctx.db, WORK_TEMPLATE_KIND, read, {
+      header: Object.fromEntries(WORK_TEMPLATE_KIND.columns.map((c) => [c, row[c as keyof WorkTemplateRow] as string | number | null])),
+      dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
+      sideEffects: () => [...plan.index, outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "updated", payload: written.value })],
+    });
+    try {
+      await ctx.db.batch(statements);
+      return written;
+    } catch (error) {
+      if (isAssertionFailure(error)) continue;
+      throw error;
+    }
+  }
+  throw conflict("The work template kept changing while this edit was written; read it again and retry.");
+}
+
+async function planFor(ctx: WriteContext, op: Exclude<WorkTemplateOperation, { action: "delete" }>, state: WorkTemplateState): Promise<Plan> {
+  const keep = { header: {}, sections: state.sections, links: state.links, index: [] as D1PreparedStatement[] };
+  switch (op.action) {
+    case "update":
+      return planUpdate(ctx, op.input, state);
+    case "replaceActivityTemplates": {
+      const links = await linkRows(ctx.db, op.items, (i) => `body.${i}`, new Set(state.sections.map((s) => s.id)), ctx.uuid);
+      throwProblems(links.problems);
+      return { ...keep, links: links.rows, dependentChanges: (db, id, rev) => [...activityTemplatesExistStatement(db, links.rows), ...replaceDependentsStatements(db, LINKS, id, rev, links.rows)] };
+    }
+    case "addActivityTemplate": {
+      const item = { ...op.item, order: op.item.order ?? nextPosition(state.links) };
+      const links = await linkRows(ctx.db, [item], () => "body", new Set(state.sections.map((s) => s.id)), ctx.uuid);
+      const added = links.rows[0]!;
+      if (state.links.some((l) => l.id === added.id)) links.problems.push({ field: "body.id", rule: "duplicate", message: `The work template already has an activity template entry ${added.id}.` });
+      throwProblems(links.problems);
+      return { ...keep, links: [...state.links, added].sort(byPosition), dependentChanges: (db, id, rev) => [...activityTemplatesExistStatement(db, [added]), ...insertDependentsStatements(db, LINKS, id, rev, [added])] };
+    }
+    case "replaceSectionTemplates": {
+      const sections = sectionRows(op.items, (i) => `body.${i}`, ctx.uuid);
+      throwProblems(sections.problems);
+      // Activity templates of a section that is gone stay in the template, outside any section.
+      const kept = new Set(sections.rows.map((s) => s.id));
+      const links = state.links.map((l) => (l.section_template_id !== null && !kept.has(l.section_template_id) ? { ...l, section_template_id: null } : l));
+      return {
+        ...keep,
+        sections: sections.rows,
+        links,
+        dependentChanges: (db, id, rev) => [...replaceDependentsStatements(db, SECTIONS, id, rev, sections.rows), unsectionStatement(db, id, rev, kept)],
+      };
+    }
+    case "addSectionTemplate": {
+      const sections = sectionRows([{ ...op.item, order: op.item.order ?? nextPosition(state.sections) }], () => "body", ctx.uuid);
+      const added = sections.rows[0]!;
+      if (state.sections.some((s) => s.id === added.id)) sections.problems.push({ field: "body.id", rule: "duplicate", message: `The work template already has a section template ${added.id}.` });
+      throwProblems(sections.problems);
+      return { ...keep, sections: [...state.sections, added].sort(byPosition), dependentChanges: (db, id, rev) => insertDependentsStatements(db, SECTIONS, id, rev, [added]) };
+    }
+    case "deleteSectionTemplate": {
+      const sectionId = op.sectionTemplateId.toLowerCase();
+      if (!state.sections.some((s) => s.id === sectionId)) throw notFound("Section template", sectionId);
+      const remaining = state.sections.filter((s) => s.id !== sectionId);
+      const kept = new Set(remaining.map((s) => s.id));
+      return {
+        ...keep,
+        sections: remaining,
+        links: state.links.map((l) => (l.section_template_id === sectionId ? { ...l, section_template_id: null } : l)),
+        dependentChanges: (db, id, rev) => [deleteDependentsStatement(db, SECTIONS, id, rev, [sectionId]), unsectionStatement(db, id, rev, kept)],
+      };
+    }
+  }
+}
+
+async function planUpdate(ctx: WriteContext, input: UpdateWorkTemplateInput, state: WorkTemplateState): Promise<Plan> {
+  const header = await prepareHeader(ctx.db, input);
+  const sections = input.sectionTemplates ? sectionRows(input.sectionTemplates, (i) => `body.sectionTemplates.${i}`, ctx.uuid) : { rows: state.sections, problems: [] };
+  const sectionIds = new Set(sections.rows.map((s) => s.id));
+  const links = input.activityTemplates
+    ? await linkRows(ctx.db, input.activityTemplates, (i) => `body.activityTemplates.${i}`, sectionIds, ctx.uuid)
+    : { rows: state.links.map((l) => (l.section_template_id !== null && !sectionIds.has(l.section_template_id) ? { ...l, section_template_id: null } : l)), problems: [] };
+  throwProblems([...sections.problems, ...links.problems]);
+  const owner = input.objectOwner ? { owner_id: input.objectOwner.id, owner_name: input.objectOwner.name ?? null } : {};
+  return {
+    header: {
+      display_name: input.displayName,
+      reference_id: input.referenceId,
+      status: header.status,
+      type_id: header.typeId,
+      ...owner,
+      tags: JSON.stringify(header.tags),
+      properties: JSON.stringify(header.properties),
+      metadata: metadataText(input.metadata),
+    },
+    sections: sections.rows,
+    links: links.rows,
+    dependentChanges: (db, id, rev) => [
+      ...(input.sectionTemplates ? replaceDependentsStatements(db, SECTIONS, id, rev, sections.rows) : []),
+      ...(input.activityTemplates ? [...activityTemplatesExistStatement(db, links.rows), ...replaceDependentsStatements(db, LINKS, id, rev, links.rows)] : [unsectionStatement(db, id, rev, sectionIds)]),
+    ],
+    index: latestIndexStatements(ctx.db, input.id.toLowerCase(), header.tags, header.properties),
+  };
+}
+
+const byPosition = <T extends { position: number; id: string }>(a: T, b: T) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+function nextPosition(rows: readonly { position: number }[]): number {
+  return rows.reduce((max, r) => Math.max(max, r.position + 1), 0);
+}
+
+/** Takes the activity templates of sections that no longer exist out of any section. */
+function unsectionStatement(db: D1Database, id: string, revision: number, sectionIds: ReadonlySet<string>): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE work_template_activity_templates SET section_template_id = NULL
+        WHERE work_template_id = ?1 AND work_template_revision = ?2 AND section_template_id IS NOT NULL
+          AND section_template_id NOT IN (SELECT value FROM json_each(?3))`,
+    )
+    .bind(id, revision, JSON.stringify([...sectionIds]));
+}
+
+/**
+ * Deletes the latest revision (only when nothing was created from it) and its dependents; an older
+ * revision, if any, becomes the latest again, with its properties and tags. With no revision left the
+ * template is gone, its file references too.
+ */
+async function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const state = await loadWorkTemplateState(ctx.db, id);
+    if (!state) throw notFound("Work template", id);
+    const inUse = state.row.in_use === 1;
+    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
+    if (inUse) {
+      const used = await ctx.db
+        .prepare("SELECT count(*) AS n FROM work_item_templates WHERE work_template_id = ?1 AND work_template_revision = ?2")
+        .bind(id, state.row.revision)
+        .first<{ n: number }>();
+      throw new ApiError(
+        "InUse",
+        `Revision ${state.row.revision} of work template ${id} is the base of ${used?.n ?? 0} work item(s); only a latest revision that no work item is based on can be deleted.`,
+      );
+    }
+    const previous = await ctx.db
+      .prepare("SELECT tags, properties FROM work_templates WHERE id = ?1 AND revision = (SELECT max(revision) FROM work_templates WHERE id = ?1 AND revision < ?2)")
+      .bind(id, state.row.revision)
+      .first<{ tags: string; properties: string }>();
+    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
+    const index = previous
+      ? [
+          ...replacePropertyValuesStatements(ctx.db, ENTITY_KIND, id, toPropertyValueRows(ENTITY_KIND, id, JSON.parse(previous.properties) as ResolvedProperty[])),
+          ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, JSON.parse(previous.tags) as string[]),
+        ]
+      : [
+          deletePropertyValuesStatement(ctx.db, ENTITY_KIND, id),
+          ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, []),
+          ctx.db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2").bind(ENTITY_KIND, id),
+        ];
+    try {
+      await ctx.db.batch([
+        ...deleteLatestRevisionStatements(ctx.db, WORK_TEMPLATE_KIND, read),
+        ...index,
+        outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "deleted", payload: { revision: read.revision, latestRevision: previous ? read.revision - 1 : null } }),
+      ]);
+      return;
+    } catch (error) {
+      if (isAssertionFailure(error)) continue;
+      throw error;
+    }
+  }
+  throw conflict("The work template kept changing while it was being deleted; read it again and retry.");
+}
