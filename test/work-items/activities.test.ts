@@ -62,7 +62,7 @@ describe("POST /Activities", () => {
     ["a bad dateOfActivity", { dateOfActivity: "31/31/2026" }, "body.dateOfActivity"],
     ["a value of the wrong format", { inputs: "wrong" }, "body.inputs.0.value"],
     ["an unknown input", { inputs: "unknown" }, "body.inputs.0.id"],
-  ])("with %s", (_name, patch, field) => {
+  ] as [string, Record<string, unknown>, string][])("with %s", (_name, patch, field) => {
     it("answers 400 naming the field", async () => {
       const template = await seedActivityTemplate({ inputs: [{ format: "integer", required: true }] });
       const body: Record<string, unknown> = { basedOn: { id: template.id }, ...patch };
