@@ -1,0 +1,67 @@
+/**
+ * List filters shared by GET /WorkItems and GET /Activities: date-time ranges and day lists over a
+ * date-time column stored as ISO 8601 UTC text (so every condition is a range on the column's index),
+ * and a catalog of property definitions by application rule for the `properties` filter and order.
+ */
+import { z } from "@hono/zod-openapi";
+import { parseDateValue, queryError, splitCsv, type CatalogLookup, type Condition, type PropertyFormat } from "../pkg/query";
+import { joinBalanced } from "../pkg/query";
+
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DAY_MS = 86_400_000;
+
+function instant(raw: string, field: `query.${string}`): { iso: string; dateOnly: boolean } {
+  const epoch = parseDateValue(raw);
+  if (epoch === undefined) throw queryError(field, "format", `${field.slice(6)}: '${raw}' is not a date-time (ISO 8601, e.g. 2026-11-22T10:00:00Z).`);
+  return { iso: new Date(epoch).toISOString(), dateOnly: DAY.test(raw.trim()) };
+}
+
+/**
+ * `from` (inclusive) and `to` (inclusive; a date without time means the whole of that UTC day) over
+ * `column`, plus `days`: comma-separated yyyy-MM-dd, matching values on any of those UTC days.
+ */
+export function dateConditions(column: string, from: string | undefined, to: string | undefined, days: string | undefined, names: { from: string; to: string; days: string }): Condition[] {
+  const conditions: Condition[] = [];
+  if (from?.trim()) {
+    const start = instant(from, `query.${names.from}`).iso;
+    conditions.push((v) => `${column} >= ${v.value(start)}`);
+  }
+  if (to?.trim()) {
+    const end = instant(to, `query.${names.to}`);
+    if (end.dateOnly) {
+      const next = new Date(Date.parse(end.iso) + DAY_MS).toISOString();
+      conditions.push((v) => `${column} < ${v.value(next)}`);
+    } else {
+      conditions.push((v) => `${column} <= ${v.value(end.iso)}`);
+    }
+  }
+  const dayList = splitCsv(days);
+  if (dayList.length > 0) {
+    const ranges = [...new Set(dayList)].map((day, i) => {
+      const epoch = DAY.test(day) ? parseDateValue(day) : undefined;
+      if (epoch === undefined) throw queryError(`query.${names.days}`, "format", `Item ${i + 1} of ${names.days}, '${day}', is not a day (yyyy-MM-dd).`);
+      return [new Date(epoch).toISOString(), new Date(epoch + DAY_MS).toISOString()] as const;
+    });
+    conditions.push((v) => `(${joinBalanced(ranges.map(([start, end]) => `(${column} >= ${v.value(start)} AND ${column} < ${v.value(end)})`), "OR")})`);
+  }
+  return conditions;
+}
+
+export function dateFilterShape<F extends string, T extends string, D extends string>(from: F, to: T, days: D, what: string): Record<F | T | D, z.ZodOptional<z.ZodString>> {
+  return {
+    [from]: z.string().optional().openapi({ description: `Only entities whose ${what} is at or after this ISO 8601 date-time (UTC without a zone).`, example: "2026-11-01T00:00:00Z" }),
+    [to]: z.string().optional().openapi({ description: `Only entities whose ${what} is at or before this date-time; a date alone includes that whole UTC day.`, example: "2026-11-30" }),
+    [days]: z.string().optional().openapi({ description: `Only entities whose ${what} falls on one of these UTC days (comma-separated yyyy-MM-dd).`, example: "2026-11-22,2026-11-24" }),
+  } as Record<F | T | D, z.ZodOptional<z.ZodString>>;
+}
+
+/** The property definitions of one application rule, by name, for a list's properties filter and order. */
+export function propertyCatalog(db: D1Database, applicationRule: string): CatalogLookup {
+  return async (names) => {
+    const { results } = await db
+      .prepare("SELECT name, format, classification_id, is_multiselect FROM property_definitions WHERE application_rule = ?1 AND name IN (SELECT value FROM json_each(?2))")
+      .bind(applicationRule, JSON.stringify(names))
+      .all<{ name: string; format: PropertyFormat; classification_id: string | null; is_multiselect: number }>();
+    return new Map(results.map((r) => [r.name, { name: r.name, format: r.format, classificationId: r.classification_id, isMultiselect: r.is_multiselect === 1 }]));
+  };
+}

@@ -1,0 +1,155 @@
+/**
+ * Instantiation (spec section 3, rule 6): a work item based on work templates gets, for each
+ * template's latest revision, every WorkTemplateActivityTemplate as an activity (from the activity
+ * template's latest revision, or the revision this work item already used for it), each input
+ * template as an input, the template's tags and copies of its file references.
+ *
+ * This module reads what to copy and returns the statements that write it; the caller puts them in
+ * the work item's own batch, behind the assertions that the revisions read are unchanged.
+ */
+import { DEFAULT_STATUS } from "../work/common";
+import { ApiError, type FieldProblem } from "../pkg/errors";
+import { newEtagToken, type WriteContext } from "../pkg/db";
+import { insertActivitiesStatements, newActivityRows, toActivity, type ActivityInputRow, type ActivityRow } from "./activities/model";
+import type { Activity } from "./activities/schema";
+import { jsonRowStatements } from "./sql";
+import {
+  readActivityTemplateRevisions,
+  readLatestWorkTemplates,
+  templateAssertions,
+  type ActivityTemplateRevision,
+  type WorkTemplateRevision,
+} from "./template-revisions";
+
+export interface InstantiationRequest {
+  workItemId: string;
+  owner: { id: string; name: string | null };
+  /** The work templates to instantiate, with where each is named in the request. */
+  templates: { id: string; field: string }[];
+  /** Revisions the work item already used, by activity template id. */
+  usedRevisions: ReadonlyMap<string, number>;
+  /** Position of the first new activity (after the work item's existing ones). */
+  firstActivityPosition: number;
+  /** Position of the first new basedOn entry. */
+  firstBasedOnPosition: number;
+}
+
+export interface Instantiation {
+  /** Assertions to run first in the batch (the revisions read are unchanged). */
+  assertions: D1PreparedStatement[];
+  /** The writes: activities, inputs, basedOn and first-use rows, file references. */
+  writes: D1PreparedStatement[];
+  basedOn: { id: string; revision: number }[];
+  tags: string[];
+  activities: Activity[];
+}
+
+const EMPTY: Omit<Instantiation, "assertions" | "writes"> = { basedOn: [], tags: [], activities: [] };
+
+/** Reads the templates and prepares the statements; throws ValidationFailed naming missing templates. */
+export async function prepareInstantiation(ctx: WriteContext, request: InstantiationRequest): Promise<Instantiation> {
+  if (request.templates.length === 0) return { ...EMPTY, assertions: [], writes: [] };
+  const db = ctx.db;
+  const works = await readLatestWorkTemplates(db, request.templates.map((t) => t.id));
+  const errors: FieldProblem[] = request.templates
+    .filter((t) => !works.has(t.id))
+    .map((t) => ({ field: t.field, rule: "exists", message: `The work template ${t.id} does not exist.` }));
+  if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+  const ordered = request.templates.map((t) => works.get(t.id)!);
+
+  const activityTemplateIds = [...new Set(ordered.flatMap((w) => w.activityTemplates.map((a) => a.activityTemplateId)))];
+  const revisions = await readActivityTemplateRevisions(
+    db,
+    activityTemplateIds.map((id) => ({ id, revision: request.usedRevisions.get(id) ?? "latest" })),
+  );
+  const missing = request.templates.filter((t) => works.get(t.id)!.activityTemplates.some((a) => !revisions.has(a.activityTemplateId)));
+  if (missing.length > 0) {
+    const problems = missing.map((t) => ({ field: t.field, rule: "activityTemplate", message: `The work template ${t.id} uses an activity template that does not exist.` }));
+    throw new ApiError("ValidationFailed", problems.map((e) => e.message).join("; "), { errors: problems });
+  }
+
+  const rows: ActivityRow[] = [];
+  const inputs: ActivityInputRow[] = [];
+  const activities: Activity[] = [];
+  let position = request.firstActivityPosition;
+  for (const work of ordered) {
+    for (const wtat of work.activityTemplates) {
+      const template = revisions.get(wtat.activityTemplateId)!;
+      const made = newActivityRows({
+        id: ctx.uuid(),
+        workItemId: request.workItemId,
+        template,
+        displayName: template.row.display_name,
+        referenceId: template.row.reference_id,
+        status: DEFAULT_STATUS,
+        dateOfActivity: null,
+        owner: request.owner,
+        responsible: null,
+        activityTypeId: template.row.activity_type_id,
+        activityTypeName: template.row.activity_type_name,
+        position: position++,
+        metadata: null,
+        etag: newEtagToken(),
+        now: ctx.now,
+        actorId: ctx.actorId,
+      });
+      rows.push(made.row);
+      inputs.push(...made.inputs);
+      activities.push(toActivity(made.row, made.inputs, []));
+    }
+  }
+
+  const firstUses = [...revisions.values()].filter((r) => !request.usedRevisions.has(r.row.id));
+  const basedOn = ordered.map((w) => ({ id: w.id, revision: w.revision }));
+  return {
+    assertions: templateAssertions(db, ordered, [...revisions.values()]),
+    writes: [
+      ...insertActivitiesStatements(db, rows, inputs, ctx.actorId),
+      ...basedOnStatements(db, request.workItemId, basedOn, request.firstBasedOnPosition, ctx.now),
+      // A plain INSERT: a first use recorded meanwhile by another request fails the batch, which is then retried.
+      ...jsonRowStatements(
+        db,
+        `INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, created_at)
+         SELECT ?2, json_extract(value, '$.id'), json_extract(value, '$.revision'), ?3 FROM json_each(?1)`,
+        firstUses.map((r) => ({ id: r.row.id, revision: r.row.revision })),
+        request.workItemId,
+        ctx.now,
+      ),
+      ...fileReferenceCopies(ctx, request.workItemId, ordered),
+    ],
+    basedOn,
+    tags: ordered.flatMap((w) => w.tags),
+    activities,
+  };
+}
+
+function basedOnStatements(db: D1Database, workItemId: string, basedOn: readonly { id: string; revision: number }[], first: number, now: string): D1PreparedStatement[] {
+  return jsonRowStatements(
+    db,
+    `INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at)
+     SELECT ?2, json_extract(value, '$.id'), json_extract(value, '$.revision'), ?3 + key, ?4 FROM json_each(?1)`,
+    basedOn,
+    workItemId,
+    first,
+    now,
+  );
+}
+
+/** Copies of the templates' file references, owned by the work item and pointing back at their origin. */
+function fileReferenceCopies(ctx: WriteContext, workItemId: string, works: readonly WorkTemplateRevision[]): D1PreparedStatement[] {
+  const copies = works.flatMap((w) =>
+    w.fileReferences.map((f) => ({ id: ctx.uuid(), location: f.location, platformFileId: f.platformFileId, url: f.url, name: f.name, inheritedFrom: f.id })),
+  );
+  return jsonRowStatements(
+    ctx.db,
+    `INSERT INTO file_references (id, owner_kind, owner_id, location, platform_file_id, url, name, inherited_from, created_at, created_by)
+     SELECT json_extract(value, '$.id'), 'workItem', ?2, json_extract(value, '$.location'), json_extract(value, '$.platformFileId'),
+            json_extract(value, '$.url'), json_extract(value, '$.name'), json_extract(value, '$.inheritedFrom'), ?3, ?4 FROM json_each(?1)`,
+    copies,
+    workItemId,
+    ctx.now,
+    ctx.actorId,
+  );
+}
+
+export type { ActivityTemplateRevision };

@@ -1,0 +1,88 @@
+/** GET /WorkItems with every filter of 4.2, and GET /WorkItems/UniqueValues, on the shared list engine. */
+import { z } from "@hono/zod-openapi";
+import { designationConditions, designationFilterShape } from "../assets/designations";
+import {
+  compileListQuery,
+  compileUniqueValues,
+  csvInList,
+  defineList,
+  listQueryShape,
+  parseUuidList,
+  runListQuery,
+  runUniqueValues,
+  uniqueValuesQueryShape,
+  type Condition,
+  type UniqueValuesResult,
+} from "../pkg/query";
+import { statusesCondition, tagsCondition } from "../work/common";
+import { dateConditions, dateFilterShape, propertyCatalog } from "./filters";
+import { KIND, toWorkItems, WORK_ITEM_COLUMNS, type WorkItemRow } from "./model";
+import type { WorkItem } from "./schema";
+
+export const workItemList = defineList({
+  table: "work_items",
+  alias: "w",
+  entityKind: KIND,
+  idColumn: "id",
+  select: WORK_ITEM_COLUMNS.split(", ").map((c) => `w.${c}`).join(", "),
+  fields: {
+    displayName: { column: "w.display_name" },
+    referenceId: { column: "w.reference_id" },
+    status: { column: "w.status" },
+    dueDate: { column: "w.due_date", type: "datetime" },
+    "objectOwner.name": { column: "w.owner_name", uniqueValues: false },
+    // Unique values of the owner: the id (usable in objectOwnerIds) named by the name.
+    objectOwner: { column: "w.owner_id", displayColumn: "w.owner_name", orderable: false },
+    typeId: { column: "w.type_id", orderable: false },
+    createdAt: { column: "w.created_at", type: "datetime", uniqueValues: false },
+    updatedAt: { column: "w.updated_at", type: "datetime", uniqueValues: false },
+  },
+  searchColumns: ["w.display_name", "w.reference_id"],
+  defaultOrder: "displayName asc",
+});
+
+export const WorkItemListQuery = z.object({
+  ...listQueryShape,
+  statuses: z.string().optional().openapi({ description: "Only these statuses (comma-separated system status names or user status ids)." }),
+  ...dateFilterShape("dueDateFrom", "dueDateTo", "dueDates", "dueDate"),
+  objectOwnerIds: z.string().optional().openapi({ description: "Only work items owned by these users (comma-separated ids)." }),
+  tags: z.string().optional().openapi({ description: "Only work items carrying any of these tags (comma-separated, exact)." }),
+  basedOnIds: z.string().optional().openapi({ description: "Only work items based on any of these work templates (comma-separated ids, any revision)." }),
+  ...designationFilterShape,
+  order: listQueryShape.order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, dueDate, objectOwner.name, createdAt, updatedAt and properties.{name} (WorkItem properties). Default: displayName asc.",
+  }),
+});
+
+export type WorkItemListParams = z.infer<typeof WorkItemListQuery>;
+
+export const WorkItemUniqueValuesQuery = z.object({
+  ...uniqueValuesQueryShape,
+  fieldNames: uniqueValuesQueryShape.fieldNames.openapi({
+    param: { required: true },
+    description: "Required. Comma-separated: displayName, referenceId, status, dueDate, objectOwner, typeId, properties.{name}.",
+  }),
+});
+
+function conditions(params: WorkItemListParams): Condition[] {
+  const basedOnIds = parseUuidList(params.basedOnIds, "query.basedOnIds");
+  return [
+    ...statusesCondition("w.status", params.statuses),
+    ...dateConditions("w.due_date", params.dueDateFrom, params.dueDateTo, params.dueDates, { from: "dueDateFrom", to: "dueDateTo", days: "dueDates" }),
+    ...csvInList("w.owner_id", params.objectOwnerIds),
+    ...tagsCondition(KIND, "w.id", params.tags),
+    ...(basedOnIds.length > 0 ? [(v: Parameters<Condition>[0]) => `w.id IN (SELECT work_item_id FROM work_item_templates WHERE work_template_id IN ${v.list(basedOnIds)})`] : []),
+    ...designationConditions(KIND, "w.id", params),
+  ];
+}
+
+export async function listWorkItems(db: D1Database, params: WorkItemListParams): Promise<{ items: WorkItem[]; total: number | undefined }> {
+  const query = await compileListQuery(workItemList, params, propertyCatalog(db, "WorkItem"), conditions(params));
+  const { items, total } = await runListQuery<WorkItemRow>(db, query);
+  return { items: await toWorkItems(db, items), total };
+}
+
+export async function workItemUniqueValues(db: D1Database, params: z.infer<typeof WorkItemUniqueValuesQuery>): Promise<UniqueValuesResult[]> {
+  return runUniqueValues(db, await compileUniqueValues(workItemList, params, propertyCatalog(db, "WorkItem")));
+}

@@ -1,0 +1,228 @@
+/**
+ * Work item writes. Each create, update and delete is ONE db.batch(): the work item, its properties,
+ * tags, designations and, for the templates newly in basedOn, the instantiated activities, inputs,
+ * file references and basedOn rows, plus the outbox events. The batch opens with assertions that
+ * the work item (on update/delete) and every template revision read are unchanged; when one fails
+ * the write reads again and retries (write.ts).
+ */
+import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
+import { preconditionFailed } from "../pkg/etag";
+import { assertStatement, newEtagToken, type WriteContext } from "../pkg/db";
+import { replacePropertyValuesStatements, deletePropertyValuesStatement } from "../properties/values";
+import { deleteDesignationsStatement, replaceDesignationsStatements } from "../assets/designations";
+import type { Versioned } from "../properties/categories/store";
+import { normaliseTags, replaceTagsStatements } from "../work/common";
+import { checkWorkItemFields, propertyRows, readableDesignations, readableProperties, type WorkItemFields } from "./fields";
+import { prepareInstantiation, type Instantiation } from "./instantiate";
+import { findWorkItemRow, KIND, toWorkItem, type WorkItemRow } from "./model";
+import type { CreateWorkItemInput, UpdateWorkItemInput, WorkItem } from "./schema";
+import { outboxManyStatements } from "./sql";
+import { readUsedRevisions } from "./template-revisions";
+import { etagAssertion, retrying, runGuarded, type WriteHooks } from "./write";
+
+export async function getWorkItem(db: D1Database, id: string): Promise<Versioned<WorkItem>> {
+  const row = await findWorkItemRow(db, id);
+  if (!row) throw notFound("Work item", id);
+  return { value: await toWorkItem(db, row), etag: row.etag };
+}
+
+function duplicateBasedOn(basedOn: readonly { id: string }[]): FieldProblem[] {
+  const seen = new Set<string>();
+  const problems: FieldProblem[] = [];
+  basedOn.forEach((b, i) => {
+    const id = b.id.toLowerCase();
+    if (seen.has(id)) problems.push({ field: `body.basedOn.${i}.id`, rule: "unique", message: `The work template ${id} is listed more than once.` });
+    seen.add(id);
+  });
+  return problems;
+}
+
+function validationFailed(problems: FieldProblem[]): ApiError {
+  return new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
+}
+
+function rowOf(id: string, input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null }, fields: WorkItemFields, tags: string[], etag: string, createdAt: string, now: string): WorkItemRow {
+  return {
+    id,
+    display_name: input.displayName,
+    reference_id: input.referenceId,
+    status: fields.status,
+    due_date: fields.dueDate,
+    type_id: fields.typeId,
+    owner_id: fields.owner.id,
+    owner_name: fields.owner.name,
+    tags: JSON.stringify(tags),
+    metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
+    etag,
+    created_at: createdAt,
+    updated_at: now,
+  };
+}
+
+function workItemOf(row: WorkItemRow, fields: WorkItemFields, basedOn: { id: string; revision: number }[], deviationIds: string[]): WorkItem {
+  return {
+    id: row.id,
+    displayName: row.display_name,
+    referenceId: row.reference_id,
+    status: row.status,
+    dueDate: row.due_date,
+    objectOwner: { id: row.owner_id, name: row.owner_name },
+    typeId: row.type_id,
+    tags: JSON.parse(row.tags) as string[],
+    properties: readableProperties(fields),
+    basedOn,
+    designations: readableDesignations(fields.designations),
+    deviationIds,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, unknown>),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The statements every write of the work item's own fields makes. */
+function fieldStatements(ctx: WriteContext, id: string, fields: WorkItemFields, tags: string[]): D1PreparedStatement[] {
+  return [
+    ...replacePropertyValuesStatements(ctx.db, KIND, id, propertyRows(id, fields)),
+    ...replaceTagsStatements(ctx.db, KIND, id, tags),
+    ...replaceDesignationsStatements(ctx.db, KIND, id, fields.designations),
+  ];
+}
+
+function activityEvents(ctx: WriteContext, instantiation: Instantiation): D1PreparedStatement[] {
+  return outboxManyStatements(
+    ctx.db,
+    ctx,
+    instantiation.activities.map((a) => ({ entityKind: "activity", entityId: a.id, action: "created" as const, payload: a })),
+  );
+}
+
+export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
+  const duplicates = duplicateBasedOn(input.basedOn);
+  if (duplicates.length > 0) throw validationFailed(duplicates);
+  const fields = await checkWorkItemFields(ctx, input, null);
+  const id = ctx.uuid();
+  const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
+  return retrying("work item", async (attempt) => {
+    const instantiation = await prepareInstantiation(ctx, { workItemId: id, owner: fields.owner, templates, usedRevisions: new Map(), firstActivityPosition: 0, firstBasedOnPosition: 0 });
+    const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
+    const row = rowOf(id, input, fields, tags, newEtagToken(), ctx.now, ctx.now);
+    const item = workItemOf(row, fields, instantiation.basedOn, []);
+    await hooks.beforeWrite?.(attempt);
+    const done = await runGuarded(ctx.db, [
+      ...instantiation.assertions,
+      ctx.db
+        .prepare(
+          `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at, created_by)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
+        )
+        .bind(id, row.display_name, row.reference_id, row.status, row.due_date, row.type_id, row.owner_id, row.owner_name, row.tags, row.metadata, row.etag, ctx.now, ctx.actorId),
+      ...fieldStatements(ctx, id, fields, tags),
+      ...instantiation.writes,
+      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
+      ...activityEvents(ctx, instantiation),
+    ]);
+    return done ? { value: item, etag: row.etag } : undefined;
+  });
+}
+
+interface BasedOnRow {
+  id: string;
+  revision: number;
+  position: number;
+}
+
+export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
+  const id = input.id.toLowerCase();
+  const duplicates = duplicateBasedOn(input.basedOn ?? []);
+  if (duplicates.length > 0) throw validationFailed(duplicates);
+  return retrying("work item", async (attempt) => {
+    const current = await findWorkItemRow(ctx.db, id);
+    if (!current) throw notFound("Work item", id);
+    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+    const [existing, deviations, next] = await ctx.db.batch<Record<string, unknown>>([
+      ctx.db.prepare("SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE work_item_id = ?1 ORDER BY position").bind(id),
+      ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
+      ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
+    ]);
+    const basedOnRows = (existing?.results ?? []) as unknown as BasedOnRow[];
+    const requested = (input.basedOn ?? basedOnRows).map((b) => b.id.toLowerCase());
+    const removed = basedOnRows.filter((b) => !requested.includes(b.id));
+    if (removed.length > 0) {
+      throw validationFailed(
+        removed.map((b) => ({
+          field: "body.basedOn",
+          rule: "instantiated",
+          message: `The work template ${b.id} (revision ${b.revision}) was instantiated in this work item and cannot be removed from basedOn.`,
+        })),
+      );
+    }
+    const known = new Set(basedOnRows.map((b) => b.id));
+    const templates = requested.map((tid, i) => ({ id: tid, field: `body.basedOn.${i}.id` })).filter((t) => !known.has(t.id));
+    const fields = await checkWorkItemFields(ctx, input, current);
+    const instantiation = await prepareInstantiation(ctx, {
+      workItemId: id,
+      owner: fields.owner,
+      templates,
+      usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
+      firstActivityPosition: ((next?.results[0] as { position: number } | undefined)?.position) ?? 0,
+      firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
+    });
+    const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
+    const row = rowOf(id, input, fields, tags, newEtagToken(), current.created_at, ctx.now);
+    const basedOn = [...basedOnRows.map((b) => ({ id: b.id, revision: b.revision })), ...instantiation.basedOn];
+    const deviationIds = ((deviations?.results ?? []) as { deviation_id: string }[]).map((d) => d.deviation_id);
+    const item = workItemOf(row, fields, basedOn, deviationIds);
+    await hooks.beforeWrite?.(attempt);
+    const done = await runGuarded(ctx.db, [
+      etagAssertion(ctx.db, "work_items", id, current.etag),
+      ...instantiation.assertions,
+      ctx.db
+        .prepare(
+          `UPDATE work_items SET display_name = ?1, reference_id = ?2, status = ?3, due_date = ?4, type_id = ?5, owner_id = ?6, owner_name = ?7, tags = ?8,
+                  metadata = ?9, etag = ?10, updated_at = ?11 WHERE id = ?12`,
+        )
+        .bind(row.display_name, row.reference_id, row.status, row.due_date, row.type_id, row.owner_id, row.owner_name, row.tags, row.metadata, row.etag, ctx.now, id),
+      ...fieldStatements(ctx, id, fields, tags),
+      ...instantiation.writes,
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "updated", payload: item }, { table: "work_items", etag: row.etag }),
+      ...activityEvents(ctx, instantiation),
+    ]);
+    return done ? { value: item, etag: row.etag } : undefined;
+  });
+}
+
+/**
+ * Deletes the work item with everything that belongs to it: activities (and their inputs and
+ * designations), designations, property values, tags, file references, deviation links, basedOn and
+ * used-revision rows. The templates' revisions stay as they are (a revision once used stays frozen).
+ */
+export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<void> {
+  const db = ctx.db;
+  await retrying("work item", async () => {
+    const current = await findWorkItemRow(db, id);
+    if (!current) throw notFound("Work item", id);
+    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+    const { results } = await db.prepare("SELECT id FROM activities WHERE work_item_id = ?1").bind(id).all<{ id: string }>();
+    const ofActivities = "(SELECT id FROM activities WHERE work_item_id = ?1)";
+    const done = await runGuarded(db, [
+      etagAssertion(db, "work_items", id, current.etag),
+      // An activity added meanwhile would go without its event: read again instead.
+      assertStatement(db, "(SELECT count(*) FROM activities WHERE work_item_id = ?1) = ?2", id, results.length),
+      db.prepare(`DELETE FROM activity_inputs WHERE activity_id IN ${ofActivities}`).bind(id),
+      db.prepare(`DELETE FROM designations WHERE entity_kind = 'activity' AND entity_id IN ${ofActivities}`).bind(id),
+      db.prepare("DELETE FROM activities WHERE work_item_id = ?1").bind(id),
+      deleteDesignationsStatement(db, KIND, id),
+      deletePropertyValuesStatement(db, KIND, id),
+      ...replaceTagsStatements(db, KIND, id, []),
+      db.prepare("DELETE FROM file_references WHERE owner_kind = 'workItem' AND owner_id = ?1").bind(id),
+      db.prepare("DELETE FROM deviation_work_items WHERE work_item_id = ?1").bind(id),
+      db.prepare("DELETE FROM work_item_templates WHERE work_item_id = ?1").bind(id),
+      db.prepare("DELETE FROM work_item_activity_templates WHERE work_item_id = ?1").bind(id),
+      db.prepare("DELETE FROM work_items WHERE id = ?1").bind(id),
+      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }),
+      ...outboxManyStatements(db, ctx, results.map((a) => ({ entityKind: "activity", entityId: a.id, action: "deleted" as const, payload: { workItemId: id } }))),
+    ]);
+    return done ? true : undefined;
+  });
+}
