@@ -18,6 +18,7 @@ import { startWorkers } from "./lib/miniflare.mjs";
 import { machine, markdownSummary } from "./lib/report.mjs";
 import { bundleInventory, checkStartup, writeProbe } from "./lib/startup.mjs";
 import { runUploadSection } from "./lib/upload.mjs";
+import { deviationSummary, runDeviationSection } from "./lib/deviations.mjs";
 import { runImageSection } from "./image-bench.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -28,7 +29,8 @@ const seconds = () => round((Date.now() - started) / 1000, 1);
 const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // `npm run bench -- --only upload` runs the upload section alone (it starts its own Miniflare);
 // `--only list` runs bench B alone (no bundle build, no bench A, no startup check); `--only core`
-// runs bench A, bench B and the startup check (not the upload and image sections).
+// runs bench A, bench B and the startup check (not the upload and image sections); `--only deviations`
+// runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -114,6 +116,14 @@ async function main() {
   if (only === "upload") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
     await runUploadSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    return;
+  }
+  if (only === "deviations") {
+    const result = await runDeviationSection({ root, benchDir, credentials: await benchCredentials(root), step });
+    const command = "npm run bench -- --only deviations";
+    writeFileSync(join(benchDir, "deviations-results.json"), `${JSON.stringify({ finishedAt: new Date().toISOString(), command, machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result }, null, 2)}\n`);
+    step("done; .bench/deviations-results.json written. Summary for docs/benchmarks.md:\n");
+    console.log(deviationSummary(result, command));
     return;
   }
   if (only === "images") {
