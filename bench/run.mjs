@@ -19,6 +19,7 @@ import { machine, markdownSummary } from "./lib/report.mjs";
 import { bundleInventory, checkStartup, writeProbe } from "./lib/startup.mjs";
 import { runTemplatesSection } from "./lib/templates.mjs";
 import { runUploadSection } from "./lib/upload.mjs";
+import { deviationSummary, runDeviationSection } from "./lib/deviations.mjs";
 import { runImageSection } from "./image-bench.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -30,7 +31,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // `npm run bench -- --only upload` runs the upload section alone (it starts its own Miniflare);
 // `--only list` runs bench B alone (no bundle build, no bench A, no startup check); `--only core`
 // runs bench A, bench B and the startup check (not the upload and image sections); `--only templates`
-// runs the template copy section (PUT that copies vs PUT in place) alone.
+// runs the template copy section (PUT that copies vs PUT in place) alone; `--only deviations`
+// runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -121,6 +123,14 @@ async function main() {
   if (only === "templates") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
     await templatesSection(buildWorkerBundle(root, join(benchDir, "build")), await benchCredentials(root));
+    return;
+  }
+  if (only === "deviations") {
+    const result = await runDeviationSection({ root, benchDir, credentials: await benchCredentials(root), step });
+    const command = "npm run bench -- --only deviations";
+    writeFileSync(join(benchDir, "deviations-results.json"), `${JSON.stringify({ finishedAt: new Date().toISOString(), command, machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result }, null, 2)}\n`);
+    step("done; .bench/deviations-results.json written. Summary for docs/benchmarks.md:\n");
+    console.log(deviationSummary(result, command));
     return;
   }
   if (only === "images") {

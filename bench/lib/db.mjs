@@ -51,7 +51,7 @@ const FIVE_YEARS = 5 * 365 * 86400;
  * wallThickness 3..25 (2 decimals); inspectedAt uniform over 2021..2025, missing on 5% (those sort
  * last); tag unique text. The bench filter `severity ge 4 and area eq 'north'` selects about 3%.
  */
-function valueStatements(kind) {
+export function valueStatements(kind) {
   const table = `${kind}_entities`;
   const insert = "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_num, value_json)";
   const from = (expr) => `WITH r AS MATERIALIZED (SELECT id, rowid AS n, ${expr} AS v FROM ${table})`;

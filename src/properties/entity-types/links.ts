@@ -22,6 +22,15 @@ interface DefinitionRow extends DefinitionLinkRow {
 }
 
 /**
+ * The application rules a type with `appliesTo` may link. A deviation type links its own
+ * deviationType definitions (values the type itself carries) and the Deviation definitions its
+ * deviations carry; every other rule links only itself.
+ */
+export function linkableRules(appliesTo: ApplicationRule): readonly ApplicationRule[] {
+  return appliesTo === "deviationType" ? ["deviationType", "Deviation"] : [appliesTo];
+}
+
+/**
  * Checks the requested links (lower-case definition ids in order) and returns the definitions in that
  * order, or throws one ValidationFailed listing every problem. `appliesTo` null (the default type)
  * accepts definitions of any application rule.
@@ -50,11 +59,11 @@ export async function checkLinks(db: D1Database, appliesTo: ApplicationRule | nu
       errors.push({ field, rule: "exists", message: `The property definition ${id} does not exist.` });
       return;
     }
-    if (appliesTo !== null && definition.application_rule !== appliesTo) {
+    if (appliesTo !== null && !linkableRules(appliesTo).includes(definition.application_rule)) {
       errors.push({
         field,
         rule: "applicationRule",
-        message: `The property definition '${definition.name}' has the application rule ${definition.application_rule}; this type links only ${appliesTo} definitions.`,
+        message: `The property definition '${definition.name}' has the application rule ${definition.application_rule}; this type links only ${linkableRules(appliesTo).join(" or ")} definitions.`,
       });
       return;
     }

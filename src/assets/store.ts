@@ -1,0 +1,203 @@
+/**
+ * The asset catalogue in D1. Kind and parent never change after creation, so `plant_id` (derived on
+ * create from the parent chain) stays true without ever being rewritten.
+ */
+import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
+import { preconditionFailed } from "../pkg/etag";
+import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
+import type { Versioned } from "../properties/categories/store";
+import type { AssetKind } from "./designations";
+import { PARENT_RULES, type Asset, type AssetInput, type AssetUpdate } from "./schema";
+
+export interface AssetRow {
+  id: string;
+  kind: AssetKind;
+  name: string;
+  parent_id: string | null;
+  plant_id: string | null;
+  metadata: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+  parent_kind: AssetKind | null;
+  parent_name: string | null;
+  plant_name: string | null;
+}
+
+const KIND = "asset";
+
+/** Columns of a read, with the parent's and the plant's names (aliases a, par, pl). */
+export const ASSET_SELECT =
+  "a.id, a.kind, a.name, a.parent_id, a.plant_id, a.metadata, a.etag, a.created_at, a.updated_at, par.kind AS parent_kind, par.name AS parent_name, pl.name AS plant_name";
+export const ASSET_JOINS = ["LEFT JOIN assets par ON par.id = a.parent_id", "LEFT JOIN assets pl ON pl.id = a.plant_id"];
+
+export function toAsset(row: AssetRow): Versioned<Asset> {
+  return {
+    value: {
+      id: row.id,
+      kind: row.kind,
+      name: row.name,
+      parentId: row.parent_id,
+      parent: row.parent_id && row.parent_kind && row.parent_name !== null ? { id: row.parent_id, kind: row.parent_kind, name: row.parent_name } : null,
+      plant: row.plant_id && row.plant_name !== null ? { id: row.plant_id, name: row.plant_name } : null,
+      metadata: parseJson<Record<string, unknown>>(row.metadata),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    },
+    etag: row.etag,
+  };
+}
+
+async function readRow(db: D1Database, id: string): Promise<AssetRow | null> {
+  return db.prepare(`SELECT ${ASSET_SELECT} FROM assets a ${ASSET_JOINS.join(" ")} WHERE a.id = ?1`).bind(id.toLowerCase()).first<AssetRow>();
+}
+
+export async function getAsset(db: D1Database, id: string): Promise<Versioned<Asset>> {
+  const row = await readRow(db, id);
+  if (!row) throw notFound("Asset", id);
+  return toAsset(row);
+}
+
+const plantNameTaken = (name: string) =>
+  conflict(`A plant named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "Plant names are unique (case-insensitive)." }]);
+
+/** Checks the parent against the kind's rules; returns the parent row (or null) and the derived plant id. */
+async function checkParent(db: D1Database, kind: AssetKind, parentId: string | null): Promise<{ parent: AssetRow | null; plantId: string | null }> {
+  const rule = PARENT_RULES[kind];
+  if (parentId === null) {
+    if (!rule.optional) throw invalid("body.parentId", "required", `A ${kind} needs a parent: ${rule.parents.join(" or ")}.`);
+    return { parent: null, plantId: null };
+  }
+  if (rule.parents.length === 0) throw invalid("body.parentId", "parentKind", `A ${kind} has no parent.`);
+  const parent = await readRow(db, parentId);
+  if (!parent) throw invalid("body.parentId", "exists", `The asset ${parentId} does not exist.`);
+  if (!rule.parents.includes(parent.kind)) {
+    throw invalid("body.parentId", "parentKind", `A ${kind}'s parent must be a ${rule.parents.join(" or ")}; '${parent.name}' is a ${parent.kind}.`);
+  }
+  return { parent, plantId: parent.kind === "plant" ? parent.id : parent.plant_id };
+}
+
+function readBack(row: Omit<AssetRow, "parent_kind" | "parent_name" | "plant_name">, parent: AssetRow | null, plantName: string | null): Versioned<Asset> {
+  return toAsset({ ...row, parent_kind: parent?.kind ?? null, parent_name: parent?.name ?? null, plant_name: plantName });
+}
+
+async function runWrite(db: D1Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
+  try {
+    return await runBatch(db, statements, () => plantNameTaken(name));
+  } catch (error) {
+    // The parent was deleted between the check and the write.
+    if (isForeignKeyViolation(error)) throw conflict("The parent asset was deleted meanwhile.");
+    throw error;
+  }
+}
+
+export async function createAsset(ctx: WriteContext, input: AssetInput): Promise<Versioned<Asset>> {
+  const { parent, plantId: parentPlant } = await checkParent(ctx.db, input.kind, input.parentId?.toLowerCase() ?? null);
+  const id = ctx.uuid();
+  const plantId = input.kind === "plant" ? id : parentPlant;
+  const plantName = input.kind === "plant" ? input.name : parent?.kind === "plant" ? parent.name : (parent?.plant_name ?? null);
+  const row = {
+    id,
+    kind: input.kind,
+    name: input.name,
+    parent_id: parent?.id ?? null,
+    plant_id: plantId,
+    metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
+    etag: newEtagToken(),
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
+  const created = readBack(row, parent, plantName);
+  await runWrite(
+    ctx.db,
+    [
+      ctx.db
+        .prepare(
+          `INSERT INTO assets (id, kind, name, parent_id, plant_id, metadata, etag, created_at, updated_at, created_by)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)`,
+        )
+        .bind(id, row.kind, row.name, row.parent_id, row.plant_id, row.metadata, row.etag, ctx.now, ctx.actorId),
+      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value }),
+    ],
+    input.name,
+  );
+  return created;
+}
+
+export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promise<Versioned<Asset>> {
+  const current = await readRow(ctx.db, input.id);
+  if (!current) throw notFound("Asset", input.id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const errors: FieldProblem[] = [];
+  if (input.kind !== current.kind) errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
+  if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
+    errors.push({ field: "body.parentId", rule: "immutable", message: "The parent cannot be changed; create the asset under its new parent instead." });
+  }
+  if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+  const etag = newEtagToken();
+  const metadata = input.metadata === null ? null : JSON.stringify(input.metadata);
+  const updated = toAsset({
+    ...current,
+    name: input.name,
+    metadata,
+    etag,
+    updated_at: ctx.now,
+    plant_name: current.kind === "plant" ? input.name : current.plant_name,
+  });
+  const [update] = await runWrite(
+    ctx.db,
+    [
+      ctx.db
+        .prepare("UPDATE assets SET name = ?1, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+        .bind(input.name, metadata, etag, ctx.now, current.id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value }, { table: "assets", etag }),
+    ],
+    input.name,
+  );
+  if (update?.meta.changes !== 1) throw preconditionFailed();
+  return updated;
+}
+
+/** What keeps an asset: designations, children, files whose access metadata names it. */
+const USES_SQL = `SELECT
+    (SELECT count(*) FROM designations WHERE asset_id = ?1) AS designations,
+    (SELECT count(*) FROM assets WHERE parent_id = ?1) AS children,
+    (SELECT count(*) FROM files WHERE object_id = ?1) AS files`;
+
+async function uses(db: D1Database, id: string): Promise<string[]> {
+  const row = await db.prepare(USES_SQL).bind(id).first<{ designations: number; children: number; files: number }>();
+  const reasons: string[] = [];
+  if (row?.designations) reasons.push(`${row.designations} designation(s) of deviations, activities or work items`);
+  if (row?.children) reasons.push(`${row.children} child asset(s)`);
+  if (row?.files) reasons.push(`${row.files} file(s) whose access metadata names it`);
+  return reasons;
+}
+
+export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> {
+  const current = await readRow(ctx.db, id);
+  if (!current) throw notFound("Asset", id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const inUse = async () => {
+    const reasons = await uses(ctx.db, current.id);
+    return reasons.length > 0 ? new ApiError("InUse", `The asset '${current.name}' is still used by ${reasons.join(", ")}.`) : null;
+  };
+  const refused = await inUse();
+  if (refused) throw refused;
+  try {
+    const [, removed] = await ctx.db.batch([
+      // Re-checked inside the batch, so a designation or child added since the check above aborts it.
+      assertStatement(
+        ctx.db,
+        "NOT EXISTS (SELECT 1 FROM designations WHERE asset_id = ?1) AND NOT EXISTS (SELECT 1 FROM assets WHERE parent_id = ?1) AND NOT EXISTS (SELECT 1 FROM files WHERE object_id = ?1)",
+        current.id,
+      ),
+      ctx.db.prepare("DELETE FROM assets WHERE id = ?1 AND etag = ?2").bind(current.id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) throw preconditionFailed();
+  } catch (error) {
+    if (isAssertionFailure(error) || isForeignKeyViolation(error)) throw (await inUse()) ?? preconditionFailed();
+    throw error;
+  }
+}

@@ -1,0 +1,108 @@
+/** Deviations (spec 2.3): shapes read and written by /Deviations. */
+import { z } from "@hono/zod-openapi";
+import { AssetRefInputSchema, AssetRefSchema } from "../assets/designations";
+import { MetadataSchema, PersonSchema, StatusSchema } from "../work/common";
+import { GENERAL_TYPE_ID } from "./types/schema";
+
+/** Most relationships one deviation has. */
+export const MAX_RELATIONSHIPS = 200;
+
+export const RiskSchema = z
+  .object({
+    id: z.string().trim().min(1).max(200).openapi({ description: "The risk's id in the risk service (free reference, not validated)." }),
+    name: z.string().trim().max(500).nullable().default(null),
+  })
+  .strict()
+  .openapi("RiskReference");
+
+export const AssetReferenceSchema = z
+  .object({
+    mainSystem: AssetRefSchema.nullable(),
+    designObject: AssetRefSchema.nullable(),
+    equipment: AssetRefSchema.nullable(),
+    plant: z.object({ id: z.uuid(), name: z.string() }).nullable().openapi({ description: "Derived from the designated assets; read-only." }),
+  })
+  .openapi("DeviationAssetReference");
+
+export const DeviationSchema = z
+  .object({
+    id: z.uuid(),
+    referenceId: z.string(),
+    description: z.string().nullable(),
+    status: z.string(),
+    type: z.object({ id: z.uuid(), name: z.string() }),
+    objectOwner: z.object({ id: z.string(), name: z.string().nullable() }),
+    risk: z.object({ id: z.string(), name: z.string().nullable() }).nullable(),
+    assetReference: AssetReferenceSchema,
+    properties: z.array(z.object({ name: z.string(), value: z.unknown() })).openapi({ description: "Every Deviation property linked to the type, in link order." }),
+    relationships: z.array(z.object({ id: z.uuid(), referenceId: z.string() })).openapi({ description: "Related deviations (symmetric)." }),
+    workItemIds: z.array(z.uuid()).openapi({ description: "Linked work items; read-only (link with POST /Deviations/{id}/WorkItems/{workItemId})." }),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi("Deviation");
+
+export type Deviation = z.infer<typeof DeviationSchema>;
+
+const ref = AssetRefInputSchema.nullable().default(null);
+
+const AssetReferenceInputSchema = z
+  .object({
+    mainSystem: ref,
+    designObject: ref,
+    equipment: ref,
+    plant: z.unknown().optional().openapi({ description: "Read-only; ignored (derived)." }),
+  })
+  .strict()
+  .openapi("DeviationAssetReferenceInput");
+
+const RelationshipInput = z
+  .object({ id: z.uuid(), referenceId: z.string().optional().openapi({ description: "Read-only; ignored." }) })
+  .strict();
+
+const fields = {
+  referenceId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .openapi({ description: "Unique (case-insensitive). On create, when absent: DEV- and the first 8 hex digits of the id, upper-case. On PUT, when absent: kept." }),
+  description: z.string().max(10_000).nullable().default(null),
+  status: StatusSchema.default("new"),
+  typeId: z
+    .uuid()
+    .optional()
+    .openapi({ description: `A deviation type (GET /DeviationTypes). Default on create: General (${GENERAL_TYPE_ID}); on PUT, when absent: kept.` }),
+  objectOwner: PersonSchema.nullable().optional().openapi({ description: "Default on create: the caller; on PUT, when absent: kept." }),
+  risk: RiskSchema.nullable().default(null),
+  assetReference: AssetReferenceInputSchema.default({ mainSystem: null, designObject: null, equipment: null }),
+  properties: z
+    .array(z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict())
+    .max(200)
+    .default([])
+    .openapi({ description: "Values of the Deviation properties linked to the type: [{name, value}]." }),
+  relationships: z
+    .array(RelationshipInput)
+    .max(MAX_RELATIONSHIPS)
+    .default([])
+    .openapi({ description: `Related deviations by id (symmetric: the other side lists this one too); no self-links, no duplicates; at most ${MAX_RELATIONSHIPS}.` }),
+  metadata: MetadataSchema,
+};
+
+const readOnly = {
+  type: z.unknown().optional().openapi({ description: "Read-only; ignored (typeId counts)." }),
+  workItemIds: z.unknown().optional().openapi({ description: "Read-only; ignored." }),
+  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
+  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
+};
+
+export const CreateDeviationSchema = z.object(fields).strict().openapi("CreateDeviation");
+export const UpdateDeviationSchema = z
+  .object({ id: z.uuid(), ...fields, ...readOnly })
+  .strict()
+  .openapi("UpdateDeviation");
+
+export type DeviationInput = z.infer<typeof CreateDeviationSchema>;
+export type DeviationUpdate = z.infer<typeof UpdateDeviationSchema>;

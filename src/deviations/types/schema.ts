@@ -1,0 +1,78 @@
+/**
+ * Deviation types (spec 2.3): entity types whose appliesTo is deviationType, plus the default type
+ * General, which every deviation without a type gets.
+ */
+import { z } from "@hono/zod-openapi";
+import { IconSchema, LinkedDefinitionSchema, MAX_LINKED_DEFINITIONS } from "../../properties/entity-types/schema";
+import { MetadataSchema } from "../../work/common";
+
+export const GENERAL_TYPE_ID = "00000000-0000-4000-8000-000000000001";
+
+const LinkedPropertySchema = z.object({ name: z.string(), value: z.unknown() }).openapi("DeviationTypeProperty");
+
+export const DeviationTypeSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    icon: IconSchema.nullable(),
+    isDefault: z.boolean().openapi({ description: "General: chosen when a deviation names no type. It accepts definitions of every rule." }),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    propertyDefinitions: z.array(LinkedDefinitionSchema).openapi({
+      description: "Linked definitions in order: deviationType definitions (the type's own properties) and Deviation definitions (the properties its deviations carry).",
+    }),
+    properties: z.array(LinkedPropertySchema).openapi({ description: "The values of the linked deviationType definitions, in link order." }),
+    createdAt: z.iso.datetime(),
+    updatedAt: z.iso.datetime(),
+  })
+  .openapi("DeviationType");
+
+export type DeviationType = z.infer<typeof DeviationTypeSchema>;
+
+const LinkInput = z
+  .object({
+    id: z.uuid(),
+    name: z.string().optional(),
+    format: z.string().optional(),
+    applicationRule: z.string().optional(),
+    required: z.boolean().optional(),
+  })
+  .strict();
+
+const PropertyInput = z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict();
+
+const fields = {
+  name: z.string().trim().min(1).max(200).openapi({ description: "Unique among all entity types (case-insensitive)." }),
+  description: z.string().trim().max(2000).nullable().default(null),
+  icon: IconSchema.nullable().default(null).openapi({ description: "name: an icon key agreed with the frontend; color: #RGB or #RRGGBB." }),
+  metadata: MetadataSchema,
+  propertyDefinitions: z
+    .array(LinkInput)
+    .max(MAX_LINKED_DEFINITIONS)
+    .default([])
+    .openapi({
+      description:
+        "Definitions to link, by id, in order (replaces the links). Accepted application rules: deviationType (also spelled deviatioType) and Deviation; " +
+        "General accepts every rule. At most one may have metadata.displayNameField = true.",
+    }),
+  properties: z
+    .array(PropertyInput)
+    .max(MAX_LINKED_DEFINITIONS)
+    .default([])
+    .openapi({ description: "Values of the linked deviationType definitions: [{name, value}]. Missing ones take their default (or null)." }),
+};
+
+const readOnly = {
+  isDefault: z.boolean().optional().openapi({ description: "Read-only; ignored." }),
+  appliesTo: z.string().nullable().optional().openapi({ description: "Read-only; ignored (always deviationType; null for General)." }),
+  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
+  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
+};
+
+export const CreateDeviationTypeSchema = z.object(fields).strict().openapi("CreateDeviationType");
+export const UpdateDeviationTypeSchema = z
+  .object({ id: z.uuid(), ...fields, ...readOnly })
+  .strict()
+  .openapi("UpdateDeviationType");
+
+export type DeviationTypeInput = z.infer<typeof CreateDeviationTypeSchema>;

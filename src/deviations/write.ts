@@ -1,0 +1,206 @@
+/**
+ * Creating, replacing and deleting deviations. Each write is one db.batch(): the row, designations,
+ * property values, both directions of relationships, the etags of deviations whose relationship
+ * lists changed, and the outbox event. Updates and deletes start with an assertion that the row
+ * still has the etag read, so a concurrent write makes the whole batch a no-op (412).
+ */
+import { deleteDesignationsStatement, replaceDesignationsStatements, type AssetRef } from "../assets/designations";
+import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { ApiError, type FieldProblem } from "../pkg/errors";
+import { preconditionFailed } from "../pkg/etag";
+import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
+import type { Versioned } from "../properties/categories/store";
+import { deletePropertyValuesStatement, replacePropertyValuesStatements, resolveLinkedValues, toLinkedProperties, toPropertyValueRows, type ResolvedProperty } from "../properties/values";
+import { checkStatus, ownerOrCaller, type Person } from "../work/common";
+import { resolveAssetReference } from "./asset-reference";
+import { composeDeviation, DEVIATION_KIND, DEVIATION_RULE, readForWrite, sortRelationships, type DeviationRow, type Relationship } from "./read";
+import { checkRelationships, replaceRelationshipsStatements, touchDeviationsStatement } from "./relationships";
+import type { Deviation, DeviationInput, DeviationUpdate } from "./schema";
+import { GENERAL_TYPE_ID } from "./types/schema";
+import { IS_DEVIATION_TYPE } from "./types/store";
+
+/** `DEV-` and the first 8 hex digits of the id, upper-case. */
+export function generatedReferenceId(id: string): string {
+  return `DEV-${id.replace(/-/g, "").slice(0, 8).toUpperCase()}`;
+}
+
+interface Checked {
+  status: string;
+  typeName: string;
+  assets: AssetRef[];
+  properties: ResolvedProperty[];
+  related: Relationship[];
+}
+
+/** Runs a check, collecting a ValidationFailed's problems so one 400 lists every problem. */
+async function collect<T>(errors: FieldProblem[], check: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "ValidationFailed" && error.errors) {
+      errors.push(...error.errors);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+async function checkInput(db: D1Database, selfId: string, typeId: string, input: DeviationInput): Promise<Checked> {
+  const errors: FieldProblem[] = [];
+  const type = await db
+    .prepare(`SELECT t.name FROM entity_types t WHERE t.id = ?1 AND ${IS_DEVIATION_TYPE}`)
+    .bind(typeId)
+    .first<{ name: string }>();
+  if (!type) errors.push({ field: "body.typeId", rule: "exists", message: `${typeId} is not a deviation type (GET /DeviationTypes).` });
+  const status = await collect(errors, () => checkStatus(db, input.status));
+  const assets = await collect(errors, () => resolveAssetReference(db, input.assetReference));
+  const { related, errors: relationshipErrors } = await checkRelationships(db, selfId, input.relationships);
+  errors.push(...relationshipErrors);
+  // Values are checked against the type only when it is one (else every name would be unknown too).
+  const properties = type
+    ? await collect(errors, () =>
+        resolveLinkedValues(db, { entityTypeId: typeId, applicationRule: DEVIATION_RULE, values: input.properties, field: "body.properties", entityTypeField: "body.typeId" }),
+      )
+    : undefined;
+  if (errors.length > 0 || !type || status === undefined || !assets || !properties) {
+    throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+  }
+  return { status, typeName: type.name, assets, properties, related };
+}
+
+function rowFor(id: string, input: DeviationInput, checked: Checked, fixed: { referenceId: string; typeId: string; owner: Person; createdAt: string }, now: string): DeviationRow {
+  return {
+    id,
+    reference_id: fixed.referenceId,
+    description: input.description,
+    status: checked.status,
+    type_id: fixed.typeId,
+    owner_id: fixed.owner.id,
+    owner_name: fixed.owner.name,
+    risk_id: input.risk?.id ?? null,
+    risk_name: input.risk?.name ?? null,
+    metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
+    etag: newEtagToken(),
+    created_at: fixed.createdAt,
+    updated_at: now,
+  };
+}
+
+/** The statements of a deviation's own dependents (designations, property values). */
+function dependentStatements(ctx: WriteContext, row: DeviationRow, checked: Checked): D1PreparedStatement[] {
+  return [
+    ...replaceDesignationsStatements(ctx.db, DEVIATION_KIND, row.id, checked.assets),
+    ...replacePropertyValuesStatements(ctx.db, DEVIATION_KIND, row.id, toPropertyValueRows(DEVIATION_KIND, row.id, checked.properties)),
+  ];
+}
+
+async function runWrite(db: D1Database, statements: D1PreparedStatement[], referenceId: string): Promise<D1Result[]> {
+  try {
+    return await db.batch(statements);
+  } catch (error) {
+    if (isAssertionFailure(error)) throw preconditionFailed();
+    if (isUniqueViolation(error)) {
+      throw conflict(`A deviation with the referenceId '${referenceId}' already exists.`, [
+        { field: "body.referenceId", rule: "unique", message: "referenceIds are unique (case-insensitive)." },
+      ]);
+    }
+    // A related deviation, an asset or the type was deleted between the checks and the write.
+    if (isForeignKeyViolation(error)) throw conflict("A related deviation, a designated asset or the type was deleted meanwhile; read them again.");
+    throw error;
+  }
+}
+
+export async function createDeviation(ctx: WriteContext, input: DeviationInput): Promise<Versioned<Deviation>> {
+  const id = ctx.uuid();
+  const typeId = (input.typeId ?? GENERAL_TYPE_ID).toLowerCase();
+  const checked = await checkInput(ctx.db, id, typeId, input);
+  const owner = ownerOrCaller(input.objectOwner, ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? ctx.actorId });
+  const referenceId = input.referenceId ?? generatedReferenceId(id);
+  const row = rowFor(id, input, checked, { referenceId, typeId, owner, createdAt: ctx.now }, ctx.now);
+  const created = await composeDeviation(row, {
+    typeName: checked.typeName,
+    assets: checked.assets,
+    properties: toLinkedProperties(checked.properties),
+    relationships: sortRelationships([...checked.related]),
+    workItemIds: [],
+  });
+  await runWrite(
+    ctx.db,
+    [
+      ctx.db
+        .prepare(
+          `INSERT INTO deviations (id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, etag, created_at, updated_at, created_by)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
+        )
+        .bind(id, row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, ctx.actorId),
+      ...dependentStatements(ctx, row, checked),
+      ...replaceRelationshipsStatements(ctx.db, id, checked.related.map((r) => r.id), [], ctx.now),
+      outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: id, action: "created", payload: created.value }),
+    ],
+    referenceId,
+  );
+  return created;
+}
+
+export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate): Promise<Versioned<Deviation>> {
+  const { row: currentRow, current } = await readForWrite(ctx.db, input.id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const typeId = (input.typeId ?? currentRow.type_id).toLowerCase();
+  const checked = await checkInput(ctx.db, currentRow.id, typeId, input);
+  const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: currentRow.owner_id, name: currentRow.owner_name };
+  const referenceId = input.referenceId ?? currentRow.reference_id;
+  const row = rowFor(currentRow.id, input, checked, { referenceId, typeId, owner, createdAt: currentRow.created_at }, ctx.now);
+  const updated = await composeDeviation(row, {
+    typeName: checked.typeName,
+    assets: checked.assets,
+    properties: toLinkedProperties(checked.properties),
+    relationships: sortRelationships([...checked.related]),
+    workItemIds: current.value.workItemIds,
+  });
+  await runWrite(
+    ctx.db,
+    [
+      assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
+      ctx.db
+        .prepare(
+          `UPDATE deviations SET reference_id = ?1, description = ?2, status = ?3, type_id = ?4, owner_id = ?5, owner_name = ?6, risk_id = ?7, risk_name = ?8,
+                  metadata = ?9, etag = ?10, updated_at = ?11 WHERE id = ?12`,
+        )
+        .bind(row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, row.id),
+      ...dependentStatements(ctx, row, checked),
+      ...replaceRelationshipsStatements(
+        ctx.db,
+        row.id,
+        checked.related.map((r) => r.id),
+        current.value.relationships.map((r) => r.id),
+        ctx.now,
+      ),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value }, { table: "deviations", etag: row.etag }),
+    ],
+    referenceId,
+  );
+  return updated;
+}
+
+/** Deletes a deviation with its relationships (both directions), designations, property values and work item links. */
+export async function deleteDeviation(ctx: WriteContext, id: string): Promise<void> {
+  const { row, current } = await readForWrite(ctx.db, id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const related = current.value.relationships.map((r) => r.id);
+  await runWrite(
+    ctx.db,
+    [
+      assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, row.etag),
+      ...(related.length > 0 ? [touchDeviationsStatement(ctx.db, related)] : []),
+      ctx.db.prepare("DELETE FROM deviation_relationships WHERE deviation_id = ?1 OR related_id = ?1").bind(row.id),
+      // The linked work items show this deviation in deviationIds, so their representation changes.
+      ctx.db.prepare("UPDATE work_items SET etag = ?1 WHERE id IN (SELECT work_item_id FROM deviation_work_items WHERE deviation_id = ?2)").bind(newEtagToken(), row.id),
+      ctx.db.prepare("DELETE FROM deviation_work_items WHERE deviation_id = ?1").bind(row.id),
+      deleteDesignationsStatement(ctx.db, DEVIATION_KIND, row.id),
+      deletePropertyValuesStatement(ctx.db, DEVIATION_KIND, row.id),
+      ctx.db.prepare("DELETE FROM deviations WHERE id = ?1").bind(row.id),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: row.id, action: "deleted", payload: null }, "previousChanged"),
+    ],
+    row.reference_id,
+  );
+}
