@@ -16,6 +16,7 @@ export type ErrorCode =
   | "InUse"
   | "PreconditionFailed"
   | "PayloadTooLarge"
+  | "RangeNotSatisfiable"
   | "UnsupportedMediaType"
   | "UnsupportedApiVersion"
   | "IdempotencyKeyReused"
@@ -47,6 +48,8 @@ export function problemStatus(code: ErrorCode): number {
       return 412;
     case "PayloadTooLarge":
       return 413;
+    case "RangeNotSatisfiable":
+      return 416;
     case "UnsupportedMediaType":
       return 415;
     case "IdempotencyKeyReused":
@@ -68,6 +71,7 @@ const titles: Record<ErrorCode, string> = {
   InUse: "The resource is in use",
   PreconditionFailed: "Precondition failed",
   PayloadTooLarge: "Payload too large",
+  RangeNotSatisfiable: "Range not satisfiable",
   UnsupportedMediaType: "Unsupported media type",
   UnsupportedApiVersion: "Unsupported API version",
   IdempotencyKeyReused: "Idempotency key reused with a different request",
