@@ -88,7 +88,8 @@ export function uploadsApp() {
       summary: "Complete an upload: the file becomes visible",
       description:
         "Needs parts 1..n without gaps, all of partSize but the last (409 naming what is missing otherwise). Assembles them in order, " +
-        "computes the SHA-256, and makes the file ready (status none). Completing again returns the same file (200). " +
+        "sets the checksum from the parts' SHA-256 digests (taken as each part streamed in: `sha256-parts:<hex>-<n>`, or the plain SHA-256 " +
+        "for one part; see File.checksum) and makes the file ready (status none). Completing again returns the same file (200). " +
         OWN,
       request: { params: UploadIdParam },
       responses: {
@@ -99,7 +100,7 @@ export function uploadsApp() {
     async (c) => {
       const { file, created, timing } = await completeUpload(writeContext(c), c.env.UPLOADS, viewerOf(c.get("principal")), c.req.valid("param").uploadId);
       c.header("location", `/Files/${file.value.id}`);
-      // Assembling and hashing dominate a completion; the split helps whoever tunes part sizes.
+      // Assembling (and hashing, when a part has no digest and the file is read back) dominate a completion; the split helps whoever tunes part sizes.
       if (timing) c.header("server-timing", `assemble;dur=${timing.assembleMs}, hash;dur=${timing.hashMs}`);
       return jsonWithEtag(c, file.value, file.etag, created ? 201 : 200) as never;
     },

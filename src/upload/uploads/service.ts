@@ -10,7 +10,7 @@ import { checkExtension, cleanFileName, normaliseContentType } from "../files/na
 import { dataTypeFor, ownerFor } from "../files/post";
 import { toFile, type FileRow, type StoredFile } from "../files/store";
 import { MAX_REQUEST_BODY } from "../http";
-import { DEFAULT_PART_SIZE, MAX_PARTS, newObjectKey, sha256OfObject } from "../storage";
+import { compositeChecksum, DEFAULT_PART_SIZE, hashWhileStreaming, hex, MAX_PARTS, newObjectKey, sha256OfObject } from "../storage";
 import type { StartUploadInput, Upload } from "./schema";
 import { findUpload, insertUpload, listParts, markCompleted, recordPart, removeUpload, type UploadRow } from "./store";
 
@@ -102,7 +102,7 @@ export async function putPart(
   bucket: R2Bucket,
   viewer: Viewer,
   target: { uploadId: string; partNumber: number },
-  body: { value: ReadableStream | ArrayBuffer; size: number },
+  body: { value: ReadableStream<Uint8Array> | ArrayBuffer; size: number },
 ): Promise<{ partNumber: number; size: number; uploadedAt: string }> {
   const { upload, file } = await ownUpload(ctx.db, viewer, target.uploadId, ctx.now);
   if (file.state === "ready") throw new ApiError("Conflict", `Upload ${upload.id} is completed; its parts can no longer change.`);
@@ -116,8 +116,14 @@ export async function putPart(
     const want = target.partNumber < expected ? upload.part_size : file.size - (expected - 1) * upload.part_size;
     if (body.size !== want) throw invalid("body", "size", `Part ${target.partNumber} must have ${want} bytes, not ${body.size}.`);
   }
-  const part = await bucket.resumeMultipartUpload(upload.r2_key, upload.r2_upload_id).uploadPart(target.partNumber, body.value);
-  await recordPart(ctx.db, upload.id, { partNumber: target.partNumber, etag: part.etag, size: body.size }, ctx.now, expiry(ctx.now, upload.created_at));
+  // The part is hashed on its way to R2, so the completion never reads the file back.
+  const hashed =
+    body.value instanceof ArrayBuffer
+      ? { stream: body.value, checksum: crypto.subtle.digest("SHA-256", body.value).then(hex) }
+      : hashWhileStreaming(body.value, body.size);
+  const part = await bucket.resumeMultipartUpload(upload.r2_key, upload.r2_upload_id).uploadPart(target.partNumber, hashed.stream);
+  const checksum = await hashed.checksum;
+  await recordPart(ctx.db, upload.id, { partNumber: target.partNumber, etag: part.etag, size: body.size, checksum }, ctx.now, expiry(ctx.now, upload.created_at));
   return { partNumber: target.partNumber, size: body.size, uploadedAt: ctx.now };
 }
 
@@ -161,8 +167,13 @@ export async function completeUpload(
   const assembled = Date.now();
   const object = await bucket.head(upload.r2_key);
   if (!object) throw new Error(`completed object ${upload.r2_key} is missing`);
-  // R2 keeps no whole-object hash of a multipart object, so the assembled bytes are read back once.
-  const checksum = await sha256OfObject(bucket, upload.r2_key, object.size, upload.part_size);
+  // R2 keeps no whole-object hash of a multipart object. Parts hashed on their way in give the
+  // composite checksum for free; a part without one (recorded before parts were hashed) means
+  // reading the assembled bytes back once for the plain SHA-256.
+  const partChecksums = parts.map((p) => p.checksum);
+  const checksum = partChecksums.every((c): c is string => c !== null)
+    ? await compositeChecksum(partChecksums)
+    : await sha256OfObject(bucket, upload.r2_key, object.size, upload.part_size);
   const timing = { assembleMs: assembled - started, hashMs: Date.now() - assembled };
   const keepUntil = new Date(Date.parse(ctx.now) + UPLOAD_IDLE_MS).toISOString();
   const ready = await markCompleted(ctx, upload, file, { size: object.size, checksum }, keepUntil);
