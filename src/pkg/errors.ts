@@ -22,6 +22,7 @@ export type ErrorCode =
   | "IdempotencyKeyReused"
   | "IdempotencyKeyInProgress"
   | "ExpressionFailed"
+  | "NotConfigured"
   | "Internal";
 
 export function problemStatus(code: ErrorCode): number {
@@ -56,6 +57,8 @@ export function problemStatus(code: ErrorCode): number {
       return 422;
     case "Internal":
       return 500;
+    case "NotConfigured":
+      return 501;
   }
 }
 
@@ -78,6 +81,7 @@ const titles: Record<ErrorCode, string> = {
   IdempotencyKeyInProgress: "A request with this idempotency key is still in progress",
   ExpressionFailed: "A value expression failed",
   Internal: "Internal error",
+  NotConfigured: "Not configured on this deployment",
 };
 
 /** One problem with one part of the request: `field` says where (e.g. `body.regex`, `query.order`). */
