@@ -5,6 +5,7 @@ import { writeContext } from "../pkg/db";
 import { assertIfMatch, jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
+import { RANGE_NOT_SATISFIABLE_RESPONSE } from "../pkg/range";
 import { instructionImageRoutes } from "./instruction-image-routes";
 import { MediaDataQuery, MediaSchema, RangeHeaders, UPLOAD_MEDIA_FORM } from "./schema";
 import { serveMediaData } from "./serve";
@@ -76,14 +77,14 @@ export function mediaApp() {
         tags,
         summary: "Get a media's bytes, for images in one of three sizes",
         description:
-          "size (Original, Medium, Small; images only, else 400) defaults to Original. One byte range (Range, If-Range) is served as 206; a range past the end is 416 " +
+          "size (Original, Medium, Small; images only, else 400) defaults to Original. One byte range (Range, If-Range) is served as 206; a range past the end is a 416 problem (code RangeNotSatisfiable) " +
           "with Content-Range: bytes */size. X-Media-Size names the version sent; X-Media-Size-Fallback: true when the size does not exist and the original was sent.",
         request: { params: IdParam, query: MediaDataQuery, headers: RangeHeaders },
         responses: {
           200: { description: "The bytes.", headers: dataHeaders, content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
           206: { description: "One range of the bytes.", headers: dataHeaders },
           304: { description: "Not modified (If-None-Match)." },
-          416: { description: "The range starts past the end (no body)." },
+          416: RANGE_NOT_SATISFIABLE_RESPONSE,
         },
       },
     ),

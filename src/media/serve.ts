@@ -16,7 +16,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { invalid, notFound } from "../pkg/errors";
 import { formatEtag } from "../pkg/etag";
-import { parseRange } from "./range";
+import { contentRange, parseRange, rangeNotSatisfiable } from "../pkg/range";
 import { MEDIA_SIZES, type MediaSize } from "./schema";
 import { servedVersion, type MediaRecord } from "./store";
 
@@ -70,12 +70,9 @@ export async function serveMediaData(c: Context<AppEnv>, record: MediaRecord, si
   const total = version.bytes;
   const ifRange = c.req.header("if-range");
   // If-Range with another validator (or a date, which immutable objects never need) means "send it all".
-  const range = ifRange === undefined || ifRange.trim() === etag ? parseRange(c.req.header("range"), total) : ({ kind: "none" } as const);
-  if (range.kind === "unsatisfiable") {
-    headers.set("content-range", `bytes */${total}`);
-    return new Response(null, { status: 416, headers });
-  }
-  const object = await c.env.MEDIA.get(version.key, range.kind === "range" ? { range: { offset: range.offset, length: range.length } } : {});
+  const range = ifRange === undefined || ifRange.trim() === etag ? parseRange(c.req.header("range"), total) : null;
+  if (range === "unsatisfiable") throw rangeNotSatisfiable(total);
+  const object = await c.env.MEDIA.get(version.key, range ? { range } : {});
   if (!object) {
     // Rows are written after their objects and objects deleted after their rows: this is a bug or
     // a hand edit, and must not look like data.
@@ -84,8 +81,8 @@ export async function serveMediaData(c: Context<AppEnv>, record: MediaRecord, si
   }
   headers.set("content-type", version.contentType);
   headers.set("content-disposition", contentDisposition(record, version.size, version.contentType));
-  if (range.kind === "range") {
-    headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${total}`);
+  if (range) {
+    headers.set("content-range", contentRange(range, total));
     headers.set("content-length", String(range.length));
     return new Response(object.body, { status: 206, headers });
   }

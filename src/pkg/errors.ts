@@ -16,11 +16,13 @@ export type ErrorCode =
   | "InUse"
   | "PreconditionFailed"
   | "PayloadTooLarge"
+  | "RangeNotSatisfiable"
   | "UnsupportedMediaType"
   | "UnsupportedApiVersion"
   | "IdempotencyKeyReused"
   | "IdempotencyKeyInProgress"
   | "ExpressionFailed"
+  | "NotConfigured"
   | "Internal";
 
 export function problemStatus(code: ErrorCode): number {
@@ -47,12 +49,16 @@ export function problemStatus(code: ErrorCode): number {
       return 412;
     case "PayloadTooLarge":
       return 413;
+    case "RangeNotSatisfiable":
+      return 416;
     case "UnsupportedMediaType":
       return 415;
     case "IdempotencyKeyReused":
       return 422;
     case "Internal":
       return 500;
+    case "NotConfigured":
+      return 501;
   }
 }
 
@@ -68,12 +74,14 @@ const titles: Record<ErrorCode, string> = {
   InUse: "The resource is in use",
   PreconditionFailed: "Precondition failed",
   PayloadTooLarge: "Payload too large",
+  RangeNotSatisfiable: "Range not satisfiable",
   UnsupportedMediaType: "Unsupported media type",
   UnsupportedApiVersion: "Unsupported API version",
   IdempotencyKeyReused: "Idempotency key reused with a different request",
   IdempotencyKeyInProgress: "A request with this idempotency key is still in progress",
   ExpressionFailed: "A value expression failed",
   Internal: "Internal error",
+  NotConfigured: "Not configured on this deployment",
 };
 
 /** One problem with one part of the request: `field` says where (e.g. `body.regex`, `query.order`). */

@@ -70,6 +70,63 @@ export async function sha256OfObject(bucket: R2Bucket, key: string, size: number
   return hex(await digest.digest);
 }
 
+/** Lower-case hex of a hex digest's bytes, and back. */
+function unhex(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(text.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+/** The prefix of a composite checksum, which names a file stored from parts (see `compositeChecksum`). */
+export const COMPOSITE_CHECKSUM_PREFIX = "sha256-parts:";
+
+/**
+ * The checksum of a file assembled from parts whose SHA-256 digests are known, without reading the
+ * file: `sha256-parts:` + hex SHA-256 of the parts' 32-byte digests concatenated in part order +
+ * `-` + the number of parts (as S3's composite multipart checksums, in hex). One part is the whole
+ * file, so its plain SHA-256 is the file's. A client recomputes it from its own bytes and part size.
+ */
+export async function compositeChecksum(partChecksums: readonly string[]): Promise<string> {
+  if (partChecksums.length === 1) return partChecksums[0]!;
+  const joined = new Uint8Array(partChecksums.length * 32);
+  partChecksums.forEach((checksum, i) => joined.set(unhex(checksum), i * 32));
+  return `${COMPOSITE_CHECKSUM_PREFIX}${hex(await crypto.subtle.digest("SHA-256", joined))}-${partChecksums.length}`;
+}
+
+/**
+ * A body of known length on its way to R2, hashed as it passes: the stream to hand to R2 (with its
+ * length, which R2 needs) and the SHA-256 once the last byte went through. Each chunk is hashed and
+ * passed on under R2's backpressure, so the part is never held whole (a tee would buffer for the
+ * slower branch: up to a whole 95 MiB part when the client sends faster than R2 takes).
+ */
+export function hashWhileStreaming(body: ReadableStream<Uint8Array>, size: number): { stream: ReadableStream<Uint8Array>; checksum: Promise<string> } {
+  const digest = new crypto.DigestStream("SHA-256");
+  const hasher = digest.getWriter();
+  let settle: { resolve: (checksum: string) => void; reject: (error: unknown) => void } | undefined;
+  const checksum = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
+  // Observed here: when R2 fails first, whoever awaits `checksum` is not reached, and the rejection must not go unhandled.
+  checksum.catch(() => undefined);
+  const hashing = new TransformStream<Uint8Array, Uint8Array>({
+    async transform(chunk, controller) {
+      await hasher.write(chunk);
+      controller.enqueue(chunk);
+    },
+    async flush() {
+      await hasher.close();
+      settle!.resolve(hex(await digest.digest));
+    },
+  });
+  const fixed = new FixedLengthStream(size);
+  body
+    .pipeThrough(hashing)
+    .pipeTo(fixed.writable)
+    .catch(async (error: unknown) => {
+      await hasher.abort(error).catch(() => undefined);
+      settle!.reject(error);
+    });
+  return { stream: fixed.readable, checksum };
+}
+
 export interface StoredObject {
   key: string;
   size: number;

@@ -131,10 +131,12 @@ describe("GET /Medias/{id}/Data", () => {
       expect(res.headers.get("content-range")).toMatch(/^bytes 0-1\/\d+$/);
     });
 
-    it.each(["bytes=999999999-", "bytes=-0"])("answers the unsatisfiable %s with 416 and Content-Range bytes */size", async (range) => {
+    it.each(["bytes=999999999-", "bytes=-0", "BYTES = 999999999-"])("answers the unsatisfiable %s with a 416 problem and Content-Range bytes */size", async (range) => {
       const res = await fetchData(photo.id, "", { range });
       expect(res.status).toBe(416);
       expect(res.headers.get("content-range")).toBe(`bytes */${original().length}`);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(JSON.parse(new TextDecoder().decode(res.bytes))).toMatchObject({ status: 416, code: "RangeNotSatisfiable", instance: `/Medias/${photo.id}/Data` });
     });
 
     it.each(["items=0-5", "bytes=0-5,10-15", "bytes=9-3", "bytes=x"])("ignores a Range it does not serve (%s) and sends everything", async (range) => {

@@ -107,6 +107,10 @@ describe("the OpenAPI document", () => {
     expect(paths["/Medias/{id}"]?.get?.["x-permission"]).toBe("media_read");
     expect(paths["/Medias/{id}"]?.delete?.["x-permission"]).toBe("media_read");
     expect(paths["/Medias/{id}/Data"]?.get?.["x-permission"]).toBe("media_read");
+    // A 416 is a problem like every other error, with the length in Content-Range.
+    const data = (paths["/Medias/{id}/Data"]?.get ?? {}) as { responses?: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> };
+    expect(Object.keys(data.responses?.["416"]?.content ?? {})).toEqual(["application/problem+json"]);
+    expect(Object.keys(data.responses?.["416"]?.headers ?? {})).toEqual(["content-range"]);
     expect(paths["/PropertyDefinitions/{id}/InstructionImage"]?.put?.["x-permission"]).toBe("properties_write");
     expect(paths["/PropertyDefinitions/{id}/InstructionImage"]?.get?.["x-permission"]).toBe("properties_read");
   });

@@ -220,6 +220,8 @@ describe("GET /Files/{id}/Data", () => {
     const past = await rawCall(url, { headers: { range: "bytes=100000-" } });
     expect(past.status).toBe(416);
     expect(past.headers.get("content-range")).toBe("bytes */100000");
+    expect(past.headers.get("content-type")).toBe("application/problem+json");
+    expect(JSON.parse(new TextDecoder().decode(past.bytes))).toMatchObject({ status: 416, code: "RangeNotSatisfiable", type: "urn:integrity-edge:problem:RangeNotSatisfiable" });
     const several = await rawCall(url, { headers: { range: "bytes=0-1,5-6" } });
     expect(several.status).toBe(200);
     expect(several.bytes.length).toBe(100_000);

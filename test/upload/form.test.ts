@@ -1,7 +1,7 @@
 /** The streaming multipart reader on its own: any split of the body into chunks reads the same parts. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { formBoundary, readForm } from "../../src/upload/files/form";
+import { formBoundary, readForm } from "../../src/pkg/multipart";
 
 const encoder = new TextEncoder();
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { FileSchema } from "../../src/upload/files/schema";
 import { UploadSchema } from "../../src/upload/uploads/schema";
 import { outboxActions } from "../support/factories/types";
-import { ALICE, BOB, createDataType, patternBytes, rawCall, sha256Hex } from "../support/factories/upload";
+import { ALICE, BOB, compositeSha256, createDataType, patternBytes, rawCall, sha256Hex } from "../support/factories/upload";
 import { call } from "../support/http";
 
 const MiB = 1024 * 1024;
@@ -55,7 +55,8 @@ describe("resumable multipart upload", () => {
       name: "survey.bin",
       size: bytes.length,
       contentType: "application/x-survey",
-      checksum: await sha256Hex(bytes),
+      // Three parts: the composite checksum a client recomputes from its bytes and part size.
+      checksum: await compositeSha256(bytes, PART),
       status: "none",
       objectOwner: { id: ALICE.id, name: ALICE.name },
     });
@@ -91,6 +92,47 @@ describe("resumable multipart upload", () => {
     await putPart(upload.uploadId, 2, bytes.subarray(PART));
     const done = await call(`/Files/Uploads/${upload.uploadId}/Completion`, { method: "POST", user: ALICE });
     expect(done.status).toBe(201);
+    expect(done.body.checksum).toBe(await compositeSha256(bytes, PART));
+    expect(done.body.checksum).toMatch(/^sha256-parts:[0-9a-f]{64}-2$/);
+    // The download's ETag is the checksum, so a resumed download checks against the same value.
+    expect((await rawCall(`/Files/${upload.fileId}/Data`, { user: ALICE, headers: { range: "bytes=0-0" } })).headers.get("etag")).toBe(`"${done.body.checksum}"`);
+  });
+
+  it("hashes each part as it streams in (also a part sent without Content-Length) and keeps its digest", async () => {
+    const dataType = await createDataType({ allowedExtensions: ["bin"] });
+    const bytes = patternBytes(PART + 777, 12);
+    const upload = await start({ dataTypeId: dataType.id, name: "streamed.bin", partSize: PART });
+    await putPart(upload.uploadId, 1, bytes.subarray(0, PART));
+    // A chunked body: no Content-Length, so the Worker measures it before storing it.
+    const tail = bytes.subarray(PART);
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(tail.subarray(0, 100));
+        controller.enqueue(tail.subarray(100));
+        controller.close();
+      },
+    });
+    expect((await putPart(upload.uploadId, 2, chunked as unknown as Uint8Array)).status).toBe(200);
+    const { results } = await env.DB.prepare("SELECT part_number, checksum FROM upload_parts WHERE upload_id = ?1 ORDER BY part_number")
+      .bind(upload.uploadId)
+      .all<{ part_number: number; checksum: string }>();
+    expect(results).toEqual([
+      { part_number: 1, checksum: await sha256Hex(bytes.subarray(0, PART)) },
+      { part_number: 2, checksum: await sha256Hex(tail) },
+    ]);
+    const done = await call(`/Files/Uploads/${upload.uploadId}/Completion`, { method: "POST", user: ALICE });
+    expect(done.body.checksum).toBe(await compositeSha256(bytes, PART));
+  });
+
+  it("reads the file back for a plain SHA-256 when a part has no digest (recorded before parts were hashed)", async () => {
+    const dataType = await createDataType({ allowedExtensions: ["bin"] });
+    const bytes = patternBytes(PART + 5, 13);
+    const upload = await start({ dataTypeId: dataType.id, name: "legacy.bin", partSize: PART });
+    await putPart(upload.uploadId, 1, bytes.subarray(0, PART));
+    await putPart(upload.uploadId, 2, bytes.subarray(PART));
+    await env.DB.prepare("UPDATE upload_parts SET checksum = NULL WHERE upload_id = ?1 AND part_number = 2").bind(upload.uploadId).run();
+    const done = await call(`/Files/Uploads/${upload.uploadId}/Completion`, { method: "POST", user: ALICE });
+    expect(done.status, done.text).toBe(201);
     expect(done.body.checksum).toBe(await sha256Hex(bytes));
   });
 

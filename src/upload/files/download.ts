@@ -2,34 +2,8 @@
  * GET /Files/{id}/Data: the stored bytes, streamed from R2, with one byte range when asked (RFC 9110
  * §14) so a download over a poor link can resume where it stopped.
  */
+import { contentRange, parseRange, rangeNotSatisfiable } from "../../pkg/range";
 import type { StoredFile } from "./store";
-
-export type ByteRange = { offset: number; length: number };
-
-/**
- * Reads a Range header against a size: a range to send (206), "unsatisfiable" (416), or null to
- * send everything (no header, another unit, several ranges, or a malformed header — all of which
- * RFC 9110 lets a server answer with the whole representation).
- */
-export function parseRange(header: string | undefined, size: number): ByteRange | "unsatisfiable" | null {
-  if (!header) return null;
-  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
-  if (!match) return null;
-  const [, first, last] = match as unknown as [string, string, string];
-  if (first === "" && last === "") return null;
-  if (first === "") {
-    // A suffix: the last n bytes.
-    const n = Number(last);
-    if (n === 0 || size === 0) return "unsatisfiable";
-    const length = Math.min(n, size);
-    return { offset: size - length, length };
-  }
-  const start = Number(first);
-  if (start >= size) return "unsatisfiable";
-  const end = last === "" ? size - 1 : Math.min(Number(last), size - 1);
-  if (end < start) return null;
-  return { offset: start, length: end - start + 1 };
-}
 
 /** RFC 6266: an ASCII fallback `filename` and the exact name as UTF-8 in `filename*`. */
 export function contentDisposition(name: string): string {
@@ -61,7 +35,7 @@ function etagListed(header: string, etag: string): boolean {
   return header.trim() === "*" || header.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
 }
 
-/** Builds the download response: 200, 206, 304 or 416. Returns null when the object is missing. */
+/** Builds the download response: 200, 206 or 304 (416 is thrown). Returns null when the object is missing. */
 export async function downloadResponse(bucket: R2Bucket, file: StoredFile, request: Request): Promise<Response | null> {
   const headers = baseHeaders(file);
   const inm = request.headers.get("if-none-match");
@@ -72,15 +46,11 @@ export async function downloadResponse(bucket: R2Bucket, file: StoredFile, reque
   // If-Range: resume only when the client's copy is this one; otherwise send it all.
   const ifRange = request.headers.get("if-range");
   if (range && ifRange !== null && ifRange.trim() !== dataEtag(file)) range = null;
-  if (range === "unsatisfiable") {
-    headers.set("content-range", `bytes */${size}`);
-    headers.delete("content-type");
-    return new Response(null, { status: 416, headers });
-  }
+  if (range === "unsatisfiable") throw rangeNotSatisfiable(size);
   const object = await bucket.get(file.row.r2_key, range ? { range } : {});
   if (!object) return null;
   if (range) {
-    headers.set("content-range", `bytes ${range.offset}-${range.offset + range.length - 1}/${size}`);
+    headers.set("content-range", contentRange(range, size));
     return new Response(object.body, { status: 206, headers });
   }
   // R2's body stream has a known length, so the runtime sends Content-Length itself.

@@ -10,7 +10,7 @@ import type { DataType } from "../data-types/schema";
 import { findDataType } from "../data-types/store";
 import { newObjectKey, ObjectWriter, type StoredObject } from "../storage";
 import type { Viewer } from "./access";
-import { fieldText, readForm, type FormPart } from "./form";
+import { fieldText, readForm, type FormPart } from "../../pkg/multipart";
 import { checkExtension, cleanFileName, normaliseContentType } from "./naming";
 import { insertReadyFile, type StoredFile } from "./store";
 

@@ -5,10 +5,11 @@ import { ApiError } from "../../pkg/errors";
 import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
-import { bodyStream, MAX_REQUEST_BODY } from "../http";
+import { RANGE_NOT_SATISFIABLE_RESPONSE } from "../../pkg/range";
+import { bodyStream, formBoundary } from "../../pkg/multipart";
+import { MAX_REQUEST_BODY } from "../http";
 import { viewerOf } from "./access";
 import { downloadResponse } from "./download";
-import { formBoundary } from "./form";
 import { listFiles } from "./list";
 import { postFile } from "./post";
 import { FileMetadataSchema, FileSchema, ListFilesQuery, POST_FILE_FORM, UpdateFileStatusSchema } from "./schema";
@@ -110,13 +111,13 @@ export function filesApp() {
       description:
         "Streams the bytes with the stored Content-Type, `Content-Disposition: attachment` with the stored name (RFC 6266 `filename*`), " +
         "an ETag (the SHA-256) and `Accept-Ranges: bytes`. One range (`Range: bytes=a-b`, `a-`, `-n`) answers 206; several ranges or a " +
-        `malformed header answer 200 with everything; a range past the end answers 416 with \`Content-Range: bytes */size\`. If-Range and If-None-Match are honoured. ${VISIBILITY}`,
+        `malformed header answer 200 with everything; a range past the end answers a 416 problem (code RangeNotSatisfiable) with \`Content-Range: bytes */size\`. If-Range and If-None-Match are honoured. ${VISIBILITY}`,
       request: { params: IdParam },
       responses: {
         200: { description: "The whole file.", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
         206: { description: "The requested range (Content-Range).", content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
         304: { description: "Not modified (If-None-Match)." },
-        416: { description: "The range starts past the end (`Content-Range: bytes */size`); no body." },
+        416: RANGE_NOT_SATISFIABLE_RESPONSE,
       },
     }),
     async (c) => {

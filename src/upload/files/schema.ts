@@ -45,7 +45,14 @@ export const FileSchema = z
     dataType: z.object({ id: z.string(), name: z.string() }),
     size: z.number().int().openapi({ description: "Bytes." }),
     contentType: z.string().openapi({ example: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" }),
-    checksum: z.string().openapi({ description: "SHA-256 of the bytes, lower-case hex.", example: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" }),
+    checksum: z.string().openapi({
+      description:
+        "Names the bytes (it is also the download's ETag). Two forms: the SHA-256 of the bytes in lower-case hex, for a file posted in one request " +
+        "(POST /Files) or uploaded in one part; and for a resumable upload of n > 1 parts the composite `sha256-parts:<hex>-<n>`, where <hex> is the " +
+        "SHA-256 of the n parts' 32-byte SHA-256 digests concatenated in part order (as S3's multipart checksums), so the file need not be read " +
+        "again: a client recomputes it from its bytes and the upload's partSize.",
+      example: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    }),
     objectOwner: ObjectOwnerSchema,
     status: z.enum(FILE_STATUSES),
     metadata: FileMetadataSchema.nullable().openapi({ description: "Access metadata; null until set with PUT /Files/{id}/Metadata." }),

@@ -67,3 +67,31 @@ export const PartParams = UploadIdParam.extend({
     .max(MAX_PARTS)
     .openapi({ param: { name: "partNumber", in: "path" }, example: 1 }),
 });
+
+export const PresignedPartSchema = z
+  .object({
+    partNumber: z.number().int(),
+    method: z.literal("PUT"),
+    url: z.url().openapi({ description: "SigV4-presigned S3 UploadPart URL of R2 (path-style: endpoint/bucket/key?partNumber&uploadId&X-Amz-...)." }),
+    headers: z.record(z.string(), z.string()).openapi({ description: "Headers to send with exactly these values (signed): content-length when the part's size is known." }),
+    expiresAt: z.iso.datetime(),
+  })
+  .openapi("PresignedPart");
+
+export const DirectCompletionSchema = z
+  .object({
+    parts: z
+      .array(
+        z
+          .object({
+            partNumber: z.number().int().min(1).max(MAX_PARTS),
+            etag: z.string().min(1).max(200).openapi({ description: "The ETag header R2 answered to the part's PUT (quotes optional)." }),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(MAX_PARTS)
+      .refine((parts) => new Set(parts.map((p) => p.partNumber)).size === parts.length, { message: "Each part number at most once.", params: { rule: "unique" } }),
+  })
+  .strict()
+  .openapi("DirectCompletion");

@@ -10,9 +10,10 @@ import { checkExtension, cleanFileName, normaliseContentType } from "../files/na
 import { dataTypeFor, ownerFor } from "../files/post";
 import { toFile, type FileRow, type StoredFile } from "../files/store";
 import { MAX_REQUEST_BODY } from "../http";
-import { DEFAULT_PART_SIZE, MAX_PARTS, newObjectKey, sha256OfObject } from "../storage";
+import { compositeChecksum, DEFAULT_PART_SIZE, hashWhileStreaming, hex, MAX_PARTS, newObjectKey, sha256OfObject } from "../storage";
 import type { StartUploadInput, Upload } from "./schema";
-import { findUpload, insertUpload, listParts, markCompleted, recordPart, removeUpload, type UploadRow } from "./store";
+import { notConfigured, presignPart, type DirectUploadConfig, type PresignedPart } from "./direct";
+import { findUpload, insertUpload, listParts, markCompleted, recordPart, removeUpload, type PartRow, type UploadRow } from "./store";
 
 /** An upload without activity for this long is abandoned; the cleanup aborts it. */
 export const UPLOAD_IDLE_MS = 24 * 60 * 60 * 1000;
@@ -102,7 +103,7 @@ export async function putPart(
   bucket: R2Bucket,
   viewer: Viewer,
   target: { uploadId: string; partNumber: number },
-  body: { value: ReadableStream | ArrayBuffer; size: number },
+  body: { value: ReadableStream<Uint8Array> | ArrayBuffer; size: number },
 ): Promise<{ partNumber: number; size: number; uploadedAt: string }> {
   const { upload, file } = await ownUpload(ctx.db, viewer, target.uploadId, ctx.now);
   if (file.state === "ready") throw new ApiError("Conflict", `Upload ${upload.id} is completed; its parts can no longer change.`);
@@ -116,39 +117,77 @@ export async function putPart(
     const want = target.partNumber < expected ? upload.part_size : file.size - (expected - 1) * upload.part_size;
     if (body.size !== want) throw invalid("body", "size", `Part ${target.partNumber} must have ${want} bytes, not ${body.size}.`);
   }
-  const part = await bucket.resumeMultipartUpload(upload.r2_key, upload.r2_upload_id).uploadPart(target.partNumber, body.value);
-  await recordPart(ctx.db, upload.id, { partNumber: target.partNumber, etag: part.etag, size: body.size }, ctx.now, expiry(ctx.now, upload.created_at));
+  // The part is hashed on its way to R2, so the completion never reads the file back.
+  const hashed =
+    body.value instanceof ArrayBuffer
+      ? { stream: body.value, checksum: crypto.subtle.digest("SHA-256", body.value).then(hex) }
+      : hashWhileStreaming(body.value, body.size);
+  const part = await bucket.resumeMultipartUpload(upload.r2_key, upload.r2_upload_id).uploadPart(target.partNumber, hashed.stream);
+  const checksum = await hashed.checksum;
+  await recordPart(ctx.db, upload.id, { partNumber: target.partNumber, etag: part.etag, size: body.size, checksum }, ctx.now, expiry(ctx.now, upload.created_at));
   return { partNumber: target.partNumber, size: body.size, uploadedAt: ctx.now };
 }
 
-/** Parts 1..n without gaps, all of partSize but the last (at most partSize), and the declared total. */
-function checkParts(upload: UploadRow, file: FileRow, parts: { part_number: number; size: number }[]): void {
-  const problem = (rule: string, message: string) => new ApiError("Conflict", message, { errors: [{ field: "parts", rule, message }] });
-  if (parts.length === 0) throw problem("required", "No part has been uploaded yet.");
+/** A part as the completion sees it: sent through the Worker (size and digest known) or straight to R2 (neither). */
+interface CompletionPart {
+  part_number: number;
+  etag: string;
+  size: number | null;
+  checksum: string | null;
+}
+
+const partsProblem = (rule: string, message: string) => new ApiError("Conflict", message, { errors: [{ field: "parts", rule, message }] });
+
+/**
+ * Parts 1..n without gaps, all of partSize but the last (at most partSize), and the declared total.
+ * Sizes of parts sent straight to R2 are unknown here: R2 checks them when it assembles, and the
+ * total is checked against the declared size after.
+ */
+function checkParts(upload: UploadRow, file: FileRow, parts: CompletionPart[]): void {
+  if (parts.length === 0) throw partsProblem("required", "No part has been uploaded yet.");
   const last = parts[parts.length - 1]!.part_number;
   const have = new Set(parts.map((p) => p.part_number));
   const missing = [];
   for (let n = 1; n <= last && missing.length < 20; n++) if (!have.has(n)) missing.push(n);
-  if (missing.length > 0) throw problem("contiguous", `Parts ${missing.join(", ")} are missing (parts 1 to ${last} are needed).`);
-  const short = parts.slice(0, -1).find((p) => p.size !== upload.part_size);
-  if (short) throw problem("size", `Part ${short.part_number} has ${short.size} bytes; every part but the last must have ${upload.part_size}.`);
-  const total = parts.reduce((sum, p) => sum + p.size, 0);
-  if (file.size > 0 && total !== file.size) throw problem("size", `The parts hold ${total} bytes; the upload declared ${file.size}.`);
+  if (missing.length > 0) throw partsProblem("contiguous", `Parts ${missing.join(", ")} are missing (parts 1 to ${last} are needed).`);
+  const short = parts.slice(0, -1).find((p) => p.size !== null && p.size !== upload.part_size);
+  if (short) throw partsProblem("size", `Part ${short.part_number} has ${short.size} bytes; every part but the last must have ${upload.part_size}.`);
+  if (parts.some((p) => p.size === null)) return;
+  const total = parts.reduce((sum, p) => sum + (p.size ?? 0), 0);
+  if (file.size > 0 && total !== file.size) throw partsProblem("size", `The parts hold ${total} bytes; the upload declared ${file.size}.`);
+}
+
+/** The parts received through the Worker, with the ones the client sent straight to R2 replacing or adding to them. */
+function mergeParts(received: PartRow[], direct: readonly DirectPart[]): CompletionPart[] {
+  const byNumber = new Map<number, CompletionPart>(received.map((p) => [p.part_number, { part_number: p.part_number, etag: p.etag, size: p.size, checksum: p.checksum }]));
+  for (const part of direct) byNumber.set(part.partNumber, { part_number: part.partNumber, etag: part.etag, size: null, checksum: null });
+  return [...byNumber.values()].sort((a, b) => a.part_number - b.part_number);
+}
+
+export interface DirectPart {
+  partNumber: number;
+  /** The ETag R2 answered to the presigned PUT. */
+  etag: string;
 }
 
 /**
- * Assembles the parts in R2, hashes the result and makes the file visible. Completing again (also
+ * Assembles the parts in R2, sets the checksum and makes the file visible. Completing again (also
  * after a crash between the two steps) returns the same file: `created` tells which case it was.
+ *
+ * The checksum: when every part came through the Worker, the composite of their digests (no byte is
+ * read again); when some part went straight to R2 (`direct`), or was recorded without a digest, the
+ * plain SHA-256 of the assembled object, read back once.
  */
 export async function completeUpload(
   ctx: WriteContext,
   bucket: R2Bucket,
   viewer: Viewer,
   uploadId: string,
+  direct: readonly DirectPart[] = [],
 ): Promise<{ file: StoredFile; created: boolean; timing?: { assembleMs: number; hashMs: number } }> {
   const { upload, file } = await ownUpload(ctx.db, viewer, uploadId, ctx.now);
   if (file.state === "ready") return { file: toFile(file), created: false };
-  const parts = await listParts(ctx.db, uploadId);
+  const parts = mergeParts(await listParts(ctx.db, uploadId), direct);
   checkParts(upload, file, parts);
   const started = Date.now();
   try {
@@ -156,13 +195,27 @@ export async function completeUpload(
   } catch (error) {
     // Already assembled by an earlier attempt that did not get to mark the file ready: carry on.
     const existing = await bucket.head(upload.r2_key);
-    if (!existing) throw new ApiError("Conflict", `The storage could not assemble the parts (${error instanceof Error ? error.message : "unknown"}); send the parts again and retry.`);
+    if (!existing) {
+      const reason = error instanceof Error ? error.message : "unknown";
+      throw partsProblem("assemble", `The storage could not assemble the parts (${reason}); check the ETags of parts sent to R2, send missing or wrong parts again and retry.`);
+    }
   }
   const assembled = Date.now();
   const object = await bucket.head(upload.r2_key);
   if (!object) throw new Error(`completed object ${upload.r2_key} is missing`);
-  // R2 keeps no whole-object hash of a multipart object, so the assembled bytes are read back once.
-  const checksum = await sha256OfObject(bucket, upload.r2_key, object.size, upload.part_size);
+  if (file.size > 0 && object.size !== file.size) {
+    // Only parts sent straight to R2 can get here (the others were measured). The R2 upload is
+    // spent, so the upload is removed: the client starts again.
+    await bucket.delete(upload.r2_key);
+    await removeUpload(ctx.db, upload);
+    throw partsProblem("size", `The parts hold ${object.size} bytes; the upload declared ${file.size}. The upload was removed; start a new one.`);
+  }
+  // R2 keeps no whole-object hash of a multipart object. Parts hashed on their way in give the
+  // composite checksum for free; otherwise the assembled bytes are read back once.
+  const partChecksums = parts.map((p) => p.checksum);
+  const checksum = partChecksums.every((c): c is string => c !== null)
+    ? await compositeChecksum(partChecksums)
+    : await sha256OfObject(bucket, upload.r2_key, object.size, upload.part_size);
   const timing = { assembleMs: assembled - started, hashMs: Date.now() - assembled };
   const keepUntil = new Date(Date.parse(ctx.now) + UPLOAD_IDLE_MS).toISOString();
   const ready = await markCompleted(ctx, upload, file, { size: object.size, checksum }, keepUntil);
@@ -170,6 +223,25 @@ export async function completeUpload(
   const again = await findUpload(ctx.db, uploadId);
   if (again?.file.state === "ready") return { file: toFile(again.file), created: false };
   throw notFound("Upload", uploadId);
+}
+
+/** A presigned URL to PUT one part straight to R2 (501 when direct upload is not configured). */
+export async function presignUploadPart(
+  db: D1Database,
+  config: DirectUploadConfig | null,
+  viewer: Viewer,
+  target: { uploadId: string; partNumber: number },
+  now: Date,
+): Promise<PresignedPart> {
+  const { upload, file } = await ownUpload(db, viewer, target.uploadId, now.toISOString());
+  if (file.state === "ready") throw new ApiError("Conflict", `Upload ${upload.id} is completed; its parts can no longer change.`);
+  if (!config) throw notConfigured();
+  const expected = expectedParts(file.size || null, upload.part_size);
+  if (expected !== null && target.partNumber > expected) {
+    throw invalid("path.partNumber", "range", `The declared size makes ${expected} parts; there is no part ${target.partNumber}.`);
+  }
+  const size = expected === null ? null : target.partNumber < expected ? upload.part_size : file.size - (expected - 1) * upload.part_size;
+  return presignPart(config, upload, target.partNumber, size, now);
 }
 
 export async function abortUpload(db: D1Database, bucket: R2Bucket, viewer: Viewer, uploadId: string, now: string): Promise<void> {

@@ -23,6 +23,8 @@ export interface PartRow {
   part_number: number;
   etag: string;
   size: number;
+  /** SHA-256 (hex) of the part, taken while it streamed to R2; null for parts recorded before that. */
+  checksum: string | null;
   uploaded_at: string;
 }
 
@@ -36,7 +38,7 @@ export async function findUpload(db: D1Database, id: string): Promise<{ upload: 
 
 export async function listParts(db: D1Database, uploadId: string): Promise<PartRow[]> {
   const { results } = await db
-    .prepare("SELECT part_number, etag, size, uploaded_at FROM upload_parts WHERE upload_id = ?1 ORDER BY part_number")
+    .prepare("SELECT part_number, etag, size, checksum, uploaded_at FROM upload_parts WHERE upload_id = ?1 ORDER BY part_number")
     .bind(uploadId)
     .all<PartRow>();
   return results;
@@ -85,14 +87,20 @@ export async function insertUpload(ctx: WriteContext, upload: NewUpload): Promis
 }
 
 /** Records a part (a re-sent part replaces the earlier one) and extends the upload's life. */
-export async function recordPart(db: D1Database, uploadId: string, part: { partNumber: number; etag: string; size: number }, now: string, expiresAt: string) {
+export async function recordPart(
+  db: D1Database,
+  uploadId: string,
+  part: { partNumber: number; etag: string; size: number; checksum: string },
+  now: string,
+  expiresAt: string,
+) {
   await db.batch([
     db
       .prepare(
-        `INSERT INTO upload_parts (upload_id, part_number, etag, size, uploaded_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, uploaded_at = excluded.uploaded_at`,
+        `INSERT INTO upload_parts (upload_id, part_number, etag, size, checksum, uploaded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, checksum = excluded.checksum, uploaded_at = excluded.uploaded_at`,
       )
-      .bind(uploadId, part.partNumber, part.etag, part.size, now),
+      .bind(uploadId, part.partNumber, part.etag, part.size, part.checksum, now),
     db.prepare("UPDATE file_uploads SET expires_at = max(expires_at, ?2) WHERE id = ?1").bind(uploadId, expiresAt),
   ]);
 }

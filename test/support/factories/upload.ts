@@ -45,6 +45,21 @@ export async function sha256Hex(bytes: Uint8Array | ArrayBuffer): Promise<string
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * The checksum a resumable upload gets, recomputed as a client would from its bytes and the part
+ * size: one part is its plain SHA-256; n parts are `sha256-parts:` + SHA-256 over the parts' binary
+ * SHA-256 digests in order + `-n`.
+ */
+export async function compositeSha256(bytes: Uint8Array, partSize: number): Promise<string> {
+  const count = Math.ceil(bytes.length / partSize);
+  if (count === 1) return sha256Hex(bytes);
+  const digests = new Uint8Array(32 * count);
+  for (let i = 0; i < count; i++) {
+    digests.set(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.subarray(i * partSize, (i + 1) * partSize))), 32 * i);
+  }
+  return `sha256-parts:${await sha256Hex(digests)}-${count}`;
+}
+
 export interface FormFile {
   name: string;
   content: Uint8Array | string;

@@ -1,10 +1,13 @@
 /**
- * A streaming reader of multipart/form-data (RFC 7578). Unlike `request.formData()`, which holds the
+ * A streaming reader of multipart/form-data (RFC 7578), shared by the areas that take files in forms
+ * (POST /Files, POST /Medias). Unlike `request.formData()`, which holds the
  * whole body (up to 95 MiB here) in memory before the handler sees a byte, it hands out each part as
  * it arrives, so a file can be hashed and written to R2 in fixed-size pieces. Field names are left as
  * sent; the caller decides how to match them.
  */
-import { invalid } from "../../pkg/errors";
+import type { Context } from "hono";
+import type { AppEnv } from "../env";
+import { invalid } from "./errors";
 
 export interface PartHead {
   /** The form field name from Content-Disposition. */
@@ -216,4 +219,14 @@ export async function fieldText(part: FormPart, field: string, maxBytes = 1024):
     if (bytes.length > maxBytes) throw invalid(field, "maxLength", `${field} is longer than ${maxBytes} bytes.`);
   }
   return decoder.decode(bytes);
+}
+
+/**
+ * The request body as a stream. A middleware that needed the whole body first (Idempotency-Key
+ * hashes it; a body without Content-Length is measured) has already read it into Hono's cache, and
+ * then the stream is made from that copy.
+ */
+export async function bodyStream(c: Context<AppEnv>): Promise<ReadableStream<Uint8Array>> {
+  if (Object.keys(c.req.bodyCache).length > 0) return new Response(await c.req.arrayBuffer()).body ?? new Blob([]).stream();
+  return c.req.raw.body ?? new Blob([]).stream();
 }
