@@ -102,6 +102,21 @@ describe("deviation types: create, read, replace, delete", () => {
   });
 });
 
+describe("deviation types: the rules of linked definitions", () => {
+  it("a linked definition may move between Deviation and deviationType, but not to a rule the type refuses", async () => {
+    const definition = await createPropertyDefinition({ applicationRule: "deviatioType" });
+    await createDeviationType({ propertyDefinitions: [{ id: definition.id }] });
+    const read = await call(`/PropertyDefinitions/${definition.id}`);
+    const { createdAt: _c, updatedAt: _u, ...body } = read.body;
+    const moved = await call("/PropertyDefinitions", { method: "PUT", body: { ...body, applicationRule: "Deviation" } });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.applicationRule).toBe("Deviation");
+    const refused = await call("/PropertyDefinitions", { method: "PUT", body: { ...body, applicationRule: "WorkItem" } });
+    expect(refused.status).toBe(409);
+    expect(refused.body.errors).toEqual([expect.objectContaining({ field: "body.applicationRule", rule: "inUse" })]);
+  });
+});
+
 describe("deviation types: validation", () => {
   it.each<[string, string, string]>([
     ["a WorkItem definition", "WorkItem", "applicationRule"],

@@ -1,5 +1,7 @@
 /** The verbs of property definitions: validate, check usage and concurrency, then write. */
 import { ApiError } from "../../pkg/errors";
+import { linkableRules } from "../entity-types/links";
+import type { ApplicationRule } from "./rules";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, type WriteContext } from "../../pkg/db";
 import type { CreatePropertyDefinition, PropertyDefinition, UpdatePropertyDefinition } from "./schema";
@@ -36,7 +38,8 @@ export async function updatePropertyDefinition(ctx: WriteContext, input: UpdateP
       const message = "Values are stored for this property, so how its values are typed cannot change.";
       throw conflict(message, shapeChanges.map(([field]) => ({ field: `body.${String(field)}`, rule: "inUse", message })));
     }
-    const refusing = usage.typeRules.filter((rule) => rule !== fields.applicationRule);
+    // A deviation type links both deviationType and Deviation definitions, so moving between those two is fine.
+    const refusing = usage.typeRules.filter((rule) => !linkableRules(rule as ApplicationRule).includes(fields.applicationRule as ApplicationRule));
     if (ruleChanged && refusing.length > 0) {
       const message = `Entity types that accept only ${refusing.join(", ")} properties link this property; unlink it before changing its application rule.`;
       throw conflict(message, [{ field: "body.applicationRule", rule: "inUse", message }]);
