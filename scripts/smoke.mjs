@@ -327,6 +327,29 @@ async function run() {
     return `answered in ${Date.now() - t0} ms`;
   });
 
+  // The README's work item example, on the real runtime: the TemplateWriter Durable Object serialises
+  // template edits, and an edit of a template a work item is based on becomes revision 2.
+  await check("work item from a template; the next template edit is revision 2", async () => {
+    const at = await http("/ActivityTemplates", {
+      method: "POST",
+      token: admin,
+      body: { displayName: `smoke-measure-${runId}`, inputTemplates: [{ name: "thickness", format: "decimal", required: true }] },
+    });
+    expect(at.status === 201, `activity template: ${describe(at)}`);
+    const wt = await http("/WorkTemplates", {
+      method: "POST",
+      token: admin,
+      body: { displayName: `smoke-tank-${runId}`, tags: ["tank"], activityTemplates: [{ activityTemplateId: at.json.id }] },
+    });
+    expect(wt.status === 201 && wt.json.revision === 1, `work template: ${describe(wt)}`);
+    const wi = await http("/WorkItems", { method: "POST", token: admin, body: { displayName: `smoke-T-101-${runId}`, basedOn: [{ id: wt.json.id }] } });
+    expect(wi.status === 201 && wi.json.basedOn?.[0]?.revision === 1, `work item: ${describe(wi)}`);
+    const edited = await http("/WorkTemplates", { method: "PUT", token: admin, body: { ...wt.json, displayName: `smoke-tank-v2-${runId}` } });
+    expect(edited.status === 200 && edited.json.revision === 2, `template edit: ${describe(edited)}`);
+    const kept = await http(`/WorkItems/${wi.json.id}`, { token: admin });
+    expect(kept.json?.basedOn?.[0]?.revision === 1, `the work item moved off revision 1: ${describe(kept)}`);
+  });
+
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
     const kept = await http("/Categories", { method: "POST", token: admin, body: { name: `smoke-persist-${runId}` } });
     expect(kept.status === 201, `create: ${describe(kept)}`);

@@ -8,7 +8,8 @@ import { PERMISSIONS } from "../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { activitiesApp } from "./activities/routes";
 import { UsedActivityTemplateSchema, usedActivityTemplates } from "./activity-templates";
-import { workItemFileReferencesApp } from "./file-references/routes";
+import { fileReferencesApp } from "../file-references/routes";
+import { WORK_ITEM_OWNER } from "../file-references/store";
 import { listWorkItems, WorkItemListQuery, workItemUniqueValues, WorkItemUniqueValuesQuery } from "./list";
 import { CreateWorkItemSchema, UpdateWorkItemSchema, WorkItemSchema } from "./schema";
 import { createWorkItem, deleteWorkItem, getWorkItem, updateWorkItem } from "./store";
@@ -133,7 +134,15 @@ export function workItemsApp() {
     },
   );
 
-  app.route("/", workItemFileReferencesApp());
+  app.route(
+    "/",
+    fileReferencesApp({
+      base: "/WorkItems",
+      owner: WORK_ITEM_OWNER,
+      tag: "Work items",
+      listSummary: "List the file references of a work item (its own and those copied from its templates)",
+    }),
+  );
   app.route("/", activitiesApp());
   return app;
 }

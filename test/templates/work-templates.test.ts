@@ -185,7 +185,7 @@ describe("file references", () => {
     ["Platform without platformFile", { location: "Platform" }, "body.platformFile", "required"],
     ["Platform with a file nobody can see", { location: "Platform", platformFile: { id: "missing" } }, "body.platformFile.id", "exists"],
     ["External without url", { location: "External" }, "body.url", "required"],
-    ["External with ftp", { location: "External", url: "ftp://example.com/a" }, "body.url", "url"],
+    ["External with ftp", { location: "External", url: "ftp://example.com/a" }, "body.url", "format"],
     ["External with platformFile", { location: "External", url: "https://e.com", platformFile: { id: "x" } }, "body.platformFile", "notAllowed"],
     ["unknown location", { location: "Disk" }, "body.location", "invalid_value"],
   ])("%s → 400", async (_name, body, field, rule) => {

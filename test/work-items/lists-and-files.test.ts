@@ -108,6 +108,14 @@ describe("/WorkItems/{id}/FileReferences", () => {
     expect(await outboxActions("fileReference", platform.body.id)).toEqual(["created", "deleted"]);
   });
 
+  it("refuses a Platform file the caller may not see (another user's unattached upload), as if it did not exist", async () => {
+    const item = await postWorkItem();
+    const privateFile = await seedReadyFile("someone-else");
+    const res = await call(`/WorkItems/${item.id}/FileReferences`, { method: "POST", body: { location: "Platform", platformFile: { id: privateFile } } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.platformFile.id", rule: "exists" })]);
+  });
+
   describe.each([
     ["Platform without a file", { location: "Platform" }, "body.platformFile", "required"],
     ["Platform with an unknown file", { location: "Platform", platformFile: { id: crypto.randomUUID() } }, "body.platformFile.id", "exists"],

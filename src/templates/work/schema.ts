@@ -106,28 +106,3 @@ export const UpdateWorkTemplateSchema = z
 
 export type WorkTemplateInput = z.infer<typeof CreateWorkTemplateSchema>;
 export type UpdateWorkTemplateInput = z.infer<typeof UpdateWorkTemplateSchema>;
-
-export const FileReferenceSchema = z
-  .object({
-    id: z.uuid(),
-    location: z.enum(["Platform", "External"]),
-    platformFile: z.object({ id: z.string() }).nullable(),
-    url: z.string().nullable(),
-    name: z.string().nullable(),
-    createdAt: z.iso.datetime(),
-  })
-  .openapi("FileReference");
-
-export type FileReference = z.infer<typeof FileReferenceSchema>;
-
-export const CreateFileReferenceSchema = z
-  .object({
-    location: z.enum(["Platform", "External"]),
-    platformFile: z.object({ id: z.string().trim().min(1).max(100) }).nullable().optional().openapi({ description: "Required when location is Platform: a file of POST /Files you can see." }),
-    url: z.string().trim().max(2000).nullable().optional().openapi({ description: "Required when location is External; http or https only." }),
-    name: z.string().trim().min(1).max(200).nullable().optional(),
-  })
-  .strict()
-  .openapi("CreateFileReference");
-
-export type CreateFileReferenceInput = z.infer<typeof CreateFileReferenceSchema>;

@@ -188,7 +188,8 @@ export async function editWorkTemplateInPlace(id: string, revision: number, tags
 }
 
 /** A stored, ready data file (POST /Files writes these) for Platform file references. */
-export async function seedReadyFile(): Promise<string> {
+/** A stored file; owned by the default test user unless another owner is given (then it is private to that owner). */
+export async function seedReadyFile(ownerId = "00000000-0000-4000-8000-00000000aaaa"): Promise<string> {
   const id = crypto.randomUUID();
   const t = now();
   await db.batch([
@@ -196,9 +197,9 @@ export async function seedReadyFile(): Promise<string> {
     db
       .prepare(
         `INSERT INTO files (id, name, data_type_id, size, content_type, r2_key, state, status, owner_id, etag, created_at, updated_at)
-         VALUES (?1, 'manual.pdf', 'wi-docs', 10, 'application/pdf', ?2, 'ready', 'none', 'seed', 'e', ?3, ?3)`,
+         VALUES (?1, 'manual.pdf', 'wi-docs', 10, 'application/pdf', ?2, 'ready', 'none', ?4, 'e', ?3, ?3)`,
       )
-      .bind(id, `files/${id}/x`, t),
+      .bind(id, `files/${id}/x`, t, ownerId),
   ]);
   return id;
 }

@@ -1,9 +1,11 @@
 /**
- * The rules of a file reference (spec 2.5), reusable by every owner of file references: Platform
- * names an existing, fully stored file (`files`, state ready) and no url; External names an http or
- * https url and no platform file. Every problem is reported at once.
+ * The rules of a file reference (spec 2.5), for every owner of file references: Platform names a
+ * file of POST /Files that the caller may see (stored, and visible by the files access rule) and no
+ * url; External names an absolute http or https url and no platform file. Every problem is reported
+ * at once.
  */
-import { ApiError, type FieldProblem } from "../../pkg/errors";
+import { ApiError, type FieldProblem } from "../pkg/errors";
+import { maySee, type Viewer } from "../upload/files/access";
 import type { FileReferenceInput } from "./schema";
 
 export interface CheckedFileReference {
@@ -13,15 +15,28 @@ export interface CheckedFileReference {
   name: string | null;
 }
 
-export async function checkFileReference(db: D1Database, input: FileReferenceInput, at = "body"): Promise<CheckedFileReference> {
+interface FileFacts {
+  state: string;
+  owner_id: string;
+  created_by: string | null;
+  object_type: string | null;
+  object_id: string | null;
+}
+
+async function visibleFile(db: D1Database, viewer: Viewer, id: string): Promise<boolean> {
+  const file = await db.prepare("SELECT state, owner_id, created_by, object_type, object_id FROM files WHERE id = ?1").bind(id).first<FileFacts>();
+  return file !== null && maySee(viewer, { state: file.state, ownerId: file.owner_id, createdBy: file.created_by, objectType: file.object_type, objectId: file.object_id });
+}
+
+export async function checkFileReference(db: D1Database, viewer: Viewer, input: FileReferenceInput, at = "body"): Promise<CheckedFileReference> {
   const problems: FieldProblem[] = [];
   if (input.location === "Platform") {
     if (input.url !== null) problems.push({ field: `${at}.url`, rule: "notAllowed", message: "A Platform file reference has no url." });
     if (input.platformFile === null) {
       problems.push({ field: `${at}.platformFile`, rule: "required", message: "A Platform file reference needs platformFile.id." });
-    } else {
-      const file = await db.prepare("SELECT 1 AS found FROM files WHERE id = ?1 AND state = 'ready'").bind(input.platformFile.id).first();
-      if (!file) problems.push({ field: `${at}.platformFile.id`, rule: "exists", message: `The file ${input.platformFile.id} does not exist (POST /Files).` });
+    } else if (!(await visibleFile(db, viewer, input.platformFile.id))) {
+      // A file the caller may not see is reported as missing, as GET /Files/{id} answers 404 for it.
+      problems.push({ field: `${at}.platformFile.id`, rule: "exists", message: `The file ${input.platformFile.id} does not exist (GET /Files/{id}).` });
     }
   } else {
     if (input.platformFile !== null) problems.push({ field: `${at}.platformFile`, rule: "notAllowed", message: "An External file reference has no platformFile." });

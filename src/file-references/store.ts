@@ -1,7 +1,12 @@
-/** file_references rows of one owner kind (work items here): list, read one, link, unlink. */
-import { guardedOutboxStatement } from "../../events/outbox";
-import { notFound } from "../../pkg/errors";
-import type { WriteContext } from "../../pkg/db";
+/**
+ * file_references rows of one owner (a work item, or a work template: a template's references belong
+ * to its id, not to one revision, so they are never copied with a revision): list, read one, link,
+ * unlink.
+ */
+import { guardedOutboxStatement } from "../events/outbox";
+import { notFound } from "../pkg/errors";
+import type { WriteContext } from "../pkg/db";
+import type { Viewer } from "../upload/files/access";
 import type { FileReference, FileReferenceInput } from "./schema";
 import { checkFileReference } from "./validate";
 
@@ -32,16 +37,22 @@ function toFileReference(row: FileReferenceRow): FileReference {
 
 /** Where an owner lives, so a missing owner is a 404 and a link is only written while it exists. */
 export interface FileReferenceOwner {
-  kind: "workItem";
-  table: "work_items";
+  kind: "workItem" | "workTemplate";
+  /** Trusted SQL, true while the owner whose id is the given parameter (e.g. `?1`) exists. */
+  exists: (idParameter: string) => string;
   what: string;
 }
 
-export const WORK_ITEM_OWNER: FileReferenceOwner = { kind: "workItem", table: "work_items", what: "Work item" };
+export const WORK_ITEM_OWNER: FileReferenceOwner = { kind: "workItem", exists: (id) => `EXISTS (SELECT 1 FROM work_items WHERE id = ${id})`, what: "Work item" };
+export const WORK_TEMPLATE_OWNER: FileReferenceOwner = {
+  kind: "workTemplate",
+  exists: (id) => `EXISTS (SELECT 1 FROM work_templates WHERE id = ${id} AND is_latest = 1)`,
+  what: "Work template",
+};
 
 async function assertOwner(db: D1Database, owner: FileReferenceOwner, ownerId: string): Promise<void> {
-  const found = await db.prepare(`SELECT 1 AS found FROM ${owner.table} WHERE id = ?1`).bind(ownerId).first();
-  if (!found) throw notFound(owner.what, ownerId);
+  const found = await db.prepare(`SELECT ${owner.exists("?1")} AS found`).bind(ownerId).first<{ found: number }>();
+  if (!found?.found) throw notFound(owner.what, ownerId);
 }
 
 export async function listFileReferences(db: D1Database, owner: FileReferenceOwner, ownerId: string): Promise<FileReference[]> {
@@ -60,9 +71,15 @@ export async function getFileReference(db: D1Database, owner: FileReferenceOwner
   return toFileReference(row);
 }
 
-export async function createFileReference(ctx: WriteContext, owner: FileReferenceOwner, ownerId: string, input: FileReferenceInput): Promise<FileReference> {
+export async function createFileReference(
+  ctx: WriteContext,
+  viewer: Viewer,
+  owner: FileReferenceOwner,
+  ownerId: string,
+  input: FileReferenceInput,
+): Promise<FileReference> {
   await assertOwner(ctx.db, owner, ownerId);
-  const checked = await checkFileReference(ctx.db, input);
+  const checked = await checkFileReference(ctx.db, viewer, input);
   const row: FileReferenceRow = { id: ctx.uuid(), location: checked.location, platform_file_id: checked.platformFileId, url: checked.url, name: checked.name, inherited_from: null, created_at: ctx.now };
   const reference = toFileReference(row);
   const [inserted] = await ctx.db.batch([
@@ -70,7 +87,7 @@ export async function createFileReference(ctx: WriteContext, owner: FileReferenc
     ctx.db
       .prepare(
         `INSERT INTO file_references (id, owner_kind, owner_id, location, platform_file_id, url, name, created_at, created_by)
-         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM ${owner.table} WHERE id = ?3)`,
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE ${owner.exists("?3")}`,
       )
       .bind(row.id, owner.kind, ownerId, row.location, row.platform_file_id, row.url, row.name, ctx.now, ctx.actorId),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: { ...reference, ownerKind: owner.kind, ownerId } }, "previousChanged"),
