@@ -106,9 +106,13 @@ export function deviationConditions(params: DeviationListParams): Condition[] {
   ];
 }
 
+/** The list's statements for one request (exported for the query-plan test). */
+export function compileDeviationList(db: D1Database, params: DeviationListParams) {
+  return compileListQuery(deviationList, params, deviationCatalog(db), deviationConditions(params));
+}
+
 export async function listDeviations(db: D1Database, params: DeviationListParams): Promise<{ items: Versioned<Deviation>[]; total: number | undefined }> {
-  const compiled = await compileListQuery(deviationList, params, deviationCatalog(db), deviationConditions(params));
-  const { items, total } = await runListQuery<DeviationRow>(db, compiled);
+  const { items, total } = await runListQuery<DeviationRow>(db, await compileDeviationList(db, params));
   return { items: await hydrateDeviations(db, items), total };
 }
 
