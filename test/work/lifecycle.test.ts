@@ -2,9 +2,10 @@
  * The whole revision story through the API only: templates, a work item instantiated from them, the
  * copies the next edits make, and what the work item keeps (spec section 3, rules 1–6).
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
-import { createActivityTemplate, putBody, unique } from "../templates/factories";
+import { createActivityTemplate, inputTemplates, putBody, unique } from "../templates/factories";
 
 async function created(path: string, body: unknown) {
   const res = await call(path, { method: "POST", body });
@@ -91,5 +92,30 @@ describe("a work template's life through work items", () => {
     const tags = await call("/Tags");
     expect(tags.status).toBe(200);
     expect(tags.body).toEqual(expect.arrayContaining(template.tags));
+  });
+});
+
+describe("a large template", () => {
+  it("instantiates 50 activity templates with 500 input templates in one write, and copies them on the next edit", async () => {
+    const activityTemplates = [];
+    for (let i = 0; i < 50; i++) activityTemplates.push(await createActivityTemplate({ inputTemplates: inputTemplates(10) }));
+    const template = await created("/WorkTemplates", {
+      displayName: unique("Refinery turnaround"),
+      activityTemplates: activityTemplates.map((at) => ({ activityTemplateId: at.id })),
+    });
+    const workItem = await created("/WorkItems", { displayName: unique("Turnaround 2027"), basedOn: [{ id: template.id }] });
+    const counts = await env.DB.prepare(
+      `SELECT count(DISTINCT a.id) AS activities, count(i.input_template_id) AS inputs
+         FROM activities a LEFT JOIN activity_inputs i ON i.activity_id = a.id WHERE a.work_item_id = ?1`,
+    )
+      .bind(workItem.id)
+      .first<{ activities: number; inputs: number }>();
+    expect(counts).toEqual({ activities: 50, inputs: 500 });
+
+    const copied = await call("/WorkTemplates", { method: "PUT", body: putBody(await read(`/WorkTemplates/${template.id}`), { displayName: "Refinery turnaround v2" }) });
+    expect(copied.status, copied.text).toBe(200);
+    expect(copied.body.revision).toBe(2);
+    expect(copied.body.activityTemplates).toHaveLength(50);
+    expect((await read(`/WorkTemplates/${template.id}?revision=1`)).activityTemplates).toHaveLength(50);
   });
 });
