@@ -3,11 +3,12 @@
  * DELETE, each one guarded batch run inside the template's TemplateWriter (see work/write.ts).
  */
 import { outboxStatement } from "../../events/outbox";
-import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, newEtagToken, type WriteContext } from "../../pkg/db";
+import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, type WriteContext } from "../../pkg/db";
+import { editLatestRevision, MAX_ATTEMPTS, type EditPlan } from "../edit";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import type { Written } from "../writer";
-import { ACTIVITY_TEMPLATE_KIND, deleteDependentsStatement, deleteLatestRevisionStatements, insertDependentsStatements, replaceDependentsStatements, revisionWriteStatements, targetOf } from "../revisions";
+import { ACTIVITY_TEMPLATE_KIND, deleteDependentsStatement, deleteLatestRevisionStatements, insertDependentsStatements, replaceDependentsStatements } from "../revisions";
 import { metadataText, revisionEtag, throwProblems } from "../shared";
 import type { ActivityTemplate, InputTemplateInput, UpdateActivityTemplateInput } from "./schema";
 import { byPosition, ENTITY_KIND, inputRows, INPUTS, loadActivityTemplateState, prepareActivityHeader, toActivityTemplate, type ActivityTemplateRow, type ActivityTemplateState, type InputRow } from "./store";
@@ -21,13 +22,9 @@ export type ActivityTemplateOperation =
   | Op<"deleteInputTemplate", { inputTemplateId: string }>
   | Op<"delete", object>;
 
-interface Plan {
-  header: Partial<ActivityTemplateRow>;
+interface Plan extends EditPlan<ActivityTemplateRow> {
   inputs: InputRow[];
-  dependentChanges(db: D1Database, id: string, revision: number): D1PreparedStatement[];
 }
-
-const MAX_ATTEMPTS = 3;
 
 export async function runActivityTemplateOperation(ctx: WriteContext, op: ActivityTemplateOperation): Promise<Written<ActivityTemplate | null>> {
   const id = op.id.toLowerCase();
@@ -35,40 +32,18 @@ export async function runActivityTemplateOperation(ctx: WriteContext, op: Activi
     await deleteActivityTemplate(ctx, id);
     return { value: null, etag: null };
   }
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const state = await loadActivityTemplateState(ctx.db, id);
-    if (!state) throw notFound("Activity template", id);
-    const inUse = state.row.in_use === 1;
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
-    const plan = await planFor(ctx, op, state);
-    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
-    const target = targetOf(read);
-    const row: ActivityTemplateRow = {
-      ...state.row,
-      ...plan.header,
-      revision: target.revision,
-      etag: newEtagToken(),
-      updated_at: ctx.now,
-      created_at: target.copies ? ctx.now : state.row.created_at,
-      created_by: target.copies ? ctx.actorId : state.row.created_by,
-      in_use: 0,
-    };
-    const written = toActivityTemplate({ row, inputs: plan.inputs });
-    const statements = revisionWriteStatements(ctx.db, ACTIVITY_TEMPLATE_KIND, read, {
-      header: Object.fromEntries(ACTIVITY_TEMPLATE_KIND.columns.map((c) => [c, row[c as keyof ActivityTemplateRow] as string | number | null])),
-      dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
-      sideEffects: () => [outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "updated", payload: written.value })],
-    });
-    try {
-      await ctx.db.batch(statements);
-      return written;
-    } catch (error) {
-      if (isAssertionFailure(error)) continue;
+  return editLatestRevision<ActivityTemplateRow, ActivityTemplateState, Plan, ActivityTemplate>(ctx, id, {
+    kind: ACTIVITY_TEMPLATE_KIND,
+    entityKind: ENTITY_KIND,
+    what: "Activity template",
+    load: loadActivityTemplateState,
+    plan: (state) => planFor(ctx, op, state),
+    compose: (row, plan) => toActivityTemplate({ row, inputs: plan.inputs }),
+    onBatchError: (error) => {
       if (isForeignKeyViolation(error)) throw conflict("The activity type was deleted meanwhile; choose another.");
       throw error;
-    }
-  }
-  throw conflict("The activity template kept changing while this edit was written; read it again and retry.");
+    },
+  });
 }
 
 async function planFor(ctx: WriteContext, op: Exclude<ActivityTemplateOperation, { action: "delete" }>, state: ActivityTemplateState): Promise<Plan> {

@@ -4,13 +4,14 @@
  * (revisions.ts): in place while the latest revision is not in use, else a copy as revision + 1.
  */
 import { outboxStatement } from "../../events/outbox";
-import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../../pkg/db";
+import { conflict, isAssertionFailure, type WriteContext } from "../../pkg/db";
+import { editLatestRevision, MAX_ATTEMPTS, type EditPlan } from "../edit";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { deletePropertyValuesStatement, toPropertyValueRows, replacePropertyValuesStatements, type ResolvedProperty } from "../../properties/values";
 import { replaceTagsStatements } from "../../work/common";
 import type { Written } from "../writer";
-import { deleteDependentsStatement, deleteLatestRevisionStatements, insertDependentsStatements, replaceDependentsStatements, revisionWriteStatements, targetOf, WORK_TEMPLATE_KIND } from "../revisions";
+import { deleteDependentsStatement, deleteLatestRevisionStatements, insertDependentsStatements, replaceDependentsStatements, WORK_TEMPLATE_KIND } from "../revisions";
 import { metadataText, revisionEtag, throwProblems } from "../shared";
 import type { SectionTemplateInput, UpdateWorkTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput } from "./schema";
 import { activityTemplatesExistStatement, ENTITY_KIND, LINKS, latestIndexStatements, linkRows, loadWorkTemplateState, prepareHeader, SECTIONS, sectionRows, toWorkTemplate, type LinkRow, type SectionRow, type WorkTemplateRow, type WorkTemplateState } from "./store";
@@ -27,17 +28,12 @@ export type WorkTemplateOperation =
   | Op<"delete", object>;
 
 /** What one edit changes, computed from the revision it starts from. */
-interface Plan {
-  header: Partial<WorkTemplateRow>;
+interface Plan extends EditPlan<WorkTemplateRow> {
   sections: SectionRow[];
   links: LinkRow[];
-  dependentChanges(db: D1Database, id: string, revision: number): D1PreparedStatement[];
   /** Statements for the latest revision's properties and tags, when they change. */
   index: D1PreparedStatement[];
 }
-
-/** Attempts of one edit: a guard that fails because the revision became in use meanwhile makes it retry as a copy. */
-const MAX_ATTEMPTS = 3;
 
 export async function runWorkTemplateOperation(ctx: WriteContext, op: WorkTemplateOperation): Promise<Written<WorkTemplate | null>> {
   const id = op.id.toLowerCase();
@@ -45,40 +41,14 @@ export async function runWorkTemplateOperation(ctx: WriteContext, op: WorkTempla
     await deleteWorkTemplate(ctx, id);
     return { value: null, etag: null };
   }
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const state = await loadWorkTemplateState(ctx.db, id);
-    if (!state) throw notFound("Work template", id);
-    const inUse = state.row.in_use === 1;
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
-    const plan = await planFor(ctx, op, state);
-    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
-    const target = targetOf(read);
-    const row: WorkTemplateRow = {
-      ...state.row,
-      ...plan.header,
-      revision: target.revision,
-      etag: newEtagToken(),
-      updated_at: ctx.now,
-      // A copy is a new revision: created now, by the caller.
-      created_at: target.copies ? ctx.now : state.row.created_at,
-      created_by: target.copies ? ctx.actorId : state.row.created_by,
-      in_use: 0,
-    };
-    const written = toWorkTemplate({ row, sections: plan.sections, links: plan.links });
-    const statements = revisionWriteStatements(ctx.db, WORK_TEMPLATE_KIND, read, {
-      header: Object.fromEntries(WORK_TEMPLATE_KIND.columns.map((c) => [c, row[c as keyof WorkTemplateRow] as string | number | null])),
-      dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
-      sideEffects: () => [...plan.index, outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "updated", payload: written.value })],
-    });
-    try {
-      await ctx.db.batch(statements);
-      return written;
-    } catch (error) {
-      if (isAssertionFailure(error)) continue;
-      throw error;
-    }
-  }
-  throw conflict("The work template kept changing while this edit was written; read it again and retry.");
+  return editLatestRevision<WorkTemplateRow, WorkTemplateState, Plan, WorkTemplate>(ctx, id, {
+    kind: WORK_TEMPLATE_KIND,
+    entityKind: ENTITY_KIND,
+    what: "Work template",
+    load: loadWorkTemplateState,
+    plan: (state) => planFor(ctx, op, state),
+    compose: (row, plan) => toWorkTemplate({ row, sections: plan.sections, links: plan.links }),
+  });
 }
 
 async function planFor(ctx: WriteContext, op: Exclude<WorkTemplateOperation, { action: "delete" }>, state: WorkTemplateState): Promise<Plan> {
