@@ -145,15 +145,6 @@ export async function readUsedRevisions(db: D1Database, workItemId: string): Pro
 }
 
 /** The full activity template revisions a work item used (GET /WorkItems/{id}/ActivityTemplates), in the order first used. */
-export async function readWorkItemActivityTemplates(db: D1Database, workItemId: string): Promise<ActivityTemplateRevision[]> {
-  const { results } = await db
-    .prepare("SELECT activity_template_id AS id, activity_template_revision AS revision FROM work_item_activity_templates WHERE work_item_id = ?1 ORDER BY created_at, activity_template_id")
-    .bind(workItemId)
-    .all<{ id: string; revision: number }>();
-  const revisions = await readActivityTemplateRevisions(db, results);
-  return results.map((r) => revisions.get(r.id)).filter((r): r is ActivityTemplateRevision => r !== undefined);
-}
-
 /**
  * Guards of an instantiating write: each work template revision still has the etag read and is
  * still the latest; each activity template revision still has its etag (and is still the latest

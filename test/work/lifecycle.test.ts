@@ -67,6 +67,11 @@ describe("a work template's life through work items", () => {
     const used = await call(`/WorkItems/${workItem.id}/ActivityTemplates`);
     expect(used.status).toBe(200);
     expect(used.body.map((t: { id: string; revision: number }) => [t.id, t.revision])).toEqual([[activityTemplate.id, 1]]);
+    // In the shape of GET /ActivityTemplates/{id}?revision=1, and no longer the latest.
+    const { isLatest, ...usedRevision } = used.body[0];
+    expect(isLatest).toBe(false);
+    const { etag: _etag, ...revisionOne } = await read(`/ActivityTemplates/${activityTemplate.id}?revision=1`);
+    expect(usedRevision).toEqual(revisionOne);
 
     // Activities join the work item only from the revision it used first.
     const fromLatest = await call("/Activities", { method: "POST", body: { displayName: "Extra check", basedOn: { id: activityTemplate.id, revision: 2 }, workItemId: workItem.id } });
