@@ -32,6 +32,25 @@ export const ASSET_SELECT =
   "a.id, a.kind, a.name, a.parent_id, a.plant_id, a.metadata, a.etag, a.created_at, a.updated_at, par.kind AS parent_kind, par.name AS parent_name, pl.name AS plant_name";
 export const ASSET_JOINS = ["LEFT JOIN assets par ON par.id = a.parent_id", "LEFT JOIN assets pl ON pl.id = a.plant_id"];
 
+/** FNV-1a, 32 bits, as hex: enough to tell two short texts apart in an ETag. */
+function shortHash(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, "0");
+}
+
+/**
+ * The ETag of a read: the row's token, plus the names it shows of its parent and plant (renaming
+ * either does not touch this row), so a 304 never serves a stale parent or plant name.
+ */
+function representationEtag(row: AssetRow): string {
+  const shown = [row.parent_id === null ? "" : row.parent_name, row.plant_id === null || row.plant_id === row.id ? "" : row.plant_name];
+  return shown.every((name) => !name) ? row.etag : `${row.etag}-${shortHash(shown.join("|"))}`;
+}
+
 export function toAsset(row: AssetRow): Versioned<Asset> {
   return {
     value: {
@@ -45,7 +64,7 @@ export function toAsset(row: AssetRow): Versioned<Asset> {
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     },
-    etag: row.etag,
+    etag: representationEtag(row),
   };
 }
 
@@ -128,7 +147,7 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
 export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promise<Versioned<Asset>> {
   const current = await readRow(ctx.db, input.id);
   if (!current) throw notFound("Asset", input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== toAsset(current).etag) throw preconditionFailed();
   const errors: FieldProblem[] = [];
   if (input.kind !== current.kind) errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
   if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
@@ -177,7 +196,7 @@ async function uses(db: D1Database, id: string): Promise<string[]> {
 export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> {
   const current = await readRow(ctx.db, id);
   if (!current) throw notFound("Asset", id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== toAsset(current).etag) throw preconditionFailed();
   const inUse = async () => {
     const reasons = await uses(ctx.db, current.id);
     return reasons.length > 0 ? new ApiError("InUse", `The asset '${current.name}' is still used by ${reasons.join(", ")}.`) : null;

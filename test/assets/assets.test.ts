@@ -25,6 +25,29 @@ describe("assets: create, read, replace, delete", () => {
     expect((await eventsOf(equipment.id)).map((e) => [e.kind, e.action])).toEqual([["asset", "created"]]);
   });
 
+  it("renaming the parent or the plant changes a child's ETag, so a cached read is not served stale", async () => {
+    const plant = await createAsset("plant");
+    const mainSystem = await createAsset("mainSystem", plant.id);
+    const equipment = await createAsset("equipment", mainSystem.id);
+    const rename = async (id: string) => {
+      const read = await call(`/Assets/${id}`);
+      expect((await call("/Assets", { method: "PUT", body: { ...read.body, name: unique("renamed") } })).status).toBe(200);
+    };
+    await rename(mainSystem.id);
+    const afterParent = await call(`/Assets/${equipment.id}`, { headers: { "if-none-match": equipment.etag } });
+    expect(afterParent.status).toBe(200);
+    expect(afterParent.body.parent.name).not.toBe(mainSystem.name);
+    const etag = afterParent.headers.get("etag")!;
+    await rename(plant.id);
+    const afterPlant = await call(`/Assets/${equipment.id}`, { headers: { "if-none-match": etag } });
+    expect(afterPlant.status).toBe(200);
+    // If-Match with the ETag read before the plant's rename is stale too.
+    const stale = await call("/Assets", { method: "PUT", body: { ...afterPlant.body, name: unique("late") }, headers: { "if-match": etag } });
+    expect(stale.status).toBe(412);
+    const fresh = await call("/Assets", { method: "PUT", body: { ...afterPlant.body, name: unique("ok") }, headers: { "if-match": afterPlant.headers.get("etag")! } });
+    expect(fresh.status).toBe(200);
+  });
+
   it("PUT renames and replaces metadata, honours If-Match, and a read can be sent back", async () => {
     const { plant } = await createPlantTree();
     const read = await call(`/Assets/${plant.id}`);
