@@ -5,7 +5,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import type { IdempotencyStore, StoredResponse } from "../../durable-objects/idempotency-store";
+import type { StoredResponse } from "../../durable-objects/idempotency-store";
 import { ApiError, invalid } from "./errors";
 
 const LEASE_MS = 60_000;
@@ -28,7 +28,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw invalid("header.Idempotency-Key", "format", "Idempotency-Key must be 1 to 255 visible ASCII characters.");
   }
   const principal = c.get("principal");
-  const store = c.env.IDEMPOTENCY.get(c.env.IDEMPOTENCY.idFromName(principal.id)) as unknown as DurableObjectStub<IdempotencyStore>;
+  const store = c.env.IDEMPOTENCY.get(c.env.IDEMPOTENCY.idFromName(principal.id));
   const fingerprint = await fingerprintOf(c.req.method, c.req.path, await c.req.arrayBuffer());
   const begun = await store.begin(key, fingerprint, LEASE_MS);
   switch (begun.outcome) {

@@ -9,7 +9,6 @@
  * turns the problem back into the ApiError it was.
  */
 import type { Context } from "hono";
-import type { TemplateWriter } from "../../durable-objects/template-writer";
 import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode, type FieldProblem } from "../pkg/errors";
 import type { WriteContext } from "../pkg/db";
@@ -68,8 +67,7 @@ export function writerName(operation: Pick<TemplateOperation, "template" | "id">
 export async function writeTemplate<T>(c: Context<AppEnv>, operation: TemplateOperation): Promise<Written<T>> {
   const ctx = writeContext(c);
   const context: WriterContext = { now: ctx.now, actorId: ctx.actorId, actorName: ctx.actorName, requestId: ctx.requestId, expectedEtag: ctx.expectedEtag };
-  const namespace = c.env.TEMPLATES as unknown as DurableObjectNamespace<TemplateWriter>;
-  const stub = namespace.get(namespace.idFromName(writerName(operation)));
+  const stub = c.env.TEMPLATES.get(c.env.TEMPLATES.idFromName(writerName(operation)));
   const result = (await stub.write(context, operation)) as WriterResult;
   if (!result.ok) {
     const { code, detail, errors, headers } = result.problem;
