@@ -1,7 +1,7 @@
 /** GET /Assets: ids, excludeIds, searchText (name), kinds, parentIds, plantNames, order and paging. */
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../pkg/errors";
-import { compileListQuery, defineList, inList, listQueryShape, parseUuidList, runListQuery, splitCsv, type CatalogLookup, type Condition } from "../pkg/query";
+import { compileListQuery, defineList, inList, listQueryShape, parseUuidList, runListQuery, splitCsv, type Condition, noProperties } from "../pkg/query";
 import { ASSET_KINDS } from "./designations";
 import type { Asset } from "./schema";
 import { ASSET_JOINS, ASSET_SELECT, toAsset, type AssetRow } from "./store";
@@ -24,8 +24,6 @@ const assetList = defineList({
   defaultOrder: "name asc",
 });
 
-/** Assets carry no linked properties here, so a `properties.` order term names nothing. */
-const noProperties: CatalogLookup = async () => new Map();
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const AssetListQuery = z.object({

@@ -14,12 +14,11 @@ import {
   uniqueValuesQueryShape,
   type CatalogLookup,
   type Condition,
-  type PropertyFormat,
-  type PropertyInfo,
   type UniqueValuesResult,
 } from "../pkg/query";
 import type { Versioned } from "../properties/categories/store";
 import { statusesCondition } from "../work/common";
+import { catalogFor } from "../properties/definitions/catalog";
 import { DEVIATION_COLUMNS, DEVIATION_KIND, DEVIATION_RULE, hydrateDeviations, type DeviationRow } from "./read";
 import type { Deviation } from "./schema";
 
@@ -49,19 +48,7 @@ export const deviationList = defineList({
 });
 
 /** Property names of the Deviation rule: the only properties a deviation carries. */
-export const deviationCatalog =
-  (db: D1Database): CatalogLookup =>
-  async (names) => {
-    const { results } = await db
-      .prepare(
-        "SELECT name, format, classification_id, is_multiselect FROM property_definitions WHERE application_rule = ?1 AND name IN (SELECT value FROM json_each(?2))",
-      )
-      .bind(DEVIATION_RULE, JSON.stringify(names))
-      .all<{ name: string; format: PropertyFormat; classification_id: string | null; is_multiselect: number }>();
-    return new Map<string, PropertyInfo>(
-      results.map((r) => [r.name, { name: r.name, format: r.format, classificationId: r.classification_id, isMultiselect: r.is_multiselect === 1 }]),
-    );
-  };
+export const deviationCatalog = (db: D1Database): CatalogLookup => catalogFor(db, DEVIATION_RULE);
 
 const { ids, excludeIds, searchText, properties, order, skip, take, includeTotal } = listQueryShape;
 export const DeviationListQuery = z.object({

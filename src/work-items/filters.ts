@@ -4,7 +4,7 @@
  * and a catalog of property definitions by application rule for the `properties` filter and order.
  */
 import { z } from "@hono/zod-openapi";
-import { parseDateValue, queryError, splitCsv, type CatalogLookup, type Condition, type PropertyFormat } from "../pkg/query";
+import { parseDateValue, queryError, splitCsv, type Condition } from "../pkg/query";
 import { joinBalanced } from "../pkg/query";
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -55,13 +55,3 @@ export function dateFilterShape<F extends string, T extends string, D extends st
   } as Record<F | T | D, z.ZodOptional<z.ZodString>>;
 }
 
-/** The property definitions of one application rule, by name, for a list's properties filter and order. */
-export function propertyCatalog(db: D1Database, applicationRule: string): CatalogLookup {
-  return async (names) => {
-    const { results } = await db
-      .prepare("SELECT name, format, classification_id, is_multiselect FROM property_definitions WHERE application_rule = ?1 AND name IN (SELECT value FROM json_each(?2))")
-      .bind(applicationRule, JSON.stringify(names))
-      .all<{ name: string; format: PropertyFormat; classification_id: string | null; is_multiselect: number }>();
-    return new Map(results.map((r) => [r.name, { name: r.name, format: r.format, classificationId: r.classification_id, isMultiselect: r.is_multiselect === 1 }]));
-  };
-}

@@ -15,7 +15,8 @@ import {
   type UniqueValuesResult,
 } from "../pkg/query";
 import { statusesCondition, tagsCondition } from "../work/common";
-import { dateConditions, dateFilterShape, propertyCatalog } from "./filters";
+import { catalogFor } from "../properties/definitions/catalog";
+import { dateConditions, dateFilterShape } from "./filters";
 import { KIND, toWorkItems, WORK_ITEM_COLUMNS, type WorkItemRow } from "./model";
 import type { WorkItem } from "./schema";
 
@@ -78,11 +79,11 @@ function conditions(params: WorkItemListParams): Condition[] {
 }
 
 export async function listWorkItems(db: D1Database, params: WorkItemListParams): Promise<{ items: WorkItem[]; total: number | undefined }> {
-  const query = await compileListQuery(workItemList, params, propertyCatalog(db, "WorkItem"), conditions(params));
+  const query = await compileListQuery(workItemList, params, catalogFor(db, "WorkItem"), conditions(params));
   const { items, total } = await runListQuery<WorkItemRow>(db, query);
   return { items: await toWorkItems(db, items), total };
 }
 
 export async function workItemUniqueValues(db: D1Database, params: z.infer<typeof WorkItemUniqueValuesQuery>): Promise<UniqueValuesResult[]> {
-  return runUniqueValues(db, await compileUniqueValues(workItemList, params, propertyCatalog(db, "WorkItem")));
+  return runUniqueValues(db, await compileUniqueValues(workItemList, params, catalogFor(db, "WorkItem")));
 }

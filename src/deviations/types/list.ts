@@ -1,6 +1,6 @@
 /** GET /DeviationTypes: the default type General and every entity type with appliesTo deviationType. */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, defineList, listQueryShape, runListQuery, type CatalogLookup } from "../../pkg/query";
+import { compileListQuery, defineList, listQueryShape, runListQuery, noProperties } from "../../pkg/query";
 import type { EntityTypeRow } from "../../properties/entity-types/store";
 import { ENTITY_TYPE_COLUMNS } from "../../properties/entity-types/store";
 import type { DeviationType } from "./schema";
@@ -22,8 +22,6 @@ const deviationTypeList = defineList({
   select: ENTITY_TYPE_COLUMNS.split(", ").map((column) => `t.${column}`).join(", "),
 });
 
-/** Ordering by a type's own properties is not offered. */
-const noProperties: CatalogLookup = async () => new Map();
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const DeviationTypeListQuery = z.object({

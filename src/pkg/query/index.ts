@@ -25,5 +25,5 @@ export type { CompiledUniqueValues, UniqueValue, UniqueValuesInput, UniqueValues
 export { listQueryShape, ListQuerySchema, uniqueValuesQueryShape, UniqueValuesQuerySchema, UniqueValueSchema, UniqueValuesResponseSchema } from "./schemas";
 export { queryError } from "./problems";
 export type { QueryField, QueryRule } from "./problems";
-export { valueColumn } from "./types";
+export { noProperties, valueColumn } from "./types";
 export type { CatalogLookup, PropertyFormat, PropertyInfo } from "./types";

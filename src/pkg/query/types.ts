@@ -34,3 +34,6 @@ export function valueColumn(format: PropertyFormat): "value_num" | "value_text" 
       return "value_text";
   }
 }
+
+/** The catalog of a list whose entities carry no properties: every `properties.` term names nothing. */
+export const noProperties: CatalogLookup = async () => new Map();

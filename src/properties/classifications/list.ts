@@ -1,6 +1,6 @@
 /** GET /Classifications: ids, excludeIds, searchText (name, description), order and paging. */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, defineList, listQueryShape, runListQuery, type CatalogLookup } from "../../pkg/query";
+import { compileListQuery, defineList, listQueryShape, runListQuery, noProperties } from "../../pkg/query";
 import type { Classification } from "./schema";
 import { CLASSIFICATION_COLUMNS, loadElementRowsOf, toClassification, type ClassificationRow } from "./store";
 
@@ -20,8 +20,6 @@ const classificationList = defineList({
   select: CLASSIFICATION_COLUMNS.split(", ").map((column) => `c.${column}`).join(", "),
 });
 
-/** Classifications carry no linked properties, so a `properties.` order term names nothing. */
-const noProperties: CatalogLookup = async () => new Map();
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const ClassificationListQuery = z.object({

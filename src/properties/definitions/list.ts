@@ -1,6 +1,6 @@
 /** GET /PropertyDefinitions and its unique values, on the shared list query engine. */
 import { ApiError } from "../../pkg/errors";
-import { compileListQuery, compileUniqueValues, defineList, inList, runListQuery, runUniqueValues, splitCsv, type CatalogLookup, type Condition, type UniqueValuesInput, type UniqueValuesResult } from "../../pkg/query";
+import { compileListQuery, compileUniqueValues, defineList, inList, runListQuery, runUniqueValues, splitCsv, type Condition, type UniqueValuesInput, type UniqueValuesResult, noProperties } from "../../pkg/query";
 import { FORMATS, normaliseApplicationRule } from "./rules";
 import type { ListPropertyDefinitionsParams, PropertyDefinition } from "./schema";
 import { JOINS, SELECT_COLUMNS, toDefinition, type DefinitionRow } from "./store";
@@ -29,8 +29,6 @@ export const propertyDefinitionList = defineList({
   defaultOrder: "name asc",
 });
 
-/** Property definitions carry no properties themselves, so the catalog knows no names. */
-const noProperties: CatalogLookup = async () => new Map();
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

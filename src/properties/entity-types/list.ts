@@ -1,7 +1,7 @@
 /** GET /EntityTypes: ids, excludeIds, searchText (name, description), appliesTo, order and paging. */
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../pkg/errors";
-import { compileListQuery, defineList, inList, listQueryShape, runListQuery, splitCsv, type CatalogLookup, type Condition } from "../../pkg/query";
+import { compileListQuery, defineList, inList, listQueryShape, runListQuery, splitCsv, type Condition, noProperties } from "../../pkg/query";
 import { APPLICATION_RULES, normaliseApplicationRule } from "../definitions/rules";
 import type { EntityType } from "./schema";
 import { ENTITY_TYPE_COLUMNS, loadLinksOf, toEntityType, type EntityTypeRow } from "./store";
@@ -23,8 +23,6 @@ const entityTypeList = defineList({
   select: ENTITY_TYPE_COLUMNS.split(", ").map((column) => `t.${column}`).join(", "),
 });
 
-/** Entity types carry no linked property values of their own, so a `properties.` order term names nothing. */
-const noProperties: CatalogLookup = async () => new Map();
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const EntityTypeListQuery = z.object({

@@ -1,6 +1,6 @@
 /** GET /UserStatuses: ids, excludeIds, searchText (name), statuses, order and paging. */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, defineList, inList, listQueryShape, runListQuery, splitCsv, type CatalogLookup } from "../../pkg/query";
+import { compileListQuery, defineList, inList, listQueryShape, runListQuery, splitCsv, noProperties } from "../../pkg/query";
 import type { UserStatus } from "./schema";
 import { toUserStatus, USER_STATUS_COLUMNS, type UserStatusRow } from "./store";
 
@@ -21,8 +21,6 @@ const userStatusList = defineList({
   select: USER_STATUS_COLUMNS.split(", ").map((column) => `s.${column}`).join(", "),
 });
 
-/** User statuses carry no linked properties, so a `properties.` order term names nothing. */
-const noProperties: CatalogLookup = async () => new Map();
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const UserStatusListQuery = z.object({

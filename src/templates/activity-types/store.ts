@@ -4,8 +4,7 @@ import { guardedOutboxStatement } from "../../events/outbox";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
-import { compileListQuery, defineList, runListQuery } from "../../pkg/query";
-import { noProperties } from "../catalog";
+import { compileListQuery, defineList, runListQuery, noProperties } from "../../pkg/query";
 import type { ActivityType, ActivityTypeInput, ActivityTypeListQuery } from "./schema";
 
 interface ActivityTypeRow {

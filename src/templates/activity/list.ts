@@ -1,8 +1,7 @@
 /** GET /ActivityTemplates (latest revisions) and its unique values. */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, compileUniqueValues, csvInList, defineList, listQueryShape, parseUuidList, runListQuery, runUniqueValues, type Condition, type UniqueValuesInput, type UniqueValuesResult } from "../../pkg/query";
+import { compileListQuery, compileUniqueValues, csvInList, defineList, listQueryShape, parseUuidList, runListQuery, runUniqueValues, type Condition, type UniqueValuesInput, type UniqueValuesResult, noProperties } from "../../pkg/query";
 import { statusesCondition } from "../../work/common";
-import { noProperties } from "../catalog";
 import type { ActivityTemplate } from "./schema";
 import { ENTITY_KIND, loadInputsOf, ROW_SELECT, toActivityTemplate, type ActivityTemplateRow } from "./store";
 

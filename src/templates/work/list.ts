@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { compileListQuery, compileUniqueValues, csvInList, defineList, listQueryShape, runListQuery, runUniqueValues, type Condition, type UniqueValuesInput, type UniqueValuesResult } from "../../pkg/query";
 import { statusesCondition, tagsCondition } from "../../work/common";
-import { catalogFor } from "../catalog";
+import { catalogFor } from "../../properties/definitions/catalog";
 import type { WorkTemplate } from "./schema";
 import { ENTITY_KIND, loadDependentsOf, ROW_SELECT, toWorkTemplate, type WorkTemplateRow } from "./store";
 

@@ -1,6 +1,6 @@
 /** GET /Files on the shared list query engine: only files the caller may see (./access.ts). */
 import { ApiError } from "../../pkg/errors";
-import { compileListQuery, csvInList, defineList, inList, runListQuery, splitCsv, type CatalogLookup, type Condition } from "../../pkg/query";
+import { compileListQuery, csvInList, defineList, inList, runListQuery, splitCsv, type Condition, noProperties } from "../../pkg/query";
 import { DATA_TYPE_ID } from "../data-types/schema";
 import { visibleCondition, type Viewer } from "./access";
 import { FILE_STATUSES, type FileDefinition, type ListFilesParams } from "./schema";
@@ -27,8 +27,6 @@ export const fileList = defineList({
   defaultOrder: "createdAt desc",
 });
 
-/** Files carry no linked properties. */
-const noProperties: CatalogLookup = async () => new Map();
 
 function filterError(field: string, rule: string, message: string): ApiError {
   return new ApiError("InvalidQuery", message, { errors: [{ field, rule, message }] });

@@ -12,8 +12,8 @@ import {
   runListQuery,
   runUniqueValues,
   uniqueValuesQueryShape,
-  type CatalogLookup,
   type Condition,
+  noProperties,
   type UniqueValuesResult,
 } from "../../pkg/query";
 import { statusesCondition } from "../../work/common";
@@ -51,8 +51,6 @@ export const activityList = defineList({
   defaultOrder: "displayName asc",
 });
 
-/** Activities carry no linked properties (the design gives them inputs instead). */
-const noProperties: CatalogLookup = async () => new Map();
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 const idsParam = (description: string) => z.string().optional().openapi({ description });

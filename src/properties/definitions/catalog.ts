@@ -1,5 +1,5 @@
-/** The property catalog of a list: definitions of one application rule, by name (for filters and orders). */
-import type { CatalogLookup, PropertyFormat, PropertyInfo } from "../pkg/query";
+/** The property catalog of a list: the definitions of one application rule, by name (for its filters and orders). */
+import type { CatalogLookup, PropertyFormat, PropertyInfo } from "../../pkg/query";
 
 export function catalogFor(db: D1Database, applicationRule: string): CatalogLookup {
   return async (names) => {
@@ -15,6 +15,3 @@ export function catalogFor(db: D1Database, applicationRule: string): CatalogLook
     return found;
   };
 }
-
-/** For lists whose entities carry no properties: every `properties.` term names nothing. */
-export const noProperties: CatalogLookup = async () => new Map();
