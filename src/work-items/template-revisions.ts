@@ -4,6 +4,7 @@
  * instantiates the content can assert (assertStatement) that the revision still is what was read.
  */
 import { assertStatement } from "../pkg/db";
+import type { ActivityTemplateRow as TemplateRow } from "../templates/activity/store";
 
 export interface WorkTemplateRevision {
   id: string;
@@ -27,24 +28,8 @@ export interface InputTemplateRow {
   metadata: string | null;
 }
 
-export interface ActivityTemplateRow {
-  id: string;
-  revision: number;
-  is_latest: number;
-  display_name: string;
-  reference_id: string | null;
-  status: string;
-  owner_id: string;
-  owner_name: string | null;
-  activity_type_id: string | null;
-  activity_type_name: string | null;
-  template_type: string | null;
-  description: string | null;
-  metadata: string | null;
-  etag: string;
-  created_at: string;
-  updated_at: string;
-}
+/** A revision's row as instantiation reads it: the templates module's row without its write-side columns. */
+export type ActivityTemplateRow = Omit<TemplateRow, "created_by" | "in_use">;
 
 export interface ActivityTemplateRevision {
   row: ActivityTemplateRow;
