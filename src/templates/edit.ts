@@ -8,7 +8,7 @@ import { outboxStatement } from "../events/outbox";
 import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
-import { revisionWriteStatements, targetOf, type RevisionedKind, type SqlValue } from "./revisions";
+import { deleteLatestRevisionStatements, revisionWriteStatements, targetOf, type RevisionedKind, type SqlValue } from "./revisions";
 import { revisionEtag } from "./shared";
 
 /** Attempts of one edit: a guard that fails because the revision became in use meanwhile makes it retry as a copy. */
@@ -86,4 +86,50 @@ export async function editLatestRevision<Row extends RevisionRow, State extends 
     }
   }
   throw conflict(`The ${edit.what.toLowerCase()} kept changing while this edit was written; read it again and retry.`);
+}
+
+export interface TemplateDelete<Row extends RevisionRow, State extends { row: Row }> {
+  kind: RevisionedKind;
+  /** The outbox entity kind. */
+  entityKind: string;
+  /** For messages, e.g. "Work template". */
+  what: string;
+  load(db: D1Database, id: string): Promise<State | null>;
+  /** Throws (409 InUse, saying why) when the latest revision cannot be deleted. */
+  refuse(state: State): Promise<void>;
+  /** Further statements of the delete batch (re-indexing the previous revision, guards). */
+  statements(state: State): Promise<D1PreparedStatement[]>;
+}
+
+/**
+ * Deletes the latest revision when nothing was created from it; an older revision (revisions are
+ * numbered without gaps) becomes the latest again. One guarded batch, retried from a fresh read when
+ * the revision changed meanwhile.
+ */
+export async function deleteLatestRevision<Row extends RevisionRow & { id: string }, State extends { row: Row }>(
+  ctx: WriteContext,
+  id: string,
+  remove: TemplateDelete<Row, State>,
+): Promise<void> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const state = await remove.load(ctx.db, id);
+    if (!state) throw notFound(remove.what, id);
+    const inUse = state.row.in_use === 1;
+    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
+    await remove.refuse(state);
+    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
+    const latestRevision = read.revision > 1 ? read.revision - 1 : null;
+    try {
+      await ctx.db.batch([
+        ...deleteLatestRevisionStatements(ctx.db, remove.kind, read),
+        ...(await remove.statements(state)),
+        outboxStatement(ctx.db, ctx, { entityKind: remove.entityKind, entityId: id, action: "deleted", payload: { revision: read.revision, latestRevision } }),
+      ]);
+      return;
+    } catch (error) {
+      if (isAssertionFailure(error)) continue;
+      throw error;
+    }
+  }
+  throw conflict(`The ${remove.what.toLowerCase()} kept changing while it was being deleted; read it again and retry.`);
 }

@@ -2,14 +2,12 @@
  * Edits of an existing activity template: the whole-object PUT, the input template routes and
  * DELETE, each one guarded batch run inside the template's TemplateWriter (see work/write.ts).
  */
-import { outboxStatement } from "../../events/outbox";
-import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, type WriteContext } from "../../pkg/db";
-import { editLatestRevision, MAX_ATTEMPTS, type EditPlan } from "../edit";
+import { assertStatement, conflict, isForeignKeyViolation, type WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
-import { preconditionFailed } from "../../pkg/etag";
+import { deleteLatestRevision, editLatestRevision, type EditPlan } from "../edit";
 import type { Written } from "../writer";
-import { ACTIVITY_TEMPLATE_KIND, deleteDependentsStatement, deleteLatestRevisionStatements, insertDependentsStatements, replaceDependentsStatements } from "../revisions";
-import { metadataText, revisionEtag, throwProblems } from "../shared";
+import { ACTIVITY_TEMPLATE_KIND, deleteDependentsStatement, insertDependentsStatements, replaceDependentsStatements } from "../revisions";
+import { metadataText, throwProblems } from "../shared";
 import type { ActivityTemplate, InputTemplateInput, UpdateActivityTemplateInput } from "./schema";
 import { byPosition, ENTITY_KIND, inputRows, INPUTS, loadActivityTemplateState, prepareActivityHeader, toActivityTemplate, type ActivityTemplateRow, type ActivityTemplateState, type InputRow } from "./store";
 
@@ -95,37 +93,26 @@ async function planFor(ctx: WriteContext, op: Exclude<ActivityTemplateOperation,
  * Deletes the latest revision when nothing was created from it; an older revision becomes the latest
  * again. The last revision cannot go while a work template lists the activity template.
  */
-async function deleteActivityTemplate(ctx: WriteContext, id: string): Promise<void> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const state = await loadActivityTemplateState(ctx.db, id);
-    if (!state) throw notFound("Activity template", id);
-    const inUse = state.row.in_use === 1;
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
-    if (inUse) {
-      throw new ApiError(
-        "InUse",
-        `Revision ${state.row.revision} of activity template ${id} is the base of activities or was used by a work item; only a latest revision nothing was created from can be deleted.`,
-      );
-    }
-    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
-    const isLast = state.row.revision === 1;
-    if (isLast) {
+function deleteActivityTemplate(ctx: WriteContext, id: string): Promise<void> {
+  return deleteLatestRevision<ActivityTemplateRow, ActivityTemplateState>(ctx, id, {
+    kind: ACTIVITY_TEMPLATE_KIND,
+    entityKind: ENTITY_KIND,
+    what: "Activity template",
+    load: loadActivityTemplateState,
+    async refuse(state) {
+      if (state.row.in_use === 1) {
+        throw new ApiError(
+          "InUse",
+          `Revision ${state.row.revision} of activity template ${id} is the base of activities or was used by a work item; only a latest revision nothing was created from can be deleted.`,
+        );
+      }
+      if (state.row.revision !== 1) return;
       const listed = await ctx.db.prepare("SELECT count(DISTINCT work_template_id) AS n FROM work_template_activity_templates WHERE activity_template_id = ?1").bind(id).first<{ n: number }>();
       if ((listed?.n ?? 0) > 0) throw new ApiError("InUse", `Activity template ${id} is listed by ${listed?.n} work template(s); remove it from them first.`);
-    }
+    },
     // A work template that starts listing the template meanwhile keeps the last revision alive.
-    const lastGuard = assertStatement(ctx.db, "?2 = 0 OR NOT EXISTS (SELECT 1 FROM work_template_activity_templates WHERE activity_template_id = ?1)", id, isLast ? 1 : 0);
-    try {
-      await ctx.db.batch([
-        ...deleteLatestRevisionStatements(ctx.db, ACTIVITY_TEMPLATE_KIND, read),
-        lastGuard,
-        outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "deleted", payload: { revision: read.revision, latestRevision: isLast ? null : read.revision - 1 } }),
-      ]);
-      return;
-    } catch (error) {
-      if (isAssertionFailure(error)) continue;
-      throw error;
-    }
-  }
-  throw conflict("The activity template kept changing while it was being deleted; read it again and retry.");
+    statements: async (state) => [
+      assertStatement(ctx.db, "?2 = 0 OR NOT EXISTS (SELECT 1 FROM work_template_activity_templates WHERE activity_template_id = ?1)", id, state.row.revision === 1 ? 1 : 0),
+    ],
+  });
 }

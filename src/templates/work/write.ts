@@ -3,16 +3,14 @@
  * runs inside the template's TemplateWriter (writer.ts) and becomes ONE guarded batch
  * (revisions.ts): in place while the latest revision is not in use, else a copy as revision + 1.
  */
-import { outboxStatement } from "../../events/outbox";
-import { conflict, isAssertionFailure, type WriteContext } from "../../pkg/db";
-import { editLatestRevision, MAX_ATTEMPTS, type EditPlan } from "../edit";
+import type { WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
-import { preconditionFailed } from "../../pkg/etag";
 import { deletePropertyValuesStatement, toPropertyValueRows, replacePropertyValuesStatements, type ResolvedProperty } from "../../properties/values";
 import { replaceTagsStatements } from "../../work/common";
+import { deleteLatestRevision, editLatestRevision, type EditPlan } from "../edit";
 import type { Written } from "../writer";
-import { deleteDependentsStatement, deleteLatestRevisionStatements, insertDependentsStatements, replaceDependentsStatements, WORK_TEMPLATE_KIND } from "../revisions";
-import { metadataText, revisionEtag, throwProblems } from "../shared";
+import { deleteDependentsStatement, insertDependentsStatements, replaceDependentsStatements, WORK_TEMPLATE_KIND } from "../revisions";
+import { metadataText, throwProblems } from "../shared";
 import type { SectionTemplateInput, UpdateWorkTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput } from "./schema";
 import { activityTemplatesExistStatement, ENTITY_KIND, LINKS, latestIndexStatements, linkRows, loadWorkTemplateState, prepareHeader, SECTIONS, sectionRows, toWorkTemplate, type LinkRow, type SectionRow, type WorkTemplateRow, type WorkTemplateState } from "./store";
 
@@ -156,13 +154,14 @@ function unsectionStatement(db: D1Database, id: string, revision: number, sectio
  * revision, if any, becomes the latest again, with its properties and tags. With no revision left the
  * template is gone, its file references too.
  */
-async function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const state = await loadWorkTemplateState(ctx.db, id);
-    if (!state) throw notFound("Work template", id);
-    const inUse = state.row.in_use === 1;
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
-    if (inUse) {
+function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> {
+  return deleteLatestRevision<WorkTemplateRow, WorkTemplateState>(ctx, id, {
+    kind: WORK_TEMPLATE_KIND,
+    entityKind: ENTITY_KIND,
+    what: "Work template",
+    load: loadWorkTemplateState,
+    async refuse(state) {
+      if (state.row.in_use !== 1) return;
       const used = await ctx.db
         .prepare("SELECT count(*) AS n FROM work_item_templates WHERE work_template_id = ?1 AND work_template_revision = ?2")
         .bind(id, state.row.revision)
@@ -171,33 +170,24 @@ async function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> 
         "InUse",
         `Revision ${state.row.revision} of work template ${id} is the base of ${used?.n ?? 0} work item(s); only a latest revision that no work item is based on can be deleted.`,
       );
-    }
-    const previous = await ctx.db
-      .prepare("SELECT tags, properties FROM work_templates WHERE id = ?1 AND revision = (SELECT max(revision) FROM work_templates WHERE id = ?1 AND revision < ?2)")
-      .bind(id, state.row.revision)
-      .first<{ tags: string; properties: string }>();
-    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
-    const index = previous
-      ? [
-          ...replacePropertyValuesStatements(ctx.db, ENTITY_KIND, id, toPropertyValueRows(ENTITY_KIND, id, JSON.parse(previous.properties) as ResolvedProperty[])),
-          ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, JSON.parse(previous.tags) as string[]),
-        ]
-      : [
-          deletePropertyValuesStatement(ctx.db, ENTITY_KIND, id),
-          ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, []),
-          ctx.db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2").bind(ENTITY_KIND, id),
-        ];
-    try {
-      await ctx.db.batch([
-        ...deleteLatestRevisionStatements(ctx.db, WORK_TEMPLATE_KIND, read),
-        ...index,
-        outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "deleted", payload: { revision: read.revision, latestRevision: previous ? read.revision - 1 : null } }),
-      ]);
-      return;
-    } catch (error) {
-      if (isAssertionFailure(error)) continue;
-      throw error;
-    }
-  }
-  throw conflict("The work template kept changing while it was being deleted; read it again and retry.");
+    },
+    // The previous revision's properties and tags become the indexed ones; with none left, the
+    // template's file references go too.
+    async statements(state) {
+      const previous = await ctx.db
+        .prepare("SELECT tags, properties FROM work_templates WHERE id = ?1 AND revision = (SELECT max(revision) FROM work_templates WHERE id = ?1 AND revision < ?2)")
+        .bind(id, state.row.revision)
+        .first<{ tags: string; properties: string }>();
+      return previous
+        ? [
+            ...replacePropertyValuesStatements(ctx.db, ENTITY_KIND, id, toPropertyValueRows(ENTITY_KIND, id, JSON.parse(previous.properties) as ResolvedProperty[])),
+            ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, JSON.parse(previous.tags) as string[]),
+          ]
+        : [
+            deletePropertyValuesStatement(ctx.db, ENTITY_KIND, id),
+            ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, []),
+            ctx.db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2").bind(ENTITY_KIND, id),
+          ];
+    },
+  });
 }
