@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { AssetListQuery, listAssets } from "./list";
 import { AssetSchema, CreateAssetSchema, UpdateAssetSchema } from "./schema";
@@ -12,7 +12,6 @@ import { createAsset, deleteAsset, getAsset, updateAsset } from "./store";
 const tags = ["Assets"];
 const read = { permission: PERMISSIONS.assetsRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.assetsWrite, area: "workManagement" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
 export function assetsApp() {
   const app = newApp();

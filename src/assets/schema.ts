@@ -1,6 +1,6 @@
 /** The asset catalogue's shapes (organizations, plants, main systems, equipment, design objects). */
 import { z } from "@hono/zod-openapi";
-import { MetadataSchema } from "../work/common";
+import { MetadataSchema } from "../properties/entity-types/schema";
 import { ASSET_KINDS, type AssetKind } from "./designations";
 
 /**

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { DeviationListQuery, DeviationUniqueValuesQuery, deviationUniqueValues, listDeviations } from "./list";
@@ -15,7 +15,6 @@ import { createDeviation, deleteDeviation, updateDeviation } from "./write";
 const tags = ["Deviations"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const RULES =
   "typeId defaults to General. properties: only Deviation-rule definitions linked to the type. assetReference: a main system, a design object and/or " +
   "equipment by id; equipment and a design object must belong to the given main system, and all to one plant (derived, read-only). " +

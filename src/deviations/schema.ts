@@ -1,8 +1,9 @@
 /** Deviations (spec 2.3): shapes read and written by /Deviations. */
 import { z } from "@hono/zod-openapi";
 import { AssetRefInputSchema, AssetRefSchema } from "../assets/designations";
-import { MetadataSchema, PersonSchema, StatusSchema } from "../work/common";
-import { GENERAL_TYPE_ID } from "./types/schema";
+import { PersonSchema, StatusSchema } from "../work/common";
+import { MetadataSchema } from "../properties/entity-types/schema";
+import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 
 /** Most relationships one deviation has. */
 export const MAX_RELATIONSHIPS = 200;
@@ -74,7 +75,7 @@ const fields = {
   typeId: z
     .uuid()
     .optional()
-    .openapi({ description: `A deviation type (GET /DeviationTypes). Default on create: General (${GENERAL_TYPE_ID}); on PUT, when absent: kept.` }),
+    .openapi({ description: `A deviation type (GET /DeviationTypes). Default on create: General (${DEFAULT_ENTITY_TYPE_ID}); on PUT, when absent: kept.` }),
   objectOwner: PersonSchema.nullable().optional().openapi({ description: "Default on create: the caller; on PUT, when absent: kept." }),
   risk: RiskSchema.nullable().default(null),
   assetReference: AssetReferenceInputSchema.default({ mainSystem: null, designObject: null, equipment: null }),

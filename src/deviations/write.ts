@@ -16,7 +16,7 @@ import { resolveAssetReference } from "./asset-reference";
 import { composeDeviation, DEVIATION_KIND, DEVIATION_RULE, readForWrite, sortRelationships, type DeviationRow, type Relationship } from "./read";
 import { checkRelationships, replaceRelationshipsStatements, touchDeviationsStatement } from "./relationships";
 import type { Deviation, DeviationInput, DeviationUpdate } from "./schema";
-import { GENERAL_TYPE_ID } from "./types/schema";
+import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { IS_DEVIATION_TYPE } from "./types/store";
 
 /** `DEV-` and the first 8 hex digits of the id, upper-case. */
@@ -112,7 +112,7 @@ async function runWrite(db: D1Database, statements: D1PreparedStatement[], refer
 
 export async function createDeviation(ctx: WriteContext, input: DeviationInput): Promise<Versioned<Deviation>> {
   const id = ctx.uuid();
-  const typeId = (input.typeId ?? GENERAL_TYPE_ID).toLowerCase();
+  const typeId = (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const checked = await checkInput(ctx.db, id, typeId, input);
   const owner = ownerOrCaller(input.objectOwner, ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? ctx.actorId });
   const referenceId = input.referenceId ?? generatedReferenceId(id);

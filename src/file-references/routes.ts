@@ -7,7 +7,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
-import { defineRoute, IdParam } from "../pkg/openapi";
+import { defineRoute, IdParam, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { viewerOf } from "../upload/files/access";
 import { CreateFileReferenceSchema, FileReferenceSchema } from "./schema";
@@ -15,7 +15,6 @@ import { createFileReference, deleteFileReference, getFileReference, listFileRef
 
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const RefParams = IdParam.extend({ fileReferenceId: z.uuid().openapi({ param: { name: "fileReferenceId", in: "path" } }) });
 
 export interface FileReferenceRoutes {

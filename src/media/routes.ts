@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { assertIfMatch, jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { RANGE_NOT_SATISFIABLE_RESPONSE } from "../pkg/range";
 import { instructionImageRoutes } from "./instruction-image-routes";
@@ -16,7 +16,6 @@ import { MEDIA_MAX_BODY_BYTES, readUploadForm, uploadMedia } from "./upload";
 const tags = ["Media"];
 const read = { permission: PERMISSIONS.mediaRead, area: "media" } as const;
 const write = { permission: PERMISSIONS.mediaWrite, area: "media" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
 const dataHeaders = {
   etag: { description: "The stored version's ETag.", schema: { type: "string" } },

@@ -139,3 +139,12 @@ export const IdParam = z.object({
 export const IfMatchHeader = z.object({
   "if-match": z.string().optional().openapi({ description: "The ETag from a read; the write fails with 412 when it is no longer current." }),
 });
+
+/** A JSON response of a route: `responses: { 200: json(Schema, "What it is.") }`. */
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+
+/** A required JSON request body: `request: { ...jsonBody(Schema) }`. */
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
+
+/** The 304 of a read that honours If-None-Match. */
+export const notModified = { 304: { description: "Not modified (If-None-Match)." } };

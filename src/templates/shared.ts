@@ -1,13 +1,6 @@
-/** Pieces every template resource shares: response helpers, dependent ordering, the default type. */
+/** Pieces every template resource shares: dependent ordering, metadata. */
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
-
-/** The default entity type (General): the work type of a template that names none. */
-export const GENERAL_TYPE_ID = "00000000-0000-4000-8000-000000000001";
-
-export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
-export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
-export const notModified = { 304: { description: "Not modified (If-None-Match)." } };
 
 export const OrderSchema = z
   .number()

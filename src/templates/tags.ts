@@ -1,9 +1,8 @@
 /** GET /Tags: every distinct tag of work items and work templates (latest revisions), from entity_tags. */
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
-import { defineRoute } from "../pkg/openapi";
+import { defineRoute, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
-import { json } from "./shared";
 
 const TagsQuery = z.object({
   searchText: z.string().optional().openapi({ description: "Only tags containing this text (case-insensitive, ASCII).", example: "pump" }),

@@ -2,6 +2,7 @@
  * Validation of the fields a work item write sets (everything but basedOn): status, dueDate, owner,
  * type and its WorkItem properties, designations, tags. Every field's problems are reported together.
  */
+import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { resolveDesignations, type AssetRef } from "../assets/designations";
 export { readDesignationsSorted as readableDesignations } from "./designation-order";
 import { ApiError, type FieldProblem } from "../pkg/errors";
@@ -22,12 +23,6 @@ export interface WorkItemFields {
   tags: string[];
 }
 
-async function defaultTypeId(db: D1Database): Promise<string> {
-  const row = await db.prepare("SELECT id FROM entity_types WHERE is_default = 1").first<{ id: string }>();
-  if (!row) throw new Error("the default entity type is missing: migrations were not applied");
-  return row.id;
-}
-
 /** Collects the ValidationFailed problems of several checks, so one response lists them all. */
 async function settle<T>(check: Promise<T>, problems: FieldProblem[]): Promise<T | undefined> {
   try {
@@ -45,7 +40,7 @@ async function settle<T>(check: Promise<T>, problems: FieldProblem[]): Promise<T
 export async function checkWorkItemFields(ctx: WriteContext, input: Omit<CreateWorkItemInput, "basedOn">, current: WorkItemRow | null): Promise<WorkItemFields> {
   const db = ctx.db;
   const problems: FieldProblem[] = [];
-  const typeId = input.typeId?.toLowerCase() ?? current?.type_id ?? (await defaultTypeId(db));
+  const typeId = input.typeId?.toLowerCase() ?? current?.type_id ?? DEFAULT_ENTITY_TYPE_ID;
   const [status, properties, designations] = await Promise.all([
     settle(checkStatus(db, input.status ?? current?.status ?? DEFAULT_STATUS), problems),
     settle(

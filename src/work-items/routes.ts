@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, notModified } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { activitiesApp } from "./activities/routes";
@@ -18,8 +18,6 @@ import { registerWorkItemUsage } from "./usage";
 const tags = ["Work items"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
-const notModified = { 304: { description: "Not modified (If-None-Match)." } };
 
 export function workItemsApp() {
   registerWorkItemUsage();

@@ -1,7 +1,8 @@
 /** The work item shapes (design: issue 3, "Work item"); read-only fields of a read are accepted and ignored on PUT. */
 import { z } from "@hono/zod-openapi";
 import { AssetRefSchema, DesignationsInputSchema } from "../assets/designations";
-import { MetadataSchema, PersonSchema, StatusSchema, TagsSchema } from "../work/common";
+import { PersonSchema, StatusSchema, TagsSchema } from "../work/common";
+import { MetadataSchema } from "../properties/entity-types/schema";
 
 export const MAX_BASED_ON = 20;
 export const MAX_PROPERTIES = 200;

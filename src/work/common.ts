@@ -103,15 +103,3 @@ export function tagsCondition(entityKind: string, idExpression: string, raw: str
   if (tags.length === 0) return [];
   return [(values) => `${idExpression} IN (SELECT entity_id FROM entity_tags WHERE tag IN ${values.list(tags)} AND entity_kind = ${values.value(entityKind)})`];
 }
-
-export const MAX_METADATA_BYTES = 64 * 1024;
-
-export const MetadataSchema = z
-  .record(z.string(), z.unknown())
-  .nullable()
-  .default(null)
-  .refine((value) => value === null || new TextEncoder().encode(JSON.stringify(value)).length <= MAX_METADATA_BYTES, {
-    message: `metadata is limited to ${MAX_METADATA_BYTES} bytes of JSON.`,
-    params: { rule: "maxSize" },
-  })
-  .openapi({ description: "Free JSON object, not validated." });

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { DeviationTypeListQuery, listDeviationTypes } from "./list";
 import { CreateDeviationTypeSchema, DeviationTypeSchema, UpdateDeviationTypeSchema } from "./schema";
@@ -12,7 +12,6 @@ import { createDeviationType, deleteDeviationType, getDeviationType, updateDevia
 const tags = ["Deviation types"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const RULES =
   "Linked definitions must have the application rule deviationType (the type's own properties; deviatioType is accepted as a spelling) or Deviation " +
   "(the properties its deviations carry); General accepts every rule. At most one linked definition may have metadata.displayNameField = true. " +

@@ -3,10 +3,7 @@
  * General, which every deviation without a type gets.
  */
 import { z } from "@hono/zod-openapi";
-import { IconSchema, LinkedDefinitionSchema, MAX_LINKED_DEFINITIONS } from "../../properties/entity-types/schema";
-import { MetadataSchema } from "../../work/common";
-
-export const GENERAL_TYPE_ID = "00000000-0000-4000-8000-000000000001";
+import { DefinitionLinkInputSchema, IconSchema, LinkedDefinitionSchema, MAX_LINKED_DEFINITIONS, MetadataSchema } from "../../properties/entity-types/schema";
 
 const LinkedPropertySchema = z.object({ name: z.string(), value: z.unknown() }).openapi("DeviationTypeProperty");
 
@@ -29,16 +26,6 @@ export const DeviationTypeSchema = z
 
 export type DeviationType = z.infer<typeof DeviationTypeSchema>;
 
-const LinkInput = z
-  .object({
-    id: z.uuid(),
-    name: z.string().optional(),
-    format: z.string().optional(),
-    applicationRule: z.string().optional(),
-    required: z.boolean().optional(),
-  })
-  .strict();
-
 const PropertyInput = z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict();
 
 const fields = {
@@ -47,7 +34,7 @@ const fields = {
   icon: IconSchema.nullable().default(null).openapi({ description: "name: an icon key agreed with the frontend; color: #RGB or #RRGGBB." }),
   metadata: MetadataSchema,
   propertyDefinitions: z
-    .array(LinkInput)
+    .array(DefinitionLinkInputSchema)
     .max(MAX_LINKED_DEFINITIONS)
     .default([])
     .openapi({

@@ -3,6 +3,7 @@
  * its links in entity_type_properties and its own property values (entity_kind deviationType),
  * always written together in one db.batch() guarded by the etag it read.
  */
+import { loadDefinitionsByIds } from "../../properties/values/store";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -14,7 +15,6 @@ import type { DefinitionLinkRow } from "../../properties/entity-types/links";
 import { countEntityTypeUses } from "../../properties/entity-types/usage";
 import { deletePropertyValuesStatement, replacePropertyValuesStatements, resolveAgainst, toLinkedProperties, toPropertyValueRows, type LinkedProperty } from "../../properties/values";
 import { readLinkedProperties } from "../linked-properties";
-import { loadDefinitions } from "./definitions";
 import type { DeviationType, DeviationTypeInput } from "./schema";
 
 /** entity_kind of a deviation type's own values and events. */
@@ -81,7 +81,7 @@ async function prepare(db: D1Database, input: DeviationTypeInput, isDefault: boo
   const linkIds = input.propertyDefinitions.map((link) => link.id.toLowerCase());
   // General accepts every rule (appliesTo null); every other deviation type deviationType and Deviation.
   const links = await checkLinks(db, isDefault ? null : "deviationType", linkIds);
-  const definitions = await loadDefinitions(db, linkIds);
+  const definitions = await loadDefinitionsByIds(db, linkIds);
   const resolved = await resolveAgainst(definitions, input.properties, { field: "body.properties", applicationRule: OWN_RULE });
   if (!resolved.ok) throw new ApiError(resolved.code, resolved.errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors: resolved.errors });
   return { linkIds, links, properties: resolved.properties };

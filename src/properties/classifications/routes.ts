@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { ClassificationListQuery, listClassifications } from "./list";
 import { ClassificationSchema, CreateClassificationSchema, UpdateClassificationSchema } from "./schema";
@@ -11,7 +11,6 @@ import { createClassification, deleteClassification, getClassification, updateCl
 const tags = ["Classifications"];
 const read = { permission: PERMISSIONS.propertiesRead, area: "properties" } as const;
 const write = { permission: PERMISSIONS.propertiesWrite, area: "properties" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
 export function classificationsApp() {
   const app = newApp();

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, notModified } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { EntityTypeListQuery, listEntityTypes } from "./list";
 import { CreateEntityTypeSchema, EntityTypeSchema, UpdateEntityTypeSchema } from "./schema";
@@ -11,8 +11,6 @@ import { createEntityType, deleteEntityType, getDefaultEntityType, getEntityType
 const tags = ["Entity types"];
 const read = { permission: PERMISSIONS.propertiesRead, area: "properties" } as const;
 const write = { permission: PERMISSIONS.propertiesWrite, area: "properties" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
-const notModified = { 304: { description: "Not modified (If-None-Match)." } };
 
 export function entityTypesApp() {
   const app = newApp();

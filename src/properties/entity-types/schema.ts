@@ -2,6 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { APPLICATION_RULE_INPUTS, APPLICATION_RULES, FORMATS } from "../definitions/rules";
 import { hexColor } from "../classifications/schema";
 
+/** The default entity type, General, seeded by migrations/0001_defaults.sql: every entity naming no type gets it. */
+export const DEFAULT_ENTITY_TYPE_ID = "00000000-0000-4000-8000-000000000001";
+
 /** Most definitions one entity type links. */
 export const MAX_LINKED_DEFINITIONS = 200;
 /** Largest metadata object, in bytes of its JSON. */
@@ -47,7 +50,7 @@ export const EntityTypeSchema = z
 export type EntityType = z.infer<typeof EntityTypeSchema>;
 
 /** A link in a request: only `id` counts; the other fields of a read are accepted and ignored. */
-const LinkInput = z
+export const DefinitionLinkInputSchema = z
   .object({
     id: z.uuid(),
     name: z.string().optional(),
@@ -58,14 +61,16 @@ const LinkInput = z
   .strict()
   .openapi("EntityTypePropertyDefinitionLink");
 
-const metadata = z
+/** Free metadata of an entity (entity types, deviations, templates, assets, ...), bounded in size. */
+export const MetadataSchema = z
   .record(z.string(), z.unknown())
   .nullable()
   .default(null)
   .refine((value) => value === null || new TextEncoder().encode(JSON.stringify(value)).length <= MAX_METADATA_BYTES, {
     message: `metadata is limited to ${MAX_METADATA_BYTES} bytes of JSON.`,
     params: { rule: "maxSize" },
-  });
+  })
+  .openapi({ description: "Free JSON object, not validated." });
 
 const fields = {
   name: z.string().trim().min(1).max(200).openapi({ description: "Unique (case-insensitive)." }),
@@ -76,9 +81,9 @@ const fields = {
     .default(null)
     .openapi({ description: "Null: definitions of any rule may be linked (only the default type, General, must keep null). deviatioType is read as deviationType." }),
   icon: IconSchema.nullable().default(null),
-  metadata,
+  metadata: MetadataSchema,
   propertyDefinitions: z
-    .array(LinkInput)
+    .array(DefinitionLinkInputSchema)
     .max(MAX_LINKED_DEFINITIONS)
     .default([])
     .openapi({ description: "The definitions to link, in order, by id (the list replaces the current links). Each must fit appliesTo." }),

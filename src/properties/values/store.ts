@@ -19,25 +19,10 @@ interface LinkedDefinitionRow {
 
 const MAX_PARAMS = 100;
 
-/**
- * The definitions linked to an entity type, in link order, with their classifications' element
- * names; null when the entity type does not exist.
- */
-export async function loadLinkedDefinitions(db: D1Database, entityTypeId: string): Promise<LinkedDefinition[] | null> {
-  const [type, linked] = await db.batch<{ id: string } | LinkedDefinitionRow>([
-    db.prepare("SELECT id FROM entity_types WHERE id = ?1").bind(entityTypeId),
-    db
-      .prepare(
-        `SELECT d.id, d.name, d.format, d.regex, d.regex_error_message, d.classification_id, d.is_multiselect,
-                d.application_rule, d.required, d.default_value, d.value_expression
-           FROM entity_type_properties l JOIN property_definitions d ON d.id = l.property_definition_id
-          WHERE l.entity_type_id = ?1
-          ORDER BY l.position, d.name`,
-      )
-      .bind(entityTypeId),
-  ]);
-  if (!type?.results.length) return null;
-  const rows = (linked?.results ?? []) as LinkedDefinitionRow[];
+const DEFINITION_COLUMNS = "d.id, d.name, d.format, d.regex, d.regex_error_message, d.classification_id, d.is_multiselect, d.application_rule, d.required, d.default_value, d.value_expression";
+
+/** Definition rows as value resolution needs them, with their classifications' element names. */
+async function toLinkedDefinitions(db: D1Database, rows: readonly LinkedDefinitionRow[]): Promise<LinkedDefinition[]> {
   const elements = await classificationElementNames(db, rows.map((r) => r.classification_id).filter((id): id is string => id !== null));
   return rows.map((row) => ({
     id: row.id,
@@ -53,6 +38,40 @@ export async function loadLinkedDefinitions(db: D1Database, entityTypeId: string
     defaultValue: row.default_value === null ? null : (JSON.parse(row.default_value) as JsonValue),
     valueExpression: row.value_expression,
   }));
+}
+
+/**
+ * The definitions linked to an entity type, in link order, with their classifications' element
+ * names; null when the entity type does not exist.
+ */
+export async function loadLinkedDefinitions(db: D1Database, entityTypeId: string): Promise<LinkedDefinition[] | null> {
+  const [type, linked] = await db.batch<{ id: string } | LinkedDefinitionRow>([
+    db.prepare("SELECT id FROM entity_types WHERE id = ?1").bind(entityTypeId),
+    db
+      .prepare(
+        `SELECT ${DEFINITION_COLUMNS}
+           FROM entity_type_properties l JOIN property_definitions d ON d.id = l.property_definition_id
+          WHERE l.entity_type_id = ?1
+          ORDER BY l.position, d.name`,
+      )
+      .bind(entityTypeId),
+  ]);
+  if (!type?.results.length) return null;
+  return toLinkedDefinitions(db, (linked?.results ?? []) as LinkedDefinitionRow[]);
+}
+
+/**
+ * The definitions with these ids, in the order of `ids` (unknown ids are left out): for resolving
+ * values against links that are about to be stored (a deviation type's own properties).
+ */
+export async function loadDefinitionsByIds(db: D1Database, ids: readonly string[]): Promise<LinkedDefinition[]> {
+  if (ids.length === 0) return [];
+  const { results } = await db
+    .prepare(`SELECT ${DEFINITION_COLUMNS} FROM property_definitions d WHERE d.id IN (SELECT value FROM json_each(?1))`)
+    .bind(JSON.stringify(ids))
+    .all<LinkedDefinitionRow>();
+  const byId = new Map(results.map((r) => [r.id, r]));
+  return toLinkedDefinitions(db, ids.map((id) => byId.get(id)).filter((row): row is LinkedDefinitionRow => row !== undefined));
 }
 
 /**

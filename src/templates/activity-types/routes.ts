@@ -2,9 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
-import { json, jsonBody, notModified } from "../shared";
 import { ActivityTypeListQuery, ActivityTypeSchema, CreateActivityTypeSchema, UpdateActivityTypeSchema } from "./schema";
 import { createActivityType, deleteActivityType, getActivityType, listActivityTypes, updateActivityType } from "./store";
 

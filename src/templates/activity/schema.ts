@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { MetadataSchema, PersonSchema, StatusSchema } from "../../work/common";
+import { PersonSchema, StatusSchema } from "../../work/common";
+import { MetadataSchema } from "../../properties/entity-types/schema";
 import { OrderSchema, revisionReadOnly } from "../shared";
 
 export const MAX_INPUT_TEMPLATES = 1000;

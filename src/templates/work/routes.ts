@@ -2,10 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesQuerySchema, UniqueValuesResponseSchema } from "../../pkg/query";
-import { json, jsonBody, notModified } from "../shared";
 import { writeTemplate, type Written } from "../writer";
 import { listWorkTemplates, WorkTemplateListQuery, workTemplateUniqueValues } from "./list";
 import {

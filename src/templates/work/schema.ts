@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { MetadataSchema, PersonSchema, StatusSchema, TagsSchema } from "../../work/common";
+import { PersonSchema, StatusSchema, TagsSchema } from "../../work/common";
+import { MetadataSchema } from "../../properties/entity-types/schema";
 import { OrderSchema, revisionReadOnly } from "../shared";
 
 export const MAX_ACTIVITY_TEMPLATES = 500;

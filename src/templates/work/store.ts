@@ -3,13 +3,14 @@
  * and creating revision 1. Edits of an existing template are in write.ts (they run in the
  * template's TemplateWriter).
  */
+import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { outboxStatement } from "../../events/outbox";
 import { assertStatement, newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
 import { replacePropertyValuesStatements, resolveLinkedValues, toLinkedProperties, toPropertyValueRows, type ResolvedProperty } from "../../properties/values";
 import { checkStatus, normaliseTags, ownerOrCaller, replaceTagsStatements, toPerson } from "../../work/common";
 import { insertDependentsStatements, isWorkTemplateRevisionInUseSql, WORK_TEMPLATE_KIND, type SqlValue } from "../revisions";
-import { dependentIds, GENERAL_TYPE_ID, metadataText, missingTemplates, parseMetadata, positions, revisionEtag, throwProblems } from "../shared";
+import { dependentIds, metadataText, missingTemplates, parseMetadata, positions, revisionEtag, throwProblems } from "../shared";
 import type { SectionTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput, WorkTemplateInput } from "./schema";
 
 export const ENTITY_KIND = "workTemplate";
@@ -196,7 +197,7 @@ export interface PreparedHeader {
 /** Checks the status, the work type (it must accept WorkTemplate properties) and the properties. */
 export async function prepareHeader(db: D1Database, input: Pick<WorkTemplateInput, "status" | "typeId" | "tags" | "properties">): Promise<PreparedHeader> {
   const status = await checkStatus(db, input.status);
-  const typeId = (input.typeId ?? GENERAL_TYPE_ID).toLowerCase();
+  const typeId = (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const type = await db.prepare("SELECT applies_to FROM entity_types WHERE id = ?1").bind(typeId).first<{ applies_to: string | null }>();
   if (!type) throw invalid("body.typeId", "exists", `Entity type ${typeId} does not exist.`);
   if (type.applies_to !== null && type.applies_to !== "WorkTemplate") {

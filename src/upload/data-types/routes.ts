@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IfMatchHeader } from "../../pkg/openapi";
+import { defineRoute, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { CreateDataTypeSchema, DataTypeIdParam, DataTypeSchema, UpdateDataTypeSchema } from "./schema";
 import { createDataType, deleteDataType, getDataType, listDataTypes, updateDataType } from "./store";
@@ -11,7 +11,6 @@ const tags = ["Data types"];
 // Uploaders pick a data type, so reading them goes with reading files; changing them is an admin's job.
 const read = { permission: PERMISSIONS.filesRead, area: "upload" } as const;
 const write = { permission: PERMISSIONS.dataTypesWrite, area: "upload" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
 export function dataTypesApp() {
   const app = newApp();

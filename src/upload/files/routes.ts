@@ -3,7 +3,7 @@ import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { ApiError } from "../../pkg/errors";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { RANGE_NOT_SATISFIABLE_RESPONSE } from "../../pkg/range";
 import { bodyStream, formBoundary } from "../../pkg/multipart";
@@ -18,7 +18,6 @@ import { deleteFile, getVisibleFile, setFileMetadata, setFileStatus } from "./st
 const tags = ["Files"];
 const read = { permission: PERMISSIONS.filesRead, area: "upload" } as const;
 const write = { permission: PERMISSIONS.filesWrite, area: "upload" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const VISIBILITY =
   "A file is visible to its object owner and its uploader, and to others once its metadata ties it to an asset; otherwise 404.";
 

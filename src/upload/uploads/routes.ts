@@ -1,8 +1,7 @@
-import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, ProblemSchema } from "../../pkg/openapi";
+import { defineRoute, json, ProblemSchema } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { viewerOf } from "../files/access";
 import { FileSchema } from "../files/schema";
@@ -15,7 +14,6 @@ import { abortUpload, completeUpload, getUpload, presignUploadPart, putPart, sta
 const tags = ["File uploads"];
 // Uploads are writes from start to end; only the caller who started one may use it (others: 404).
 const write = { permission: PERMISSIONS.filesWrite, area: "upload" } as const;
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 const OWN = "Only the caller who started the upload may use it; for anyone else it is a 404. An expired upload is a 404.";
 
 export function uploadsApp() {

@@ -1,7 +1,8 @@
 /** The activity shapes (design: issue 3, "Activity"). */
 import { z } from "@hono/zod-openapi";
 import { AssetRefSchema, DesignationsInputSchema } from "../../assets/designations";
-import { MetadataSchema, PersonSchema, StatusSchema } from "../../work/common";
+import { PersonSchema, StatusSchema } from "../../work/common";
+import { MetadataSchema } from "../../properties/entity-types/schema";
 
 export const INPUT_FORMATS = ["text", "boolean", "integer", "decimal", "date"] as const;
 export type InputFormat = (typeof INPUT_FORMATS)[number];
