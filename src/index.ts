@@ -7,6 +7,7 @@ import { consumeEvents, pruneOutbox, relayOutbox, type DomainEvent, type EventHa
 import { createLogger, errorFields } from "./pkg/logger";
 import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
+import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
@@ -15,6 +16,9 @@ const app = createApp();
 
 /** Subscribers to platform events; search indexing registers here when it lands. */
 const eventHandlers: EventHandler[] = [];
+
+/** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
+const scheduleKinds: ScheduleKind[] = [];
 
 export default {
   async fetch(request, env, ctx) {
@@ -34,6 +38,7 @@ export default {
       ["pruneOutbox", () => pruneOutbox(env, now)],
       ["cleanUpUploads", () => cleanUpUploads(env, now, log)],
       ["sweepMediaOrphans", () => sweepMediaOrphans(env, now, log)],
+      ["dispatchSchedules", () => dispatchDueRuns(env, now, scheduleKinds, log)],
     ];
     for (const [name, job] of jobs) {
       // One failing job must not starve the others; each is retried on the next minute.

@@ -693,3 +693,30 @@ export const fileReferences = sqliteTable(
   },
   (t) => [index("file_references_owner_idx").on(t.ownerKind, t.ownerId, t.createdAt), index("file_references_platform_file_idx").on(t.platformFileId)],
 );
+
+// --- Schedules (the minute dispatcher, src/pkg/schedule) ---
+
+/**
+ * One row per schedule of any area (kind `job-config`, `monitor`, `search-index`...), owned by the
+ * area's row `owner_id`. The dispatcher finds due rows through `schedules_due_idx` and claims them
+ * with a lease; `rule` is the canonical JSON of a ScheduleRule (cron, timeZone, startAt).
+ */
+export const schedules = sqliteTable(
+  "schedules",
+  {
+    kind: text("kind").notNull(),
+    ownerId: text("owner_id").notNull(),
+    rule: text("rule").notNull(),
+    /** ISO 8601 UTC of the pending occurrence; null when the rule has no further run. */
+    nextRunAt: text("next_run_at"),
+    leaseToken: text("lease_token"),
+    leaseUntil: text("lease_until"),
+    /** Failed starts of the pending occurrence. */
+    attempts: integer("attempts").notNull().default(0),
+    lastRunAt: text("last_run_at"),
+    lastRunKey: text("last_run_key"),
+    lastError: text("last_error"),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.ownerId] }), index("schedules_due_idx").on(t.nextRunAt).where(sql`${t.nextRunAt} IS NOT NULL`)],
+);
