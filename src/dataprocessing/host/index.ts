@@ -1,0 +1,54 @@
+import type { Bindings } from "../../env";
+import type { ContainerHost } from "./types";
+import { LocalContainerHost } from "./local";
+import { HostNotConfiguredError } from "./errors";
+
+export type { ContainerHost, GroupSpec, GroupState, HostCapacity, JobImage } from "./types";
+export { HostNotConfiguredError, HostUnavailableError } from "./errors";
+
+/** Settings and bindings the host choice reads; optional so a deployment names only what it uses. */
+export interface HostSettings {
+  /** `local` (default), `azure` or `cloudflare`. */
+  CONTAINER_HOST_KIND?: string;
+  /** The local host's base URL (`npm start` sets it in .dev.vars). */
+  LOCAL_CONTAINER_HOST_URL?: string;
+  /** A service binding that speaks the local protocol (the scripted fake host in tests). */
+  LOCAL_CONTAINER_HOST?: Fetcher;
+}
+
+/**
+ * The container host this deployment runs jobs on, chosen by `CONTAINER_HOST_KIND`.
+ * Implementations register in `remoteHosts` (Azure Container Instances lives in ./azure.ts).
+ */
+export function hostFor(env: Bindings): ContainerHost {
+  const settings = env as unknown as HostSettings & Record<string, unknown>;
+  const kind = (settings.CONTAINER_HOST_KIND || "local").toLowerCase();
+  if (kind === "local") {
+    if (settings.LOCAL_CONTAINER_HOST) return LocalContainerHost.overBinding(settings.LOCAL_CONTAINER_HOST);
+    if (settings.LOCAL_CONTAINER_HOST_URL) return LocalContainerHost.overUrl(settings.LOCAL_CONTAINER_HOST_URL);
+    throw new HostNotConfiguredError(
+      "CONTAINER_HOST_KIND is local but neither LOCAL_CONTAINER_HOST_URL nor a LOCAL_CONTAINER_HOST binding is set",
+    );
+  }
+  const make = remoteHosts[kind];
+  if (!make) throw new HostNotConfiguredError(`CONTAINER_HOST_KIND ${kind} is not one of local, ${Object.keys(remoteHosts).join(", ")}`);
+  return make(settings);
+}
+
+/** Remote implementations by kind; each reads its own settings and throws HostNotConfiguredError when some are missing. */
+export const remoteHosts: Record<string, (settings: Record<string, unknown>) => ContainerHost> = {};
+
+/**
+ * Variables every job container receives besides its run options. The job's run options never
+ * override these (a run option of the same name is refused when the config is saved).
+ */
+export const JOB_ENV = {
+  /** The job's id (rule 2 of section 4.2; the spec's name, so it keeps its lower-case spelling). */
+  jobId: "jobId",
+  /** The API's base URL, e.g. `http://127.0.0.1:8787`. */
+  apiUrl: "INTEGRITY_EDGE_API_URL",
+  /** A bearer token that may post outputs for this job alone (`POST {apiUrl}/JobOutputs`) and expires with it. */
+  token: "INTEGRITY_EDGE_JOB_TOKEN",
+  /** The config's output type id, when it has one. */
+  outputTypeId: "INTEGRITY_EDGE_OUTPUT_TYPE_ID",
+} as const;
