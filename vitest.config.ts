@@ -3,6 +3,7 @@ import { exportJWK, generateKeyPair } from "jose";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineConfig } from "vitest/config";
+import { createFakeContainerHost } from "./test/support/fake-container-host.ts";
 
 // A throwaway signing key per test run: the Worker trusts its public half through AUTH_JWKS_JSON,
 // exactly as a deployment trusts an identity provider's JWKS, and the tests sign with the private half.
@@ -27,7 +28,10 @@ export default defineConfig({
           TEST_SIGNING_JWK: JSON.stringify(privateJwk),
           TEST_MIGRATIONS: migrations,
           LOG_LEVEL: "error",
+          CONTAINER_HOST_KIND: "local",
         },
+        // The container host is remote: tests talk to a scripted fake of its protocol.
+        serviceBindings: { LOCAL_CONTAINER_HOST: createFakeContainerHost() },
       },
     }),
   ],
