@@ -33,3 +33,41 @@ export interface OutputTypeRecord {
   /** A JSON Schema, or null for unstructured outputs. */
   schema: unknown;
 }
+
+/**
+ * A run not tied to a config: a monitor job runs its model's image with the monitor's effective
+ * resources and parameters. Jobs (./jobs) implement `startAdHocJob(env, request)` with this shape and
+ * tell `endHook.kind`'s {@link JobEndHook} when the job ends.
+ */
+export interface AdHocRunRequest {
+  image: string;
+  runCommand: string | null;
+  cpuCores: number;
+  memoryGb: number;
+  gpuCores: number | null;
+  gpuSku: string | null;
+  /** Environment variables (secret: never log); the job's own variables (jobId, token, API URL) are added. */
+  environment: Record<string, string>;
+  timeoutSeconds: number;
+  objectOwnerId: string;
+  /** Who is told when the job ends, e.g. `{ kind: "monitor-job", ref: monitorJobId }`. */
+  endHook: { kind: string; ref: string } | null;
+}
+
+/** How a job ended, handed to its end hook. */
+export interface JobEnd {
+  jobId: string;
+  /** Section 3 job status it ended in. */
+  status: string;
+  errorMessage: string | null;
+  /** The container output tail the job holds. */
+  output: string | null;
+  /** Structured outputs the job posted (JobOutputs), oldest first. */
+  outputs: { jobOutputTypeId: string | null; output: unknown }[];
+}
+
+/** Called once when a job with an end hook of this kind ends (at-least-once: make it idempotent). */
+export interface JobEndHook {
+  readonly kind: string;
+  onEnd(env: import("../env").Bindings, ref: string, end: JobEnd): Promise<void>;
+}
