@@ -29,6 +29,8 @@ export default defineConfig({
           TEST_MIGRATIONS: migrations,
           LOG_LEVEL: "error",
           CONTAINER_HOST_KIND: "local",
+          // Run options are sealed under this throwaway key (key version 1).
+          DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
         },
         // The container host is remote: tests talk to a scripted fake of its protocol.
         serviceBindings: { LOCAL_CONTAINER_HOST: createFakeContainerHost() },

@@ -16,6 +16,7 @@ import { propertiesApp } from "./properties/routes";
 import { uploadApp } from "./upload/routes";
 import { mediaApp } from "./media/routes";
 import { workManagementApp } from "./work/routes";
+import { dataProcessingApp } from "./dataprocessing/routes";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -91,6 +92,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", uploadApp());
   app.route("/", mediaApp());
   app.route("/", workManagementApp());
+  app.route("/", dataProcessingApp());
   registerDocs(app);
   return app;
 }

@@ -9,6 +9,8 @@ import type { Clock, IdGenerator } from "./platform/services";
 export type Bindings = Env & {
   /** Inline JWKS (JSON) trusted in addition to AUTH_JWKS_URL: the local dev key, or an offline deployment's keys. */
   AUTH_JWKS_JSON?: string;
+  /** Key ring sealing job run options (`{version}:{base64 32 bytes}`, comma-separated, current first). */
+  DATAPROCESSING_ENCRYPTION_KEY?: string;
 };
 
 export interface AppVariables {

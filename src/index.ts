@@ -8,9 +8,11 @@ import { createLogger, errorFields } from "./pkg/logger";
 import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
 import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
+import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execution";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
+export { JobRunner } from "../durable-objects/job-runner";
 
 const app = createApp();
 
@@ -18,7 +20,7 @@ const app = createApp();
 const eventHandlers: EventHandler[] = [];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
-const scheduleKinds: ScheduleKind[] = [];
+const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind];
 
 export default {
   async fetch(request, env, ctx) {
@@ -39,6 +41,7 @@ export default {
       ["cleanUpUploads", () => cleanUpUploads(env, now, log)],
       ["sweepMediaOrphans", () => sweepMediaOrphans(env, now, log)],
       ["dispatchSchedules", () => dispatchDueRuns(env, now, scheduleKinds, log)],
+      ["refreshJobs", () => refreshActiveJobs(env, log)],
     ];
     for (const [name, job] of jobs) {
       // One failing job must not starve the others; each is retried on the next minute.

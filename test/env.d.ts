@@ -6,6 +6,8 @@ declare global {
       TEST_SIGNING_JWK: string;
       TEST_MIGRATIONS: D1Migration[];
       AUTH_JWKS_JSON: string;
+      DATAPROCESSING_ENCRYPTION_KEY: string;
+      LOCAL_CONTAINER_HOST: Fetcher;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");

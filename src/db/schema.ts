@@ -720,3 +720,103 @@ export const schedules = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.kind, t.ownerId] }), index("schedules_due_idx").on(t.nextRunAt).where(sql`${t.nextRunAt} IS NOT NULL`)],
 );
+
+/**
+ * Data processing (src/dataprocessing). A job config names an image of the container host and how
+ * to run it; its run options are one AES-GCM blob (`run_options_enc`, `v{keyVersion}.{iv}.{data}`),
+ * never plain text. The weekly frequency is kept as a `schedules` row of kind `job-config`.
+ */
+export const jobConfigurations = sqliteTable(
+  "job_configurations",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    description: text("description"),
+    imageName: text("image_name").notNull(),
+    imageTag: text("image_tag").notNull(),
+    cpuCores: real("cpu_cores").notNull(),
+    memoryGb: real("memory_gb").notNull(),
+    gpuCores: real("gpu_cores"),
+    gpuSku: text("gpu_sku"),
+    runOptionsEnc: text("run_options_enc").notNull(),
+    runCommand: text("run_command"),
+    nextConfigId: text("next_config_id"),
+    /** JSON { dayOfWeek, hour, startDate } or null. */
+    frequency: text("frequency"),
+    timeZone: text("time_zone"),
+    outputTypeId: text("output_type_id"),
+    timeoutMinutes: integer("timeout_minutes").notNull(),
+    objectOwnerId: text("object_owner_id").notNull(),
+    objectOwnerName: text("object_owner_name"),
+    ...audit,
+  },
+  (t) => [uniqueIndex("job_configurations_name_uq").on(sql`lower(${t.name})`), index("job_configurations_next_idx").on(t.nextConfigId)],
+);
+
+/** Output types: a name and an optional JSON Schema (null: unstructured outputs). */
+export const outputTypes = sqliteTable(
+  "output_types",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    schema: text("schema"),
+    ...audit,
+  },
+  (t) => [uniqueIndex("output_types_name_uq").on(sql`lower(${t.name})`)],
+);
+
+/**
+ * Jobs: one row per run of a config (or per ad-hoc run). Jobs of one chain share `chain_id` and are
+ * ordered by `chain_position`; the JobRunner Durable Object of the chain drives them. `run_key` is the
+ * schedule occurrence that created the chain (unique, so a doubled tick creates one chain).
+ */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    configurationId: text("configuration_id"),
+    chainId: text("chain_id").notNull(),
+    chainPosition: integer("chain_position").notNull(),
+    status: text("status").notNull(),
+    errorMessage: text("error_message"),
+    output: text("output"),
+    outputTruncated: integer("output_truncated", { mode: "boolean" }).notNull().default(false),
+    /** Everything the run needs (image, resources, command, timeout), without the environment. */
+    spec: text("spec").notNull(),
+    /** The run options of this job (AES-GCM, as configs), including the body's for the first of a chain. */
+    runOptionsEnc: text("run_options_enc").notNull(),
+    runKey: text("run_key"),
+    endHookKind: text("end_hook_kind"),
+    endHookRef: text("end_hook_ref"),
+    outputRejections: text("output_rejections"),
+    startedAt: text("started_at"),
+    endedAt: text("ended_at"),
+    deadlineAt: text("deadline_at"),
+    hostUnreachableSince: text("host_unreachable_since"),
+    objectOwnerId: text("object_owner_id").notNull(),
+    objectOwnerName: text("object_owner_name"),
+    ...audit,
+  },
+  (t) => [
+    uniqueIndex("jobs_run_key_uq").on(t.runKey),
+    index("jobs_chain_idx").on(t.chainId, t.chainPosition),
+    index("jobs_config_idx").on(t.configurationId, t.createdAt),
+    index("jobs_active_idx").on(t.status).where(sql`${t.status} IN ('Started', 'InProgress')`),
+    index("jobs_created_idx").on(t.createdAt),
+  ],
+);
+
+/** Structured outputs a job posted, each valid against its output type's schema (rule 6). */
+export const jobOutputs = sqliteTable(
+  "job_outputs",
+  {
+    id: text("id").primaryKey(),
+    jobId: text("job_id")
+      .notNull()
+      .references(() => jobs.id, { onDelete: "cascade" }),
+    jobOutputTypeId: text("job_output_type_id"),
+    output: text("output").notNull(),
+    ...audit,
+  },
+  (t) => [index("job_outputs_job_idx").on(t.jobId, t.createdAt)],
+);

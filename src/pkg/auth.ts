@@ -14,12 +14,15 @@ import {
 } from "jose";
 import type { AppEnv, Bindings } from "../env";
 import { ApiError } from "./errors";
-import type { Permission } from "./permissions";
+import { PERMISSIONS, type Permission } from "./permissions";
+import { jobIdOfToken } from "../dataprocessing/run-options";
 
 export interface Principal {
   id: string;
   name: string;
   permissions: ReadonlySet<string>;
+  /** Set for a job's own output token: it speaks for that job alone. */
+  jobId?: string;
 }
 
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
@@ -93,6 +96,7 @@ export async function authenticate(env: Bindings, authorization: string | undefi
   if (!authorization) throw unauthorized();
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
   if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.");
+  if (match[1].startsWith("job.")) return authenticateJob(env, match[1]);
   const resolver = keyResolver(env);
   if (!resolver || !env.AUTH_ISSUER) {
     throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
@@ -113,6 +117,18 @@ export async function authenticate(env: Bindings, authorization: string | undefi
     if (error instanceof joseErrors.JOSEError) throw unauthorized("The token is not valid.");
     throw error;
   }
+}
+
+/**
+ * A job's output token (src/dataprocessing/run-options.ts): valid while its job runs, and good for
+ * one permission, posting that job's outputs.
+ */
+async function authenticateJob(env: Bindings, token: string): Promise<Principal> {
+  const jobId = await jobIdOfToken(env, token).catch(() => null);
+  if (!jobId) throw unauthorized("The job token is not valid.");
+  const job = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1").bind(jobId).first<{ status: string }>();
+  if (!job || (job.status !== "Started" && job.status !== "InProgress")) throw unauthorized("The job token has expired: its job has ended.");
+  return { id: `job:${jobId}`, name: `job ${jobId}`, permissions: new Set([PERMISSIONS.jobOutputsWrite]), jobId };
 }
 
 /** Paths anyone may read: the health check and the API reference. */

@@ -23,6 +23,7 @@ export type ErrorCode =
   | "IdempotencyKeyInProgress"
   | "ExpressionFailed"
   | "NotConfigured"
+  | "HostUnavailable"
   | "Internal";
 
 export function problemStatus(code: ErrorCode): number {
@@ -59,6 +60,8 @@ export function problemStatus(code: ErrorCode): number {
       return 500;
     case "NotConfigured":
       return 501;
+    case "HostUnavailable":
+      return 503;
   }
 }
 
@@ -82,6 +85,7 @@ const titles: Record<ErrorCode, string> = {
   ExpressionFailed: "A value expression failed",
   Internal: "Internal error",
   NotConfigured: "Not configured on this deployment",
+  HostUnavailable: "The container host is not answering",
 };
 
 /** One problem with one part of the request: `field` says where (e.g. `body.regex`, `query.order`). */

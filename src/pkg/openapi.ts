@@ -52,6 +52,7 @@ export const ERROR_RESPONSES = {
   413: problem("The body is larger than the limit."),
   415: problem("The body's media type is not accepted."),
   422: problem("The Idempotency-Key was used before for a different request."),
+  503: problem("A remote dependency (the container host) is not answering; retry after Retry-After seconds."),
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
@@ -76,8 +77,10 @@ function bodyLimit(maxBytes: number | undefined): MiddlewareHandler<AppEnv> {
   };
 }
 
-function jsonMediaType(): MiddlewareHandler<AppEnv> {
+function jsonMediaType(optional: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    // An optional body may be left out altogether (no body, or an empty one, with no media type).
+    if (optional && (!c.req.raw.body || c.req.header("content-length") === "0") && !c.req.header("content-type")) return next();
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type !== "application/json" && !(type?.startsWith("application/") && type.endsWith("+json"))) {
       throw new ApiError("UnsupportedMediaType", `This route accepts application/json bodies, not '${type ?? "none"}'.`);
@@ -105,7 +108,7 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
   const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), requirePermission(options.permission)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
   if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));
-  if (hasJsonBody) middleware.push(jsonMediaType());
+  if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true));
   if (route.method === "post") middleware.push(idempotency);
 
   const errorResponses: Record<number, ReturnType<typeof problem>> = { ...COMMON_ERRORS };

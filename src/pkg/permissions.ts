@@ -15,6 +15,10 @@ export const PERMISSIONS = {
   workWrite: "work_write",
   assetsRead: "assets_read",
   assetsWrite: "assets_write",
+  dataProcessingRead: "dataprocessing_read",
+  dataProcessingWrite: "dataprocessing_write",
+  /** Held only by a job's own output token (and by people who post outputs by hand). */
+  jobOutputsWrite: "job_outputs_write",
   indexReadOwned: "index_read_owned",
   queryReadOwned: "query_read_owned",
 } as const;

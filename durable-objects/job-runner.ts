@@ -1,0 +1,57 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Bindings } from "../src/env";
+import { advanceChain, cancelJob } from "../src/dataprocessing/runner";
+import { createLogger, errorFields } from "../src/pkg/logger";
+
+/** How often a running chain is polled (rule 5: the output is refreshed every minute). */
+export const POLL_INTERVAL_MS = 60_000;
+
+/**
+ * Drives ONE chain of jobs (`idFromName(chainId)`; a single job is a chain of one). It stores the
+ * chain id and keeps a minute alarm while a job of the chain is to run or running; each step
+ * (creation, alarm, cron refresh, cancellation) runs after the previous one has finished, so two
+ * steps never start the same container or end the same job twice. D1 holds the jobs themselves.
+ */
+export class JobRunner extends DurableObject<Bindings> {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  /** Runs a step now (after any step in flight) and schedules the next poll. */
+  async kick(chainId: string): Promise<void> {
+    await this.ctx.storage.put("chainId", chainId);
+    await this.serialised(() => this.step(chainId));
+  }
+
+  async cancel(chainId: string, jobId: string, by: string): Promise<boolean> {
+    await this.ctx.storage.put("chainId", chainId);
+    return this.serialised(async () => {
+      const log = createLogger(this.env.LOG_LEVEL, { task: "job-runner", chainId });
+      const cancelled = await cancelJob(this.env, jobId, by, new Date(), log);
+      await this.step(chainId);
+      return cancelled;
+    });
+  }
+
+  override async alarm(): Promise<void> {
+    const chainId = await this.ctx.storage.get<string>("chainId");
+    if (chainId) await this.serialised(() => this.step(chainId));
+  }
+
+  private serialised<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(work);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  private async step(chainId: string): Promise<void> {
+    const log = createLogger(this.env.LOG_LEVEL, { task: "job-runner", chainId });
+    let active = true;
+    try {
+      ({ active } = await advanceChain(this.env, chainId, new Date(), log));
+    } catch (error) {
+      // Unexpected (D1 down, a bug): keep polling; the chain's deadline still bounds it.
+      log.error("job step failed", errorFields(error));
+    }
+    if (active) await this.ctx.storage.setAlarm(Date.now() + POLL_INTERVAL_MS);
+    else await this.ctx.storage.deleteAlarm();
+  }
+}

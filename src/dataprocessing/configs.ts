@@ -1,0 +1,302 @@
+/**
+ * Job configurations in D1. A write validates against the container host (the image must be one it
+ * lists, the resources within what one group may ask for), walks the nextConfigId chain for a missing
+ * config or a cycle, seals the run options, and keeps the weekly schedule row in the same batch.
+ */
+import type { Bindings } from "../env";
+import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
+import type { Principal } from "../pkg/auth";
+import { conflict, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
+import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
+import { preconditionFailed } from "../pkg/etag";
+import { PERMISSIONS } from "../pkg/permissions";
+import { scheduleRuleProblem, scheduleStatement, type ScheduleRule } from "../pkg/schedule";
+import { ownerOrCaller } from "../work/common";
+import { JOB_CONFIG_SCHEDULE_KIND, type RunnableConfig } from "./contract";
+import { hostFor, JOB_ENV } from "./host";
+import { viaHost } from "./host-errors";
+import { openRunOptions, parseDockerStyleOptions, sealRunOptions, type RunOptions } from "./run-options";
+import { DAYS_OF_WEEK, type JobConfiguration, type JobConfigurationInput } from "./schema";
+
+/** Longest nextConfigId chain (also the most jobs one execution creates). */
+export const MAX_CHAIN_LENGTH = 50;
+
+export interface ConfigRow {
+  id: string;
+  name: string;
+  description: string | null;
+  image_name: string;
+  image_tag: string;
+  cpu_cores: number;
+  memory_gb: number;
+  gpu_cores: number | null;
+  gpu_sku: string | null;
+  run_options_enc: string;
+  run_command: string | null;
+  next_config_id: string | null;
+  frequency: string | null;
+  time_zone: string | null;
+  output_type_id: string | null;
+  timeout_minutes: number;
+  object_owner_id: string;
+  object_owner_name: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+  next_run_at?: string | null;
+}
+
+export const CONFIG_SELECT = `c.id, c.name, c.description, c.image_name, c.image_tag, c.cpu_cores, c.memory_gb, c.gpu_cores, c.gpu_sku,
+  c.run_options_enc, c.run_command, c.next_config_id, c.frequency, c.time_zone, c.output_type_id, c.timeout_minutes,
+  c.object_owner_id, c.object_owner_name, c.etag, c.created_at, c.updated_at, s.next_run_at`;
+export const CONFIG_JOIN = `LEFT JOIN schedules s ON s.kind = '${JOB_CONFIG_SCHEDULE_KIND}' AND s.owner_id = c.id`;
+
+const KIND = "jobConfiguration";
+
+/** Whether the caller may read option values back: write permission holders and the config's owner. */
+export function mayReadOptionValues(principal: Principal | undefined, ownerId: string): boolean {
+  return Boolean(principal && (principal.permissions.has(PERMISSIONS.dataProcessingWrite) || principal.id === ownerId));
+}
+
+export async function toConfiguration(env: Bindings, row: ConfigRow, principal: Principal | undefined): Promise<JobConfiguration> {
+  const options = await openRunOptions(env, row.run_options_enc);
+  const reveal = mayReadOptionValues(principal, row.object_owner_id);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    jobDefinition: `${row.image_name}:${row.image_tag}`,
+    runConfigs: { cpuCores: row.cpu_cores, memory: row.memory_gb, gpuCores: row.gpu_cores, gpuSku: row.gpu_sku },
+    runOptions: Object.fromEntries(Object.entries(options).map(([k, v]) => [k, reveal ? v : null])),
+    runCommand: row.run_command,
+    nextConfigId: row.next_config_id,
+    frequency: row.frequency ? JSON.parse(row.frequency) : null,
+    timeZone: row.time_zone,
+    nextRunAt: row.next_run_at ?? null,
+    outputTypeId: row.output_type_id,
+    timeoutMinutes: row.timeout_minutes,
+    objectOwner: { id: row.object_owner_id, name: row.object_owner_name },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function findConfigRow(db: D1Database, id: string): Promise<ConfigRow | null> {
+  return db.prepare(`SELECT ${CONFIG_SELECT} FROM job_configurations c ${CONFIG_JOIN} WHERE c.id = ?1`).bind(id).first<ConfigRow>();
+}
+
+export async function getConfigRow(db: D1Database, id: string): Promise<ConfigRow> {
+  const row = await findConfigRow(db, id);
+  if (!row) throw notFound("Job configuration", id);
+  return row;
+}
+
+/** The weekly frequency as a schedule rule: minute 0 of `hour` on `dayOfWeek`, from `startDate`, in the config's zone. */
+export function frequencyRule(frequency: { dayOfWeek: string; hour: number; startDate: string } | null, timeZone: string | null): ScheduleRule | null {
+  if (!frequency) return null;
+  const day = DAYS_OF_WEEK.indexOf(frequency.dayOfWeek as (typeof DAYS_OF_WEEK)[number]);
+  return { cron: `0 ${frequency.hour} * * ${day}`, timeZone, startAt: frequency.startDate };
+}
+
+/** Normalises run options: an object as given, or the older docker-style string parsed. */
+export function normaliseRunOptions(value: RunOptions | string | undefined, field: string): RunOptions {
+  if (value === undefined) return {};
+  let options: RunOptions;
+  if (typeof value === "string") {
+    const parsed = parseDockerStyleOptions(value);
+    if ("error" in parsed) throw invalid(field, "format", `${field}: ${parsed.error}.`);
+    options = parsed.options;
+  } else options = value;
+  const problems: FieldProblem[] = [];
+  for (const name of Object.keys(options)) {
+    if (name === JOB_ENV.jobId || name.startsWith("INTEGRITY_EDGE_")) {
+      problems.push({ field: `${field}.${name}`, rule: "reserved", message: `'${name}' is set by the service for every job and cannot be a run option.` });
+    } else if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) {
+      problems.push({ field: `${field}.${name}`, rule: "pattern", message: `'${name}' is not an environment variable name.` });
+    }
+  }
+  if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join(" "), { errors: problems });
+  return options;
+}
+
+interface Resolved {
+  imageName: string;
+  imageTag: string;
+  runOptions: RunOptions;
+  rule: ScheduleRule | null;
+}
+
+async function validateConfig(env: Bindings, input: JobConfigurationInput, selfId: string | null): Promise<Resolved> {
+  const [imageName, imageTag = "latest"] = input.jobDefinition.split(":") as [string, string?];
+  const runOptions = normaliseRunOptions(input.runOptions, "body.runOptions");
+  const problems: FieldProblem[] = [];
+  const { images, capacity } = await viaHost(() => hostFor(env).listImages());
+  if (!images.some((i) => i.name === imageName && i.tag === imageTag)) {
+    problems.push({ field: "body.jobDefinition", rule: "exists", message: `The container host offers no image ${imageName}:${imageTag} (GET /JobDefinitions).` });
+  }
+  const rc = input.runConfigs;
+  if (rc.cpuCores > capacity.maxCpuCores) problems.push({ field: "body.runConfigs.cpuCores", rule: "maximum", message: `The host runs groups of at most ${capacity.maxCpuCores} CPU cores.` });
+  if (rc.memory > capacity.maxMemoryGb) problems.push({ field: "body.runConfigs.memory", rule: "maximum", message: `The host runs groups of at most ${capacity.maxMemoryGb} GiB.` });
+  if ((rc.gpuCores ?? 0) > 0) {
+    if (rc.gpuCores! > capacity.maxGpuCores) problems.push({ field: "body.runConfigs.gpuCores", rule: "maximum", message: `The host runs groups of at most ${capacity.maxGpuCores} GPU cores.` });
+    if (!rc.gpuSku) problems.push({ field: "body.runConfigs.gpuSku", rule: "required", message: "gpuSku is required when gpuCores is set." });
+    else if (!capacity.gpuSkus.includes(rc.gpuSku)) {
+      problems.push({ field: "body.runConfigs.gpuSku", rule: "enum", message: `The host offers the GPU SKUs ${capacity.gpuSkus.join(", ") || "(none)"}, not ${rc.gpuSku}.` });
+    }
+  } else if (rc.gpuSku) problems.push({ field: "body.runConfigs.gpuSku", rule: "dependency", message: "gpuSku needs gpuCores of at least 1." });
+  const rule = frequencyRule(input.frequency, input.timeZone);
+  if (input.timeZone && !rule) {
+    const problem = scheduleRuleProblem({ cron: "0 0 * * 0", timeZone: input.timeZone });
+    if (problem) problems.push({ field: "body.timeZone", rule: "timeZone", message: problem.message });
+  }
+  if (rule) {
+    const problem = scheduleRuleProblem(rule);
+    if (problem) problems.push({ field: problem.part === "timeZone" ? "body.timeZone" : "body.frequency", rule: problem.part, message: problem.message });
+  }
+  if (input.outputTypeId) {
+    const found = await env.DB.prepare("SELECT 1 AS ok FROM output_types WHERE id = ?1").bind(input.outputTypeId).first();
+    if (!found) problems.push({ field: "body.outputTypeId", rule: "exists", message: `Output type ${input.outputTypeId} does not exist.` });
+  }
+  if (input.nextConfigId) {
+    const chainProblem = await chainProblemFrom(env.DB, input.nextConfigId, selfId);
+    if (chainProblem) problems.push({ field: "body.nextConfigId", rule: chainProblem.rule, message: chainProblem.message });
+  }
+  if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join(" "), { errors: problems });
+  return { imageName, imageTag, runOptions, rule };
+}
+
+/** Walks the chain from `nextId`: a config that does not exist, a cycle back to `selfId` or within, or a chain too long. */
+async function chainProblemFrom(db: D1Database, nextId: string, selfId: string | null): Promise<{ rule: string; message: string } | null> {
+  const seen = new Set<string>(selfId ? [selfId] : []);
+  let current: string | null = nextId;
+  let from = selfId ? `config ${selfId}` : "this config";
+  while (current) {
+    if (seen.has(current)) return { rule: "acyclic", message: `nextConfigId makes a cycle: ${from} leads back to job configuration ${current}.` };
+    if (seen.size > MAX_CHAIN_LENGTH) return { rule: "maxLength", message: `A chain has at most ${MAX_CHAIN_LENGTH} configs.` };
+    seen.add(current);
+    const row: { next_config_id: string | null } | null = await db.prepare("SELECT next_config_id FROM job_configurations WHERE id = ?1").bind(current).first();
+    if (!row) return { rule: "exists", message: `Job configuration ${current} (named by ${from}) does not exist.` };
+    from = `job configuration ${current}`;
+    current = row.next_config_id;
+  }
+  return null;
+}
+
+const nameTaken = (name: string) => conflict(`A job configuration named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+
+/** The event payload: never the run options (names or values). */
+function eventPayload(id: string, input: JobConfigurationInput, resolved: Resolved) {
+  return { id, name: input.name, jobDefinition: `${resolved.imageName}:${resolved.imageTag}`, nextConfigId: input.nextConfigId, frequency: input.frequency };
+}
+
+export async function createConfig(ctx: WriteContext, env: Bindings, principal: Principal, input: JobConfigurationInput): Promise<ConfigRow> {
+  const resolved = await validateConfig(env, input, null);
+  const id = ctx.uuid();
+  const owner = ownerOrCaller(input.objectOwner, principal);
+  const sealed = await sealRunOptions(env, resolved.runOptions);
+  const etag = newEtagToken();
+  await runBatch(
+    ctx.db,
+    [
+      ctx.db
+        .prepare(
+          `INSERT INTO job_configurations (id, name, description, image_name, image_tag, cpu_cores, memory_gb, gpu_cores, gpu_sku, run_options_enc,
+             run_command, next_config_id, frequency, time_zone, output_type_id, timeout_minutes, object_owner_id, object_owner_name, etag, created_at, updated_at, created_by)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?20, ?21)`,
+        )
+        .bind(
+          id, input.name, input.description, resolved.imageName, resolved.imageTag, input.runConfigs.cpuCores, input.runConfigs.memory,
+          input.runConfigs.gpuCores, input.runConfigs.gpuSku, sealed, input.runCommand, input.nextConfigId,
+          input.frequency ? JSON.stringify(input.frequency) : null, input.timeZone, input.outputTypeId, input.timeoutMinutes,
+          owner.id, owner.name, etag, ctx.now, ctx.actorId,
+        ),
+      scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, resolved.rule, new Date(ctx.now)),
+      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: eventPayload(id, input, resolved) }),
+    ],
+    () => nameTaken(input.name),
+  );
+  return getConfigRow(ctx.db, id);
+}
+
+export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobConfigurationInput & { id: string }): Promise<ConfigRow> {
+  const current = await getConfigRow(ctx.db, input.id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const resolved = await validateConfig(env, input, input.id);
+  const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.object_owner_id, name: current.object_owner_name };
+  const sealed = await sealRunOptions(env, resolved.runOptions);
+  const etag = newEtagToken();
+  const [update] = await runBatch(
+    ctx.db,
+    [
+      ctx.db
+        .prepare(
+          `UPDATE job_configurations SET name = ?1, description = ?2, image_name = ?3, image_tag = ?4, cpu_cores = ?5, memory_gb = ?6, gpu_cores = ?7,
+             gpu_sku = ?8, run_options_enc = ?9, run_command = ?10, next_config_id = ?11, frequency = ?12, time_zone = ?13, output_type_id = ?14,
+             timeout_minutes = ?15, object_owner_id = ?16, object_owner_name = ?17, etag = ?18, updated_at = ?19
+           WHERE id = ?20 AND etag = ?21`,
+        )
+        .bind(
+          input.name, input.description, resolved.imageName, resolved.imageTag, input.runConfigs.cpuCores, input.runConfigs.memory,
+          input.runConfigs.gpuCores, input.runConfigs.gpuSku, sealed, input.runCommand, input.nextConfigId,
+          input.frequency ? JSON.stringify(input.frequency) : null, input.timeZone, input.outputTypeId, input.timeoutMinutes,
+          owner.id, owner.name, etag, ctx.now, input.id, current.etag,
+        ),
+      scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(input.id, input, resolved) }, { table: "job_configurations", etag }),
+    ],
+    () => nameTaken(input.name),
+  );
+  if (update?.meta.changes !== 1) throw preconditionFailed();
+  return getConfigRow(ctx.db, input.id);
+}
+
+export async function deleteConfig(ctx: WriteContext, id: string): Promise<void> {
+  const current = await getConfigRow(ctx.db, id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const pointing = await ctx.db.prepare("SELECT id, name FROM job_configurations WHERE next_config_id = ?1 LIMIT 1").bind(id).first<{ id: string; name: string }>();
+  if (pointing) throw new ApiError("InUse", `Job configuration '${pointing.name}' (${pointing.id}) chains to this one with nextConfigId; change it first.`);
+  const [removed] = await ctx.db.batch([
+    ctx.db
+      .prepare("DELETE FROM job_configurations WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations WHERE next_config_id = ?1)")
+      .bind(id, current.etag),
+    scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, null, new Date(ctx.now)),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+  ]);
+  if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The job configuration changed while it was being deleted; read it again.");
+}
+
+/** A config as a run needs it, options opened. */
+export async function toRunnable(env: Bindings, row: ConfigRow): Promise<RunnableConfig> {
+  return {
+    id: row.id,
+    image: `${row.image_name}:${row.image_tag}`,
+    runCommand: row.run_command,
+    cpuCores: row.cpu_cores,
+    memoryGb: row.memory_gb,
+    gpuCores: row.gpu_cores,
+    gpuSku: row.gpu_sku,
+    runOptions: await openRunOptions(env, row.run_options_enc),
+    nextConfigId: row.next_config_id,
+    outputTypeId: row.output_type_id,
+    timeoutSeconds: row.timeout_minutes * 60,
+    objectOwnerId: row.object_owner_id,
+  };
+}
+
+/** The config and every config its nextConfigId chain reaches, in order (a cycle stops the walk). */
+export async function configChain(env: Bindings, firstId: string): Promise<RunnableConfig[]> {
+  const chain: RunnableConfig[] = [];
+  const seen = new Set<string>();
+  let id: string | null = firstId;
+  while (id && !seen.has(id) && chain.length < MAX_CHAIN_LENGTH) {
+    seen.add(id);
+    const row = await findConfigRow(env.DB, id);
+    if (!row) {
+      if (chain.length === 0) throw notFound("Job configuration", id);
+      throw new ApiError("Conflict", `Job configuration ${id}, next in the chain, no longer exists.`);
+    }
+    chain.push(await toRunnable(env, row));
+    id = row.next_config_id;
+  }
+  return chain;
+}

@@ -1,0 +1,7 @@
+/**
+ * Areas that want to know when a job ends (monitor jobs copy its status back) register a hook here;
+ * the runner calls the hook named by the job's `end_hook_kind` once the job ends.
+ */
+import type { JobEndHook } from "./contract";
+
+export const jobEndHooks: JobEndHook[] = [];

@@ -1,0 +1,16 @@
+/** Maps the container host's failures to problem details. */
+import { ApiError } from "../pkg/errors";
+import { HostNotConfiguredError, HostUnavailableError } from "./host";
+
+/** Runs a host call; a host that does not answer is a 503 with Retry-After, a missing host a 501. */
+export async function viaHost<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof HostUnavailableError) {
+      throw new ApiError("HostUnavailable", `The container host is not answering; try again shortly. (${error.message})`, { headers: { "retry-after": "30" } });
+    }
+    if (error instanceof HostNotConfiguredError) throw new ApiError("NotConfigured", error.message);
+    throw error;
+  }
+}

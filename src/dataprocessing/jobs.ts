@@ -1,0 +1,208 @@
+/**
+ * Jobs in D1: creation of a chain (one job per config, created at once), reads, the list, and the
+ * status writes the runner makes. A status write only ever moves a job out of Started/InProgress, so
+ * an ended job is never resurrected by a late poll.
+ */
+import type { Bindings } from "../env";
+import { outboxStatement } from "../events/outbox";
+import { isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
+import { ApiError, notFound } from "../pkg/errors";
+import type { RunnableConfig } from "./contract";
+import { sealRunOptions, type RunOptions } from "./run-options";
+import type { Job, JobStatus } from "./schema";
+
+/** What a job runs, stored with it (the environment is sealed apart). */
+export interface JobSpec {
+  image: string;
+  command: string | null;
+  cpuCores: number;
+  memoryGb: number;
+  gpuCores: number | null;
+  gpuSku: string | null;
+  timeoutSeconds: number;
+  outputTypeId: string | null;
+  /** The API's base URL the container posts outputs to. */
+  apiUrl: string;
+}
+
+export interface JobRow {
+  id: string;
+  configuration_id: string | null;
+  chain_id: string;
+  chain_position: number;
+  status: JobStatus;
+  error_message: string | null;
+  output: string | null;
+  output_truncated: number;
+  spec: string;
+  run_options_enc: string;
+  run_key: string | null;
+  end_hook_kind: string | null;
+  end_hook_ref: string | null;
+  output_rejections: string | null;
+  started_at: string | null;
+  ended_at: string | null;
+  deadline_at: string | null;
+  host_unreachable_since: string | null;
+  object_owner_id: string;
+  object_owner_name: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const ACTIVE_STATUSES: readonly JobStatus[] = ["Started", "InProgress"];
+export const groupName = (jobId: string) => `containergroup-${jobId}`;
+
+export function toJob(row: JobRow): Job {
+  const spec = JSON.parse(row.spec) as JobSpec;
+  return {
+    id: row.id,
+    jobId: row.id,
+    configurationId: row.configuration_id,
+    chainId: row.chain_id,
+    chainPosition: row.chain_position,
+    status: row.status,
+    errorMessage: row.error_message,
+    output: row.output,
+    outputTruncated: row.output_truncated === 1,
+    containerGroup: groupName(row.id),
+    image: spec.image,
+    outputRejections: parseJson(row.output_rejections) ?? [],
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    deadlineAt: row.deadline_at,
+    objectOwner: { id: row.object_owner_id, name: row.object_owner_name },
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function findJob(db: D1Database, id: string): Promise<JobRow | null> {
+  return db.prepare("SELECT * FROM jobs WHERE id = ?1").bind(id).first<JobRow>();
+}
+
+export async function getJob(db: D1Database, id: string): Promise<JobRow> {
+  const row = await findJob(db, id);
+  if (!row) throw notFound("Job", id);
+  return row;
+}
+
+export async function chainJobs(db: D1Database, chainId: string): Promise<JobRow[]> {
+  const { results } = await db.prepare("SELECT * FROM jobs WHERE chain_id = ?1 ORDER BY chain_position").bind(chainId).all<JobRow>();
+  return results;
+}
+
+/** One job to create: what it runs and its options (already merged). */
+export interface PlannedJob {
+  configurationId: string | null;
+  spec: JobSpec;
+  runOptions: RunOptions;
+}
+
+export function plannedFromConfig(config: RunnableConfig, runOptions: RunOptions, apiUrl: string): PlannedJob {
+  return {
+    configurationId: config.id,
+    runOptions,
+    spec: {
+      image: config.image,
+      command: config.runCommand,
+      cpuCores: config.cpuCores,
+      memoryGb: config.memoryGb,
+      gpuCores: config.gpuCores,
+      gpuSku: config.gpuSku,
+      timeoutSeconds: config.timeoutSeconds,
+      outputTypeId: config.outputTypeId,
+      apiUrl,
+    },
+  };
+}
+
+export interface NewChain {
+  jobs: PlannedJob[];
+  owner: { id: string; name: string | null };
+  /** The schedule occurrence that creates the chain; a second creation with the same key returns the first chain. */
+  runKey?: string | null;
+  endHook?: { kind: string; ref: string } | null;
+}
+
+/**
+ * Creates every job of a chain in one batch, all Started (created, not run yet). Returns the chain
+ * id and job ids; when `runKey` was used before, returns that chain instead and `created: false`.
+ */
+export async function createChain(ctx: WriteContext, env: Bindings, chain: NewChain): Promise<{ chainId: string; jobIds: string[]; created: boolean }> {
+  const chainId = ctx.uuid();
+  const jobIds = chain.jobs.map(() => ctx.uuid());
+  const statements: D1PreparedStatement[] = [];
+  for (const [position, job] of chain.jobs.entries()) {
+    const id = jobIds[position]!;
+    const sealed = await sealRunOptions(env, job.runOptions);
+    statements.push(
+      ctx.db
+        .prepare(
+          `INSERT INTO jobs (id, configuration_id, chain_id, chain_position, status, spec, run_options_enc, run_key, end_hook_kind, end_hook_ref,
+             object_owner_id, object_owner_name, etag, created_at, updated_at, created_by)
+           VALUES (?1, ?2, ?3, ?4, 'Started', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14)`,
+        )
+        .bind(
+          id, job.configurationId, chainId, position, JSON.stringify(job.spec), sealed, position === 0 ? (chain.runKey ?? null) : null,
+          chain.endHook?.kind ?? null, chain.endHook?.ref ?? null, chain.owner.id, chain.owner.name, newEtagToken(), ctx.now, ctx.actorId,
+        ),
+      // The event names the job, never its options.
+      outboxStatement(ctx.db, ctx, { entityKind: "job", entityId: id, action: "created", payload: { id, chainId, configurationId: job.configurationId, status: "Started" } }),
+    );
+  }
+  try {
+    await ctx.db.batch(statements);
+  } catch (error) {
+    if (chain.runKey && isUniqueViolation(error)) {
+      const first = await ctx.db.prepare("SELECT chain_id FROM jobs WHERE run_key = ?1").bind(chain.runKey).first<{ chain_id: string }>();
+      if (first) {
+        const existing = await chainJobs(ctx.db, first.chain_id);
+        return { chainId: first.chain_id, jobIds: existing.map((j) => j.id), created: false };
+      }
+    }
+    throw error;
+  }
+  return { chainId, jobIds, created: true };
+}
+
+/** Largest output tail kept on a job. */
+export const OUTPUT_TAIL_BYTES = 64 * 1024;
+
+/** Moves an active job to a new state; no effect on a job that has already ended. Returns whether it applied. */
+export async function updateActiveJob(
+  db: D1Database,
+  id: string,
+  now: string,
+  changes: Partial<{ status: JobStatus; error_message: string | null; output: string | null; output_truncated: number; started_at: string; ended_at: string; deadline_at: string; host_unreachable_since: string | null }>,
+): Promise<boolean> {
+  const entries = Object.entries(changes);
+  const sets = entries.map(([column], i) => `${column} = ?${i + 3}`);
+  const result = await db
+    .prepare(`UPDATE jobs SET ${[...sets, "etag = ?2", `updated_at = ?${entries.length + 3}`].join(", ")} WHERE id = ?1 AND status IN ('Started', 'InProgress')`)
+    .bind(id, newEtagToken(), ...entries.map(([, value]) => value), now)
+    .run();
+  return result.meta.changes === 1;
+}
+
+/** Fails every job of the chain after `position` that has not ended, naming the job that failed. */
+export async function failLaterJobs(db: D1Database, chainId: string, position: number, failedJobId: string, reason: string, now: string): Promise<void> {
+  await db
+    .prepare(
+      `UPDATE jobs SET status = 'Failed', error_message = ?1, ended_at = ?2, updated_at = ?2, etag = lower(hex(randomblob(10)))
+       WHERE chain_id = ?3 AND chain_position > ?4 AND status IN ('Started', 'InProgress')`,
+    )
+    .bind(`Not run: job ${failedJobId} earlier in the chain failed (${reason}).`, now, chainId, position)
+    .run();
+}
+
+/** Rule 6's record: an output the job posted that its type refused (the newest 20 are kept). */
+export async function recordOutputRejection(db: D1Database, job: JobRow, rejection: { at: string; jobOutputTypeId: string | null; errors: string[] }): Promise<void> {
+  const list = [...(parseJson<unknown[]>(job.output_rejections) ?? []), rejection].slice(-20);
+  await db.prepare("UPDATE jobs SET output_rejections = ?1 WHERE id = ?2").bind(JSON.stringify(list), job.id).run();
+}
+
+export function notActive(job: JobRow): ApiError {
+  return new ApiError("Conflict", `Job ${job.id} has already ended (${job.status}).`);
+}

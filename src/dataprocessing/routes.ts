@@ -1,0 +1,357 @@
+/**
+ * Data processing routes (API version 1.2): job definitions, job configs, output types, jobs, chains,
+ * cancellation and job outputs.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { newApp } from "../app-factory";
+import type { AppEnv } from "../env";
+import { writeContext } from "../pkg/db";
+import { ApiError } from "../pkg/errors";
+import { jsonWithEtag } from "../pkg/etag";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { PERMISSIONS } from "../pkg/permissions";
+import { createConfig, deleteConfig, getConfigRow, toConfiguration, updateConfig } from "./configs";
+import { apiUrlOf, executeChain, executeConfig, kickChain, runnerOf } from "./execution";
+import { hostFor } from "./host";
+import { viaHost } from "./host-errors";
+import { ACTIVE_STATUSES, getJob, toJob } from "./jobs";
+import { ConfigListQuery, JobListQuery, listConfigRows, listJobRows } from "./list";
+import { createJobOutput, deleteJobOutput, getJobOutput, listJobOutputs } from "./outputs";
+import { createOutputType, deleteOutputType, getOutputType, listOutputTypes, updateOutputType } from "./output-types";
+import {
+  ChainExecutionSchema,
+  CreateJobConfigurationSchema,
+  CreateJobOutputSchema,
+  CreateOutputTypeSchema,
+  ExecutionBodySchema,
+  ExecutionResultSchema,
+  JobConfigurationSchema,
+  JobDefinitionSchema,
+  JobOutputSchema,
+  JobSchema,
+  OutputTypeSchema,
+  UpdateJobConfigurationSchema,
+  UpdateOutputTypeSchema,
+} from "./schema";
+
+const read = { permission: PERMISSIONS.dataProcessingRead, area: "dataProcessing" } as const;
+const write = { permission: PERMISSIONS.dataProcessingWrite, area: "dataProcessing" } as const;
+const ConfigurationIdParam = z.object({ configurationId: z.uuid().openapi({ param: { name: "configurationId", in: "path" } }) });
+
+function caller(c: Context<AppEnv>) {
+  const principal = c.get("principal");
+  return { id: principal.id, name: principal.name ?? null };
+}
+
+export function dataProcessingApp() {
+  const app = newApp();
+
+  app.openapi(
+    defineRoute({ ...read, errors: [503] }, {
+      method: "get",
+      path: "/JobDefinitions",
+      tags: ["Job definitions"],
+      summary: "List the images the container host can run",
+      description: "Answers 503 with Retry-After when the container host does not answer.",
+      responses: { 200: json(z.array(JobDefinitionSchema), "The images, by name and tag.") },
+    }),
+    async (c) => {
+      const { images } = await viaHost(() => hostFor(c.env).listImages());
+      const definitions = images
+        .map((i) => ({ name: i.name, tag: i.tag, image: `${i.name}:${i.tag}`, description: i.description ?? null, command: i.command ?? null }))
+        .sort((a, b) => a.image.localeCompare(b.image));
+      return c.json(definitions, 200);
+    },
+  );
+
+  // --- Job configurations -------------------------------------------------------------------
+  const configTags = ["Job configurations"];
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/JobConfigurations",
+      tags: configTags,
+      summary: "List job configurations",
+      request: { query: ConfigListQuery },
+      responses: { 200: json(z.array(JobConfigurationSchema), "The configs (X-Total-Count with includeTotal).") },
+    }),
+    async (c) => {
+      const { items, total } = await listConfigRows(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(await Promise.all(items.map((row) => toConfiguration(c.env, row, c.get("principal")))), 200);
+    },
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/JobConfigurations/{id}",
+      tags: configTags,
+      summary: "Get a job configuration",
+      request: { params: IdParam },
+      responses: { 200: json(JobConfigurationSchema, "The config, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+    }),
+    async (c) => {
+      const row = await getConfigRow(c.env.DB, c.req.valid("param").id);
+      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag) as never;
+    },
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [409, 503] }, {
+      method: "post",
+      path: "/JobConfigurations",
+      tags: configTags,
+      summary: "Create a job configuration",
+      description: "The image must be one the container host lists and the resources within its capacity; a chain (nextConfigId) must not name a missing config or make a cycle. Run options are stored encrypted.",
+      request: jsonBody(CreateJobConfigurationSchema),
+      responses: { 201: json(JobConfigurationSchema, "The created config.") },
+    }),
+    async (c) => {
+      const row = await createConfig(writeContext(c), c.env, c.get("principal"), c.req.valid("json"));
+      c.header("location", `/JobConfigurations/${row.id}`);
+      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag, 201) as never;
+    },
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
+      method: "put",
+      path: "/JobConfigurations",
+      tags: configTags,
+      summary: "Replace a job configuration (the id is in the body)",
+      request: { headers: IfMatchHeader, ...jsonBody(UpdateJobConfigurationSchema) },
+      responses: { 200: json(JobConfigurationSchema, "The updated config.") },
+    }),
+    async (c) => {
+      const row = await updateConfig(writeContext(c), c.env, c.req.valid("json"));
+      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag) as never;
+    },
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
+      method: "delete",
+      path: "/JobConfigurations/{id}",
+      tags: configTags,
+      summary: "Delete a job configuration that no other config chains to (its jobs stay readable)",
+      request: { params: IdParam, headers: IfMatchHeader },
+      responses: { 204: { description: "Deleted." } },
+    }),
+    async (c) => {
+      await deleteConfig(writeContext(c), c.req.valid("param").id);
+      return c.body(null, 204);
+    },
+  );
+
+  // --- Output types ---------------------------------------------------------------------------
+  const typeTags = ["Output types"];
+  app.openapi(
+    defineRoute(read, { method: "get", path: "/OutputTypes", tags: typeTags, summary: "List output types", responses: { 200: json(z.array(OutputTypeSchema), "The output types by name.") } }),
+    async (c) => c.json(await listOutputTypes(c.env.DB), 200),
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/OutputTypes/{id}",
+      tags: typeTags,
+      summary: "Get an output type",
+      request: { params: IdParam },
+      responses: { 200: json(OutputTypeSchema, "The output type, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+    }),
+    async (c) => {
+      const found = await getOutputType(c.env.DB, c.req.valid("param").id);
+      return jsonWithEtag(c, found.value, found.etag) as never;
+    },
+  );
+  app.openapi(
+    defineRoute(write, {
+      method: "post",
+      path: "/OutputTypes",
+      tags: typeTags,
+      summary: "Create an output type",
+      description: "`schema` is a JSON Schema (drafts 4, 7, 2019-09, 2020-12; `$schema` picks one, 2020-12 by default) or null; a schema that is not valid is refused.",
+      request: jsonBody(CreateOutputTypeSchema),
+      responses: { 201: json(OutputTypeSchema, "The created output type.") },
+    }),
+    async (c) => {
+      const created = await createOutputType(writeContext(c), c.req.valid("json"));
+      c.header("location", `/OutputTypes/${created.value.id}`);
+      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+    },
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
+      method: "put",
+      path: "/OutputTypes",
+      tags: typeTags,
+      summary: "Replace an output type (the id is in the body)",
+      request: { headers: IfMatchHeader, ...jsonBody(UpdateOutputTypeSchema) },
+      responses: { 200: json(OutputTypeSchema, "The updated output type.") },
+    }),
+    async (c) => {
+      const updated = await updateOutputType(writeContext(c), c.req.valid("json"));
+      return jsonWithEtag(c, updated.value, updated.etag) as never;
+    },
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 409, 412] }, {
+      method: "delete",
+      path: "/OutputTypes/{id}",
+      tags: typeTags,
+      summary: "Delete an output type no config uses",
+      request: { params: IdParam, headers: IfMatchHeader },
+      responses: { 204: { description: "Deleted." } },
+    }),
+    async (c) => {
+      await deleteOutputType(writeContext(c), c.req.valid("param").id);
+      return c.body(null, 204);
+    },
+  );
+
+  // --- Jobs -------------------------------------------------------------------------------------
+  const jobTags = ["Jobs"];
+  async function answerExecution(c: Context<AppEnv>, created: { chainId: string; jobIds: string[] }) {
+    // The first job starts in the background; its runner retries every minute if this is lost.
+    c.executionCtx.waitUntil(kickChain(c.env, created.chainId).catch((error: unknown) => c.get("log").warn("job start deferred", { chainId: created.chainId, error: String(error) })));
+    const first = toJob(await getJob(c.env.DB, created.jobIds[0]!));
+    c.header("location", `/Jobs/${first.id}`);
+    return c.json({ jobId: first.id, jobIds: created.jobIds, chainId: created.chainId, job: first }, 201);
+  }
+
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 409] }, {
+      method: "post",
+      path: "/Jobs/Execution/{configurationId}",
+      tags: jobTags,
+      summary: "Run a job configuration now (with its nextConfigId chain)",
+      description:
+        "Creates one job per config of the chain, in status Started; the first starts at once in container group `containergroup-{jobId}`. The body is optional: `{ runOptions }` merged over the config's (the body wins); `jobId` is always set.",
+      request: { params: ConfigurationIdParam, body: { required: false, content: { "application/json": { schema: ExecutionBodySchema } } } },
+      responses: { 201: json(ExecutionResultSchema, "`jobId` of the first job, every job id of the chain, and the first job.") },
+    }),
+    async (c) => {
+      const body = (c.req.valid("json") as z.infer<typeof ExecutionBodySchema> | undefined) ?? {};
+      const created = await executeConfig(writeContext(c), c.env, c.req.valid("param").configurationId, body.runOptions, apiUrlOf(c.env, c.req.url), caller(c));
+      return answerExecution(c, created) as never;
+    },
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [404] }, {
+      method: "post",
+      path: "/Jobs/ChainExecution",
+      tags: jobTags,
+      summary: "Run configs once as a chain, in the order given",
+      description:
+        "One job per config, created at once; only the first starts, each next one when the previous succeeds; when one fails every later job fails naming it. `runOptions` go to the first job only (rule 3): an object of strings, or `{ <firstConfigId>: {...} }`.",
+      request: jsonBody(ChainExecutionSchema),
+      responses: { 201: json(ExecutionResultSchema, "`jobId` of the first job, every job id in chain order, and the first job.") },
+    }),
+    async (c) => {
+      const created = await executeChain(writeContext(c), c.env, c.req.valid("json") as never, apiUrlOf(c.env, c.req.url), caller(c));
+      return answerExecution(c, created) as never;
+    },
+  );
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/Jobs",
+      tags: jobTags,
+      summary: "List jobs",
+      request: { query: JobListQuery },
+      responses: { 200: json(z.array(JobSchema), "The jobs, newest first (X-Total-Count with includeTotal).") },
+    }),
+    async (c) => {
+      const { items, total } = await listJobRows(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items.map(toJob), 200);
+    },
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/Jobs/{id}",
+      tags: jobTags,
+      summary: "Get a job with its output",
+      request: { params: IdParam },
+      responses: { 200: json(JobSchema, "The job, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+    }),
+    async (c) => {
+      const row = await getJob(c.env.DB, c.req.valid("param").id);
+      return jsonWithEtag(c, toJob(row), row.etag) as never;
+    },
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 409] }, {
+      method: "post",
+      path: "/Jobs/{id}/Cancellation",
+      tags: jobTags,
+      summary: "Cancel a job that has not ended: it fails, its container is removed, and the rest of its chain fails",
+      request: { params: IdParam },
+      responses: { 200: json(JobSchema, "The cancelled job.") },
+    }),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const job = await getJob(c.env.DB, id);
+      if (!ACTIVE_STATUSES.includes(job.status)) throw new ApiError("Conflict", `Job ${id} has already ended (${job.status}).`);
+      const by = c.get("principal").name || c.get("principal").id;
+      await runnerOf(c.env, job.chain_id).cancel(job.chain_id, id, by);
+      return c.json(toJob(await getJob(c.env.DB, id)), 200);
+    },
+  );
+
+  // --- Job outputs ------------------------------------------------------------------------------
+  const outputTags = ["Job outputs"];
+  app.openapi(
+    defineRoute({ permission: PERMISSIONS.jobOutputsWrite, area: "dataProcessing", errors: [404, 409] }, {
+      method: "post",
+      path: "/JobOutputs",
+      tags: outputTags,
+      summary: "Post an output of a running job (with the job's own token)",
+      description:
+        "A job container posts with the token it finds in INTEGRITY_EDGE_JOB_TOKEN, which may post outputs of that job only, while it runs. `jobOutputTypeId` defaults to the config's output type; an output that does not match the type's schema creates nothing (rule 6), is answered with the schema errors and is recorded on the job (`outputRejections`).",
+      request: jsonBody(CreateJobOutputSchema),
+      responses: { 201: json(JobOutputSchema, "The stored output.") },
+    }),
+    async (c) => {
+      const created = await createJobOutput(writeContext(c), c.get("principal"), c.req.valid("json"));
+      c.header("location", `/JobOutputs/${created.id}`);
+      return c.json(created, 201);
+    },
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/JobOutputs/{id}",
+      tags: outputTags,
+      summary: "Get a job output",
+      request: { params: IdParam },
+      responses: { 200: json(JobOutputSchema, "The output.") },
+    }),
+    async (c) => c.json(await getJobOutput(c.env.DB, c.req.valid("param").id), 200),
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/Jobs/{id}/Outputs",
+      tags: outputTags,
+      summary: "List the outputs of a job, oldest first",
+      request: { params: IdParam },
+      responses: { 200: json(z.array(JobOutputSchema), "The outputs.") },
+    }),
+    async (c) => c.json(await listJobOutputs(c.env.DB, c.req.valid("param").id), 200),
+  );
+  app.openapi(
+    defineRoute({ ...write, errors: [404] }, {
+      method: "delete",
+      path: "/JobOutputs/{id}",
+      tags: outputTags,
+      summary: "Delete a job output",
+      request: { params: IdParam },
+      responses: { 204: { description: "Deleted." } },
+    }),
+    async (c) => {
+      await deleteJobOutput(c.env.DB, c.req.valid("param").id);
+      return c.body(null, 204);
+    },
+  );
+
+  return app;
+}
