@@ -110,7 +110,10 @@ export function validateOutput(schema: unknown, value: unknown): string[] {
   const result = new Validator(schema as Schema, draftOf(schema), false).validate(value);
   if (result.valid) return [];
   const seen = new Set<string>();
-  return result.errors
+  // Keywords that only say "something inside failed": dropped when the inner failure is listed too.
+  const enclosing = new Set(["properties", "patternProperties", "additionalProperties", "items", "prefixItems", "allOf", "$ref"]);
+  const inner = result.errors.filter((e) => !enclosing.has(e.keyword));
+  return (inner.length > 0 ? inner : result.errors)
     .map((e) => `${e.instanceLocation === "#" ? "output" : `output${e.instanceLocation.slice(1)}`}: ${e.error}`)
     .filter((m) => !seen.has(m) && seen.add(m))
     .slice(0, 50);
