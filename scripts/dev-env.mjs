@@ -4,6 +4,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
+import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { exportJWK, generateKeyPair } from "jose";
@@ -84,7 +85,7 @@ export async function ensureDevKey() {
  * the dev key. Lines for other variables a developer added are kept; the file is only rewritten when
  * it changes, since wrangler dev reloads on a change.
  */
-export function writeDevVars(publicJwks) {
+export function writeDevVars(publicJwks, extra = {}) {
   const managed = {
     ENVIRONMENT: "development",
     AUTH_ISSUER: DEV_ISSUER,
@@ -92,6 +93,8 @@ export function writeDevVars(publicJwks) {
     // Single quotes: dotenv then takes the JSON literally.
     AUTH_JWKS_JSON: `'${JSON.stringify(publicJwks)}'`,
     LOG_LEVEL: "info",
+    DATAPROCESSING_ENCRYPTION_KEY: ensureDataProcessingKey(),
+    ...extra,
   };
   const header = "# Written by scripts/start.mjs for local runs only (gitignored). Other variables you add here are kept.";
   const kept = existsSync(DEV_VARS_FILE)
@@ -105,16 +108,30 @@ export function writeDevVars(publicJwks) {
   if (current !== content) writeFileSync(DEV_VARS_FILE, content, { mode: 0o600 });
 }
 
+export const DATAPROCESSING_KEY_FILE = join(ROOT, ".dev", "dataprocessing-encryption-key");
+
+/**
+ * The local key ring sealing job run options (version 1, 32 random bytes): generated once into
+ * .dev/ and reused, so configs saved earlier stay readable across restarts.
+ */
+export function ensureDataProcessingKey() {
+  if (existsSync(DATAPROCESSING_KEY_FILE)) return readFileSync(DATAPROCESSING_KEY_FILE, "utf8").trim();
+  const ring = `1:${randomBytes(32).toString("base64")}`;
+  mkdirSync(dirname(DATAPROCESSING_KEY_FILE), { recursive: true });
+  writeFileSync(DATAPROCESSING_KEY_FILE, ring + "\n", { mode: 0o600 });
+  return ring;
+}
+
 /** Applies the D1 migrations (schema and the idempotent seed of defaults) to the local database. */
 export function applyMigrations(persistTo, { quiet = false } = {}) {
   return runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo], { quiet });
 }
 
 /** Everything `npm start` does before serving: assets, dev key, .dev.vars, migrations. */
-export async function prepareLocal({ persistTo = DEFAULT_PERSIST_DIR, quiet = false } = {}) {
+export async function prepareLocal({ persistTo = DEFAULT_PERSIST_DIR, quiet = false, vars = {} } = {}) {
   copyAssets();
   const key = await ensureDevKey();
-  writeDevVars(key.publicJwks);
+  writeDevVars(key.publicJwks, vars);
   applyMigrations(persistTo, { quiet });
   return key;
 }

@@ -18,8 +18,9 @@ import {
   stopProcessGroup,
   waitForHealth,
 } from "./dev-env.mjs";
+import { startContainerHost } from "./container-host/server.mjs";
 
-const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 240_000);
+const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 420_000);
 const REQUEST_TIMEOUT_MS = 20_000;
 const started = Date.now();
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -29,6 +30,7 @@ const serverLog = [];
 let server;
 let base;
 let finished = false;
+let containerHost;
 
 class Skip extends Error {}
 
@@ -141,6 +143,7 @@ async function finish(reason) {
     console.log(`FAIL smoke run: ${reason}`);
   }
   await stopServer().catch(() => undefined);
+  await containerHost?.close().catch(() => undefined);
   rmSync(persistTo, { recursive: true, force: true });
   if (counts.failed > 0 && serverLog.length > 0) {
     console.log("--- last lines of the server's output ---");
@@ -163,7 +166,8 @@ async function run() {
   const inspectorPort = await freePort();
   base = `http://127.0.0.1:${port}`;
   console.log(`smoke: preparing ${persistTo} and starting wrangler dev on ${base}`);
-  await prepareLocal({ persistTo, quiet: true });
+  containerHost = await startContainerHost({ port: 0 });
+  await prepareLocal({ persistTo, quiet: true, vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, PUBLIC_API_URL: base } });
   await startServer(port, inspectorPort);
   console.log(`smoke: server ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
@@ -348,6 +352,85 @@ async function run() {
     expect(edited.status === 200 && edited.json.revision === 2, `template edit: ${describe(edited)}`);
     const kept = await http(`/WorkItems/${wi.json.id}`, { token: admin });
     expect(kept.json?.basedOn?.[0]?.revision === 1, `the work item moved off revision 1: ${describe(kept)}`);
+  });
+
+  // --- Data processing on the real local container host ---------------------------------------
+  const fireCron = () => http("/__scheduled?cron=*+*+*+*+*");
+  /** Fires the cron (the runners' refresh) until the job reaches one of `statuses`. */
+  async function jobUntil(id, statuses, timeoutMs = 45_000) {
+    const deadline = Date.now() + timeoutMs;
+    let job;
+    while (Date.now() < deadline) {
+      await fireCron();
+      job = await http(`/Jobs/${id}`, { token: admin });
+      if (statuses.includes(job.json?.status)) return job.json;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    throw new Error(`job ${id} is ${job?.json?.status} after ${timeoutMs / 1000} s, not ${statuses.join("/")}: ${describe(job)}`);
+  }
+  async function jobConfig(name, image, extra = {}) {
+    const res = await http("/JobConfigurations", {
+      method: "POST",
+      token: admin,
+      body: { name: `smoke-${name}-${runId}`, jobDefinition: image, runConfigs: { cpuCores: 1, memory: 1, gpuCores: null, gpuSku: null }, runOptions: { GREETING: "smoke" }, ...extra },
+    });
+    expect(res.status === 201, `config ${name}: ${describe(res)}`);
+    return res.json;
+  }
+
+  await check("GET /JobDefinitions lists the local host's example images", async () => {
+    const res = await http("/JobDefinitions", { token: admin });
+    const images = listOf(res.json).map((d) => d.image);
+    expect(res.status === 200 && images.includes("examples/hello:latest") && images.includes("examples/fail:latest"), describe(res));
+  });
+
+  await check("a job runs examples/hello, prints, posts an output and ends Success", async () => {
+    const type = await http("/OutputTypes", { method: "POST", token: admin, body: { name: `smoke-greeting-${runId}`, schema: { type: "object", required: ["greeting"] } } });
+    expect(type.status === 201, `output type: ${describe(type)}`);
+    const config = await jobConfig("hello", "examples/hello:latest", { outputTypeId: type.json.id });
+    const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
+    expect(run.status === 201 && run.json.jobId, `execution: ${describe(run)}`);
+    const job = await jobUntil(run.json.jobId, ["Success", "Failed"]);
+    expect(job.status === "Success", `ended ${job.status}: ${job.errorMessage} / ${job.output}`);
+    expect(job.output.includes("GREETING") && !job.output.includes("smoke\n") && job.output.includes("posted an output: 201"), `output: ${job.output}`);
+    const outputs = await http(`/Jobs/${job.id}/Outputs`, { token: admin });
+    expect(outputs.json?.[0]?.output?.greeting === "hello", `outputs: ${describe(outputs)}`);
+    return `job ${job.id}`;
+  });
+
+  await check("a failing job ends Failed with its error message", async () => {
+    const config = await jobConfig("fail", "examples/fail:latest");
+    const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
+    const job = await jobUntil(run.json.jobId, ["Success", "Failed"]);
+    expect(job.status === "Failed" && job.errorMessage.includes("the input data set is empty"), `${job.status}: ${job.errorMessage}`);
+  });
+
+  await check("a three-job chain whose second job fails leaves the third Failed", async () => {
+    const [a, b, c] = [await jobConfig("chain-a", "examples/hello:latest"), await jobConfig("chain-b", "examples/fail:latest"), await jobConfig("chain-c", "examples/hello:latest")];
+    const run = await http("/Jobs/ChainExecution", { method: "POST", token: admin, body: { jobConfigIds: [a.id, b.id, c.id] } });
+    expect(run.status === 201 && run.json.jobIds?.length === 3, describe(run));
+    const [first, second, third] = run.json.jobIds;
+    const last = await jobUntil(third, ["Failed", "Success"], 60_000);
+    const firstJob = (await http(`/Jobs/${first}`, { token: admin })).json;
+    const secondJob = (await http(`/Jobs/${second}`, { token: admin })).json;
+    expect(firstJob.status === "Success" && secondJob.status === "Failed", `first ${firstJob.status}, second ${secondJob.status}`);
+    expect(last.status === "Failed" && last.errorMessage.includes(second), `third: ${last.status} ${last.errorMessage}`);
+  });
+
+  await check("firing the cron advances the output of a running slow job", async () => {
+    const config = await jobConfig("slow", "examples/slow:latest", { runOptions: { SLOW_SECONDS: "60" } });
+    const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
+    const running = await jobUntil(run.json.jobId, ["InProgress"]);
+    await new Promise((r) => setTimeout(r, 3000));
+    await fireCron();
+    const before = (await http(`/Jobs/${running.id}`, { token: admin })).json.output ?? "";
+    await new Promise((r) => setTimeout(r, 3000));
+    await fireCron();
+    const after = (await http(`/Jobs/${running.id}`, { token: admin })).json.output ?? "";
+    expect(after.length > before.length && after.startsWith(before.slice(0, 10)), `output did not grow: '${before.slice(-40)}' -> '${after.slice(-40)}'`);
+    const cancelled = await http(`/Jobs/${running.id}/Cancellation`, { method: "POST", token: admin });
+    expect(cancelled.status === 200 && cancelled.json.status === "Failed", `cancel: ${describe(cancelled)}`);
+    return `${before.split("\n").length - 1} -> ${after.split("\n").length - 1} lines`;
   });
 
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {

@@ -3,6 +3,7 @@
 // http://127.0.0.1:${PORT:-8787}. Local D1/R2/Durable Object/Queue state lives in .wrangler/state and
 // survives a restart; the scheduled handler is reachable at /__scheduled?cron=* * * * *.
 import { DEFAULT_PERSIST_DIR, DEFAULT_PORT, prepareLocal, startDevServer, waitForHealth } from "./dev-env.mjs";
+import { DEFAULT_HOST_PORT, startContainerHost } from "./container-host/server.mjs";
 
 const port = Number(process.env.PORT || DEFAULT_PORT);
 if (!Number.isInteger(port) || port < 1 || port > 65535) {
@@ -10,6 +11,7 @@ if (!Number.isInteger(port) || port < 1 || port > 65535) {
   process.exit(1);
 }
 const base = `http://127.0.0.1:${port}`;
+const hostPort = Number(process.env.CONTAINER_HOST_PORT || DEFAULT_HOST_PORT);
 
 function banner() {
   return [
@@ -20,14 +22,27 @@ function banner() {
     `  A token:        npm run token   (every permission; see --help for --sub, --name, --permissions)`,
     `  Call the API:   curl -H "Authorization: Bearer $(npm run -s token)" ${base}/Categories`,
     `  Fire the cron:  curl "${base}/__scheduled?cron=*+*+*+*+*"`,
+    `  Job containers: the local container host on ${containerHost.url} (examples/images; README, "Data processing")`,
     `  Local state:    ${DEFAULT_PERSIST_DIR} (kept across restarts; delete it to start empty)`,
     "",
   ].join("\n");
 }
 
+// The local container host runs job containers as child processes of this script (stopped with it).
+let containerHost;
+try {
+  containerHost = await startContainerHost({ port: hostPort, log: (line) => console.log(`container host: ${line}`) });
+} catch (error) {
+  console.error(`start: the local container host could not listen on port ${hostPort} (${error.message}); set CONTAINER_HOST_PORT to a free port.`);
+  process.exit(1);
+}
+
 try {
   console.log("Preparing local state (assets, dev signing key, .dev.vars, D1 migrations)...");
-  const { created } = await prepareLocal({ persistTo: DEFAULT_PERSIST_DIR });
+  const { created } = await prepareLocal({
+    persistTo: DEFAULT_PERSIST_DIR,
+    vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, PUBLIC_API_URL: base },
+  });
   if (created) console.log("Generated the local dev signing key in .dev/keys.json (trusted only through .dev.vars).");
 } catch (error) {
   console.error(`start: ${error.message}`);
@@ -41,7 +56,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
     if (server.exitCode === null) server.kill(signal);
   });
 }
-server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+server.on("exit", (code, signal) => containerHost.close().finally(() => process.exit(code ?? (signal ? 1 : 0))));
 server.on("error", (error) => {
   console.error(`start: could not run wrangler: ${error.message}`);
   process.exit(1);
