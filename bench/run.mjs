@@ -21,6 +21,7 @@ import { runTemplatesSection } from "./lib/templates.mjs";
 import { runUploadSection } from "./lib/upload.mjs";
 import { deviationSummary, runDeviationSection } from "./lib/deviations.mjs";
 import { runImageSection } from "./image-bench.mjs";
+import { runJobsSection } from "./lib/jobs.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = join(root, ".bench");
@@ -32,7 +33,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // `--only list` runs bench B alone (no bundle build, no bench A, no startup check); `--only core`
 // runs bench A, bench B and the startup check (not the upload and image sections); `--only templates`
 // runs the template copy section (PUT that copies vs PUT in place) alone; `--only deviations`
-// runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs).
+// runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs); `--only jobs` runs the
+// job dispatcher and job read section (bench/lib/jobs.mjs).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -131,6 +133,14 @@ async function main() {
     writeFileSync(join(benchDir, "deviations-results.json"), `${JSON.stringify({ finishedAt: new Date().toISOString(), command, machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result }, null, 2)}\n`);
     step("done; .bench/deviations-results.json written. Summary for docs/benchmarks.md:\n");
     console.log(deviationSummary(result, command));
+    return;
+  }
+  if (only === "jobs") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    const result = await runJobsSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only jobs", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
+    writeFileSync(join(benchDir, "jobs-results.json"), `${JSON.stringify(record, null, 2)}\n`);
+    step("done; .bench/jobs-results.json written");
     return;
   }
   if (only === "images") {

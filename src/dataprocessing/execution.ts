@@ -87,6 +87,9 @@ export async function startAdHocJob(env: Bindings, request: AdHocRunRequest, now
   return { jobId: created.jobIds[0]! };
 }
 
+/** Due runs a tick starts at once. */
+const START_CONCURRENCY = 16;
+
 /**
  * The weekly schedules of configs: each due occurrence runs the config's whole chain; its run key is
  * stored (unique) on the chain's first job, so an occurrence dispatched twice creates one chain.
@@ -95,7 +98,7 @@ export const jobConfigScheduleKind: ScheduleKind = {
   kind: JOB_CONFIG_SCHEDULE_KIND,
   async start(env: Bindings, runs: readonly DueRun[], log: Logger) {
     const failed: string[] = [];
-    for (const run of runs) {
+    const startOne = async (run: DueRun) => {
       try {
         const chain = await configChain(env, run.ownerId);
         const owner = { id: chain[0]!.objectOwnerId, name: null };
@@ -107,7 +110,13 @@ export const jobConfigScheduleKind: ScheduleKind = {
         log.error("scheduled job run not started", { configId: run.ownerId, runKey: run.runKey, ...errorFields(error) });
         failed.push(run.runKey);
       }
-    }
+    };
+    // A few at a time: each run is a handful of D1 round trips and one Durable Object call.
+    let next = 0;
+    const worker = async () => {
+      while (next < runs.length) await startOne(runs[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, runs.length) }, worker));
     return failed;
   },
 };
