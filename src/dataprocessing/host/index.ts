@@ -2,6 +2,7 @@ import type { Bindings } from "../../env";
 import type { ContainerHost } from "./types";
 import { LocalContainerHost } from "./local";
 import { HostNotConfiguredError } from "./errors";
+import { AzureContainerHost, azureSettings } from "./azure";
 
 export type { ContainerHost, GroupSpec, GroupState, HostCapacity, JobImage } from "./types";
 export { HostNotConfiguredError, HostUnavailableError } from "./errors";
@@ -36,7 +37,14 @@ export function hostFor(env: Bindings): ContainerHost {
 }
 
 /** Remote implementations by kind; each reads its own settings and throws HostNotConfiguredError when some are missing. */
-export const remoteHosts: Record<string, (settings: Record<string, unknown>) => ContainerHost> = {};
+export const remoteHosts: Record<string, (settings: Record<string, unknown>) => ContainerHost> = {
+  azure: (settings) => new AzureContainerHost(azureSettings(settings)),
+  cloudflare: () => {
+    throw new HostNotConfiguredError(
+      "CONTAINER_HOST_KIND cloudflare is not available: Cloudflare Containers need a Durable Object class and an image built and pushed with wrangler per image, so they cannot run the images data scientists hand over at run time (docs/decisions.md, \"Container hosts\")",
+    );
+  },
+};
 
 /**
  * Variables every job container receives besides its run options. The job's run options never

@@ -1,0 +1,197 @@
+/**
+ * Azure Container Instances through the Azure Resource Manager REST API, which is what the spec's
+ * container groups, ACR images and GPU SKUs describe. One container group per job
+ * (`containergroup-{jobId}`, restart policy Never) in one resource group; images from one Azure
+ * Container Registry; an app registration's client credentials (OAuth 2.0, Microsoft identity
+ * platform) for a management token, cached until shortly before it expires.
+ *
+ * NOT RUN AGAINST AZURE: it is tested against a recorded fake of the documented requests and answers
+ * (test/dataprocessing/azure-host.test.ts). Time limits are the runner's: ACI has no run-time limit
+ * of its own, so the runner fails a job past its deadline and deletes its group.
+ */
+import type { ContainerHost, GroupSpec, GroupState, HostCapacity, JobImage } from "./types";
+import { HostNotConfiguredError, HostUnavailableError } from "./errors";
+
+export const ARM_API_VERSION = "2023-05-01";
+const ARM = "https://management.azure.com";
+const CONTAINER = "job";
+/** GPU SKUs Azure Container Instances has offered. */
+const ACI_GPU_SKUS = ["K80", "P100", "V100"];
+
+export interface AzureSettings {
+  AZURE_TENANT_ID: string;
+  AZURE_CLIENT_ID: string;
+  AZURE_CLIENT_SECRET: string;
+  AZURE_SUBSCRIPTION_ID: string;
+  AZURE_RESOURCE_GROUP: string;
+  AZURE_LOCATION: string;
+  ACR_LOGIN_SERVER: string;
+  ACR_USERNAME: string;
+  ACR_PASSWORD: string;
+  /** Largest group this deployment allows (ACI's own limits depend on the region). */
+  AZURE_MAX_CPU_CORES?: string;
+  AZURE_MAX_MEMORY_GB?: string;
+  AZURE_MAX_GPU_CORES?: string;
+}
+
+const REQUIRED: (keyof AzureSettings)[] = [
+  "AZURE_TENANT_ID",
+  "AZURE_CLIENT_ID",
+  "AZURE_CLIENT_SECRET",
+  "AZURE_SUBSCRIPTION_ID",
+  "AZURE_RESOURCE_GROUP",
+  "AZURE_LOCATION",
+  "ACR_LOGIN_SERVER",
+  "ACR_USERNAME",
+  "ACR_PASSWORD",
+];
+
+export function azureSettings(source: Record<string, unknown>): AzureSettings {
+  const missing = REQUIRED.filter((name) => typeof source[name] !== "string" || source[name] === "");
+  if (missing.length > 0) throw new HostNotConfiguredError(`CONTAINER_HOST_KIND is azure but ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not set`);
+  return source as unknown as AzureSettings;
+}
+
+type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+interface ArmContainerGroup {
+  properties?: {
+    provisioningState?: string;
+    instanceView?: { state?: string; events?: { message?: string }[] };
+    containers?: { properties?: { instanceView?: { currentState?: { state?: string; exitCode?: number; detailStatus?: string } } } }[];
+  };
+}
+
+/** Management tokens per app registration, shared by every host object of the isolate. */
+const tokens = new Map<string, { value: string; expiresAt: number }>();
+
+export class AzureContainerHost implements ContainerHost {
+  readonly kind = "azure" as const;
+
+  constructor(
+    private readonly settings: AzureSettings,
+    private readonly send: Fetch = (input, init) => fetch(input, init),
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  private groupUrl(name: string, suffix = ""): string {
+    const s = this.settings;
+    return `${ARM}/subscriptions/${encodeURIComponent(s.AZURE_SUBSCRIPTION_ID)}/resourceGroups/${encodeURIComponent(s.AZURE_RESOURCE_GROUP)}/providers/Microsoft.ContainerInstance/containerGroups/${encodeURIComponent(name)}${suffix}`;
+  }
+
+  /** A management token (client credentials), reused until a minute before it expires. */
+  private async accessToken(): Promise<string> {
+    const s = this.settings;
+    const cacheKey = `${s.AZURE_TENANT_ID}/${s.AZURE_CLIENT_ID}`;
+    const cached = tokens.get(cacheKey);
+    if (cached && cached.expiresAt - 60_000 > this.now()) return cached.value;
+    const body = new URLSearchParams({ grant_type: "client_credentials", client_id: s.AZURE_CLIENT_ID, client_secret: s.AZURE_CLIENT_SECRET, scope: `${ARM}/.default` });
+    const res = await this.call(`https://login.microsoftonline.com/${encodeURIComponent(s.AZURE_TENANT_ID)}/oauth2/v2.0/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+    if (!res.ok) throw new HostUnavailableError(`Azure sign-in answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    const token = (await res.json()) as { access_token: string; expires_in: number };
+    tokens.set(cacheKey, { value: token.access_token, expiresAt: this.now() + Number(token.expires_in) * 1000 });
+    return token.access_token;
+  }
+
+  private async call(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.send(url, { ...init, signal: AbortSignal.timeout(15_000) });
+    } catch (error) {
+      throw new HostUnavailableError(`Azure did not answer ${init.method ?? "GET"} ${url.split("?")[0]}: ${(error as Error).message}`);
+    }
+  }
+
+  private async arm(method: string, url: string, body?: unknown, accepted: number[] = []): Promise<Response> {
+    const res = await this.call(`${url}${url.includes("?") ? "&" : "?"}api-version=${ARM_API_VERSION}`, {
+      method,
+      headers: { authorization: `Bearer ${await this.accessToken()}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (res.ok || accepted.includes(res.status)) return res;
+    // The error body of ARM names the problem (quota, image pull...); it never holds the environment.
+    throw new HostUnavailableError(`Azure answered ${res.status} to ${method} ${(url.split("?")[0] ?? url).replace(ARM, "")}: ${(await res.text()).slice(0, 300)}`);
+  }
+
+  async listImages(): Promise<{ images: JobImage[]; capacity: HostCapacity }> {
+    const s = this.settings;
+    const auth = `Basic ${btoa(`${s.ACR_USERNAME}:${s.ACR_PASSWORD}`)}`;
+    const registry = `https://${s.ACR_LOGIN_SERVER}`;
+    const catalog = await this.call(`${registry}/v2/_catalog?n=1000`, { method: "GET", headers: { authorization: auth } });
+    if (!catalog.ok) throw new HostUnavailableError(`the container registry answered ${catalog.status} to its catalog`);
+    const { repositories = [] } = (await catalog.json()) as { repositories?: string[] };
+    const images: JobImage[] = [];
+    for (const repository of repositories) {
+      const tags = await this.call(`${registry}/v2/${repository}/tags/list`, { method: "GET", headers: { authorization: auth } });
+      if (!tags.ok) continue;
+      for (const tag of ((await tags.json()) as { tags?: string[] }).tags ?? []) images.push({ name: repository, tag, description: `${s.ACR_LOGIN_SERVER}/${repository}:${tag}`, command: null });
+    }
+    return {
+      images,
+      capacity: {
+        maxCpuCores: Number(s.AZURE_MAX_CPU_CORES ?? 4),
+        maxMemoryGb: Number(s.AZURE_MAX_MEMORY_GB ?? 16),
+        maxGpuCores: Number(s.AZURE_MAX_GPU_CORES ?? 4),
+        gpuSkus: ACI_GPU_SKUS,
+      },
+    };
+  }
+
+  async startGroup(spec: GroupSpec): Promise<void> {
+    // PUT is create-or-update: updating a running group would restart it, so an existing group is left alone.
+    const existing = await this.arm("GET", this.groupUrl(spec.name), undefined, [404]);
+    if (existing.status !== 404) return;
+    const s = this.settings;
+    const requests: Record<string, unknown> = { cpu: spec.cpuCores, memoryInGB: spec.memoryGb };
+    if (spec.gpuCores && spec.gpuSku) requests.gpu = { count: spec.gpuCores, sku: spec.gpuSku };
+    await this.arm("PUT", this.groupUrl(spec.name), {
+      location: s.AZURE_LOCATION,
+      properties: {
+        osType: "Linux",
+        restartPolicy: "Never",
+        imageRegistryCredentials: [{ server: s.ACR_LOGIN_SERVER, username: s.ACR_USERNAME, password: s.ACR_PASSWORD }],
+        containers: [
+          {
+            name: CONTAINER,
+            properties: {
+              image: `${s.ACR_LOGIN_SERVER}/${spec.image}`,
+              ...(spec.command ? { command: ["/bin/sh", "-c", spec.command] } : {}),
+              // Secure values are not shown by the ARM API once set.
+              environmentVariables: Object.entries(spec.environment).map(([name, value]) => ({ name, secureValue: value })),
+              resources: { requests },
+            },
+          },
+        ],
+      },
+    });
+  }
+
+  async inspectGroup(name: string, tailBytes: number): Promise<GroupState | null> {
+    const res = await this.arm("GET", this.groupUrl(name), undefined, [404]);
+    if (res.status === 404) return null;
+    const group = (await res.json()) as ArmContainerGroup;
+    const container = group.properties?.containers?.[0]?.properties?.instanceView?.currentState;
+    const groupState = group.properties?.instanceView?.state ?? group.properties?.provisioningState ?? "Pending";
+    let phase: GroupState["phase"] = "pending";
+    let error: string | null = null;
+    if (container?.state === "Terminated") {
+      phase = container.exitCode === 0 ? "succeeded" : "failed";
+      if (phase === "failed") error = `The container exited with code ${container.exitCode}${container.detailStatus ? ` (${container.detailStatus})` : ""}.`;
+    } else if (groupState === "Running" || container?.state === "Running") phase = "running";
+    else if (groupState === "Failed") {
+      phase = "failed";
+      error = group.properties?.instanceView?.events?.at(-1)?.message ?? "Azure reports the container group as Failed.";
+    }
+    let output = "";
+    if (phase !== "pending") {
+      const logs = await this.arm("GET", this.groupUrl(name, `/containers/${CONTAINER}/logs?tail=1000`), undefined, [404]);
+      if (logs.ok) output = ((await logs.json()) as { content?: string }).content ?? "";
+    }
+    const bytes = new TextEncoder().encode(output);
+    const truncated = bytes.length > tailBytes;
+    return { phase, exitCode: container?.exitCode ?? null, error, output: truncated ? new TextDecoder().decode(bytes.slice(bytes.length - tailBytes)) : output, outputTruncated: truncated };
+  }
+
+  async removeGroup(name: string): Promise<void> {
+    await this.arm("DELETE", this.groupUrl(name), undefined, [404]);
+  }
+}
