@@ -421,12 +421,20 @@ async function run() {
     const config = await jobConfig("slow", "examples/slow:latest", { runOptions: { SLOW_SECONDS: "60" } });
     const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
     const running = await jobUntil(run.json.jobId, ["InProgress"]);
+    // The cron answers at once and refreshes in the background (waitUntil): read until the refresh shows.
+    const outputAfterCron = async (previous) => {
+      await fireCron();
+      for (let i = 0; i < 20; i++) {
+        const output = (await http(`/Jobs/${running.id}`, { token: admin })).json.output ?? "";
+        if (output !== previous) return output;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      return previous;
+    };
+    await new Promise((r) => setTimeout(r, 2000));
+    const before = await outputAfterCron((await http(`/Jobs/${running.id}`, { token: admin })).json.output ?? "");
     await new Promise((r) => setTimeout(r, 3000));
-    await fireCron();
-    const before = (await http(`/Jobs/${running.id}`, { token: admin })).json.output ?? "";
-    await new Promise((r) => setTimeout(r, 3000));
-    await fireCron();
-    const after = (await http(`/Jobs/${running.id}`, { token: admin })).json.output ?? "";
+    const after = await outputAfterCron(before);
     expect(after.length > before.length && after.startsWith(before.slice(0, 10)), `output did not grow: '${before.slice(-40)}' -> '${after.slice(-40)}'`);
     const cancelled = await http(`/Jobs/${running.id}/Cancellation`, { method: "POST", token: admin });
     expect(cancelled.status === 200 && cancelled.json.status === "Failed", `cancel: ${describe(cancelled)}`);

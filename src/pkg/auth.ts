@@ -91,6 +91,23 @@ function principalFrom(payload: JWTPayload): Principal {
   return { id: payload.sub, name, permissions };
 }
 
+const CLOCK_TOLERANCE_SECONDS = 30;
+/** Longest token lifetime accepted unless AUTH_MAX_TOKEN_LIFETIME_SECONDS says otherwise: one day. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+
+/**
+ * A token must expire (jose checks `exp` is present and not past), must not claim to be issued in
+ * the future (beyond the clock tolerance), and may not live longer than the configured maximum,
+ * counted from `iat` (or from now when it has none), so a leaked long-lived token is refused.
+ */
+function checkLifetime(env: Bindings, payload: JWTPayload): void {
+  const now = Math.floor(Date.now() / 1000);
+  const max = Number((env as { AUTH_MAX_TOKEN_LIFETIME_SECONDS?: string }).AUTH_MAX_TOKEN_LIFETIME_SECONDS) || DEFAULT_MAX_TOKEN_LIFETIME_SECONDS;
+  if (payload.iat !== undefined && payload.iat > now + CLOCK_TOLERANCE_SECONDS) throw unauthorized("The token's iat claim is in the future.");
+  const from = payload.iat ?? now;
+  if (payload.exp! - from > max + CLOCK_TOLERANCE_SECONDS) throw unauthorized(`The token lives longer than the ${max} seconds this service accepts.`);
+}
+
 /** Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. */
 export async function authenticate(env: Bindings, authorization: string | undefined): Promise<Principal> {
   if (!authorization) throw unauthorized();
@@ -106,13 +123,17 @@ export async function authenticate(env: Bindings, authorization: string | undefi
       issuer: env.AUTH_ISSUER,
       audience: env.AUTH_AUDIENCE || "integrity-edge",
       algorithms: ALGORITHMS,
-      clockTolerance: 30,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
+      requiredClaims: ["exp"],
     });
+    checkLifetime(env, payload);
     return principalFrom(payload);
   } catch (error) {
     if (error instanceof ApiError) throw error;
     if (error instanceof joseErrors.JWTExpired) throw unauthorized("The token has expired.");
-    if (error instanceof joseErrors.JWTClaimValidationFailed) throw unauthorized(`The token's ${error.claim} claim is not accepted.`);
+    if (error instanceof joseErrors.JWTClaimValidationFailed) {
+      throw unauthorized(error.reason === "missing" ? `The token has no ${error.claim} claim.` : `The token's ${error.claim} claim is not accepted.`);
+    }
     if (error instanceof joseErrors.JOSEAlgNotAllowed) throw unauthorized("The token's algorithm is not accepted.");
     if (error instanceof joseErrors.JOSEError) throw unauthorized("The token is not valid.");
     throw error;

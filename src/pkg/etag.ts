@@ -18,15 +18,23 @@ function listedTokens(header: string): string[] {
   return header.split(",").map((t) => t.trim().replace(/^W\//, "").replace(/^"|"$/g, ""));
 }
 
-/** The If-Match token the caller sent, if any (`*` is returned as undefined: any version matches). */
+/** Never equal to a stored ETag token: what a weak validator in If-Match compares as. */
+const WEAK_NEVER_MATCHES = "W/";
+
+/**
+ * The If-Match token the caller sent, if any (`*` is returned as undefined: any version matches).
+ * If-Match compares strongly (RFC 9110, 13.1.1): a weak validator `W/"..."` matches no version, so a
+ * write that sends one gets 412.
+ */
 export function ifMatchToken(c: Context): string | undefined {
   const header = c.req.header("if-match");
   if (!header || header.trim() === "*") return undefined;
-  const tokens = listedTokens(header);
-  if (tokens.length !== 1) {
+  const raw = header.split(",").map((t) => t.trim());
+  if (raw.length !== 1) {
     throw new ApiError("BadRequest", "If-Match must name exactly one ETag.");
   }
-  return tokens[0];
+  if (raw[0]!.startsWith("W/")) return WEAK_NEVER_MATCHES;
+  return listedTokens(header)[0];
 }
 
 /** Throws 412 when If-Match was sent and names another version than `current`. */

@@ -76,8 +76,9 @@ export async function compileListQuery(
   options: PlanOptions = {},
 ): Promise<CompiledListQuery> {
   const filter = parseFilter(input.properties);
-  const orderText = input.order?.trim() ? input.order : list.defaultOrder;
-  const orderRequests = parseOrder(orderText);
+  // Empty terms are skipped (`a,,b,`); an order of nothing but empty terms (`order=,`) is the default order.
+  const given = parseOrder(input.order);
+  const orderRequests = given.length > 0 ? given : parseOrder(list.defaultOrder);
   const { skip, take } = parsePaging(input.skip, input.take);
   const ids = parseIdList(list, input.ids, "query.ids");
   const excludeIds = parseIdList(list, input.excludeIds, "query.excludeIds");
