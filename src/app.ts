@@ -3,6 +3,7 @@
  * renderer, 404/405 handling and the OpenAPI document once, then mounts each domain's sub-app.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import { newApp } from "./app-factory";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
@@ -56,6 +57,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     }),
   );
 
+  app.use("*", retryUnconditionedWrites(app));
   app.use("*", requireAuthentication);
 
   app.onError((error, c) => {
@@ -95,6 +97,45 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", dataProcessingApp());
   registerDocs(app);
   return app;
+}
+
+/** Marks a write re-run by {@link retryUnconditionedWrites}, so the re-run is not retried again. */
+const RETRY_HEADER = "x-integrity-edge-retry";
+const UNCONDITIONED_ATTEMPTS = 10;
+
+/**
+ * A write that sends no If-Match asks for "last writer wins" (RFC 9110: no precondition, never 412).
+ * Stores guard every update on the version they read, so a concurrent writer in between makes the
+ * guard fail; for a JSON write without If-Match the request is then run again (re-reading the
+ * current version), up to 10 times with a growing random pause. If it still loses, the answer is 409
+ * with Retry-After, never 412.
+ */
+function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const method = c.req.method;
+    const type = c.req.header("content-type") ?? "";
+    const eligible =
+      (method === "PUT" || method === "PATCH" || method === "DELETE") &&
+      c.req.header("if-match") === undefined &&
+      c.req.header(RETRY_HEADER) === undefined &&
+      (type === "" || type.includes("json")) &&
+      Number(c.req.header("content-length") ?? 0) <= (Number(c.env.MAX_BODY_BYTES) || 1024 * 1024);
+    if (!eligible) return next();
+    const body = c.req.raw.body ? await c.req.raw.clone().arrayBuffer() : undefined;
+    await next();
+    for (let attempt = 1; attempt < UNCONDITIONED_ATTEMPTS && c.res.status === 412; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 15 * attempt));
+      const headers = new Headers(c.req.raw.headers);
+      headers.set(RETRY_HEADER, String(attempt));
+      c.res = await app.fetch(new Request(c.req.raw.url, { method, headers, body }), c.env, c.executionCtx);
+    }
+    if (c.res.status === 412) {
+      const error = new ApiError("Conflict", "Other writers changed the resource while this write was applied; send it again (or read it and send If-Match).", {
+        headers: { "retry-after": "1" },
+      });
+      c.res = problemResponse(error, c.get("requestId"), c.req.path);
+    }
+  };
 }
 
 const patternCache = new WeakMap<object, { method: string; pattern: RegExp }[]>();
