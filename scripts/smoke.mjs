@@ -19,6 +19,7 @@ import {
   waitForHealth,
 } from "./dev-env.mjs";
 import { startContainerHost } from "./container-host/server.mjs";
+import { Agent, request as httpRequest } from "node:http";
 
 const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 420_000);
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -352,6 +353,44 @@ async function run() {
     expect(edited.status === 200 && edited.json.revision === 2, `template edit: ${describe(edited)}`);
     const kept = await http(`/WorkItems/${wi.json.id}`, { token: admin });
     expect(kept.json?.basedOn?.[0]?.revision === 1, `the work item moved off revision 1: ${describe(kept)}`);
+  });
+
+  await check("a multipart upload refused part-way leaves its keep-alive connection usable (GET and POST next)", async () => {
+    // One socket for everything: a refusal must not leave the rest of its body unread on it.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method, path, { headers = {}, body } = {}) =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(`${base}${path}`, { method, agent, headers: { authorization: `Bearer ${admin}`, ...headers }, timeout: 8000 }, (res) => {
+          let text = "";
+          res.on("data", (chunk) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode, text }));
+        });
+        req.on("timeout", () => req.destroy(new Error(`${method} ${path} did not answer within 8 s on the kept-alive socket`)));
+        req.on("error", reject);
+        req.end(body);
+      });
+    const form = (parts) => {
+      const boundary = `smoke${runId}`;
+      const chunks = parts.map(([name, filename, content]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ""}\r\n\r\n${content}\r\n`);
+      return { body: chunks.join("") + `--${boundary}--\r\n`, headers: { "content-type": `multipart/form-data; boundary=${boundary}` } };
+    };
+    const big = "x".repeat(20_000);
+    const refusals = [
+      ["/Files", form([["Bogus", null, "1"], ["File", "a.csv", big]])],
+      ["/Files", form([["DataTypeId", null, "no-such-type"], ["File", "a.exe", big]])],
+      ["/Medias", form([["File", "a.bin", big], ["File", "b.bin", big], ["Type", null, "document"]])],
+    ];
+    for (const [path, { body, headers }] of refusals) {
+      const refused = await send("POST", path, { body, headers });
+      expect(refused.status === 400 || refused.status === 404, `${path}: ${refused.status} ${refused.text.slice(0, 200)}`);
+      const t0 = Date.now();
+      const health = await send("GET", "/health");
+      expect(health.status === 200, `GET after the refusal: ${health.status}`);
+      const created = await send("POST", "/Categories", { body: JSON.stringify({ name: `smoke-keepalive-${runId}-${Date.now()}` }), headers: { "content-type": "application/json" } });
+      expect(created.status === 201, `POST after the refusal: ${created.status} ${created.text.slice(0, 200)}`);
+      expect(Date.now() - t0 < 3000, `the next requests took ${Date.now() - t0} ms`);
+    }
+    agent.destroy();
   });
 
   // --- Data processing on the real local container host ---------------------------------------

@@ -50,7 +50,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
         const allowed = (c.env.CORS_ORIGINS ?? "*").split(",").map((o: string) => o.trim());
         return allowed.includes("*") || allowed.includes(origin) ? origin : null;
       },
-      allowHeaders: ["Authorization", "Content-Type", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
+      allowHeaders: ["Authorization", "Content-Type", "Content-Encoding", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
       exposeHeaders: ["ETag", "Location", "x-request-id", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count", "X-Media-Size", "X-Media-Size-Fallback", "Content-Range", "Content-Disposition"],
       maxAge: 86400,
@@ -64,6 +64,10 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     const requestId = c.get("requestId") ?? "unknown";
     if (error instanceof ApiError && error.code !== "Internal") {
       return problemResponse(error, requestId, c.req.path);
+    }
+    // A gzip or deflate body (src/pkg/encoding.ts) that does not decompress.
+    if (error instanceof TypeError && /decompression failed/i.test(error.message)) {
+      return problemResponse(new ApiError("BadRequest", "The body could not be decompressed: it is not valid data of its Content-Encoding."), requestId, c.req.path);
     }
     // Hono's own validators and helpers throw HTTPException (e.g. malformed JSON is a 400).
     if (error instanceof HTTPException && error.status < 500) {

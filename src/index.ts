@@ -5,6 +5,7 @@ import { createApp } from "./app";
 import type { Bindings } from "./env";
 import { consumeEvents, pruneOutbox, relayOutbox, type DomainEvent, type EventHandler } from "./events/outbox";
 import { createLogger, errorFields } from "./pkg/logger";
+import { decodeRequestBody } from "./pkg/encoding";
 import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
 import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
@@ -23,7 +24,9 @@ const eventHandlers: EventHandler[] = [];
 const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind];
 
 export default {
-  async fetch(request, env, ctx) {
+  async fetch(incoming, env, ctx) {
+    const request = decodeRequestBody(incoming);
+    if (request instanceof Response) return request;
     const response = await app.fetch(request, env, ctx);
     // Writes leave events in the outbox; relay them now rather than waiting for the cron.
     if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS" && response.status < 400) {

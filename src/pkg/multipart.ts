@@ -9,6 +9,9 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { invalid } from "./errors";
 
+/** Most bytes of a refused body read and discarded so the client's connection stays usable. */
+export const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+
 export interface PartHead {
   /** The form field name from Content-Disposition. */
   name: string;
@@ -197,11 +200,14 @@ export async function* readForm(body: ReadableStream<Uint8Array>, boundary: stri
       if (!partDone) for await (const _ of chunks()) void _;
     }
   } finally {
-    // After the closing boundary only an epilogue (usually CRLF) is left: read it, because cancelling a
-    // body the client is still sending breaks its connection (EPIPE) before it reads our answer.
-    // A body abandoned early (an error) is cancelled: no point in receiving the rest of a refused file.
+    // Whatever is left is read and discarded, up to a bound: after the closing boundary only an
+    // epilogue (usually CRLF); after a refusal part-way (a disallowed extension, an unknown field...)
+    // the rest of the body. Cancelling a body the client is still sending leaves its keep-alive
+    // connection stalled (the next request on it hangs) or broken (EPIPE) before it reads our answer.
+    // Only a refused body larger than MAX_DRAIN_BYTES is cancelled.
     let drained = 0;
-    while (closed && !ended && drained <= MAX_HEADER_BYTES) {
+    const limit = closed ? MAX_HEADER_BYTES : MAX_DRAIN_BYTES;
+    while (!ended && drained <= limit) {
       const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
       if (done) ended = true;
       else drained += value?.length ?? 0;
