@@ -83,6 +83,14 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   });
 
   app.notFound((c) => {
+    // Paths match without regard to case, as the original server's did (`GET /files/{id}/Data`):
+    // a miss is tried once more with the canonical spelling of the route it matches.
+    const canonical = canonicalPath(app, c.req.path);
+    if (canonical !== null && canonical !== c.req.path) {
+      const url = new URL(c.req.url);
+      url.pathname = canonical;
+      return app.fetch(new Request(url, c.req.raw), c.env, c.executionCtx);
+    }
     const allowed = allowedMethods(app, c.req.path);
     if (allowed.length > 0) {
       const error = new ApiError("MethodNotAllowed", `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(", ")}.`, {
@@ -140,6 +148,32 @@ function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<A
       c.res = problemResponse(error, c.get("requestId"), c.req.path);
     }
   };
+}
+
+const canonicalCache = new WeakMap<object, { literals: number; pattern: RegExp; segments: (string | null)[] }[]>();
+
+/**
+ * The canonical spelling of a path that matches a route when case is ignored: the route's literal
+ * segments, the path's own parameter values. Routes with more literal segments are preferred.
+ */
+function canonicalPath(app: OpenAPIHono<AppEnv>, path: string): string | null {
+  let routes = canonicalCache.get(app);
+  if (!routes) {
+    const seen = new Set<string>();
+    routes = app.routes
+      .filter((r) => r.method !== "ALL" && !seen.has(r.path) && seen.add(r.path))
+      .map((r) => {
+        const segments = r.path.split("/").map((segment) => (segment.startsWith(":") ? null : segment));
+        const source = segments.map((segment) => (segment === null ? "[^/]+" : segment.replace(/[.+?^${}()|[\]\\*]/g, "\\$&"))).join("/");
+        return { literals: segments.filter((x) => x !== null).length, pattern: new RegExp(`^${source}/?$`, "i"), segments };
+      })
+      .sort((a, b) => b.literals - a.literals);
+    canonicalCache.set(app, routes);
+  }
+  const parts = path.split("/");
+  const route = routes.find((r) => r.pattern.test(path) && r.segments.length === parts.length);
+  if (!route) return null;
+  return route.segments.map((segment, i) => segment ?? parts[i]).join("/");
 }
 
 const patternCache = new WeakMap<object, { method: string; pattern: RegExp }[]>();

@@ -5,7 +5,7 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
-import { API_AREAS } from "../pkg/versioning";
+import { API_AREAS, knownVersions } from "../pkg/versioning";
 
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -50,6 +50,18 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
     servers: [{ url: new URL(c.req.url).origin }],
     security: [{ bearer: [] }],
   }));
+
+  // The original client reads `components.schemas` from `swagger/{version}/swagger.json` of each area:
+  // one service serves one document, so every version an area answers (or maps) gets it.
+  app.get("/swagger/:version/swagger.json", async (c) => {
+    const version = c.req.param("version");
+    if (!knownVersions().includes(version)) {
+      return c.json({ title: "Not found", detail: `No API version ${version}; versions: ${knownVersions().join(", ")}.` }, 404);
+    }
+    const url = new URL(c.req.url);
+    url.pathname = "/openapi.json";
+    return app.fetch(new Request(url), c.env, c.executionCtx);
+  });
 
   app.get("/docs", (c) => c.html(DOCS_HTML));
   // Normally the assets layer answers these before the Worker runs; this covers runtimes without it.

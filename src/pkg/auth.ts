@@ -154,7 +154,7 @@ async function authenticateJob(env: Bindings, token: string): Promise<Principal>
 
 /** Paths anyone may read: the health check and the API reference. */
 export function isPublicPath(path: string): boolean {
-  return path === "/health" || path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/");
+  return path === "/health" || path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/") || /^\/swagger\/[^/]+\/swagger\.json$/i.test(path);
 }
 
 export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -104,8 +104,33 @@ export interface RouteOptions {
 type Defined<R extends RouteConfig> = R & { middleware: MiddlewareHandler<AppEnv>[] };
 
 // `errors` belongs to the options: in the route config it would be silently ignored, so the type forbids it there.
+/**
+ * No query parameter is silently ignored: a parameter the route does not declare in its query schema
+ * is a 400 naming it and listing the ones the route accepts. A client that misspells a filter, or
+ * sends another product's name for it, learns so instead of getting an unfiltered list.
+ */
+function knownQueryOnly(accepted: readonly string[]): MiddlewareHandler<AppEnv> {
+  const known = new Set(accepted);
+  const listed = accepted.length > 0 ? `it accepts ${accepted.join(", ")}` : "it takes no query parameters";
+  return async (c, next) => {
+    const unknown = [...new Set(new URL(c.req.url).searchParams.keys())].filter((name) => !known.has(name));
+    if (unknown.length > 0) {
+      throw new ApiError("InvalidQuery", `${c.req.method} ${c.req.routePath} does not know the query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ${listed}.`, {
+        errors: unknown.map((name) => ({ field: `query.${name}`, rule: "unknownParameter", message: `'${name}' is not a query parameter of this route; ${listed}.` })),
+      });
+    }
+    await next();
+  };
+}
+
+/** The query parameter names a route declares. */
+export function declaredQueryParameters(route: Pick<RouteConfig, "request">): string[] {
+  const query = route.request?.query as { shape?: Record<string, unknown> } | undefined;
+  return query?.shape ? Object.keys(query.shape) : [];
+}
+
 export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors?: never }>(options: RouteOptions, route: R): Defined<R> {
-  const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), requirePermission(options.permission)];
+  const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), knownQueryOnly(declaredQueryParameters(route)), requirePermission(options.permission)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
   if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));
   if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true));

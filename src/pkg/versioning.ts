@@ -19,6 +19,22 @@ export const API_AREAS = {
 
 export type ApiArea = keyof typeof API_AREAS;
 
+/**
+ * Versions the original product's client sends that this service answers as one of its own
+ * (original-client.md): files and data types 1.3 (older clients: data upload 1.2) are upload 1.0;
+ * the asset catalogue's 1.4 is work management 1.0. The answer names the version it used in
+ * `api-supported-versions` as usual.
+ */
+export const VERSION_ALIASES: Partial<Record<ApiArea, Record<string, string>>> = {
+  upload: { "1.2": "1.0", "1.3": "1.0" },
+  workManagement: { "1.4": "1.0" },
+};
+
+/** Every version a client may send: the areas' own and the aliases. */
+export function knownVersions(): string[] {
+  return [...new Set([...Object.values(API_AREAS).flat(), ...Object.values(VERSION_ALIASES).flatMap((a) => Object.keys(a ?? {}))])];
+}
+
 export function latestVersion(area: ApiArea): string {
   const versions = API_AREAS[area];
   return versions[versions.length - 1] as string;
@@ -29,7 +45,8 @@ export function apiVersion(area: ApiArea, versions: readonly string[] = API_AREA
   const supported = versions.join(", ");
   const latest = versions[versions.length - 1] as string;
   return async (c, next) => {
-    const requested = c.req.header("api-version")?.trim();
+    const sent = c.req.header("api-version")?.trim();
+    const requested = sent ? (VERSION_ALIASES[area]?.[sent] ?? sent) : sent;
     if (requested && !versions.includes(requested)) {
       throw new ApiError(
         "UnsupportedApiVersion",

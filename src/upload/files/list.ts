@@ -41,9 +41,9 @@ function listConditions(params: ListFilesParams): Condition[] {
     }
   }
   if (statuses.length > 0) conditions.push(inList("f.status", statuses));
-  const dataTypeIds = splitCsv(params.dataTypeIds);
+  const dataTypeIds = [...splitCsv(params.dataTypeIds), ...splitCsv(params.dataTypeId)];
   for (const id of dataTypeIds) {
-    if (!DATA_TYPE_ID.test(id)) throw filterError("query.dataTypeIds", "format", `dataTypeIds: '${id}' is not a data type id.`);
+    if (!DATA_TYPE_ID.test(id)) throw filterError(params.dataTypeIds?.includes(id) ? "query.dataTypeIds" : "query.dataTypeId", "format", `'${id}' is not a data type id.`);
   }
   if (dataTypeIds.length > 0) conditions.push(inList("f.data_type_id", dataTypeIds));
   conditions.push(...csvInList("f.owner_id", params.objectOwnerIds));

@@ -16,13 +16,14 @@ import { insertReadyFile, type StoredFile } from "./store";
 
 /** Form fields by lower-case name, and the name problems report them under. */
 const FIELDS = {
+  id: "id",
   datatypeid: "dataTypeId",
   file: "file",
   objectownerid: "objectOwnerId",
   objectownername: "objectOwnerName",
 } as const;
 type FieldName = (typeof FIELDS)[keyof typeof FIELDS];
-type TextField = Exclude<FieldName, "file">;
+type TextField = Exclude<FieldName, "file" | "id">;
 
 /** A data type referred to by a request body, or a 400 naming the field. */
 export async function dataTypeFor(db: D1Database, id: string, field: string): Promise<DataType> {
@@ -77,7 +78,12 @@ export async function postFile(ctx: WriteContext, bucket: R2Bucket, viewer: View
     for await (const part of readForm(body, boundary)) {
       const field = FIELDS[part.head.name.toLowerCase() as keyof typeof FIELDS] as FieldName | undefined;
       if (field === undefined) {
-        throw invalid(`body.${part.head.name}`, "unknown", `Unknown form field '${part.head.name}'; the form takes dataTypeId, file, objectOwnerId and objectOwnerName.`);
+        throw invalid(`body.${part.head.name}`, "unknown", `Unknown form field '${part.head.name}'; the form takes dataTypeId, file, objectOwnerId, objectOwnerName and an empty id.`);
+      }
+      if (field === "id") {
+        // The original client sends `Id` empty: the service assigns the id.
+        if ((await fieldText(part, "body.id", 200)).trim() !== "") throw invalid("body.id", "readOnly", "id is assigned by the service; send it empty or leave it out.");
+        continue;
       }
       if (field === "file") {
         if (file) throw invalid("body.file", "single", "The form carries more than one file; send one per request.");

@@ -80,6 +80,7 @@ export const ListFilesQuery = z.object({
     example: "createdAt desc",
   }),
   dataTypeIds: z.string().optional().openapi({ description: "Comma-separated data type ids.", example: "thickness-measurements" }),
+  dataTypeId: z.string().optional().openapi({ description: "One data type id, as the original product's client sends it (the same as dataTypeIds).", example: "thickness-measurements" }),
   statuses: z.string().optional().openapi({ description: `Comma-separated statuses: ${FILE_STATUSES.join(", ")}.`, example: "none,pending" }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids." }),
 });
