@@ -18,6 +18,7 @@ import { uploadApp } from "./upload/routes";
 import { mediaApp } from "./media/routes";
 import { workManagementApp } from "./work/routes";
 import { dataProcessingApp } from "./dataprocessing/routes";
+import { monitoringApp } from "./monitors/routes";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -107,6 +108,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", mediaApp());
   app.route("/", workManagementApp());
   app.route("/", dataProcessingApp());
+  app.route("/", monitoringApp());
   registerDocs(app);
   return app;
 }

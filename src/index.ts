@@ -10,6 +10,7 @@ import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
 import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
 import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execution";
+import { expireMonitorJobs, monitorScheduleKind } from "./monitors/jobs";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
@@ -21,7 +22,7 @@ const app = createApp();
 const eventHandlers: EventHandler[] = [];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
-const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind];
+const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind];
 
 export default {
   async fetch(incoming, env, ctx) {
@@ -45,6 +46,7 @@ export default {
       ["sweepMediaOrphans", () => sweepMediaOrphans(env, now, log)],
       ["dispatchSchedules", () => dispatchDueRuns(env, now, scheduleKinds, log)],
       ["refreshJobs", () => refreshActiveJobs(env, log)],
+      ["expireMonitorJobs", () => expireMonitorJobs(env, now)],
     ];
     for (const [name, job] of jobs) {
       // One failing job must not starve the others; each is retried on the next minute.

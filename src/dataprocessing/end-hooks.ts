@@ -3,5 +3,6 @@
  * the runner calls the hook named by the job's `end_hook_kind` once the job ends.
  */
 import type { JobEndHook } from "./contract";
+import { monitorJobEndHook } from "../monitors/jobs";
 
-export const jobEndHooks: JobEndHook[] = [];
+export const jobEndHooks: JobEndHook[] = [monitorJobEndHook];

@@ -131,21 +131,27 @@ async function macKey(env: SecretSource, version: string): Promise<CryptoKey | n
   return key;
 }
 
-export async function jobTokenFor(env: SecretSource, jobId: string): Promise<string> {
+/** What a scoped token may do: post a job's outputs, or set the statuses of one monitor's jobs (External models). */
+export type TokenScope = "job" | "monitor";
+
+export async function scopedTokenFor(env: SecretSource, scope: TokenScope, id: string): Promise<string> {
   const { current } = await keyRing(env.DATAPROCESSING_ENCRYPTION_KEY);
   const key = (await macKey(env, current.version))!;
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`job-output:${jobId}`)));
-  return `job.${jobId}.${current.version}.${toBase64Url(mac)}`;
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${scope}:${id}`)));
+  return `${scope}.${id}.${current.version}.${toBase64Url(mac)}`;
 }
 
-export const JOB_TOKEN_PATTERN = /^job\.([0-9a-f-]{36})\.([A-Za-z0-9]{1,16})\.([A-Za-z0-9_-]{43})$/;
+export const jobTokenFor = (env: SecretSource, jobId: string) => scopedTokenFor(env, "job", jobId);
 
-/** The job id a token speaks for when its MAC is right (whether the job still runs is the caller's check). */
-export async function jobIdOfToken(env: SecretSource, token: string): Promise<string | null> {
-  const match = JOB_TOKEN_PATTERN.exec(token);
+const SCOPED_TOKEN = /^(job|monitor)\.([0-9a-f-]{36})\.([A-Za-z0-9]{1,16})\.([A-Za-z0-9_-]{43})$/;
+
+/** The scope and id a token speaks for when its MAC is right (whether it is still valid is the caller's check). */
+export async function scopeOfToken(env: SecretSource, token: string): Promise<{ scope: TokenScope; id: string } | null> {
+  const match = SCOPED_TOKEN.exec(token);
   if (!match) return null;
-  const key = await macKey(env, match[2]!);
+  const key = await macKey(env, match[3]!);
   if (!key) return null;
-  const ok = await crypto.subtle.verify("HMAC", key, fromBase64(match[3]!), new TextEncoder().encode(`job-output:${match[1]}`));
-  return ok ? match[1]! : null;
+  const scope = match[1] as TokenScope;
+  const ok = await crypto.subtle.verify("HMAC", key, fromBase64(match[4]!), new TextEncoder().encode(`${scope}:${match[2]}`));
+  return ok ? { scope, id: match[2]! } : null;
 }

@@ -820,3 +820,148 @@ export const jobOutputs = sqliteTable(
   },
   (t) => [index("job_outputs_job_idx").on(t.jobId, t.createdAt)],
 );
+
+/**
+ * Models and monitors (src/monitors). Model definitions are images by name and version; models and
+ * monitors get readable numbers (MOD-n, MON-n) from `counters`. Populations and their items belong
+ * to a model or, copied on creation, to a monitor (`owner_kind`). A monitor's resource columns are
+ * null when inherited from its model. Monitor jobs run a data processing job (ACR) or wait for an
+ * external system (External).
+ */
+export const counters = sqliteTable("counters", {
+  name: text("name").primaryKey(),
+  value: integer("value").notNull(),
+});
+
+export const modelDefinitions = sqliteTable(
+  "model_definitions",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    version: text("version").notNull(),
+    location: text("location").notNull(),
+    uri: text("uri"),
+    ...audit,
+  },
+  (t) => [uniqueIndex("model_definitions_name_version_uq").on(sql`lower(${t.name})`, t.version)],
+);
+
+export const models = sqliteTable(
+  "models",
+  {
+    id: text("id").primaryKey(),
+    modelId: text("model_id").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    definitionName: text("definition_name").notNull(),
+    definitionVersion: text("definition_version").notNull(),
+    status: text("status").notNull(),
+    cpuCores: real("cpu_cores").notNull(),
+    memoryGb: real("memory_gb").notNull(),
+    gpuCores: real("gpu_cores"),
+    gpuSku: text("gpu_sku"),
+    configurableParameters: text("configurable_parameters").notNull(),
+    staticParameters: text("static_parameters").notNull(),
+    ownerId: text("owner_id").notNull(),
+    ownerName: text("owner_name"),
+    ...audit,
+  },
+  (t) => [uniqueIndex("models_model_id_uq").on(t.modelId), index("models_definition_idx").on(sql`lower(${t.definitionName})`, t.definitionVersion)],
+);
+
+export const populations = sqliteTable(
+  "populations",
+  {
+    id: text("id").primaryKey(),
+    ownerKind: text("owner_kind").notNull(),
+    ownerId: text("owner_id").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    assetType: text("asset_type").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("populations_owner_idx").on(t.ownerKind, t.ownerId)],
+);
+
+export const populationItems = sqliteTable(
+  "population_items",
+  {
+    id: text("id").primaryKey(),
+    populationId: text("population_id")
+      .notNull()
+      .references(() => populations.id, { onDelete: "cascade" }),
+    assetId: text("asset_id").notNull(),
+    assetName: text("asset_name"),
+    criticality: real("criticality"),
+    lastMonitorJobId: text("last_monitor_job_id"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("population_items_asset_uq").on(t.populationId, t.assetId), index("population_items_asset_idx").on(t.assetId)],
+);
+
+export const monitors = sqliteTable(
+  "monitors",
+  {
+    id: text("id").primaryKey(),
+    monitorId: text("monitor_id").notNull(),
+    name: text("name").notNull(),
+    modelRef: text("model_ref")
+      .notNull()
+      .references(() => models.id),
+    status: text("status").notNull(),
+    triggerSchedule: text("trigger_schedule"),
+    timeZone: text("time_zone"),
+    triggerEvent: text("trigger_event"),
+    instructions: text("instructions"),
+    cpuCores: real("cpu_cores"),
+    memoryGb: real("memory_gb"),
+    gpuCores: real("gpu_cores"),
+    gpuSku: text("gpu_sku"),
+    configurableParameters: text("configurable_parameters"),
+    controllers: text("controllers").notNull(),
+    ownerId: text("owner_id").notNull(),
+    ownerName: text("owner_name"),
+    ...audit,
+  },
+  (t) => [uniqueIndex("monitors_monitor_id_uq").on(t.monitorId), index("monitors_model_idx").on(t.modelRef)],
+);
+
+export const monitorJobs = sqliteTable(
+  "monitor_jobs",
+  {
+    id: text("id").primaryKey(),
+    monitorRef: text("monitor_ref")
+      .notNull()
+      .references(() => monitors.id, { onDelete: "cascade" }),
+    jobId: text("job_id"),
+    status: text("status").notNull(),
+    errorMessage: text("error_message"),
+    output: text("output"),
+    definitionName: text("definition_name").notNull(),
+    definitionVersion: text("definition_version").notNull(),
+    location: text("location").notNull(),
+    parameters: text("parameters").notNull(),
+    trigger: text("trigger_kind").notNull(),
+    runKey: text("run_key"),
+    deadlineAt: text("deadline_at").notNull(),
+    createdAt: text("created_at").notNull(),
+    completedAt: text("completed_at"),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("monitor_jobs_run_key_uq").on(t.runKey), index("monitor_jobs_monitor_idx").on(t.monitorRef, t.createdAt), index("monitor_jobs_job_idx").on(t.jobId)],
+);
+
+/** Every criticality a monitor job reported for a population item, for its trend. */
+export const criticalityHistory = sqliteTable(
+  "criticality_history",
+  {
+    id: text("id").primaryKey(),
+    itemId: text("item_id")
+      .notNull()
+      .references(() => populationItems.id, { onDelete: "cascade" }),
+    monitorJobId: text("monitor_job_id").notNull(),
+    criticality: real("criticality").notNull(),
+    recordedAt: text("recorded_at").notNull(),
+  },
+  (t) => [index("criticality_history_item_idx").on(t.itemId, t.recordedAt), uniqueIndex("criticality_history_job_uq").on(t.itemId, t.monitorJobId)],
+);

@@ -15,7 +15,7 @@ import {
 import type { AppEnv, Bindings } from "../env";
 import { ApiError } from "./errors";
 import { PERMISSIONS, type Permission } from "./permissions";
-import { jobIdOfToken } from "../dataprocessing/run-options";
+import { scopeOfToken } from "../dataprocessing/run-options";
 
 export interface Principal {
   id: string;
@@ -23,6 +23,8 @@ export interface Principal {
   permissions: ReadonlySet<string>;
   /** Set for a job's own output token: it speaks for that job alone. */
   jobId?: string;
+  /** Set for a monitor's status token (External models): it may set the statuses of that monitor's jobs alone. */
+  monitorRef?: string;
 }
 
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
@@ -113,7 +115,7 @@ export async function authenticate(env: Bindings, authorization: string | undefi
   if (!authorization) throw unauthorized();
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
   if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.");
-  if (match[1].startsWith("job.")) return authenticateJob(env, match[1]);
+  if (match[1].startsWith("job.") || match[1].startsWith("monitor.")) return authenticateScoped(env, match[1]);
   const resolver = keyResolver(env);
   if (!resolver || !env.AUTH_ISSUER) {
     throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
@@ -144,9 +146,15 @@ export async function authenticate(env: Bindings, authorization: string | undefi
  * A job's output token (src/dataprocessing/run-options.ts): valid while its job runs, and good for
  * one permission, posting that job's outputs.
  */
-async function authenticateJob(env: Bindings, token: string): Promise<Principal> {
-  const jobId = await jobIdOfToken(env, token).catch(() => null);
-  if (!jobId) throw unauthorized("The job token is not valid.");
+async function authenticateScoped(env: Bindings, token: string): Promise<Principal> {
+  const scoped = await scopeOfToken(env, token).catch(() => null);
+  if (!scoped) throw unauthorized("The token is not valid.");
+  if (scoped.scope === "monitor") {
+    const monitor = await env.DB.prepare("SELECT id FROM monitors WHERE id = ?1").bind(scoped.id).first<{ id: string }>();
+    if (!monitor) throw unauthorized("The monitor token's monitor no longer exists.");
+    return { id: `monitor:${scoped.id}`, name: `monitor ${scoped.id}`, permissions: new Set([PERMISSIONS.monitorJobsStatus]), monitorRef: scoped.id };
+  }
+  const jobId = scoped.id;
   const job = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1").bind(jobId).first<{ status: string }>();
   if (!job || (job.status !== "Started" && job.status !== "InProgress")) throw unauthorized("The job token has expired: its job has ended.");
   return { id: `job:${jobId}`, name: `job ${jobId}`, permissions: new Set([PERMISSIONS.jobOutputsWrite]), jobId };

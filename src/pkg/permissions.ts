@@ -19,6 +19,10 @@ export const PERMISSIONS = {
   dataProcessingWrite: "dataprocessing_write",
   /** Held only by a job's own output token (and by people who post outputs by hand). */
   jobOutputsWrite: "job_outputs_write",
+  monitorsRead: "monitors_read",
+  monitorsWrite: "monitors_write",
+  /** Held by an External model's monitor token (and by people who set monitor job statuses by hand). */
+  monitorJobsStatus: "monitor_jobs_status",
   indexReadOwned: "index_read_owned",
   queryReadOwned: "query_read_owned",
 } as const;

@@ -1,0 +1,228 @@
+/**
+ * Monitor jobs: one run of a monitor's model, triggered by its schedule, by an event, or on demand.
+ * ACR models run as a data processing job whose end is copied back (Success becomes Succeeded);
+ * External models are told about the run by their own system, which reports the status with
+ * `PUT /MonitorJobs/{id}/{status}` and the monitor's status token.
+ *
+ * Criticality: a model reports it as a job output `{ "criticality": [{ "assetId": "...", "criticality": 0..100 }] }`
+ * (or, for External models, in the body of the status PUT). Each value updates the monitor's
+ * population items of that asset, their lastMonitorJobId and the item's history.
+ */
+import type { Bindings } from "../env";
+import type { JobEnd, JobEndHook } from "../dataprocessing/contract";
+import { startAdHocJob } from "../dataprocessing/execution";
+import { scopedTokenFor } from "../dataprocessing/run-options";
+import { isUniqueViolation } from "../pkg/db";
+import { ApiError, notFound } from "../pkg/errors";
+import { errorFields, type Logger } from "../pkg/logger";
+import type { DueRun, ScheduleKind } from "../pkg/schedule";
+import { effectiveOf, findDefinitionByVersion, getModelRow, getMonitorRow, MONITOR_SCHEDULE_KIND, type MonitorRow } from "./store";
+import type { MonitorJobStatus } from "./schema";
+
+/** How long a monitor job may stay Started or InProgress. */
+export const MONITOR_JOB_DEADLINE_MINUTES = 120;
+const ACTIVE = ["Started", "InProgress"];
+
+interface MonitorJobRow {
+  id: string;
+  monitor_ref: string;
+  job_id: string | null;
+  status: MonitorJobStatus;
+  error_message: string | null;
+  output: string | null;
+  definition_name: string;
+  definition_version: string;
+  location: string;
+  parameters: string;
+  trigger_kind: string;
+  run_key: string | null;
+  deadline_at: string;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export async function toMonitorJob(db: D1Database, r: MonitorJobRow) {
+  const monitor = await db.prepare("SELECT id, monitor_id, name FROM monitors WHERE id = ?1").bind(r.monitor_ref).first<{ id: string; monitor_id: string; name: string }>();
+  return {
+    id: r.id,
+    monitor: { id: r.monitor_ref, monitorId: monitor?.monitor_id ?? "", name: monitor?.name ?? "" },
+    jobId: r.job_id,
+    modelDefinitionName: r.definition_name,
+    modelDefinitionVersion: r.definition_version,
+    status: r.status,
+    parameters: JSON.parse(r.parameters) as Record<string, string>,
+    errorMessage: r.error_message,
+    output: r.output,
+    trigger: r.trigger_kind,
+    createdDate: r.created_at,
+    completedDate: r.completed_at,
+  };
+}
+
+export async function getMonitorJobRow(db: D1Database, id: string): Promise<MonitorJobRow> {
+  const row = await db.prepare("SELECT * FROM monitor_jobs WHERE id = ?1").bind(id).first<MonitorJobRow>();
+  if (!row) throw notFound("Monitor job", id);
+  return row;
+}
+
+export async function listMonitorJobs(db: D1Database, monitorIds: string[]) {
+  const { results } = monitorIds.length
+    ? await db.prepare(`SELECT * FROM monitor_jobs WHERE monitor_ref IN (${monitorIds.map((_, i) => `?${i + 1}`).join(", ")}) ORDER BY created_at DESC LIMIT 500`).bind(...monitorIds).all<MonitorJobRow>()
+    : await db.prepare("SELECT * FROM monitor_jobs ORDER BY created_at DESC LIMIT 500").all<MonitorJobRow>();
+  return Promise.all(results.map((r) => toMonitorJob(db, r)));
+}
+
+/**
+ * Starts a monitor job. With a run key (a schedule occurrence, an event), a second trigger with the
+ * same key returns the first job and starts nothing.
+ */
+export async function executeMonitor(env: Bindings, monitorRef: string, trigger: string, runKey: string | null, now = new Date()): Promise<{ row: MonitorJobRow; created: boolean }> {
+  const monitor = await getMonitorRow(env.DB, monitorRef);
+  const model = await getModelRow(env.DB, monitor.model_ref);
+  const definition = await findDefinitionByVersion(env.DB, model.definition_name, model.definition_version);
+  if (!definition) throw new ApiError("Conflict", `Model ${model.model_id}'s definition ${model.definition_name} ${model.definition_version} no longer exists.`);
+  const effective = effectiveOf(monitor, model);
+  const parameters = { ...effective.staticParameters, ...effective.configurableParameters, monitorId: monitor.monitor_id };
+  const id = crypto.randomUUID();
+  const nowIso = now.toISOString();
+  const deadline = new Date(now.getTime() + MONITOR_JOB_DEADLINE_MINUTES * 60_000).toISOString();
+  try {
+    await env.DB.prepare(
+      `INSERT INTO monitor_jobs (id, monitor_ref, status, definition_name, definition_version, location, parameters, trigger_kind, run_key, deadline_at, created_at, updated_at)
+       VALUES (?1, ?2, 'Started', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)`,
+    )
+      .bind(id, monitor.id, model.definition_name, model.definition_version, definition.location, JSON.stringify(parameters), trigger, runKey, deadline, nowIso)
+      .run();
+  } catch (error) {
+    if (runKey && isUniqueViolation(error)) {
+      const first = await env.DB.prepare("SELECT * FROM monitor_jobs WHERE run_key = ?1").bind(runKey).first<MonitorJobRow>();
+      if (first) return { row: first, created: false };
+    }
+    throw error;
+  }
+  if (definition.location === "ACR") {
+    const { jobId } = await startAdHocJob(env, {
+      image: `${definition.name}:${definition.version}`,
+      runCommand: null,
+      cpuCores: effective.cpuCores,
+      memoryGb: effective.memory,
+      gpuCores: effective.gpuCores,
+      gpuSku: effective.gpuSku,
+      environment: parameters,
+      timeoutSeconds: (MONITOR_JOB_DEADLINE_MINUTES - 5) * 60,
+      objectOwnerId: monitor.owner_id,
+      endHook: { kind: MONITOR_JOB_HOOK, ref: id },
+    });
+    await env.DB.prepare("UPDATE monitor_jobs SET job_id = ?1, status = 'InProgress', updated_at = ?2 WHERE id = ?3 AND status = 'Started'").bind(jobId, nowIso, id).run();
+  }
+  return { row: await getMonitorJobRow(env.DB, id), created: true };
+}
+
+/** The bearer token an External model's system uses to report this monitor's job statuses. */
+export const monitorStatusToken = (env: Bindings, monitorRef: string) => scopedTokenFor(env, "monitor", monitorRef);
+
+export interface CriticalityReport {
+  assetId: string;
+  criticality: number;
+}
+
+/** Reads `{ criticality: [{ assetId, criticality }] }` reports; returns them and the problems with the entries that were refused. */
+export function criticalityReports(outputs: unknown[]): { reports: CriticalityReport[]; problems: string[] } {
+  const reports: CriticalityReport[] = [];
+  const problems: string[] = [];
+  for (const output of outputs) {
+    const list = (output as { criticality?: unknown } | null)?.criticality;
+    if (!Array.isArray(list)) continue;
+    for (const [i, entry] of list.entries()) {
+      const { assetId, criticality } = (entry ?? {}) as { assetId?: unknown; criticality?: unknown };
+      if (typeof assetId !== "string" || typeof criticality !== "number" || !Number.isFinite(criticality) || criticality < 0 || criticality > 100) {
+        problems.push(`criticality[${i}] is not { assetId: string, criticality: 0 to 100 }`);
+      } else reports.push({ assetId, criticality });
+    }
+  }
+  return { reports, problems };
+}
+
+/** Applies reported criticality to the monitor's items of each asset, with history (once per job and item). */
+export async function applyCriticality(db: D1Database, monitorRef: string, monitorJobId: string, reports: CriticalityReport[], nowIso: string): Promise<number> {
+  if (reports.length === 0) return 0;
+  const statements = reports.flatMap((r) => [
+    db
+      .prepare(
+        `INSERT OR IGNORE INTO criticality_history (id, item_id, monitor_job_id, criticality, recorded_at)
+         SELECT lower(hex(randomblob(16))), i.id, ?1, ?2, ?3 FROM population_items i JOIN populations p ON p.id = i.population_id
+         WHERE p.owner_kind = 'monitor' AND p.owner_id = ?4 AND i.asset_id = ?5`,
+      )
+      .bind(monitorJobId, r.criticality, nowIso, monitorRef, r.assetId),
+    db
+      .prepare(
+        `UPDATE population_items SET criticality = ?1, last_monitor_job_id = ?2
+         WHERE asset_id = ?3 AND population_id IN (SELECT id FROM populations WHERE owner_kind = 'monitor' AND owner_id = ?4)`,
+      )
+      .bind(r.criticality, monitorJobId, r.assetId, monitorRef),
+  ]);
+  const results = await db.batch(statements);
+  return results.filter((_, i) => i % 2 === 1).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+}
+
+/** Ends a monitor job once (a job that already ended stays as it is). */
+export async function finishMonitorJob(db: D1Database, row: MonitorJobRow, status: MonitorJobStatus, error: string | null, output: string | null, reports: CriticalityReport[], nowIso: string): Promise<boolean> {
+  const ended = status === "Succeeded" || status === "Failed" || status === "Unknown";
+  const result = await db
+    .prepare(
+      `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5
+       WHERE id = ?6 AND status IN ('Started', 'InProgress')`,
+    )
+    .bind(status, error, output, ended ? nowIso : null, nowIso, row.id)
+    .run();
+  if (result.meta.changes !== 1) return false;
+  if (status === "Succeeded") await applyCriticality(db, row.monitor_ref, row.id, reports, nowIso);
+  return true;
+}
+
+export const MONITOR_JOB_HOOK = "monitor-job";
+
+/** ACR models: the data processing job's end copied into the monitor job (Success becomes Succeeded). */
+export const monitorJobEndHook: JobEndHook = {
+  kind: MONITOR_JOB_HOOK,
+  async onEnd(env: Bindings, ref: string, end: JobEnd) {
+    const row = await env.DB.prepare("SELECT * FROM monitor_jobs WHERE id = ?1").bind(ref).first<MonitorJobRow>();
+    if (!row) return;
+    const { reports, problems } = criticalityReports(end.outputs.map((o) => o.output));
+    const status: MonitorJobStatus = end.status === "Success" ? "Succeeded" : end.status === "Failed" ? "Failed" : "Unknown";
+    const error = [end.errorMessage, problems.length ? `Criticality ignored: ${problems.join("; ")}.` : null].filter(Boolean).join(" ") || null;
+    await finishMonitorJob(env.DB, row, status, error, end.output, reports, new Date().toISOString());
+  },
+};
+
+/** A monitor job never stays Started or InProgress past its deadline. Run by the minute cron. */
+export async function expireMonitorJobs(env: Bindings, now: Date): Promise<number> {
+  const result = await env.DB.prepare(
+    `UPDATE monitor_jobs SET status = 'Failed', error_message = 'No result before the deadline (' || deadline_at || ').', completed_at = ?1, updated_at = ?1
+     WHERE status IN ('Started', 'InProgress') AND deadline_at < ?1`,
+  )
+    .bind(now.toISOString())
+    .run();
+  return result.meta.changes ?? 0;
+}
+
+/** Monitors' trigger schedules: one monitor job per due occurrence (its run key unique). */
+export const monitorScheduleKind: ScheduleKind = {
+  kind: MONITOR_SCHEDULE_KIND,
+  async start(env: Bindings, runs: readonly DueRun[], log: Logger) {
+    const failed: string[] = [];
+    for (const run of runs) {
+      try {
+        const monitor = await env.DB.prepare("SELECT status FROM monitors WHERE id = ?1").bind(run.ownerId).first<Pick<MonitorRow, "status">>();
+        // Only Active monitors run on their schedule; a Draft or Deprecated one keeps its schedule for later.
+        if (monitor?.status === "Active") await executeMonitor(env, run.ownerId, "schedule", run.runKey);
+      } catch (error) {
+        log.error("monitor job not started", { monitorId: run.ownerId, runKey: run.runKey, ...errorFields(error) });
+        failed.push(run.runKey);
+      }
+    }
+    return failed;
+  },
+};
+
+export { ACTIVE as ACTIVE_MONITOR_JOB_STATUSES };

@@ -1,0 +1,608 @@
+/**
+ * Models and monitors in D1: model definitions, models (MOD-n), populations and items, monitors
+ * (MON-n) with the fields they inherit from their model, duplication and the population item query.
+ */
+import type { Bindings } from "../env";
+import { outboxStatement } from "../events/outbox";
+import type { Principal } from "../pkg/auth";
+import { conflict, isUniqueViolation, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
+import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
+import { preconditionFailed } from "../pkg/etag";
+import { scheduleRuleProblem, scheduleStatement, type ScheduleRule } from "../pkg/schedule";
+import { hostFor } from "../dataprocessing/host";
+import { viaHost } from "../dataprocessing/host-errors";
+import { ownerOrCaller } from "../work/common";
+import { ASSET_KIND_OF, bandOf, type AssetType } from "./schema";
+
+export const MONITOR_SCHEDULE_KIND = "monitor";
+type Params = Record<string, string>;
+const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+/** The next number of a sequence, atomically (one UPDATE ... RETURNING): unique, gaps when a create fails. */
+export async function nextNumber(db: D1Database, name: string): Promise<number> {
+  const row = await db
+    .prepare("INSERT INTO counters (name, value) VALUES (?1, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value")
+    .bind(name)
+    .first<{ value: number }>();
+  return row!.value;
+}
+
+// --- Model definitions --------------------------------------------------------------------------
+
+interface DefinitionRow {
+  id: string;
+  name: string;
+  version: string;
+  location: "ACR" | "External";
+  uri: string | null;
+  etag: string;
+  created_at: string;
+}
+const toDefinition = (r: DefinitionRow) => ({ id: r.id, name: r.name, version: r.version, uri: r.uri, location: r.location, createdDate: r.created_at });
+
+async function checkDefinition(env: Bindings, input: { name: string; version: string; uri: string | null; location: string }): Promise<void> {
+  if (input.location === "External" && !input.uri) throw invalid("body.uri", "required", "uri is required when location is External.");
+  if (input.location === "ACR" && input.uri) throw invalid("body.uri", "forbidden", "uri is given only when location is External; an ACR model's image is name:version.");
+  if (input.location === "ACR") {
+    const { images } = await viaHost(() => hostFor(env).listImages());
+    if (!images.some((i) => i.name === input.name && i.tag === input.version)) {
+      throw invalid("body.name", "exists", `The container host lists no image ${input.name}:${input.version} (GET /JobDefinitions).`);
+    }
+  }
+}
+
+const definitionTaken = (name: string, version: string) =>
+  conflict(`Model definition ${name} version ${version} already exists.`, [{ field: "body.version", rule: "unique", message: "This name and version exist." }]);
+
+export async function createDefinition(ctx: WriteContext, env: Bindings, input: { name: string; version: string; uri: string | null; location: string }) {
+  await checkDefinition(env, input);
+  const id = ctx.uuid();
+  await runBatch(
+    ctx.db,
+    [
+      ctx.db
+        .prepare("INSERT INTO model_definitions (id, name, version, location, uri, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)")
+        .bind(id, input.name, input.version, input.location, input.uri, newEtagToken(), ctx.now, ctx.actorId),
+      outboxStatement(ctx.db, ctx, { entityKind: "modelDefinition", entityId: id, action: "created", payload: { id, ...input } }),
+    ],
+    () => definitionTaken(input.name, input.version),
+  );
+  return getDefinition(ctx.db, id);
+}
+
+export async function updateDefinition(ctx: WriteContext, env: Bindings, input: { id: string; name: string; version: string; uri: string | null; location: string }) {
+  const current = await getDefinitionRow(ctx.db, input.id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  if (current.name !== input.name || current.version !== input.version) await refuseUsedDefinition(ctx.db, current);
+  await checkDefinition(env, input);
+  const [update] = await runBatch(
+    ctx.db,
+    [
+      ctx.db
+        .prepare("UPDATE model_definitions SET name = ?1, version = ?2, location = ?3, uri = ?4, etag = ?5, updated_at = ?6 WHERE id = ?7 AND etag = ?8")
+        .bind(input.name, input.version, input.location, input.uri, newEtagToken(), ctx.now, input.id, current.etag),
+    ],
+    () => definitionTaken(input.name, input.version),
+  );
+  if (update?.meta.changes !== 1) throw preconditionFailed();
+  return getDefinition(ctx.db, input.id);
+}
+
+async function getDefinitionRow(db: D1Database, id: string): Promise<DefinitionRow> {
+  const row = await db.prepare("SELECT * FROM model_definitions WHERE id = ?1").bind(id).first<DefinitionRow>();
+  if (!row) throw notFound("Model definition", id);
+  return row;
+}
+
+export async function getDefinition(db: D1Database, id: string) {
+  const row = await getDefinitionRow(db, id);
+  return { value: toDefinition(row), etag: row.etag };
+}
+
+export async function listDefinitions(db: D1Database, name?: string) {
+  const { results } = name
+    ? await db.prepare("SELECT * FROM model_definitions WHERE lower(name) = lower(?1) ORDER BY created_at, version").bind(name).all<DefinitionRow>()
+    : await db.prepare("SELECT * FROM model_definitions ORDER BY lower(name), created_at, version LIMIT 1000").all<DefinitionRow>();
+  return results.map(toDefinition);
+}
+
+export async function findDefinitionByVersion(db: D1Database, name: string, version: string): Promise<DefinitionRow | null> {
+  return db.prepare("SELECT * FROM model_definitions WHERE lower(name) = lower(?1) AND version = ?2").bind(name, version).first<DefinitionRow>();
+}
+
+async function refuseUsedDefinition(db: D1Database, row: DefinitionRow): Promise<void> {
+  const used = await db.prepare("SELECT model_id FROM models WHERE lower(definition_name) = lower(?1) AND definition_version = ?2 LIMIT 1").bind(row.name, row.version).first<{ model_id: string }>();
+  if (used) throw new ApiError("InUse", `Model ${used.model_id} uses model definition ${row.name} version ${row.version}.`);
+}
+
+export async function deleteDefinition(db: D1Database, row: DefinitionRow | null, what: string): Promise<void> {
+  if (!row) throw new ApiError("NotFound", `Model definition ${what} does not exist.`);
+  await refuseUsedDefinition(db, row);
+  await db.prepare("DELETE FROM model_definitions WHERE id = ?1").bind(row.id).run();
+}
+
+export async function deleteDefinitionById(db: D1Database, id: string): Promise<void> {
+  await deleteDefinition(db, await getDefinitionRow(db, id), id);
+}
+
+// --- Populations ---------------------------------------------------------------------------------
+
+interface PopulationRow {
+  id: string;
+  owner_kind: "model" | "monitor";
+  owner_id: string;
+  name: string;
+  description: string | null;
+  asset_type: AssetType;
+  created_at: string;
+}
+interface ItemRow {
+  id: string;
+  population_id: string;
+  asset_id: string;
+  asset_name: string | null;
+  criticality: number | null;
+  last_monitor_job_id: string | null;
+}
+export const toItem = (r: ItemRow) => ({
+  id: r.id,
+  populationId: r.population_id,
+  assetReference: { id: r.asset_id, name: r.asset_name },
+  criticality: r.criticality,
+  band: bandOf(r.criticality),
+  lastMonitorJobId: r.last_monitor_job_id,
+});
+
+export async function populationsOf(db: D1Database, kind: "model" | "monitor", ownerId: string) {
+  const [pops, items] = await db.batch([
+    db.prepare("SELECT * FROM populations WHERE owner_kind = ?1 AND owner_id = ?2 ORDER BY created_at, id").bind(kind, ownerId),
+    db.prepare("SELECT i.* FROM population_items i JOIN populations p ON p.id = i.population_id WHERE p.owner_kind = ?1 AND p.owner_id = ?2 ORDER BY i.created_at, i.id").bind(kind, ownerId),
+  ]);
+  const byPopulation = new Map<string, ReturnType<typeof toItem>[]>();
+  for (const item of (items!.results as unknown as ItemRow[])) {
+    const list = byPopulation.get(item.population_id) ?? [];
+    list.push(toItem(item));
+    byPopulation.set(item.population_id, list);
+  }
+  return (pops!.results as unknown as PopulationRow[]).map((p) => ({ id: p.id, name: p.name, description: p.description, assetType: p.asset_type, items: byPopulation.get(p.id) ?? [] }));
+}
+
+export async function addPopulation(ctx: WriteContext, kind: "model" | "monitor", ownerId: string, input: { name: string; description: string | null; assetType: AssetType }) {
+  const id = ctx.uuid();
+  await ctx.db
+    .prepare("INSERT INTO populations (id, owner_kind, owner_id, name, description, asset_type, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+    .bind(id, kind, ownerId, input.name, input.description, input.assetType, ctx.now)
+    .run();
+  return { id, ...input, items: [] };
+}
+
+async function populationOf(db: D1Database, kind: "model" | "monitor", ownerId: string, populationId: string, field: string): Promise<PopulationRow> {
+  const row = await db.prepare("SELECT * FROM populations WHERE id = ?1 AND owner_kind = ?2 AND owner_id = ?3").bind(populationId, kind, ownerId).first<PopulationRow>();
+  if (!row) throw new ApiError("NotFound", `Population ${populationId} does not belong to this ${kind} (${field}).`);
+  return row;
+}
+
+/** Adds an asset to a population: it must exist in the asset catalogue and be of the population's type. */
+export async function addItem(ctx: WriteContext, kind: "model" | "monitor", ownerId: string, populationId: string, field: string, input: { assetReference: { id: string; name?: string | null } }) {
+  const population = await populationOf(ctx.db, kind, ownerId, populationId, field);
+  const asset = await ctx.db.prepare("SELECT id, kind, name FROM assets WHERE id = ?1").bind(input.assetReference.id).first<{ id: string; kind: string; name: string }>();
+  if (!asset) throw invalid("body.assetReference.id", "exists", `Asset ${input.assetReference.id} does not exist in the asset catalogue.`);
+  const expected = ASSET_KIND_OF[population.asset_type];
+  if (asset.kind !== expected) {
+    throw invalid("body.assetReference.id", "assetType", `Population '${population.name}' holds ${population.asset_type} assets; asset ${asset.id} is a ${asset.kind}, expected ${expected}.`);
+  }
+  const id = ctx.uuid();
+  try {
+    await ctx.db
+      .prepare("INSERT INTO population_items (id, population_id, asset_id, asset_name, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+      .bind(id, populationId, asset.id, asset.name, ctx.now)
+      .run();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(`Asset ${asset.id} is already in population '${population.name}'.`);
+    throw error;
+  }
+  return toItem({ id, population_id: populationId, asset_id: asset.id, asset_name: asset.name, criticality: null, last_monitor_job_id: null });
+}
+
+export async function removePopulation(db: D1Database, kind: "model" | "monitor", ownerId: string, populationId: string): Promise<void> {
+  await populationOf(db, kind, ownerId, populationId, "path.populationId");
+  await db.prepare("DELETE FROM populations WHERE id = ?1").bind(populationId).run();
+}
+
+export async function removeItem(db: D1Database, kind: "model" | "monitor", ownerId: string, itemId: string): Promise<void> {
+  const result = await db
+    .prepare("DELETE FROM population_items WHERE id = ?1 AND population_id IN (SELECT id FROM populations WHERE owner_kind = ?2 AND owner_id = ?3)")
+    .bind(itemId, kind, ownerId)
+    .run();
+  if (result.meta.changes !== 1) throw notFound("Population item", itemId);
+}
+
+/** Statements copying every population and item of one owner to another (criticality and last job cleared). */
+function copyPopulationStatements(db: D1Database, from: { kind: string; id: string }, to: { kind: string; id: string }, now: string): D1PreparedStatement[] {
+  // New ids derived from the old ones and the new owner: one statement per table, any number of rows.
+  return [
+    db
+      .prepare(
+        `INSERT INTO populations (id, owner_kind, owner_id, name, description, asset_type, created_at)
+         SELECT lower(hex(randomblob(4))) || '-' || substr(p.id, 10, 27), ?3, ?4, p.name, p.description, p.asset_type, ?5
+         FROM populations p WHERE p.owner_kind = ?1 AND p.owner_id = ?2`,
+      )
+      .bind(from.kind, from.id, to.kind, to.id, now),
+    db
+      .prepare(
+        `INSERT INTO population_items (id, population_id, asset_id, asset_name, created_at)
+         SELECT lower(hex(randomblob(4))) || '-' || substr(i.id, 10, 27), np.id, i.asset_id, i.asset_name, ?5
+         FROM population_items i JOIN populations p ON p.id = i.population_id
+         JOIN populations np ON np.owner_kind = ?3 AND np.owner_id = ?4 AND substr(np.id, 10) = substr(p.id, 10)
+         WHERE p.owner_kind = ?1 AND p.owner_id = ?2`,
+      )
+      .bind(from.kind, from.id, to.kind, to.id, now),
+  ];
+}
+
+// --- Models --------------------------------------------------------------------------------------
+
+export interface ModelRow {
+  id: string;
+  model_id: string;
+  name: string;
+  description: string | null;
+  definition_name: string;
+  definition_version: string;
+  status: "Draft" | "Active" | "Deprecated";
+  cpu_cores: number;
+  memory_gb: number;
+  gpu_cores: number | null;
+  gpu_sku: string | null;
+  configurable_parameters: string;
+  static_parameters: string;
+  owner_id: string;
+  owner_name: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ModelInput {
+  name: string;
+  description: string | null;
+  modelDefinitionName: string;
+  modelDefinitionVersion: string;
+  status: "Draft" | "Active" | "Deprecated";
+  cpuCores: number;
+  memory: number;
+  gpuCores: number | null;
+  gpuSku: string | null;
+  configurableParameters: Params;
+  staticParameters: Params;
+  objectOwner?: { id: string; name: string | null } | null;
+}
+
+export async function toModel(db: D1Database, r: ModelRow) {
+  return {
+    id: r.id,
+    modelId: r.model_id,
+    name: r.name,
+    description: r.description,
+    modelDefinitionName: r.definition_name,
+    modelDefinitionVersion: r.definition_version,
+    status: r.status,
+    cpuCores: r.cpu_cores,
+    memory: r.memory_gb,
+    gpuCores: r.gpu_cores,
+    gpuSku: r.gpu_sku,
+    configurableParameters: JSON.parse(r.configurable_parameters) as Params,
+    staticParameters: JSON.parse(r.static_parameters) as Params,
+    objectOwner: { id: r.owner_id, name: r.owner_name },
+    populations: await populationsOf(db, "model", r.id),
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export async function getModelRow(db: D1Database, id: string, field?: string): Promise<ModelRow> {
+  const row = await db.prepare("SELECT * FROM models WHERE id = ?1").bind(id).first<ModelRow>();
+  if (!row) throw field ? invalid(field, "exists", `Model ${id} does not exist.`) : notFound("Model", id);
+  return row;
+}
+
+/**
+ * Status transitions: Draft -> Active -> Deprecated, Draft -> Deprecated, and Deprecated -> Active
+ * (brought back). Nothing goes back to Draft once it was Active or Deprecated.
+ */
+function checkTransition(from: string, to: string, field: string): void {
+  if (from !== "Draft" && to === "Draft") throw invalid(field, "transition", `A ${from} model or monitor cannot go back to Draft.`);
+}
+
+async function checkModel(db: D1Database, input: ModelInput): Promise<void> {
+  const problems: FieldProblem[] = [];
+  if (!(await findDefinitionByVersion(db, input.modelDefinitionName, input.modelDefinitionVersion))) {
+    problems.push({ field: "body.modelDefinitionVersion", rule: "exists", message: `Model definition ${input.modelDefinitionName} version ${input.modelDefinitionVersion} does not exist.` });
+  }
+  if ((input.gpuCores ?? 0) > 0 !== (input.gpuSku !== null)) problems.push({ field: "body.gpuSku", rule: "dependency", message: "gpuSku and gpuCores (at least 1) go together." });
+  if (problems.length) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join(" "), { errors: problems });
+}
+
+export async function createModel(ctx: WriteContext, principal: Principal, input: ModelInput): Promise<ModelRow> {
+  await checkModel(ctx.db, input);
+  const owner = ownerOrCaller(input.objectOwner, principal);
+  const id = ctx.uuid();
+  const modelId = `MOD-${await nextNumber(ctx.db, "model")}`;
+  await ctx.db.batch([
+    ctx.db
+      .prepare(
+        `INSERT INTO models (id, model_id, name, description, definition_name, definition_version, status, cpu_cores, memory_gb, gpu_cores, gpu_sku,
+           configurable_parameters, static_parameters, owner_id, owner_name, etag, created_at, updated_at, created_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17, ?18)`,
+      )
+      .bind(
+        id, modelId, input.name, input.description, input.modelDefinitionName, input.modelDefinitionVersion, input.status, input.cpuCores, input.memory,
+        input.gpuCores, input.gpuSku, JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, newEtagToken(), ctx.now, ctx.actorId,
+      ),
+    outboxStatement(ctx.db, ctx, { entityKind: "model", entityId: id, action: "created", payload: { id, modelId, name: input.name } }),
+  ]);
+  return getModelRow(ctx.db, id);
+}
+
+export async function updateModel(ctx: WriteContext, input: ModelInput & { id: string }): Promise<ModelRow> {
+  const current = await getModelRow(ctx.db, input.id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  checkTransition(current.status, input.status, "body.status");
+  await checkModel(ctx.db, input);
+  const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.owner_id, name: current.owner_name };
+  const result = await ctx.db
+    .prepare(
+      `UPDATE models SET name = ?1, description = ?2, definition_name = ?3, definition_version = ?4, status = ?5, cpu_cores = ?6, memory_gb = ?7, gpu_cores = ?8,
+         gpu_sku = ?9, configurable_parameters = ?10, static_parameters = ?11, owner_id = ?12, owner_name = ?13, etag = ?14, updated_at = ?15 WHERE id = ?16 AND etag = ?17`,
+    )
+    .bind(
+      input.name, input.description, input.modelDefinitionName, input.modelDefinitionVersion, input.status, input.cpuCores, input.memory, input.gpuCores, input.gpuSku,
+      JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, newEtagToken(), ctx.now, input.id, current.etag,
+    )
+    .run();
+  if (result.meta.changes !== 1) throw preconditionFailed();
+  return getModelRow(ctx.db, input.id);
+}
+
+export async function deleteModel(db: D1Database, id: string): Promise<void> {
+  await getModelRow(db, id);
+  const used = await db.prepare("SELECT monitor_id FROM monitors WHERE model_ref = ?1 LIMIT 1").bind(id).first<{ monitor_id: string }>();
+  if (used) throw new ApiError("InUse", `Monitor ${used.monitor_id} uses this model.`);
+  await db.batch([db.prepare("DELETE FROM populations WHERE owner_kind = 'model' AND owner_id = ?1").bind(id), db.prepare("DELETE FROM models WHERE id = ?1").bind(id)]);
+}
+
+export async function listModels(db: D1Database) {
+  const { results } = await db.prepare("SELECT * FROM models ORDER BY created_at DESC, id LIMIT 500").all<ModelRow>();
+  return Promise.all(results.map((r) => toModel(db, r)));
+}
+
+// --- Monitors ------------------------------------------------------------------------------------
+
+export interface MonitorRow {
+  id: string;
+  monitor_id: string;
+  name: string;
+  model_ref: string;
+  status: "Draft" | "Active" | "Deprecated";
+  trigger_schedule: string | null;
+  time_zone: string | null;
+  trigger_event: string | null;
+  instructions: string | null;
+  cpu_cores: number | null;
+  memory_gb: number | null;
+  gpu_cores: number | null;
+  gpu_sku: string | null;
+  configurable_parameters: string | null;
+  controllers: string;
+  owner_id: string;
+  owner_name: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MonitorInput {
+  name: string;
+  modelId: string;
+  status: "Draft" | "Active" | "Deprecated";
+  triggerSchedule: string | null;
+  timeZone: string | null;
+  triggerEvent: unknown;
+  instructions: string | null;
+  cpuCores: number | null;
+  memory: number | null;
+  gpuCores: number | null;
+  gpuSku: string | null;
+  configurableParameters: Params | null;
+  staticParameters?: unknown;
+  controllers: { name: string; conditions: { variableName: string; operator: string; comparisonValue: number }[] }[];
+  objectOwner?: { id: string; name: string | null } | null;
+}
+
+/** A monitor's effective values: its own where it overrides, its model's elsewhere. */
+export function effectiveOf(m: MonitorRow, model: ModelRow) {
+  const own = parse<Params>(m.configurable_parameters);
+  return {
+    cpuCores: m.cpu_cores ?? model.cpu_cores,
+    memory: m.memory_gb ?? model.memory_gb,
+    gpuCores: m.cpu_cores === null && m.gpu_cores === null && m.gpu_sku === null ? model.gpu_cores : m.gpu_cores,
+    gpuSku: m.cpu_cores === null && m.gpu_cores === null && m.gpu_sku === null ? model.gpu_sku : m.gpu_sku,
+    configurableParameters: own ?? (JSON.parse(model.configurable_parameters) as Params),
+    staticParameters: JSON.parse(model.static_parameters) as Params,
+    inherited: { cpuCores: m.cpu_cores === null, memory: m.memory_gb === null, gpuCores: m.gpu_cores === null && m.gpu_sku === null, gpuSku: m.gpu_cores === null && m.gpu_sku === null, configurableParameters: own === null },
+  };
+}
+
+export async function toMonitor(db: D1Database, m: MonitorRow, model?: ModelRow) {
+  const owner = model ?? (await getModelRow(db, m.model_ref));
+  const effective = effectiveOf(m, owner);
+  const next = await db.prepare("SELECT next_run_at FROM schedules WHERE kind = ?1 AND owner_id = ?2").bind(MONITOR_SCHEDULE_KIND, m.id).first<{ next_run_at: string | null }>();
+  return {
+    id: m.id,
+    monitorId: m.monitor_id,
+    name: m.name,
+    modelId: owner.id,
+    model: { id: owner.id, modelId: owner.model_id, name: owner.name },
+    status: m.status,
+    triggerSchedule: m.trigger_schedule,
+    timeZone: m.time_zone,
+    nextRunAt: next?.next_run_at ?? null,
+    triggerEvent: parse<{ kind: "fileProcessed"; dataTypeId: string } | { kind: "deviationChanged" }>(m.trigger_event),
+    instructions: m.instructions,
+    cpuCores: effective.cpuCores,
+    memory: effective.memory,
+    gpuCores: effective.gpuCores,
+    gpuSku: effective.gpuSku,
+    configurableParameters: effective.configurableParameters,
+    inherited: effective.inherited,
+    controllers: JSON.parse(m.controllers),
+    objectOwner: { id: m.owner_id, name: m.owner_name },
+    populations: await populationsOf(db, "monitor", m.id),
+    createdAt: m.created_at,
+    updatedAt: m.updated_at,
+  };
+}
+
+export async function getMonitorRow(db: D1Database, id: string): Promise<MonitorRow> {
+  const row = await db.prepare("SELECT * FROM monitors WHERE id = ?1").bind(id).first<MonitorRow>();
+  if (!row) throw notFound("Monitor", id);
+  return row;
+}
+
+async function checkMonitor(db: D1Database, input: MonitorInput, current: MonitorRow | null): Promise<{ model: ModelRow; rule: ScheduleRule | null }> {
+  if (input.staticParameters !== undefined) {
+    throw invalid("body.staticParameters", "readOnly", "Static parameters come from the model and can never be overridden by a monitor.");
+  }
+  const model = await getModelRow(db, input.modelId, "body.modelId");
+  if (model.status === "Deprecated" && current?.model_ref !== model.id) throw invalid("body.modelId", "status", `Model ${model.model_id} is Deprecated: it takes no new monitors.`);
+  if ((input.gpuCores ?? 0) > 0 !== (input.gpuSku !== null) && (input.gpuCores !== null || input.gpuSku !== null)) {
+    throw invalid("body.gpuSku", "dependency", "gpuSku and gpuCores (at least 1) are overridden together.");
+  }
+  let rule: ScheduleRule | null = null;
+  if (input.triggerSchedule) {
+    rule = { cron: input.triggerSchedule, timeZone: input.timeZone };
+    const problem = scheduleRuleProblem(rule);
+    if (problem) throw invalid(problem.part === "timeZone" ? "body.timeZone" : "body.triggerSchedule", problem.part, problem.message);
+  } else if (input.timeZone) {
+    const problem = scheduleRuleProblem({ cron: "0 0 * * *", timeZone: input.timeZone });
+    if (problem) throw invalid("body.timeZone", "timeZone", problem.message);
+  }
+  if (current) checkTransition(current.status, input.status, "body.status");
+  return { model, rule };
+}
+
+const normaliseControllers = (controllers: MonitorInput["controllers"]) =>
+  controllers.map((c) => ({ name: c.name, conditions: c.conditions.map((x) => ({ ...x, operator: x.operator === "GreaterThan" ? "GreaterThen" : x.operator })) }));
+
+function monitorValues(input: MonitorInput) {
+  return [
+    input.name, input.modelId, input.status, input.triggerSchedule, input.timeZone, input.triggerEvent ? JSON.stringify(input.triggerEvent) : null, input.instructions,
+    input.cpuCores, input.memory, input.gpuCores, input.gpuSku, input.configurableParameters ? JSON.stringify(input.configurableParameters) : null,
+    JSON.stringify(normaliseControllers(input.controllers)),
+  ];
+}
+
+export async function createMonitor(ctx: WriteContext, principal: Principal, input: MonitorInput): Promise<MonitorRow> {
+  const { rule } = await checkMonitor(ctx.db, input, null);
+  const owner = ownerOrCaller(input.objectOwner, principal);
+  const id = ctx.uuid();
+  const monitorId = `MON-${await nextNumber(ctx.db, "monitor")}`;
+  await ctx.db.batch([
+    ctx.db
+      .prepare(
+        `INSERT INTO monitors (id, monitor_id, name, model_ref, status, trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
+           configurable_parameters, controllers, owner_id, owner_name, etag, created_at, updated_at, created_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?19, ?20)`,
+      )
+      .bind(id, monitorId, ...monitorValues(input), owner.id, owner.name, newEtagToken(), ctx.now, ctx.actorId),
+    // On creation the monitor copies its model's populations and items.
+    ...copyPopulationStatements(ctx.db, { kind: "model", id: input.modelId }, { kind: "monitor", id }, ctx.now),
+    scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, id, rule, new Date(ctx.now)),
+    outboxStatement(ctx.db, ctx, { entityKind: "monitor", entityId: id, action: "created", payload: { id, monitorId, name: input.name } }),
+  ]);
+  return getMonitorRow(ctx.db, id);
+}
+
+export async function updateMonitor(ctx: WriteContext, input: MonitorInput & { id: string }): Promise<MonitorRow> {
+  const current = await getMonitorRow(ctx.db, input.id);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const { rule } = await checkMonitor(ctx.db, input, current);
+  const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.owner_id, name: current.owner_name };
+  const [update] = await ctx.db.batch([
+    ctx.db
+      .prepare(
+        `UPDATE monitors SET name = ?1, model_ref = ?2, status = ?3, trigger_schedule = ?4, time_zone = ?5, trigger_event = ?6, instructions = ?7, cpu_cores = ?8,
+           memory_gb = ?9, gpu_cores = ?10, gpu_sku = ?11, configurable_parameters = ?12, controllers = ?13, owner_id = ?14, owner_name = ?15, etag = ?16, updated_at = ?17
+         WHERE id = ?18 AND etag = ?19`,
+      )
+      .bind(...monitorValues(input), owner.id, owner.name, newEtagToken(), ctx.now, input.id, current.etag),
+    scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, input.id, rule, new Date(ctx.now)),
+  ]);
+  if (update?.meta.changes !== 1) throw preconditionFailed();
+  return getMonitorRow(ctx.db, input.id);
+}
+
+export async function deleteMonitor(ctx: WriteContext, id: string): Promise<void> {
+  await getMonitorRow(ctx.db, id);
+  await ctx.db.batch([
+    ctx.db.prepare("DELETE FROM populations WHERE owner_kind = 'monitor' AND owner_id = ?1").bind(id),
+    ctx.db.prepare("DELETE FROM monitors WHERE id = ?1").bind(id),
+    scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, id, null, new Date(ctx.now)),
+  ]);
+}
+
+/** A copy with a new MON number, status Draft, every population and item (criticality and last job cleared), no schedule until saved. */
+export async function duplicateMonitor(ctx: WriteContext, principal: Principal, id: string): Promise<MonitorRow> {
+  await getMonitorRow(ctx.db, id);
+  const copyId = ctx.uuid();
+  const monitorId = `MON-${await nextNumber(ctx.db, "monitor")}`;
+  await ctx.db.batch([
+    ctx.db
+      .prepare(
+        `INSERT INTO monitors (id, monitor_id, name, model_ref, status, trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
+           configurable_parameters, controllers, owner_id, owner_name, etag, created_at, updated_at, created_by)
+         SELECT ?1, ?2, name || ' (copy)', model_ref, 'Draft', trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
+           configurable_parameters, controllers, ?3, ?4, ?5, ?6, ?6, ?3 FROM monitors WHERE id = ?7`,
+      )
+      .bind(copyId, monitorId, principal.id, principal.name ?? null, newEtagToken(), ctx.now, id),
+    ...copyPopulationStatements(ctx.db, { kind: "monitor", id }, { kind: "monitor", id: copyId }, ctx.now),
+  ]);
+  return getMonitorRow(ctx.db, copyId);
+}
+
+export async function listMonitors(db: D1Database) {
+  const { results } = await db.prepare("SELECT * FROM monitors ORDER BY created_at DESC, id LIMIT 500").all<MonitorRow>();
+  return Promise.all(results.map((m) => toMonitor(db, m)));
+}
+
+/** GET /Monitors/PopulationItems as table 4.2 shapes it. */
+export async function queryPopulationItems(db: D1Database, query: { monitorIds: string[]; assetIds: string[]; assetType: AssetType | null }) {
+  const where: string[] = ["p.owner_kind = 'monitor'"];
+  const binds: unknown[] = [];
+  const list = (values: string[]) => {
+    const start = binds.length + 1;
+    binds.push(...values);
+    return `(${values.map((_, i) => `?${start + i}`).join(", ")})`;
+  };
+  if (query.monitorIds.length) where.push(`m.id IN ${list(query.monitorIds)}`);
+  if (query.assetIds.length) where.push(`i.asset_id IN ${list(query.assetIds)}`);
+  if (query.assetType) where.push(`p.asset_type = ${list([query.assetType])}`);
+  const { results } = await db
+    .prepare(
+      `SELECT i.*, p.name AS population_name, p.asset_type, m.id AS monitor_ref, m.name AS monitor_name
+       FROM population_items i JOIN populations p ON p.id = i.population_id JOIN monitors m ON m.id = p.owner_id
+       WHERE ${where.join(" AND ")} ORDER BY m.created_at, i.created_at, i.id LIMIT 1000`,
+    )
+    .bind(...binds)
+    .all<ItemRow & { population_name: string; asset_type: AssetType; monitor_ref: string; monitor_name: string }>();
+  return results.map((r) => ({
+    id: r.id,
+    monitor: { id: r.monitor_ref, name: r.monitor_name },
+    population: { id: r.population_id, name: r.population_name },
+    assetReference: { id: r.asset_id, name: r.asset_name },
+    type: r.asset_type,
+    criticality: r.criticality,
+    band: bandOf(r.criticality),
+    lastMonitorJobId: r.last_monitor_job_id,
+  }));
+}
