@@ -60,7 +60,7 @@ const NameVersion = z.object({ name: z.string().min(1).max(200).openapi({ param:
 const NameParam = z.object({ name: z.string().min(1).max(200).openapi({ param: { name: "name", in: "path" } }) });
 const PopulationParams = z.object({ id: z.uuid().openapi({ param: { name: "id", in: "path" } }), populationId: z.uuid().openapi({ param: { name: "populationId", in: "path" } }) });
 const ItemParams = z.object({ id: z.uuid().openapi({ param: { name: "id", in: "path" } }), itemId: z.uuid().openapi({ param: { name: "itemId", in: "path" } }) });
-const PopulationHeader = z.object({ populationid: z.uuid().openapi({ param: { name: "populationId", in: "header" }, description: "The population the item is added to (the spec's shape)." }) });
+const PopulationHeader = z.object({ populationid: z.uuid().openapi({ param: { name: "populationid", in: "header" }, description: "populationId: the population the item is added to (the spec's shape; header names are case-insensitive)." }) });
 
 export function monitoringApp() {
   const app = newApp();
