@@ -480,6 +480,40 @@ async function run() {
     return `${before.split("\n").length - 1} -> ${after.split("\n").length - 1} lines`;
   });
 
+  await check("a monitor on a local model image runs on its one-minute schedule (cron fired by hand) and updates criticality", async () => {
+    let definition = await http("/ModelDefinitions", { method: "POST", token: admin, body: { name: "models/criticality", version: "1.0", location: "ACR" } });
+    if (definition.status === 409) definition = await http("/ModelDefinitions/models%2Fcriticality/versions/1.0", { token: admin });
+    expect(definition.json?.id, `definition: ${describe(definition)}`);
+    const model = await http("/Models", { method: "POST", token: admin, body: { name: `smoke-model-${runId}`, modelDefinitionName: "models/criticality", modelDefinitionVersion: "1.0", cpuCores: 1, memory: 1, staticParameters: { BASE_CRITICALITY: "70" } } });
+    expect(model.status === 201, `model: ${describe(model)}`);
+    const population = await http(`/Models/${model.json.id}/Populations`, { method: "POST", token: admin, body: { name: "plants", assetType: "Plant" } });
+    const plants = [];
+    for (const i of [1, 2]) {
+      const plant = await http("/Assets", { method: "POST", token: admin, body: { name: `smoke-plant-${i}-${runId}`, kind: "plant" } });
+      await http(`/Models/${model.json.id}/Populations/${population.json.id}/Items`, { method: "POST", token: admin, body: { assetReference: { id: plant.json.id } } });
+      plants.push(plant.json.id);
+    }
+    const monitor = await http("/Monitors", { method: "POST", token: admin, body: { name: `smoke-monitor-${runId}`, modelId: model.json.id, status: "Active", triggerSchedule: "* * * * *" } });
+    expect(monitor.status === 201 && monitor.json.nextRunAt, `monitor: ${describe(monitor)}`);
+    // Wait for the minute the monitor is due, then fire the cron by hand (wrangler's /__scheduled runs it now).
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(monitor.json.nextRunAt) + 1500 - Date.now())));
+    await fireCron();
+    let job;
+    for (let i = 0; i < 40; i++) {
+      const jobs = await http(`/MonitorJobs?monitorIds=${monitor.json.id}`, { token: admin });
+      job = listOf(jobs.json)[0];
+      if (job && (job.status === "Succeeded" || job.status === "Failed")) break;
+      await new Promise((r) => setTimeout(r, 750));
+      await fireCron();
+    }
+    expect(job?.status === "Succeeded", `monitor job: ${JSON.stringify(job)?.slice(0, 400)}`);
+    expect(job.trigger === "schedule" && job.output.includes("posted the criticality: 201"), `output: ${job.output}`);
+    const read = await http(`/Monitors/${monitor.json.id}`, { token: admin });
+    const items = read.json.populations[0].items;
+    expect(items.length === 2 && items.every((it) => typeof it.criticality === "number" && it.band && it.lastMonitorJobId === job.id), `items: ${JSON.stringify(items)}`);
+    return items.map((it) => `${it.criticality} ${it.band}`).join(", ");
+  });
+
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
     const kept = await http("/Categories", { method: "POST", token: admin, body: { name: `smoke-persist-${runId}` } });
     expect(kept.status === 201, `create: ${describe(kept)}`);

@@ -82,7 +82,13 @@ export async function executeMonitor(env: Bindings, monitorRef: string, trigger:
   const definition = await findDefinitionByVersion(env.DB, model.definition_name, model.definition_version);
   if (!definition) throw new ApiError("Conflict", `Model ${model.model_id}'s definition ${model.definition_name} ${model.definition_version} no longer exists.`);
   const effective = effectiveOf(monitor, model);
-  const parameters = { ...effective.staticParameters, ...effective.configurableParameters, monitorId: monitor.monitor_id };
+  // The assets the model scores: the monitor's population items (ids, comma-separated), so a model needs no API access to find them.
+  const { results: assets } = await env.DB.prepare(
+    "SELECT DISTINCT i.asset_id FROM population_items i JOIN populations p ON p.id = i.population_id WHERE p.owner_kind = 'monitor' AND p.owner_id = ?1 ORDER BY i.asset_id LIMIT 1000",
+  )
+    .bind(monitor.id)
+    .all<{ asset_id: string }>();
+  const parameters = { ...effective.staticParameters, ...effective.configurableParameters, monitorId: monitor.monitor_id, populationAssetIds: assets.map((a) => a.asset_id).join(",") };
   const id = crypto.randomUUID();
   const nowIso = now.toISOString();
   const deadline = new Date(now.getTime() + MONITOR_JOB_DEADLINE_MINUTES * 60_000).toISOString();

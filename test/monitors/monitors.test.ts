@@ -186,7 +186,7 @@ describe("monitor jobs", () => {
     const { monitor: mon, plants } = await monitoredPlant();
     const run = await call(`/MonitorJobs/Execution/${mon.id}`, { method: "POST" });
     expect(run.status, run.text).toBe(201);
-    expect(run.body).toMatchObject({ status: "InProgress", parameters: { REGION: "north", THRESHOLD: "0.9", monitorId: mon.monitorId } });
+    expect(run.body).toMatchObject({ status: "InProgress", parameters: { REGION: "north", THRESHOLD: "0.9", monitorId: mon.monitorId, populationAssetIds: plants.map((p) => p.id).sort().join(",") } });
     const jobId = run.body.jobId as string;
     const chainId = (await call(`/Jobs/${jobId}`)).body.chainId;
     await step(chainId);
