@@ -11,6 +11,7 @@ import { sweepMediaOrphans } from "./media/sweep";
 import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
 import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execution";
 import { expireMonitorJobs, monitorScheduleKind } from "./monitors/jobs";
+import { triggerMonitors } from "./monitors/triggers";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
@@ -18,8 +19,8 @@ export { JobRunner } from "../durable-objects/job-runner";
 
 const app = createApp();
 
-/** Subscribers to platform events; search indexing registers here when it lands. */
-const eventHandlers: EventHandler[] = [];
+/** Subscribers to platform events: monitors triggered by events; search indexing registers here when it lands. */
+const eventHandlers: EventHandler[] = [triggerMonitors];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
 const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind];

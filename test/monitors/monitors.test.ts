@@ -6,6 +6,7 @@ import { createLogger } from "../../src/pkg/logger";
 import { groupRecord, scriptGroup } from "../support/fake-host";
 import { call } from "../support/http";
 import { step } from "../dataprocessing/support";
+import { createDataType, uploadFile } from "../support/factories/upload";
 
 const log = createLogger("error", { test: "monitors" });
 
@@ -250,5 +251,45 @@ describe("monitor jobs", () => {
     expect(jobs[0]!.trigger).toBe("schedule");
     await expireMonitorJobs(env, new Date(Date.now() + 3 * 3600_000));
     expect((await call(`/MonitorJobs/${jobs[0]!.id}`)).body).toMatchObject({ status: "Failed", errorMessage: expect.stringContaining("deadline") });
+  });
+});
+
+describe("trigger events", () => {
+  it("starts one monitor job when a deviation on a population's asset changes, however often the event is delivered", async () => {
+    const { triggerMonitors } = await import("../../src/monitors/triggers");
+    const m = await model({}, "External");
+    const population = await call(`/Models/${m.id}/Populations`, { method: "POST", body: { name: "systems", assetType: "MainSystem" } });
+    const system = await asset("mainSystem");
+    await call(`/Models/${m.id}/Populations/${population.body.id}/Items`, { method: "POST", body: { assetReference: { id: system.id } } });
+    const mon = await monitor(m.id, { status: "Active", triggerEvent: { kind: "deviationChanged" } });
+    const quiet = await monitor(m.id, { status: "Active" });
+    const deviation = await call("/Deviations", { method: "POST", body: { description: "leak", assetReference: { mainSystem: { id: system.id } } } });
+    expect(deviation.status, deviation.text).toBe(201);
+    const row = await env.DB.prepare("SELECT * FROM outbox WHERE entity_kind = 'deviation' AND entity_id = ?1").bind(deviation.body.id).first<Record<string, string>>();
+    const event = { id: row!.id!, entityKind: "deviation", entityId: deviation.body.id, action: "created" as const, occurredAt: row!.occurred_at!, actorId: null, requestId: null, payload: JSON.parse(row!.payload!) };
+    await triggerMonitors(event, env, log);
+    await triggerMonitors(event, env, log);
+    const jobs = (await call(`/MonitorJobs?monitorIds=${mon.id}`)).body as { trigger: string }[];
+    expect(jobs.map((j) => j.trigger)).toEqual(["event"]);
+    expect((await call(`/MonitorJobs?monitorIds=${quiet.id}`)).body).toEqual([]);
+  });
+});
+
+describe("file trigger events", () => {
+  it("starts a monitor job when a file of its data type reaches status processed, not before", async () => {
+    const { triggerMonitors } = await import("../../src/monitors/triggers");
+    const dataType = await createDataType();
+    const m = await model({}, "External");
+    const mon = await monitor(m.id, { status: "Active", triggerEvent: { kind: "fileProcessed", dataTypeId: dataType.id } });
+    const file = (await uploadFile(dataType.id, { name: "readings.csv", content: "a,b\n" })).body;
+    const eventsOf = async () => {
+      const { results } = await env.DB.prepare("SELECT * FROM outbox WHERE entity_kind = 'file' AND entity_id = ?1 ORDER BY seq").bind(file.id).all<Record<string, string>>();
+      return results.map((r) => ({ id: r.id!, entityKind: "file", entityId: file.id, action: r.action as "created" | "updated", occurredAt: r.occurred_at!, actorId: null, requestId: null, payload: JSON.parse(r.payload!) }));
+    };
+    for (const event of await eventsOf()) await triggerMonitors(event, env, log);
+    expect((await call(`/MonitorJobs?monitorIds=${mon.id}`)).body).toEqual([]);
+    expect((await call("/Files/status", { method: "PUT", body: { id: file.id, status: "processed" } })).status).toBe(200);
+    for (const event of await eventsOf()) await triggerMonitors(event, env, log);
+    expect((await call(`/MonitorJobs?monitorIds=${mon.id}`)).body).toHaveLength(1);
   });
 });
