@@ -11,7 +11,7 @@
  * through the binding.
  */
 import { ApiError } from "../../pkg/errors";
-import { presignUrl } from "../../pkg/sigv4";
+import { presignUrl } from "./presign";
 import type { UploadRow } from "./store";
 
 /** The variables and secrets this reads; none is in wrangler.toml, so none is in the generated Env. */
