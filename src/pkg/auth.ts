@@ -94,6 +94,29 @@ function principalFrom(payload: JWTPayload): Principal {
 }
 
 const CLOCK_TOLERANCE_SECONDS = 30;
+
+/**
+ * Verified tokens, per isolate: a phone's repeated requests with one token pay the signature check
+ * once. Keyed by the token's SHA-256 (the token itself is not kept), valid until the token's `exp`,
+ * at most {@link MAX_CACHED_TOKENS} entries (the oldest goes first).
+ */
+const verifiedTokens = new Map<string, { principal: Principal; expiresAt: number }>();
+export const MAX_CACHED_TOKENS = 2000;
+
+async function tokenCacheKey(token: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  let key = "";
+  for (const byte of digest) key += byte.toString(16).padStart(2, "0");
+  return key;
+}
+
+function rememberToken(key: string, principal: Principal, expiresAt: number): void {
+  if (verifiedTokens.size >= MAX_CACHED_TOKENS) {
+    const oldest = verifiedTokens.keys().next().value;
+    if (oldest !== undefined) verifiedTokens.delete(oldest);
+  }
+  verifiedTokens.set(key, { principal, expiresAt });
+}
 /** Longest token lifetime accepted unless AUTH_MAX_TOKEN_LIFETIME_SECONDS says otherwise: one day. */
 export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 
@@ -120,6 +143,9 @@ export async function authenticate(env: Bindings, authorization: string | undefi
   if (!resolver || !env.AUTH_ISSUER) {
     throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
   }
+  const cacheKey = await tokenCacheKey(match[1]);
+  const cached = verifiedTokens.get(cacheKey);
+  if (cached && cached.expiresAt > Date.now()) return cached.principal;
   try {
     const { payload } = await jwtVerify(match[1], resolver, {
       issuer: env.AUTH_ISSUER,
@@ -129,7 +155,9 @@ export async function authenticate(env: Bindings, authorization: string | undefi
       requiredClaims: ["exp"],
     });
     checkLifetime(env, payload);
-    return principalFrom(payload);
+    const principal = principalFrom(payload);
+    rememberToken(cacheKey, principal, payload.exp! * 1000);
+    return principal;
   } catch (error) {
     if (error instanceof ApiError) throw error;
     if (error instanceof joseErrors.JWTExpired) throw unauthorized("The token has expired.");

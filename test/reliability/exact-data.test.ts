@@ -56,6 +56,17 @@ describe("tokens", () => {
   });
 });
 
+describe("the verified-token cache", () => {
+  it("answers a repeated token from the cache but never a token that differs in any byte", async () => {
+    const token = await (await import("../support/http")).tokenFor({ id: "cache-user" });
+    expect((await call("/Categories", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect((await call("/Categories", { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    const last = token.at(-2) === "A" ? "B" : "A";
+    const tampered = token.slice(0, -2) + last + token.slice(-1);
+    expect((await call("/Categories", { headers: { authorization: `Bearer ${tampered}` } })).status).toBe(401);
+  });
+});
+
 describe("If-Match", () => {
   it("compares strongly: a weak validator never matches", async () => {
     const created = await call("/Categories", { method: "POST", body: { name: `weak ${crypto.randomUUID()}` } });
