@@ -38,7 +38,7 @@ describe("data processing, as the original client calls it", () => {
     expect(typeof run.body.jobId).toBe("string");
     const jobs = await call(`/Jobs?configurationId=${config.id}`);
     expect(jobs.body.map((j: { id: string }) => j.id)).toEqual([run.body.jobId]);
-    expect((await call(`/Jobs/${run.body.jobId}`)).body.status).toBe("Started");
+    expect(["Started", "InProgress"]).toContain((await call(`/Jobs/${run.body.jobId}`)).body.status);
   });
 
   it("matches paths in any case, with one canonical spelling in the OpenAPI document", async () => {
@@ -94,5 +94,47 @@ describe("conventions of the original client", () => {
     expect(posted.body).toMatchObject({ id: expect.any(String), name: "report.txt", type: "document" });
     const data = await rawCall(`/medias/${posted.body.id}/Data`);
     expect(new TextDecoder().decode(data.bytes)).toBe("report text");
+  });
+});
+
+describe("work management and assets, as the original client calls them", () => {
+  it("changes a file's status with PUT /Files and the whole object carrying userStatus", async () => {
+    const dataType = await createDataType();
+    const posted = await postForm(fileForm([["DataTypeId", dataType.id], ["File", { name: "x.csv", content: "a\n" }]]));
+    const whole = (await call(`/Files/${posted.body.id}`)).body;
+    const res = await call("/Files", { method: "PUT", body: { ...whole, userStatus: "processed" } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.status).toBe("processed");
+    expect((await call("/Files", { method: "PUT", body: { ...whole, status: undefined } })).status).toBe(400);
+  });
+
+  it("reads the asset catalogue through equipment, plants, MainSystem and Organization", async () => {
+    const plant = await call("/Assets", { method: "POST", body: { name: `compat plant ${crypto.randomUUID().slice(0, 6)}`, kind: "plant" } });
+    const equipment = await call("/Assets", { method: "POST", body: { name: `compat pump ${crypto.randomUUID().slice(0, 6)}`, kind: "equipment", parentId: plant.body.id } });
+    const plants = await call(`/plants?ids=${plant.body.id},${equipment.body.id}`);
+    expect(plants.body.map((a: { id: string }) => a.id)).toEqual([plant.body.id]);
+    const pumps = await call(`/equipment?ids=${plant.body.id},${equipment.body.id}`);
+    expect(pumps.body.map((a: { id: string }) => a.id)).toEqual([equipment.body.id]);
+    expect((await call(`/Equipment/${equipment.body.id}`)).body.id).toBe(equipment.body.id);
+    expect((await call(`/Plants/${equipment.body.id}`)).status).toBe(404);
+    expect((await call("/MainSystem")).status).toBe(200);
+    expect((await call("/Organization")).status).toBe(200);
+  });
+
+  it("reads ActivityTemplates/{id}/inputs, workItems/{id}/activities and activities/{id}/inputs", async () => {
+    const { seedActivityTemplate } = await import("../support/factories/templates-sql");
+    const template = await seedActivityTemplate({ inputs: [{ name: "thickness", displayName: "Wall thickness", format: "decimal" }] as never });
+    const inputs = await call(`/ActivityTemplates/${template.id}/inputs`);
+    expect(inputs.status, inputs.text).toBe(200);
+    expect(inputs.body.map((i: { name: string }) => i.name)).toEqual(["thickness"]);
+    const workItem = await call("/WorkItems", { method: "POST", body: { displayName: `compat ${crypto.randomUUID().slice(0, 6)}` } });
+    expect(workItem.status, workItem.text).toBe(201);
+    const activity = await call("/Activities", { method: "POST", body: { basedOn: { id: template.id }, workItemId: workItem.body.id } });
+    expect(activity.status, activity.text).toBe(201);
+    const listed = await call(`/workItems/${workItem.body.id}/activities`);
+    expect(listed.body.map((a: { id: string }) => a.id)).toEqual([activity.body.id]);
+    const activityInputs = await call(`/activities/${activity.body.id}/inputs`);
+    expect(activityInputs.status).toBe(200);
+    expect(activityInputs.body).toEqual(activity.body.inputs);
   });
 });

@@ -7,7 +7,7 @@ import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesQuerySchema, UniqueValuesResponseSchema } from "../../pkg/query";
 import { writeTemplate, type Written } from "../writer";
 import { ActivityTemplateListQuery, activityTemplateUniqueValues, listActivityTemplates } from "./list";
-import { ActivityTemplateSchema, CreateActivityTemplateSchema, InputTemplateInputSchema, InputTemplateListInputSchema, UpdateActivityTemplateSchema, type ActivityTemplate } from "./schema";
+import { ActivityTemplateSchema, CreateActivityTemplateSchema, InputTemplateInputSchema, InputTemplateListInputSchema, InputTemplateSchema, UpdateActivityTemplateSchema, type ActivityTemplate } from "./schema";
 import { createActivityTemplate, getActivityTemplate } from "./store";
 
 const tags = ["Activity templates"];
@@ -167,6 +167,30 @@ export function activityTemplatesApp() {
       const { id, inputTemplateId } = c.req.valid("param");
       return answer(c, await writeTemplate<ActivityTemplate>(c, { template: "activity", action: "deleteInputTemplate", id, inputTemplateId }));
     },
+  );
+
+  // The original product's client reads an activity template's inputs at `ActivityTemplates/{id}/inputs`.
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/ActivityTemplates/{id}/InputTemplates",
+      tags,
+      summary: "The input templates of an activity template's latest revision",
+      request: { params: IdParam },
+      responses: { 200: json(z.array(InputTemplateSchema), "Its input templates.") },
+    }),
+    async (c) => c.json((await getActivityTemplate(c.env.DB, c.req.valid("param").id)).value.inputTemplates, 200),
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/ActivityTemplates/{id}/Inputs",
+      tags,
+      summary: "The input templates of an activity template (the original client's path)",
+      request: { params: IdParam },
+      responses: { 200: json(z.array(InputTemplateSchema), "Its input templates.") },
+    }),
+    async (c) => c.json((await getActivityTemplate(c.env.DB, c.req.valid("param").id)).value.inputTemplates, 200),
   );
 
   return app;

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
-import { ApiError } from "../../pkg/errors";
+import { ApiError, invalid } from "../../pkg/errors";
 import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
@@ -12,7 +12,7 @@ import { viewerOf } from "./access";
 import { downloadResponse } from "./download";
 import { listFiles } from "./list";
 import { postFile } from "./post";
-import { FileMetadataSchema, FileSchema, ListFilesQuery, POST_FILE_FORM, UpdateFileStatusSchema } from "./schema";
+import { FileMetadataSchema, FileSchema, ListFilesQuery, POST_FILE_FORM, UpdateFileStatusSchema, WholeFileStatusSchema } from "./schema";
 import { deleteFile, getVisibleFile, setFileMetadata, setFileStatus } from "./store";
 
 const tags = ["Files"];
@@ -81,6 +81,25 @@ export function filesApp() {
     async (c) => {
       const { id, status } = c.req.valid("json");
       const updated = await setFileStatus(writeContext(c), viewerOf(c.get("principal")), id, status);
+      return jsonWithEtag(c, updated.value, updated.etag) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute({ ...write, errors: [404, 412] }, {
+      method: "put",
+      path: "/Files",
+      tags,
+      summary: "Change a file's status with the whole file object (older clients)",
+      description: `Older clients of the original product send the whole file object with \`userStatus\` (or \`status\`) set; only the status changes, every other field is read-only and ignored. ${VISIBILITY}`,
+      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: WholeFileStatusSchema } } } },
+      responses: { 200: json(FileSchema, "The file with its new status and ETag.") },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const status = body.userStatus ?? body.status;
+      if (!status) throw invalid("body.userStatus", "required", "userStatus (or status) is required: it is the only field PUT /Files changes.");
+      const updated = await setFileStatus(writeContext(c), viewerOf(c.get("principal")), body.id, status);
       return jsonWithEtag(c, updated.value, updated.etag) as never;
     },
   );

@@ -68,6 +68,12 @@ export const UpdateFileStatusSchema = z
   .strict()
   .openapi("UpdateFileStatus");
 
+/** PUT /Files: the whole file object as older clients send it; only userStatus (or status) is read. */
+export const WholeFileStatusSchema = z
+  .object({ id: z.uuid(), userStatus: z.enum(FILE_STATUSES).optional(), status: z.enum(FILE_STATUSES).optional() })
+  .loose()
+  .openapi("WholeFileStatus");
+
 // The shared list parameters (ids, excludeIds, searchText, order, paging, ...) except the property
 // filter: files carry no linked properties.
 const { properties: _noProperties, ...commonListShape } = listQueryShape;

@@ -2,12 +2,13 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
+import { ApiError } from "../../pkg/errors";
 import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, notModified } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../../pkg/query";
 import { ActivityListQuery, ActivityUniqueValuesQuery, activityUniqueValues, listActivities } from "./list";
-import { ActivitySchema, CreateActivitySchema, UpdateActivitySchema } from "./schema";
+import { ActivityInputSchema, ActivitySchema, CreateActivitySchema, UpdateActivitySchema } from "./schema";
 import { createActivity, deleteActivity, getActivity, updateActivity } from "./store";
 
 const tags = ["Activities"];
@@ -110,6 +111,37 @@ export function activitiesApp() {
     async (c) => {
       await deleteActivity(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);
+    },
+  );
+
+  // Paths of the original product's client (original-client.md): an activity's inputs, a work item's activities.
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/Activities/{id}/Inputs",
+      tags,
+      summary: "The inputs of an activity (as in the activity)",
+      request: { params: IdParam },
+      responses: { 200: json(z.array(ActivityInputSchema), "Its inputs.") },
+    }),
+    async (c) => c.json((await getActivity(c.env.DB, c.req.valid("param").id)).value.inputs, 200),
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/WorkItems/{id}/Activities",
+      tags,
+      summary: "The activities of a work item (as GET /Activities?workItemIds={id})",
+      request: { params: IdParam, query: ActivityListQuery.omit({ workItemIds: true }) },
+      responses: { 200: json(z.array(ActivitySchema), "One page of its activities.") },
+    }),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const exists = await c.env.DB.prepare("SELECT 1 AS found FROM work_items WHERE id = ?1").bind(id).first();
+      if (!exists) throw new ApiError("NotFound", `Work item ${id} does not exist.`);
+      const { items, total } = await listActivities(c.env.DB, { ...c.req.valid("query"), workItemIds: id });
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items, 200);
     },
   );
 
