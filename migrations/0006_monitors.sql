@@ -41,6 +41,7 @@ CREATE TABLE `models` (
 	`gpu_sku` text,
 	`configurable_parameters` text NOT NULL,
 	`static_parameters` text NOT NULL,
+	`type_id` text NOT NULL,
 	`owner_id` text NOT NULL,
 	`owner_name` text,
 	`etag` text NOT NULL,

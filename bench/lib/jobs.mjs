@@ -20,7 +20,7 @@ import { measureRounds, round } from "./load.mjs";
 const LOOPBACK = "127.0.0.1";
 export const JOB_BENCH = { configs: [10_000, 100_000], due: 1_000 };
 
-function appWorkerOptions(root) {
+export function appWorkerOptions(root) {
   const configPath = join(root, "wrangler.toml");
   const { workerOptions } = unstable_getMiniflareWorkerOptions(configPath);
   const vars = unstable_readConfig({ config: configPath }).vars ?? {};
@@ -29,7 +29,7 @@ function appWorkerOptions(root) {
 }
 
 /** A container host that starts every group at once and reports it succeeded; counts starts per group. */
-function startStubHost() {
+export function startStubHost(images = [{ name: "bench/model", tag: "1" }]) {
   const starts = new Map();
   const server = createServer(async (req, res) => {
     const parts = new URL(req.url, "http://h").pathname.split("/").filter(Boolean);
@@ -38,7 +38,7 @@ function startStubHost() {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
-    if (parts[0] === "images") return send(200, { images: [{ name: "bench/model", tag: "1" }], capacity: { maxCpuCores: 4, maxMemoryGb: 16, maxGpuCores: 0, gpuSkus: [] } });
+    if (parts[0] === "images") return send(200, { images, capacity: { maxCpuCores: 4, maxMemoryGb: 16, maxGpuCores: 0, gpuSkus: [] } });
     if (parts[0] === "groups" && req.method === "PUT") {
       const first = !starts.has(parts[1]);
       starts.set(parts[1], (starts.get(parts[1]) ?? 0) + 1);
@@ -64,7 +64,7 @@ async function seal(rawKey, options) {
 }
 
 /** CPU seconds (user + system) of every workerd process under this one. */
-function workerdCpuSeconds() {
+export function workerdCpuSeconds() {
   let total = 0;
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {

@@ -862,6 +862,8 @@ export const models = sqliteTable(
     gpuSku: text("gpu_sku"),
     configurableParameters: text("configurable_parameters").notNull(),
     staticParameters: text("static_parameters").notNull(),
+    /** The entity type whose linked property definitions (application rule Model) the model's properties follow. */
+    typeId: text("type_id").notNull(),
     ownerId: text("owner_id").notNull(),
     ownerName: text("owner_name"),
     ...audit,

@@ -217,7 +217,7 @@ export const monitorScheduleKind: ScheduleKind = {
   kind: MONITOR_SCHEDULE_KIND,
   async start(env: Bindings, runs: readonly DueRun[], log: Logger) {
     const failed: string[] = [];
-    for (const run of runs) {
+    const startOne = async (run: DueRun) => {
       try {
         const monitor = await env.DB.prepare("SELECT status FROM monitors WHERE id = ?1").bind(run.ownerId).first<Pick<MonitorRow, "status">>();
         // Only Active monitors run on their schedule; a Draft or Deprecated one keeps its schedule for later.
@@ -226,7 +226,13 @@ export const monitorScheduleKind: ScheduleKind = {
         log.error("monitor job not started", { monitorId: run.ownerId, runKey: run.runKey, ...errorFields(error) });
         failed.push(run.runKey);
       }
-    }
+    };
+    // A few at a time, as the job-config kind does: each start is a handful of D1 round trips and a Durable Object call.
+    let next = 0;
+    const worker = async () => {
+      while (next < runs.length) await startOne(runs[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(16, runs.length) }, worker));
     return failed;
   },
 };

@@ -1,6 +1,7 @@
 /** API shapes of models and monitors (spec 2.8). */
 import { z } from "@hono/zod-openapi";
 import { PersonSchema } from "../work/common";
+import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 
 export const LOCATIONS = ["ACR", "External"] as const;
 export const STATUSES = ["Draft", "Active", "Deprecated"] as const;
@@ -70,6 +71,8 @@ export const ModelSchema = z
     configurableParameters: z.record(z.string(), z.string()),
     staticParameters: z.record(z.string(), z.string()),
     objectOwner: PersonSchema,
+    typeId: z.uuid().openapi({ description: "The entity type whose linked property definitions (application rule Model) the properties follow." }),
+    properties: z.array(z.object({ name: z.string(), value: z.unknown() })).openapi({ description: "Values of the Model properties linked to the type." }),
     populations: z.array(PopulationSchema),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -85,6 +88,12 @@ const modelFields = {
   configurableParameters: params.default({}),
   staticParameters: params.default({}),
   objectOwner: PersonSchema.nullable().optional(),
+  typeId: z.uuid().optional().openapi({ description: `An entity type for Model (or every kind). Default: General (${DEFAULT_ENTITY_TYPE_ID}).` }),
+  properties: z
+    .array(z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict())
+    .max(200)
+    .default([])
+    .openapi({ description: "Values of the Model properties linked to the type: [{name, value}] (the property model, spec 2.1)." }),
 };
 export const CreateModelSchema = z.object(modelFields).strict().openapi("CreateModel");
 export const UpdateModelSchema = z.object({ id: z.uuid(), ...modelFields }).strict().openapi("UpdateModel");

@@ -5,7 +5,11 @@
 import type { Bindings } from "../env";
 import { outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
-import { conflict, isUniqueViolation, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
+import { assertStatement, conflict, isAssertionFailure, isUniqueViolation, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
+import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
+import { resolveLinkedValues } from "../properties/values/resolve";
+import { deletePropertyValuesStatement, readPropertyValues, replacePropertyValuesStatements, toPropertyValueRows } from "../properties/values/rows";
+import type { ResolvedProperty } from "../properties/values/types";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { scheduleRuleProblem, scheduleStatement, type ScheduleRule } from "../pkg/schedule";
@@ -256,6 +260,7 @@ export interface ModelRow {
   gpu_sku: string | null;
   configurable_parameters: string;
   static_parameters: string;
+  type_id: string;
   owner_id: string;
   owner_name: string | null;
   etag: string;
@@ -276,6 +281,8 @@ export interface ModelInput {
   configurableParameters: Params;
   staticParameters: Params;
   objectOwner?: { id: string; name: string | null } | null;
+  typeId?: string;
+  properties: { name: string; value?: unknown }[];
 }
 
 export async function toModel(db: D1Database, r: ModelRow) {
@@ -294,6 +301,8 @@ export async function toModel(db: D1Database, r: ModelRow) {
     configurableParameters: JSON.parse(r.configurable_parameters) as Params,
     staticParameters: JSON.parse(r.static_parameters) as Params,
     objectOwner: { id: r.owner_id, name: r.owner_name },
+    typeId: r.type_id,
+    properties: (await readPropertyValues(db, MODEL_KIND, [r.id])).get(r.id) ?? [],
     populations: await populationsOf(db, "model", r.id),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -314,6 +323,18 @@ function checkTransition(from: string, to: string, field: string): void {
   if (from !== "Draft" && to === "Draft") throw invalid(field, "transition", `A ${from} model or monitor cannot go back to Draft.`);
 }
 
+const MODEL_KIND = "model";
+
+/** The model's entity type (it must accept Model properties) and its resolved property values. */
+async function modelProperties(db: D1Database, input: ModelInput): Promise<{ typeId: string; properties: ResolvedProperty[] }> {
+  const typeId = (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
+  const type = await db.prepare("SELECT applies_to FROM entity_types WHERE id = ?1").bind(typeId).first<{ applies_to: string | null }>();
+  if (!type) throw invalid("body.typeId", "exists", `Entity type ${typeId} does not exist.`);
+  if (type.applies_to !== null && type.applies_to !== "Model") throw invalid("body.typeId", "appliesTo", `Entity type ${typeId} is for ${type.applies_to} entities, not Model.`);
+  const properties = await resolveLinkedValues(db, { entityTypeId: typeId, applicationRule: "Model", values: input.properties as never, field: "body.properties", entityTypeField: "body.typeId" });
+  return { typeId, properties };
+}
+
 async function checkModel(db: D1Database, input: ModelInput): Promise<void> {
   const problems: FieldProblem[] = [];
   if (!(await findDefinitionByVersion(db, input.modelDefinitionName, input.modelDefinitionVersion))) {
@@ -325,6 +346,7 @@ async function checkModel(db: D1Database, input: ModelInput): Promise<void> {
 
 export async function createModel(ctx: WriteContext, principal: Principal, input: ModelInput): Promise<ModelRow> {
   await checkModel(ctx.db, input);
+  const { typeId, properties } = await modelProperties(ctx.db, input);
   const owner = ownerOrCaller(input.objectOwner, principal);
   const id = ctx.uuid();
   const modelId = `MOD-${await nextNumber(ctx.db, "model")}`;
@@ -332,13 +354,14 @@ export async function createModel(ctx: WriteContext, principal: Principal, input
     ctx.db
       .prepare(
         `INSERT INTO models (id, model_id, name, description, definition_name, definition_version, status, cpu_cores, memory_gb, gpu_cores, gpu_sku,
-           configurable_parameters, static_parameters, owner_id, owner_name, etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17, ?18)`,
+           configurable_parameters, static_parameters, owner_id, owner_name, etag, created_at, updated_at, created_by, type_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17, ?18, ?19)`,
       )
       .bind(
         id, modelId, input.name, input.description, input.modelDefinitionName, input.modelDefinitionVersion, input.status, input.cpuCores, input.memory,
-        input.gpuCores, input.gpuSku, JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, newEtagToken(), ctx.now, ctx.actorId,
+        input.gpuCores, input.gpuSku, JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, newEtagToken(), ctx.now, ctx.actorId, typeId,
       ),
+    ...replacePropertyValuesStatements(ctx.db, MODEL_KIND, id, toPropertyValueRows(MODEL_KIND, id, properties)),
     outboxStatement(ctx.db, ctx, { entityKind: "model", entityId: id, action: "created", payload: { id, modelId, name: input.name } }),
   ]);
   return getModelRow(ctx.db, id);
@@ -349,18 +372,26 @@ export async function updateModel(ctx: WriteContext, input: ModelInput & { id: s
   if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
   checkTransition(current.status, input.status, "body.status");
   await checkModel(ctx.db, input);
+  const { typeId, properties } = await modelProperties(ctx.db, { ...input, typeId: input.typeId ?? current.type_id });
   const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.owner_id, name: current.owner_name };
-  const result = await ctx.db
-    .prepare(
-      `UPDATE models SET name = ?1, description = ?2, definition_name = ?3, definition_version = ?4, status = ?5, cpu_cores = ?6, memory_gb = ?7, gpu_cores = ?8,
-         gpu_sku = ?9, configurable_parameters = ?10, static_parameters = ?11, owner_id = ?12, owner_name = ?13, etag = ?14, updated_at = ?15 WHERE id = ?16 AND etag = ?17`,
-    )
-    .bind(
-      input.name, input.description, input.modelDefinitionName, input.modelDefinitionVersion, input.status, input.cpuCores, input.memory, input.gpuCores, input.gpuSku,
-      JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, newEtagToken(), ctx.now, input.id, current.etag,
-    )
-    .run();
-  if (result.meta.changes !== 1) throw preconditionFailed();
+  const [result] = await ctx.db.batch([
+    ctx.db
+      .prepare(
+        `UPDATE models SET name = ?1, description = ?2, definition_name = ?3, definition_version = ?4, status = ?5, cpu_cores = ?6, memory_gb = ?7, gpu_cores = ?8,
+           gpu_sku = ?9, configurable_parameters = ?10, static_parameters = ?11, owner_id = ?12, owner_name = ?13, etag = ?14, updated_at = ?15, type_id = ?18 WHERE id = ?16 AND etag = ?17`,
+      )
+      .bind(
+        input.name, input.description, input.modelDefinitionName, input.modelDefinitionVersion, input.status, input.cpuCores, input.memory, input.gpuCores, input.gpuSku,
+        JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, newEtagToken(), ctx.now, input.id, current.etag, typeId,
+      ),
+    // Guarded on the update above having applied: a lost race leaves the old values.
+    assertStatement(ctx.db, "changes() = 1"),
+    ...replacePropertyValuesStatements(ctx.db, MODEL_KIND, input.id, toPropertyValueRows(MODEL_KIND, input.id, properties)),
+  ]).catch((error: unknown) => {
+    if (isAssertionFailure(error)) throw preconditionFailed();
+    throw error;
+  });
+  if (result?.meta.changes !== 1) throw preconditionFailed();
   return getModelRow(ctx.db, input.id);
 }
 
@@ -368,7 +399,11 @@ export async function deleteModel(db: D1Database, id: string): Promise<void> {
   await getModelRow(db, id);
   const used = await db.prepare("SELECT monitor_id FROM monitors WHERE model_ref = ?1 LIMIT 1").bind(id).first<{ monitor_id: string }>();
   if (used) throw new ApiError("InUse", `Monitor ${used.monitor_id} uses this model.`);
-  await db.batch([db.prepare("DELETE FROM populations WHERE owner_kind = 'model' AND owner_id = ?1").bind(id), db.prepare("DELETE FROM models WHERE id = ?1").bind(id)]);
+  await db.batch([
+    db.prepare("DELETE FROM populations WHERE owner_kind = 'model' AND owner_id = ?1").bind(id),
+    deletePropertyValuesStatement(db, MODEL_KIND, id),
+    db.prepare("DELETE FROM models WHERE id = ?1").bind(id),
+  ]);
 }
 
 export async function listModels(db: D1Database) {

@@ -7,6 +7,7 @@ import { groupRecord, scriptGroup } from "../support/fake-host";
 import { call } from "../support/http";
 import { step } from "../dataprocessing/support";
 import { createDataType, uploadFile } from "../support/factories/upload";
+import { entityTypeWith } from "../support/factories/properties";
 
 const log = createLogger("error", { test: "monitors" });
 
@@ -102,6 +103,24 @@ describe("models", () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body.errors[0]).toMatchObject({ field: "body.assetReference.id", rule: "assetType" });
     expect(wrong.body.detail).toContain("expected equipment");
+  });
+});
+
+describe("model properties", () => {
+  it("carries values of the Model properties linked to its entity type, checked by the property model", async () => {
+    const { entityTypeId, definitions } = await entityTypeWith([{ applicationRule: "Model", format: "integer" } as never, { applicationRule: "Model", format: "text" } as never], { appliesTo: "Model" });
+    const [depth, label] = definitions as { name: string }[];
+    const created = await model({ typeId: entityTypeId, properties: [{ name: depth!.name, value: 7 }, { name: label!.name, value: "pumps" }] });
+    expect(created.typeId).toBe(entityTypeId);
+    expect(created.properties).toEqual(expect.arrayContaining([{ name: depth!.name, value: 7 }, { name: label!.name, value: "pumps" }]));
+    const wrong = await call("/Models", { method: "PUT", body: { ...pick(created), typeId: entityTypeId, properties: [{ name: depth!.name, value: "not a number" }] } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.errors[0].field).toMatch(/^body\.properties/);
+    const changed = await call("/Models", { method: "PUT", body: { ...pick(created), typeId: entityTypeId, properties: [{ name: depth!.name, value: 9 }] } });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.properties).toEqual(expect.arrayContaining([{ name: depth!.name, value: 9 }]));
+    const unknown = await call("/Models", { method: "PUT", body: { ...pick(created), typeId: entityTypeId, properties: [{ name: "noSuchProperty", value: 1 }] } });
+    expect(unknown.status).toBe(400);
   });
 });
 
