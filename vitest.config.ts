@@ -29,6 +29,9 @@ export default defineConfig({
           TEST_MIGRATIONS: migrations,
           LOG_LEVEL: "error",
           CONTAINER_HOST_KIND: "local",
+          // Pinned, so a developer's .dev.vars (written by npm start) never changes what the tests see.
+          LOCAL_CONTAINER_HOST_URL: "",
+          PUBLIC_API_URL: "",
           // Run options are sealed under this throwaway key (key version 1).
           DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
         },

@@ -7,26 +7,16 @@
 // 3. GET /Jobs/{id} against GET /Deviations/{id} in alternating autocannon rounds (target >= 0.8x).
 // The container host is a stub HTTP server in this process that starts groups instantly and reports
 // them succeeded, so the figures are the service's own work.
-import { readFileSync, readdirSync, rmSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { webcrypto } from "node:crypto";
-import { Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
-import { AUDIENCE, ISSUER } from "./auth.mjs";
+import { LOOPBACK, startAppMiniflare } from "./app-miniflare.mjs";
 import { applyMigrations } from "./db.mjs";
 import { measureRounds, round } from "./load.mjs";
 
-const LOOPBACK = "127.0.0.1";
 export const JOB_BENCH = { configs: [10_000, 100_000], due: 1_000 };
 
-export function appWorkerOptions(root) {
-  const configPath = join(root, "wrangler.toml");
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(configPath);
-  const vars = unstable_readConfig({ config: configPath }).vars ?? {};
-  const { assets: _assets, bindings = {}, ...options } = workerOptions;
-  return { ...options, bindings: Object.fromEntries(Object.entries(bindings).filter(([name]) => Object.hasOwn(vars, name))) };
-}
 
 /** A container host that starts every group at once and reports it succeeded; counts starts per group. */
 export function startStubHost(images = [{ name: "bench/model", tag: "1" }]) {
@@ -98,47 +88,16 @@ async function seedConfigs(db, { from, count, due, dueAt, later, sealed }) {
 
 export async function runJobsSection({ root, benchDir, appModules, credentials, step }) {
   const stateDir = join(benchDir, "jobs-state");
-  rmSync(stateDir, { recursive: true, force: true });
   const host = await startStubHost();
   const rawKey = webcrypto.getRandomValues(new Uint8Array(32));
-  const app = appWorkerOptions(root);
-  const mf = new Miniflare({
-    host: LOOPBACK,
-    port: 0,
-    defaultPersistRoot: stateDir,
-    d1Persist: join(stateDir, "d1"),
-    durableObjectsPersist: join(stateDir, "do"),
-    r2Persist: join(stateDir, "r2"),
-    handleRuntimeStdio: (stdout, stderr) => {
-      stdout.resume();
-      stderr.resume();
-    },
-    workers: [
-      {
-        ...app,
-        name: "app",
-        modulesRoot: join(appModules[0].path, ".."),
-        modules: appModules,
-        bindings: {
-          ...app.bindings,
-          AUTH_ISSUER: ISSUER,
-          AUTH_AUDIENCE: AUDIENCE,
-          AUTH_JWKS_JSON: credentials.jwksJson,
-          ENVIRONMENT: "bench",
-          LOG_LEVEL: "error",
-          CONTAINER_HOST_KIND: "local",
-          LOCAL_CONTAINER_HOST_URL: host.url,
-          DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(rawKey).toString("base64")}`,
-        },
-        unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
-      },
-    ],
+  const { mf, url, db, worker } = await startAppMiniflare({
+    root,
+    stateDir,
+    appModules,
+    credentials,
+    bindings: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: host.url, DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(rawKey).toString("base64")}` },
   });
   try {
-    await mf.ready;
-    const url = await mf.unsafeGetDirectURL("app");
-    const db = await mf.getD1Database("DB", "app");
-    const worker = await mf.getWorker("app");
     const token = credentials.token;
     await applyMigrations(db, root);
     const sealed = await seal(rawKey, { MODE: "bench" });

@@ -6,16 +6,13 @@
 //    (target <= 1.5), since due monitors are found by the next-run index.
 // 3. GET /Monitors/{id} (inherited fields) against GET /Deviations/{id} in alternating rounds (>= 0.8x).
 // The container host is the stub of bench/lib/jobs.mjs (groups start at once and succeed).
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { webcrypto } from "node:crypto";
-import { Miniflare } from "miniflare";
-import { AUDIENCE, ISSUER } from "./auth.mjs";
+import { startAppMiniflare } from "./app-miniflare.mjs";
 import { applyMigrations } from "./db.mjs";
-import { appWorkerOptions, startStubHost, workerdCpuSeconds } from "./jobs.mjs";
+import { startStubHost, workerdCpuSeconds } from "./jobs.mjs";
 import { measureRounds, round } from "./load.mjs";
 
-const LOOPBACK = "127.0.0.1";
 export const MONITOR_BENCH = { monitors: [10_000, 100_000], due: 1_000 };
 
 async function seedMonitors(db, { from, count, due, dueAt, later, modelRef }) {
@@ -40,46 +37,15 @@ async function seedMonitors(db, { from, count, due, dueAt, later, modelRef }) {
 
 export async function runMonitorsSection({ root, benchDir, appModules, credentials, step }) {
   const stateDir = join(benchDir, "monitors-state");
-  rmSync(stateDir, { recursive: true, force: true });
   const host = await startStubHost([{ name: "bench/model", tag: "1" }]);
-  const app = appWorkerOptions(root);
-  const mf = new Miniflare({
-    host: LOOPBACK,
-    port: 0,
-    defaultPersistRoot: stateDir,
-    d1Persist: join(stateDir, "d1"),
-    durableObjectsPersist: join(stateDir, "do"),
-    r2Persist: join(stateDir, "r2"),
-    handleRuntimeStdio: (stdout, stderr) => {
-      stdout.resume();
-      stderr.resume();
-    },
-    workers: [
-      {
-        ...app,
-        name: "app",
-        modulesRoot: join(appModules[0].path, ".."),
-        modules: appModules,
-        bindings: {
-          ...app.bindings,
-          AUTH_ISSUER: ISSUER,
-          AUTH_AUDIENCE: AUDIENCE,
-          AUTH_JWKS_JSON: credentials.jwksJson,
-          ENVIRONMENT: "bench",
-          LOG_LEVEL: "error",
-          CONTAINER_HOST_KIND: "local",
-          LOCAL_CONTAINER_HOST_URL: host.url,
-          DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(webcrypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
-        },
-        unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
-      },
-    ],
+  const { mf, url, db, worker } = await startAppMiniflare({
+    root,
+    stateDir,
+    appModules,
+    credentials,
+    bindings: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: host.url, DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(webcrypto.getRandomValues(new Uint8Array(32))).toString("base64")}` },
   });
   try {
-    await mf.ready;
-    const url = await mf.unsafeGetDirectURL("app");
-    const db = await mf.getD1Database("DB", "app");
-    const worker = await mf.getWorker("app");
     const token = credentials.token;
     const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
     await applyMigrations(db, root);

@@ -11,27 +11,16 @@
 //
 // Its own Miniflare (the app on a direct socket, never `wrangler dev`), so `--only templates` runs it alone.
 // Env: BENCH_TEMPLATE_RUNS (40 per variant), BENCH_TEMPLATE_WARMUP (5).
-import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
-import { AUDIENCE, ISSUER } from "./auth.mjs";
+import { startAppMiniflare } from "./app-miniflare.mjs";
 import { applyMigrations } from "./db.mjs";
 import { median, round } from "./load.mjs";
 
-const LOOPBACK = "127.0.0.1";
 const RUNS = Number(process.env.BENCH_TEMPLATE_RUNS ?? 40);
 const WARMUP = Number(process.env.BENCH_TEMPLATE_WARMUP ?? 5);
 export const TEMPLATE_SHAPE = { activityTemplates: 50, sections: 2, inputTemplates: 500 };
 const GENERAL = "00000000-0000-4000-8000-000000000001";
 
-function appWorkerOptions(root) {
-  const configPath = join(root, "wrangler.toml");
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(configPath);
-  const vars = unstable_readConfig({ config: configPath }).vars ?? {};
-  const { assets: _assets, bindings = {}, ...options } = workerOptions;
-  return { ...options, bindings: Object.fromEntries(Object.entries(bindings).filter(([name]) => Object.hasOwn(vars, name))) };
-}
 
 async function request(base, path, { method = "GET", token, json } = {}) {
   const response = await fetch(new URL(path, base), {
@@ -114,35 +103,8 @@ async function measurePair({ url, token, path, copyId, inPlaceId, freeze, readPa
 
 export async function runTemplatesSection({ root, benchDir, appModules, credentials, step }) {
   const stateDir = join(benchDir, "templates-state");
-  rmSync(stateDir, { recursive: true, force: true });
-  const app = appWorkerOptions(root);
-  const mf = new Miniflare({
-    host: LOOPBACK,
-    port: 0,
-    defaultPersistRoot: stateDir,
-    d1Persist: join(stateDir, "d1"),
-    durableObjectsPersist: join(stateDir, "do"),
-    r2Persist: join(stateDir, "r2"),
-    handleRuntimeStdio: (stdout, stderr) => {
-      stdout.resume();
-      stderr.resume();
-    },
-    workers: [
-      {
-        ...app,
-        name: "app",
-        modulesRoot: join(appModules[0].path, ".."),
-        modules: appModules,
-        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: credentials.jwksJson, ENVIRONMENT: "bench", LOG_LEVEL: "error" },
-        unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
-      },
-    ],
-  });
+  const { mf, url, db } = await startAppMiniflare({ root, stateDir, appModules, credentials });
   try {
-    await mf.ready;
-    const url = await mf.unsafeGetDirectURL("app");
-    if (url.hostname !== LOOPBACK) throw new Error(`the app listens on ${url.host}, not on loopback`);
-    const db = await mf.getD1Database("DB", "app");
     const token = credentials.token;
     step("templates: migrations and seeding through the API");
     await applyMigrations(db, root);

@@ -4,6 +4,7 @@
  * Each creates its jobs at once in D1, then hands the chain to its JobRunner.
  */
 import type { Bindings } from "../env";
+import { forEachLimited } from "../pkg/concurrency";
 import type { WriteContext } from "../pkg/db";
 import { invalid } from "../pkg/errors";
 import { errorFields, type Logger } from "../pkg/logger";
@@ -87,8 +88,8 @@ export async function startAdHocJob(env: Bindings, request: AdHocRunRequest, now
   return { jobId: created.jobIds[0]! };
 }
 
-/** Due runs a tick starts at once. */
-const START_CONCURRENCY = 16;
+/** Due runs a tick starts at once (also the monitors' kind). */
+export const START_CONCURRENCY = 16;
 
 /**
  * The weekly schedules of configs: each due occurrence runs the config's whole chain; its run key is
@@ -112,11 +113,7 @@ export const jobConfigScheduleKind: ScheduleKind = {
       }
     };
     // A few at a time: each run is a handful of D1 round trips and one Durable Object call.
-    let next = 0;
-    const worker = async () => {
-      while (next < runs.length) await startOne(runs[next++]!);
-    };
-    await Promise.all(Array.from({ length: Math.min(START_CONCURRENCY, runs.length) }, worker));
+    await forEachLimited(runs, START_CONCURRENCY, startOne);
     return failed;
   },
 };

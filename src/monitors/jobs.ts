@@ -10,7 +10,8 @@
  */
 import type { Bindings } from "../env";
 import type { JobEnd, JobEndHook } from "../dataprocessing/contract";
-import { startAdHocJob } from "../dataprocessing/execution";
+import { START_CONCURRENCY, startAdHocJob } from "../dataprocessing/execution";
+import { forEachLimited } from "../pkg/concurrency";
 import { scopedTokenFor } from "../dataprocessing/run-options";
 import { isUniqueViolation } from "../pkg/db";
 import { ApiError, notFound } from "../pkg/errors";
@@ -228,11 +229,7 @@ export const monitorScheduleKind: ScheduleKind = {
       }
     };
     // A few at a time, as the job-config kind does: each start is a handful of D1 round trips and a Durable Object call.
-    let next = 0;
-    const worker = async () => {
-      while (next < runs.length) await startOne(runs[next++]!);
-    };
-    await Promise.all(Array.from({ length: Math.min(16, runs.length) }, worker));
+    await forEachLimited(runs, START_CONCURRENCY, startOne);
     return failed;
   },
 };

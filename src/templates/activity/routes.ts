@@ -169,29 +169,20 @@ export function activityTemplatesApp() {
     },
   );
 
-  // The original product's client reads an activity template's inputs at `ActivityTemplates/{id}/inputs`.
-  app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/ActivityTemplates/{id}/InputTemplates",
-      tags,
-      summary: "The input templates of an activity template's latest revision",
-      request: { params: IdParam },
-      responses: { 200: json(z.array(InputTemplateSchema), "Its input templates.") },
-    }),
-    async (c) => c.json((await getActivityTemplate(c.env.DB, c.req.valid("param").id)).value.inputTemplates, 200),
-  );
-  app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/ActivityTemplates/{id}/Inputs",
-      tags,
-      summary: "The input templates of an activity template (the original client's path)",
-      request: { params: IdParam },
-      responses: { 200: json(z.array(InputTemplateSchema), "Its input templates.") },
-    }),
-    async (c) => c.json((await getActivityTemplate(c.env.DB, c.req.valid("param").id)).value.inputTemplates, 200),
-  );
+  // The input templates of the latest revision; `Inputs` is the original product's client's path for them.
+  for (const path of ["/ActivityTemplates/{id}/InputTemplates", "/ActivityTemplates/{id}/Inputs"]) {
+    app.openapi(
+      defineRoute({ ...read, errors: [404] }, {
+        method: "get",
+        path,
+        tags,
+        summary: "The input templates of an activity template's latest revision",
+        request: { params: IdParam },
+        responses: { 200: json(z.array(InputTemplateSchema), "Its input templates.") },
+      }),
+      async (c) => c.json((await getActivityTemplate(c.env.DB, c.req.valid("param").id)).value.inputTemplates, 200),
+    );
+  }
 
   return app;
 }

@@ -1,0 +1,53 @@
+// The app Worker alone under Miniflare on a direct socket (never `wrangler dev`), with a fresh
+// persistence folder: what the template, jobs and monitors sections each run.
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
+import { AUDIENCE, ISSUER } from "./auth.mjs";
+
+export const LOOPBACK = "127.0.0.1";
+
+/** The app's Miniflare options as wrangler derives them from wrangler.toml, minus assets and .dev.vars. */
+export function appWorkerOptions(root) {
+  const configPath = join(root, "wrangler.toml");
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(configPath);
+  const vars = unstable_readConfig({ config: configPath }).vars ?? {};
+  const { assets: _assets, bindings = {}, ...options } = workerOptions;
+  return { ...options, bindings: Object.fromEntries(Object.entries(bindings).filter(([name]) => Object.hasOwn(vars, name))) };
+}
+
+/**
+ * Starts the bundle (`appModules`, entry first) as worker "app" with the bench's auth and `bindings`
+ * over wrangler.toml's. Returns the Miniflare instance, its direct URL, the D1 database and the worker.
+ */
+export async function startAppMiniflare({ root, stateDir, appModules, credentials, bindings = {} }) {
+  rmSync(stateDir, { recursive: true, force: true });
+  const app = appWorkerOptions(root);
+  const mf = new Miniflare({
+    host: LOOPBACK,
+    port: 0,
+    defaultPersistRoot: stateDir,
+    d1Persist: join(stateDir, "d1"),
+    durableObjectsPersist: join(stateDir, "do"),
+    r2Persist: join(stateDir, "r2"),
+    handleRuntimeStdio: (stdout, stderr) => {
+      stdout.resume();
+      stderr.resume();
+    },
+    workers: [
+      {
+        ...app,
+        name: "app",
+        modulesRoot: join(appModules[0].path, ".."),
+        modules: appModules,
+        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: credentials.jwksJson, ENVIRONMENT: "bench", LOG_LEVEL: "error", ...bindings },
+        unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
+      },
+    ],
+  });
+  await mf.ready;
+  const url = await mf.unsafeGetDirectURL("app");
+  if (url.hostname !== LOOPBACK) throw new Error(`the app listens on ${url.host}, not on loopback`);
+  return { mf, url, db: await mf.getD1Database("DB", "app"), worker: await mf.getWorker("app") };
+}
