@@ -51,9 +51,9 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
         const allowed = (c.env.CORS_ORIGINS ?? "*").split(",").map((o: string) => o.trim());
         return allowed.includes("*") || allowed.includes(origin) ? origin : null;
       },
-      allowHeaders: ["Authorization", "Content-Type", "Content-Encoding", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
+      allowHeaders: ["Authorization", "Content-Type", "Content-Encoding", "X-Session-Bookmark", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["ETag", "Location", "x-request-id", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count", "X-Media-Size", "X-Media-Size-Fallback", "Content-Range", "Content-Disposition"],
+      exposeHeaders: ["ETag", "Location", "x-request-id", "x-session-bookmark", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count", "X-Media-Size", "X-Media-Size-Fallback", "Content-Range", "Content-Disposition"],
       maxAge: 86400,
     }),
   );

@@ -6,6 +6,7 @@ import type { Bindings } from "./env";
 import { consumeEvents, pruneOutbox, relayOutbox, type DomainEvent, type EventHandler } from "./events/outbox";
 import { createLogger, errorFields } from "./pkg/logger";
 import { decodeRequestBody } from "./pkg/encoding";
+import { openSession, withBookmark } from "./pkg/bookmark";
 import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
 import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
@@ -29,7 +30,10 @@ export default {
   async fetch(incoming, env, ctx) {
     const request = decodeRequestBody(incoming);
     if (request instanceof Response) return request;
-    const response = await app.fetch(request, env, ctx);
+    // Reads run on the nearest D1 replica; a client that sends back the bookmark of its last answer
+    // reads at least what that answer had written (src/pkg/bookmark.ts).
+    const session = openSession(env.DB, request);
+    const response = withBookmark(await app.fetch(request, { ...env, DB: session as unknown as D1Database }, ctx), session);
     // Writes leave events in the outbox; relay them now rather than waiting for the cron.
     if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS" && response.status < 400) {
       ctx.waitUntil(relayOutbox(env, createLogger(env.LOG_LEVEL, { task: "relay" })).catch(() => undefined));

@@ -1,0 +1,21 @@
+/** Issue 12: D1 sessions; the bookmark of a write, sent back, gives read-your-writes. */
+import { describe, expect, it } from "vitest";
+import { call } from "../support/http";
+
+describe("X-Session-Bookmark", () => {
+  it("comes with every answer that touched D1, and a read with a write's bookmark sees the write", async () => {
+    const created = await call("/Categories", { method: "POST", body: { name: `bookmark ${crypto.randomUUID()}` } });
+    const bookmark = created.headers.get("x-session-bookmark");
+    expect(bookmark).toMatch(/^[0-9a-f]{8}(-[0-9a-f]{8,64}){2,6}$/i);
+    const read = await call(`/Categories/${created.body.id}`, { headers: { "x-session-bookmark": bookmark! } });
+    expect(read.status).toBe(200);
+    expect(read.body.name).toBe(created.body.name);
+    const later = read.headers.get("x-session-bookmark")!;
+    expect(later >= bookmark!).toBe(true);
+  });
+
+  it("ignores a value that is not a bookmark", async () => {
+    const res = await call("/Categories", { headers: { "x-session-bookmark": "not-a-bookmark" } });
+    expect(res.status).toBe(200);
+  });
+});
