@@ -7,23 +7,28 @@
 /** The schedule kind (src/pkg/schedule) under which a config's weekly frequency is kept; jobs registers its runner. */
 export const JOB_CONFIG_SCHEDULE_KIND = "job-config";
 
-/** A job config as a run needs it, run options already decrypted. Secret: never log runOptions. */
-export interface RunnableConfig {
-  id: string;
+/** What every run needs: the image, its command, the resources, the time limit and the owner. */
+export interface RunBasics {
   /** `name:tag` of the job definition. */
   image: string;
+  /** Null: the image's own command. */
   runCommand: string | null;
   cpuCores: number;
   /** GiB. */
   memoryGb: number;
   gpuCores: number | null;
   gpuSku: string | null;
-  runOptions: Record<string, string>;
-  nextConfigId: string | null;
-  outputTypeId: string | null;
   /** How long a run may take before it is failed (the host's time limit and the runner's deadline). */
   timeoutSeconds: number;
   objectOwnerId: string;
+}
+
+/** A job config as a run needs it, run options already decrypted. Secret: never log runOptions. */
+export interface RunnableConfig extends RunBasics {
+  id: string;
+  runOptions: Record<string, string>;
+  nextConfigId: string | null;
+  outputTypeId: string | null;
 }
 
 /** An output type as outputs are validated against it. */
@@ -39,17 +44,9 @@ export interface OutputTypeRecord {
  * resources and parameters. Jobs (./jobs) implement `startAdHocJob(env, request)` with this shape and
  * tell `endHook.kind`'s {@link JobEndHook} when the job ends.
  */
-export interface AdHocRunRequest {
-  image: string;
-  runCommand: string | null;
-  cpuCores: number;
-  memoryGb: number;
-  gpuCores: number | null;
-  gpuSku: string | null;
+export interface AdHocRunRequest extends RunBasics {
   /** Environment variables (secret: never log); the job's own variables (jobId, token, API URL) are added. */
   environment: Record<string, string>;
-  timeoutSeconds: number;
-  objectOwnerId: string;
   /** Who is told when the job ends, e.g. `{ kind: "monitor-job", ref: monitorJobId }`. */
   endHook: { kind: string; ref: string } | null;
 }

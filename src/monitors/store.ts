@@ -526,6 +526,10 @@ async function checkMonitor(db: D1Database, input: MonitorInput, current: Monito
   return { model, rule };
 }
 
+/** Every column of a monitor row, in the order its inserts give them. */
+const MONITOR_COLUMNS = `id, monitor_id, name, model_ref, status, trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
+  configurable_parameters, controllers, owner_id, owner_name, etag, created_at, updated_at, created_by`;
+
 const normaliseControllers = (controllers: MonitorInput["controllers"]) =>
   controllers.map((c) => ({ name: c.name, conditions: c.conditions.map((x) => ({ ...x, operator: x.operator === "GreaterThan" ? "GreaterThen" : x.operator })) }));
 
@@ -545,8 +549,7 @@ export async function createMonitor(ctx: WriteContext, principal: Principal, inp
   await ctx.db.batch([
     ctx.db
       .prepare(
-        `INSERT INTO monitors (id, monitor_id, name, model_ref, status, trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
-           configurable_parameters, controllers, owner_id, owner_name, etag, created_at, updated_at, created_by)
+        `INSERT INTO monitors (${MONITOR_COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?19, ?20)`,
       )
       .bind(id, monitorId, ...monitorValues(input), owner.id, owner.name, newEtagToken(), ctx.now, ctx.actorId),
@@ -594,8 +597,7 @@ export async function duplicateMonitor(ctx: WriteContext, principal: Principal, 
   await ctx.db.batch([
     ctx.db
       .prepare(
-        `INSERT INTO monitors (id, monitor_id, name, model_ref, status, trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
-           configurable_parameters, controllers, owner_id, owner_name, etag, created_at, updated_at, created_by)
+        `INSERT INTO monitors (${MONITOR_COLUMNS})
          SELECT ?1, ?2, name || ' (copy)', model_ref, 'Draft', trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
            configurable_parameters, controllers, ?3, ?4, ?5, ?6, ?6, ?3 FROM monitors WHERE id = ?7`,
       )
