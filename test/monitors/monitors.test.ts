@@ -130,6 +130,15 @@ function pick(m: Record<string, unknown>) {
 }
 
 describe("monitors", () => {
+  it("numbers 50 concurrent creates MON-n, each number once", async () => {
+    const m = await model();
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => call("/Monitors", { method: "POST", body: { name: `concurrent ${i}`, modelId: m.id } })));
+    expect(answers.every((a) => a.status === 201)).toBe(true);
+    const ids = answers.map((a) => a.body.monitorId as string);
+    expect(ids.every((id) => /^MON-\d+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(50);
+  });
+
   it("inherits resources and configurable parameters unless it overrides them, and follows model changes", async () => {
     const m = await model();
     const inheriting = await monitor(m.id);
