@@ -6,7 +6,8 @@ import { ApiError, invalid } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
-import { splitCsv } from "../pkg/query";
+import { splitCsv, UniqueValuesResponseSchema } from "../pkg/query";
+import { DefinitionListQuery, listDefinitionRows, listModelRows, listMonitorRows, ModelListQuery, modelUniqueValues, ModelUniqueValuesQuery, MonitorListQuery, monitorUniqueValues, MonitorUniqueValuesQuery } from "./list";
 import {
   addItem,
   addPopulation,
@@ -22,9 +23,8 @@ import {
   getDefinition,
   getModelRow,
   getMonitorRow,
+  definitionOf,
   listDefinitions,
-  listModels,
-  listMonitors,
   queryPopulationItems,
   removeItem,
   removePopulation,
@@ -67,8 +67,13 @@ export function monitoringApp() {
 
   // --- Model definitions ------------------------------------------------------------------------
   const defTags = ["Model definitions"];
-  app.openapi(defineRoute(read, { method: "get", path: "/ModelDefinitions", tags: defTags, summary: "List model definitions", responses: { 200: json(z.array(ModelDefinitionSchema), "By name, then age.") } }), async (c) =>
-    c.json(await listDefinitions(c.env.DB), 200),
+  app.openapi(
+    defineRoute(read, { method: "get", path: "/ModelDefinitions", tags: defTags, summary: "List model definitions", request: { query: DefinitionListQuery }, responses: { 200: json(z.array(ModelDefinitionSchema), "By name, then age (X-Total-Count with includeTotal).") } }),
+    async (c) => {
+      const { items, total } = await listDefinitionRows<Parameters<typeof definitionOf>[0]>(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items.map(definitionOf), 200);
+    },
   );
   app.openapi(
     defineRoute({ ...read, errors: [404] }, { method: "get", path: "/ModelDefinitions/{id}", tags: defTags, summary: "Get a model definition", request: { params: IdParam }, responses: { 200: json(ModelDefinitionSchema, "The definition.") } }),
@@ -130,7 +135,18 @@ export function monitoringApp() {
 
   // --- Models and monitors: the resource routes and their populations ------------------------------
   const modelTags = ["Models"];
-  app.openapi(defineRoute(read, { method: "get", path: "/Models", tags: modelTags, summary: "List models", responses: { 200: json(z.array(ModelSchema), "Newest first.") } }), async (c) => c.json(await listModels(c.env.DB), 200));
+  app.openapi(
+    defineRoute(read, { method: "get", path: "/Models", tags: modelTags, summary: "List models", request: { query: ModelListQuery }, responses: { 200: json(z.array(ModelSchema), "Newest first by default (X-Total-Count with includeTotal).") } }),
+    async (c) => {
+      const { items, total } = await listModelRows(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(await Promise.all(items.map((row) => toModel(c.env.DB, row))), 200);
+    },
+  );
+  app.openapi(
+    defineRoute(read, { method: "get", path: "/Models/UniqueValues", tags: modelTags, summary: "Unique values of model fields and properties", request: { query: ModelUniqueValuesQuery }, responses: { 200: json(UniqueValuesResponseSchema, "One entry per requested field.") } }),
+    async (c) => c.json(await modelUniqueValues(c.env.DB, c.req.valid("query")), 200),
+  );
   app.openapi(
     defineRoute({ ...read, errors: [404] }, { method: "get", path: "/Models/{id}", tags: modelTags, summary: "Get a model with its populations", request: { params: IdParam }, responses: { 200: json(ModelSchema, "The model.") } }),
     async (c) => {
@@ -228,7 +244,18 @@ export function monitoringApp() {
 
   // --- Monitors ------------------------------------------------------------------------------------
   const monitorTags = ["Monitors"];
-  app.openapi(defineRoute(read, { method: "get", path: "/Monitors", tags: monitorTags, summary: "List monitors", responses: { 200: json(z.array(MonitorSchema), "Newest first.") } }), async (c) => c.json(await listMonitors(c.env.DB), 200));
+  app.openapi(
+    defineRoute(read, { method: "get", path: "/Monitors", tags: monitorTags, summary: "List monitors", request: { query: MonitorListQuery }, responses: { 200: json(z.array(MonitorSchema), "Newest first by default (X-Total-Count with includeTotal).") } }),
+    async (c) => {
+      const { items, total } = await listMonitorRows(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(await Promise.all(items.map((row) => toMonitor(c.env.DB, row))), 200);
+    },
+  );
+  app.openapi(
+    defineRoute(read, { method: "get", path: "/Monitors/UniqueValues", tags: monitorTags, summary: "Unique values of monitor fields", request: { query: MonitorUniqueValuesQuery }, responses: { 200: json(UniqueValuesResponseSchema, "One entry per requested field.") } }),
+    async (c) => c.json(await monitorUniqueValues(c.env.DB, c.req.valid("query")), 200),
+  );
   app.openapi(
     defineRoute(read, {
       method: "get",

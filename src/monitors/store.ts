@@ -42,7 +42,7 @@ interface DefinitionRow {
   etag: string;
   created_at: string;
 }
-const toDefinition = (r: DefinitionRow) => ({ id: r.id, name: r.name, version: r.version, uri: r.uri, location: r.location, createdDate: r.created_at });
+export const definitionOf = (r: DefinitionRow) => ({ id: r.id, name: r.name, version: r.version, uri: r.uri, location: r.location, createdDate: r.created_at });
 
 async function checkDefinition(env: Bindings, input: { name: string; version: string; uri: string | null; location: string }): Promise<void> {
   if (input.location === "External" && !input.uri) throw invalid("body.uri", "required", "uri is required when location is External.");
@@ -100,14 +100,14 @@ async function getDefinitionRow(db: D1Database, id: string): Promise<DefinitionR
 
 export async function getDefinition(db: D1Database, id: string) {
   const row = await getDefinitionRow(db, id);
-  return { value: toDefinition(row), etag: row.etag };
+  return { value: definitionOf(row), etag: row.etag };
 }
 
 export async function listDefinitions(db: D1Database, name?: string) {
   const { results } = name
     ? await db.prepare("SELECT * FROM model_definitions WHERE lower(name) = lower(?1) ORDER BY created_at, version").bind(name).all<DefinitionRow>()
     : await db.prepare("SELECT * FROM model_definitions ORDER BY lower(name), created_at, version LIMIT 1000").all<DefinitionRow>();
-  return results.map(toDefinition);
+  return results.map(definitionOf);
 }
 
 export async function findDefinitionByVersion(db: D1Database, name: string, version: string): Promise<DefinitionRow | null> {
@@ -406,11 +406,6 @@ export async function deleteModel(db: D1Database, id: string): Promise<void> {
   ]);
 }
 
-export async function listModels(db: D1Database) {
-  const { results } = await db.prepare("SELECT * FROM models ORDER BY created_at DESC, id LIMIT 500").all<ModelRow>();
-  return Promise.all(results.map((r) => toModel(db, r)));
-}
-
 // --- Monitors ------------------------------------------------------------------------------------
 
 export interface MonitorRow {
@@ -605,11 +600,6 @@ export async function duplicateMonitor(ctx: WriteContext, principal: Principal, 
     ...copyPopulationStatements(ctx.db, { kind: "monitor", id }, { kind: "monitor", id: copyId }, ctx.now),
   ]);
   return getMonitorRow(ctx.db, copyId);
-}
-
-export async function listMonitors(db: D1Database) {
-  const { results } = await db.prepare("SELECT * FROM monitors ORDER BY created_at DESC, id LIMIT 500").all<MonitorRow>();
-  return Promise.all(results.map((m) => toMonitor(db, m)));
 }
 
 /** GET /Monitors/PopulationItems as table 4.2 shapes it. */

@@ -321,3 +321,33 @@ describe("file trigger events", () => {
     expect((await call(`/MonitorJobs?monitorIds=${mon.id}`)).body).toHaveLength(1);
   });
 });
+
+describe("lists", () => {
+  it("lists models and monitors on the query engine: filters, order, paging, totals, unique values, property filters", async () => {
+    const { entityTypeId, definitions } = await entityTypeWith([{ applicationRule: "Model", format: "integer" } as never], { appliesTo: "Model" });
+    const depth = (definitions[0] as { name: string }).name;
+    const tag = crypto.randomUUID().slice(0, 8);
+    const deep = await model({ name: `list ${tag} deep`, typeId: entityTypeId, properties: [{ name: depth, value: 9 }], status: "Active" });
+    const shallow = await model({ name: `list ${tag} shallow`, typeId: entityTypeId, properties: [{ name: depth, value: 2 }] });
+    const found = await call(`/Models?searchText=${tag}&properties=${encodeURIComponent(`${depth} gt 5`)}`);
+    expect(found.body.map((m: { id: string }) => m.id)).toEqual([deep.id]);
+    const active = await call(`/Models?searchText=${tag}&statuses=Active&includeTotal=true`);
+    expect(active.body.map((m: { id: string }) => m.id)).toEqual([deep.id]);
+    expect(active.headers.get("x-total-count")).toBe("1");
+    const ordered = await call(`/Models?searchText=${tag}&order=name%20desc&take=1`);
+    expect(ordered.body.map((m: { id: string }) => m.id)).toEqual([shallow.id]);
+    expect((await call("/Models?statuses=Retired")).status).toBe(400);
+    const a = await monitor(deep.id, { name: `watch ${tag} a`, status: "Active" });
+    await monitor(shallow.id, { name: `watch ${tag} b` });
+    const ofDeep = await call(`/Monitors?modelIds=${deep.id}`);
+    expect(ofDeep.body.map((m: { id: string }) => m.id)).toEqual([a.id]);
+    const unique = await call(`/Monitors/UniqueValues?fieldNames=status&ids=${a.id}`);
+    expect(unique.status, unique.text).toBe(200);
+    expect(JSON.stringify(unique.body)).toContain("Active");
+    const models = await call(`/Models/UniqueValues?fieldNames=status&ids=${deep.id},${shallow.id}`);
+    expect(models.status, models.text).toBe(200);
+    expect(JSON.stringify(models.body)).toContain("Draft");
+    const definitionsList = await call("/ModelDefinitions?locations=ACR&includeTotal=true");
+    expect(definitionsList.body.every((d: { location: string }) => d.location === "ACR")).toBe(true);
+  });
+});
