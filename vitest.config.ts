@@ -26,6 +26,9 @@ export default defineConfig({
           AUTH_AUDIENCE: "integrity-edge",
           AUTH_JWKS_JSON: JSON.stringify({ keys: [publicJwk] }),
           TEST_SIGNING_JWK: JSON.stringify(privateJwk),
+          // The local /connect/token, as npm start configures it.
+          LOCAL_OAUTH_SIGNING_JWK: JSON.stringify(privateJwk),
+          LOCAL_OAUTH_CLIENTS: JSON.stringify([{ clientId: "integration", clientSecret: "s3cret-for-tests", name: "Integration", permissions: ["properties_read", "files_read"] }]),
           TEST_MIGRATIONS: migrations,
           LOG_LEVEL: "error",
           CONTAINER_HOST_KIND: "local",

@@ -122,6 +122,39 @@ export function ensureDataProcessingKey() {
   return ring;
 }
 
+/**
+ * Every permission in src/pkg/permissions.ts, read from its source so a permission added there is
+ * granted by the default token without touching this script. The file is TypeScript, which node 20
+ * cannot import, so the string values of the `PERMISSIONS = { key: "value", ... }` object are taken
+ * with a regex over that object's body only (other string literals in the file are not permissions).
+ */
+export function allPermissions() {
+  const source = readFileSync(join(ROOT, "src", "pkg", "permissions.ts"), "utf8");
+  const body = /export\s+const\s+PERMISSIONS\s*=\s*\{([\s\S]*?)\}\s*(?:as\s+const|satisfies|;)/.exec(source)?.[1];
+  const values = body ? [...body.matchAll(/^\s*["']?[A-Za-z_$][\w$]*["']?\s*:\s*["']([^"']+)["']/gm)].map((m) => m[1]) : [];
+  if (values.length === 0) throw new Error("Found no permissions in src/pkg/permissions.ts (expected `export const PERMISSIONS = { key: \"value\" }`).");
+  return [...new Set(values)];
+}
+
+export const LOCAL_OAUTH_CLIENT_ID = "local-integration";
+export const LOCAL_OAUTH_SECRET_FILE = join(ROOT, ".dev", "local-oauth-client-secret");
+
+/**
+ * The local machine client of POST /connect/token: its secret is generated once into .dev/; it gets
+ * every permission. Returns the .dev.vars entries that switch the endpoint on locally.
+ */
+export function localOAuthVars(privateJwk) {
+  let secret;
+  if (existsSync(LOCAL_OAUTH_SECRET_FILE)) secret = readFileSync(LOCAL_OAUTH_SECRET_FILE, "utf8").trim();
+  else {
+    secret = randomBytes(24).toString("base64url");
+    mkdirSync(dirname(LOCAL_OAUTH_SECRET_FILE), { recursive: true });
+    writeFileSync(LOCAL_OAUTH_SECRET_FILE, secret + "\n", { mode: 0o600 });
+  }
+  const clients = [{ clientId: LOCAL_OAUTH_CLIENT_ID, clientSecret: secret, name: "Local integration", permissions: allPermissions() }];
+  return { LOCAL_OAUTH_CLIENTS: `'${JSON.stringify(clients)}'`, LOCAL_OAUTH_SIGNING_JWK: `'${JSON.stringify(privateJwk)}'` };
+}
+
 /** Applies the D1 migrations (schema and the idempotent seed of defaults) to the local database. */
 export function applyMigrations(persistTo, { quiet = false } = {}) {
   return runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo], { quiet });
@@ -131,7 +164,7 @@ export function applyMigrations(persistTo, { quiet = false } = {}) {
 export async function prepareLocal({ persistTo = DEFAULT_PERSIST_DIR, quiet = false, vars = {} } = {}) {
   copyAssets();
   const key = await ensureDevKey();
-  writeDevVars(key.publicJwks, vars);
+  writeDevVars(key.publicJwks, { ...localOAuthVars(key.privateJwk), ...vars });
   applyMigrations(persistTo, { quiet });
   return key;
 }

@@ -5,12 +5,14 @@
 // new Function), the static assets of /docs, the cron entry, and state surviving a restart.
 // Prints one line per check and ends with `N passed, N failed`; exits 1 on any failure.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   applyMigrations,
   freePort,
+  LOCAL_OAUTH_CLIENT_ID,
+  LOCAL_OAUTH_SECRET_FILE,
   prepareLocal,
   ROOT,
   signalGroup,
@@ -353,6 +355,16 @@ async function run() {
     expect(edited.status === 200 && edited.json.revision === 2, `template edit: ${describe(edited)}`);
     const kept = await http(`/WorkItems/${wi.json.id}`, { token: admin });
     expect(kept.json?.basedOn?.[0]?.revision === 1, `the work item moved off revision 1: ${describe(kept)}`);
+  });
+
+  await check("POST /connect/token: the local machine client gets a token the API accepts", async () => {
+    const secret = readFileSync(LOCAL_OAUTH_SECRET_FILE, "utf8").trim();
+    const res = await http("/connect/token", { method: "POST", rawBody: new URLSearchParams({ grant_type: "client_credentials", client_id: LOCAL_OAUTH_CLIENT_ID, client_secret: secret }), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(res.status === 200 && res.json?.access_token, `token: ${describe(res)}`);
+    const used = await http("/Categories", { token: res.json.access_token });
+    expect(used.status === 200, `with the token: ${describe(used)}`);
+    const wrong = await http("/connect/token", { method: "POST", rawBody: new URLSearchParams({ grant_type: "client_credentials", client_id: LOCAL_OAUTH_CLIENT_ID, client_secret: "wrong" }), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    expect(wrong.status === 401 && wrong.json?.error === "invalid_client", `wrong secret: ${describe(wrong)}`);
   });
 
   await check("a multipart upload refused part-way leaves its keep-alive connection usable (GET and POST next)", async () => {

@@ -22,6 +22,7 @@ function banner() {
     `  A token:        npm run token   (every permission; see --help for --sub, --name, --permissions)`,
     `  Call the API:   curl -H "Authorization: Bearer $(npm run -s token)" ${base}/Categories`,
     `  Fire the cron:  curl "${base}/__scheduled?cron=*+*+*+*+*"`,
+    `  Machine client: POST ${base}/connect/token (client_credentials; client_id local-integration, secret in .dev/local-oauth-client-secret)`,
     `  Job containers: the local container host on ${containerHost.url} (examples/images; README, "Data processing")`,
     `  Local state:    ${DEFAULT_PERSIST_DIR} (kept across restarts; delete it to start empty)`,
     "",

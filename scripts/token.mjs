@@ -3,28 +3,12 @@
 //
 //   npm run token                                   the default developer, every permission, 1 h
 //   npm run token -- --sub ID --name NAME --permissions a,b [--expires 2h]
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { importJWK, SignJWT } from "jose";
-import { DEFAULT_PORT, DEV_AUDIENCE, DEV_ISSUER, DEV_KID, ensureDevKey, ROOT, writeDevVars } from "./dev-env.mjs";
+import { allPermissions, DEFAULT_PORT, DEV_AUDIENCE, DEV_ISSUER, DEV_KID, ensureDevKey, localOAuthVars, writeDevVars } from "./dev-env.mjs";
 
 const DEFAULT_SUB = "10ca1de7-0000-4000-8000-000000000001";
 const DEFAULT_NAME = "Local Developer";
-
-/**
- * Every permission in src/pkg/permissions.ts, read from its source so a permission added there is
- * granted by the default token without touching this script. The file is TypeScript, which node 20
- * cannot import, so the string values of the `PERMISSIONS = { key: "value", ... }` object are taken
- * with a regex over that object's body only (other string literals in the file are not permissions).
- */
-function allPermissions() {
-  const source = readFileSync(join(ROOT, "src", "pkg", "permissions.ts"), "utf8");
-  const body = /export\s+const\s+PERMISSIONS\s*=\s*\{([\s\S]*?)\}\s*(?:as\s+const|satisfies|;)/.exec(source)?.[1];
-  const values = body ? [...body.matchAll(/^\s*["']?[A-Za-z_$][\w$]*["']?\s*:\s*["']([^"']+)["']/gm)].map((m) => m[1]) : [];
-  if (values.length === 0) throw new Error("Found no permissions in src/pkg/permissions.ts (expected `export const PERMISSIONS = { key: \"value\" }`).");
-  return [...new Set(values)];
-}
 
 function usage() {
   return [
@@ -68,7 +52,7 @@ async function main() {
   // The key is created here too when `npm start` has not run yet; .dev.vars is then updated so the
   // next `npm start` trusts it (a server already running picks the change up on reload).
   const { privateJwk, publicJwks, created } = await ensureDevKey();
-  if (created) writeDevVars(publicJwks);
+  if (created) writeDevVars(publicJwks, localOAuthVars(privateJwk));
   const key = await importJWK(privateJwk, "ES256");
   const sub = values.sub ?? DEFAULT_SUB;
   const name = values.name ?? DEFAULT_NAME;

@@ -13,6 +13,7 @@ import { ApiError, problemResponse } from "./pkg/errors";
 import { createLogger, errorFields } from "./pkg/logger";
 import { randomIds, systemClock, type Clock, type IdGenerator } from "./platform/services";
 import { registerDocs } from "./docs/routes";
+import { registerConnectToken } from "./auth/connect-token";
 import { propertiesApp } from "./properties/routes";
 import { uploadApp } from "./upload/routes";
 import { mediaApp } from "./media/routes";
@@ -103,6 +104,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   });
 
   app.get("/health", (c) => c.json({ status: "ok" }));
+  registerConnectToken(app);
   app.route("/", propertiesApp());
   app.route("/", uploadApp());
   app.route("/", mediaApp());

@@ -82,8 +82,13 @@ function principalFrom(payload: JWTPayload): Principal {
   const permissions = new Set<string>();
   const claim = payload["permissions"];
   if (Array.isArray(claim)) for (const p of claim) if (typeof p === "string") permissions.add(p);
-  const scope = payload["scope"];
-  if (typeof scope === "string") for (const p of scope.split(" ")) if (p) permissions.add(p);
+  // Entra ID puts application permissions (app roles) in `roles` and delegated ones in `scp`.
+  const roles = payload["roles"];
+  if (Array.isArray(roles)) for (const p of roles) if (typeof p === "string") permissions.add(p);
+  for (const claim of ["scope", "scp"]) {
+    const scope = payload[claim];
+    if (typeof scope === "string") for (const p of scope.split(" ")) if (p) permissions.add(p);
+  }
   const name =
     typeof payload["name"] === "string"
       ? (payload["name"] as string)
@@ -190,7 +195,7 @@ async function authenticateScoped(env: Bindings, token: string): Promise<Princip
 
 /** Paths anyone may read: the health check and the API reference. */
 export function isPublicPath(path: string): boolean {
-  return path === "/health" || path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/") || /^\/swagger\/[^/]+\/swagger\.json$/i.test(path);
+  return path === "/health" || path === "/connect/token" || path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/") || /^\/swagger\/[^/]+\/swagger\.json$/i.test(path);
 }
 
 export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -56,6 +56,17 @@ describe("tokens", () => {
   });
 });
 
+describe("permission claims", () => {
+  it("reads Entra ID's roles and scp claims as permissions", async () => {
+    const key = await importJWK(JSON.parse(env.TEST_SIGNING_JWK) as JWK, "ES256");
+    const sign = (claims: Record<string, unknown>) =>
+      new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "test-key" }).setSubject("entra-app").setIssuer(env.AUTH_ISSUER).setAudience(env.AUTH_AUDIENCE).setIssuedAt().setExpirationTime("5m").sign(key);
+    expect((await call("/Categories", { headers: { authorization: `Bearer ${await sign({ roles: ["properties_read"] })}` } })).status).toBe(200);
+    expect((await call("/Categories", { headers: { authorization: `Bearer ${await sign({ scp: "properties_read files_read" })}` } })).status).toBe(200);
+    expect((await call("/Categories", { headers: { authorization: `Bearer ${await sign({ roles: ["files_read"] })}` } })).status).toBe(403);
+  });
+});
+
 describe("the verified-token cache", () => {
   it("answers a repeated token from the cache but never a token that differs in any byte", async () => {
     const token = await (await import("../support/http")).tokenFor({ id: "cache-user" });
