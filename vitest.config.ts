@@ -35,9 +35,12 @@ export default defineConfig({
           // Pinned, so a developer's .dev.vars (written by npm start) never changes what the tests see.
           LOCAL_CONTAINER_HOST_URL: "",
           PUBLIC_API_URL: "",
+          RATE_LIMITS: "off",
           // Run options are sealed under this throwaway key (key version 1).
           DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
         },
+        // A tiny limit the rate-limit test swaps in for READ_LIMITER.
+        ratelimits: { TEST_LIMITER: { simple: { limit: 3, period: 60 } } },
         // The container host is remote: tests talk to a scripted fake of its protocol.
         serviceBindings: { LOCAL_CONTAINER_HOST: createFakeContainerHost() },
       },

@@ -165,7 +165,7 @@ export async function startApp(root, stateDir, appModules, jwksJson) {
         name: "app",
         modulesRoot: join(appModules[0].path, ".."),
         modules: appModules,
-        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: jwksJson, ENVIRONMENT: "bench", LOG_LEVEL: "warn" },
+        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: jwksJson, ENVIRONMENT: "bench", RATE_LIMITS: "off", LOG_LEVEL: "warn" },
         unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
         unsafeInspectorProxy: true,
       },

@@ -42,7 +42,8 @@ try {
   console.log("Preparing local state (assets, dev signing key, .dev.vars, D1 migrations)...");
   const { created } = await prepareLocal({
     persistTo: DEFAULT_PERSIST_DIR,
-    vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, PUBLIC_API_URL: base },
+    // Request limits stay off locally: they never throttle a developer.
+    vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, PUBLIC_API_URL: base, RATE_LIMITS: "off" },
   });
   if (created) console.log("Generated the local dev signing key in .dev/keys.json (trusted only through .dev.vars).");
 } catch (error) {

@@ -9,6 +9,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./env";
 import { requireAuthentication } from "./pkg/auth";
+import { rateLimit } from "./pkg/rate-limit";
 import { ApiError, problemResponse } from "./pkg/errors";
 import { createLogger, errorFields } from "./pkg/logger";
 import { randomIds, systemClock, type Clock, type IdGenerator } from "./platform/services";
@@ -61,6 +62,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
 
   app.use("*", retryUnconditionedWrites(app));
   app.use("*", requireAuthentication);
+  app.use("*", rateLimit);
 
   app.onError((error, c) => {
     const requestId = c.get("requestId") ?? "unknown";

@@ -41,7 +41,7 @@ export async function startAppMiniflare({ root, stateDir, appModules, credential
         name: "app",
         modulesRoot: join(appModules[0].path, ".."),
         modules: appModules,
-        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: credentials.jwksJson, ENVIRONMENT: "bench", LOG_LEVEL: "error", ...bindings },
+        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: credentials.jwksJson, ENVIRONMENT: "bench", RATE_LIMITS: "off", LOG_LEVEL: "error", ...bindings },
         unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
       },
     ],

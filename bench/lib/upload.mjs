@@ -62,7 +62,7 @@ async function startUploadWorkers({ root, stateDir, appModules, jwksJson }) {
         name: "app",
         modulesRoot: join(appModules[0].path, ".."),
         modules: appModules,
-        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: jwksJson, ENVIRONMENT: "bench" },
+        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: jwksJson, ENVIRONMENT: "bench", RATE_LIMITS: "off" },
         unsafeDirectSockets: socket,
       },
       {

@@ -24,6 +24,7 @@ export type ErrorCode =
   | "ExpressionFailed"
   | "NotConfigured"
   | "HostUnavailable"
+  | "TooManyRequests"
   | "Internal";
 
 export function problemStatus(code: ErrorCode): number {
@@ -62,6 +63,8 @@ export function problemStatus(code: ErrorCode): number {
       return 501;
     case "HostUnavailable":
       return 503;
+    case "TooManyRequests":
+      return 429;
   }
 }
 
@@ -86,6 +89,7 @@ const titles: Record<ErrorCode, string> = {
   Internal: "Internal error",
   NotConfigured: "Not configured on this deployment",
   HostUnavailable: "The container host is not answering",
+  TooManyRequests: "Too many requests",
 };
 
 /** One problem with one part of the request: `field` says where (e.g. `body.regex`, `query.order`). */
