@@ -21,6 +21,7 @@ import { mediaApp } from "./media/routes";
 import { workManagementApp } from "./work/routes";
 import { dataProcessingApp } from "./dataprocessing/routes";
 import { monitoringApp } from "./monitors/routes";
+import { changesApp } from "./changes/routes";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -113,6 +114,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", workManagementApp());
   app.route("/", dataProcessingApp());
   app.route("/", monitoringApp());
+  app.route("/", changesApp());
   registerDocs(app);
   return app;
 }

@@ -25,6 +25,7 @@ export type ErrorCode =
   | "NotConfigured"
   | "HostUnavailable"
   | "TooManyRequests"
+  | "CursorExpired"
   | "Internal";
 
 export function problemStatus(code: ErrorCode): number {
@@ -65,6 +66,8 @@ export function problemStatus(code: ErrorCode): number {
       return 503;
     case "TooManyRequests":
       return 429;
+    case "CursorExpired":
+      return 410;
   }
 }
 
@@ -90,6 +93,7 @@ const titles: Record<ErrorCode, string> = {
   NotConfigured: "Not configured on this deployment",
   HostUnavailable: "The container host is not answering",
   TooManyRequests: "Too many requests",
+  CursorExpired: "The cursor has expired",
 };
 
 /** One problem with one part of the request: `field` says where (e.g. `body.regex`, `query.order`). */

@@ -1,0 +1,115 @@
+/**
+ * GET /Changes: what changed since a cursor, for clients that were offline ("what changed since my
+ * last sync") instead of re-downloading lists. Built on the outbox, which records every change in the
+ * same batch as the change itself: each entry is one change, in the order they were made, with the
+ * entity as its write left it (`data`), or a tombstone (`action: "deleted"`, `data: null`).
+ *
+ * The cursor is the outbox sequence number (opaque to clients, valid across deployments). The outbox
+ * keeps dispatched changes 7 days: a cursor older than what is kept answers 410 (`CursorExpired`),
+ * and the client resynchronises from the lists. Only kinds whose visibility is their read permission
+ * are in the feed (files and media, which are visible per owner and metadata, are not).
+ */
+import { z } from "@hono/zod-openapi";
+import { newApp } from "../app-factory";
+import { ApiError } from "../pkg/errors";
+import { defineRoute, json } from "../pkg/openapi";
+import { PERMISSIONS, type Permission } from "../pkg/permissions";
+
+/** Entity kinds in the feed and the permission that reads each. */
+export const CHANGE_KINDS: Record<string, Permission> = {
+  deviation: PERMISSIONS.workRead,
+  deviationType: PERMISSIONS.propertiesRead,
+  workItem: PERMISSIONS.workRead,
+  activity: PERMISSIONS.workRead,
+  workTemplate: PERMISSIONS.workRead,
+  activityTemplate: PERMISSIONS.workRead,
+  activityType: PERMISSIONS.workRead,
+  asset: PERMISSIONS.assetsRead,
+  category: PERMISSIONS.propertiesRead,
+  classification: PERMISSIONS.propertiesRead,
+  propertyDefinition: PERMISSIONS.propertiesRead,
+  entityType: PERMISSIONS.propertiesRead,
+  userStatus: PERMISSIONS.propertiesRead,
+  jobConfiguration: PERMISSIONS.dataProcessingRead,
+  job: PERMISSIONS.dataProcessingRead,
+  outputType: PERMISSIONS.dataProcessingRead,
+  model: PERMISSIONS.monitorsRead,
+  monitor: PERMISSIONS.monitorsRead,
+  modelDefinition: PERMISSIONS.monitorsRead,
+};
+
+const MAX_TAKE = 500;
+
+const ChangeSchema = z
+  .object({
+    cursor: z.string().openapi({ description: "This change's position; send it as `since` to continue after it." }),
+    type: z.string().openapi({ example: "deviation" }),
+    id: z.string(),
+    action: z.enum(["created", "updated", "deleted"]),
+    occurredAt: z.string(),
+    data: z.unknown().openapi({ description: "The entity as the change left it; null for a deletion (a tombstone)." }),
+  })
+  .openapi("Change");
+
+const ChangesQuery = z.object({
+  since: z.string().regex(/^\d{1,18}$/, "a cursor from an earlier answer (digits)").optional().openapi({ description: "Changes after this cursor; absent: from the oldest kept." }),
+  types: z.string().optional().openapi({ description: `Comma-separated kinds (default: every kind the caller may read): ${Object.keys(CHANGE_KINDS).join(", ")}.` }),
+  take: z.coerce.number().int().min(1).max(MAX_TAKE).default(100),
+});
+
+export function changesApp() {
+  const app = newApp();
+  app.openapi(
+    defineRoute({ permission: PERMISSIONS.workRead, area: "platform", errors: [] }, {
+      method: "get",
+      path: "/Changes",
+      tags: ["Changes"],
+      summary: "Changes since a cursor (offline sync), oldest first, with tombstones for deletions",
+      description:
+        "Pages with `since` = the answer's `next` until `hasMore` is false. The feed holds 7 days; an older cursor answers 410 CursorExpired (resynchronise from the lists). Kinds are filtered by the caller's permissions; files and media are not in the feed.",
+      request: { query: ChangesQuery },
+      responses: { 200: json(z.object({ changes: z.array(ChangeSchema), next: z.string(), hasMore: z.boolean() }), "One page of changes.") },
+    }),
+    async (c) => {
+      const { since, types, take } = c.req.valid("query");
+      const principal = c.get("principal");
+      const readable = Object.entries(CHANGE_KINDS).filter(([, permission]) => principal.permissions.has(permission)).map(([kind]) => kind);
+      const asked = types ? types.split(",").map((t) => t.trim()).filter(Boolean) : readable;
+      for (const type of asked) {
+        if (!Object.hasOwn(CHANGE_KINDS, type)) {
+          throw new ApiError("InvalidQuery", `types: '${type}' is not a kind of the feed (${Object.keys(CHANGE_KINDS).join(", ")}).`, {
+            errors: [{ field: "query.types", rule: "enum", message: `'${type}' is not a kind of the feed.` }],
+          });
+        }
+        if (!readable.includes(type)) throw new ApiError("Forbidden", `Reading changes of ${type} needs the permission '${CHANGE_KINDS[type]}'.`);
+      }
+      const after = since === undefined ? 0 : Number(since);
+      if (after > 0) {
+        const oldest = await c.env.DB.prepare("SELECT min(seq) AS seq FROM outbox").first<{ seq: number | null }>();
+        if (oldest?.seq != null && after < oldest.seq - 1) {
+          throw new ApiError("CursorExpired", "The cursor is older than the changes kept (7 days): resynchronise from the lists, then follow the feed from the cursor of its first page.");
+        }
+      }
+      if (asked.length === 0) return c.json({ changes: [], next: String(after), hasMore: false }, 200);
+      const placeholders = asked.map((_, i) => `?${i + 3}`).join(", ");
+      const { results } = await c.env.DB.prepare(
+        `SELECT seq, entity_kind, entity_id, action, occurred_at, payload FROM outbox WHERE seq > ?1 AND entity_kind IN (${placeholders}) ORDER BY seq LIMIT ?2`,
+      )
+        .bind(after, take + 1, ...asked)
+        .all<{ seq: number; entity_kind: string; entity_id: string; action: "created" | "updated" | "deleted"; occurred_at: string; payload: string }>();
+      const page = results.slice(0, take);
+      const changes = page.map((r) => ({
+        cursor: String(r.seq),
+        type: r.entity_kind,
+        id: r.entity_id,
+        action: r.action,
+        occurredAt: r.occurred_at,
+        data: r.action === "deleted" ? null : (JSON.parse(r.payload) as unknown),
+      }));
+      // With nothing new, `next` stays where the client is, so it can poll with the same cursor.
+      const next = page.length > 0 ? String(page[page.length - 1]!.seq) : String(after);
+      return c.json({ changes, next, hasMore: results.length > take }, 200);
+    },
+  );
+  return app;
+}
