@@ -2,6 +2,7 @@
 // processes, so it is checked in Node, not in the Workers pool.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -110,4 +111,57 @@ test("an image it does not have fails clearly", async () => {
     assert.equal(state.phase, "failed");
     assert.match(state.error, /no local image t\/missing:latest/);
   }
+});
+
+test("a start arriving while another's body is still on its way starts nothing", async () => {
+  const countFile = join(imagesDir, "count-concurrent.txt");
+  const body = JSON.stringify(spec("containergroup-race", "t/counter", { environment: { COUNT_FILE: countFile } }));
+  // The first PUT sends its headers now and its body later; the second arrives complete in between.
+  const first = request(`${host.url}/groups/containergroup-race`, { method: "PUT", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } });
+  const firstStatus = new Promise((resolve, reject) => first.on("response", (res) => { res.resume(); resolve(res.statusCode); }).on("error", reject));
+  first.flushHeaders();
+  await new Promise((r) => setTimeout(r, 150));
+  const second = await fetch(`${host.url}/groups/containergroup-race`, { method: "PUT", headers: { "content-type": "application/json" }, body });
+  first.end(body);
+  assert.equal(second.status, 200);
+  assert.equal(await firstStatus, 201);
+  await new Promise((r) => setTimeout(r, 500));
+  const { readFileSync } = await import("node:fs");
+  assert.equal(readFileSync(countFile, "utf8"), "x");
+});
+
+test("a body that is not a group spec is a 400 and reserves nothing", async () => {
+  const bad = await fetch(`${host.url}/groups/containergroup-bad`, { method: "PUT", headers: { "content-type": "application/json" }, body: "{not json" });
+  assert.equal(bad.status, 400);
+  assert.equal(await get("containergroup-bad"), null);
+  const noImage = await put("containergroup-bad", { name: "containergroup-bad" });
+  assert.equal(noImage.status, 400);
+  assert.match((await noImage.json()).error, /image/);
+  assert.equal(await get("containergroup-bad"), null);
+  assert.equal((await put("containergroup-bad", spec("containergroup-bad", "t/env"))).status, 201);
+});
+
+test("a time limit beyond what a timer holds does not stop the group at once", async () => {
+  await put("containergroup-long", spec("containergroup-long", "t/sleep", { timeoutSeconds: 30 * 24 * 3600 }));
+  await until("containergroup-long", ["running"]);
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal((await get("containergroup-long")).phase, "running");
+  await fetch(`${host.url}/groups/containergroup-long`, { method: "DELETE" });
+});
+
+test("tailBytes=0 answers the state without output", async () => {
+  await put("containergroup-tail0", spec("containergroup-tail0", "t/env"));
+  await until("containergroup-tail0", ["succeeded"]);
+  const state = await get("containergroup-tail0", 0);
+  assert.equal(state.output, "");
+  assert.equal(state.outputTruncated, true);
+});
+
+test("a broken image.json hides that image only", async () => {
+  mkdirSync(join(imagesDir, "broken"), { recursive: true });
+  writeFileSync(join(imagesDir, "broken", "image.json"), "{");
+  const res = await fetch(`${host.url}/images`);
+  assert.equal(res.status, 200);
+  assert.ok((await res.json()).images.some((i) => i.name === "t/env"));
+  rmSync(join(imagesDir, "broken"), { recursive: true, force: true });
 });

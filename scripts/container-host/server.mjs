@@ -18,18 +18,47 @@ export const DEFAULT_IMAGES_DIR = join(ROOT, "examples", "images");
 export const DEFAULT_HOST_PORT = 8790;
 export const OUTPUT_CAP_BYTES = 1024 * 1024;
 const GROUP_NAME = /^containergroup-[A-Za-z0-9-]{1,100}$/;
+/** setTimeout fires at once past 2^31 - 1 ms (24.8 days): longer limits are held at this. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** What the Docker CLI itself needs from this process to reach its daemon (never given to a job). */
+const DOCKER_CLIENT_VARS = ["HOME", "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "XDG_RUNTIME_DIR"];
 
 /** The images of a folder: each sub-folder with an image.json. */
-export function readImages(imagesDir = DEFAULT_IMAGES_DIR) {
+export function readImages(imagesDir = DEFAULT_IMAGES_DIR, log = () => {}) {
   if (!existsSync(imagesDir)) return [];
-  return readdirSync(imagesDir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && existsSync(join(imagesDir, d.name, "image.json")))
-    .map((d) => ({ ...JSON.parse(readFileSync(join(imagesDir, d.name, "image.json"), "utf8")), dir: join(imagesDir, d.name) }));
+  const images = [];
+  for (const d of readdirSync(imagesDir, { withFileTypes: true })) {
+    const file = join(imagesDir, d.name, "image.json");
+    if (!d.isDirectory() || !existsSync(file)) continue;
+    try {
+      const image = JSON.parse(readFileSync(file, "utf8"));
+      if (typeof image.name !== "string" || typeof image.tag !== "string") throw new Error("name and tag must be strings");
+      images.push({ ...image, dir: join(imagesDir, d.name) });
+    } catch (error) {
+      // One broken image.json hides that image, not every image.
+      log(`skipped ${file}: ${error.message}`);
+    }
+  }
+  return images;
 }
 
-function dockerAnswers() {
-  const result = spawnSync("docker", ["info", "--format", "{{.ServerVersion}}"], { encoding: "utf8", timeout: 5000 });
+function dockerAnswers(docker) {
+  const result = spawnSync(docker, ["info", "--format", "{{.ServerVersion}}"], { encoding: "utf8", timeout: 5000 });
   return result.status === 0;
+}
+
+/**
+ * The `docker run` arguments of a group. Variable values never appear on the command line (where
+ * `ps` shows them): `-e NAME` takes each value from the Docker CLI's own environment.
+ */
+export function dockerRunArgs(name, spec, environment) {
+  const args = ["run", "--rm", "--name", name, "--cpus", String(spec.cpuCores ?? 1), "--memory", `${Math.round((spec.memoryGb ?? 1) * 1024)}m`];
+  if (spec.gpuCores) args.push("--gpus", String(spec.gpuCores));
+  for (const key of Object.keys(environment)) args.push("-e", key);
+  // The config's runCommand replaces the image's entrypoint, as Azure's container `command` does.
+  if (spec.command) args.push("--entrypoint", "/bin/sh", spec.image, "-c", spec.command);
+  else args.push(spec.image);
+  return args;
 }
 
 /** Output so far: keeps the last `cap` bytes. */
@@ -68,19 +97,28 @@ class Tail {
 
 /**
  * Starts the host. Returns { port, url, close() }.
- * @param {{ port?: number, host?: string, imagesDir?: string, log?: (line: string) => void }} options
+ * @param {{ port?: number, host?: string, imagesDir?: string, log?: (line: string) => void, dockerCommand?: string }} options
+ *   dockerCommand: the Docker CLI to use (`docker`; the tests give a recording fake).
  */
-export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1", imagesDir = DEFAULT_IMAGES_DIR, log = () => {} } = {}) {
+export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1", imagesDir = DEFAULT_IMAGES_DIR, log = () => {}, dockerCommand = "docker" } = {}) {
   const groups = new Map();
-  const docker = dockerAnswers();
+  const docker = dockerAnswers(dockerCommand);
   const capacity = { maxCpuCores: cpus().length, maxMemoryGb: Math.max(1, Math.floor(totalmem() / 1024 ** 3)), maxGpuCores: 0, gpuSkus: [] };
 
-  function start(name, spec) {
-    const images = readImages(imagesDir);
-    const [imageName, imageTag = "latest"] = String(spec.image ?? "").split(":");
-    const image = images.find((i) => i.name === imageName && i.tag === imageTag);
-    const group = { spec, phase: "pending", exitCode: null, error: null, tail: new Tail(OUTPUT_CAP_BYTES), child: null, timer: null, workDir: null };
+  /** A group's record, reserved under its name before anything else happens (so a start is never done twice). */
+  function reserve(name) {
+    const group = { name, spec: null, phase: "pending", exitCode: null, error: null, tail: new Tail(OUTPUT_CAP_BYTES), child: null, timer: null, workDir: null, docker: false };
     groups.set(name, group);
+    return group;
+  }
+
+  function start(group, spec) {
+    const name = group.name;
+    group.spec = spec;
+    const images = readImages(imagesDir, log);
+    const at = String(spec.image ?? "").lastIndexOf(":");
+    const [imageName, imageTag] = at > 0 && !String(spec.image).slice(at).includes("/") ? [spec.image.slice(0, at), spec.image.slice(at + 1)] : [String(spec.image ?? ""), "latest"];
+    const image = images.find((i) => i.name === imageName && i.tag === imageTag);
     const environment = Object.fromEntries(Object.entries(spec.environment ?? {}).map(([k, v]) => [k, String(v)]));
     let child;
     if (image) {
@@ -95,10 +133,9 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
         detached: true,
       });
     } else if (docker) {
-      const args = ["run", "--rm", "--name", name, "--cpus", String(spec.cpuCores ?? 1), "--memory", `${Math.round((spec.memoryGb ?? 1) * 1024)}m`];
-      for (const key of Object.keys(environment)) args.push("-e", key); // values come from the environment, not the command line
-      args.push(spec.image, ...(spec.command ? ["/bin/sh", "-c", spec.command] : []));
-      child = spawn("docker", args, { env: { ...environment, PATH: process.env.PATH }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+      const client = Object.fromEntries(DOCKER_CLIENT_VARS.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
+      group.docker = true;
+      child = spawn(dockerCommand, dockerRunArgs(name, spec, environment), { env: { ...client, ...environment, PATH: process.env.PATH }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     } else {
       return fail(group, `no local image ${spec.image} (folders of ${imagesDir}) and no Docker daemon answers`);
     }
@@ -111,21 +148,24 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
       const lines = String(chunk).split("\n").map((l) => l.trim()).filter(Boolean);
       if (lines.length > 0) lastErrorLine = lines[lines.length - 1];
     });
-    child.on("error", (error) => fail(group, `could not start: ${error.message}`));
+    child.on("error", (error) => {
+      clearTimeout(group.timer);
+      fail(group, `could not start: ${error.message}`);
+    });
     child.on("close", (code, signal) => {
       clearTimeout(group.timer);
       group.child = null;
-      if (group.phase !== "running") return; // already failed (time limit, removal)
+      cleanUp(group);
+      if (group.phase !== "running") return; // already failed (time limit, removal, could not start)
       group.exitCode = code;
       if (code === 0) group.phase = "succeeded";
       else fail(group, `${lastErrorLine || (signal ? `killed by ${signal}` : "the container failed")} (exit code ${code ?? signal})`);
-      cleanUp(group);
     });
     const limit = Number(spec.timeoutSeconds) || 3600;
     group.timer = setTimeout(() => {
       fail(group, `time limit of ${limit} s reached; the container was stopped`);
       kill(group);
-    }, limit * 1000);
+    }, Math.min(limit * 1000, MAX_TIMER_MS));
     log(`started ${name} (${spec.image})`);
   }
 
@@ -134,7 +174,14 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
     group.error = error;
   }
 
-  function kill(group) {
+  /** Stops the group's process tree; a Docker container is removed by name (killing `docker run` alone leaves it running). */
+  function kill(group, { wait = false } = {}) {
+    clearTimeout(group.timer);
+    if (group.docker && group.child) {
+      const args = ["rm", "-f", group.name];
+      if (wait) spawnSync(dockerCommand, args, { stdio: "ignore", timeout: 15_000 });
+      else spawn(dockerCommand, args, { stdio: "ignore" }).on("error", () => {});
+    }
     if (group.child?.pid) {
       try {
         process.kill(-group.child.pid, "SIGKILL");
@@ -158,7 +205,7 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
       const url = new URL(req.url, "http://host");
       const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
       if (req.method === "GET" && parts.length === 1 && parts[0] === "images") {
-        const images = readImages(imagesDir).map(({ name, tag, description, command }) => ({ name, tag, description: description ?? null, command: command ?? null }));
+        const images = readImages(imagesDir, log).map(({ name, tag, description, command }) => ({ name, tag, description: description ?? null, command: command ?? null }));
         return send(200, { images, capacity });
       }
       if (parts.length === 2 && parts[0] === "groups") {
@@ -167,14 +214,26 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
         const group = groups.get(name);
         if (req.method === "PUT") {
           if (group) return send(200, { name });
-          let text = "";
-          for await (const chunk of req) text += chunk;
-          start(name, JSON.parse(text));
+          // Reserved before the body is read: a second PUT arriving meanwhile finds it and starts nothing.
+          const reserved = reserve(name);
+          let spec;
+          try {
+            let text = "";
+            for await (const chunk of req) text += chunk;
+            spec = JSON.parse(text);
+            if (!spec || typeof spec !== "object" || typeof spec.image !== "string" || spec.image === "") throw new Error("the body must be a group spec with an image");
+          } catch (error) {
+            if (groups.get(name) === reserved) groups.delete(name);
+            return send(400, { error: error.message });
+          }
+          if (groups.get(name) !== reserved) return send(200, { name }); // removed while its body was read
+          start(reserved, spec);
           return send(201, { name });
         }
         if (req.method === "GET") {
           if (!group) return send(404, { error: "unknown group" });
-          const { output, truncated } = group.tail.read(Math.min(Number(url.searchParams.get("tailBytes")) || OUTPUT_CAP_BYTES, OUTPUT_CAP_BYTES));
+          const asked = url.searchParams.has("tailBytes") ? Number(url.searchParams.get("tailBytes")) : OUTPUT_CAP_BYTES;
+          const { output, truncated } = group.tail.read(Number.isFinite(asked) && asked >= 0 ? Math.min(asked, OUTPUT_CAP_BYTES) : OUTPUT_CAP_BYTES);
           return send(200, { phase: group.phase, exitCode: group.exitCode, error: group.error, output, outputTruncated: truncated });
         }
         if (req.method === "DELETE") {
@@ -205,7 +264,7 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
         close: () =>
           new Promise((done) => {
             for (const group of groups.values()) {
-              kill(group);
+              kill(group, { wait: true });
               cleanUp(group);
             }
             groups.clear();
