@@ -3,7 +3,7 @@
  * Manager and registry requests and answers (it has never been run against Azure itself).
  */
 import { describe, expect, it } from "vitest";
-import { ARM_API_VERSION, AzureContainerHost, azureSettings, type AzureSettings } from "../../src/dataprocessing/host/azure";
+import { ARM_API_VERSION, AzureContainerHost, armPhase, azureSettings, type AzureSettings } from "../../src/dataprocessing/host/azure";
 import { HostNotConfiguredError, HostUnavailableError, hostFor } from "../../src/dataprocessing/host";
 import { env } from "cloudflare:workers";
 
@@ -95,6 +95,64 @@ describe("the Azure Container Instances host (recorded fake)", () => {
     }
   });
 
+  it("maps the other documented states: Stopped, a failed deployment, Succeeded without a container view", () => {
+    expect(armPhase({ properties: { provisioningState: "Succeeded", instanceView: { state: "Stopped" } } })).toEqual({
+      phase: "failed",
+      exitCode: null,
+      error: "The container group was stopped outside this service.",
+    });
+    // An image that cannot be pulled: the deployment fails while the container still waits.
+    const pullFailed = {
+      properties: {
+        provisioningState: "Failed",
+        instanceView: { state: "Pending", events: [{ type: "Normal", message: "Pulling image" }] },
+        containers: [
+          {
+            properties: {
+              instanceView: {
+                currentState: { state: "Waiting", detailStatus: "ErrImagePull" },
+                events: [
+                  { type: "Normal", message: "pulling image \"models.azurecr.io/scoring/model:9\"" },
+                  { type: "Warning", message: "Failed to pull image \"models.azurecr.io/scoring/model:9\": not found" },
+                  { type: "Normal", message: "Back-off pulling image" },
+                ],
+              },
+            },
+          },
+        ],
+      },
+    };
+    expect(armPhase(pullFailed)).toEqual({ phase: "failed", exitCode: null, error: 'Azure could not run the container group: Failed to pull image "models.azurecr.io/scoring/model:9": not found' });
+    expect(armPhase({ properties: { provisioningState: "Failed", instanceView: {} } }).error).toBe("Azure reports the container group as Failed.");
+    expect(armPhase({ properties: { instanceView: { state: "Succeeded" } } })).toEqual({ phase: "succeeded", exitCode: null, error: null });
+    expect(armPhase({ properties: { provisioningState: "Creating" } })).toEqual({ phase: "pending", exitCode: null, error: null });
+    expect(armPhase({})).toEqual({ phase: "pending", exitCode: null, error: null });
+  });
+
+  it("reads a failed group whose container never started (its logs answer 400) as failed with no output", async () => {
+    const fake = recordedAzure([
+      tokenRoute,
+      ["GET", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ properties: { provisioningState: "Failed", instanceView: { state: "Failed", events: [{ type: "Warning", message: "no capacity for K80 in westeurope" }] } } })],
+      ["GET", `${GROUP}/containers/job/logs?tail=1000&api-version=${ARM_API_VERSION}`, json({ error: { code: "ContainerGroupDeploymentNotReady" } }, 400)],
+    ]);
+    const state = await new AzureContainerHost(settings, fake.send).inspectGroup("containergroup-j1", 100);
+    expect(state).toEqual({ phase: "failed", exitCode: null, error: "Azure could not run the container group: no capacity for K80 in westeurope", output: "", outputTruncated: false });
+  });
+
+  it("follows the registry's Link header through every page of the catalog and of the tags", async () => {
+    const page = (body: unknown, next?: string) => () => Response.json(body, { headers: next ? { link: `<${next}>; rel="next"` } : {} });
+    const fake = recordedAzure([
+      ["GET", "https://models.azurecr.io/v2/_catalog?n=1000", page({ repositories: ["a"] }, "/v2/_catalog?last=a&n=1000")],
+      ["GET", "https://models.azurecr.io/v2/_catalog?last=a&n=1000", page({ repositories: ["b"] })],
+      ["GET", "https://models.azurecr.io/v2/a/tags/list?n=1000", page({ name: "a", tags: ["1"] }, "/v2/a/tags/list?last=1&n=1000")],
+      ["GET", "https://models.azurecr.io/v2/a/tags/list?last=1&n=1000", page({ name: "a", tags: ["2"] })],
+      ["GET", "https://models.azurecr.io/v2/b/tags/list?n=1000", () => new Response('{"errors":[{"code":"DENIED"}]}', { status: 403 })],
+    ]);
+    const { images } = await new AzureContainerHost(settings, fake.send).listImages();
+    expect(images.map((i) => `${i.name}:${i.tag}`)).toEqual(["a:1", "a:2"]);
+    expect(fake.calls.every((c) => c.headers.authorization === `Basic ${btoa("acr-user:acr-pass")}`)).toBe(true);
+  });
+
   it("reads a deleted group as null and deletes idempotently", async () => {
     const fake = recordedAzure([tokenRoute, ["GET", /containergroup-j1\?/, json({ error: { code: "ResourceNotFound" } }, 404)], ["DELETE", /containergroup-j1\?/, json({}, 404)]]);
     const host = new AzureContainerHost(settings, fake.send);
@@ -106,8 +164,8 @@ describe("the Azure Container Instances host (recorded fake)", () => {
   it("lists images and tags from the registry with its credentials", async () => {
     const fake = recordedAzure([
       ["GET", "https://models.azurecr.io/v2/_catalog?n=1000", json({ repositories: ["scoring/model", "cleanup"] })],
-      ["GET", "https://models.azurecr.io/v2/scoring/model/tags/list", json({ name: "scoring/model", tags: ["1.3", "1.4"] })],
-      ["GET", "https://models.azurecr.io/v2/cleanup/tags/list", json({ name: "cleanup", tags: ["latest"] })],
+      ["GET", "https://models.azurecr.io/v2/scoring/model/tags/list?n=1000", json({ name: "scoring/model", tags: ["1.3", "1.4"] })],
+      ["GET", "https://models.azurecr.io/v2/cleanup/tags/list?n=1000", json({ name: "cleanup", tags: ["latest"] })],
     ]);
     const { images, capacity } = await new AzureContainerHost(settings, fake.send).listImages();
     expect(images.map((i) => `${i.name}:${i.tag}`)).toEqual(["scoring/model:1.3", "scoring/model:1.4", "cleanup:latest"]);

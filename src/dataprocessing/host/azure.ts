@@ -54,12 +54,50 @@ export function azureSettings(source: Record<string, unknown>): AzureSettings {
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
 
+interface ArmEvent {
+  message?: string;
+  type?: string;
+}
+
 interface ArmContainerGroup {
   properties?: {
     provisioningState?: string;
-    instanceView?: { state?: string; events?: { message?: string }[] };
-    containers?: { properties?: { instanceView?: { currentState?: { state?: string; exitCode?: number; detailStatus?: string } } } }[];
+    instanceView?: { state?: string; events?: ArmEvent[] };
+    containers?: {
+      properties?: { instanceView?: { currentState?: { state?: string; exitCode?: number; detailStatus?: string }; events?: ArmEvent[] } };
+    }[];
   };
+}
+
+/** At most this many pages of the registry's catalog (and of one repository's tags) are read. */
+const MAX_REGISTRY_PAGES = 20;
+
+/**
+ * The phase of a group from its ARM representation (learn.microsoft.com, "Azure Container Instances
+ * states"): the group's `instanceView.state` (Pending, Running, Succeeded, Failed, Stopped), the
+ * container's `currentState` (Waiting, Running, Terminated with an exit code) and the group's
+ * `provisioningState` (a deployment that failed, e.g. an image that cannot be pulled or no capacity).
+ */
+export function armPhase(group: ArmContainerGroup): Pick<GroupState, "phase" | "exitCode" | "error"> {
+  const properties = group.properties ?? {};
+  const containerView = properties.containers?.[0]?.properties?.instanceView;
+  const container = containerView?.currentState;
+  const groupState = properties.instanceView?.state;
+  const exitCode = container?.exitCode ?? null;
+  // The most telling event: the container's last warning, else its last event, else the group's.
+  const events = [...(containerView?.events ?? []), ...(properties.instanceView?.events ?? [])];
+  const lastEvent = (events.filter((e) => e.type === "Warning").at(-1) ?? events.at(-1))?.message ?? null;
+  if (container?.state === "Terminated") {
+    if (exitCode === 0) return { phase: "succeeded", exitCode, error: null };
+    return { phase: "failed", exitCode, error: `The container exited with code ${exitCode ?? "unknown"}${container.detailStatus ? ` (${container.detailStatus})` : ""}.` };
+  }
+  if (properties.provisioningState === "Failed" || groupState === "Failed") {
+    return { phase: "failed", exitCode, error: lastEvent ? `Azure could not run the container group: ${lastEvent}` : "Azure reports the container group as Failed." };
+  }
+  if (groupState === "Stopped") return { phase: "failed", exitCode, error: "The container group was stopped outside this service." };
+  if (groupState === "Succeeded") return { phase: "succeeded", exitCode, error: null };
+  if (groupState === "Running" || container?.state === "Running") return { phase: "running", exitCode, error: null };
+  return { phase: "pending", exitCode, error: null };
 }
 
 /** Management tokens per app registration, shared by every host object of the isolate. */
@@ -112,18 +150,35 @@ export class AzureContainerHost implements ContainerHost {
     throw new HostUnavailableError(`Azure answered ${res.status} to ${method} ${(url.split("?")[0] ?? url).replace(ARM, "")}: ${(await res.text()).slice(0, 300)}`);
   }
 
+  /**
+   * Every item of a paged registry list (Docker Registry HTTP API v2): the next page is named by
+   * the answer's `Link: <...>; rel="next"` header.
+   */
+  private async registryList(path: string, field: "repositories" | "tags", auth: string): Promise<string[] | null> {
+    const registry = `https://${this.settings.ACR_LOGIN_SERVER}`;
+    const items: string[] = [];
+    let next: string | null = `${registry}${path}`;
+    for (let page = 0; next && page < MAX_REGISTRY_PAGES; page++) {
+      const res = await this.call(next, { method: "GET", headers: { authorization: auth } });
+      if (!res.ok) return page === 0 ? null : items;
+      items.push(...((((await res.json()) as Record<string, string[] | null | undefined>)[field] ?? []) as string[]));
+      const link = /<([^>]+)>\s*;\s*rel="?next"?/.exec(res.headers.get("link") ?? "");
+      next = link ? new URL(link[1]!, registry).toString() : null;
+    }
+    return items;
+  }
+
   async listImages(): Promise<{ images: JobImage[]; capacity: HostCapacity }> {
     const s = this.settings;
     const auth = `Basic ${btoa(`${s.ACR_USERNAME}:${s.ACR_PASSWORD}`)}`;
-    const registry = `https://${s.ACR_LOGIN_SERVER}`;
-    const catalog = await this.call(`${registry}/v2/_catalog?n=1000`, { method: "GET", headers: { authorization: auth } });
-    if (!catalog.ok) throw new HostUnavailableError(`the container registry answered ${catalog.status} to its catalog`);
-    const { repositories = [] } = (await catalog.json()) as { repositories?: string[] };
+    const repositories = await this.registryList("/v2/_catalog?n=1000", "repositories", auth);
+    if (!repositories) throw new HostUnavailableError("the container registry refused or failed its catalog");
     const images: JobImage[] = [];
     for (const repository of repositories) {
-      const tags = await this.call(`${registry}/v2/${repository}/tags/list`, { method: "GET", headers: { authorization: auth } });
-      if (!tags.ok) continue;
-      for (const tag of ((await tags.json()) as { tags?: string[] }).tags ?? []) images.push({ name: repository, tag, description: `${s.ACR_LOGIN_SERVER}/${repository}:${tag}`, command: null });
+      // A repository whose tags cannot be read is left out rather than failing the whole list.
+      for (const tag of (await this.registryList(`/v2/${repository}/tags/list?n=1000`, "tags", auth)) ?? []) {
+        images.push({ name: repository, tag, description: `${s.ACR_LOGIN_SERVER}/${repository}:${tag}`, command: null });
+      }
     }
     return {
       images,
@@ -168,27 +223,16 @@ export class AzureContainerHost implements ContainerHost {
   async inspectGroup(name: string, tailBytes: number): Promise<GroupState | null> {
     const res = await this.arm("GET", this.groupUrl(name), undefined, [404]);
     if (res.status === 404) return null;
-    const group = (await res.json()) as ArmContainerGroup;
-    const container = group.properties?.containers?.[0]?.properties?.instanceView?.currentState;
-    const groupState = group.properties?.instanceView?.state ?? group.properties?.provisioningState ?? "Pending";
-    let phase: GroupState["phase"] = "pending";
-    let error: string | null = null;
-    if (container?.state === "Terminated") {
-      phase = container.exitCode === 0 ? "succeeded" : "failed";
-      if (phase === "failed") error = `The container exited with code ${container.exitCode}${container.detailStatus ? ` (${container.detailStatus})` : ""}.`;
-    } else if (groupState === "Running" || container?.state === "Running") phase = "running";
-    else if (groupState === "Failed") {
-      phase = "failed";
-      error = group.properties?.instanceView?.events?.at(-1)?.message ?? "Azure reports the container group as Failed.";
-    }
+    const { phase, exitCode, error } = armPhase((await res.json()) as ArmContainerGroup);
     let output = "";
     if (phase !== "pending") {
-      const logs = await this.arm("GET", this.groupUrl(name, `/containers/${CONTAINER}/logs?tail=1000`), undefined, [404]);
+      // A container that never started has no logs (ARM answers 400 or 404): its state still counts.
+      const logs = await this.arm("GET", this.groupUrl(name, `/containers/${CONTAINER}/logs?tail=1000`), undefined, [400, 404, 409]);
       if (logs.ok) output = ((await logs.json()) as { content?: string }).content ?? "";
     }
     const bytes = new TextEncoder().encode(output);
     const truncated = bytes.length > tailBytes;
-    return { phase, exitCode: container?.exitCode ?? null, error, output: truncated ? new TextDecoder().decode(bytes.slice(bytes.length - tailBytes)) : output, outputTruncated: truncated };
+    return { phase, exitCode, error, output: truncated ? new TextDecoder().decode(bytes.slice(bytes.length - tailBytes)) : output, outputTruncated: truncated };
   }
 
   async removeGroup(name: string): Promise<void> {
