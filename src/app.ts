@@ -22,6 +22,7 @@ import { workManagementApp } from "./work/routes";
 import { dataProcessingApp } from "./dataprocessing/routes";
 import { monitoringApp } from "./monitors/routes";
 import { changesApp } from "./changes/routes";
+import { searchApp } from "./search/routes";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -115,6 +116,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", dataProcessingApp());
   app.route("/", monitoringApp());
   app.route("/", changesApp());
+  app.route("/", searchApp());
   registerDocs(app);
   return app;
 }

@@ -13,18 +13,20 @@ import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
 import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execution";
 import { expireMonitorJobs, monitorScheduleKind } from "./monitors/jobs";
 import { triggerMonitors } from "./monitors/triggers";
+import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
 export { JobRunner } from "../durable-objects/job-runner";
+export { SearchIndex } from "../durable-objects/search-index";
 
 const app = createApp();
 
-/** Subscribers to platform events: monitors triggered by events; search indexing registers here when it lands. */
-const eventHandlers: EventHandler[] = [triggerMonitors];
+/** Subscribers to platform events: monitors triggered by events, and search indexing. */
+const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
-const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind];
+const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind, searchScheduleKind];
 
 export default {
   async fetch(incoming, env, ctx) {
@@ -52,6 +54,7 @@ export default {
       ["dispatchSchedules", () => dispatchDueRuns(env, now, scheduleKinds, log)],
       ["refreshJobs", () => refreshActiveJobs(env, log)],
       ["expireMonitorJobs", () => expireMonitorJobs(env, now)],
+      ["startPendingIndices", () => startPendingIndices(env, log)],
     ];
     for (const [name, job] of jobs) {
       // One failing job must not starve the others; each is retried on the next minute.

@@ -967,3 +967,65 @@ export const criticalityHistory = sqliteTable(
   },
   (t) => [index("criticality_history_item_idx").on(t.itemId, t.recordedAt), uniqueIndex("criticality_history_job_uq").on(t.itemId, t.monitorJobId)],
 );
+
+/**
+ * Search indices (spec 2.10): the standard ones (inserted by the migration, fixed ids) and custom
+ * ones built from a library file. Documents live in each index's SearchIndex Durable Object; this row
+ * holds what lists and permissions need, the mapping, the library and the last synchronisation.
+ */
+export const searchIndices = sqliteTable(
+  "search_indices",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    displayName: text("display_name").notNull(),
+    description: text("description"),
+    type: text("type").notNull(),
+    ...owned,
+    triggerSchedule: text("trigger_schedule"),
+    /** JSON mapping; null for a custom index that never synchronised. */
+    mapping: text("mapping"),
+    /** The library's JavaScript source (custom indices, and fed standard ones). */
+    library: text("library"),
+    libraryFileName: text("library_file_name"),
+    /** JSON array: the read permissions the library's clients act with (those of who uploaded it). */
+    grantPermissions: text("grant_permissions"),
+    status: text("status").notNull(),
+    documentCount: integer("document_count").notNull().default(0),
+    lastSync: text("last_sync"),
+    ...audit,
+  },
+  (t) => [uniqueIndex("search_indices_name_uq").on(sql`lower(${t.name})`), index("search_indices_owner_idx").on(t.ownerId, t.id), index("search_indices_type_idx").on(t.type, t.id)],
+);
+
+/** The lines a custom library logged and what each synchronisation reported (`GET /Indices/{id}/Logs`). */
+export const searchIndexLogs = sqliteTable(
+  "search_index_logs",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    indexId: text("index_id").notNull(),
+    syncId: text("sync_id"),
+    level: text("level").notNull(),
+    message: text("message").notNull(),
+    at: text("at").notNull(),
+  },
+  (t) => [index("search_index_logs_index_idx").on(t.indexId, t.seq)],
+);
+
+/** Saved queries (spec 2.10): a search request for one index, with free metadata ("My Actions"). */
+export const searchQueries = sqliteTable(
+  "search_queries",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    description: text("description"),
+    ...owned,
+    indexId: text("index_id")
+      .notNull()
+      .references(() => searchIndices.id),
+    queryObject: text("query_object").notNull(),
+    metadata: text("metadata"),
+    ...audit,
+  },
+  (t) => [index("search_queries_owner_idx").on(t.ownerId, t.id), index("search_queries_index_idx").on(t.indexId, t.id), index("search_queries_name_idx").on(sql`lower(${t.name})`, t.id)],
+);

@@ -23,8 +23,20 @@ export const PERMISSIONS = {
   monitorsWrite: "monitors_write",
   /** Held by an External model's monitor token (and by people who set monitor job statuses by hand). */
   monitorJobsStatus: "monitor_jobs_status",
+  /** Search (docs/decisions.md, "Search permissions"): standard indices and your own custom ones, searched. */
   indexReadOwned: "index_read_owned",
+  /** Also every other user's custom indices. */
+  indexReadAll: "index_read_all",
+  /** Create custom indices; change, resynchronise and delete the ones you own. */
+  indexWrite: "index_write",
+  /** Change, resynchronise and delete any index, standard ones included. */
+  indexAdmin: "index_admin",
+  /** Your own saved queries (executing one also needs index_read_owned). */
   queryReadOwned: "query_read_owned",
+  /** Also every other user's saved queries. */
+  queryReadAll: "query_read_all",
+  /** Create saved queries; change and delete the ones you own. */
+  queryWrite: "query_write",
 } as const;
 
 export type Permission = (typeof PERMISSIONS)[keyof typeof PERMISSIONS];

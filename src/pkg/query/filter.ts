@@ -58,10 +58,19 @@ export type FilterNode = FilterTerm | FilterGroup;
 const NAME = /^[A-Za-z0-9_.-]+$/;
 const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-/** Parses a filter; an empty or blank filter gives undefined (no condition). Throws InvalidQuery. */
-export function parseFilter(input: string | undefined): FilterNode | undefined {
+/**
+ * The string literal an unquoted `me` becomes where a filter accepts it (search filters over identity
+ * fields, spec 2.10): the caller. It cannot collide with a value a client quotes.
+ */
+export const ME_LITERAL = "\u0000me";
+
+/**
+ * Parses a filter; an empty or blank filter gives undefined (no condition). Throws InvalidQuery.
+ * With `acceptMe`, an unquoted `me` is a value ({@link ME_LITERAL}).
+ */
+export function parseFilter(input: string | undefined, options: { acceptMe?: boolean } = {}): FilterNode | undefined {
   if (input === undefined || input.trim() === "") return undefined;
-  return new FilterParser(input).parse();
+  return new FilterParser(input, options.acceptMe ?? false).parse();
 }
 
 /** Visits every term of a filter tree, left to right. */
@@ -92,7 +101,10 @@ class FilterParser {
   private terms = 0;
   private values = 0;
 
-  constructor(private readonly input: string) {
+  constructor(
+    private readonly input: string,
+    private readonly acceptMe = false,
+  ) {
     this.tokens = tokenize(input);
   }
 
@@ -218,6 +230,7 @@ class FilterParser {
       return { kind: "null" };
     }
     if (word === "true" || word === "false") return { kind: "boolean", value: word === "true" };
+    if (word === "me" && this.acceptMe) return { kind: "string", value: ME_LITERAL };
     if (NUMBER.test(token.text)) {
       const value = Number(token.text);
       if (Number.isFinite(value)) return { kind: "number", value, raw: token.text };

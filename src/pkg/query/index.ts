@@ -3,7 +3,7 @@
  * excludeIds, searchText, paging and unique values, compiled to single parameterised D1 statements.
  */
 export { parseDateValue, formatDateValue } from "./dates";
-export { parseFilter, filterTerms, MAX_FILTER_TERMS, MAX_FILTER_VALUES, MAX_FILTER_DEPTH } from "./filter";
+export { parseFilter, filterTerms, ME_LITERAL, MAX_FILTER_TERMS, MAX_FILTER_VALUES, MAX_FILTER_DEPTH } from "./filter";
 export type { ComparisonOperator, FilterLiteral, FilterNode, FilterTerm, FilterGroup } from "./filter";
 export { typeFilter } from "./typing";
 export type { TypedNode, TypedTerm } from "./typing";

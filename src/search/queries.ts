@@ -1,0 +1,154 @@
+/**
+ * Saved queries (spec 2.10): a search request for one index, owned by a user, with free metadata
+ * (`metadata.action = { isVisible, order }` places it on the "My Actions" page). The request is
+ * checked against the index's mapping when saved, so an unknown field is named then, not at run time.
+ */
+import { z } from "@hono/zod-openapi";
+import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import type { Principal } from "../pkg/auth";
+import { newEtagToken, parseJson, type WriteContext } from "../pkg/db";
+import { ApiError, invalid, notFound } from "../pkg/errors";
+import { preconditionFailed } from "../pkg/etag";
+import { PERMISSIONS } from "../pkg/permissions";
+import { planSearch, SearchRequestSchema, type SearchRequest } from "./query";
+import { mappingOf, maySeeIndex, readIndexRow, type IndexRow } from "./store";
+
+export const QUERY_KIND = "searchQuery";
+
+export interface QueryRow {
+  id: string;
+  name: string;
+  description: string | null;
+  owner_id: string;
+  owner_name: string | null;
+  index_id: string;
+  query_object: string;
+  metadata: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+  created_by: string | null;
+}
+
+const Owner = z.object({ id: z.string().min(1).max(200), name: z.string().max(200).nullable().optional() });
+const ActionSchema = z.object({ isVisible: z.boolean(), order: z.number().int() }).strict().openapi({ description: "Place on the My Actions page." });
+const MetadataSchema = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    if (value.action !== undefined && !ActionSchema.safeParse(value.action).success) {
+      ctx.addIssue({ code: "custom", path: ["action"], message: "metadata.action must be { isVisible: boolean, order: integer } (no other keys)" });
+    }
+    if (JSON.stringify(value).length > 16_384) ctx.addIssue({ code: "custom", message: "metadata is at most 16 KiB of JSON" });
+  })
+  .openapi({ description: "Free JSON; `action` must be `{ isVisible: boolean, order: integer }` when present.", example: { action: { isVisible: true, order: 1 } } });
+
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(4000).nullable().optional(),
+  objectOwner: Owner.optional().openapi({ description: "Defaults to the caller; another owner needs query_read_all." }),
+  index: z.object({ id: z.uuid(), name: z.string().optional() }).openapi({ description: "The index the query runs on." }),
+  queryObject: SearchRequestSchema,
+  metadata: MetadataSchema.nullable().optional(),
+};
+export const CreateQuerySchema = z.object(fields).strict().openapi("CreateSavedQuery");
+export const UpdateQuerySchema = z.object({ id: z.uuid(), ...fields }).strict().openapi("UpdateSavedQuery");
+
+export const SavedQuerySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    objectOwner: z.object({ id: z.string(), name: z.string().nullable() }),
+    index: z.object({ id: z.string(), name: z.string().nullable() }),
+    queryObject: SearchRequestSchema,
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    createdDate: z.string(),
+    modifiedDate: z.string(),
+  })
+  .openapi("SavedQuery");
+
+export function toQuery(row: QueryRow & { index_name?: string | null }) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    objectOwner: { id: row.owner_id, name: row.owner_name },
+    index: { id: row.index_id, name: row.index_name ?? null },
+    queryObject: JSON.parse(row.query_object) as SearchRequest,
+    metadata: parseJson<Record<string, unknown>>(row.metadata),
+    createdDate: row.created_at,
+    modifiedDate: row.updated_at,
+  };
+}
+
+const SELECT = "SELECT q.*, i.name AS index_name FROM search_queries q LEFT JOIN search_indices i ON i.id = q.index_id";
+
+/** A saved query the caller may read (their own, or any with query_read_all), or 404. */
+export async function visibleQuery(db: D1Database, principal: Principal, id: string): Promise<QueryRow & { index_name: string | null }> {
+  const row = await db.prepare(`${SELECT} WHERE q.id = ?1`).bind(id).first<QueryRow & { index_name: string | null }>();
+  if (!row || (row.owner_id !== principal.id && !principal.permissions.has(PERMISSIONS.queryReadAll))) throw notFound("Query", id);
+  return row;
+}
+
+/** The index a query is saved for: one the caller sees, with a mapping the request is valid against. */
+async function checkedIndex(db: D1Database, principal: Principal, apiVersion: string, indexId: string, request: SearchRequest): Promise<IndexRow> {
+  const index = await readIndexRow(db, indexId);
+  if (!index || !maySeeIndex(principal, index, apiVersion)) throw invalid("body.index.id", "exists", `There is no index ${indexId} you may see.`);
+  const mapping = mappingOf(index);
+  if (!mapping) throw new ApiError("Conflict", `Index '${index.name}' has not synchronised yet, so its fields are not known; save the query after its first synchronisation.`);
+  planSearch(mapping, request, "body.queryObject");
+  return index;
+}
+
+function ownerOf(principal: Principal, given: z.infer<typeof Owner> | undefined): { id: string; name: string | null } {
+  if (!given || given.id === principal.id) return { id: principal.id, name: principal.name ?? null };
+  if (!principal.permissions.has(PERMISSIONS.queryReadAll)) throw new ApiError("Forbidden", "Saving a query for another owner needs the permission 'query_read_all'.");
+  return { id: given.id, name: given.name ?? null };
+}
+
+export async function createQuery(ctx: WriteContext, principal: Principal, apiVersion: string, input: z.infer<typeof CreateQuerySchema>) {
+  await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
+  const id = ctx.uuid();
+  const owner = ownerOf(principal, input.objectOwner);
+  const etag = newEtagToken();
+  await ctx.db.batch([
+    ctx.db
+      .prepare("INSERT INTO search_queries (id, name, description, owner_id, owner_name, index_id, query_object, metadata, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)")
+      .bind(id, input.name, input.description ?? null, owner.id, owner.name, input.index.id, JSON.stringify(input.queryObject), input.metadata ? JSON.stringify(input.metadata) : null, etag, ctx.now, ctx.actorId),
+    outboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "created", payload: { id, name: input.name, indexId: input.index.id } }),
+  ]);
+  return visibleQuery(ctx.db, principal, id);
+}
+
+/** Only the owner changes or deletes a saved query (with query_write). */
+function assertOwner(principal: Principal, row: QueryRow) {
+  if (row.owner_id !== principal.id) throw new ApiError("Forbidden", "Only the owner of a saved query may change or delete it.");
+}
+
+export async function updateQuery(ctx: WriteContext, principal: Principal, apiVersion: string, input: z.infer<typeof UpdateQuerySchema>) {
+  const current = await visibleQuery(ctx.db, principal, input.id);
+  assertOwner(principal, current);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
+  const owner = ownerOf(principal, input.objectOwner);
+  const etag = newEtagToken();
+  const [updated] = await ctx.db.batch([
+    ctx.db
+      .prepare("UPDATE search_queries SET name = ?2, description = ?3, owner_id = ?4, owner_name = ?5, index_id = ?6, query_object = ?7, metadata = ?8, etag = ?9, updated_at = ?10 WHERE id = ?1 AND etag = ?11")
+      .bind(input.id, input.name, input.description ?? null, owner.id, owner.name, input.index.id, JSON.stringify(input.queryObject), input.metadata ? JSON.stringify(input.metadata) : null, etag, ctx.now, current.etag),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name, indexId: input.index.id } }, { table: "search_queries", etag }),
+  ]);
+  if (updated!.meta.changes === 0) throw preconditionFailed();
+  return (await ctx.db.prepare(`${SELECT} WHERE q.id = ?1`).bind(input.id).first<QueryRow & { index_name: string | null }>())!;
+}
+
+export async function deleteQuery(ctx: WriteContext, principal: Principal, id: string): Promise<void> {
+  const current = await visibleQuery(ctx.db, principal, id);
+  assertOwner(principal, current);
+  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const [deleted] = await ctx.db.batch([
+    ctx.db.prepare("DELETE FROM search_queries WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+  ]);
+  if (deleted!.meta.changes === 0) throw preconditionFailed();
+}
