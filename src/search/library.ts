@@ -298,6 +298,8 @@ async function runRound(source: string, timeMs: number, host: Host): Promise<Rou
     discardEngine(lease);
   }
   if (suspended) return { kind: "suspended" };
+  // An interrupt can surface as a caught "InternalError: interrupted" in an async function.
+  if (meter.interrupted && (outcome as RoundResult | null)?.kind !== "done") return { kind: "timeout" };
   if (outcome) {
     const o = outcome as RoundResult;
     if (o.kind === "failed" && /out of memory|stack overflow|string too long/i.test(o.message ?? "")) return { kind: "memory" };

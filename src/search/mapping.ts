@@ -83,7 +83,7 @@ export const MAX_KEY_CHARS = 256;
 /**
  * Checks one entry of an index against its mapping. An entry is `{ id, ...fields }`: `id` (a text of
  * 1 to 256 characters) is the document key, every other key a mapping field holding a value of its
- * type, an array of them, or null. Returns the document or why it breaks the rules.
+ * type, an array of them, or null (stored as absent). Returns the document or why it breaks the rules.
  */
 export function checkEntry(mapping: Mapping, entry: unknown): { key: string; fields: Record<string, unknown> } | { problem: string } {
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return { problem: "an entry must be an object" };
@@ -95,7 +95,8 @@ export function checkEntry(mapping: Mapping, entry: unknown): { key: string; fie
   for (const [name, value] of Object.entries(rest)) {
     const field = mapping[name];
     if (!field || !Object.hasOwn(mapping, name)) return { problem: `entry '${key}': field '${name}' is not in the mapping` };
-    if (value === undefined) continue;
+    // Null and undefined are the same as an absent field (filters: `eq null`).
+    if (value === undefined || value === null) continue;
     const values = Array.isArray(value) ? value : [value];
     if (values.length > 1000) return { problem: `entry '${key}': field '${name}' holds more than 1,000 values` };
     for (const v of values) {
