@@ -79,7 +79,7 @@ function invalidField(field: string, rule: string, message: string): ApiError {
  * syntax from the client is interpreted), a trailing `*` a prefix; all must match. Also returns the
  * plain terms, for highlighting.
  */
-export function ftsQuery(text: string | undefined, field = "text"): { match: string | null; terms: string[] } {
+export function ftsQuery(text: string | undefined, field = "body.text"): { match: string | null; terms: string[] } {
   if (!text || text.trim() === "") return { match: null, terms: [] };
   const parts: string[] = [];
   const terms: string[] = [];
@@ -94,20 +94,20 @@ export function ftsQuery(text: string | undefined, field = "text"): { match: str
     const quoted = `"${words.join(" ")}"`;
     parts.push(prefix ? `${quoted} *` : quoted);
   }
-  if (parts.length > 32) throw invalidField(`body.${field}`, "maxTerms", "Free text has at most 32 words and phrases.");
+  if (parts.length > 32) throw invalidField(field, "maxTerms", "Free text has at most 32 words and phrases.");
   return { match: parts.length === 0 ? null : parts.join(" AND "), terms };
 }
 
 const fieldList = (mapping: Mapping, names: readonly string[], what: string) =>
   names.map((name, i) => {
     const resolved = resolveField(mapping, name);
-    if (!resolved) throw invalidField(`body.${what}[${i}]`, "unknownField", `'${name}' is not a field of this index; its fields are ${Object.keys(mapping).slice(0, 60).join(", ")}.`);
+    if (!resolved) throw invalidField(`${what}[${i}]`, "unknownField", `'${name}' is not a field of this index; its fields are ${Object.keys(mapping).slice(0, 60).join(", ")}.`);
     return resolved;
   });
 
 /** Checks a request against an index's mapping (unknown fields name themselves) and plans it. */
 export function planSearch(mapping: Mapping, request: SearchRequest, path = "body"): PlannedSearch {
-  const { match, terms } = ftsQuery(request.text, `${path === "body" ? "" : path + "."}text`);
+  const { match, terms } = ftsQuery(request.text, `${path}.text`);
   let filter: FilterNode | undefined;
   try {
     filter = parseFilter(request.filter, { acceptMe: true });
@@ -130,9 +130,9 @@ export function planSearch(mapping: Mapping, request: SearchRequest, path = "bod
   };
   if (filter) filter = resolveTerm(filter);
   const order = parseOrderOrRelevance(mapping, request.order, path);
-  const facets = fieldList(mapping, request.facets ?? [], `${path === "body" ? "" : path + "."}facets`);
+  const facets = fieldList(mapping, request.facets ?? [], `${path}.facets`);
   const all = request.fields?.length === 1 && request.fields[0] === "*";
-  const fields = all ? Object.keys(mapping) : request.fields ? fieldList(mapping, request.fields, `${path === "body" ? "" : path + "."}fields`) : Object.keys(mapping).filter((k) => mapping[k]!.alwaysShow);
+  const fields = all ? Object.keys(mapping) : request.fields ? fieldList(mapping, request.fields, `${path}.fields`) : Object.keys(mapping).filter((k) => mapping[k]!.alwaysShow);
   return { match, terms, filter, order, skip: request.skip ?? 0, take: request.take ?? DEFAULT_SEARCH_TAKE, facets, fields, highlight: request.highlight ?? true };
 }
 
