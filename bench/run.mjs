@@ -23,6 +23,7 @@ import { deviationSummary, runDeviationSection } from "./lib/deviations.mjs";
 import { runImageSection } from "./image-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
+import { runSearchSection } from "./lib/search.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = join(root, ".bench");
@@ -35,7 +36,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // runs bench A, bench B and the startup check (not the upload and image sections); `--only templates`
 // runs the template copy section (PUT that copies vs PUT in place) alone; `--only deviations`
 // runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs); `--only jobs` runs the
-// job dispatcher and job read section (bench/lib/jobs.mjs); `--only monitors` the monitor dispatcher and
+// job dispatcher and job read section (bench/lib/jobs.mjs); `--only search` the search section
+// (bench/lib/search.mjs); `--only monitors` the monitor dispatcher and
 // monitor read section (bench/lib/monitors.mjs).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
@@ -151,6 +153,14 @@ async function main() {
     const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only monitors", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
     writeFileSync(join(benchDir, "monitors-results.json"), `${JSON.stringify(record, null, 2)}\n`);
     step("done; .bench/monitors-results.json written");
+    return;
+  }
+  if (only === "search") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    const result = await runSearchSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only search", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
+    writeFileSync(join(benchDir, "search-results.json"), `${JSON.stringify(record, null, 2)}\n`);
+    step("done; .bench/search-results.json written");
     return;
   }
   if (only === "images") {

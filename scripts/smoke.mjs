@@ -526,6 +526,51 @@ async function run() {
     return items.map((it) => `${it.criticality} ${it.band}`).join(", ");
   });
 
+  await check("search: a deviation created over HTTP is found by a word of its description within 5 s", async () => {
+    const word = `smokeword${runId.replace(/[^a-z0-9]/g, "")}`;
+    const created = await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-SRCH-${runId}`, description: `hairline ${word} near the weld` } });
+    expect(created.status === 201, `deviation: ${describe(created)}`);
+    const t0 = Date.now();
+    for (;;) {
+      const found = await http("/Indices/00000000-0000-4000-8000-000000000002/Search", { method: "POST", token: admin, body: { text: word } });
+      if (found.json?.results?.[0]?.id === created.json.id) return `${Date.now() - t0} ms after the 201`;
+      if (Date.now() - t0 > 5000) throw new Error(`not found within 5 s: ${describe(found)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
+  await check("search: a custom index from the README's example library synchronises on its schedule (cron fired by hand) and a saved query over it executes", async () => {
+    const first = `smokefirst${runId.replace(/[^a-z0-9]/g, "")}`;
+    const later = `smokelater${runId.replace(/[^a-z0-9]/g, "")}`;
+    await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-LIB1-${runId}`, description: `${first} bolt`, status: "new" } });
+    const form = new FormData();
+    form.append("Name", `smoke-open-deviations-${runId}`);
+    form.append("DisplayName", "Open deviations (smoke)");
+    form.append("TriggerSchedule", "* * * * *");
+    form.append("File", new File([readFileSync(join(ROOT, "examples", "search", "open-deviations.js"))], "open-deviations.js", { type: "text/javascript" }));
+    const created = await http("/Indices", { method: "POST", token: admin, rawBody: form, headers: { "api-version": "1.1" } });
+    expect(created.status === 201, `index: ${describe(created)}`);
+    const id = created.json.id;
+    const waitFor = async (predicate, what) => {
+      for (let i = 0; i < 80; i++) {
+        const index = await http(`/Indices/${id}`, { token: admin });
+        if (predicate(index.json)) return index.json;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      throw new Error(`${what}: ${JSON.stringify((await http(`/Indices/${id}`, { token: admin })).json).slice(0, 500)}`);
+    };
+    const ready = await waitFor((i) => i.status === "Ready", "first synchronisation");
+    await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-LIB2-${runId}`, description: `${later} bolt`, status: "active" } });
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(ready.nextSynchronizationAt) + 1500 - Date.now())));
+    await fireCron();
+    const scheduled = await waitFor((i) => i.status === "Ready" && i.lastSynchronization?.reason === "trigger schedule", "scheduled synchronisation");
+    const saved = await http("/Queries", { method: "POST", token: admin, body: { name: `smoke query ${runId}`, index: { id }, queryObject: { text: later }, metadata: { action: { isVisible: true, order: 1 } } } });
+    expect(saved.status === 201, `query: ${describe(saved)}`);
+    const run = await http(`/Queries/${saved.json.id}/Execution`, { method: "POST", token: admin });
+    expect(run.status === 200 && run.json.total === 1 && run.json.results[0].fields.referenceId === `SMOKE-LIB2-${runId}`, `execution: ${describe(run)}`);
+    return `${scheduled.documentCount} documents`;
+  });
+
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
     const kept = await http("/Categories", { method: "POST", token: admin, body: { name: `smoke-persist-${runId}` } });
     expect(kept.status === 201, `create: ${describe(kept)}`);

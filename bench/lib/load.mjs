@@ -28,7 +28,16 @@ function once(options) {
 }
 
 async function loadOnce(target, duration, { warmup = false } = {}) {
-  const result = await once({ url: String(target.url), headers: target.headers ?? {}, connections: LOAD.connections, pipelining: 1, timeout: 30, duration });
+  const result = await once({
+    url: String(target.url),
+    headers: target.headers ?? {},
+    ...(target.method ? { method: target.method } : {}),
+    ...(target.body !== undefined ? { body: target.body } : {}),
+    connections: LOAD.connections,
+    pipelining: 1,
+    timeout: 30,
+    duration,
+  });
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) {
     throw new Error(`${target.label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts out of ${result.requests.total} requests (${target.url})`);

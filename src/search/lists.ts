@@ -25,7 +25,7 @@ const indexList = defineList({
   },
   searchColumns: ["si.name", "si.display_name"],
   defaultOrder: "type desc, name asc",
-  select: "si.id, si.name, si.display_name, si.description, si.type, si.owner_id, si.owner_name, si.trigger_schedule, si.mapping, si.library_file_name, si.status, si.document_count, si.last_sync, si.etag, si.created_at, si.updated_at",
+  select: "si.id, si.name, si.display_name, si.description, si.type, si.owner_id, si.owner_name, si.trigger_schedule, si.mapping, si.library_file_name, si.status, si.document_count, si.last_sync, si.etag, si.created_at, si.updated_at, (SELECT next_run_at FROM schedules WHERE kind = 'search-index' AND owner_id = si.id) AS next_run_at",
 });
 
 export const IndexListQuery = z.object({

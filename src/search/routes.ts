@@ -45,6 +45,7 @@ const IndexSchema = z
     status: z.string().openapi({ description: "Pending (never synchronised), Synchronizing, Ready or Failed (the last synchronisation failed; the previous documents stay)." }),
     documentCount: z.number().int(),
     lastSynchronization: SyncSchema.nullable(),
+    nextSynchronizationAt: z.string().nullable().openapi({ description: "When the next scheduled synchronisation is due (custom: triggerSchedule, UTC; standard: daily)." }),
     libraryFileName: z.string().nullable(),
     mapping: z.record(z.string(), FieldSchema).nullable(),
     createdDate: z.string(),

@@ -36,6 +36,8 @@ export interface IndexRow {
   created_at: string;
   updated_at: string;
   created_by: string | null;
+  /** The next scheduled synchronisation (custom: triggerSchedule; standard: daily). */
+  next_run_at?: string | null;
 }
 
 export interface SyncOutcome {
@@ -48,7 +50,9 @@ export interface SyncOutcome {
   endedAt: string;
 }
 
-export const INDEX_COLUMNS = "id, name, display_name, description, type, owner_id, owner_name, trigger_schedule, mapping, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by";
+export const INDEX_COLUMNS =
+  "id, name, display_name, description, type, owner_id, owner_name, trigger_schedule, mapping, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by, " +
+  "(SELECT next_run_at FROM schedules WHERE kind = 'search-index' AND owner_id = search_indices.id) AS next_run_at";
 
 export async function readIndexRow(db: D1Database, id: string): Promise<IndexRow | null> {
   return db.prepare(`SELECT ${INDEX_COLUMNS}, library FROM search_indices WHERE id = ?1`).bind(id).first<IndexRow>();
@@ -100,6 +104,7 @@ export function toIndex(row: IndexRow) {
     status: row.status,
     documentCount: row.document_count,
     lastSynchronization: lastSync,
+    nextSynchronizationAt: row.next_run_at ?? null,
     libraryFileName: row.library_file_name,
     mapping: mappingOf(row),
     createdDate: row.created_at,
