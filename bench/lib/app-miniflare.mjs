@@ -31,7 +31,13 @@ export async function startAppMiniflare({ root, stateDir, appModules, credential
     d1Persist: join(stateDir, "d1"),
     durableObjectsPersist: join(stateDir, "do"),
     r2Persist: join(stateDir, "r2"),
+    // BENCH_WORKERD_LOG=1 shows workerd's own output (crashes, uncaught errors) while investigating a bench.
     handleRuntimeStdio: (stdout, stderr) => {
+      if (process.env.BENCH_WORKERD_LOG) {
+        stdout.pipe(process.stderr);
+        stderr.pipe(process.stderr);
+        return;
+      }
       stdout.resume();
       stderr.resume();
     },

@@ -212,7 +212,9 @@ export interface CompiledSearch {
 export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: Searcher, generation: number): CompiledSearch {
   const build = (facetField?: string) => {
     const params = new Params();
-    const tables = plan.match ? "fts JOIN docs m ON m.rowid = fts.rowid" : "docs m";
+    // CROSS JOIN keeps the FTS5 match as the outer loop: SQLite would otherwise walk every document
+    // of the generation and probe the full-text index once per document (measured: 40x slower).
+    const tables = plan.match ? "fts CROSS JOIN docs m ON m.rowid = fts.rowid" : "docs m";
     const each = facetField ? `, json_each(m.fields, ${params.add(pathOf(facetField))}) j` : "";
     const where: string[] = [];
     if (plan.match) where.push(`fts MATCH ${params.add(plan.match)}`);
