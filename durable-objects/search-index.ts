@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { createLogger, errorFields } from "../src/pkg/logger";
 import { searchableText, type Mapping } from "../src/search/mapping";
-import { compileSearch, highlight, type PlannedSearch, type Searcher, type SearchResult } from "../src/search/query";
+import { compileSearch, generationTables, highlight, type PlannedSearch, type Searcher, type SearchResult } from "../src/search/query";
 import { standardIndex, type SearchDocument } from "../src/search/standard";
 import { finishSync, markSyncStarted, readIndexRow, writeLog, writeLogs, type SyncOutcome } from "../src/search/store";
 import { runLibrary } from "../src/search/library";
@@ -28,9 +28,10 @@ interface Build {
  * table and an FTS5 table over their words, so every index has its own database (up to a Durable
  * Object's 10 GB) and indices scale out across objects instead of sharing D1.
  *
- * Documents belong to a generation. Queries read the current one; a full synchronisation writes the
- * next one beside it and switches over only when it completed, so a failed synchronisation leaves
- * the previous documents in place. Event refreshes write to every live generation.
+ * Documents belong to a generation, each with its own pair of tables (`docs_N`, `fts_N`). Queries read
+ * the current one; a full synchronisation writes the next one beside it and switches over only when it
+ * completed (then drops the old tables), so a failed synchronisation leaves the previous documents in
+ * place. Event refreshes write to every live generation.
  */
 export class SearchIndex extends DurableObject<Bindings> {
   private readonly sql: SqlStorage;
@@ -45,10 +46,15 @@ export class SearchIndex extends DurableObject<Bindings> {
   }
 
   private createTables(): void {
+    this.sql.exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+    this.createGeneration(this.generation);
+  }
+
+  private createGeneration(gen: number): void {
+    const { docs, fts } = generationTables(gen);
     this.sql.exec(`
-      CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, gen INTEGER NOT NULL, key TEXT NOT NULL, fields TEXT NOT NULL, permission TEXT, UNIQUE (gen, key));
-      CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+      CREATE TABLE IF NOT EXISTS ${docs} (rowid INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, fields TEXT NOT NULL, permission TEXT);
+      CREATE VIRTUAL TABLE IF NOT EXISTS ${fts} USING fts5(body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3 4');
     `);
   }
 
@@ -84,15 +90,16 @@ export class SearchIndex extends DurableObject<Bindings> {
       const batch = docs.slice(i, i + WRITE_BATCH);
       this.ctx.storage.transactionSync(() => {
         for (const gen of generations) {
+          const t = generationTables(gen);
           for (const doc of batch) {
-            const old = this.sql.exec<{ rowid: number }>("SELECT rowid FROM docs WHERE gen = ? AND key = ?", gen, doc.key).toArray()[0];
+            const old = this.sql.exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key = ?`, doc.key).toArray()[0];
             if (old) {
-              this.sql.exec("UPDATE docs SET fields = ?, permission = ? WHERE rowid = ?", JSON.stringify(doc.fields), doc.permission, old.rowid);
-              this.sql.exec("DELETE FROM fts WHERE rowid = ?", old.rowid);
-              this.sql.exec("INSERT INTO fts (rowid, body) VALUES (?, ?)", old.rowid, searchableText(mapping, doc.fields));
+              this.sql.exec(`UPDATE ${t.docs} SET fields = ?, permission = ? WHERE rowid = ?`, JSON.stringify(doc.fields), doc.permission, old.rowid);
+              this.sql.exec(`DELETE FROM ${t.fts} WHERE rowid = ?`, old.rowid);
+              this.sql.exec(`INSERT INTO ${t.fts} (rowid, body) VALUES (?, ?)`, old.rowid, searchableText(mapping, doc.fields));
             } else {
-              const { rowid } = this.sql.exec<{ rowid: number }>("INSERT INTO docs (gen, key, fields, permission) VALUES (?, ?, ?, ?) RETURNING rowid", gen, doc.key, JSON.stringify(doc.fields), doc.permission).one();
-              this.sql.exec("INSERT INTO fts (rowid, body) VALUES (?, ?)", rowid, searchableText(mapping, doc.fields));
+              const { rowid } = this.sql.exec<{ rowid: number }>(`INSERT INTO ${t.docs} (key, fields, permission) VALUES (?, ?, ?) RETURNING rowid`, doc.key, JSON.stringify(doc.fields), doc.permission).one();
+              this.sql.exec(`INSERT INTO ${t.fts} (rowid, body) VALUES (?, ?)`, rowid, searchableText(mapping, doc.fields));
             }
           }
         }
@@ -103,14 +110,15 @@ export class SearchIndex extends DurableObject<Bindings> {
   private remove(generations: readonly number[], keys: readonly string[]): void {
     this.ctx.storage.transactionSync(() => {
       for (const gen of generations) {
+        const t = generationTables(gen);
         for (const key of keys) {
           // A key ending in ':' stands for every document whose key starts with it (an activity's inputs).
           const rows = key.endsWith(":")
-            ? this.sql.exec<{ rowid: number }>("SELECT rowid FROM docs WHERE gen = ? AND key >= ? AND key < ?", gen, key, `${key.slice(0, -1)};`).toArray()
-            : this.sql.exec<{ rowid: number }>("SELECT rowid FROM docs WHERE gen = ? AND key = ?", gen, key).toArray();
+            ? this.sql.exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key >= ? AND key < ?`, key, `${key.slice(0, -1)};`).toArray()
+            : this.sql.exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key = ?`, key).toArray();
           for (const { rowid } of rows) {
-            this.sql.exec("DELETE FROM fts WHERE rowid = ?", rowid);
-            this.sql.exec("DELETE FROM docs WHERE rowid = ?", rowid);
+            this.sql.exec(`DELETE FROM ${t.fts} WHERE rowid = ?`, rowid);
+            this.sql.exec(`DELETE FROM ${t.docs} WHERE rowid = ?`, rowid);
           }
         }
       }
@@ -118,8 +126,13 @@ export class SearchIndex extends DurableObject<Bindings> {
   }
 
   private dropGeneration(gen: number): void {
-    this.sql.exec("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM docs WHERE gen = ?)", gen);
-    this.sql.exec("DELETE FROM docs WHERE gen = ?", gen);
+    const t = generationTables(gen);
+    this.sql.exec(`DROP TABLE IF EXISTS ${t.fts}`);
+    this.sql.exec(`DROP TABLE IF EXISTS ${t.docs}`);
+  }
+
+  private countDocuments(gen: number): number {
+    return this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${generationTables(gen).docs}`).one().n;
   }
 
   /**
@@ -147,6 +160,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     if (running) return { started: false, syncId: running.syncId };
     const build: Build = { syncId, generation: this.generation + 1, cursor: "", documents: 0, startedAt: new Date().toISOString(), reason };
     this.dropGeneration(build.generation);
+    this.createGeneration(build.generation);
     this.setMeta("build", build);
     this.refreshedAt.clear();
     await markSyncStarted(this.env.DB, indexId, syncId, reason);
@@ -183,7 +197,10 @@ export class SearchIndex extends DurableObject<Bindings> {
       if (!row) return this.abandon();
       let mapping: Mapping | null = null;
       const outcome = await runLibrary(this.env, row, {
-        reset: () => this.dropGeneration(build.generation),
+        reset: () => {
+          this.dropGeneration(build.generation);
+          this.createGeneration(build.generation);
+        },
         begin: (m) => void (mapping = m),
         write: (docs) => this.write([build.generation], docs, mapping!),
       });
@@ -205,7 +222,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     });
     this.dropGeneration(previous);
     this.refreshedAt.clear();
-    const documents = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM docs WHERE gen = ?", build.generation).one().n;
+    const documents = this.countDocuments(build.generation);
     await finishSync(this.env.DB, indexId, { ...outcome, documents, syncId: build.syncId, reason: build.reason, startedAt: build.startedAt, endedAt: new Date().toISOString() }, mapping);
   }
 
@@ -215,7 +232,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     this.setMeta("build", undefined);
     this.refreshedAt.clear();
     await writeLog(this.env.DB, indexId, build.syncId, "error", message);
-    const documents = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM docs WHERE gen = ?", this.generation).one().n;
+    const documents = this.countDocuments(this.generation);
     await finishSync(this.env.DB, indexId, { status: "Failed", message, documents, syncId: build.syncId, reason: build.reason, startedAt: build.startedAt, endedAt: new Date().toISOString() });
   }
 
@@ -223,15 +240,30 @@ export class SearchIndex extends DurableObject<Bindings> {
     this.setMeta("build", undefined);
   }
 
-  /** Runs a planned search (the Worker checked it against the mapping) for one caller. */
+  /**
+   * Runs a planned search (the Worker checked it against the mapping, and that the caller holds the
+   * permission the index's documents carry) for one caller.
+   */
   async search(plan: PlannedSearch, mapping: Mapping, searcher: Searcher): Promise<Omit<SearchResult, "index">> {
-    const compiled = compileSearch(plan, mapping, searcher, this.generation);
-    const rows = this.sql.exec<{ key: string; fields: string; score: number | null }>(compiled.page.sql, ...compiled.page.params).toArray();
-    const total = this.sql.exec<{ n: number }>(compiled.count.sql, ...compiled.count.params).one().n;
-    const results = rows.map((row) => {
+    const gen = this.generation;
+    const compiled = compileSearch(plan, mapping, searcher, gen);
+    const ranked = this.sql.exec<{ rid: number; score: number | null }>(compiled.page.sql, ...compiled.page.params).toArray();
+    const total = plan.skip === 0 && ranked.length < plan.take ? ranked.length : this.sql.exec<{ n: number }>(compiled.count.sql, ...compiled.count.params).one().n;
+    const { docs } = generationTables(gen);
+    const rows = new Map(
+      ranked.length === 0
+        ? []
+        : this.sql
+            .exec<{ rowid: number; key: string; fields: string }>(`SELECT rowid, key, fields FROM ${docs} WHERE rowid IN (SELECT value FROM json_each(?))`, JSON.stringify(ranked.map((r) => r.rid)))
+            .toArray()
+            .map((r) => [r.rowid, r]),
+    );
+    const results = ranked.flatMap(({ rid, score }) => {
+      const row = rows.get(rid);
+      if (!row) return [];
       const all = JSON.parse(row.fields) as Record<string, unknown>;
       const fields = Object.fromEntries(plan.fields.filter((f) => Object.hasOwn(all, f)).map((f) => [f, all[f]]));
-      const result: SearchResult["results"][number] = { id: row.key, score: row.score === null ? null : Math.round(row.score * 1e6) / 1e6, fields };
+      const result: SearchResult["results"][number] = { id: row.key, score: score === null ? null : Math.round(score * 1e6) / 1e6, fields };
       if (plan.highlight && plan.terms.length > 0) {
         const marks: Record<string, string> = {};
         for (const f of plan.fields) {
@@ -244,7 +276,7 @@ export class SearchIndex extends DurableObject<Bindings> {
         }
         if (Object.keys(marks).length > 0) result.highlights = marks;
       }
-      return result;
+      return [result];
     });
     const out: Omit<SearchResult, "index"> = { total, skip: plan.skip, take: plan.take, results };
     if (compiled.facets.length > 0) {
@@ -257,7 +289,7 @@ export class SearchIndex extends DurableObject<Bindings> {
 
   /** Documents in the current generation, and whether a synchronisation runs. */
   async stats(): Promise<{ documents: number; synchronizing: boolean }> {
-    const documents = this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM docs WHERE gen = ?", this.generation).one().n;
+    const documents = this.countDocuments(this.generation);
     return { documents, synchronizing: Boolean(this.meta<Build>("build")) };
   }
 

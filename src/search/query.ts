@@ -198,37 +198,46 @@ function filterSql(node: FilterNode, mapping: Mapping, searcher: Searcher, param
 }
 
 export interface CompiledSearch {
-  /** The matching documents' rowid, key, fields and score, one page. */
+  /** The page's rowids in order, with their score. */
   page: { sql: string; params: unknown[] };
+  /** The number of matches (skipped when the page itself shows it: a first page shorter than take). */
   count: { sql: string; params: unknown[] };
   facets: { field: string; sql: string; params: unknown[] }[];
 }
 
+/** The tables of one generation of an index's documents (names built from an integer, never from input). */
+export function generationTables(generation: number): { docs: string; fts: string } {
+  if (!Number.isSafeInteger(generation) || generation < 1) throw new RangeError(`bad generation ${generation}`);
+  return { docs: `docs_${generation}`, fts: `fts_${generation}` };
+}
+
 /**
- * Compiles a planned search over the Durable Object's tables `docs` (rowid, gen, key, fields,
- * permission) and `fts` (rowid = docs.rowid). Visible documents: those whose permission the caller
- * holds, or that carry none (custom documents, readable by the index's readers).
+ * Compiles a planned search over one generation's tables: `docs_N` (rowid, key, fields, permission)
+ * and the FTS5 table `fts_N` (rowid = the document's). Which documents a caller may see is decided
+ * per index before this runs (every document of an index carries the same permission), so no row is
+ * filtered for it here. A text-only query never reads `docs_N` until the page is known; the full-text
+ * match always drives the join (CROSS JOIN), never a walk of every document.
  */
 export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: Searcher, generation: number): CompiledSearch {
+  const { docs, fts } = generationTables(generation);
+  const needsDocs = plan.filter !== undefined || plan.order.some((o) => o.field !== null);
   const build = (facetField?: string) => {
     const params = new Params();
-    // CROSS JOIN keeps the FTS5 match as the outer loop: SQLite would otherwise walk every document
-    // of the generation and probe the full-text index once per document (measured: 40x slower).
-    const tables = plan.match ? "fts CROSS JOIN docs m ON m.rowid = fts.rowid" : "docs m";
+    const join = needsDocs || facetField !== undefined;
+    // The FTS5 table keeps its own name (no alias): MATCH and bm25() take the table's name.
+    const tables = plan.match ? (join ? `${fts} CROSS JOIN ${docs} m ON m.rowid = ${fts}.rowid` : fts) : `${docs} m`;
     const each = facetField ? `, json_each(m.fields, ${params.add(pathOf(facetField))}) j` : "";
     const where: string[] = [];
-    if (plan.match) where.push(`fts MATCH ${params.add(plan.match)}`);
-    where.push(`m.gen = ${params.add(generation)}`);
-    where.push(`(m.permission IS NULL OR m.permission IN (SELECT value FROM json_each(${params.add(JSON.stringify(searcher.permissions))})))`);
+    if (plan.match) where.push(`${fts} MATCH ${params.add(plan.match)}`);
     if (plan.filter) where.push(filterSql(plan.filter, mapping, searcher, params));
-    return { params, sql: `FROM ${tables}${each} WHERE ${where.join(" AND ")}` };
+    return { params, sql: `FROM ${tables}${each}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}` };
   };
-  const pageBase = build();
-  const p = pageBase.params;
+  const base = build();
+  const p = base.params;
   const orderTerms = plan.order.length > 0 ? plan.order : plan.match ? [{ field: null, direction: "asc" as const }] : [];
   const orderSql = orderTerms.map((o) => {
     // Relevance asc means best first (the natural reading); desc reverses it.
-    if (o.field === null) return plan.match ? `bm25(fts) ${o.direction === "asc" ? "ASC" : "DESC"}` : "m.key ASC";
+    if (o.field === null) return plan.match ? `bm25(${fts}) ${o.direction === "asc" ? "ASC" : "DESC"}` : "rid ASC";
     const type = mapping[o.field]!.type;
     const path = p.add(pathOf(o.field));
     // An array sorts by its first element; text ignores case.
@@ -236,20 +245,23 @@ export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: S
     const sortable = type === "text" || type === "keyword" ? `lower(${value})` : value;
     return `${sortable} IS NULL, ${sortable} ${o.direction.toUpperCase()}`;
   });
-  orderSql.push("m.key ASC");
-  const score = plan.match ? "-bm25(fts)" : "NULL";
+  const withDocs = needsDocs || !plan.match;
+  // Ties: by key when the documents are read anyway, else by rowid (the order they were indexed in).
+  orderSql.push(withDocs ? "key ASC" : "rid ASC");
+  const rid = plan.match ? `${fts}.rowid` : "m.rowid";
+  const score = plan.match ? `-bm25(${fts})` : "NULL";
   const page = {
-    sql: `SELECT m.key, m.fields, ${score} AS score ${pageBase.sql} ORDER BY ${orderSql.join(", ")} LIMIT ${p.add(plan.take)} OFFSET ${p.add(plan.skip)}`,
+    sql: `SELECT ${rid} AS rid, ${score} AS score${withDocs ? ", m.key AS key, m.fields AS fields" : ""} ${base.sql} ORDER BY ${orderSql.join(", ")} LIMIT ${p.add(plan.take)} OFFSET ${p.add(plan.skip)}`,
     params: p.values,
   };
   const countBase = build();
   const count = { sql: `SELECT count(*) AS n ${countBase.sql}`, params: countBase.params.values };
   const facets = plan.facets.map((field) => {
-    const base = build(field);
+    const b = build(field);
     return {
       field,
-      sql: `SELECT j.value AS value, count(DISTINCT m.rowid) AS n ${base.sql} AND j.value IS NOT NULL GROUP BY j.value ORDER BY n DESC, j.value LIMIT ${FACET_VALUES}`,
-      params: base.params.values,
+      sql: `SELECT j.value AS value, count(DISTINCT m.rowid) AS n ${b.sql}${b.sql.includes(" WHERE ") ? " AND" : " WHERE"} j.value IS NOT NULL GROUP BY j.value ORDER BY n DESC, j.value LIMIT ${FACET_VALUES}`,
+      params: b.params.values,
     };
   });
   return { page, count, facets };

@@ -140,6 +140,12 @@ async function runSearch(c: Context<AppEnv>, index: IndexRow, request: SearchReq
   const mapping = mappingOf(index);
   if (!mapping) throw new ApiError("Conflict", `Index '${index.name}' has not synchronised yet; it has no fields to search.`);
   const plan = planSearch(mapping, request, path);
+  // Every document of a standard index carries its resource's read permission: a caller without it
+  // sees none of them (as the resource's own endpoint would refuse them all).
+  const required = standardIndex(index.id)?.source?.permission;
+  if (required && !c.get("principal").permissions.has(required)) {
+    return { index: { id: index.id, name: index.name }, total: 0, skip: plan.skip, take: plan.take, results: [], ...(plan.facets.length > 0 ? { facets: Object.fromEntries(plan.facets.map((f) => [f, []])) } : {}) };
+  }
   const result = (await indexStub(c.env, index.id).search(plan, mapping, searcherOf(c.get("principal")))) as unknown as Omit<SearchResult, "index">;
   return { index: { id: index.id, name: index.name }, ...result };
 }
