@@ -46,7 +46,18 @@ export async function runSearchSection({ root, benchDir, appModules, credentials
   const json = { ...auth, "content-type": "application/json" };
   try {
     await applyMigrations(db, root);
-    const index = async () => (await fetch(new URL(`/Indices/${DEVIATIONS_INDEX}`, url), { headers: auth })).json();
+    // A connection kept alive across the long seeding may have been closed by the server: one retry,
+    // with the cause printed, so a real failure still stops the run.
+    const index = async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await (await fetch(new URL(`/Indices/${DEVIATIONS_INDEX}`, url), { headers: auth })).json();
+        } catch (error) {
+          if (attempt >= 2) throw error;
+          console.log(`  (GET /Indices/{id} failed once: ${error.cause?.code ?? error.cause?.message ?? error.message}; retrying)`);
+        }
+      }
+    };
     async function fullSync() {
       const before = (await index()).lastSynchronization?.syncId;
       const t0 = performance.now();

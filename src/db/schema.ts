@@ -1029,3 +1029,38 @@ export const searchQueries = sqliteTable(
   },
   (t) => [index("search_queries_owner_idx").on(t.ownerId, t.id), index("search_queries_index_idx").on(t.indexId, t.id), index("search_queries_name_idx").on(sql`lower(${t.name})`, t.id)],
 );
+
+/**
+ * Media references (the original product's `MediaReferences`): a named pointer to a media (a photo of
+ * a finding, a document), linked to activities. A referenced media cannot be deleted (409).
+ */
+export const mediaReferences = sqliteTable(
+  "media_references",
+  {
+    id: text("id").primaryKey(),
+    mediaId: text("media_id")
+      .notNull()
+      .references(() => medias.id),
+    displayName: text("display_name"),
+    description: text("description"),
+    ...owned,
+    ...audit,
+  },
+  (t) => [index("media_references_media_idx").on(t.mediaId), index("media_references_name_idx").on(sql`lower(${t.displayName})`, t.id)],
+);
+
+/** Which media references an activity shows. */
+export const activityMediaReferences = sqliteTable(
+  "activity_media_references",
+  {
+    activityId: text("activity_id")
+      .notNull()
+      .references(() => activities.id),
+    mediaReferenceId: text("media_reference_id")
+      .notNull()
+      .references(() => mediaReferences.id),
+    createdAt: text("created_at").notNull(),
+    createdBy: text("created_by"),
+  },
+  (t) => [primaryKey({ columns: [t.activityId, t.mediaReferenceId] }), index("activity_media_references_reference_idx").on(t.mediaReferenceId, t.activityId)],
+);

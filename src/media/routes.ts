@@ -1,7 +1,8 @@
 /** The media area (spec 2.6, table 4.2): uploads, their data in three sizes, and instruction images. */
 import { z } from "@hono/zod-openapi";
+import { assertMediaUnreferenced } from "../media-references/store";
 import { newApp } from "../app-factory";
-import { writeContext } from "../pkg/db";
+import { isForeignKeyViolation, writeContext } from "../pkg/db";
 import { assertIfMatch, jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -95,12 +96,12 @@ export function mediaApp() {
 
   app.openapi(
     defineRoute(
-      { ...read, errors: [404, 412] },
+      { ...read, errors: [404, 409, 412] },
       {
         method: "delete",
         path: "/Medias/{id}",
         tags,
-        summary: "Delete a media (its owner, or a holder of media_write)",
+        summary: "Delete a media (its owner, or a holder of media_write); 409 while media references use it",
         request: { params: IdParam, headers: IfMatchHeader },
         responses: { 204: { description: "Deleted, with every stored size." } },
       },
@@ -110,7 +111,12 @@ export function mediaApp() {
       const principal = c.get("principal");
       if (record.media.owner.id !== principal.id && !principal.permissions.has(PERMISSIONS.mediaWrite)) throw forbiddenToDelete();
       assertIfMatch(c, record.etag);
-      await deleteMediaRow(writeContext(c), record);
+      await assertMediaUnreferenced(c.env.DB, record.media.id);
+      // A reference created since the check makes the delete a foreign-key failure: the same 409.
+      await deleteMediaRow(writeContext(c), record).catch(async (error: unknown) => {
+        if (isForeignKeyViolation(error)) await assertMediaUnreferenced(c.env.DB, record.media.id);
+        throw error;
+      });
       // After the row: a failure here leaves objects no row names, which the orphan sweep removes.
       await deleteObjects(c.env.MEDIA, record.versions.map((v) => v.key), c.get("log"));
       return c.body(null, 204);

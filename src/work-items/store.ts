@@ -210,6 +210,7 @@ export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<voi
       // An activity added meanwhile would go without its event: read again instead.
       assertStatement(db, "(SELECT count(*) FROM activities WHERE work_item_id = ?1) = ?2", id, results.length),
       db.prepare(`DELETE FROM activity_inputs WHERE activity_id IN ${ofActivities}`).bind(id),
+      db.prepare(`DELETE FROM activity_media_references WHERE activity_id IN ${ofActivities}`).bind(id),
       db.prepare(`DELETE FROM designations WHERE entity_kind = 'activity' AND entity_id IN ${ofActivities}`).bind(id),
       db.prepare("DELETE FROM activities WHERE work_item_id = ?1").bind(id),
       deleteDesignationsStatement(db, KIND, id),

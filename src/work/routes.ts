@@ -7,6 +7,8 @@ import { deviationWorkItemLinksApp } from "../deviations/work-item-links-routes"
 import { templatesApp } from "../templates/routes";
 import { workItemsApp } from "../work-items/routes";
 
+import { mediaReferencesApp } from "../media-references/routes";
+
 export function workManagementApp() {
   const app = newApp();
   app.route("/", assetsApp());
@@ -15,5 +17,6 @@ export function workManagementApp() {
   app.route("/", deviationWorkItemLinksApp());
   app.route("/", templatesApp());
   app.route("/", workItemsApp());
+  app.route("/", mediaReferencesApp());
   return app;
 }

@@ -137,4 +137,21 @@ describe("work management and assets, as the original client calls them", () => 
     expect(activityInputs.status).toBe(200);
     expect(activityInputs.body).toEqual(activity.body.inputs);
   });
+  it("creates MediaReferences and links them with activities/{id}/mediaReferences/{mediaReferenceId}", async () => {
+    const { uploadMedia } = await import("../media/support/media");
+    const { seedActivityTemplate } = await import("../support/factories/templates-sql");
+    const media = await uploadMedia(new TextEncoder().encode("inspection report"), { name: "report.txt", type: "document", mimeType: "text/plain" });
+    const reference = await call("/MediaReferences", { method: "POST", body: { mediaId: media.id, displayName: "Report" } });
+    expect(reference.status, reference.text).toBe(201);
+    expect(reference.body.id).toBeTruthy();
+    expect((await call("/MediaReferences")).body.map((r: { id: string }) => r.id)).toContain(reference.body.id);
+    const template = await seedActivityTemplate({});
+    const activity = await call("/Activities", { method: "POST", body: { basedOn: { id: template.id } } });
+    expect(activity.status, activity.text).toBe(201);
+    const linked = await call(`/activities/${activity.body.id}/mediaReferences/${reference.body.id}`, { method: "POST" });
+    expect(linked.status, linked.text).toBe(201);
+    const listed = await call(`/activities/${activity.body.id}/mediaReferences`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((r: { id: string }) => r.id)).toEqual([reference.body.id]);
+  });
 });

@@ -175,6 +175,7 @@ export async function deleteActivity(ctx: WriteContext, id: string): Promise<voi
     const done = await runGuarded(db, [
       etagAssertion(db, "activities", id, current.etag),
       db.prepare("DELETE FROM activity_inputs WHERE activity_id = ?1").bind(id),
+      db.prepare("DELETE FROM activity_media_references WHERE activity_id = ?1").bind(id),
       deleteDesignationsStatement(db, KIND, id),
       db.prepare("DELETE FROM activities WHERE id = ?1").bind(id),
       outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { workItemId: current.work_item_id } }),
