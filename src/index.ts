@@ -14,6 +14,7 @@ import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execu
 import { expireMonitorJobs, monitorScheduleKind } from "./monitors/jobs";
 import { triggerMonitors } from "./monitors/triggers";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
+import { keyLegacyNames } from "./pkg/name-keys";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
@@ -55,6 +56,7 @@ export default {
       ["refreshJobs", () => refreshActiveJobs(env, log)],
       ["expireMonitorJobs", () => expireMonitorJobs(env, now)],
       ["startPendingIndices", () => startPendingIndices(env, log)],
+      ["keyLegacyNames", () => keyLegacyNames(env, log)],
     ];
     for (const [name, job] of jobs) {
       // One failing job must not starve the others; each is retried on the next minute.

@@ -4,6 +4,7 @@
  * derived row for each designated asset's plant, so every asset filter of the lists
  * (equipmentIds, mainSystemIds, designObjectIds, plantNames) is one index lookup.
  */
+import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { parseUuidList, splitCsv, type Condition } from "../pkg/query";
@@ -202,12 +203,12 @@ export function designationConditions(entityKind: string, idExpression: string, 
   byIds("equipment", filters.equipmentIds, "query.equipmentIds");
   byIds("mainSystem", filters.mainSystemIds, "query.mainSystemIds");
   byIds("designObject", filters.designObjectIds, "query.designObjectIds");
-  const plantNames = splitCsv(filters.plantNames).map((name) => name.toLowerCase());
+  const plantNames = splitCsv(filters.plantNames).map(nameKey);
   if (plantNames.length > 0) {
     conditions.push(
       (values) =>
         `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = 'plant' AND asset_id IN ` +
-        `(SELECT id FROM assets WHERE kind = 'plant' AND lower(name) IN ${values.list(plantNames)}))`,
+        `(SELECT id FROM assets WHERE kind = 'plant' AND name_key IN ${values.list(plantNames)}))`,
     );
   }
   return conditions;

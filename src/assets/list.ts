@@ -1,4 +1,5 @@
 /** GET /Assets: ids, excludeIds, searchText (name), kinds, parentIds, plantNames, order and paging. */
+import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../pkg/errors";
 import { compileListQuery, defineList, inList, listQueryShape, parseUuidList, runListQuery, splitCsv, type Condition, noProperties } from "../pkg/query";
@@ -51,9 +52,9 @@ function listConditions(query: z.infer<typeof AssetListQuery>): Condition[] {
   if (kinds.length > 0) conditions.push(inList("a.kind", kinds));
   const parentIds = parseUuidList(query.parentIds, "query.parentIds");
   if (parentIds.length > 0) conditions.push(inList("a.parent_id", parentIds));
-  const plantNames = splitCsv(query.plantNames).map((name) => name.toLowerCase());
+  const plantNames = splitCsv(query.plantNames).map(nameKey);
   if (plantNames.length > 0) {
-    conditions.push((values) => `a.plant_id IN (SELECT id FROM assets WHERE kind = 'plant' AND lower(name) IN ${values.list(plantNames)})`);
+    conditions.push((values) => `a.plant_id IN (SELECT id FROM assets WHERE kind = 'plant' AND name_key IN ${values.list(plantNames)})`);
   }
   return conditions;
 }

@@ -2,6 +2,7 @@
  * The asset catalogue in D1. Kind and parent never change after creation, so `plant_id` (derived on
  * create from the parent chain) stays true without ever being rewritten.
  */
+import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
@@ -133,10 +134,10 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
     [
       ctx.db
         .prepare(
-          `INSERT INTO assets (id, kind, name, parent_id, plant_id, metadata, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)`,
+          `INSERT INTO assets (id, kind, name, parent_id, plant_id, metadata, etag, created_at, updated_at, created_by, name_key)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)`,
         )
-        .bind(id, row.kind, row.name, row.parent_id, row.plant_id, row.metadata, row.etag, ctx.now, ctx.actorId),
+        .bind(id, row.kind, row.name, row.parent_id, row.plant_id, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value }),
     ],
     input.name,
@@ -168,8 +169,8 @@ export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promis
     ctx.db,
     [
       ctx.db
-        .prepare("UPDATE assets SET name = ?1, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-        .bind(input.name, metadata, etag, ctx.now, current.id, current.etag),
+        .prepare("UPDATE assets SET name = ?1, name_key = ?7, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+        .bind(input.name, metadata, etag, ctx.now, current.id, current.etag, nameKey(input.name)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value }, { table: "assets", etag }),
     ],
     input.name,

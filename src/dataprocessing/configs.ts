@@ -3,6 +3,7 @@
  * lists, the resources within what one group may ask for), walks the nextConfigId chain for a missing
  * config or a cycle, seals the run options, and keeps the weekly schedule row in the same batch.
  */
+import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
@@ -201,14 +202,15 @@ export async function createConfig(ctx: WriteContext, env: Bindings, principal: 
       ctx.db
         .prepare(
           `INSERT INTO job_configurations (id, name, description, image_name, image_tag, cpu_cores, memory_gb, gpu_cores, gpu_sku, run_options_enc,
-             run_command, next_config_id, frequency, time_zone, output_type_id, timeout_minutes, object_owner_id, object_owner_name, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?20, ?21)`,
+             run_command, next_config_id, frequency, time_zone, output_type_id, timeout_minutes, object_owner_id, object_owner_name, etag, created_at, updated_at, created_by, name_key)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?20, ?21, ?22)`,
         )
         .bind(
           id, input.name, input.description, resolved.imageName, resolved.imageTag, input.runConfigs.cpuCores, input.runConfigs.memory,
           input.runConfigs.gpuCores, input.runConfigs.gpuSku, sealed, input.runCommand, input.nextConfigId,
           input.frequency ? JSON.stringify(input.frequency) : null, input.timeZone, input.outputTypeId, input.timeoutMinutes,
           owner.id, owner.name, etag, ctx.now, ctx.actorId,
+          nameKey(input.name),
         ),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, resolved.rule, new Date(ctx.now)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: eventPayload(id, input, resolved) }),
@@ -230,7 +232,7 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
     [
       ctx.db
         .prepare(
-          `UPDATE job_configurations SET name = ?1, description = ?2, image_name = ?3, image_tag = ?4, cpu_cores = ?5, memory_gb = ?6, gpu_cores = ?7,
+          `UPDATE job_configurations SET name = ?1, name_key = ?22, description = ?2, image_name = ?3, image_tag = ?4, cpu_cores = ?5, memory_gb = ?6, gpu_cores = ?7,
              gpu_sku = ?8, run_options_enc = ?9, run_command = ?10, next_config_id = ?11, frequency = ?12, time_zone = ?13, output_type_id = ?14,
              timeout_minutes = ?15, object_owner_id = ?16, object_owner_name = ?17, etag = ?18, updated_at = ?19
            WHERE id = ?20 AND etag = ?21`,
@@ -240,6 +242,7 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
           input.runConfigs.gpuCores, input.runConfigs.gpuSku, sealed, input.runCommand, input.nextConfigId,
           input.frequency ? JSON.stringify(input.frequency) : null, input.timeZone, input.outputTypeId, input.timeoutMinutes,
           owner.id, owner.name, etag, ctx.now, input.id, current.etag,
+          nameKey(input.name),
         ),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(input.id, input, resolved) }, { table: "job_configurations", etag }),

@@ -1,4 +1,5 @@
 /** Output types in D1: a name and an optional JSON Schema, checked when saved (./json-schema.ts). */
+import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { conflict, newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
 import { ApiError, notFound } from "../pkg/errors";
@@ -55,7 +56,7 @@ export async function createOutputType(ctx: WriteContext, input: { name: string;
   await runBatch(
     ctx.db,
     [
-      ctx.db.prepare("INSERT INTO output_types (id, name, schema, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)").bind(id, input.name, schema, etag, ctx.now, ctx.actorId),
+      ctx.db.prepare("INSERT INTO output_types (id, name, schema, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)").bind(id, input.name, schema, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: { id, name: input.name } }),
     ],
     () => nameTaken(input.name),
@@ -72,8 +73,8 @@ export async function updateOutputType(ctx: WriteContext, input: { id: string; n
     ctx.db,
     [
       ctx.db
-        .prepare("UPDATE output_types SET name = ?1, schema = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-        .bind(input.name, input.schema === null ? null : JSON.stringify(input.schema), etag, ctx.now, input.id, current.etag),
+        .prepare("UPDATE output_types SET name = ?1, name_key = ?7, schema = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+        .bind(input.name, input.schema === null ? null : JSON.stringify(input.schema), etag, ctx.now, input.id, current.etag, nameKey(input.name)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name } }, { table: "output_types", etag }),
     ],
     () => nameTaken(input.name),

@@ -17,10 +17,12 @@ export const categories = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     isDefault: integer("is_default", { mode: "boolean" }).notNull().default(false),
     ...audit,
   },
-  (t) => [uniqueIndex("categories_name_uq").on(sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("categories_name_uq").on(t.nameKey)],
 );
 
 export const classifications = sqliteTable(
@@ -28,11 +30,13 @@ export const classifications = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     format: text("format").notNull(),
     description: text("description"),
     ...audit,
   },
-  (t) => [uniqueIndex("classifications_name_uq").on(sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("classifications_name_uq").on(t.nameKey)],
 );
 
 export const classificationElements = sqliteTable(
@@ -98,6 +102,8 @@ export const entityTypes = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     description: text("description"),
     /** The application rule of the definitions this type may link; null (General) accepts every rule. */
     appliesTo: text("applies_to"),
@@ -107,7 +113,7 @@ export const entityTypes = sqliteTable(
     metadata: text("metadata"),
     ...audit,
   },
-  (t) => [uniqueIndex("entity_types_name_uq").on(sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("entity_types_name_uq").on(t.nameKey)],
 );
 
 export const entityTypeProperties = sqliteTable(
@@ -137,13 +143,15 @@ export const userStatuses = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     sortOrder: integer("sort_order").notNull(),
     status: text("status")
       .notNull()
       .references(() => systemStatuses.name),
     ...audit,
   },
-  (t) => [uniqueIndex("user_statuses_name_uq").on(sql`lower(${t.name})`), index("user_statuses_order_idx").on(t.sortOrder)],
+  (t) => [uniqueIndex("user_statuses_name_uq").on(t.nameKey), index("user_statuses_order_idx").on(t.sortOrder)],
 );
 
 /**
@@ -231,11 +239,13 @@ export const dataTypes = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     /** JSON array of lower-case extensions without the dot, e.g. ["xlsx","xls","csv"]. */
     allowedExtensions: text("allowed_extensions").notNull(),
     ...audit,
   },
-  (t) => [uniqueIndex("data_types_name_uq").on(sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("data_types_name_uq").on(t.nameKey)],
 );
 
 /**
@@ -319,15 +329,17 @@ export const assets = sqliteTable(
     id: text("id").primaryKey(),
     kind: text("kind").notNull(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     parentId: text("parent_id").references((): AnySQLiteColumn => assets.id),
     plantId: text("plant_id"),
     metadata: text("metadata"),
     ...audit,
   },
   (t) => [
-    index("assets_kind_name_idx").on(t.kind, sql`lower(${t.name})`),
+    index("assets_kind_name_idx").on(t.kind, t.nameKey),
     index("assets_parent_idx").on(t.parentId),
-    uniqueIndex("assets_plant_name_uq").on(sql`lower(${t.name})`).where(sql`${t.kind} = 'plant'`),
+    uniqueIndex("assets_plant_name_uq").on(t.nameKey).where(sql`${t.kind} = 'plant'`),
   ],
 );
 
@@ -376,6 +388,8 @@ export const deviations = sqliteTable(
   {
     id: text("id").primaryKey(),
     referenceId: text("reference_id").notNull(),
+    /** reference_id for uniqueness: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    referenceKey: text("reference_key"),
     description: text("description"),
     status: text("status").notNull(),
     typeId: text("type_id")
@@ -388,7 +402,7 @@ export const deviations = sqliteTable(
     ...audit,
   },
   (t) => [
-    uniqueIndex("deviations_reference_uq").on(sql`lower(${t.referenceId})`),
+    uniqueIndex("deviations_reference_uq").on(t.referenceKey),
     index("deviations_reference_idx").on(t.referenceId, t.id),
     index("deviations_status_idx").on(t.status, t.id),
     index("deviations_type_idx").on(t.typeId, t.id),
@@ -435,10 +449,12 @@ export const activityTypes = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     description: text("description"),
     ...audit,
   },
-  (t) => [uniqueIndex("activity_types_name_uq").on(sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("activity_types_name_uq").on(t.nameKey)],
 );
 
 /**
@@ -731,6 +747,8 @@ export const jobConfigurations = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     description: text("description"),
     imageName: text("image_name").notNull(),
     imageTag: text("image_tag").notNull(),
@@ -750,7 +768,7 @@ export const jobConfigurations = sqliteTable(
     objectOwnerName: text("object_owner_name"),
     ...audit,
   },
-  (t) => [uniqueIndex("job_configurations_name_uq").on(sql`lower(${t.name})`), index("job_configurations_next_idx").on(t.nextConfigId)],
+  (t) => [uniqueIndex("job_configurations_name_uq").on(t.nameKey), index("job_configurations_next_idx").on(t.nextConfigId)],
 );
 
 /** Output types: a name and an optional JSON Schema (null: unstructured outputs). */
@@ -759,10 +777,12 @@ export const outputTypes = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     schema: text("schema"),
     ...audit,
   },
-  (t) => [uniqueIndex("output_types_name_uq").on(sql`lower(${t.name})`)],
+  (t) => [uniqueIndex("output_types_name_uq").on(t.nameKey)],
 );
 
 /**
@@ -838,12 +858,14 @@ export const modelDefinitions = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     version: text("version").notNull(),
     location: text("location").notNull(),
     uri: text("uri"),
     ...audit,
   },
-  (t) => [uniqueIndex("model_definitions_name_version_uq").on(sql`lower(${t.name})`, t.version)],
+  (t) => [uniqueIndex("model_definitions_name_version_uq").on(t.nameKey, t.version)],
 );
 
 export const models = sqliteTable(
@@ -978,6 +1000,8 @@ export const searchIndices = sqliteTable(
   {
     id: text("id").primaryKey(),
     name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key"),
     displayName: text("display_name").notNull(),
     description: text("description"),
     type: text("type").notNull(),
@@ -995,7 +1019,7 @@ export const searchIndices = sqliteTable(
     lastSync: text("last_sync"),
     ...audit,
   },
-  (t) => [uniqueIndex("search_indices_name_uq").on(sql`lower(${t.name})`), index("search_indices_owner_idx").on(t.ownerId, t.id), index("search_indices_type_idx").on(t.type, t.id)],
+  (t) => [uniqueIndex("search_indices_name_uq").on(t.nameKey), index("search_indices_owner_idx").on(t.ownerId, t.id), index("search_indices_type_idx").on(t.type, t.id)],
 );
 
 /** The lines a custom library logged and what each synchronisation reported (`GET /Indices/{id}/Logs`). */

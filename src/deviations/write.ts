@@ -4,6 +4,7 @@
  * lists changed, and the outbox event. Updates and deletes start with an assertion that the row
  * still has the etag read, so a concurrent write makes the whole batch a no-op (412).
  */
+import { nameKey } from "../pkg/unicode";
 import { deleteDesignationsStatement, replaceDesignationsStatements, type AssetRef } from "../assets/designations";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, type FieldProblem } from "../pkg/errors";
@@ -129,10 +130,10 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
     [
       ctx.db
         .prepare(
-          `INSERT INTO deviations (id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
+          `INSERT INTO deviations (id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, etag, created_at, updated_at, created_by, reference_key)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)`,
         )
-        .bind(id, row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, ctx.actorId),
+        .bind(id, row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.reference_id)),
       ...dependentStatements(ctx, row, checked),
       ...replaceRelationshipsStatements(ctx.db, id, checked.related.map((r) => r.id), [], ctx.now),
       outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: id, action: "created", payload: created.value }),
@@ -163,10 +164,10 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
       assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
       ctx.db
         .prepare(
-          `UPDATE deviations SET reference_id = ?1, description = ?2, status = ?3, type_id = ?4, owner_id = ?5, owner_name = ?6, risk_id = ?7, risk_name = ?8,
+          `UPDATE deviations SET reference_id = ?1, reference_key = ?13, description = ?2, status = ?3, type_id = ?4, owner_id = ?5, owner_name = ?6, risk_id = ?7, risk_name = ?8,
                   metadata = ?9, etag = ?10, updated_at = ?11 WHERE id = ?12`,
         )
-        .bind(row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, row.id),
+        .bind(row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, row.id, nameKey(row.reference_id)),
       ...dependentStatements(ctx, row, checked),
       ...replaceRelationshipsStatements(
         ctx.db,

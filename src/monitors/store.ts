@@ -2,6 +2,7 @@
  * Models and monitors in D1: model definitions, models (MOD-n), populations and items, monitors
  * (MON-n) with the fields they inherit from their model, duplication and the population item query.
  */
+import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
@@ -65,8 +66,8 @@ export async function createDefinition(ctx: WriteContext, env: Bindings, input: 
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO model_definitions (id, name, version, location, uri, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)")
-        .bind(id, input.name, input.version, input.location, input.uri, newEtagToken(), ctx.now, ctx.actorId),
+        .prepare("INSERT INTO model_definitions (id, name, version, location, uri, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)")
+        .bind(id, input.name, input.version, input.location, input.uri, newEtagToken(), ctx.now, ctx.actorId, nameKey(input.name)),
       outboxStatement(ctx.db, ctx, { entityKind: "modelDefinition", entityId: id, action: "created", payload: { id, ...input } }),
     ],
     () => definitionTaken(input.name, input.version),
@@ -83,8 +84,8 @@ export async function updateDefinition(ctx: WriteContext, env: Bindings, input: 
     ctx.db,
     [
       ctx.db
-        .prepare("UPDATE model_definitions SET name = ?1, version = ?2, location = ?3, uri = ?4, etag = ?5, updated_at = ?6 WHERE id = ?7 AND etag = ?8")
-        .bind(input.name, input.version, input.location, input.uri, newEtagToken(), ctx.now, input.id, current.etag),
+        .prepare("UPDATE model_definitions SET name = ?1, name_key = ?9, version = ?2, location = ?3, uri = ?4, etag = ?5, updated_at = ?6 WHERE id = ?7 AND etag = ?8")
+        .bind(input.name, input.version, input.location, input.uri, newEtagToken(), ctx.now, input.id, current.etag, nameKey(input.name)),
     ],
     () => definitionTaken(input.name, input.version),
   );
@@ -105,13 +106,13 @@ export async function getDefinition(db: D1Database, id: string) {
 
 export async function listDefinitions(db: D1Database, name?: string) {
   const { results } = name
-    ? await db.prepare("SELECT * FROM model_definitions WHERE lower(name) = lower(?1) ORDER BY created_at, version").bind(name).all<DefinitionRow>()
+    ? await db.prepare("SELECT * FROM model_definitions WHERE name_key = ?1 ORDER BY created_at, version").bind(nameKey(name)).all<DefinitionRow>()
     : await db.prepare("SELECT * FROM model_definitions ORDER BY lower(name), created_at, version LIMIT 1000").all<DefinitionRow>();
   return results.map(definitionOf);
 }
 
 export async function findDefinitionByVersion(db: D1Database, name: string, version: string): Promise<DefinitionRow | null> {
-  return db.prepare("SELECT * FROM model_definitions WHERE lower(name) = lower(?1) AND version = ?2").bind(name, version).first<DefinitionRow>();
+  return db.prepare("SELECT * FROM model_definitions WHERE name_key = ?1 AND version = ?2").bind(nameKey(name), version).first<DefinitionRow>();
 }
 
 async function refuseUsedDefinition(db: D1Database, row: DefinitionRow): Promise<void> {

@@ -28,3 +28,15 @@ export function illFormedStrings(value: unknown, limit = 20): (string | number)[
   walk(value, []);
   return found;
 }
+
+/**
+ * The key under which a name is unique and looked up without regard to case (docs/decisions.md,
+ * "Unique names"): NFC, then Unicode full case folding, then NFC again. Folding is upper-casing then
+ * lower-casing, which applies Unicode's full mappings (SpecialCasing): "ß" and "ẞ" fold to "ss", final
+ * sigma to σ, the "ﬁ" ligature to "fi", as CaseFolding.txt's C+F mappings do. So `Ünïcødé`, `ünïcødé`
+ * and its decomposed spelling (U+0308 after the U) are one name, and `STRASSE` is `Straße`. The stored
+ * name stays exactly as the client sent it. For ASCII the key is SQLite's lower(name).
+ */
+export function nameKey(name: string): string {
+  return name.normalize("NFC").toUpperCase().toLowerCase().normalize("NFC");
+}

@@ -2,6 +2,7 @@
  * Search indices in D1: the rows, their synchronisation outcome and logs. Documents are in each
  * index's SearchIndex Durable Object (durable-objects/search-index.ts).
  */
+import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
 import { conflict, isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
@@ -59,7 +60,7 @@ export async function readIndexRow(db: D1Database, id: string): Promise<IndexRow
 }
 
 export async function readIndexByName(db: D1Database, name: string): Promise<IndexRow | null> {
-  return db.prepare(`SELECT ${INDEX_COLUMNS}, library FROM search_indices WHERE lower(name) = lower(?1)`).bind(name).first<IndexRow>();
+  return db.prepare(`SELECT ${INDEX_COLUMNS}, library FROM search_indices WHERE name_key = ?1`).bind(nameKey(name)).first<IndexRow>();
 }
 
 /** The mapping an index searches with: the standard one, or the one its library last returned. */
@@ -130,10 +131,10 @@ export async function createIndex(ctx: WriteContext, input: NewIndex): Promise<I
   const statements = [
     ctx.db
       .prepare(
-        `INSERT INTO search_indices (id, name, display_name, description, type, owner_id, owner_name, trigger_schedule, mapping, library, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, NULL, 'custom', ?4, ?5, ?6, NULL, ?7, ?8, ?9, 'Pending', 0, NULL, ?10, ?11, ?11, ?12)`,
+        `INSERT INTO search_indices (id, name, display_name, description, type, owner_id, owner_name, trigger_schedule, mapping, library, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by, name_key)
+         VALUES (?1, ?2, ?3, NULL, 'custom', ?4, ?5, ?6, NULL, ?7, ?8, ?9, 'Pending', 0, NULL, ?10, ?11, ?11, ?12, ?13)`,
       )
-      .bind(input.id, input.name, input.displayName, input.owner.id, input.owner.name, input.triggerSchedule, input.library, input.libraryFileName, JSON.stringify(input.grant), etag, ctx.now, ctx.actorId),
+      .bind(input.id, input.name, input.displayName, input.owner.id, input.owner.name, input.triggerSchedule, input.library, input.libraryFileName, JSON.stringify(input.grant), etag, ctx.now, ctx.actorId, nameKey(input.name)),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, input.id, scheduleRule(input.triggerSchedule), new Date(ctx.now)),
     outboxStatement(ctx.db, ctx, { entityKind: INDEX_KIND, entityId: input.id, action: "created", payload: { id: input.id, name: input.name } }),
   ];
@@ -163,11 +164,11 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
   const statements = [
     ctx.db
       .prepare(
-        `UPDATE search_indices SET name = ?2, display_name = ?3, owner_id = ?4, owner_name = ?5, trigger_schedule = ?6,
+        `UPDATE search_indices SET name = ?2, name_key = ?13, display_name = ?3, owner_id = ?4, owner_name = ?5, trigger_schedule = ?6,
            library = COALESCE(?7, library), library_file_name = COALESCE(?8, library_file_name), grant_permissions = COALESCE(?9, grant_permissions),
            etag = ?10, updated_at = ?11 WHERE id = ?1 AND etag = ?12`,
       )
-      .bind(current.id, update.name, update.displayName, update.owner.id, update.owner.name, update.triggerSchedule, library?.source ?? null, library?.fileName ?? null, library ? JSON.stringify(library.grant) : null, etag, ctx.now, current.etag),
+      .bind(current.id, update.name, update.displayName, update.owner.id, update.owner.name, update.triggerSchedule, library?.source ?? null, library?.fileName ?? null, library ? JSON.stringify(library.grant) : null, etag, ctx.now, current.etag, nameKey(update.name)),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: INDEX_KIND, entityId: current.id, action: "updated", payload: { id: current.id, name: update.name } }, { table: "search_indices", etag }),
   ];
   if (current.type === "custom" || current.trigger_schedule !== update.triggerSchedule) {

@@ -3,6 +3,7 @@
  * its links in entity_type_properties and its own property values (entity_kind deviationType),
  * always written together in one db.batch() guarded by the etag it read.
  */
+import { nameKey } from "../../pkg/unicode";
 import { loadDefinitionsByIds } from "../../properties/values/store";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -136,10 +137,10 @@ export async function createDeviationType(ctx: WriteContext, input: DeviationTyp
     [
       ctx.db
         .prepare(
-          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, 'deviationType', ?4, ?5, 0, ?6, ?7, ?8, ?8, ?9)`,
+          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at, created_by, name_key)
+           VALUES (?1, ?2, ?3, 'deviationType', ?4, ?5, 0, ?6, ?7, ?8, ?8, ?9, ?10)`,
         )
-        .bind(id, row.name, row.description, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, ctx.actorId),
+        .bind(id, row.name, row.description, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
       ...linkStatements(ctx.db, id, linkIds),
       ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, id, toPropertyValueRows(DEVIATION_TYPE_KIND, id, properties)),
       outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_TYPE_KIND, entityId: id, action: "created", payload: created.value }),
@@ -162,8 +163,8 @@ export async function updateDeviationType(ctx: WriteContext, input: DeviationTyp
       // The whole batch applies only to the version read above; a concurrent write makes it a 412.
       assertStatement(ctx.db, "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)", row.id, current.row.etag),
       ctx.db
-        .prepare("UPDATE entity_types SET name = ?1, description = ?2, icon_name = ?3, icon_color = ?4, metadata = ?5, etag = ?6, updated_at = ?7 WHERE id = ?8")
-        .bind(row.name, row.description, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, row.id),
+        .prepare("UPDATE entity_types SET name = ?1, name_key = ?9, description = ?2, icon_name = ?3, icon_color = ?4, metadata = ?5, etag = ?6, updated_at = ?7 WHERE id = ?8")
+        .bind(row.name, row.description, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, row.id, nameKey(row.name)),
       ...linkStatements(ctx.db, row.id, linkIds),
       ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, row.id, toPropertyValueRows(DEVIATION_TYPE_KIND, row.id, properties)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_TYPE_KIND, entityId: row.id, action: "updated", payload: updated.value }, { table: "entity_types", etag: row.etag }),

@@ -1,4 +1,5 @@
 /** Categories in D1: property definitions are grouped by them; one (Ungrouped) is the default. */
+import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -62,8 +63,8 @@ export async function createCategory(ctx: WriteContext, input: { name: string })
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO categories (id, name, is_default, etag, created_at, updated_at, created_by) VALUES (?1, ?2, 0, ?3, ?4, ?4, ?5)")
-        .bind(id, input.name, etag, ctx.now, ctx.actorId),
+        .prepare("INSERT INTO categories (id, name, is_default, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, 0, ?3, ?4, ?4, ?5, ?6)")
+        .bind(id, input.name, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: category }),
     ],
     () => nameTaken(input.name),
@@ -81,8 +82,8 @@ export async function updateCategory(ctx: WriteContext, input: { id: string; nam
     ctx.db,
     [
       ctx.db
-        .prepare("UPDATE categories SET name = ?1, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
-        .bind(input.name, etag, ctx.now, input.id, current.etag),
+        .prepare("UPDATE categories SET name = ?1, name_key = ?6, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
+        .bind(input.name, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: category }, { table: "categories", etag }),
     ],
     () => nameTaken(input.name),

@@ -3,6 +3,7 @@
  * classification_elements. Every write of a classification (row, whole element tree, event) is one
  * db.batch(), so a reader never sees half a tree.
  */
+import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -162,8 +163,8 @@ export async function createClassification(ctx: WriteContext, input: Classificat
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO classifications (id, name, format, description, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)")
-        .bind(id, input.name, input.format, input.description, etag, ctx.now, ctx.actorId),
+        .prepare("INSERT INTO classifications (id, name, format, description, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)")
+        .bind(id, input.name, input.format, input.description, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       ...elementInserts(ctx.db, id, etag, rows),
       guardedOutboxStatement(
         ctx.db,
@@ -206,8 +207,8 @@ export async function updateClassification(ctx: WriteContext, input: Classificat
     [
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
-        .prepare("UPDATE classifications SET name = ?1, format = ?2, description = ?3, etag = ?4, updated_at = ?5 WHERE id = ?6 AND etag = ?7")
-        .bind(input.name, input.format, input.description, etag, ctx.now, input.id, current.etag),
+        .prepare("UPDATE classifications SET name = ?1, name_key = ?8, format = ?2, description = ?3, etag = ?4, updated_at = ?5 WHERE id = ?6 AND etag = ?7")
+        .bind(input.name, input.format, input.description, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
       ctx.db
         .prepare("DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications WHERE id = ?1 AND etag = ?2)")
         .bind(input.id, etag),

@@ -2,6 +2,7 @@
  * Entity types in D1: a row in entity_types plus its ordered links in entity_type_properties, always
  * written together in one db.batch(). One type, General, is the default.
  */
+import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -175,10 +176,10 @@ export async function createEntityType(ctx: WriteContext, input: EntityTypeInput
     [
       ctx.db
         .prepare(
-          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?9, ?10)`,
+          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at, created_by, name_key)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?9, ?10, ?11)`,
         )
-        .bind(id, row.name, row.description, row.applies_to, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, ctx.actorId),
+        .bind(id, row.name, row.description, row.applies_to, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
       ...linkStatements(ctx.db, id, row.etag, linkIds),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value }, { table: "entity_types", etag: row.etag }),
     ],
@@ -201,10 +202,10 @@ export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
         .prepare(
-          `UPDATE entity_types SET name = ?1, description = ?2, applies_to = ?3, icon_name = ?4, icon_color = ?5, metadata = ?6, etag = ?7, updated_at = ?8
+          `UPDATE entity_types SET name = ?1, name_key = ?11, description = ?2, applies_to = ?3, icon_name = ?4, icon_color = ?5, metadata = ?6, etag = ?7, updated_at = ?8
            WHERE id = ?9 AND etag = ?10`,
         )
-        .bind(row.name, row.description, row.applies_to, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, input.id, current.row.etag),
+        .bind(row.name, row.description, row.applies_to, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, input.id, current.row.etag, nameKey(row.name)),
       ...linkStatements(ctx.db, input.id, row.etag, linkIds),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value }, { table: "entity_types", etag: row.etag }),
     ],

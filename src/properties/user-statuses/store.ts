@@ -1,4 +1,5 @@
 /** User statuses in D1: named, ordered extensions of the fixed system statuses. */
+import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -73,8 +74,8 @@ export async function createUserStatus(ctx: WriteContext, input: { name: string;
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO user_statuses (id, name, sort_order, status, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)")
-        .bind(id, input.name, order, input.status, etag, ctx.now, ctx.actorId),
+        .prepare("INSERT INTO user_statuses (id, name, sort_order, status, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)")
+        .bind(id, input.name, order, input.status, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: userStatus }),
     ],
     () => nameTaken(input.name),
@@ -93,8 +94,8 @@ export async function updateUserStatus(ctx: WriteContext, input: { id: string; n
     [
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
-        .prepare("UPDATE user_statuses SET name = ?1, sort_order = ?2, status = ?3, etag = ?4, updated_at = ?5 WHERE id = ?6 AND etag = ?7")
-        .bind(input.name, input.order, input.status, etag, ctx.now, input.id, current.etag),
+        .prepare("UPDATE user_statuses SET name = ?1, name_key = ?8, sort_order = ?2, status = ?3, etag = ?4, updated_at = ?5 WHERE id = ?6 AND etag = ?7")
+        .bind(input.name, input.order, input.status, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: userStatus }, { table: "user_statuses", etag }),
     ],
     () => nameTaken(input.name),

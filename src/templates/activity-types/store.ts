@@ -1,4 +1,5 @@
 /** Activity types in D1: CRUD and the list. A type in use by an activity template or activity cannot be deleted. */
+import { nameKey } from "../../pkg/unicode";
 import type { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
@@ -62,8 +63,8 @@ export async function createActivityType(ctx: WriteContext, input: ActivityTypeI
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO activity_types (id, name, description, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)")
-        .bind(row.id, row.name, row.description, row.etag, ctx.now, ctx.actorId),
+        .prepare("INSERT INTO activity_types (id, name, description, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)")
+        .bind(row.id, row.name, row.description, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: created.value }, { table: "activity_types", etag: row.etag }),
     ],
     () => nameTaken(input.name),
@@ -81,8 +82,8 @@ export async function updateActivityType(ctx: WriteContext, input: ActivityTypeI
     ctx.db,
     [
       ctx.db
-        .prepare("UPDATE activity_types SET name = ?1, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-        .bind(row.name, row.description, row.etag, ctx.now, row.id, current.etag),
+        .prepare("UPDATE activity_types SET name = ?1, name_key = ?7, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+        .bind(row.name, row.description, row.etag, ctx.now, row.id, current.etag, nameKey(row.name)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "updated", payload: updated.value }, { table: "activity_types", etag: row.etag }),
     ],
     () => nameTaken(input.name),

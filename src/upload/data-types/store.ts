@@ -1,4 +1,5 @@
 /** Data types in D1 (spec 2.9): id and name unique across the API; files refer to them. */
+import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -71,8 +72,8 @@ export async function getDataType(db: D1Database, id: string): Promise<Versioned
 /** Which unique rule a failed insert or update broke: checked again by reading, since the error text names an index. */
 async function uniqueProblem(db: D1Database, id: string, name: string, own: string | null): Promise<ApiError> {
   const row = await db
-    .prepare("SELECT id FROM data_types WHERE lower(name) = lower(?1) AND id IS NOT ?2")
-    .bind(name, own)
+    .prepare("SELECT id FROM data_types WHERE name_key = ?1 AND id IS NOT ?2")
+    .bind(nameKey(name), own)
     .first<{ id: string }>();
   return row ? nameTaken(name) : idTaken(id);
 }
@@ -93,8 +94,8 @@ export async function createDataType(ctx: WriteContext, input: CreateDataTypeInp
   try {
     await ctx.db.batch([
       ctx.db
-        .prepare("INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)")
-        .bind(id, dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, ctx.actorId),
+        .prepare("INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)")
+        .bind(id, dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, ctx.actorId, nameKey(dataType.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: dataType }),
     ]);
   } catch (error) {
@@ -113,8 +114,8 @@ export async function updateDataType(ctx: WriteContext, input: UpdateDataTypeInp
   try {
     [update] = await ctx.db.batch([
       ctx.db
-        .prepare("UPDATE data_types SET name = ?1, allowed_extensions = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-        .bind(dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, input.id, current.etag),
+        .prepare("UPDATE data_types SET name = ?1, name_key = ?7, allowed_extensions = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+        .bind(dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, input.id, current.etag, nameKey(dataType.name)),
       guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: dataType }, { table: "data_types", etag }),
     ]);
   } catch (error) {
