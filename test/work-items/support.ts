@@ -1,6 +1,7 @@
 /** Helpers of the work item tests: assets written with SQL (the asset API is another module's) and POST shortcuts. */
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { nameKey } from "../../src/pkg/unicode";
 import { call } from "../support/http";
 
 export async function seedAsset(kind: "plant" | "mainSystem" | "equipment" | "designObject", parent?: { id: string; plantId: string | null }): Promise<{ id: string; name: string; plantId: string | null }> {
@@ -8,8 +9,8 @@ export async function seedAsset(kind: "plant" | "mainSystem" | "equipment" | "de
   const name = `${kind} ${id.slice(0, 8)}`;
   const plantId = kind === "plant" ? id : (parent?.plantId ?? null);
   const now = new Date().toISOString();
-  await env.DB.prepare("INSERT INTO assets (id, kind, name, parent_id, plant_id, metadata, etag, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 'e', ?6, ?6)")
-    .bind(id, kind, name, parent?.id ?? null, plantId, now)
+  await env.DB.prepare("INSERT INTO assets (id, kind, name, name_key, parent_id, plant_id, metadata, etag, created_at, updated_at) VALUES (?1, ?2, ?3, ?7, ?4, ?5, NULL, 'e', ?6, ?6)")
+    .bind(id, kind, name, parent?.id ?? null, plantId, now, nameKey(name))
     .run();
   return { id, name, plantId };
 }
