@@ -56,7 +56,7 @@ export default {
         return Response.json({ versions });
       }
       const format = (url.searchParams.get("format") ?? "jpeg") as ImageFormat;
-      const outcome = processImage(format, bytes);
+      const outcome = await processImage(format, bytes);
       if (outcome.integrity !== "passed") return Response.json({ error: outcome.detail }, { status: 500 });
       return Response.json({
         decoded: outcome.decoded,

@@ -43,7 +43,7 @@ export function encodeBase64(bytes: Uint8Array): string {
 }
 
 /** The bytes and the type to store them as, or a 400 naming the check that failed. */
-export function validateInstructionImage(input: { image: string; contentType?: string | undefined }): { bytes: Uint8Array; contentType: string } {
+export async function validateInstructionImage(input: { image: string; contentType?: string | undefined }): Promise<{ bytes: Uint8Array; contentType: string }> {
   let image = input.image;
   let declared = input.contentType;
   const dataUrl = /^data:([^;,]+)?(;[^,]*)?;base64,/i.exec(image);
@@ -61,13 +61,13 @@ export function validateInstructionImage(input: { image: string; contentType?: s
   }
   const format = sniffFormat(bytes);
   if (!format) throw invalid("body.image", "magicBytes", "image is not an image: its first bytes match no image format of spec 2.6.");
-  const outcome = processImage(format, bytes, undefined, CHECK_ONLY);
+  const outcome = await processImage(format, bytes, undefined, CHECK_ONLY);
   if (outcome.integrity === "failed") throw invalid("body.image", "integrity", `image is a corrupt ${format.toUpperCase()}: ${outcome.detail}`);
   return { bytes, contentType: FORMAT_MIME[format] };
 }
 
 export async function putInstructionImage(c: Context<AppEnv>, definitionId: string, input: { image: string; contentType?: string | undefined }): Promise<string> {
-  const { bytes, contentType } = validateInstructionImage(input);
+  const { bytes, contentType } = await validateInstructionImage(input);
   const ctx = writeContext(c);
   const log = c.get("log");
   const state = await readDefinitionImage(ctx.db, definitionId);

@@ -104,7 +104,7 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
   const name = cleanFileName(form.file.name);
   const checks = firstChecks(name, form.file.type, bytes);
   const format = imageFormatOf(checks);
-  const image = format ? resizeOrKeep(format, bytes, log) : null;
+  const image = format ? await resizeOrKeep(format, bytes, log) : null;
 
   const id = ctx.uuid();
   const contentType = format ? FORMAT_MIME[format] : documentContentType(form.file.type ?? "");
@@ -148,9 +148,9 @@ function failedFirst(checks: ReturnType<typeof firstChecks>): string {
  * The pipeline reports bad images as outcomes; anything it throws is our failure (e.g. the codec
  * itself), and the upload still keeps the original (spec 7) rather than losing the file.
  */
-function resizeOrKeep(format: ImageFormat, bytes: Uint8Array, log: Logger): ImageOutcome {
+async function resizeOrKeep(format: ImageFormat, bytes: Uint8Array, log: Logger): Promise<ImageOutcome> {
   try {
-    const outcome = processImage(format, bytes);
+    const outcome = await processImage(format, bytes);
     if (outcome.integrity !== "passed") log.info("image kept without resized versions", { format, integrity: outcome.integrity, detail: outcome.detail });
     return outcome;
   } catch (error) {

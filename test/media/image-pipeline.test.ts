@@ -9,7 +9,7 @@ import { readHeader } from "../../src/media/image/header";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
 import { JPEG_MAX_PIXELS, PHOTON_MAX_WASM_BYTES } from "../../src/media/image/limits";
 import { photonStats, withPhoton } from "../../src/media/image/photon/codec";
-import { processImage, type ImageCodec } from "../../src/media/image/pipeline";
+import { photonCodec, processImage, type ImageCodec } from "../../src/media/image/pipeline";
 import { fitWithin, resize } from "../../src/media/image/resample";
 import { gifDeclaring, heicHeader, jpegDeclaring, pngDeclaring, sample, tiffBytes, uploadMedia } from "./support/media";
 
@@ -90,6 +90,13 @@ function wrongRestart(): Uint8Array {
 }
 
 describe("decompression bombs are never decoded", () => {
+  /** Decodes nothing (PNGs are read by png-stream.ts), but encodes the versions with photon. */
+  const neverDecodesRaster: ImageCodec = {
+    decodeRaster: () => {
+      throw new Error("a non-interlaced PNG reached photon's decoder");
+    },
+    encode: (image, format, quality) => photonCodec.encode(image, format, quality),
+  };
   const neverDecodes: ImageCodec = {
     decodeRaster: () => {
       throw new Error("a bomb reached the decoder");
@@ -101,13 +108,28 @@ describe("decompression bombs are never decoded", () => {
   it.each([
     { case: "a 64000x64000 PNG", format: "png", bytes: () => pngDeclaring(64000, 64000), size: [64000, 64000] },
     { case: "a 65535x65535 GIF", format: "gif", bytes: () => gifDeclaring(65535, 65535), size: [65535, 65535] },
-    { case: "a 2100x2100 PNG (past photon's memory budget)", format: "png", bytes: () => sample("large-flat.png"), size: [2100, 2100] },
-    { case: "a 1800x1800 16-bit PNG", format: "png", bytes: () => png16Declaring(1800, 1800), size: [1800, 1800] },
     { case: "a 65000x65000 JPEG", format: "jpeg", bytes: () => jpegDeclaring(65000, 65000), size: [65000, 65000] },
-  ] as const)("$case: kept as uploaded, integrity not checked", ({ format, bytes, size }) => {
-    const outcome = processImage(format, bytes(), neverDecodes);
+  ] as const)("$case: kept as uploaded, integrity not checked", async ({ format, bytes, size }) => {
+    const outcome = await processImage(format, bytes(), neverDecodes);
     expect(outcome).toMatchObject({ integrity: "notChecked", width: size[0], height: size[1], versions: [] });
     expect(outcome.detail).toMatch(/pixels|MiB/);
+  });
+
+  it("a 2100x2100 PNG, past what photon may decode whole, is decoded row by row into Medium and Small", async () => {
+    const outcome = await processImage("png", sample("large-flat.png"), neverDecodesRaster);
+    expect(outcome.integrity, outcome.detail ?? "").toBe("passed");
+    expect(outcome.versions.map((v) => [v.size, v.width, v.height])).toEqual([
+      ["Medium", 1000, 1000],
+      ["Small", 256, 256],
+    ]);
+    // Boxes of 2 x 2 pixels while decoding (1050 px), the resampler does the rest.
+    expect(outcome.decoded).toMatchObject({ width: 1050, height: 1050 });
+  });
+
+  it("a 1800x1800 16-bit PNG header with no pixel data fails its integrity check without decoding a row", async () => {
+    const outcome = await processImage("png", png16Declaring(1800, 1800), neverDecodes);
+    expect(outcome).toMatchObject({ integrity: "failed", versions: [] });
+    expect(outcome.detail).toMatch(/ends after 0 of 1800 rows/);
   });
 
   it("through HTTP: 201, recognised as an image, original only", async () => {

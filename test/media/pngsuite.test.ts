@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { processImage } from "../../src/media/image/pipeline";
+import { decodePngReduced, pngLayout } from "../../src/media/image/png-stream";
 import { withPhoton } from "../../src/media/image/photon/codec";
 import { pngSuiteFiles, sizeNames, uploadMedia } from "./support/media";
 
@@ -55,8 +56,8 @@ describe("PngSuite through POST /Medias", () => {
 });
 
 describe("PngSuite through the pipeline at 16 and 8 px", () => {
-  it.each(valid.map((f) => [f.name, f.bytes] as const))("%s is resized", (name, bytes) => {
-    const outcome = processImage("png", bytes, undefined, { medium: 16, small: 8 });
+  it.each(valid.map((f) => [f.name, f.bytes] as const))("%s is resized", async (name, bytes) => {
+    const outcome = await processImage("png", bytes, undefined, { medium: 16, small: 8 });
     expect(outcome.integrity, outcome.detail ?? "").toBe("passed");
     const [width, height] = ihdrSize(bytes) as [number, number];
     const expected = (limit: number) =>
@@ -75,9 +76,53 @@ describe("PngSuite through the pipeline at 16 and 8 px", () => {
     }
   });
 
-  it.each(corrupt.filter((f) => !BROKEN_SIGNATURE.has(f.name)).map((f) => [f.name, f.bytes] as const))("%s fails integrity", (_name, bytes) => {
-    const outcome = processImage("png", bytes, undefined, { medium: 16, small: 8 });
+  it.each(corrupt.filter((f) => !BROKEN_SIGNATURE.has(f.name)).map((f) => [f.name, f.bytes] as const))("%s fails integrity", async (_name, bytes) => {
+    const outcome = await processImage("png", bytes, undefined, { medium: 16, small: 8 });
     expect(outcome.integrity).toBe("failed");
     expect(outcome.versions).toEqual([]);
+  });
+});
+
+describe("PngSuite through the row-by-row decoder", () => {
+  const progressive = valid.filter((f) => !pngLayout(f.bytes).interlaced);
+
+  it("reads every non-interlaced file (interlaced ones go to photon)", () => {
+    expect(progressive.length).toBeGreaterThan(100);
+  });
+
+  it.each(progressive.map((f) => [f.name, f.bytes] as const))("%s decodes to photon's pixels", async (name, bytes) => {
+    const ours = await decodePngReduced(bytes, 1);
+    const theirs = withPhoton((photon) => photon.decode(bytes));
+    expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
+    // Exact for 8 bits and below; 16-bit samples may round differently by one.
+    const tolerance = bytes[24] === 16 ? 1 : 0;
+    let worst = 0;
+    for (let i = 0; i < ours.data.length; i += 4) {
+      const alpha = theirs.data[i + 3]!;
+      worst = Math.max(worst, Math.abs(ours.data[i + 3]! - alpha));
+      // A fully transparent pixel's colour is invisible (and averaged away): only visible ones count.
+      if (alpha === 0) continue;
+      for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs(ours.data[i + c]! - theirs.data[i + c]!));
+    }
+    expect(worst, name).toBeLessThanOrEqual(tolerance);
+  });
+
+  it("averages boxes, weighting colour by alpha", async () => {
+    // basn6a08: 32 x 32 RGBA with varying alpha. A 4x reduction is the alpha-weighted mean of each box.
+    const bytes = files.find((f) => f.name === "basn6a08.png")!.bytes;
+    const full = await decodePngReduced(bytes, 1);
+    const reduced = await decodePngReduced(bytes, 4);
+    expect([reduced.width, reduced.height]).toEqual([8, 8]);
+    let sumA = 0;
+    let sumRA = 0;
+    for (let y = 0; y < 4; y++) {
+      for (let x = 0; x < 4; x++) {
+        const i = (y * 32 + x) * 4;
+        sumA += full.data[i + 3]!;
+        sumRA += full.data[i]! * full.data[i + 3]!;
+      }
+    }
+    expect(reduced.data[3]).toBe(Math.round(sumA / 16));
+    expect(reduced.data[0]).toBe(sumA === 0 ? 0 : Math.round(sumRA / sumA));
   });
 });

@@ -23,7 +23,14 @@ export const JPEG_MAX_PIXELS = 120_000_000;
 export const JPEG_MAX_COEFFICIENT_BYTES = 40 * 1024 * 1024;
 
 /**
- * PNG, GIF, WebP and BMP are decoded whole by photon (WASM), which copies the file in and needs 11
+ * Non-interlaced PNGs are decoded row by row and averaged into boxes as they arrive
+ * (png-stream.ts): memory is the file, two rows and the reduced image, so the limit is CPU time
+ * (measured in docs/benchmarks.md), set like the JPEG one.
+ */
+export const PNG_MAX_PIXELS = 120_000_000;
+
+/**
+ * Interlaced PNG, GIF, WebP and BMP are decoded whole by photon (WASM), which copies the file in and needs 11
  * to 17 bytes per pixel besides (measured: 12.4 for 8-bit RGBA PNG, 16.4 for 16-bit, 14.6 for lossy
  * WebP, 13.2 for GIF). An image is decoded only when its file plus its pixels at the bytes below fit
  * in 48 MiB of WASM memory: an 8-bit PNG up to about 3.3 MP (a phone screenshot is 3 MP), a 16-bit

@@ -1,7 +1,7 @@
 /**
  * From uploaded bytes to the resized versions. The header is read first and checked against the
  * pixel limits, so nothing too large is ever decoded; JPEGs are decoded by our scaled decoder,
- * PNG, GIF, WebP and BMP by photon; decoding is the integrity check (spec 2.6, check 4), so every
+ * non-interlaced PNGs row by row into boxes (png-stream.ts), interlaced PNG, GIF, WebP and BMP by photon; decoding is the integrity check (spec 2.6, check 4), so every
  * decodable image is decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
@@ -17,6 +17,7 @@ import {
   JPEG_MAX_PIXELS,
   JPEG_QUALITY,
   MEDIUM_MAX_SIDE,
+  PNG_MAX_PIXELS,
   PHOTON_BYTES_PER_PIXEL,
   PHOTON_BYTES_PER_PIXEL_16_BIT,
   PHOTON_MAX_WASM_BYTES,
@@ -25,6 +26,7 @@ import {
 import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
+import { decodePngReduced, pngLayout } from "./png-stream";
 
 export type ResizedSize = "Medium" | "Small";
 export type IntegrityOutcome = "passed" | "failed" | "notChecked";
@@ -106,9 +108,17 @@ function isOpaque(image: Pixels): boolean {
  */
 type Decoded = { kind: "planes"; planes: JpegPlanes; blockSize: BlockSize } | { kind: "pixels"; pixels: Pixels; blockSize: BlockSize };
 
-function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Decoded {
+async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
   const width = header.width!;
   const height = header.height!;
+  if (format === "png" && !pngLayout(bytes).interlaced) {
+    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a PNG may have to be resized`);
+    // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
+    // nothing to resize, only the integrity check, as coarse as possible.
+    const longSide = Math.max(width, height);
+    const factor = target > 0 ? Math.floor(longSide / target) : longSide;
+    return { kind: "pixels", pixels: await decodePngReduced(bytes, factor), blockSize: 8 };
+  }
   if (format === "jpeg") {
     if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
     const blockSize = jpegBlockSize(Math.max(width, height), target);
@@ -153,7 +163,7 @@ function outcome(header: ImageHeader | null, integrity: IntegrityOutcome, detail
  * the image is larger than them (longer side > 1000 px, > 256 px): an image within a size IS that
  * size, and is served as it was uploaded.
  */
-export function processImage(format: ImageFormat, bytes: Uint8Array, codec: ImageCodec = photonCodec, sizes: SizeLimits = { medium: MEDIUM_MAX_SIDE, small: SMALL_MAX_SIDE }): ImageOutcome {
+export async function processImage(format: ImageFormat, bytes: Uint8Array, codec: ImageCodec = photonCodec, sizes: SizeLimits = { medium: MEDIUM_MAX_SIDE, small: SMALL_MAX_SIDE }): Promise<ImageOutcome> {
   let header: ImageHeader;
   try {
     header = readHeader(format, bytes);
@@ -175,7 +185,7 @@ export function processImage(format: ImageFormat, bytes: Uint8Array, codec: Imag
   ).filter(([, limit]) => longSide > limit);
   let decoded: Decoded;
   try {
-    decoded = decode(format, bytes, header, wanted[0]?.[1] ?? 0, codec);
+    decoded = await decode(format, bytes, header, wanted[0]?.[1] ?? 0, codec);
   } catch (error) {
     if (error instanceof CorruptImageError) return outcome(header, "failed", error.message);
     if (error instanceof UnsupportedImageError || error instanceof ImageTooLargeError) return outcome(header, "notChecked", error.message);
