@@ -301,3 +301,75 @@ export function imageSummary(r) {
       `the same bytes uploaded as a document (stored, not decoded): ${r.largest.asDocument.peakGrowthMiB} MiB.`,
   ].join("\n");
 }
+
+/**
+ * PNG (issue 11): a 12 MP PNG photo, time against sharp in alternating rounds (target: at most 4x),
+ * and the peak memory of the row-by-row decoder at 12 and 48 MP in a fresh process each. The 48 MP
+ * one has banded content so the file stays small (the memory of decoding does not depend on it).
+ */
+export async function runPngSection({ root, benchDir, step }) {
+  const dir = join(benchDir, "images");
+  mkdirSync(dir, { recursive: true });
+  sharp.cache(false);
+  step("png: generating a 12 MP PNG photo and a 48 MP banded PNG, building the image Worker");
+  const inputs = [
+    { label: "12 MP PNG photo (RGB, 8-bit)", name: "png-12mp", bytes: await sharp(await photo(4032, 3024)).png({ compressionLevel: 6 }).toBuffer(), timed: true },
+    { label: "48 MP PNG (RGBA, 8-bit, banded)", name: "png-48mp", bytes: await bands(8000, 6000).png().toBuffer(), timed: false },
+    { label: "12 MP PNG (RGBA, 16-bit, banded)", name: "png-12mp-16", bytes: await bands(4032, 3024).toColourspace("rgb16").png().toBuffer(), timed: false },
+  ];
+  for (const input of inputs) console.log(`  ${input.label}: ${round(input.bytes.length / MiB, 1)} MiB`);
+  const modules = await buildImageWorker(root, join(benchDir, "image-worker"));
+  const timed = inputs.filter((i) => i.timed);
+  const time = Object.fromEntries(timed.map((i) => [i.name, { workerd: [], sharp: [], ratios: [] }]));
+  let noopMs;
+  {
+    const { mf, url } = await startImageWorker(root, modules);
+    try {
+      const noops = [];
+      for (let i = 0; i < 30; i++) noops.push((await request(url, "/noop")).ms);
+      noopMs = median(noops);
+      for (const input of timed) {
+        await request(url, `/images/${input.name}`, { method: "PUT", body: input.bytes });
+        for (let i = 0; i < 2; i++) await request(url, `/process/${input.name}?format=png`, { method: "POST" });
+        for (let i = 0; i < 2; i++) await sharpOnce(input.bytes);
+      }
+      step("png: time, workerd pipeline vs sharp, alternating rounds");
+      for (let r = 0; r < IMAGES.rounds; r++) {
+        for (const input of timed) {
+          const s = await sharpOnce(input.bytes);
+          const w = await request(url, `/process/${input.name}?format=png`, { method: "POST" });
+          time[input.name].sharp.push(s.ms);
+          time[input.name].workerd.push(w.ms - noopMs);
+          time[input.name].ratios.push((w.ms - noopMs) / s.ms);
+        }
+      }
+    } finally {
+      await mf.dispose();
+    }
+  }
+  step("png: peak memory, one fresh process per measurement");
+  const memory = [];
+  for (const input of inputs) {
+    const { mf, url, inspector } = await startImageWorker(root, modules, true);
+    try {
+      await request(url, `/images/${input.name}`, { method: "PUT", body: input.bytes });
+      await request(url, "/warm");
+      const isolateBefore = await isolateHeap(inspector);
+      const run = await peakGrowth(workerdPid(), () => request(url, `/process/${input.name}?format=png`, { method: "POST" }));
+      memory.push({ label: input.label, bytes: input.bytes.length, isolateBefore, peakGrowthMiB: run.peakGrowthMiB, firstRunMs: round(run.result.ms - noopMs, 1), decoded: run.result.json.decoded, versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`) });
+    } finally {
+      await mf.dispose();
+    }
+    console.log(`  ${input.label}: peak growth ${memory.at(-1).peakGrowthMiB} MiB, first run ${memory.at(-1).firstRunMs} ms, ${memory.at(-1).versions.join(", ")}`);
+  }
+  const results = {
+    finishedAt: new Date().toISOString(),
+    rounds: IMAGES.rounds,
+    noopMs: round(noopMs, 2),
+    time: timed.map((i) => ({ label: i.label, bytes: i.bytes.length, workerdMs: round(median(time[i.name].workerd), 1), sharpMs: round(median(time[i.name].sharp), 1), ratio: round(median(time[i.name].ratios), 2), ratios: time[i.name].ratios.map((x) => round(x, 2)) })),
+    memory,
+  };
+  for (const t of results.time) console.log(`  ${t.label}: workerd ${t.workerdMs} ms, sharp ${t.sharpMs} ms, ratio ${t.ratio} (target <= ${IMAGES.target})`);
+  writeFileSync(join(benchDir, "png.json"), `${JSON.stringify(results, null, 2)}\n`);
+  return results;
+}

@@ -20,7 +20,7 @@ import { bundleInventory, checkStartup, writeProbe } from "./lib/startup.mjs";
 import { runTemplatesSection } from "./lib/templates.mjs";
 import { runUploadSection } from "./lib/upload.mjs";
 import { deviationSummary, runDeviationSection } from "./lib/deviations.mjs";
-import { runImageSection } from "./image-bench.mjs";
+import { runImageSection, runPngSection } from "./image-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
 import { runSearchSection } from "./lib/search.mjs";
@@ -163,9 +163,15 @@ async function main() {
     step("done; .bench/search-results.json written");
     return;
   }
+  if (only === "png") {
+    await runPngSection({ root, benchDir, step });
+    step("done; .bench/png.json written");
+    return;
+  }
   if (only === "images") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
     await runImageSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    await runPngSection({ root, benchDir, step });
     return;
   }
   const listOnly = only === "list";
@@ -251,6 +257,7 @@ async function main() {
   }
   if (!only) await runUploadSection({ root, benchDir, appModules, credentials, step });
   if (!only) await runImageSection({ root, benchDir, appModules, credentials, step });
+  if (!only) await runPngSection({ root, benchDir, step });
   if (!only) await templatesSection(appModules, credentials);
 }
 
