@@ -356,11 +356,12 @@ export async function runPngSection({ root, benchDir, step }) {
       await request(url, "/warm");
       const isolateBefore = await isolateHeap(inspector);
       const run = await peakGrowth(workerdPid(), () => request(url, `/process/${input.name}?format=png`, { method: "POST" }));
-      memory.push({ label: input.label, bytes: input.bytes.length, isolateBefore, peakGrowthMiB: run.peakGrowthMiB, firstRunMs: round(run.result.ms - noopMs, 1), decoded: run.result.json.decoded, versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`) });
+      const isolateAfter = await isolateHeap(inspector);
+      memory.push({ label: input.label, bytes: input.bytes.length, isolateBefore, isolateAfter, peakGrowthMiB: run.peakGrowthMiB, firstRunMs: round(run.result.ms - noopMs, 1), decoded: run.result.json.decoded, versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`) });
     } finally {
       await mf.dispose();
     }
-    console.log(`  ${input.label}: peak growth ${memory.at(-1).peakGrowthMiB} MiB, first run ${memory.at(-1).firstRunMs} ms, ${memory.at(-1).versions.join(", ")}`);
+    console.log(`  ${input.label}: peak growth ${memory.at(-1).peakGrowthMiB} MiB (isolate after: JS heap ${memory.at(-1).isolateAfter.heapMiB} + ArrayBuffers ${memory.at(-1).isolateAfter.arrayBuffersMiB} MiB), first run ${memory.at(-1).firstRunMs} ms, ${memory.at(-1).versions.join(", ")}`);
   }
   const results = {
     finishedAt: new Date().toISOString(),

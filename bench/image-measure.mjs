@@ -216,3 +216,4 @@ export async function peakGrowth(pid, work) {
   return { result, rssBeforeMiB: round(before / 1024, 1), peakGrowthMiB: round((peak - before) / 1024, 1) };
 }
 
+

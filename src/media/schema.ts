@@ -20,6 +20,10 @@ export const RecognitionSchema = z
     detectedFormat: z.enum(IMAGE_FORMATS).nullable().openapi({ description: "The format the magic bytes identify." }),
     failedChecks: z.array(z.enum(["extension", "mimeType", "magicBytes", "integrity"])).openapi({ description: "The checks that failed, in the order above." }),
     detail: z.string().nullable().openapi({ description: "Why integrity failed or was not checked." }),
+    location: z
+      .enum(["none", "kept", "removed"])
+      .optional()
+      .openapi({ description: "The GPS position in the original's metadata (EXIF, XMP): none found, kept (the original carries it; Medium and Small never do), or removed on upload (StripLocation=true). Absent for media stored before this was recorded." }),
   })
   .openapi("MediaRecognition");
 export type Recognition = z.infer<typeof RecognitionSchema>;

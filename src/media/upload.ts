@@ -11,6 +11,7 @@ import { errorFields, type Logger } from "../pkg/logger";
 import { writeContext } from "../pkg/db";
 import { bodyStream, fieldText, formBoundary, readForm, type FormPart } from "../pkg/multipart";
 import { FORMAT_MIME, type ImageFormat } from "./image/formats";
+import { LOCATION_FORMATS, stripLocation } from "./image/location";
 import { processImage, type ImageOutcome } from "./image/pipeline";
 import { firstChecks, imageFormatOf, recognition } from "./recognition";
 import { MEDIA_TYPES, type Media, type MediaType } from "./schema";
@@ -24,6 +25,8 @@ export const MEDIA_MAX_BODY_BYTES = MEDIA_MAX_BYTES + 64 * 1024;
 export interface UploadForm {
   file: { name: string; type: string | undefined; bytes: Uint8Array };
   type: MediaType;
+  /** StripLocation=true: remove the GPS position (EXIF, XMP) from the stored original. */
+  stripLocation: boolean;
 }
 
 /**
@@ -59,6 +62,7 @@ export async function readUploadForm(c: Context<AppEnv>): Promise<UploadForm> {
   const capacity = Number(c.req.header("content-length")) || 0;
   let file: UploadForm["file"] | undefined;
   let type: string | undefined;
+  let stripLocation: string | undefined;
   for await (const part of readForm(await bodyStream(c), boundary)) {
     const name = part.head.name.toLowerCase();
     if (name === "file" && part.head.filename !== null) {
@@ -67,6 +71,10 @@ export async function readUploadForm(c: Context<AppEnv>): Promise<UploadForm> {
     } else if (name === "type") {
       if (type !== undefined) throw invalid("body.Type", "single", "Send one Type field.");
       type = await fieldText(part, "body.Type", 64);
+    } else if (name === "striplocation") {
+      if (stripLocation !== undefined) throw invalid("body.StripLocation", "single", "Send one StripLocation field.");
+      stripLocation = (await fieldText(part, "body.StripLocation", 16)).trim().toLowerCase();
+      if (stripLocation !== "true" && stripLocation !== "false") throw invalid("body.StripLocation", "boolean", "StripLocation must be true or false.");
     }
   }
   if (!file) throw invalid("body.File", "required", "The form needs a File field holding the file.");
@@ -74,7 +82,7 @@ export async function readUploadForm(c: Context<AppEnv>): Promise<UploadForm> {
   if (type === undefined) throw invalid("body.Type", "required", "The form needs a Type field: image or document.");
   const normalised = type.trim().toLowerCase();
   if (!(MEDIA_TYPES as readonly string[]).includes(normalised)) throw invalid("body.Type", "enum", `Type must be image or document, not '${type}'.`);
-  return { file, type: normalised as MediaType };
+  return { file, type: normalised as MediaType, stripLocation: stripLocation === "true" };
 }
 
 /** The name without any client path, control characters or surrounding space, at most 255 characters. */
@@ -100,9 +108,11 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
   const ctx = writeContext(c);
   const log = c.get("log");
   const principal = c.get("principal");
-  const bytes = form.file.bytes;
   const name = cleanFileName(form.file.name);
-  const checks = firstChecks(name, form.file.type, bytes);
+  const checks = firstChecks(name, form.file.type, form.file.bytes);
+  // Location is looked for by the magic bytes, so a photo uploaded as a document is covered too.
+  const location = originalLocation(checks.detectedFormat, form.file.bytes, form.stripLocation);
+  const bytes = location.bytes;
   const format = imageFormatOf(checks);
   const image = format ? await resizeOrKeep(format, bytes, log) : null;
 
@@ -114,7 +124,7 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
     ...(image?.versions ?? []).map((v) => ({ size: v.size, bytes: v.bytes, contentType: v.contentType, width: v.width, height: v.height })),
   ];
   const versions = await putVersions(c.env.MEDIA, id, toStore, log);
-  const rec = recognition(checks, image?.integrity ?? "notChecked", format ? (image?.detail ?? null) : `not an image (${failedFirst(checks)} failed), so not decoded`);
+  const rec = { ...recognition(checks, image?.integrity ?? "notChecked", format ? (image?.detail ?? null) : `not an image (${failedFirst(checks)} failed), so not decoded`), location: location.state };
   const media: Media = {
     id,
     name,
@@ -138,6 +148,24 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
     throw error;
   }
   return { media, versions, etag };
+}
+
+/**
+ * The original's location (docs/decisions.md, "Location in photos"): "kept" when it carries a GPS
+ * position, "removed" when StripLocation took it out, "none" when it has none. A format whose
+ * location this service cannot remove (WebP, HEIC, AVIF) is refused with StripLocation=true rather
+ * than stored with the position the client asked to drop.
+ */
+function originalLocation(format: ImageFormat | null, bytes: Uint8Array, strip: boolean): { bytes: Uint8Array; state: "none" | "kept" | "removed" } {
+  if (!format || !LOCATION_FORMATS.has(format)) {
+    if (strip && format && (format === "webp" || format === "heic" || format === "avif")) {
+      throw invalid("body.StripLocation", "unsupportedFormat", `StripLocation works on JPEG, PNG and TIFF originals; this file is ${format.toUpperCase()}. Convert it, or upload it without StripLocation.`);
+    }
+    return { bytes, state: "none" };
+  }
+  const stripped = stripLocation(format, bytes);
+  if (!stripped.removed) return { bytes, state: "none" };
+  return strip ? { bytes: stripped.bytes, state: "removed" } : { bytes, state: "kept" };
 }
 
 function failedFirst(checks: ReturnType<typeof firstChecks>): string {

@@ -117,7 +117,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     // nothing to resize, only the integrity check, as coarse as possible.
     const longSide = Math.max(width, height);
     const factor = target > 0 ? Math.floor(longSide / target) : longSide;
-    return { kind: "pixels", pixels: await decodePngReduced(bytes, factor), blockSize: 8 };
+    return { kind: "pixels", pixels: decodePngReduced(bytes, factor), blockSize: 8 };
   }
   if (format === "jpeg") {
     if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
