@@ -66,10 +66,15 @@ export type Media = z.infer<typeof MediaSchema>;
 export const UPLOAD_MEDIA_FORM = {
   type: "object" as const,
   required: ["File", "Type"],
-  description: "Field names are matched without regard to case (File, file, FILE, ...); other fields are ignored.",
+  description: "Field names are matched without regard to case (File, file, FILE, ...); fields other than File, Type and StripLocation are ignored.",
   properties: {
     File: { type: "string", format: "binary", description: "The file; its name is the part's filename, its type the part's Content-Type." },
     Type: { type: "string", description: "image or document (any case).", example: "image" },
+    StripLocation: {
+      type: "string",
+      description: "true: remove the GPS position (EXIF GPS directory, XMP) from the stored original of a JPEG, PNG or TIFF (a 400 for WebP, HEIC and AVIF, whose location cannot be removed here). Default false: the original is kept as uploaded. Medium and Small never carry EXIF.",
+      example: "true",
+    },
   } as Record<string, { type: "string"; format?: string; description?: string; example?: string }>,
 };
 
