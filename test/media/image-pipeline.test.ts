@@ -59,9 +59,25 @@ describe("the JPEG decoder", () => {
     { case: "without SOI", bytes: () => sample("photo.jpg").subarray(2), error: CorruptImageError },
     { case: "with a wrong restart marker", bytes: () => wrongRestart(), error: CorruptImageError },
     { case: "declaring 2000x2000 with 4 bytes of data", bytes: () => jpegDeclaring(2000, 2000), error: CorruptImageError },
-    { case: "CMYK", bytes: () => sample("cmyk.jpg"), error: UnsupportedImageError },
   ])("refuses a JPEG $case", ({ bytes, error }) => {
     expect(() => decodeJpeg(bytes(), options)).toThrow(error);
+  });
+
+  it("converts a CMYK JPEG (Adobe, inverted) to its colours, not a negative", () => {
+    // The fixture is test/fixtures/generate.mjs's scene in CMYK: a dark corner, red rising with x,
+    // green with y, blue bars of 200 and 60 (64 px wide). libvips converted it with an ICC profile,
+    // the decoder without one, so the colours come back close, not exact.
+    const image = decodeJpeg(sample("cmyk.jpg"), { blockSize: 8 });
+    expect([image.width, image.height, image.channels]).toEqual([320, 240, 3]);
+    const at = (x: number, y: number) => Array.from(image.data.subarray((y * 320 + x) * 3, (y * 320 + x) * 3 + 3));
+    const near = (actual: number[], expected: number[]) => actual.forEach((v, i) => expect(Math.abs(v - expected[i]!), `${actual} vs ${expected}`).toBeLessThanOrEqual(40));
+    near(at(10, 10), [20, 20, 20]);
+    near(at(300, 200), [239, 213, 60]);
+    // Without the profile, saturated colours drift (up to ~60 levels), but every trend of the scene
+    // holds, where a negative would reverse each one.
+    expect(at(300, 200)[0]! - at(100, 200)[0]!).toBeGreaterThan(80);
+    expect(at(200, 220)[1]! - at(200, 60)[1]!).toBeGreaterThan(80);
+    expect(at(100, 200)[2]! - at(150, 200)[2]!).toBeGreaterThan(60);
   });
 
   it("refuses a progressive JPEG whose coefficients exceed the budget", () => {

@@ -223,12 +223,22 @@ describe("POST /Medias: formats kept as uploaded", () => {
     { case: "TIFF", bytes: () => tiffBytes(4, 2), name: "scan.tiff", mime: "image/tiff", format: "tiff", size: [4, 2] },
     { case: "ICO", bytes: () => sample("icon.ico"), name: "favicon.ico", mime: "image/x-icon", format: "ico", size: [32, 32] },
     { case: "SVG", bytes: () => sample("drawing.svg"), name: "drawing.svg", mime: "image/svg+xml", format: "svg", size: [null, null] },
-    { case: "CMYK JPEG", bytes: () => sample("cmyk.jpg"), name: "print.jpg", mime: "image/jpeg", format: "jpeg", size: [320, 240] },
   ])("$case: recognised as an image, original only, integrity not checked", async ({ bytes, name, mime, format, size }) => {
     const media = await uploadMedia(bytes(), { name, mimeType: mime });
     expect(media).toMatchObject({ isImage: true, width: size[0], height: size[1] });
     expect(media.recognition).toMatchObject({ detectedFormat: format, integrity: "notChecked", failedChecks: [] });
     expect(media.recognition.detail).toBeTruthy();
     expect(sizeNames(media)).toEqual(["Original"]);
+  });
+
+  it("a CMYK JPEG (Adobe) is decoded, checked and resized like any JPEG", async () => {
+    const media = await uploadMedia(sample("cmyk.jpg"), { name: "print.jpg", mimeType: "image/jpeg" });
+    expect(media).toMatchObject({ isImage: true, width: 320, height: 240 });
+    expect(media.recognition).toMatchObject({ detectedFormat: "jpeg", integrity: "passed", failedChecks: [] });
+    expect(media.sizes.map((s) => [s.name, s.width, s.height, s.isOriginal])).toEqual([
+      ["Original", 320, 240, true],
+      ["Medium", 320, 240, true],
+      ["Small", 256, 192, false],
+    ]);
   });
 });

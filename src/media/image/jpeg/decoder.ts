@@ -7,7 +7,8 @@
  *
  * Supported: baseline, extended sequential and progressive Huffman JPEG, 8-bit, 1 (grey) or 3
  * (YCbCr, or RGB by the Adobe marker) components, any sampling factors, restart intervals.
- * Arithmetic coding, lossless, hierarchical, 12-bit and CMYK are refused as unsupported.
+ * CMYK and YCCK (4 components, Adobe) are converted to RGB. Arithmetic coding, lossless,
+ * hierarchical and 12-bit are refused as unsupported.
  */
 import { CorruptImageError, ImageTooLargeError, UnsupportedImageError } from "../errors";
 import { readExifOrientation } from "../exif";
@@ -51,7 +52,7 @@ function readFrame(segment: Uint8Array, progressive: boolean, n: BlockSize): Fra
   const width = u16(segment, 3);
   const count = segment[5]!;
   if (width === 0 || height === 0) throw new UnsupportedImageError("a JPEG whose height is defined later (DNL) is not supported");
-  if (count !== 1 && count !== 3) throw new UnsupportedImageError(`JPEG with ${count} components (e.g. CMYK) is not supported`);
+  if (count !== 1 && count !== 3 && count !== 4) throw new UnsupportedImageError(`JPEG with ${count} components is not supported`);
   if (segment.length < 6 + count * 3) throw new CorruptImageError("the frame header is truncated");
   const components: FrameComponent[] = [];
   for (let i = 0; i < count; i++) {
@@ -290,7 +291,9 @@ export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions): 
       v: c.v,
     })),
     // JFIF says YCbCr; only the Adobe marker's transform 0 (or components named R, G, B) says RGB.
-    rgb: state.adobeTransform === 0 || (c0?.id === 0x52 && c1?.id === 0x47 && c2?.id === 0x42),
+    rgb: frame.components.length === 3 && (state.adobeTransform === 0 || (c0?.id === 0x52 && c1?.id === 0x47 && c2?.id === 0x42)),
+    // Four components: CMYK, or YCCK when the Adobe marker says transform 2; Adobe stores them inverted.
+    cmyk: frame.components.length === 4 ? { ycck: state.adobeTransform === 2, inverted: state.adobeTransform !== undefined } : null,
     orientation: state.orientation,
   };
 }
