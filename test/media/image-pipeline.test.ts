@@ -3,7 +3,7 @@
  * being decoded, photon's lifecycle (lazy, replaced after a trap), and the magic-byte sniffing.
  */
 import { describe, expect, it } from "vitest";
-import { CorruptImageError, ImageTooLargeError, UnsupportedImageError } from "../../src/media/image/errors";
+import { CorruptImageError, ImageTooLargeError } from "../../src/media/image/errors";
 import { sniffFormat } from "../../src/media/image/formats";
 import { readHeader } from "../../src/media/image/header";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
