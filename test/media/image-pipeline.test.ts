@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { CorruptImageError, ImageTooLargeError } from "../../src/media/image/errors";
 import { sniffFormat } from "../../src/media/image/formats";
 import { readHeader } from "../../src/media/image/header";
+import { readJpegIcc, srgbTransform } from "../../src/media/image/icc";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
 import { JPEG_MAX_PIXELS, PHOTON_MAX_WASM_BYTES } from "../../src/media/image/limits";
 import { photonStats, withPhoton } from "../../src/media/image/photon/codec";
@@ -238,5 +239,30 @@ describe("resizing", () => {
     for (let i = 0; i < 16; i++) data.set(i % 8 < 4 ? [255, 255, 255, 255] : [255, 0, 0, 0], i * 4);
     const out = resize({ width: 8, height: 2, channels: 4, data }, 4, 1);
     expect([...out.data.subarray(4, 8)].slice(0, 3)).toEqual([255, 255, 255]);
+  });
+});
+
+describe("colour: photos with an ICC profile", () => {
+  // p3.jpg: test/fixtures/generate.mjs's scene converted to Display P3 by libvips, with the profile.
+  const at = (image: { width: number; data: Uint8Array; channels: number }, x: number, y: number) => Array.from(image.data.subarray((y * image.width + x) * image.channels, (y * image.width + x) * image.channels + 3));
+
+  it("reads the Display P3 profile of a phone photo", () => {
+    const profile = readJpegIcc(sample("p3.jpg"));
+    expect(profile).not.toBeNull();
+    expect(srgbTransform(profile!)?.name).toMatch(/P3/);
+    expect(readJpegIcc(sample("photo.jpg"))).toBeNull();
+  });
+
+  it("converts the versions to sRGB: a saturated red comes back as the scene's red, not P3's", async () => {
+    const stored = decodeJpeg(sample("p3.jpg"), { blockSize: 8, maxCoefficientBytes: 64 * 1024 * 1024 });
+    // In the file the scene's (239, 11, 60) is written in P3 numbers...
+    const p3 = at(stored, 1200, 40);
+    expect(Math.max(...p3.map((v, i) => Math.abs(v - [239, 11, 60][i]!)))).toBeGreaterThan(15);
+    // ...and the Medium version (1000 x 750, no profile) shows it in sRGB again.
+    const outcome = await processImage("jpeg", sample("p3.jpg"));
+    const medium = outcome.versions.find((v) => v.size === "Medium")!;
+    const pixels = decodeJpeg(medium.bytes, { blockSize: 8, maxCoefficientBytes: 64 * 1024 * 1024 });
+    at(pixels, Math.round((1200 * 1000) / 1280), Math.round((40 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [239, 11, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
+    at(pixels, Math.round((700 * 1000) / 1280), Math.round((900 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [140, 239, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
   });
 });

@@ -27,6 +27,7 @@ import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced, pngLayout } from "./png-stream";
+import { readJpegIcc, srgbTransform } from "./icc";
 
 export type ResizedSize = "Medium" | "Small";
 export type IntegrityOutcome = "passed" | "failed" | "notChecked";
@@ -193,6 +194,10 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
   }
   const decodedSize = decoded.kind === "planes" ? { width: decoded.planes.width, height: decoded.planes.height } : decoded.pixels;
   const asJpeg = format === "jpeg" || (format === "webp" && decoded.kind === "pixels" && isOpaque(decoded.pixels));
+  // The versions carry no ICC profile: a JPEG's colours (Display P3 phones, Adobe RGB cameras) are
+  // converted to sRGB, which is how a profile-less image is shown.
+  const iccProfile = format === "jpeg" ? readJpegIcc(bytes) : null;
+  const colour = iccProfile ? srgbTransform(iccProfile) : null;
   const versions: ResizedVersion[] = [];
   // Each size is resized from the previous (larger) one: cheaper, and each step is properly filtered.
   let previous: Pixels | JpegPlanes = decoded.kind === "pixels" ? decoded.pixels : decoded.planes;
@@ -207,6 +212,9 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
       resized = resize(previous, target.width, target.height, true);
       previous = resized;
     }
+    // JPEG versions are fresh pixels from the planes each time; the others are resized from the
+    // previous version, which must stay unconverted (colour only ever applies to JPEGs here).
+    colour?.apply(resized);
     const shown = applyOrientation(resized, header.orientation) as Pixels;
     versions.push({
       size,
