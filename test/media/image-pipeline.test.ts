@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { CorruptImageError, ImageTooLargeError } from "../../src/media/image/errors";
 import { sniffFormat } from "../../src/media/image/formats";
 import { readHeader } from "../../src/media/image/header";
-import { readJpegIcc, srgbTransform } from "../../src/media/image/icc";
+import { readJpegIcc, readPngIcc, srgbTransform } from "../../src/media/image/icc";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
 import { JPEG_MAX_PIXELS, PHOTON_MAX_WASM_BYTES } from "../../src/media/image/limits";
 import { photonStats, withPhoton } from "../../src/media/image/photon/codec";
@@ -264,5 +264,15 @@ describe("colour: photos with an ICC profile", () => {
     const pixels = decodeJpeg(medium.bytes, { blockSize: 8, maxCoefficientBytes: 64 * 1024 * 1024 });
     at(pixels, Math.round((1200 * 1000) / 1280), Math.round((40 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [239, 11, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
     at(pixels, Math.round((700 * 1000) / 1280), Math.round((900 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [140, 239, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
+  });
+  it("converts a Display P3 PNG (an iPhone screenshot's profile, in iCCP) the same way", async () => {
+    const profile = readPngIcc(sample("p3.png"));
+    expect(srgbTransform(profile!)?.name).toMatch(/P3/);
+    const outcome = await processImage("png", sample("p3.png"));
+    const medium = outcome.versions.find((v) => v.size === "Medium")!;
+    expect(medium.contentType).toBe("image/png");
+    const pixels = withPhoton((photon) => photon.decode(medium.bytes));
+    const px = (x: number, y: number) => Array.from(pixels.data.subarray((y * pixels.width + x) * 4, (y * pixels.width + x) * 4 + 3));
+    px(Math.round((1200 * 1000) / 1280), Math.round((40 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [239, 11, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
   });
 });

@@ -7,7 +7,30 @@
  * Why our own code: the maintained ICC packages on npm read profile descriptions, not colour
  * transforms, and a matrix/TRC transform is a 3x3 matrix and three curves.
  */
+import { unzlibSync } from "fflate";
 import type { Pixels } from "./resample";
+
+/** The profile in a PNG's iCCP chunk (a name, a zero byte, method 0, then the zlib-compressed profile), or null. */
+export function readPngIcc(bytes: Uint8Array): Uint8Array | null {
+  let pos = 8;
+  while (pos + 12 <= bytes.length) {
+    const length = ((bytes[pos]! << 24) | (bytes[pos + 1]! << 16) | (bytes[pos + 2]! << 8) | bytes[pos + 3]!) >>> 0;
+    const type = String.fromCharCode(bytes[pos + 4]!, bytes[pos + 5]!, bytes[pos + 6]!, bytes[pos + 7]!);
+    if (type === "IDAT" || type === "IEND" || pos + 12 + length > bytes.length) return null;
+    if (type === "iCCP") {
+      const body = bytes.subarray(pos + 8, pos + 8 + length);
+      const zero = body.indexOf(0);
+      if (zero < 1 || zero > 79 || body[zero + 1] !== 0) return null;
+      try {
+        return unzlibSync(body.subarray(zero + 2), { out: undefined });
+      } catch {
+        return null; // an unreadable profile: the colours stay as stored
+      }
+    }
+    pos += 12 + length;
+  }
+  return null;
+}
 
 /** The profile in a JPEG's APP2 "ICC_PROFILE" segments (in sequence order), or null. */
 export function readJpegIcc(bytes: Uint8Array): Uint8Array | null {

@@ -27,7 +27,7 @@ import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced, pngLayout } from "./png-stream";
-import { readJpegIcc, srgbTransform } from "./icc";
+import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
 
 export type ResizedSize = "Medium" | "Small";
 export type IntegrityOutcome = "passed" | "failed" | "notChecked";
@@ -196,8 +196,11 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
   const asJpeg = format === "jpeg" || (format === "webp" && decoded.kind === "pixels" && isOpaque(decoded.pixels));
   // The versions carry no ICC profile: a JPEG's colours (Display P3 phones, Adobe RGB cameras) are
   // converted to sRGB, which is how a profile-less image is shown.
-  const iccProfile = format === "jpeg" ? readJpegIcc(bytes) : null;
+  const iccProfile = format === "jpeg" ? readJpegIcc(bytes) : format === "png" ? readPngIcc(bytes) : null;
   const colour = iccProfile ? srgbTransform(iccProfile) : null;
+  // Pixels are converted once, before the first resize (every version is made from them); JPEG
+  // planes become pixels per version, and each is converted then.
+  if (colour && decoded.kind === "pixels") colour.apply(decoded.pixels);
   const versions: ResizedVersion[] = [];
   // Each size is resized from the previous (larger) one: cheaper, and each step is properly filtered.
   let previous: Pixels | JpegPlanes = decoded.kind === "pixels" ? decoded.pixels : decoded.planes;
@@ -212,9 +215,7 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
       resized = resize(previous, target.width, target.height, true);
       previous = resized;
     }
-    // JPEG versions are fresh pixels from the planes each time; the others are resized from the
-    // previous version, which must stay unconverted (colour only ever applies to JPEGs here).
-    colour?.apply(resized);
+    if (colour && decoded.kind === "planes") colour.apply(resized);
     const shown = applyOrientation(resized, header.orientation) as Pixels;
     versions.push({
       size,
