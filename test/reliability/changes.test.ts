@@ -5,16 +5,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
+import { seededRandom } from "../support/random";
 
-/** A small seeded generator, so a failure can be replayed. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function feedFrom(since: string, types: string) {
   const store = new Map<string, unknown>();
@@ -34,7 +26,7 @@ async function feedFrom(since: string, types: string) {
 describe("GET /Changes", () => {
   it("replayed from an empty store rebuilds exactly what the lists return (random creates, updates, deletes)", async () => {
     for (const seed of [1, 2, 3]) {
-      const next = random(seed);
+      const next = seededRandom(seed);
       const start = (await call("/Changes?types=category,deviation&take=500")).body.next as string;
       const categories: string[] = [];
       const deviations: string[] = [];

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { indexPendingEvents, search, STANDARD } from "./support";
+import { seededRandom } from "../support/random";
 
 const WORDS = ["valve", "pümp", "flange", "crack", "seal", "gasket", "weld", "bolt", "Corrosión", "leak", "housing", "nozzle"];
 const STATUSES = ["new", "active", "closed"];
@@ -14,20 +15,11 @@ function random<T>(items: readonly T[], rnd: () => number): T {
   return items[Math.floor(rnd() * items.length)]!;
 }
 
-/** A seeded generator (mulberry32), so a failure can be replayed. */
-function seeded(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("search, differential", () => {
   it("matches an independent evaluator on random data and queries", async () => {
     const seed = Date.now() % 100000;
-    const rnd = seeded(seed);
+    const rnd = seededRandom(seed);
     const tag = `t${crypto.randomUUID().slice(0, 8)}`;
     const docs: { id: string; referenceId: string; words: string[]; status: string }[] = [];
     for (let i = 0; i < 40; i++) {
