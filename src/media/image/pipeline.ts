@@ -1,7 +1,8 @@
 /**
  * From uploaded bytes to the resized versions. The header is read first and checked against the
  * pixel limits, so nothing too large is ever decoded; JPEGs are decoded by our scaled decoder,
- * non-interlaced PNGs row by row into boxes (png-stream.ts), interlaced PNG, GIF, WebP and BMP by photon; decoding is the integrity check (spec 2.6, check 4), so every
+ * non-interlaced PNGs and uncompressed BMPs row by row into boxes (png-stream.ts, bmp-stream.ts),
+ * interlaced PNG, GIF, WebP and RLE BMP by photon; decoding is the integrity check (spec 2.6, check 4), so every
  * decodable image is decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
@@ -27,6 +28,7 @@ import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced, pngLayout } from "./png-stream";
+import { bmpLayout, decodeBmpReduced } from "./bmp-stream";
 import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
 
 export type ResizedSize = "Medium" | "Small";
@@ -112,6 +114,11 @@ type Decoded = { kind: "planes"; planes: JpegPlanes; blockSize: BlockSize } | { 
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
   const width = header.width!;
   const height = header.height!;
+  if (format === "bmp" && bmpLayout(bytes).streamable) {
+    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a BMP may have to be resized`);
+    const longSide = Math.max(width, height);
+    return { kind: "pixels", pixels: decodeBmpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8 };
+  }
   if (format === "png" && !pngLayout(bytes).interlaced) {
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a PNG may have to be resized`);
     // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
