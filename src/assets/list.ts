@@ -1,8 +1,7 @@
 /** GET /Assets: ids, excludeIds, searchText (name), kinds, parentIds, plantNames, order and paging. */
 import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
-import { ApiError } from "../pkg/errors";
-import { compileListQuery, defineList, inList, listQueryShape, parseUuidList, runListQuery, splitCsv, type Condition, noProperties } from "../pkg/query";
+import { compileListQuery, defineList, enumCondition, inList, listQueryShape, parseUuidList, runListQuery, splitCsv, type Condition, noProperties } from "../pkg/query";
 import { ASSET_KINDS } from "./designations";
 import type { Asset } from "./schema";
 import { ASSET_JOINS, ASSET_SELECT, toAsset, type AssetRow } from "./store";
@@ -42,14 +41,7 @@ export const AssetListQuery = z.object({
 
 function listConditions(query: z.infer<typeof AssetListQuery>): Condition[] {
   const conditions: Condition[] = [];
-  const kinds = splitCsv(query.kinds);
-  for (const kind of kinds) {
-    if (!(ASSET_KINDS as readonly string[]).includes(kind)) {
-      const message = `kinds: '${kind}' is not an asset kind (${ASSET_KINDS.join(", ")}).`;
-      throw new ApiError("InvalidQuery", message, { errors: [{ field: "query.kinds", rule: "enum", message }] });
-    }
-  }
-  if (kinds.length > 0) conditions.push(inList("a.kind", kinds));
+  conditions.push(...enumCondition(query.kinds, ASSET_KINDS, "query.kinds", "a.kind", "an asset kind"));
   const parentIds = parseUuidList(query.parentIds, "query.parentIds");
   if (parentIds.length > 0) conditions.push(inList("a.parent_id", parentIds));
   const plantNames = splitCsv(query.plantNames).map(nameKey);

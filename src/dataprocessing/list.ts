@@ -1,7 +1,7 @@
 /** Lists of job configs and jobs on the shared query engine. */
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../pkg/errors";
-import { compileListQuery, defineList, inList, listQueryShape, noProperties, parseDateValue, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
+import { compileListQuery, defineList, enumCondition, inList, listQueryShape, noProperties, parseDateValue, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
 import { CONFIG_JOIN, CONFIG_SELECT, type ConfigRow } from "./configs";
 import type { JobRow } from "./jobs";
 import { JOB_STATUSES } from "./schema";
@@ -91,14 +91,7 @@ function instant(value: string | undefined, field: string): string | null {
 
 export async function listJobRows(db: D1Database, query: z.infer<typeof JobListQuery>): Promise<{ items: JobRow[]; total: number | undefined }> {
   const conditions: Condition[] = [];
-  const statuses = splitCsv(query.statuses);
-  for (const status of statuses) {
-    if (!(JOB_STATUSES as readonly string[]).includes(status)) {
-      const message = `statuses: '${status}' is not a job status (${JOB_STATUSES.join(", ")}).`;
-      throw new ApiError("InvalidQuery", message, { errors: [{ field: "query.statuses", rule: "enum", message }] });
-    }
-  }
-  if (statuses.length > 0) conditions.push(inList("j.status", statuses));
+  conditions.push(...enumCondition(query.statuses, JOB_STATUSES, "query.statuses", "j.status", "a job status"));
   const configIds = [...parseUuidList(query.configurationIds, "query.configurationIds"), ...parseUuidList(query.configurationId, "query.configurationId")];
   if (configIds.length > 0) conditions.push(inList("j.configuration_id", configIds));
   const chainIds = parseUuidList(query.chainIds, "query.chainIds");

@@ -9,7 +9,7 @@ import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
-import { compileListQuery, defineList, inList, listQueryShape, noProperties, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
+import { compileListQuery, csvInList, defineList, inList, listQueryShape, noProperties, parseUuidList, runListQuery, type Condition } from "../pkg/query";
 
 export const MEDIA_REFERENCE_KIND = "mediaReference";
 
@@ -205,7 +205,6 @@ export async function listMediaReferences(db: D1Database, query: z.infer<typeof 
   if (media.length > 0) conditions.push(inList("r.media_id", media));
   const activityIds = parseUuidList(query.activityIds, "query.activityIds");
   if (activityIds.length > 0) conditions.push((values) => `r.id IN (SELECT media_reference_id FROM activity_media_references WHERE activity_id IN ${values.list(activityIds)})`);
-  const owners = splitCsv(query.objectOwnerIds);
-  if (owners.length > 0) conditions.push(inList("r.owner_id", owners));
+  conditions.push(...csvInList("r.owner_id", query.objectOwnerIds));
   return runListQuery<MediaReferenceRow>(db, await compileListQuery(mediaReferenceList, query, noProperties, conditions));
 }

@@ -11,7 +11,7 @@ import { errorFields, type Logger } from "../pkg/logger";
 import { writeContext } from "../pkg/db";
 import { bodyStream, fieldText, formBoundary, readForm, type FormPart } from "../pkg/multipart";
 import { FORMAT_MIME, type ImageFormat } from "./image/formats";
-import { LOCATION_FORMATS, stripLocation } from "./image/location";
+import { hasLocation, LOCATION_FORMATS, stripLocation } from "./image/location";
 import { processImage, type ImageOutcome } from "./image/pipeline";
 import { firstChecks, imageFormatOf, recognition } from "./recognition";
 import { MEDIA_TYPES, type Media, type MediaType } from "./schema";
@@ -163,9 +163,10 @@ function originalLocation(format: ImageFormat | null, bytes: Uint8Array, strip: 
     }
     return { bytes, state: "none" };
   }
+  // Only a strip copies the file; reporting what it carries reads it in place.
+  if (!strip) return { bytes, state: hasLocation(format, bytes) ? "kept" : "none" };
   const stripped = stripLocation(format, bytes);
-  if (!stripped.removed) return { bytes, state: "none" };
-  return strip ? { bytes: stripped.bytes, state: "removed" } : { bytes, state: "kept" };
+  return stripped.removed ? { bytes: stripped.bytes, state: "removed" } : { bytes, state: "none" };
 }
 
 function failedFirst(checks: ReturnType<typeof firstChecks>): string {

@@ -4,11 +4,11 @@
  */
 import { z } from "@hono/zod-openapi";
 import { catalogFor } from "../properties/definitions/catalog";
-import { ApiError } from "../pkg/errors";
 import {
   compileListQuery,
   compileUniqueValues,
   defineList,
+  enumCondition,
   inList,
   listQueryShape,
   noProperties,
@@ -24,16 +24,6 @@ import { LOCATIONS, STATUSES } from "./schema";
 import type { ModelRow, MonitorRow } from "./store";
 
 const { ids, excludeIds, searchText, properties, order, skip, take, includeTotal } = listQueryShape;
-
-function enumFilter(values: string[], allowed: readonly string[], field: string, column: string): Condition[] {
-  for (const value of values) {
-    if (!allowed.includes(value)) {
-      const message = `${field}: '${value}' is not one of ${allowed.join(", ")}.`;
-      throw new ApiError("InvalidQuery", message, { errors: [{ field: `query.${field}`, rule: "enum", message }] });
-    }
-  }
-  return values.length > 0 ? [inList(column, values)] : [];
-}
 
 // --- Model definitions ---------------------------------------------------------------------------------
 
@@ -64,7 +54,7 @@ export const DefinitionListQuery = z.object({
 });
 
 export async function listDefinitionRows<T>(db: D1Database, query: z.infer<typeof DefinitionListQuery>) {
-  const conditions = enumFilter(splitCsv(query.locations), LOCATIONS, "locations", "md.location");
+  const conditions = enumCondition(query.locations, LOCATIONS, "query.locations", "md.location");
   return runListQuery<T>(db, await compileListQuery(definitionList, query, noProperties, conditions));
 }
 
@@ -105,7 +95,7 @@ export const ModelListQuery = z.object({
 });
 
 function modelConditions(query: z.infer<typeof ModelListQuery>): Condition[] {
-  const conditions = enumFilter(splitCsv(query.statuses), STATUSES, "statuses", "mo.status");
+  const conditions = enumCondition(query.statuses, STATUSES, "query.statuses", "mo.status");
   const owners = splitCsv(query.objectOwnerIds);
   if (owners.length > 0) conditions.push(inList("mo.owner_id", owners));
   const names = splitCsv(query.modelDefinitionNames);
@@ -161,7 +151,7 @@ export const MonitorListQuery = z.object({
 });
 
 function monitorConditions(query: z.infer<typeof MonitorListQuery>): Condition[] {
-  const conditions = enumFilter(splitCsv(query.statuses), STATUSES, "statuses", "mn.status");
+  const conditions = enumCondition(query.statuses, STATUSES, "query.statuses", "mn.status");
   const models = parseUuidList(query.modelIds, "query.modelIds");
   if (models.length > 0) conditions.push(inList("mn.model_ref", models));
   const owners = splitCsv(query.objectOwnerIds);

@@ -1,9 +1,8 @@
 /** The lists of indices and saved queries, on the shared query engine. */
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../pkg/auth";
-import { ApiError } from "../pkg/errors";
 import { PERMISSIONS } from "../pkg/permissions";
-import { compileListQuery, defineList, inList, listQueryShape, noProperties, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
+import { compileListQuery, csvInList, defineList, enumCondition, inList, listQueryShape, noProperties, parseUuidList, runListQuery, type Condition } from "../pkg/query";
 import type { IndexRow } from "./store";
 import type { QueryRow } from "./queries";
 
@@ -51,16 +50,8 @@ function visibleIndices(principal: Principal, apiVersion: string): Condition {
 
 export async function listIndexRows(db: D1Database, principal: Principal, apiVersion: string, query: z.infer<typeof IndexListQuery>) {
   const conditions: Condition[] = [visibleIndices(principal, apiVersion)];
-  const types = splitCsv(query.types);
-  for (const t of types) {
-    if (t !== "standard" && t !== "custom") {
-      const message = `types: '${t}' is not one of standard, custom.`;
-      throw new ApiError("InvalidQuery", message, { errors: [{ field: "query.types", rule: "enum", message }] });
-    }
-  }
-  if (types.length > 0) conditions.push(inList("si.type", types));
-  const owners = splitCsv(query.objectOwnerIds);
-  if (owners.length > 0) conditions.push(inList("si.owner_id", owners));
+  conditions.push(...enumCondition(query.types, ["standard", "custom"], "query.types", "si.type"));
+  conditions.push(...csvInList("si.owner_id", query.objectOwnerIds));
   return runListQuery<IndexRow>(db, await compileListQuery(indexList, query, noProperties, conditions));
 }
 
@@ -99,8 +90,7 @@ export async function listQueryRows(db: D1Database, principal: Principal, query:
   if (!principal.permissions.has(PERMISSIONS.queryReadAll)) conditions.push((values) => `sq.owner_id = ${values.value(principal.id)}`);
   const indexIds = parseUuidList(query.indexIds, "query.indexIds");
   if (indexIds.length > 0) conditions.push(inList("sq.index_id", indexIds));
-  const owners = splitCsv(query.objectOwnerIds);
-  if (owners.length > 0) conditions.push(inList("sq.owner_id", owners));
+  conditions.push(...csvInList("sq.owner_id", query.objectOwnerIds));
   if (query.isVisible !== undefined) {
     conditions.push(query.isVisible === "true" ? () => "json_extract(sq.metadata, '$.action.isVisible') = 1" : () => "COALESCE(json_extract(sq.metadata, '$.action.isVisible'), 0) = 0");
   }

@@ -50,11 +50,10 @@ export const SearchResultSchema = z
   .openapi("SearchResult");
 export type SearchResult = z.infer<typeof SearchResultSchema>;
 
-/** Who searches: decides `me` and which documents are visible. */
+/** Who searches: decides what `me` stands for. */
 export interface Searcher {
   id: string;
   name: string;
-  permissions: string[];
 }
 
 /** A request checked against a mapping: every field resolved, the text turned into an FTS5 query. */

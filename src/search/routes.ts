@@ -83,7 +83,7 @@ function checkSchedule(cron: string | null | undefined, field: string): string |
 const READ_PERMISSIONS = [PERMISSIONS.workRead, PERMISSIONS.assetsRead, PERMISSIONS.filesRead, PERMISSIONS.monitorsRead];
 const grantOf = (principal: Principal) => READ_PERMISSIONS.filter((p) => principal.permissions.has(p));
 
-const searcherOf = (principal: Principal) => ({ id: principal.id, name: principal.name ?? principal.id, permissions: [...principal.permissions] });
+const searcherOf = (principal: Principal) => ({ id: principal.id, name: principal.name ?? principal.id });
 
 function assertMayChange(principal: Principal, row: IndexRow) {
   if (!mayChangeIndex(principal, row)) throw new ApiError("Forbidden", `Changing index '${row.name}' needs its ownership with 'index_write', or 'index_admin'.`);

@@ -9,42 +9,31 @@
  */
 import { unzlibSync } from "fflate";
 import type { Pixels } from "./resample";
+import { asText, jpegSegments, pngChunks } from "./segments";
 
 /** The profile in a PNG's iCCP chunk (a name, a zero byte, method 0, then the zlib-compressed profile), or null. */
 export function readPngIcc(bytes: Uint8Array): Uint8Array | null {
-  let pos = 8;
-  while (pos + 12 <= bytes.length) {
-    const length = ((bytes[pos]! << 24) | (bytes[pos + 1]! << 16) | (bytes[pos + 2]! << 8) | bytes[pos + 3]!) >>> 0;
-    const type = String.fromCharCode(bytes[pos + 4]!, bytes[pos + 5]!, bytes[pos + 6]!, bytes[pos + 7]!);
-    if (type === "IDAT" || type === "IEND" || pos + 12 + length > bytes.length) return null;
-    if (type === "iCCP") {
-      const body = bytes.subarray(pos + 8, pos + 8 + length);
-      const zero = body.indexOf(0);
-      if (zero < 1 || zero > 79 || body[zero + 1] !== 0) return null;
-      try {
-        return unzlibSync(body.subarray(zero + 2), { out: undefined });
-      } catch {
-        return null; // an unreadable profile: the colours stay as stored
-      }
+  for (const { type, body } of pngChunks(bytes)) {
+    if (type === "IDAT") return null; // the profile comes before the image data
+    if (type !== "iCCP") continue;
+    const zero = body.indexOf(0);
+    if (zero < 1 || zero > 79 || body[zero + 1] !== 0) return null;
+    try {
+      return unzlibSync(body.subarray(zero + 2));
+    } catch {
+      return null; // an unreadable profile: the colours stay as stored
     }
-    pos += 12 + length;
   }
   return null;
 }
 
+const ICC_SIGNATURE = "ICC_PROFILE\u0000";
+
 /** The profile in a JPEG's APP2 "ICC_PROFILE" segments (in sequence order), or null. */
 export function readJpegIcc(bytes: Uint8Array): Uint8Array | null {
   const parts = new Map<number, Uint8Array>();
-  let pos = 2;
-  while (pos + 4 <= bytes.length && bytes[pos] === 0xff) {
-    const marker = bytes[pos + 1]!;
-    if (marker === 0xda || marker === 0xd9) break;
-    const length = (bytes[pos + 2]! << 8) | bytes[pos + 3]!;
-    if (length < 2 || pos + 2 + length > bytes.length) break;
-    if (marker === 0xe2 && length > 16 && String.fromCharCode(...bytes.subarray(pos + 4, pos + 16)) === "ICC_PROFILE\u0000") {
-      parts.set(bytes[pos + 16]!, bytes.subarray(pos + 18, pos + 2 + length));
-    }
-    pos += 2 + length;
+  for (const { marker, body } of jpegSegments(bytes)) {
+    if (marker === 0xe2 && body.length > 14 && asText(body.subarray(0, 12)) === ICC_SIGNATURE) parts.set(body[12]!, body.subarray(14));
   }
   if (parts.size === 0) return null;
   const ordered = [...parts.entries()].sort((a, b) => a[0] - b[0]).map(([, p]) => p);

@@ -13,6 +13,7 @@
  */
 import { Unzlib } from "fflate";
 import { CorruptImageError } from "./errors";
+import { pngChunks } from "./segments";
 import type { Pixels } from "./resample";
 
 export interface PngLayout {
@@ -36,31 +37,30 @@ interface Chunks {
   data: Uint8Array[];
 }
 
+const layoutOf = (ihdr: Uint8Array): PngLayout => ({ width: u32(ihdr, 0), height: u32(ihdr, 4), bitDepth: ihdr[8]!, colourType: ihdr[9]!, interlaced: ihdr[12] === 1 });
+
 /** The chunks the decoder needs (png.ts has already checked the structure and every CRC). */
 function readChunks(bytes: Uint8Array): Chunks {
-  let pos = 8;
   let layout: PngLayout | null = null;
   let palette: Uint8Array | null = null;
   let transparency: Uint8Array | null = null;
   const data: Uint8Array[] = [];
-  while (pos + 12 <= bytes.length) {
-    const length = u32(bytes, pos);
-    const type = String.fromCharCode(bytes[pos + 4]!, bytes[pos + 5]!, bytes[pos + 6]!, bytes[pos + 7]!);
-    const body = bytes.subarray(pos + 8, pos + 8 + length);
-    if (type === "IHDR") layout = { width: u32(body, 0), height: u32(body, 4), bitDepth: body[8]!, colourType: body[9]!, interlaced: body[12] === 1 };
+  for (const { type, body } of pngChunks(bytes)) {
+    if (type === "IHDR") layout = layoutOf(body);
     else if (type === "PLTE") palette = body;
     else if (type === "tRNS") transparency = body;
     else if (type === "IDAT") data.push(body);
-    else if (type === "IEND") break;
-    pos += 12 + length;
   }
   if (!layout) throw new CorruptImageError("the PNG has no IHDR chunk");
   if (layout.colourType === 3 && (!palette || palette.length % 3 !== 0 || palette.length === 0)) throw new CorruptImageError("the palette PNG has no valid PLTE chunk");
   return { layout, palette, transparency, data };
 }
 
+/** The layout from the IHDR, which is the first chunk (png.ts checked that): nothing else is read. */
 export function pngLayout(bytes: Uint8Array): PngLayout {
-  return readChunks(bytes).layout;
+  const first = pngChunks(bytes).next();
+  if (first.done || first.value.type !== "IHDR") throw new CorruptImageError("the PNG does not start with an IHDR chunk");
+  return layoutOf(first.value.body);
 }
 
 /** Writes one unfiltered row as RGBA (straight alpha) into `out`. */

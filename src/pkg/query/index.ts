@@ -13,7 +13,7 @@ export { defineList } from "./list";
 export type { FieldDefinition, FieldType, ListDefinition, ListDefinitionInput } from "./list";
 export { SqlValues, inList, csvInList, equals, splitCsv, joinBalanced } from "./sql-values";
 export type { Condition, SqlScalar } from "./sql-values";
-export { parseIdList, parseUuidList, parsePaging, DEFAULT_TAKE, MAX_TAKE } from "./params";
+export { enumCondition, parseIdList, parseUuidList, parsePaging, DEFAULT_TAKE, MAX_TAKE } from "./params";
 export { compileListQuery, MAX_STATEMENT_BYTES } from "./compile";
 export type { CompiledListQuery, CompiledStatement, ListQueryInput } from "./compile";
 export { runListQuery, planListQuery } from "./run";

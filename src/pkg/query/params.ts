@@ -4,7 +4,7 @@
  */
 import type { ListDefinition } from "./list";
 import { queryError, quote, type QueryField } from "./problems";
-import { joinBalanced, splitCsv, type Condition } from "./sql-values";
+import { inList, joinBalanced, splitCsv, type Condition } from "./sql-values";
 
 export const DEFAULT_TAKE = 100;
 export const MAX_TAKE = 1000;
@@ -81,4 +81,21 @@ export function searchCondition(list: ListDefinition, searchText: string | undef
     const needle = `lower(${v.value(text)})`;
     return joinBalanced(list.searchColumns.map((column) => `instr(lower(${column}), ${needle}) > 0`), "OR");
   };
+}
+
+/**
+ * A comma-separated filter over a closed set of values (statuses, kinds, types): every value must be
+ * one of `allowed` (400 naming the parameter otherwise) and the condition is `column IN (...)`.
+ * `what` names the set in the message (`is not a job status (...)`); without it the message lists
+ * the values (`is not one of ...`).
+ */
+export function enumCondition(raw: string | undefined, allowed: readonly string[], field: `query.${string}`, column: string, what?: string): Condition[] {
+  const values = splitCsv(raw);
+  const name = field.slice("query.".length);
+  for (const value of values) {
+    if (!allowed.includes(value)) {
+      throw queryError(field, "enum", `${name}: '${value}' is not ${what ? `${what} (${allowed.join(", ")})` : `one of ${allowed.join(", ")}`}.`);
+    }
+  }
+  return values.length > 0 ? [inList(column, values)] : [];
 }

@@ -28,7 +28,8 @@ export type QueryRule =
   | "notOrderable"
   | "limit"
   | "format"
-  | "required";
+  | "required"
+  | "enum";
 
 /** An InvalidQuery error about one query parameter; the message is also the error detail. */
 export function queryError(field: QueryField | `query.${string}`, rule: QueryRule, message: string): ApiError {
