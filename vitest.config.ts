@@ -15,6 +15,8 @@ mkdirSync(join(import.meta.dirname, ".wrangler"), { recursive: true });
 const migrations = await readD1Migrations(join(import.meta.dirname, "migrations"));
 
 export default defineConfig({
+  // Image formats Vite does not know as assets (the committed samples are imported ?inline).
+  assetsInclude: ["**/*.heic", "**/*.heif", "**/*.tif", "**/*.tiff"],
   plugins: [
     cloudflareTest({
       main: "./src/index.ts",

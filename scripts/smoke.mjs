@@ -405,6 +405,17 @@ async function run() {
     agent.destroy();
   });
 
+  await check("an iPhone-style HEIC (a rotated grid of tiles) gets a Small JPEG from the bundled libheif", async () => {
+    const form = new FormData();
+    form.append("File", new Blob([readFileSync(join(ROOT, "test/fixtures/images/grid-rotated.heic"))], { type: "image/heic" }), "IMG_0001.HEIC");
+    form.append("Type", "image");
+    const res = await http("/Medias", { method: "POST", token: admin, rawBody: form });
+    expect(res.status === 201, describe(res));
+    expect(res.json.recognition.integrity === "passed", `integrity ${res.json.recognition.integrity}: ${res.json.recognition.detail}`);
+    const small = res.json.sizes.find((s) => s.name === "Small");
+    expect(small && small.width === 171 && small.height === 256, `sizes ${JSON.stringify(res.json.sizes)}`);
+  });
+
   // --- Data processing on the real local container host ---------------------------------------
   const fireCron = () => http("/__scheduled?cron=*+*+*+*+*");
   /** Fires the cron (the runners' refresh) until the job reaches one of `statuses`. */

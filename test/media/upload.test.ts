@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ALL_PERMISSIONS, PERMISSIONS } from "../../src/pkg/permissions";
 import { call } from "../support/http";
-import { heicHeader, postMedia, sample, sizeNames, tiffBytes, uploadForm, uploadMedia } from "./support/media";
+import { heicHeader, postMedia, sample, sizeNames, uploadForm, uploadMedia } from "./support/media";
 
 describe("POST /Medias: images of every decoded format get Medium and Small", () => {
   it.each([
@@ -218,9 +218,7 @@ describe("POST /Medias: the four checks", () => {
 
 describe("POST /Medias: formats kept as uploaded", () => {
   it.each([
-    { case: "HEIC", bytes: () => heicHeader(4032, 3024), name: "IMG_0001.HEIC", mime: "image/heic", format: "heic", size: [4032, 3024] },
     { case: "AVIF", bytes: () => sample("sample.avif"), name: "a.avif", mime: "image/avif", format: "avif", size: [64, 48] },
-    { case: "TIFF", bytes: () => tiffBytes(4, 2), name: "scan.tiff", mime: "image/tiff", format: "tiff", size: [4, 2] },
     { case: "ICO", bytes: () => sample("icon.ico"), name: "favicon.ico", mime: "image/x-icon", format: "ico", size: [32, 32] },
     { case: "SVG", bytes: () => sample("drawing.svg"), name: "drawing.svg", mime: "image/svg+xml", format: "svg", size: [null, null] },
   ])("$case: recognised as an image, original only, integrity not checked", async ({ bytes, name, mime, format, size }) => {
@@ -228,6 +226,14 @@ describe("POST /Medias: formats kept as uploaded", () => {
     expect(media).toMatchObject({ isImage: true, width: size[0], height: size[1] });
     expect(media.recognition).toMatchObject({ detectedFormat: format, integrity: "notChecked", failedChecks: [] });
     expect(media.recognition.detail).toBeTruthy();
+    expect(sizeNames(media)).toEqual(["Original"]);
+  });
+
+  it("a HEIC with a header but no picture keeps its original and says the check failed", async () => {
+    const media = await uploadMedia(heicHeader(4032, 3024), { name: "IMG_0001.HEIC", mimeType: "image/heic" });
+    expect(media).toMatchObject({ isImage: true, width: 4032, height: 3024 });
+    expect(media.recognition).toMatchObject({ detectedFormat: "heic", integrity: "failed" });
+    expect(media.recognition.detail).toMatch(/HEIF file could not be decoded/);
     expect(sizeNames(media)).toEqual(["Original"]);
   });
 

@@ -86,7 +86,8 @@ function tiffHeader(b: Uint8Array): ImageHeader {
   const width = readTiffTag(b, 256);
   const height = readTiffTag(b, 257);
   if (width === undefined || height === undefined) throw new CorruptImageError("the TIFF's first image has no width or height");
-  return plain(width, height);
+  const orientation = readTiffTag(b, 274) ?? 1;
+  return { ...plain(width, height), orientation: orientation >= 1 && orientation <= 8 ? orientation : 1 };
 }
 
 function icoHeader(b: Uint8Array): ImageHeader {
@@ -105,10 +106,14 @@ function icoHeader(b: Uint8Array): ImageHeader {
 
 /**
  * HEIC and AVIF (ISO base media files): the largest `ispe` (image spatial extents) property in
- * meta/iprp/ipco. Grid images list their tiles too; the largest entry is the whole picture.
+ * meta/iprp/ipco. Grid images list their tiles too; the largest entry is the whole picture. An irot
+ * or imir property (rotation or mirroring for display; iPhones rotate portrait photos) becomes the
+ * orientation.
  */
 function isobmffHeader(b: Uint8Array): ImageHeader {
   let best: [number, number] | undefined;
+  let rotation = 0;
+  let mirror: number | undefined;
   const walk = (from: number, to: number, depth: number) => {
     for (let pos = from; pos + 8 <= to; ) {
       let size = u32be(b, pos);
@@ -117,6 +122,8 @@ function isobmffHeader(b: Uint8Array): ImageHeader {
       if (size < 8 || pos + size > to) return;
       if (type === "meta" && depth === 0) walk(pos + 12, pos + size, 1);
       else if (type === "iprp" || type === "ipco") walk(pos + 8, pos + size, depth + 1);
+      else if (type === "irot" && size >= 9) rotation = b[pos + 8]! & 3;
+      else if (type === "imir" && size >= 9) mirror = b[pos + 8]! & 1;
       else if (type === "ispe" && size >= 20) {
         const w = u32be(b, pos + 12);
         const h = u32be(b, pos + 16);
@@ -127,7 +134,11 @@ function isobmffHeader(b: Uint8Array): ImageHeader {
   };
   walk(0, b.length, 0);
   if (!best) throw new CorruptImageError("the HEIF file has no image size (ispe)");
-  return plain(best[0], best[1]);
+  // As EXIF orientations: irot turns the picture anticlockwise by quarter turns (8, 3, 6); imir
+  // mirrors it about the vertical (2) or horizontal (4) axis. A file with both (no camera writes
+  // that) is shown with its rotation only.
+  const orientation = rotation ? [1, 8, 3, 6][rotation]! : mirror === undefined ? 1 : mirror === 0 ? 2 : 4;
+  return { ...plain(best[0], best[1]), orientation };
 }
 
 /** Reads (and for PNG, validates) the header of an image whose format `sniffFormat` found. */

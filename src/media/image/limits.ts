@@ -49,3 +49,12 @@ export const PHOTON_RETAIN_BYTES = 24 * 1024 * 1024;
 
 /** JPEG quality of resized versions of JPEG and lossy WebP originals. */
 export const JPEG_QUALITY = 85;
+
+/**
+ * A HEIF that is one coded picture (not a grid of tiles) is decoded whole by libheif: YCbCr planes,
+ * the decoder's own buffers and the RGBA picture, about 10 bytes per pixel of WASM memory. Grid
+ * images (iPhones write 512 x 512 tiles) are decoded a tile at a time and are limited only by
+ * HEIF_MAX_PIXELS.
+ */
+export const HEIF_MAX_TILE_PIXELS = 8_000_000;
+export const HEIF_MAX_PIXELS = 120_000_000;

@@ -16,6 +16,7 @@ import type { BlockSize } from "./jpeg/idct";
 import {
   JPEG_MAX_COEFFICIENT_BYTES,
   JPEG_MAX_PIXELS,
+  HEIF_MAX_PIXELS,
   JPEG_QUALITY,
   MEDIUM_MAX_SIDE,
   PNG_MAX_PIXELS,
@@ -30,6 +31,8 @@ import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced, pngLayout } from "./png-stream";
 import { bmpLayout, decodeBmpReduced } from "./bmp-stream";
 import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
+import { decodeHeifReduced } from "./heif/decode";
+import { decodeTiffReduced, readTiffIcc } from "./tiff";
 
 export type ResizedSize = "Medium" | "Small";
 export type IntegrityOutcome = "passed" | "failed" | "notChecked";
@@ -72,6 +75,8 @@ export interface SizeLimits {
 }
 
 const PHOTON_FORMATS: ReadonlySet<ImageFormat> = new Set(["png", "gif", "webp", "bmp"]);
+/** Decoded by this service (the rest are stored as uploaded). */
+const DECODED_FORMATS: ReadonlySet<ImageFormat> = new Set([...PHOTON_FORMATS, "jpeg", "heic", "tiff"]);
 
 /**
  * The smallest JPEG decode (blockSize/8 of the size) that still has at least `target` pixels on the
@@ -109,7 +114,11 @@ function isOpaque(image: Pixels): boolean {
  * A decoded image: JPEGs as component planes (resized before colour conversion, see
  * `jpegToSize`), everything else as RGBA pixels.
  */
-type Decoded = { kind: "planes"; planes: JpegPlanes; blockSize: BlockSize } | { kind: "pixels"; pixels: Pixels; blockSize: BlockSize };
+type Decoded = ({ kind: "planes"; planes: JpegPlanes } | { kind: "pixels"; pixels: Pixels }) & {
+  blockSize: BlockSize;
+  /** The colour profile the decoder found (HEIF), when the pipeline does not read it from the bytes. */
+  iccProfile?: Uint8Array | null;
+};
 
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
   const width = header.width!;
@@ -126,6 +135,16 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     const longSide = Math.max(width, height);
     const factor = target > 0 ? Math.floor(longSide / target) : longSide;
     return { kind: "pixels", pixels: decodePngReduced(bytes, factor), blockSize: 8 };
+  }
+  if (format === "tiff") {
+    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a TIFF may have to be resized`);
+    const longSide = Math.max(width, height);
+    return { kind: "pixels", pixels: decodeTiffReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8, iccProfile: readTiffIcc(bytes) };
+  }
+  if (format === "heic") {
+    if (width * height > HEIF_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${HEIF_MAX_PIXELS} pixels a HEIC may have to be resized`);
+    const heif = decodeHeifReduced(bytes, (w, h) => (target > 0 ? Math.floor(Math.max(w, h) / target) : Math.max(w, h)));
+    return { kind: "pixels", pixels: heif.pixels, blockSize: 8, iccProfile: heif.iccProfile };
   }
   if (format === "jpeg") {
     if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
@@ -179,7 +198,7 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
     if (error instanceof CorruptImageError) return outcome(null, "failed", error.message);
     throw error;
   }
-  if (format !== "jpeg" && !PHOTON_FORMATS.has(format)) {
+  if (!DECODED_FORMATS.has(format)) {
     return outcome(header, "notChecked", `${format.toUpperCase()} is stored as uploaded: this service does not decode it, so it has no resized versions`);
   }
   const width = header.width!;
@@ -200,10 +219,11 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
     throw error;
   }
   const decodedSize = decoded.kind === "planes" ? { width: decoded.planes.width, height: decoded.planes.height } : decoded.pixels;
-  const asJpeg = format === "jpeg" || (format === "webp" && decoded.kind === "pixels" && isOpaque(decoded.pixels));
+  // Lossy originals become JPEG versions unless they are transparent.
+  const asJpeg = format === "jpeg" || ((format === "webp" || format === "heic") && decoded.kind === "pixels" && isOpaque(decoded.pixels));
   // The versions carry no ICC profile: a JPEG's colours (Display P3 phones, Adobe RGB cameras) are
   // converted to sRGB, which is how a profile-less image is shown.
-  const iccProfile = format === "jpeg" ? readJpegIcc(bytes) : format === "png" ? readPngIcc(bytes) : null;
+  const iccProfile = decoded.iccProfile !== undefined ? decoded.iccProfile : format === "jpeg" ? readJpegIcc(bytes) : format === "png" ? readPngIcc(bytes) : null;
   const colour = iccProfile ? srgbTransform(iccProfile) : null;
   // Pixels are converted once, before the first resize (every version is made from them); JPEG
   // planes become pixels per version, and each is converted then.
