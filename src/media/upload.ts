@@ -152,17 +152,11 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
 
 /**
  * The original's location (docs/decisions.md, "Location in photos"): "kept" when it carries a GPS
- * position, "removed" when StripLocation took it out, "none" when it has none. A format whose
- * location this service cannot remove (WebP, HEIC, AVIF) is refused with StripLocation=true rather
- * than stored with the position the client asked to drop.
+ * position, "removed" when StripLocation took it out, "none" when it has none (GIF, BMP, ICO and SVG
+ * have no place for one).
  */
 function originalLocation(format: ImageFormat | null, bytes: Uint8Array, strip: boolean): { bytes: Uint8Array; state: "none" | "kept" | "removed" } {
-  if (!format || !LOCATION_FORMATS.has(format)) {
-    if (strip && format && (format === "webp" || format === "heic" || format === "avif")) {
-      throw invalid("body.StripLocation", "unsupportedFormat", `StripLocation works on JPEG, PNG and TIFF originals; this file is ${format.toUpperCase()}. Convert it, or upload it without StripLocation.`);
-    }
-    return { bytes, state: "none" };
-  }
+  if (!format || !LOCATION_FORMATS.has(format)) return { bytes, state: "none" };
   // Only a strip copies the file; reporting what it carries reads it in place.
   if (!strip) return { bytes, state: hasLocation(format, bytes) ? "kept" : "none" };
   const stripped = stripLocation(format, bytes);

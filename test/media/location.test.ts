@@ -3,7 +3,7 @@
  * asks to remove the GPS position; Medium and Small never carry EXIF.
  */
 import { describe, expect, it } from "vitest";
-import { hasLocation } from "../../src/media/image/location";
+import { hasLocation, stripLocation } from "../../src/media/image/location";
 import { call } from "../support/http";
 import { fetchData as getData, sample, uploadForm, uploadMedia } from "./support/media";
 
@@ -59,15 +59,88 @@ describe("location in uploaded photos", () => {
     expect(hasLocation("jpeg", (await getData(doc.body.id)).bytes)).toBe(false);
   });
 
-  it("says none for a photo without a position, refuses StripLocation where it cannot remove one, and checks the field", async () => {
+  it.each([
+    { format: "webp", file: "gps.webp", mime: "image/webp", sameLength: true },
+    { format: "heic", file: "gps.heic", mime: "image/heic", sameLength: true },
+    { format: "avif", file: "gps.avif", mime: "image/avif", sameLength: true },
+  ] as const)("StripLocation=true empties the GPS directory of a $format's EXIF in place; the picture still decodes", async ({ format, file, mime, sameLength }) => {
+    const bytes = sample(file);
+    expect(hasLocation(format, bytes)).toBe(true);
+    const kept = await uploadMedia(bytes, { name: file, mimeType: mime });
+    expect(kept.recognition.location).toBe("kept");
+    const res = await call("/Medias", { method: "POST", rawBody: form(file, bytes, mime, "true") });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.recognition).toMatchObject({ location: "removed", integrity: kept.recognition.integrity });
+    const stored = (await getData(res.body.id)).bytes;
+    expect(hasLocation(format, stored)).toBe(false);
+    expect(text(stored)).toContain("TestPhone");
+    if (sameLength) expect(stored.length).toBe(bytes.length);
+  });
+
+  it("a WebP's XMP chunk naming a position is dropped, the RIFF size and the VP8X flags follow", async () => {
+    const webp = withXmp(sample("gps.webp"), '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description exif:GPSLatitude="59,54.5N" exif:GPSLongitude="10,44.2E"/></rdf:RDF></x:xmpmeta>');
+    expect(hasLocation("webp", webp)).toBe(true);
+    const res = await call("/Medias", { method: "POST", rawBody: form("xmp.webp", webp, "image/webp", "true") });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.recognition).toMatchObject({ location: "removed", integrity: "passed" });
+    const stored = (await getData(res.body.id)).bytes;
+    expect(text(stored)).not.toContain("GPSLatitude");
+    const view = new DataView(stored.buffer, stored.byteOffset);
+    expect(view.getUint32(4, true)).toBe(stored.length - 8);
+    expect(stored[20]! & 0x04).toBe(0);
+  });
+
+  it("a HEIF's XMP item naming a position is overwritten by an empty packet of the same length", () => {
+    const heic = heifWithXmp('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description exif:GPSLatitude="59,54.5N" exif:GPSLongitude="10,44.2E"/></rdf:RDF></x:xmpmeta>');
+    expect(hasLocation("heic", heic)).toBe(true);
+    const stripped = stripLocation("heic", heic);
+    expect(stripped.removed).toBe(true);
+    expect(stripped.bytes.length).toBe(heic.length);
+    expect(text(stripped.bytes)).not.toContain("GPSLatitude");
+    expect(text(stripped.bytes)).toContain('<?xpacket end="w"?>');
+    expect(hasLocation("heic", stripped.bytes)).toBe(false);
+  });
+
+  it("says none for a photo without a position, and checks the field", async () => {
     const plain = await call("/Medias", { method: "POST", rawBody: form("plain.jpg", sample("photo.jpg"), "image/jpeg", "true") });
     expect(plain.body.recognition.location).toBe("none");
-    const webp = await call("/Medias", { method: "POST", rawBody: form("photo.webp", sample("photo.webp"), "image/webp", "true") });
-    expect(webp.status).toBe(400);
-    expect(webp.body.errors[0]).toMatchObject({ field: "body.StripLocation", rule: "unsupportedFormat" });
-    expect((await call("/Medias", { method: "POST", rawBody: form("photo.webp", sample("photo.webp"), "image/webp") })).status).toBe(201);
+    const gif = await call("/Medias", { method: "POST", rawBody: form("picture.gif", sample("picture.gif"), "image/gif", "true") });
+    expect(gif.body.recognition.location).toBe("none");
     const bad = await call("/Medias", { method: "POST", rawBody: form("plain.jpg", sample("photo.jpg"), "image/jpeg", "maybe") });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0]).toMatchObject({ field: "body.StripLocation", rule: "boolean" });
   });
 });
+
+/** The WebP with an XMP chunk appended (RIFF size and the VP8X XMP flag set). */
+function withXmp(webp: Uint8Array, xmp: string): Uint8Array {
+  const body = new TextEncoder().encode(xmp);
+  const chunk = new Uint8Array(8 + body.length + (body.length & 1));
+  chunk.set(new TextEncoder().encode("XMP "), 0);
+  new DataView(chunk.buffer).setUint32(4, body.length, true);
+  chunk.set(body, 8);
+  const out = new Uint8Array(webp.length + chunk.length);
+  out.set(webp, 0);
+  out.set(chunk, webp.length);
+  new DataView(out.buffer).setUint32(4, out.length - 8, true);
+  expect(text(out.subarray(12, 16))).toBe("VP8X");
+  out[20] = out[20]! | 0x04;
+  return out;
+}
+
+/** A minimal HEIF whose only item is an XMP packet (a mime item of type application/rdf+xml, in mdat). */
+function heifWithXmp(xmp: string): Uint8Array {
+  const enc = (v: string) => [...new TextEncoder().encode(v)];
+  const u32 = (v: number) => [v >>> 24, (v >> 16) & 255, (v >> 8) & 255, v & 255];
+  const u16 = (v: number) => [v >> 8, v & 255];
+  const box = (type: string, body: number[]) => [...u32(body.length + 8), ...enc(type), ...body];
+  const full = (type: string, version: number, body: number[]) => box(type, [version, 0, 0, 0, ...body]);
+  const packet = enc(xmp);
+  const ftyp = box("ftyp", [...enc("heic"), 0, 0, 0, 0, ...enc("mif1heic")]);
+  const infe = full("infe", 2, [...u16(1), ...u16(0), ...enc("mime"), 0, ...enc("application/rdf+xml"), 0]);
+  const iinf = full("iinf", 0, [...u16(1), ...infe]);
+  const iloc = (offset: number) => full("iloc", 0, [0x44, 0x00, ...u16(1), ...u16(1), ...u16(0), ...u16(1), ...u32(offset), ...u32(packet.length)]);
+  const meta = (offset: number) => full("meta", 0, [...iinf, ...iloc(offset)]);
+  const offset = ftyp.length + meta(0).length + 8;
+  return Uint8Array.from([...ftyp, ...meta(offset), ...box("mdat", packet)]);
+}

@@ -3,13 +3,16 @@
  * plants in their EXIF. The resized versions never carry EXIF (they are encoded from pixels); the
  * original is kept as uploaded unless the client asks `StripLocation=true`, which removes the EXIF
  * GPS directory (its entries and values zeroed, the directory emptied) and XMP packets (which may
- * repeat the position) from JPEG, PNG and TIFF originals. Everything else in the file stays as it was.
+ * repeat the position) from JPEG, PNG, TIFF and WebP originals. HEIC and AVIF keep their layout (their
+ * item locations are absolute offsets): the Exif item's GPS directory is emptied in place and an XMP
+ * item naming a position is overwritten by an empty packet of the same length. Everything else in
+ * the file stays as it was.
  */
 import type { ImageFormat } from "./formats";
-import { asText, jpegSegments, pngChunks, type Span } from "./segments";
+import { asText, heifItems, jpegSegments, pngChunks, riffChunks, type Span } from "./segments";
 
 /** Formats whose location this service can find and remove. GIF and BMP carry none. */
-export const LOCATION_FORMATS: ReadonlySet<ImageFormat> = new Set(["jpeg", "png", "tiff"]);
+export const LOCATION_FORMATS: ReadonlySet<ImageFormat> = new Set(["jpeg", "png", "tiff", "webp", "heic", "avif"]);
 
 const GPS_IFD = 0x8825;
 const TYPE_SIZES: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8 };
@@ -74,6 +77,28 @@ function scan(format: ImageFormat, bytes: Uint8Array, erase: boolean): { found: 
         drop.push(s);
       }
     }
+  } else if (format === "webp") {
+    for (const c of riffChunks(bytes)) {
+      if (c.type === "EXIF") {
+        // Usually a bare TIFF structure; some writers keep JPEG's "Exif\0\0" in front.
+        const tiff = asText(c.body.subarray(0, 6)) === EXIF ? c.body.subarray(6) : c.body;
+        found = tiffGps(tiff, erase) || found;
+      } else if (c.type === "XMP ") {
+        found = namesPosition(c.body) || found;
+        drop.push(c);
+      }
+    }
+  } else if (format === "heic" || format === "avif") {
+    for (const item of heifItems(bytes)) {
+      if (item.type === "Exif" && item.body.length > 4) {
+        // A 4-byte offset to the TIFF header, then EXIF (with or without "Exif\0\0").
+        const skip = 4 + new DataView(item.body.buffer, item.body.byteOffset).getUint32(0);
+        found = tiffGps(item.body.subarray(Math.min(skip, item.body.length)), erase) || found;
+      } else if (item.type === "mime" && item.contentType === "application/rdf+xml" && namesPosition(item.body)) {
+        found = true;
+        if (erase) blankXmp(item.body);
+      }
+    }
   } else if (format === "png") {
     for (const c of pngChunks(bytes)) {
       if (c.type === "eXIf") {
@@ -102,7 +127,28 @@ export function stripLocation(format: ImageFormat, input: Uint8Array): { bytes: 
   if (!LOCATION_FORMATS.has(format)) return { bytes: input, removed: false };
   const bytes = input.slice();
   const { found, drop } = scan(format, bytes, true);
-  return { bytes: drop.length === 0 ? bytes : without(bytes, drop), removed: found };
+  return { bytes: drop.length === 0 ? bytes : format === "webp" ? withoutRiff(bytes, drop) : without(bytes, drop), removed: found };
+}
+
+const EMPTY_XMP = '<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/"/>';
+const XMP_END = '<?xpacket end="w"?>';
+
+/** Overwrites an XMP packet in place with an empty one of the same length (XMP allows whitespace padding). */
+function blankXmp(packet: Uint8Array): void {
+  packet.fill(0x20);
+  if (packet.length < EMPTY_XMP.length + XMP_END.length) return;
+  packet.set(new TextEncoder().encode(EMPTY_XMP), 0);
+  packet.set(new TextEncoder().encode(XMP_END), packet.length - XMP_END.length);
+}
+
+/** A WebP without some of its chunks: the RIFF size follows, and VP8X no longer announces XMP. */
+function withoutRiff(bytes: Uint8Array, ranges: readonly Span[]): Uint8Array {
+  const out = without(bytes, ranges);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  view.setUint32(4, out.length - 8, true);
+  const vp8x = [...riffChunks(out)].find((c) => c.type === "VP8X");
+  if (vp8x && vp8x.body.length > 0) vp8x.body[0] = vp8x.body[0]! & ~0x04;
+  return out;
 }
 
 function without(bytes: Uint8Array, ranges: readonly Span[]): Uint8Array {

@@ -44,3 +44,115 @@ const latin1 = new TextDecoder("latin1");
 
 /** Bytes as text, one character per byte (for signatures and XMP packets of any size). */
 export const asText = (bytes: Uint8Array): string => latin1.decode(bytes);
+
+/** A RIFF file's (WebP's) top-level chunks, with their four-character type; a span includes the pad byte. */
+export function* riffChunks(bytes: Uint8Array): Generator<Span & { type: string }> {
+  let pos = 12;
+  while (pos + 8 <= bytes.length) {
+    const size = (bytes[pos + 4]! | (bytes[pos + 5]! << 8) | (bytes[pos + 6]! << 16) | (bytes[pos + 7]! << 24)) >>> 0;
+    if (pos + 8 + size > bytes.length) return;
+    const end = Math.min(bytes.length, pos + 8 + size + (size & 1));
+    yield { type: asText(bytes.subarray(pos, pos + 4)), start: pos, end, body: bytes.subarray(pos + 8, pos + 8 + size) };
+    pos = end;
+  }
+}
+
+export interface HeifItem {
+  id: number;
+  /** The item type: hvc1, av01, grid, Exif, mime, ... */
+  type: string;
+  /** A mime item's content type. */
+  contentType: string | null;
+  /** Its data, when it is one extent in the file or in idat; otherwise empty. */
+  body: Uint8Array;
+}
+
+interface Box {
+  type: string;
+  /** The payload (after the size and type; a full box's version and flags included). */
+  body: Uint8Array;
+}
+
+function* isoBoxes(bytes: Uint8Array): Generator<Box> {
+  let pos = 0;
+  while (pos + 8 <= bytes.length) {
+    let size = readU32(bytes, pos);
+    let header = 8;
+    if (size === 1 && pos + 16 <= bytes.length) {
+      size = readU32(bytes, pos + 8) * 2 ** 32 + readU32(bytes, pos + 12);
+      header = 16;
+    } else if (size === 0) size = bytes.length - pos;
+    if (size < header || pos + size > bytes.length) return;
+    yield { type: asText(bytes.subarray(pos + 4, pos + 8)), body: bytes.subarray(pos + header, pos + size) };
+    pos += size;
+  }
+}
+
+const readU32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
+const readU16 = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
+
+/**
+ * A HEIF (HEIC, AVIF) file's items from meta: iinf for their types, iloc for their data. Subarrays
+ * of `bytes`, so writing into an item's body edits the file in place. Lenient: a malformed box ends
+ * the walk.
+ */
+export function heifItems(bytes: Uint8Array): HeifItem[] {
+  const meta = [...isoBoxes(bytes)].find((b) => b.type === "meta");
+  if (!meta || meta.body.length < 4) return [];
+  const children = [...isoBoxes(meta.body.subarray(4))];
+  const items = new Map<number, HeifItem>();
+  const iinf = children.find((b) => b.type === "iinf");
+  if (iinf && iinf.body.length >= 6) {
+    const skip = iinf.body[0] === 0 ? 6 : 8;
+    for (const infe of isoBoxes(iinf.body.subarray(skip))) {
+      const b = infe.body;
+      if (infe.type !== "infe" || b[0]! < 2 || b.length < 12) continue;
+      const wide = b[0] === 3;
+      const id = wide ? readU32(b, 4) : readU16(b, 4);
+      const at = wide ? 10 : 8;
+      const type = asText(b.subarray(at, at + 4));
+      let contentType: string | null = null;
+      if (type === "mime") {
+        const nameEnd = b.indexOf(0, at + 4);
+        const typeEnd = nameEnd < 0 ? -1 : b.indexOf(0, nameEnd + 1);
+        if (typeEnd > nameEnd) contentType = asText(b.subarray(nameEnd + 1, typeEnd));
+      }
+      items.set(id, { id, type, contentType, body: new Uint8Array(0) });
+    }
+  }
+  const idat = children.find((b) => b.type === "idat")?.body ?? new Uint8Array(0);
+  const iloc = children.find((b) => b.type === "iloc")?.body;
+  if (iloc && iloc.length >= 8) {
+    const version = iloc[0]!;
+    const offsetSize = iloc[4]! >> 4;
+    const lengthSize = iloc[4]! & 15;
+    const baseSize = iloc[5]! >> 4;
+    const indexSize = version >= 1 ? iloc[5]! & 15 : 0;
+    let pos = 6;
+    const read = (n: number): number => {
+      let v = 0;
+      for (let i = 0; i < n; i++) v = v * 256 + (iloc[pos + i] ?? 0);
+      pos += n;
+      return v;
+    };
+    const count = read(version < 2 ? 2 : 4);
+    for (let i = 0; i < count && pos < iloc.length; i++) {
+      const id = read(version < 2 ? 2 : 4);
+      const method = version >= 1 ? read(2) & 15 : 0;
+      read(2); // data reference index
+      const base = read(baseSize);
+      const extents = read(2);
+      const spans: [number, number][] = [];
+      for (let e = 0; e < extents; e++) {
+        if (indexSize) read(indexSize);
+        spans.push([base + read(offsetSize), read(lengthSize)]);
+      }
+      const item = items.get(id);
+      const source = method === 0 ? bytes : method === 1 ? idat : null;
+      if (!item || !source || spans.length !== 1) continue;
+      const [offset, length] = spans[0]!;
+      if (offset + length <= source.length) item.body = source.subarray(offset, length === 0 ? source.length : offset + length);
+    }
+  }
+  return [...items.values()];
+}
