@@ -33,6 +33,7 @@ import { bmpLayout, decodeBmpReduced } from "./bmp-stream";
 import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
 import { decodeTiffReduced, readTiffIcc } from "./tiff";
+import { decodeGifReduced } from "./gif";
 
 export type ResizedSize = "Medium" | "Small";
 export type IntegrityOutcome = "passed" | "failed" | "notChecked";
@@ -74,9 +75,8 @@ export interface SizeLimits {
   small: number;
 }
 
-const PHOTON_FORMATS: ReadonlySet<ImageFormat> = new Set(["png", "gif", "webp", "bmp"]);
 /** Decoded by this service (the rest are stored as uploaded). */
-const DECODED_FORMATS: ReadonlySet<ImageFormat> = new Set([...PHOTON_FORMATS, "jpeg", "heic", "tiff"]);
+const DECODED_FORMATS: ReadonlySet<ImageFormat> = new Set(["jpeg", "png", "gif", "webp", "bmp", "heic", "tiff"]);
 
 /**
  * The smallest JPEG decode (blockSize/8 of the size) that still has at least `target` pixels on the
@@ -135,6 +135,11 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     const longSide = Math.max(width, height);
     const factor = target > 0 ? Math.floor(longSide / target) : longSide;
     return { kind: "pixels", pixels: decodePngReduced(bytes, factor), blockSize: 8 };
+  }
+  if (format === "gif") {
+    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a GIF may have to be resized`);
+    const longSide = Math.max(width, height);
+    return { kind: "pixels", pixels: decodeGifReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8 };
   }
   if (format === "tiff") {
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a TIFF may have to be resized`);

@@ -1,0 +1,235 @@
+/**
+ * GIF, first frame, decoded row by row into boxes (reduce.ts): the frame's LZW codes are expanded
+ * straight into rows of colour indices, each turned into RGBA and averaged as it completes, so memory
+ * is the file, one row and the reduced image. An interlaced frame stores its rows out of order
+ * (every 8th, then the 4th, 2nd and the rest); its indices are kept (one byte a pixel, up to
+ * GIF_INTERLACED_MAX_PIXELS) and handed over in order at the end. The frame is placed on the logical
+ * screen; what it does not cover is transparent, as is its transparent colour.
+ */
+import { CorruptImageError, ImageTooLargeError } from "./errors";
+import { BoxReducer } from "./reduce";
+import type { Pixels } from "./resample";
+
+/** An interlaced GIF keeps one byte per pixel until its last pass: 48 MiB at this limit. */
+export const GIF_INTERLACED_MAX_PIXELS = 48_000_000;
+
+interface Frame {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  interlaced: boolean;
+  palette: Uint8Array;
+  transparent: number;
+  minCodeSize: number;
+  /** Offset of the first data sub-block (its length byte). */
+  data: number;
+}
+
+function firstFrame(b: Uint8Array): { screenWidth: number; screenHeight: number; frame: Frame } {
+  if (b.length < 13) throw new CorruptImageError("the GIF ends inside its header");
+  const screenWidth = b[6]! | (b[7]! << 8);
+  const screenHeight = b[8]! | (b[9]! << 8);
+  let pos = 13;
+  let globalPalette: Uint8Array | null = null;
+  if (b[10]! & 0x80) {
+    const size = 3 << ((b[10]! & 7) + 1);
+    globalPalette = b.subarray(pos, pos + size);
+    pos += size;
+  }
+  let transparent = -1;
+  const skipSubBlocks = () => {
+    while (pos < b.length && b[pos] !== 0) pos += b[pos]! + 1;
+    pos++;
+  };
+  while (pos < b.length) {
+    const kind = b[pos++]!;
+    if (kind === 0x3b) break;
+    if (kind === 0x21) {
+      const label = b[pos++];
+      if (label === 0xf9 && b[pos] === 4 && pos + 5 < b.length) transparent = b[pos + 1]! & 1 ? b[pos + 4]! : -1;
+      skipSubBlocks();
+      continue;
+    }
+    if (kind !== 0x2c) throw new CorruptImageError(`the GIF has an unknown block (0x${kind.toString(16)}) before its first frame`);
+    if (pos + 9 > b.length) break;
+    const left = b[pos]! | (b[pos + 1]! << 8);
+    const top = b[pos + 2]! | (b[pos + 3]! << 8);
+    const width = b[pos + 4]! | (b[pos + 5]! << 8);
+    const height = b[pos + 6]! | (b[pos + 7]! << 8);
+    const packed = b[pos + 8]!;
+    pos += 9;
+    let palette = globalPalette;
+    if (packed & 0x80) {
+      const size = 3 << ((packed & 7) + 1);
+      palette = b.subarray(pos, pos + size);
+      pos += size;
+    }
+    if (!palette) throw new CorruptImageError("the GIF's first frame has no colour table");
+    if (pos >= b.length) break;
+    const minCodeSize = b[pos++]!;
+    if (minCodeSize < 2 || minCodeSize > 11) throw new CorruptImageError(`the GIF's LZW minimum code size is ${minCodeSize}`);
+    return { screenWidth, screenHeight, frame: { left, top, width, height, interlaced: (packed & 0x40) !== 0, palette, transparent, minCodeSize, data: pos } };
+  }
+  throw new CorruptImageError("the GIF ends before its first frame");
+}
+
+/** Expands a frame's LZW data (LSB-first codes) into `sink` in pieces; stops after `total` indices. */
+function expand(b: Uint8Array, frame: Frame, total: number, sink: (piece: Uint8Array) => void): number {
+  const clear = 1 << frame.minCodeSize;
+  const end = clear + 1;
+  const prefix = new Int16Array(4096);
+  const suffix = new Uint8Array(4096);
+  const first = new Uint8Array(4096);
+  const lengths = new Uint16Array(4096);
+  for (let i = 0; i < clear; i++) {
+    prefix[i] = -1;
+    suffix[i] = i;
+    first[i] = i;
+    lengths[i] = 1;
+  }
+  const out = new Uint8Array(65536);
+  let used = 0;
+  let written = 0;
+  const emit = (code: number) => {
+    const length = lengths[code]!;
+    if (used + length > out.length) {
+      sink(out.subarray(0, used));
+      used = 0;
+    }
+    for (let c = code, at = used + length - 1; c >= 0; c = prefix[c]!, at--) out[at] = suffix[c]!;
+    used += length;
+    written += length;
+  };
+  let width = frame.minCodeSize + 1;
+  let next = end + 1;
+  let previous = -1;
+  let bits = 0;
+  let count = 0;
+  let pos = frame.data;
+  let blockEnd = pos;
+  done: for (;;) {
+    while (count < width) {
+      if (pos >= blockEnd) {
+        if (pos >= b.length || b[pos] === 0) break done; // the data ends (a missing end code is tolerated, as browsers do)
+        blockEnd = pos + 1 + b[pos]!;
+        pos++;
+        if (blockEnd > b.length) throw new CorruptImageError("the GIF ends inside its first frame's data");
+      }
+      bits |= b[pos++]! << count;
+      count += 8;
+    }
+    const code = bits & ((1 << width) - 1);
+    bits >>>= width;
+    count -= width;
+    if (code === clear) {
+      width = frame.minCodeSize + 1;
+      next = end + 1;
+      previous = -1;
+      continue;
+    }
+    if (code === end) break;
+    if (previous < 0) {
+      if (code >= clear) throw new CorruptImageError("the GIF's LZW data starts with an undefined code");
+      emit(code);
+      previous = code;
+    } else {
+      if (code > next) throw new CorruptImageError("the GIF's LZW data has an undefined code");
+      if (next < 4096) {
+        prefix[next] = previous;
+        suffix[next] = code < next ? first[code]! : first[previous]!;
+        first[next] = first[previous]!;
+        lengths[next] = lengths[previous]! + 1;
+        next++;
+        if (next === 1 << width && width < 12) width++;
+      } else if (code === next) {
+        throw new CorruptImageError("the GIF's LZW table is full and a code refers past it");
+      }
+      emit(code);
+      previous = code;
+    }
+    if (written >= total) break;
+  }
+  if (used > 0) sink(out.subarray(0, used));
+  return written;
+}
+
+/** The order an interlaced frame stores its rows in: row index in storage -> row in the picture. */
+function interlacedRow(index: number, height: number): number {
+  const passes: [number, number][] = [
+    [0, 8],
+    [4, 8],
+    [2, 4],
+    [1, 2],
+  ];
+  for (const [start, step] of passes) {
+    const rows = Math.ceil(Math.max(0, height - start) / step);
+    if (index < rows) return start + index * step;
+    index -= rows;
+  }
+  return -1;
+}
+
+/**
+ * Decodes a GIF's first frame on its logical screen, averaging `factor` x `factor` boxes into an RGBA
+ * image of ceil(screenWidth / factor) x ceil(screenHeight / factor). Throws CorruptImageError for
+ * data that is cut short or not valid LZW.
+ */
+export function decodeGifReduced(b: Uint8Array, factor: number): Pixels {
+  const { screenWidth, screenHeight, frame } = firstFrame(b);
+  const { width, height, palette, transparent } = frame;
+  if (width === 0 || height === 0) throw new CorruptImageError("the GIF's first frame is empty");
+  if (frame.interlaced && width * height > GIF_INTERLACED_MAX_PIXELS) {
+    throw new ImageTooLargeError(`the GIF's first frame is interlaced and ${width}x${height}; interlaced GIFs are decoded up to ${GIF_INTERLACED_MAX_PIXELS} pixels`);
+  }
+  const reducer = new BoxReducer(screenWidth, screenHeight, factor);
+  const colours = palette.length / 3;
+  const rgba = new Uint8Array(width * 4);
+  const addRow = (indices: Uint8Array, y: number) => {
+    for (let x = 0, o = 0; x < width; x++, o += 4) {
+      const index = indices[x]!;
+      if (index === transparent || index >= colours) {
+        rgba[o + 3] = 0;
+        continue;
+      }
+      rgba[o] = palette[index * 3]!;
+      rgba[o + 1] = palette[index * 3 + 1]!;
+      rgba[o + 2] = palette[index * 3 + 2]!;
+      rgba[o + 3] = 255;
+    }
+    if (frame.left < screenWidth) reducer.addRow(frame.top + y, frame.left, rgba, 0, width, 4);
+  };
+  const total = width * height;
+  let rows = 0;
+  let written: number;
+  if (frame.interlaced) {
+    const indices = new Uint8Array(total);
+    let at = 0;
+    written = expand(b, frame, total, (piece) => {
+      const take = Math.min(piece.length, total - at);
+      indices.set(piece.subarray(0, take), at);
+      at += take;
+    });
+    rows = Math.floor(Math.min(written, total) / width);
+    // Rows the data did not reach stay transparent; the frame is still reported as cut short below.
+    for (let stored = 0; stored < rows; stored++) addRow(indices.subarray(stored * width, (stored + 1) * width), interlacedRow(stored, height));
+  } else {
+    const row = new Uint8Array(width);
+    let filled = 0;
+    written = expand(b, frame, total, (piece) => {
+      for (let i = 0; i < piece.length && rows < height; ) {
+        const take = Math.min(width - filled, piece.length - i);
+        row.set(piece.subarray(i, i + take), filled);
+        filled += take;
+        i += take;
+        if (filled === width) {
+          addRow(row, rows++);
+          filled = 0;
+          reducer.completeRowsBefore(frame.top + rows);
+        }
+      }
+    });
+  }
+  if (written < total) throw new CorruptImageError(`the GIF's first frame ends after ${Math.floor(written / width)} of its ${height} rows`);
+  return reducer.result();
+}
