@@ -41,6 +41,9 @@ export default defineConfig({
           // Run options are sealed under this throwaway key (key version 1).
           DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
         },
+        // The Images binding's local stand-in (sharp in this process), for the opt-in resizer's test;
+        // IMAGE_RESIZER stays "wasm", so every other test runs the default path.
+        images: { binding: "IMAGES" },
         // A tiny limit the rate-limit test swaps in for READ_LIMITER.
         ratelimits: { TEST_LIMITER: { simple: { limit: 3, period: 60 } } },
         // The container host is remote: tests talk to a scripted fake of its protocol.

@@ -50,12 +50,16 @@ export function bands(width, height) {
   return sharp(raw, { raw: { width, height, channels: 4 } });
 }
 
-/** Bundles bench/image-worker.ts; photon's .wasm stays a separate CompiledWasm module beside it. */
+/**
+ * Bundles bench/image-worker.ts; every .wasm it imports (photon, libheif) stays a separate
+ * CompiledWasm module beside it, as wrangler's rule makes them, and Node's fs and path resolve to the
+ * same empty module wrangler.toml's [alias] names.
+ */
 export async function buildImageWorker(root, outdir) {
   rmSync(outdir, { recursive: true, force: true });
   mkdirSync(outdir, { recursive: true });
-  const wasmSource = join(root, "node_modules/@cf-wasm/photon/dist/lib/photon_rs_bg.wasm");
-  copyFileSync(wasmSource, join(outdir, "photon.wasm"));
+  const wasm = new Map();
+  const emptyModule = join(root, "src/media/image/heif/node-builtins.ts");
   await build({
     entryPoints: [join(root, "bench", "image-worker.ts")],
     outfile: join(outdir, "image-worker.js"),
@@ -66,19 +70,25 @@ export async function buildImageWorker(root, outdir) {
     conditions: ["workerd", "worker", "browser"],
     mainFields: ["module", "main"],
     logLevel: "warning",
+    alias: { fs: emptyModule, path: emptyModule },
     plugins: [
       {
-        name: "photon-wasm",
+        name: "compiled-wasm",
         setup(b) {
-          b.onResolve({ filter: /photon_rs_bg\.wasm$/ }, () => ({ path: "./photon.wasm", external: true }));
+          b.onResolve({ filter: /\.wasm$/ }, (args) => {
+            const source = join(args.resolveDir, args.path);
+            const name = source.split("/").at(-1);
+            if (!wasm.has(name)) {
+              copyFileSync(source, join(outdir, name));
+              wasm.set(name, source);
+            }
+            return { path: `./${name}`, external: true };
+          });
         },
       },
     ],
   });
-  return [
-    { type: "ESModule", path: join(outdir, "image-worker.js") },
-    { type: "CompiledWasm", path: join(outdir, "photon.wasm") },
-  ];
+  return [{ type: "ESModule", path: join(outdir, "image-worker.js") }, ...[...wasm.keys()].map((name) => ({ type: "CompiledWasm", path: join(outdir, name) }))];
 }
 
 function appWorkerOptions(root) {

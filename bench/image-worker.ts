@@ -4,7 +4,8 @@
  *
  *   PUT  /images/{name}            keep the body as image `name`
  *   POST /process/{name}?mode=...  pipeline (default): processImage, as POST /Medias runs it
- *                                  (&format=png etc. for other formats than JPEG);
+ *                                  (&format=png etc. for other formats than JPEG;
+ *                                  &refusals=1 answers a refused image with its reason);
  *                                  photon: the naive way (photon decodes the whole image, resizes
  *                                  and encodes), to show what the pipeline avoids
  *   GET  /noop                     the round trip, to subtract
@@ -57,6 +58,8 @@ export default {
       }
       const format = (url.searchParams.get("format") ?? "jpeg") as ImageFormat;
       const outcome = await processImage(format, bytes);
+      // &refusals=1: an image the pipeline refuses (too large, not decoded) is an answer, not an error.
+      if (outcome.integrity !== "passed" && url.searchParams.get("refusals") === "1") return Response.json({ integrity: outcome.integrity, refused: outcome.detail, versions: [] });
       if (outcome.integrity !== "passed") return Response.json({ error: outcome.detail }, { status: 500 });
       return Response.json({
         decoded: outcome.decoded,

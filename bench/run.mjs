@@ -21,6 +21,7 @@ import { runTemplatesSection } from "./lib/templates.mjs";
 import { runUploadSection } from "./lib/upload.mjs";
 import { deviationSummary, runDeviationSection } from "./lib/deviations.mjs";
 import { runImageSection, runPngSection } from "./image-bench.mjs";
+import { runFormatsSection } from "./formats-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
 import { runSearchSection } from "./lib/search.mjs";
@@ -38,7 +39,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs); `--only jobs` runs the
 // job dispatcher and job read section (bench/lib/jobs.mjs); `--only search` the search section
 // (bench/lib/search.mjs); `--only monitors` the monitor dispatcher and
-// monitor read section (bench/lib/monitors.mjs).
+// monitor read section (bench/lib/monitors.mjs); `--only formats` every image format at 12 and 48 MP
+// against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections.
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -168,10 +170,16 @@ async function main() {
     step("done; .bench/png.json written");
     return;
   }
+  if (only === "formats") {
+    await runFormatsSection({ root, benchDir, step });
+    step("done; .bench/formats.json written");
+    return;
+  }
   if (only === "images") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
     await runImageSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
     await runPngSection({ root, benchDir, step });
+    await runFormatsSection({ root, benchDir, step });
     return;
   }
   const listOnly = only === "list";
@@ -258,6 +266,7 @@ async function main() {
   if (!only) await runUploadSection({ root, benchDir, appModules, credentials, step });
   if (!only) await runImageSection({ root, benchDir, appModules, credentials, step });
   if (!only) await runPngSection({ root, benchDir, step });
+  if (!only) await runFormatsSection({ root, benchDir, step });
   if (!only) await templatesSection(appModules, credentials);
 }
 

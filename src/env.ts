@@ -11,6 +11,8 @@ export type Bindings = Env & {
   AUTH_JWKS_JSON?: string;
   /** Key ring sealing job run options (`{version}:{base64 32 bytes}`, comma-separated, current first). */
   DATAPROCESSING_ENCRYPTION_KEY?: string;
+  /** The Cloudflare Images binding, when an operator adds `[images]` to wrangler.toml (not bound by default; IMAGE_RESIZER = "images" uses it). */
+  IMAGES?: ImagesBinding;
 };
 
 export interface AppVariables {

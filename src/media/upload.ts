@@ -5,13 +5,14 @@
  * state to poll and nothing to hide until a queue consumer has run.
  */
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, Bindings } from "../env";
 import { ApiError, invalid } from "../pkg/errors";
 import { errorFields, type Logger } from "../pkg/logger";
 import { writeContext } from "../pkg/db";
 import { bodyStream, fieldText, formBoundary, readForm, type FormPart } from "../pkg/multipart";
 import { FORMAT_MIME, type ImageFormat } from "./image/formats";
 import { hasLocation, LOCATION_FORMATS, stripLocation } from "./image/location";
+import { resizeWithImagesBinding } from "./image/images-binding";
 import { processImage, type ImageOutcome } from "./image/pipeline";
 import { firstChecks, imageFormatOf, recognition } from "./recognition";
 import { MEDIA_TYPES, type Media, type MediaType } from "./schema";
@@ -114,7 +115,7 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
   const location = originalLocation(checks.detectedFormat, form.file.bytes, form.stripLocation);
   const bytes = location.bytes;
   const format = imageFormatOf(checks);
-  const image = format ? await resizeOrKeep(format, bytes, log) : null;
+  const image = format ? await resizeOrKeep(format, bytes, log, c.env) : null;
 
   const id = ctx.uuid();
   const contentType = format ? FORMAT_MIME[format] : documentContentType(form.file.type ?? "");
@@ -171,8 +172,11 @@ function failedFirst(checks: ReturnType<typeof firstChecks>): string {
  * The pipeline reports bad images as outcomes; anything it throws is our failure (e.g. the codec
  * itself), and the upload still keeps the original (spec 7) rather than losing the file.
  */
-async function resizeOrKeep(format: ImageFormat, bytes: Uint8Array, log: Logger): Promise<ImageOutcome> {
+async function resizeOrKeep(format: ImageFormat, bytes: Uint8Array, log: Logger, env: Bindings): Promise<ImageOutcome> {
   try {
+    // The Images binding when the operator chose it; the WASM pipeline otherwise, and for whatever the binding cannot read.
+    const byBinding = env.IMAGE_RESIZER === "images" && env.IMAGES ? await resizeWithImagesBinding(env.IMAGES, format, bytes) : null;
+    if (byBinding) return byBinding;
     const outcome = await processImage(format, bytes);
     if (outcome.integrity !== "passed") log.info("image kept without resized versions", { format, integrity: outcome.integrity, detail: outcome.detail });
     return outcome;

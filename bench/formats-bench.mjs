@@ -1,0 +1,217 @@
+/**
+ * Every raster format (issue 11): for a 12 MP photo in each format, the wall time of making Medium
+ * and Small in workerd (the real pipeline, bench/image-worker.ts) against sharp in the same run, in
+ * alternating rounds; and for 12 and 48 MP, the peak growth of a fresh workerd process and the
+ * isolate's heap after the work. A format the pipeline refuses at a size is recorded with its reason.
+ *
+ * HEIC needs Debian's heif-enc (libheif-examples) to make its inputs: iPhone-like grids of 512 x 512
+ * tiles, assembled by test/fixtures/corpus/heif-grid.mjs. Without it, HEIC is reported as skipped.
+ * sharp's prebuilt libvips reads neither BMP nor HEIC (no HEVC decoder), so those two have no ratio.
+ *
+ *   npm run bench -- --only formats      (BENCH_IMAGE_ROUNDS=7 by default)
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+import { heifGrid } from "../test/fixtures/corpus/heif-grid.mjs";
+import { buildImageWorker, isolateHeap, peakGrowth, startImageWorker, workerdPid } from "./image-measure.mjs";
+import { median, round } from "./lib/load.mjs";
+
+const MiB = 1024 * 1024;
+const ROUNDS = Number(process.env.BENCH_IMAGE_ROUNDS ?? 7);
+const TARGET = 4;
+
+/** Photo-like pixels (structure at several scales plus noise), RGB. */
+function photoPixels(width, height) {
+  const raw = Buffer.alloc(width * height * 3);
+  let seed = 12345;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      const noise = ((seed >> 16) % 24) - 12;
+      const i = (y * width + x) * 3;
+      raw[i] = Math.max(0, Math.min(255, 128 + 80 * Math.sin(x / 37) * Math.cos(y / 53) + noise));
+      raw[i + 1] = Math.max(0, Math.min(255, (x * 255) / width + noise));
+      raw[i + 2] = Math.max(0, Math.min(255, (y * 255) / height + 40 * Math.sin((x + y) / 11) + noise));
+    }
+  }
+  return raw;
+}
+
+/** A 24-bit bottom-up BMP (sharp writes none). */
+function bmp(raw, width, height) {
+  const stride = Math.ceil((width * 3) / 4) * 4;
+  const out = Buffer.alloc(54 + stride * height);
+  out.write("BM", 0, "ascii");
+  out.writeUInt32LE(out.length, 2);
+  out.writeUInt32LE(54, 10);
+  out.writeUInt32LE(40, 14);
+  out.writeInt32LE(width, 18);
+  out.writeInt32LE(height, 22);
+  out.writeUInt16LE(1, 26);
+  out.writeUInt16LE(24, 28);
+  out.writeUInt32LE(stride * height, 34);
+  for (let y = 0; y < height; y++) {
+    const row = 54 + (height - 1 - y) * stride;
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      out[row + x * 3] = raw[i + 2];
+      out[row + x * 3 + 1] = raw[i + 1];
+      out[row + x * 3 + 2] = raw[i];
+    }
+  }
+  return out;
+}
+
+function hasHeifEnc() {
+  try {
+    execFileSync("sh", ["-c", "command -v heif-enc"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An iPhone-like HEIC: the picture cut into 512 x 512 tiles, each encoded by heif-enc, assembled as a grid. */
+async function heicGrid(raw, width, height, work) {
+  const tile = 512;
+  const columns = Math.ceil(width / tile);
+  const rows = Math.ceil(height / tile);
+  const tiles = [];
+  for (let ty = 0; ty < rows; ty++) {
+    for (let tx = 0; tx < columns; tx++) {
+      const part = Buffer.alloc(tile * tile * 3);
+      for (let y = 0; y < tile; y++) {
+        const sy = Math.min(height - 1, ty * tile + y);
+        for (let x = 0; x < tile; x++) {
+          const sx = Math.min(width - 1, tx * tile + x);
+          part.set(raw.subarray((sy * width + sx) * 3, (sy * width + sx) * 3 + 3), (y * tile + x) * 3);
+        }
+      }
+      await sharp(part, { raw: { width: tile, height: tile, channels: 3 } }).png({ compressionLevel: 1 }).toFile(join(work, "tile.png"));
+      execFileSync("heif-enc", ["-q", "80", "-o", join(work, "tile.heic"), join(work, "tile.png")], { stdio: "ignore" });
+      tiles.push(readFileSync(join(work, "tile.heic")));
+    }
+  }
+  return heifGrid({ tiles, columns, width, height, tileWidth: tile, tileHeight: tile });
+}
+
+/** Each format's file of a picture; `sharp` says whether sharp can read it for the time ratio. */
+async function inputs(width, height, label, work) {
+  const raw = photoPixels(width, height);
+  const img = () => sharp(raw, { raw: { width, height, channels: 3 } });
+  const list = [
+    { format: "jpeg", label: `${label} JPEG (q85, 4:2:0)`, bytes: await img().jpeg({ quality: 85 }).toBuffer(), sharp: true },
+    { format: "png", label: `${label} PNG (RGB, 8-bit)`, bytes: await img().png({ compressionLevel: 6 }).toBuffer(), sharp: true },
+    { format: "gif", label: `${label} GIF (256 colours)`, bytes: await img().gif({ colours: 256, effort: 1 }).toBuffer(), sharp: true },
+    { format: "bmp", label: `${label} BMP (24-bit)`, bytes: bmp(raw, width, height), sharp: false },
+    { format: "tiff", label: `${label} TIFF (LZW, predictor, strips)`, bytes: await img().tiff({ compression: "lzw", predictor: "horizontal" }).toBuffer(), sharp: true },
+    { format: "tiff", label: `${label} TIFF (Deflate, 256 x 256 tiles)`, bytes: await img().tiff({ compression: "deflate", tile: true, tileWidth: 256, tileHeight: 256 }).toBuffer(), sharp: true },
+    { format: "webp", label: `${label} WebP (lossy, q80)`, bytes: await img().webp({ quality: 80 }).toBuffer(), sharp: true },
+    { format: "avif", label: `${label} AVIF (q50)`, bytes: await img().avif({ quality: 50, effort: 0 }).toBuffer(), sharp: true },
+  ];
+  if (hasHeifEnc()) list.push({ format: "heic", label: `${label} HEIC (grid of 512 x 512 tiles, as iPhones write)`, bytes: await heicGrid(raw, width, height, work), sharp: false });
+  return list.map((input, i) => ({ ...input, name: `${label.replace(/\W/g, "")}-${i}` }));
+}
+
+async function request(url, path, init = {}) {
+  const started = performance.now();
+  const response = await fetch(new URL(path, url), init);
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${init.method ?? "GET"} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`);
+  return { ms: performance.now() - started, json: text ? JSON.parse(text) : undefined };
+}
+
+async function sharpOnce(bytes) {
+  const started = performance.now();
+  await sharp(bytes).resize(1000, 1000, { fit: "inside", withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
+  await sharp(bytes).resize(256, 256, { fit: "inside", withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
+  return performance.now() - started;
+}
+
+export async function runFormatsSection({ root, benchDir, step }) {
+  const work = mkdtempSync(join(tmpdir(), "formats-bench-"));
+  mkdirSync(benchDir, { recursive: true });
+  sharp.cache(false);
+  step(`formats: making 12 MP inputs in every format${hasHeifEnc() ? "" : " (heif-enc not installed: no HEIC)"}`);
+  const twelve = await inputs(4032, 3024, "12 MP", work);
+  step("formats: making 48 MP inputs");
+  const fortyEight = await inputs(8000, 6000, "48 MP", work);
+  for (const input of [...twelve, ...fortyEight]) console.log(`  ${input.label}: ${round(input.bytes.length / MiB, 1)} MiB`);
+  const modules = await buildImageWorker(root, join(benchDir, "image-worker"));
+
+  step("formats: time of Medium and Small at 12 MP, workerd vs sharp, alternating rounds");
+  const time = [];
+  {
+    const { mf, url } = await startImageWorker(root, modules);
+    try {
+      const noops = [];
+      for (let i = 0; i < 20; i++) noops.push((await request(url, "/noop")).ms);
+      const noopMs = median(noops);
+      for (const input of twelve) {
+        await request(url, `/images/${input.name}`, { method: "PUT", body: input.bytes });
+        const path = `/process/${input.name}?format=${input.format}&refusals=1`;
+        const first = await request(url, path, { method: "POST" });
+        if (first.json.refused) {
+          time.push({ label: input.label, refused: first.json.refused });
+          console.log(`  ${input.label}: refused: ${first.json.refused}`);
+          continue;
+        }
+        if (input.sharp) await sharpOnce(input.bytes);
+        const workerd = [];
+        const withSharp = [];
+        const ratios = [];
+        for (let r = 0; r < ROUNDS; r++) {
+          const s = input.sharp ? await sharpOnce(input.bytes) : null;
+          const w = (await request(url, path, { method: "POST" })).ms - noopMs;
+          workerd.push(w);
+          if (s !== null) {
+            withSharp.push(s);
+            ratios.push(w / s);
+          }
+        }
+        const row = {
+          label: input.label,
+          workerdMs: round(median(workerd), 1),
+          sharpMs: input.sharp ? round(median(withSharp), 1) : null,
+          ratio: input.sharp ? round(median(ratios), 2) : null,
+          ratios: ratios.map((x) => round(x, 2)),
+          versions: first.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`),
+        };
+        time.push(row);
+        console.log(`  ${row.label}: workerd ${row.workerdMs} ms, sharp ${row.sharpMs ?? "cannot read it"} ms, ratio ${row.ratio ?? "-"} (target <= ${TARGET}); ${row.versions.join(", ")}`);
+      }
+    } finally {
+      await mf.dispose();
+    }
+  }
+
+  step("formats: peak memory at 12 and 48 MP, one fresh workerd per measurement");
+  const memory = [];
+  for (const input of [...twelve, ...fortyEight]) {
+    const { mf, url, inspector } = await startImageWorker(root, modules, true);
+    try {
+      await request(url, `/images/${input.name}`, { method: "PUT", body: input.bytes });
+      await request(url, "/warm");
+      const run = await peakGrowth(workerdPid(), () => request(url, `/process/${input.name}?format=${input.format}&refusals=1`, { method: "POST" }));
+      const isolate = await isolateHeap(inspector);
+      const row = {
+        label: input.label,
+        fileMiB: round(input.bytes.length / MiB, 1),
+        peakGrowthMiB: run.peakGrowthMiB,
+        isolateAfter: isolate,
+        refused: run.result.json.refused ?? null,
+        versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`),
+      };
+      memory.push(row);
+      console.log(`  ${row.label} (${row.fileMiB} MiB): peak growth ${row.peakGrowthMiB} MiB, isolate after: JS heap ${isolate.heapMiB} + ArrayBuffers ${isolate.arrayBuffersMiB} MiB${row.refused ? `; refused: ${row.refused}` : `; ${row.versions.join(", ")}`}`);
+    } finally {
+      await mf.dispose();
+    }
+  }
+  const results = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only formats", rounds: ROUNDS, target: TARGET, time, memory };
+  writeFileSync(join(benchDir, "formats.json"), `${JSON.stringify(results, null, 2)}\n`);
+  return results;
+}
