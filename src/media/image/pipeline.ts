@@ -34,6 +34,7 @@ import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
 import { decodeTiffReduced, readTiffIcc } from "./tiff";
 import { decodeGifReduced } from "./gif";
+import { decodeWebpReduced, webpLayout } from "./webp/decode";
 
 export type ResizedSize = "Medium" | "Small";
 export type IntegrityOutcome = "passed" | "failed" | "notChecked";
@@ -136,6 +137,13 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     const factor = target > 0 ? Math.floor(longSide / target) : longSide;
     return { kind: "pixels", pixels: decodePngReduced(bytes, factor), blockSize: 8 };
   }
+  if (format === "webp") {
+    // Lossy WebP row by row; lossless, VP8L-compressed alpha and animations go on to photon below.
+    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a WebP may have to be resized`);
+    const longSide = Math.max(width, height);
+    const pixels = decodeWebpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide);
+    if (pixels) return { kind: "pixels", pixels, blockSize: 8, iccProfile: webpLayout(bytes).iccProfile };
+  }
   if (format === "gif") {
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a GIF may have to be resized`);
     const longSide = Math.max(width, height);
@@ -159,7 +167,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
   const perPixel = header.bitsPerSample === 16 ? PHOTON_BYTES_PER_PIXEL_16_BIT : PHOTON_BYTES_PER_PIXEL;
   const needed = bytes.length + width * height * perPixel;
   if (needed > PHOTON_MAX_WASM_BYTES) {
-    throw new ImageTooLargeError(`${width}x${height} pixels would need about ${Math.ceil(needed / 2 ** 20)} MiB to decode; a ${format.toUpperCase()} is resized up to ${PHOTON_MAX_WASM_BYTES / 2 ** 20} MiB`);
+    throw new ImageTooLargeError(`${width}x${height} pixels would need about ${Math.ceil(needed / 2 ** 20)} MiB to decode; ${wholeDecodeKind(format, bytes)} is decoded whole, and resized up to ${PHOTON_MAX_WASM_BYTES / 2 ** 20} MiB`);
   }
   let rgba: RgbaImage;
   try {
@@ -169,6 +177,17 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     throw new CorruptImageError(`the ${format.toUpperCase()} could not be decoded (${error instanceof Error ? error.message : String(error)})`);
   }
   return { kind: "pixels", pixels: { ...rgba, channels: 4 }, blockSize: 8 };
+}
+
+/** What goes to photon, in words a client can show. */
+function wholeDecodeKind(format: ImageFormat, bytes: Uint8Array): string {
+  if (format === "webp") {
+    const { kind } = webpLayout(bytes);
+    return kind === "lossy" ? "a lossy WebP whose alpha is compressed" : kind === "lossless" ? "a lossless WebP" : "an animated WebP";
+  }
+  if (format === "png") return "an interlaced PNG";
+  if (format === "bmp") return "a run-length encoded BMP";
+  return `a ${format.toUpperCase()}`;
 }
 
 /**
@@ -225,7 +244,8 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
   }
   const decodedSize = decoded.kind === "planes" ? { width: decoded.planes.width, height: decoded.planes.height } : decoded.pixels;
   // Lossy originals become JPEG versions unless they are transparent.
-  const asJpeg = format === "jpeg" || ((format === "webp" || format === "heic") && decoded.kind === "pixels" && isOpaque(decoded.pixels));
+  const lossy = format === "heic" || (format === "webp" && webpLayout(bytes).kind === "lossy");
+  const asJpeg = format === "jpeg" || (lossy && decoded.kind === "pixels" && isOpaque(decoded.pixels));
   // The versions carry no ICC profile: a JPEG's colours (Display P3 phones, Adobe RGB cameras) are
   // converted to sRGB, which is how a profile-less image is shown.
   const iccProfile = decoded.iccProfile !== undefined ? decoded.iccProfile : format === "jpeg" ? readJpegIcc(bytes) : format === "png" ? readPngIcc(bytes) : null;

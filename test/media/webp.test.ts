@@ -1,0 +1,107 @@
+/**
+ * Lossy WebP, a macroblock row at a time (src/media/image/webp). The files come from libwebp's
+ * cwebp in the variations its decoder must follow (test/fixtures/corpus/generate.mjs); each decode
+ * is compared bit for bit with libwebp's own (dwebp -yuv, by SHA-256 in webp-yuv.json).
+ */
+import { describe, expect, it } from "vitest";
+import { CorruptImageError } from "../../src/media/image/errors";
+import { processImage } from "../../src/media/image/pipeline";
+import { decodeWebpReduced, decodeWebpRows } from "../../src/media/image/webp/decode";
+import { sample, sizeNames, uploadMedia } from "./support/media";
+import reference from "../fixtures/webp-yuv.json";
+
+async function yuvDigest(bytes: Uint8Array): Promise<string | null> {
+  const planes: { y: Uint8Array[]; u: Uint8Array[]; v: Uint8Array[]; a: Uint8Array[] } = { y: [], u: [], v: [], a: [] };
+  const size = decodeWebpRows(bytes, (y, yRow, uRow, vRow, aRow) => {
+    planes.y.push(yRow.slice());
+    if ((y & 1) === 0) {
+      planes.u.push(uRow.slice());
+      planes.v.push(vRow.slice());
+    }
+    if (aRow) planes.a.push(aRow.slice());
+  });
+  if (!size) return null;
+  const all = [...planes.y, ...planes.u, ...planes.v, ...planes.a];
+  const joined = new Uint8Array(all.reduce((n, r) => n + r.length, 0));
+  let at = 0;
+  for (const r of all) {
+    joined.set(r, at);
+    at += r.length;
+  }
+  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", joined))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const lossy = Object.keys(reference).filter((name) => name.startsWith("lossy-") && name !== "lossy-alpha-lossless.webp");
+
+describe("lossy WebP decoding", () => {
+  it.each(lossy)("%s: libwebp's Y, U, V (and alpha) exactly", async (file) => {
+    expect(await yuvDigest(sample(file))).toBe((reference as Record<string, string>)[file]);
+  });
+
+  it("the phone photo fixtures decode exactly too", async () => {
+    expect(await yuvDigest(sample("photo.webp"))).toMatch(/^[0-9a-f]{64}$/);
+    const pixels = decodeWebpReduced(sample("photo.webp"), 1)!;
+    expect([pixels.width, pixels.height]).toEqual([1400, 1000]);
+  });
+
+  it("keeps an uncompressed alpha plane: transparent outside the circle", () => {
+    const pixels = decodeWebpReduced(sample("lossy-alpha-raw.webp"), 1)!;
+    expect(pixels.data[(100 * 333 + 160) * 4 + 3]).toBe(255);
+    expect(pixels.data[(5 * 333 + 5) * 4 + 3]).toBe(0);
+  });
+
+  it("leaves lossless pictures and VP8L-compressed alpha to photon (null)", () => {
+    expect(decodeWebpReduced(sample("lossless.webp"), 1)).toBeNull();
+    expect(decodeWebpReduced(sample("lossy-alpha-lossless.webp"), 1)).toBeNull();
+  });
+
+  it.each([
+    { case: "truncated", bytes: () => sample("photo.webp").subarray(0, 6_000) },
+    { case: "cut inside its macroblocks (chunk size patched)", bytes: () => patchedSize(sample("photo.webp").subarray(0, 6_000)) },
+    { case: "garbage in the first partition", bytes: () => garble(sample("lossy-default.webp"), 40, 120) },
+  ])("$case: CorruptImageError", ({ bytes }) => {
+    expect(() => decodeWebpReduced(bytes(), 1)).toThrow(CorruptImageError);
+  });
+});
+
+/** A truncated file whose RIFF and VP8 sizes say it is whole: the decoder itself must notice. */
+function patchedSize(bytes: Uint8Array): Uint8Array {
+  const copy = bytes.slice();
+  const view = new DataView(copy.buffer);
+  view.setUint32(4, copy.length - 8, true);
+  view.setUint32(16, copy.length - 20, true);
+  return copy;
+}
+
+function garble(bytes: Uint8Array, from: number, to: number): Uint8Array {
+  const copy = bytes.slice();
+  for (let i = from; i < to; i++) copy[i] = 0xff;
+  return copy;
+}
+
+describe("WebP through the pipeline and POST /Medias", () => {
+  it.each([
+    { file: "lossy-default.webp", small: [256, 162], type: "image/jpeg" },
+    { file: "lossy-alpha-raw.webp", small: [256, 162], type: "image/png" },
+    { file: "lossless.webp", small: [256, 162], type: "image/png" }, // lossless stays lossless
+    { file: "lossy-alpha-lossless.webp", small: [256, 162], type: "image/png" },
+  ])("$file: Small $small as $type", async ({ file, small, type }) => {
+    const outcome = await processImage("webp", sample(file));
+    expect(outcome).toMatchObject({ integrity: "passed", width: 333, height: 211 });
+    expect(outcome.versions.map((v) => [v.size, v.width, v.height, v.contentType])).toEqual([["Small", small[0], small[1], type]]);
+  });
+
+  it("a 1400 x 1000 phone WebP gets Medium and Small; a truncated one keeps its original and says why", async () => {
+    const media = await uploadMedia(sample("photo.webp"), { name: "IMG_0001.webp", mimeType: "image/webp" });
+    expect(media.recognition).toMatchObject({ detectedFormat: "webp", integrity: "passed" });
+    expect(media.sizes.map((s) => [s.name, s.width, s.height])).toEqual([
+      ["Original", 1400, 1000],
+      ["Medium", 1000, 714],
+      ["Small", 256, 183],
+    ]);
+    const broken = await uploadMedia(sample("photo.webp").subarray(0, 6_000), { name: "broken.webp", mimeType: "image/webp" });
+    expect(broken.recognition.integrity).toBe("failed");
+    expect(broken.recognition.detail).toMatch(/WebP's VP8 chunk is cut short: 10530 bytes announced, 5980 present/);
+    expect(sizeNames(broken)).toEqual(["Original"]);
+  });
+});
