@@ -1,14 +1,16 @@
 /**
  * Lossy WebP, a macroblock row at a time (src/media/image/webp). The files come from libwebp's
  * cwebp in the variations its decoder must follow (test/fixtures/corpus/generate.mjs); each decode
- * is compared bit for bit with libwebp's own (dwebp -yuv, by SHA-256 in webp-yuv.json).
+ * is compared bit for bit with libwebp's own (dwebp -yuv for lossy, dwebp -pam for lossless; by
+ * SHA-256 in webp-reference.json).
  */
 import { describe, expect, it } from "vitest";
 import { CorruptImageError } from "../../src/media/image/errors";
 import { processImage } from "../../src/media/image/pipeline";
-import { decodeWebpReduced, decodeWebpRows } from "../../src/media/image/webp/decode";
+import { decodeWebpReduced, decodeWebpRows, webpLayout } from "../../src/media/image/webp/decode";
+import { decodeVp8l, vp8lHeader } from "../../src/media/image/webp/vp8l";
 import { sample, sizeNames, uploadMedia } from "./support/media";
-import reference from "../fixtures/webp-yuv.json";
+import reference from "../fixtures/webp-reference.json";
 
 async function yuvDigest(bytes: Uint8Array): Promise<string | null> {
   const planes: { y: Uint8Array[]; u: Uint8Array[]; v: Uint8Array[]; a: Uint8Array[] } = { y: [], u: [], v: [], a: [] };
@@ -28,14 +30,33 @@ async function yuvDigest(bytes: Uint8Array): Promise<string | null> {
     joined.set(r, at);
     at += r.length;
   }
-  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", joined))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return hex(joined);
 }
 
-const lossy = Object.keys(reference).filter((name) => name.startsWith("lossy-") && name !== "lossy-alpha-lossless.webp");
+async function hex(bytes: Uint8Array): Promise<string> {
+  return [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
 
-describe("lossy WebP decoding", () => {
-  it.each(lossy)("%s: libwebp's Y, U, V (and alpha) exactly", async (file) => {
-    expect(await yuvDigest(sample(file))).toBe((reference as Record<string, string>)[file]);
+const yuvReference = reference.yuv as Record<string, string>;
+const rgbaReference = reference.rgba as Record<string, string>;
+
+describe("WebP decoding", () => {
+  it.each(Object.keys(yuvReference))("%s: libwebp's Y, U, V (and alpha) exactly", async (file) => {
+    expect(await yuvDigest(sample(file))).toBe(yuvReference[file]);
+  });
+
+  it.each(Object.keys(rgbaReference))("%s (lossless): libwebp's RGBA exactly", async (file) => {
+    // The rows as decoded (the reducer would zero the colour of fully transparent pixels).
+    const { vp8l } = webpLayout(sample(file));
+    const { width, height } = vp8lHeader(vp8l!);
+    const rgba = new Uint8Array(width * height * 4);
+    decodeVp8l(vp8l!, (y, argb) => {
+      for (let x = 0; x < width; x++) rgba.set([(argb[x]! >>> 16) & 255, (argb[x]! >>> 8) & 255, argb[x]! & 255, argb[x]! >>> 24], (y * width + x) * 4);
+    });
+    expect(await hex(rgba)).toBe(rgbaReference[file]);
+    // Through the reducer, the visible pixels are the same.
+    const reduced = decodeWebpReduced(sample(file), 1)!;
+    for (let i = 0; i < rgba.length; i += 4) if (rgba[i + 3] === 255) expect(reduced.data.subarray(i, i + 4)).toEqual(rgba.subarray(i, i + 4));
   });
 
   it("the phone photo fixtures decode exactly too", async () => {
@@ -50,15 +71,16 @@ describe("lossy WebP decoding", () => {
     expect(pixels.data[(5 * 333 + 5) * 4 + 3]).toBe(0);
   });
 
-  it("leaves lossless pictures and VP8L-compressed alpha to photon (null)", () => {
-    expect(decodeWebpReduced(sample("lossless.webp"), 1)).toBeNull();
-    expect(decodeWebpReduced(sample("lossy-alpha-lossless.webp"), 1)).toBeNull();
+  it("a VP8L-compressed alpha plane gives the same picture as a stored one", async () => {
+    expect(await hex(decodeWebpReduced(sample("lossy-alpha-lossless.webp"), 1)!.data)).toBe(await hex(decodeWebpReduced(sample("lossy-alpha-raw.webp"), 1)!.data));
   });
 
   it.each([
     { case: "truncated", bytes: () => sample("photo.webp").subarray(0, 6_000) },
     { case: "cut inside its macroblocks (chunk size patched)", bytes: () => patchedSize(sample("photo.webp").subarray(0, 6_000)) },
     { case: "garbage in the first partition", bytes: () => garble(sample("lossy-default.webp"), 40, 120) },
+    { case: "lossless, truncated (sizes patched)", bytes: () => patchedLossless(sample("lossless-noisy-alpha.webp").subarray(0, 9_000)) },
+    { case: "lossless, garbage prefix codes", bytes: () => garble(sample("lossless-noisy-alpha.webp"), 30, 200) },
   ])("$case: CorruptImageError", ({ bytes }) => {
     expect(() => decodeWebpReduced(bytes(), 1)).toThrow(CorruptImageError);
   });
@@ -66,6 +88,14 @@ describe("lossy WebP decoding", () => {
 
 /** A truncated file whose RIFF and VP8 sizes say it is whole: the decoder itself must notice. */
 function patchedSize(bytes: Uint8Array): Uint8Array {
+  const copy = bytes.slice();
+  const view = new DataView(copy.buffer);
+  view.setUint32(4, copy.length - 8, true);
+  view.setUint32(16, copy.length - 20, true);
+  return copy;
+}
+
+function patchedLossless(bytes: Uint8Array): Uint8Array {
   const copy = bytes.slice();
   const view = new DataView(copy.buffer);
   view.setUint32(4, copy.length - 8, true);

@@ -1,8 +1,9 @@
 /**
  * From uploaded bytes to the resized versions. The header is read first and checked against the
- * pixel limits, so nothing too large is ever decoded; JPEGs are decoded by our scaled decoder,
- * non-interlaced PNGs and uncompressed BMPs row by row into boxes (png-stream.ts, bmp-stream.ts),
- * interlaced PNG, GIF, WebP and RLE BMP by photon; decoding is the integrity check (spec 2.6, check 4), so every
+ * pixel limits, so nothing too large is ever decoded. JPEGs are decoded by our scaled decoder;
+ * non-interlaced PNG, uncompressed BMP, GIF, still WebP (lossy and lossless) and TIFF row by row, and
+ * HEIC tile by tile (libheif), all averaged into boxes as they arrive (reduce.ts); interlaced PNG,
+ * animated WebP and RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
  * decodable image is decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
@@ -138,7 +139,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     return { kind: "pixels", pixels: decodePngReduced(bytes, factor), blockSize: 8 };
   }
   if (format === "webp") {
-    // Lossy WebP row by row; lossless, VP8L-compressed alpha and animations go on to photon below.
+    // Still WebP (lossy or lossless) row by row; animations go on to photon below, which shows their first frame.
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a WebP may have to be resized`);
     const longSide = Math.max(width, height);
     const pixels = decodeWebpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide);
@@ -167,7 +168,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
   const perPixel = header.bitsPerSample === 16 ? PHOTON_BYTES_PER_PIXEL_16_BIT : PHOTON_BYTES_PER_PIXEL;
   const needed = bytes.length + width * height * perPixel;
   if (needed > PHOTON_MAX_WASM_BYTES) {
-    throw new ImageTooLargeError(`${width}x${height} pixels would need about ${Math.ceil(needed / 2 ** 20)} MiB to decode; ${wholeDecodeKind(format, bytes)} is decoded whole, and resized up to ${PHOTON_MAX_WASM_BYTES / 2 ** 20} MiB`);
+    throw new ImageTooLargeError(`${width}x${height} pixels would need about ${Math.ceil(needed / 2 ** 20)} MiB to decode; ${wholeDecodeKind(format)} is decoded whole, and resized up to ${PHOTON_MAX_WASM_BYTES / 2 ** 20} MiB`);
   }
   let rgba: RgbaImage;
   try {
@@ -180,11 +181,8 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
 }
 
 /** What goes to photon, in words a client can show. */
-function wholeDecodeKind(format: ImageFormat, bytes: Uint8Array): string {
-  if (format === "webp") {
-    const { kind } = webpLayout(bytes);
-    return kind === "lossy" ? "a lossy WebP whose alpha is compressed" : kind === "lossless" ? "a lossless WebP" : "an animated WebP";
-  }
+function wholeDecodeKind(format: ImageFormat): string {
+  if (format === "webp") return "an animated WebP";
   if (format === "png") return "an interlaced PNG";
   if (format === "bmp") return "a run-length encoded BMP";
   return `a ${format.toUpperCase()}`;

@@ -1,27 +1,31 @@
 /**
- * WebP: the RIFF container, and the lossy picture (VP8, optionally with an uncompressed alpha plane)
- * decoded a macroblock row at a time into boxes (vp8.ts, reduce.ts). Memory is the file, two
- * macroblock rows and the reduced image, whatever the picture's size.
+ * WebP: the RIFF container; lossy pictures (VP8) decoded a macroblock row at a time (vp8.ts), with
+ * their alpha plane (stored, or VP8L-compressed and decoded first at one byte a pixel); lossless
+ * pictures (VP8L) a row at a time (vp8l.ts); all averaged into boxes as rows complete (reduce.ts).
  *
- * What this does not decode returns null, and the pipeline hands the file to photon (whole, up to
- * about 3 MP): lossless pictures (VP8L), alpha planes compressed with VP8L, and animations.
+ * Animations return null, and the pipeline hands the file to photon (whole, up to about 3 MP), which
+ * shows the first frame.
  */
-import { CorruptImageError } from "../errors";
+import { CorruptImageError, ImageTooLargeError } from "../errors";
 import { BoxReducer } from "../reduce";
 import type { Pixels } from "../resample";
 import { asText, riffChunks } from "../segments";
 import { decodeVp8, vp8Header } from "./vp8";
+import { decodeVp8l, decodeVp8lAlpha, vp8lHeader } from "./vp8l";
 
 export interface WebpLayout {
   kind: "lossy" | "lossless" | "animated";
   /** The lossy picture's VP8 data, and its alpha plane's ALPH chunk if any. */
   vp8?: Uint8Array;
   alph?: Uint8Array;
+  /** The lossless picture's VP8L data. */
+  vp8l?: Uint8Array;
   iccProfile: Uint8Array | null;
 }
 
 export function webpLayout(bytes: Uint8Array): WebpLayout {
   let vp8: Uint8Array | undefined;
+  let vp8l: Uint8Array | undefined;
   let alph: Uint8Array | undefined;
   let iccProfile: Uint8Array | null = null;
   let kind: WebpLayout["kind"] | undefined;
@@ -29,7 +33,10 @@ export function webpLayout(bytes: Uint8Array): WebpLayout {
     if (chunk.type === "VP8 " && !kind) {
       kind = "lossy";
       vp8 = chunk.body;
-    } else if (chunk.type === "VP8L" && !kind) kind = "lossless";
+    } else if (chunk.type === "VP8L" && !kind) {
+      kind = "lossless";
+      vp8l = chunk.body;
+    }
     else if (chunk.type === "ANIM" || chunk.type === "ANMF") kind = "animated";
     else if (chunk.type === "ALPH") alph = chunk.body;
     else if (chunk.type === "ICCP") iccProfile = chunk.body;
@@ -44,7 +51,7 @@ export function webpLayout(bytes: Uint8Array): WebpLayout {
     }
     throw new CorruptImageError("the WebP has no image data (no VP8, VP8L or animation chunk)");
   }
-  return { kind, vp8, alph, iccProfile };
+  return { kind, vp8, vp8l, alph, iccProfile };
 }
 
 /** YUV (BT.601, limited range) to RGB as libwebp computes it: 14-bit fixed point, then >> 6. */
@@ -53,14 +60,12 @@ const clip8 = (v: number) => ((v & ~16383) === 0 ? v >> 6 : v < 0 ? 0 : 255);
 
 /**
  * A lossy WebP's rows in order, as libwebp decodes them: `y` luma samples, the chroma samples of the
- * row's pair (half width, rounded up) and the alpha row (or null without alpha). Null for what this
- * does not decode (lossless, VP8L-compressed alpha, animation). The arrays are reused between calls.
+ * row's pair (half width, rounded up) and the alpha row (or null without alpha). Null when the file
+ * is not lossy. The arrays are reused between calls.
  */
 export function decodeWebpRows(bytes: Uint8Array, row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array, aRow: Uint8Array | null) => void): { width: number; height: number } | null {
   const layout = webpLayout(bytes);
   if (layout.kind !== "lossy" || !layout.vp8) return null;
-  // An alpha plane compressed with VP8L (what cwebp writes by default) is left to photon.
-  if (layout.alph && (layout.alph[0]! & 3) !== 0) return null;
   const { width, height } = vp8Header(layout.vp8);
   const alpha = layout.alph ? alphaRows(layout.alph, width, height) : null;
   decodeVp8(layout.vp8, (y, yRow, uRow, vRow) => row(y, yRow, uRow, vRow, alpha ? alpha(y) : null));
@@ -68,17 +73,35 @@ export function decodeWebpRows(bytes: Uint8Array, row: (y: number, yRow: Uint8Ar
 }
 
 /**
- * Decodes a lossy WebP (with an uncompressed or absent alpha plane), averaging `factor` x `factor`
- * boxes into RGBA; null for what it does not decode (see above). Throws CorruptImageError for data
- * that is truncated or malformed.
+ * Decodes a still WebP, lossy (with or without alpha) or lossless, averaging `factor` x `factor`
+ * boxes into RGBA; null for an animation (photon shows its first frame). Throws CorruptImageError for
+ * data that is truncated or malformed.
  */
 export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels | null {
+  const layout = webpLayout(bytes);
+  if (layout.kind === "lossless" && layout.vp8l) {
+    const { width, height } = vp8lHeader(layout.vp8l);
+    const reducer = new BoxReducer(width, height, factor);
+    const rgba = new Uint8Array(width * 4);
+    decodeVp8l(layout.vp8l, (y, argb) => {
+      for (let x = 0, o = 0; x < width; x++, o += 4) {
+        const p = argb[x]!;
+        rgba[o] = (p >>> 16) & 255;
+        rgba[o + 1] = (p >>> 8) & 255;
+        rgba[o + 2] = p & 255;
+        rgba[o + 3] = p >>> 24;
+      }
+      reducer.addRow(y, 0, rgba, 0, width, 4);
+      reducer.completeRowsBefore(y + 1);
+    });
+    return reducer.result();
+  }
   let reducer: BoxReducer | undefined;
   let rgba = new Uint8Array(0);
   const size = decodeWebpRows(bytes, (y, yRow, uRow, vRow, aRow) => {
     const width = yRow.length;
     if (!reducer) {
-      reducer = new BoxReducer(width, vp8Header(webpLayout(bytes).vp8!).height, factor);
+      reducer = new BoxReducer(width, vp8Header(layout.vp8!).height, factor);
       rgba = new Uint8Array(width * 4);
     }
     for (let x = 0, o = 0; x < width; x++, o += 4) {
@@ -96,21 +119,32 @@ export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels | n
   return size && reducer ? reducer.result() : null;
 }
 
+/** A VP8L-compressed alpha plane is decoded whole first (one byte a pixel) and filtered row by row. */
+export const WEBP_COMPRESSED_ALPHA_MAX_PIXELS = 48_000_000;
+
 /**
  * An ALPH chunk's rows (section "Alpha" of the WebP container): a header byte (pre-processing,
- * filtering method, compression), then the plane: uncompressed planes are read here, with their
- * filter undone row by row.
+ * filtering method, compression), then the plane, stored or VP8L-compressed; its filter is undone
+ * row by row.
  */
 function alphaRows(alph: Uint8Array, width: number, height: number): (y: number) => Uint8Array {
   const filter = (alph[0]! >> 2) & 3;
-  if (alph.length < 1 + width * height) throw new CorruptImageError("the WebP's alpha plane is shorter than the picture");
+  const compression = alph[0]! & 3;
+  let plane = alph.subarray(1);
+  if (compression === 1) {
+    if (width * height > WEBP_COMPRESSED_ALPHA_MAX_PIXELS) throw new ImageTooLargeError(`the WebP's compressed alpha plane is ${width}x${height}; it is decoded up to ${WEBP_COMPRESSED_ALPHA_MAX_PIXELS} pixels`);
+    plane = new Uint8Array(width * height);
+    const target = plane;
+    decodeVp8lAlpha(alph.subarray(1), width, height, (y, a) => target.set(a, y * width));
+  } else if (compression !== 0) throw new CorruptImageError(`the WebP's alpha plane has an unknown compression (${compression})`);
+  if (plane.length < width * height) throw new CorruptImageError("the WebP's alpha plane is shorter than the picture");
   let previous = new Uint8Array(width);
   let current = new Uint8Array(width);
   let next = 0;
   return (y: number) => {
     if (y !== next) throw new Error("alpha rows are read in order");
     next++;
-    const row = alph.subarray(1 + y * width, 1 + (y + 1) * width);
+    const row = plane.subarray(y * width, (y + 1) * width);
     for (let x = 0; x < width; x++) {
       let predictor = 0;
       if (filter === 1) predictor = x > 0 ? current[x - 1]! : y > 0 ? previous[0]! : 0;
