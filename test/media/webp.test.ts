@@ -6,15 +6,18 @@
  */
 import { describe, expect, it } from "vitest";
 import { CorruptImageError } from "../../src/media/image/errors";
+import { decodeGifReduced } from "../../src/media/image/gif";
 import { processImage } from "../../src/media/image/pipeline";
-import { decodeWebpReduced, decodeWebpRows, webpLayout } from "../../src/media/image/webp/decode";
+import { decodeLossyRows, decodeWebpReduced, webpLayout } from "../../src/media/image/webp/decode";
 import { decodeVp8l, vp8lHeader } from "../../src/media/image/webp/vp8l";
 import { sample, sizeNames, uploadMedia } from "./support/media";
 import reference from "../fixtures/webp-reference.json";
 
 async function yuvDigest(bytes: Uint8Array): Promise<string | null> {
   const planes: { y: Uint8Array[]; u: Uint8Array[]; v: Uint8Array[]; a: Uint8Array[] } = { y: [], u: [], v: [], a: [] };
-  const size = decodeWebpRows(bytes, (y, yRow, uRow, vRow, aRow) => {
+  const { kind, frame } = webpLayout(bytes);
+  if (kind !== "lossy") return null;
+  decodeLossyRows(frame, (y, yRow, uRow, vRow, aRow) => {
     planes.y.push(yRow.slice());
     if ((y & 1) === 0) {
       planes.u.push(uRow.slice());
@@ -22,7 +25,6 @@ async function yuvDigest(bytes: Uint8Array): Promise<string | null> {
     }
     if (aRow) planes.a.push(aRow.slice());
   });
-  if (!size) return null;
   const all = [...planes.y, ...planes.u, ...planes.v, ...planes.a];
   const joined = new Uint8Array(all.reduce((n, r) => n + r.length, 0));
   let at = 0;
@@ -47,7 +49,7 @@ describe("WebP decoding", () => {
 
   it.each(Object.keys(rgbaReference))("%s (lossless): libwebp's RGBA exactly", async (file) => {
     // The rows as decoded (the reducer would zero the colour of fully transparent pixels).
-    const { vp8l } = webpLayout(sample(file));
+    const vp8l = webpLayout(sample(file)).frame.vp8l;
     const { width, height } = vp8lHeader(vp8l!);
     const rgba = new Uint8Array(width * height * 4);
     decodeVp8l(vp8l!, (y, argb) => {
@@ -69,6 +71,22 @@ describe("WebP decoding", () => {
     const pixels = decodeWebpReduced(sample("lossy-alpha-raw.webp"), 1)!;
     expect(pixels.data[(100 * 333 + 160) * 4 + 3]).toBe(255);
     expect(pixels.data[(5 * 333 + 5) * 4 + 3]).toBe(0);
+  });
+
+  it("an animation shows its first frame, placed on its canvas", () => {
+    // Frame 1: 120 x 90 red at (40, 30) on a 320 x 240 canvas; frame 2: the whole canvas blue.
+    const pixels = decodeWebpReduced(sample("animated-lossy.webp"), 1);
+    expect([pixels.width, pixels.height]).toEqual([320, 240]);
+    const at = (x: number, y: number) => [...pixels.data.subarray((y * 320 + x) * 4, (y * 320 + x) * 4 + 4)];
+    expect(at(100, 75)[0]).toBeGreaterThan(180);
+    expect(at(100, 75)[2]).toBeLessThan(80);
+    expect(at(100, 75)[3]).toBe(255);
+    expect(at(10, 10)[3]).toBe(0);
+    expect(at(300, 200)[3]).toBe(0);
+    const lossless = decodeWebpReduced(sample("animated-lossless.webp"), 1);
+    expect([lossless.width, lossless.height]).toEqual([160, 120]);
+    // gif2webp keeps the GIF's first frame losslessly: the same pixels as our GIF decoder's.
+    expect(lossless.data).toEqual(decodeGifReduced(sample("animated.gif"), 1).data);
   });
 
   it("a VP8L-compressed alpha plane gives the same picture as a stored one", async () => {
@@ -111,13 +129,14 @@ function garble(bytes: Uint8Array, from: number, to: number): Uint8Array {
 
 describe("WebP through the pipeline and POST /Medias", () => {
   it.each([
-    { file: "lossy-default.webp", small: [256, 162], type: "image/jpeg" },
-    { file: "lossy-alpha-raw.webp", small: [256, 162], type: "image/png" },
-    { file: "lossless.webp", small: [256, 162], type: "image/png" }, // lossless stays lossless
-    { file: "lossy-alpha-lossless.webp", small: [256, 162], type: "image/png" },
-  ])("$file: Small $small as $type", async ({ file, small, type }) => {
+    { file: "lossy-default.webp", size: [333, 211], small: [256, 162], type: "image/jpeg" },
+    { file: "lossy-alpha-raw.webp", size: [333, 211], small: [256, 162], type: "image/png" },
+    { file: "lossless.webp", size: [333, 211], small: [256, 162], type: "image/png" }, // lossless stays lossless
+    { file: "lossy-alpha-lossless.webp", size: [333, 211], small: [256, 162], type: "image/png" },
+    { file: "animated-lossy.webp", size: [320, 240], small: [256, 192], type: "image/png" }, // transparent around the first frame
+  ])("$file: Small $small as $type", async ({ file, size, small, type }) => {
     const outcome = await processImage("webp", sample(file));
-    expect(outcome).toMatchObject({ integrity: "passed", width: 333, height: 211 });
+    expect(outcome).toMatchObject({ integrity: "passed", width: size[0], height: size[1] });
     expect(outcome.versions.map((v) => [v.size, v.width, v.height, v.contentType])).toEqual([["Small", small[0], small[1], type]]);
   });
 

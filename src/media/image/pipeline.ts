@@ -2,8 +2,8 @@
  * From uploaded bytes to the resized versions. The header is read first and checked against the
  * pixel limits, so nothing too large is ever decoded. JPEGs are decoded by our scaled decoder;
  * non-interlaced PNG, uncompressed BMP, GIF, still WebP (lossy and lossless) and TIFF row by row, and
- * HEIC tile by tile (libheif), all averaged into boxes as they arrive (reduce.ts); interlaced PNG,
- * animated WebP and RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
+ * HEIC tile by tile (libheif), all averaged into boxes as they arrive (reduce.ts); interlaced PNG
+ * and RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
  * decodable image is decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
@@ -62,7 +62,7 @@ export interface ImageOutcome {
 
 /** The codec seam (house style: platform parts behind small interfaces), photon in production. */
 export interface ImageCodec {
-  /** PNG, GIF, WebP or BMP to RGBA; throws on corrupt input. */
+  /** Interlaced PNG or run-length encoded BMP to RGBA; throws on corrupt input. */
   decodeRaster(bytes: Uint8Array): RgbaImage;
   encode(image: RgbaImage, format: "jpeg" | "png", quality: number): Uint8Array;
 }
@@ -139,11 +139,10 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     return { kind: "pixels", pixels: decodePngReduced(bytes, factor), blockSize: 8 };
   }
   if (format === "webp") {
-    // Still WebP (lossy or lossless) row by row; animations go on to photon below, which shows their first frame.
+    // Still or animated (the first frame), lossy or lossless, row by row.
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a WebP may have to be resized`);
     const longSide = Math.max(width, height);
-    const pixels = decodeWebpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide);
-    if (pixels) return { kind: "pixels", pixels, blockSize: 8, iccProfile: webpLayout(bytes).iccProfile };
+    return { kind: "pixels", pixels: decodeWebpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8, iccProfile: webpLayout(bytes).iccProfile };
   }
   if (format === "gif") {
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a GIF may have to be resized`);
@@ -182,7 +181,6 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
 
 /** What goes to photon, in words a client can show. */
 function wholeDecodeKind(format: ImageFormat): string {
-  if (format === "webp") return "an animated WebP";
   if (format === "png") return "an interlaced PNG";
   if (format === "bmp") return "a run-length encoded BMP";
   return `a ${format.toUpperCase()}`;

@@ -45,9 +45,12 @@ const latin1 = new TextDecoder("latin1");
 /** Bytes as text, one character per byte (for signatures and XMP packets of any size). */
 export const asText = (bytes: Uint8Array): string => latin1.decode(bytes);
 
-/** A RIFF file's (WebP's) top-level chunks, with their four-character type; a span includes the pad byte. */
-export function* riffChunks(bytes: Uint8Array): Generator<Span & { type: string }> {
-  let pos = 12;
+/**
+ * A RIFF file's (WebP's) top-level chunks, or the chunks from `start` (an animation frame's), with
+ * their four-character type; a span includes the pad byte.
+ */
+export function* riffChunks(bytes: Uint8Array, start = 12): Generator<Span & { type: string }> {
+  let pos = start;
   while (pos + 8 <= bytes.length) {
     const size = (bytes[pos + 4]! | (bytes[pos + 5]! << 8) | (bytes[pos + 6]! << 16) | (bytes[pos + 7]! << 24)) >>> 0;
     if (pos + 8 + size > bytes.length) return;

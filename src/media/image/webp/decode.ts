@@ -1,10 +1,8 @@
 /**
  * WebP: the RIFF container; lossy pictures (VP8) decoded a macroblock row at a time (vp8.ts), with
  * their alpha plane (stored, or VP8L-compressed and decoded first at one byte a pixel); lossless
- * pictures (VP8L) a row at a time (vp8l.ts); all averaged into boxes as rows complete (reduce.ts).
- *
- * Animations return null, and the pipeline hands the file to photon (whole, up to about 3 MP), which
- * shows the first frame.
+ * pictures (VP8L) a row at a time (vp8l.ts); an animation's first frame either way, placed on its
+ * canvas; all averaged into boxes as rows complete (reduce.ts).
  */
 import { CorruptImageError, ImageTooLargeError } from "../errors";
 import { BoxReducer } from "../reduce";
@@ -13,45 +11,67 @@ import { asText, riffChunks } from "../segments";
 import { decodeVp8, vp8Header } from "./vp8";
 import { decodeVp8l, decodeVp8lAlpha, vp8lHeader } from "./vp8l";
 
-export interface WebpLayout {
-  kind: "lossy" | "lossless" | "animated";
-  /** The lossy picture's VP8 data, and its alpha plane's ALPH chunk if any. */
+/** One picture: a still image's, or an animation's frame at (x, y) on its canvas. */
+export interface WebpFrame {
+  /** Lossy data (VP8), with its alpha plane (ALPH) if any. */
   vp8?: Uint8Array;
   alph?: Uint8Array;
-  /** The lossless picture's VP8L data. */
+  /** Lossless data (VP8L). */
   vp8l?: Uint8Array;
+  x: number;
+  y: number;
+}
+
+export interface WebpLayout {
+  kind: "lossy" | "lossless" | "animated";
+  /** The picture, or an animation's first frame. */
+  frame: WebpFrame;
+  /** The canvas: the picture's size, or the animation's. */
+  width: number;
+  height: number;
   iccProfile: Uint8Array | null;
 }
 
-export function webpLayout(bytes: Uint8Array): WebpLayout {
-  let vp8: Uint8Array | undefined;
-  let vp8l: Uint8Array | undefined;
-  let alph: Uint8Array | undefined;
-  let iccProfile: Uint8Array | null = null;
-  let kind: WebpLayout["kind"] | undefined;
-  for (const chunk of riffChunks(bytes)) {
-    if (chunk.type === "VP8 " && !kind) {
-      kind = "lossy";
-      vp8 = chunk.body;
-    } else if (chunk.type === "VP8L" && !kind) {
-      kind = "lossless";
-      vp8l = chunk.body;
-    }
-    else if (chunk.type === "ANIM" || chunk.type === "ANMF") kind = "animated";
-    else if (chunk.type === "ALPH") alph = chunk.body;
-    else if (chunk.type === "ICCP") iccProfile = chunk.body;
+const u24 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
+
+function frameOf(chunks: Iterable<{ type: string; body: Uint8Array }>, x: number, y: number): WebpFrame | null {
+  const frame: WebpFrame = { x, y };
+  for (const chunk of chunks) {
+    if (chunk.type === "VP8 " && !frame.vp8 && !frame.vp8l) frame.vp8 = chunk.body;
+    else if (chunk.type === "VP8L" && !frame.vp8 && !frame.vp8l) frame.vp8l = chunk.body;
+    else if (chunk.type === "ALPH" && !frame.alph) frame.alph = chunk.body;
   }
-  if (!kind) {
+  return frame.vp8 || frame.vp8l ? frame : null;
+}
+
+function frameSize(frame: WebpFrame): { width: number; height: number } {
+  return frame.vp8 ? vp8Header(frame.vp8) : vp8lHeader(frame.vp8l!);
+}
+
+export function webpLayout(bytes: Uint8Array): WebpLayout {
+  const chunks = [...riffChunks(bytes)];
+  const iccProfile = chunks.find((c) => c.type === "ICCP")?.body ?? null;
+  const firstFrame = chunks.find((c) => c.type === "ANMF");
+  if (firstFrame) {
+    // An animation: the canvas from VP8X; the first frame's offset (in pairs of pixels) and data.
+    const vp8x = chunks.find((c) => c.type === "VP8X");
+    if (!vp8x || vp8x.body.length < 10) throw new CorruptImageError("the animated WebP has no canvas (VP8X) chunk");
+    if (firstFrame.body.length < 16) throw new CorruptImageError("the animated WebP's first frame ends inside its header");
+    const frame = frameOf(riffChunks(firstFrame.body, 16), u24(firstFrame.body, 0) * 2, u24(firstFrame.body, 3) * 2);
+    if (!frame) throw new CorruptImageError("the animated WebP's first frame has no image data");
+    return { kind: "animated", frame, width: u24(vp8x.body, 4) + 1, height: u24(vp8x.body, 7) + 1, iccProfile };
+  }
+  const frame = frameOf(chunks, 0, 0);
+  if (!frame) {
     // The walk stops at a chunk that runs past the end of the file: say which, for a truncated upload.
-    let pos = 12;
-    for (const chunk of riffChunks(bytes)) pos = chunk.end;
+    const pos = chunks.at(-1)?.end ?? 12;
     if (pos + 8 <= bytes.length) {
       const announced = (bytes[pos + 4]! | (bytes[pos + 5]! << 8) | (bytes[pos + 6]! << 16) | (bytes[pos + 7]! << 24)) >>> 0;
       throw new CorruptImageError(`the WebP's ${asText(bytes.subarray(pos, pos + 4)).trim()} chunk is cut short: ${announced} bytes announced, ${bytes.length - pos - 8} present`);
     }
     throw new CorruptImageError("the WebP has no image data (no VP8, VP8L or animation chunk)");
   }
-  return { kind, vp8, vp8l, alph, iccProfile };
+  return { kind: frame.vp8 ? "lossy" : "lossless", frame, ...frameSize(frame), iccProfile };
 }
 
 /** YUV (BT.601, limited range) to RGB as libwebp computes it: 14-bit fixed point, then >> 6. */
@@ -59,31 +79,22 @@ const multHi = (v: number, c: number) => (v * c) >> 8;
 const clip8 = (v: number) => ((v & ~16383) === 0 ? v >> 6 : v < 0 ? 0 : 255);
 
 /**
- * A lossy WebP's rows in order, as libwebp decodes them: `y` luma samples, the chroma samples of the
- * row's pair (half width, rounded up) and the alpha row (or null without alpha). Null when the file
- * is not lossy. The arrays are reused between calls.
+ * A lossy picture's rows in order, as libwebp decodes them: `y` luma samples, the chroma samples of
+ * the row's pair (half width, rounded up) and the alpha row (or null without alpha). The arrays are
+ * reused between calls.
  */
-export function decodeWebpRows(bytes: Uint8Array, row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array, aRow: Uint8Array | null) => void): { width: number; height: number } | null {
-  const layout = webpLayout(bytes);
-  if (layout.kind !== "lossy" || !layout.vp8) return null;
-  const { width, height } = vp8Header(layout.vp8);
-  const alpha = layout.alph ? alphaRows(layout.alph, width, height) : null;
-  decodeVp8(layout.vp8, (y, yRow, uRow, vRow) => row(y, yRow, uRow, vRow, alpha ? alpha(y) : null));
-  return { width, height };
+export function decodeLossyRows(frame: WebpFrame, row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array, aRow: Uint8Array | null) => void): void {
+  const { width, height } = vp8Header(frame.vp8!);
+  const alpha = frame.alph ? alphaRows(frame.alph, width, height) : null;
+  decodeVp8(frame.vp8!, (y, yRow, uRow, vRow) => row(y, yRow, uRow, vRow, alpha ? alpha(y) : null));
 }
 
-/**
- * Decodes a still WebP, lossy (with or without alpha) or lossless, averaging `factor` x `factor`
- * boxes into RGBA; null for an animation (photon shows its first frame). Throws CorruptImageError for
- * data that is truncated or malformed.
- */
-export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels | null {
-  const layout = webpLayout(bytes);
-  if (layout.kind === "lossless" && layout.vp8l) {
-    const { width, height } = vp8lHeader(layout.vp8l);
-    const reducer = new BoxReducer(width, height, factor);
-    const rgba = new Uint8Array(width * 4);
-    decodeVp8l(layout.vp8l, (y, argb) => {
+/** A picture's rows as RGBA (lossy converted from YUV as libwebp does, nearest chroma). */
+function decodeFrameRows(frame: WebpFrame, row: (y: number, rgba: Uint8Array) => void): void {
+  const { width } = frameSize(frame);
+  const rgba = new Uint8Array(width * 4);
+  if (frame.vp8l) {
+    decodeVp8l(frame.vp8l, (y, argb) => {
       for (let x = 0, o = 0; x < width; x++, o += 4) {
         const p = argb[x]!;
         rgba[o] = (p >>> 16) & 255;
@@ -91,19 +102,11 @@ export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels | n
         rgba[o + 2] = p & 255;
         rgba[o + 3] = p >>> 24;
       }
-      reducer.addRow(y, 0, rgba, 0, width, 4);
-      reducer.completeRowsBefore(y + 1);
+      row(y, rgba);
     });
-    return reducer.result();
+    return;
   }
-  let reducer: BoxReducer | undefined;
-  let rgba = new Uint8Array(0);
-  const size = decodeWebpRows(bytes, (y, yRow, uRow, vRow, aRow) => {
-    const width = yRow.length;
-    if (!reducer) {
-      reducer = new BoxReducer(width, vp8Header(layout.vp8!).height, factor);
-      rgba = new Uint8Array(width * 4);
-    }
+  decodeLossyRows(frame, (y, yRow, uRow, vRow, aRow) => {
     for (let x = 0, o = 0; x < width; x++, o += 4) {
       const yy = multHi(yRow[x]!, 19077);
       const u = uRow[x >> 1]!;
@@ -113,10 +116,25 @@ export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels | n
       rgba[o + 2] = clip8(yy + multHi(u, 33050) - 17685);
       rgba[o + 3] = aRow ? aRow[x]! : 255;
     }
-    reducer.addRow(y, 0, rgba, 0, width, 4);
-    reducer.completeRowsBefore(y + 1);
+    row(y, rgba);
   });
-  return size && reducer ? reducer.result() : null;
+}
+
+/**
+ * Decodes a WebP, still (lossy with or without alpha, lossless) or animated (its first frame, on its
+ * canvas; what the frame does not cover is transparent), averaging `factor` x `factor` boxes into
+ * RGBA. Throws CorruptImageError for data that is truncated or malformed.
+ */
+export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels {
+  const { frame, width, height } = webpLayout(bytes);
+  const reducer = new BoxReducer(width, height, factor);
+  const size = frameSize(frame);
+  if (frame.x + size.width > width || frame.y + size.height > height) throw new CorruptImageError("the animated WebP's first frame lies outside its canvas");
+  decodeFrameRows(frame, (y, rgba) => {
+    reducer.addRow(frame.y + y, frame.x, rgba, 0, size.width, 4);
+    reducer.completeRowsBefore(frame.y + y + 1);
+  });
+  return reducer.result();
 }
 
 /** A VP8L-compressed alpha plane is decoded whole first (one byte a pixel) and filtered row by row. */
