@@ -29,6 +29,11 @@ export function sample(name: string): Uint8Array {
   return fromDataUrl(url);
 }
 
+/** Every committed sample: name and bytes. */
+export function allSamples(): { name: string; bytes: Uint8Array }[] {
+  return Object.entries(samples).map(([path, url]) => ({ name: path.split("/").at(-1)!, bytes: fromDataUrl(url) }));
+}
+
 /** Every PngSuite file: name (e.g. basn0g01.png) and bytes. */
 export function pngSuiteFiles(): { name: string; bytes: Uint8Array }[] {
   return Object.entries(pngSuite)

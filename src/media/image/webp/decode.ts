@@ -50,6 +50,14 @@ function frameSize(frame: WebpFrame): { width: number; height: number } {
 
 export function webpLayout(bytes: Uint8Array): WebpLayout {
   const chunks = [...riffChunks(bytes)];
+  // The walk stops at a chunk that runs past the end of the file: a truncated upload, even when the
+  // picture itself (an animation's first frame, say) came before the cut.
+  const pos = chunks.at(-1)?.end ?? 12;
+  const riffEnd = Math.min(bytes.length, 8 + ((bytes[4]! | (bytes[5]! << 8) | (bytes[6]! << 16) | (bytes[7]! << 24)) >>> 0));
+  if (pos + 8 <= riffEnd) {
+    const announced = (bytes[pos + 4]! | (bytes[pos + 5]! << 8) | (bytes[pos + 6]! << 16) | (bytes[pos + 7]! << 24)) >>> 0;
+    throw new CorruptImageError(`the WebP's ${asText(bytes.subarray(pos, pos + 4)).trim()} chunk is cut short: ${announced} bytes announced, ${bytes.length - pos - 8} present`);
+  }
   const iccProfile = chunks.find((c) => c.type === "ICCP")?.body ?? null;
   const firstFrame = chunks.find((c) => c.type === "ANMF");
   if (firstFrame) {
@@ -62,15 +70,7 @@ export function webpLayout(bytes: Uint8Array): WebpLayout {
     return { kind: "animated", frame, width: u24(vp8x.body, 4) + 1, height: u24(vp8x.body, 7) + 1, iccProfile };
   }
   const frame = frameOf(chunks, 0, 0);
-  if (!frame) {
-    // The walk stops at a chunk that runs past the end of the file: say which, for a truncated upload.
-    const pos = chunks.at(-1)?.end ?? 12;
-    if (pos + 8 <= bytes.length) {
-      const announced = (bytes[pos + 4]! | (bytes[pos + 5]! << 8) | (bytes[pos + 6]! << 16) | (bytes[pos + 7]! << 24)) >>> 0;
-      throw new CorruptImageError(`the WebP's ${asText(bytes.subarray(pos, pos + 4)).trim()} chunk is cut short: ${announced} bytes announced, ${bytes.length - pos - 8} present`);
-    }
-    throw new CorruptImageError("the WebP has no image data (no VP8, VP8L or animation chunk)");
-  }
+  if (!frame) throw new CorruptImageError("the WebP has no image data (no VP8, VP8L or animation chunk)");
   return { kind: frame.vp8 ? "lossy" : "lossless", frame, ...frameSize(frame), iccProfile };
 }
 
