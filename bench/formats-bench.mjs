@@ -129,6 +129,7 @@ async function inputs(width, height, label, work, pixels = photoPixels) {
     { format: "tiff", label: `${label} TIFF (LZW, predictor, strips)`, bytes: await img().tiff({ compression: "lzw", predictor: "horizontal" }).toBuffer(), sharp: true },
     { format: "tiff", label: `${label} TIFF (Deflate, 256 x 256 tiles)`, bytes: await img().tiff({ compression: "deflate", tile: true, tileWidth: 256, tileHeight: 256 }).toBuffer(), sharp: true },
     { format: "webp", label: `${label} WebP (lossy, q80)`, bytes: await img().webp({ quality: 80 }).toBuffer(), sharp: true },
+    { format: "webp", label: `${label} WebP (lossless)`, bytes: await img().webp({ lossless: true, effort: 1 }).toBuffer(), sharp: true },
     { format: "avif", label: `${label} AVIF (q50)`, bytes: await img().avif({ quality: 50, effort: 0 }).toBuffer(), sharp: true },
   ];
   if (hasHeifEnc()) list.push({ format: "heic", label: `${label} HEIC (grid of 512 x 512 tiles, as iPhones write)`, bytes: await heicGrid(raw, width, height, work), sharp: false });
@@ -156,6 +157,16 @@ export async function runFormatsSection({ root, benchDir, step }) {
   sharp.cache(false);
   step(`formats: making 12 MP inputs in every format${hasHeifEnc() ? "" : " (heif-enc not installed: no HEIC)"}`);
   const twelve = await inputs(4032, 3024, "12 MP", work);
+  // AVIF is decoded whole up to AVIF_MAX_PIXELS (4 MP): its largest accepted size, for time and memory.
+  const avifRaw = photoPixels(2308, 1732);
+  const avifLargest = {
+    format: "avif",
+    label: "4 MP AVIF (2308 x 1732, q50; AVIF's limit)",
+    name: "avif-4mp",
+    bytes: await sharp(avifRaw, { raw: { width: 2308, height: 1732, channels: 3 } }).avif({ quality: 50, effort: 0 }).toBuffer(),
+    sharp: true,
+  };
+  twelve.push(avifLargest);
   step("formats: making 48 MP inputs (smooth content, so the lossless files stay near the upload limit)");
   const fortyEight = await inputs(8000, 6000, "48 MP", work, smoothPixels);
   const overLimit = (input) => (input.bytes.length > UPLOAD_LIMIT ? ` (over the ${UPLOAD_LIMIT / MiB} MiB upload limit: POST /Medias refuses it; measured for the pipeline alone)` : "");

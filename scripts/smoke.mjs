@@ -416,6 +416,16 @@ async function run() {
     expect(small && small.width === 171 && small.height === 256, `sizes ${JSON.stringify(res.json.sizes)}`);
   });
 
+  await check("an AVIF gets its versions from the bundled libavif", async () => {
+    const form = new FormData();
+    form.append("File", new Blob([readFileSync(join(ROOT, "test/fixtures/images/avifenc-420.avif"))], { type: "image/avif" }), "photo.avif");
+    form.append("Type", "image");
+    const res = await http("/Medias", { method: "POST", token: admin, rawBody: form });
+    expect(res.status === 201, describe(res));
+    expect(res.json.recognition.integrity === "passed", `integrity ${res.json.recognition.integrity}: ${res.json.recognition.detail}`);
+    expect(res.json.sizes.some((s) => s.name === "Small" && s.width === 256 && s.height === 192), `sizes ${JSON.stringify(res.json.sizes)}`);
+  });
+
   // --- Data processing on the real local container host ---------------------------------------
   const fireCron = () => http("/__scheduled?cron=*+*+*+*+*");
   /** Fires the cron (the runners' refresh) until the job reaches one of `statuses`. */

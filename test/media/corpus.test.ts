@@ -15,7 +15,7 @@ import type { Media } from "../../src/media/schema";
 const MIME: Record<string, string> = { jpeg: "image/jpeg", png: "image/png", gif: "image/gif", bmp: "image/bmp", tiff: "image/tiff", ico: "image/x-icon", webp: "image/webp", heic: "image/heic", svg: "image/svg+xml", avif: "image/avif" };
 
 /** Formats stored as uploaded, without a decode (the outcome says so). */
-const NOT_DECODED = new Set(["ico", "svg", "avif"]);
+const NOT_DECODED = new Set(["ico", "svg"]);
 /** Files of a decoded format in an encoding this service does not decode, and what it says. */
 const REFUSED: Record<string, RegExp> = { "cjpeg-arithmetic.jpg": /arithmetic/i };
 

@@ -58,3 +58,10 @@ export const JPEG_QUALITY = 85;
  */
 export const HEIF_MAX_TILE_PIXELS = 8_000_000;
 export const HEIF_MAX_PIXELS = 120_000_000;
+
+/**
+ * AVIF is decoded whole by libavif/dav1d (avif.ts): YUV planes, RGBA and the JavaScript copy, about
+ * 14 bytes a pixel. Up to this many pixels (about 56 MiB at that rate) the versions are made here;
+ * above, the original is kept and says why (the Images binding makes them where enabled).
+ */
+export const AVIF_MAX_PIXELS = 4_000_000;

@@ -35,6 +35,7 @@ import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
 import { decodeTiffReduced, readTiffIcc } from "./tiff";
 import { decodeGifReduced } from "./gif";
+import { decodeAvifReduced } from "./avif";
 import { decodeWebpReduced, webpLayout } from "./webp/decode";
 
 export type ResizedSize = "Medium" | "Small";
@@ -78,7 +79,7 @@ export interface SizeLimits {
 }
 
 /** Decoded by this service (the rest are stored as uploaded). */
-const DECODED_FORMATS: ReadonlySet<ImageFormat> = new Set(["jpeg", "png", "gif", "webp", "bmp", "heic", "tiff"]);
+const DECODED_FORMATS: ReadonlySet<ImageFormat> = new Set(["jpeg", "png", "gif", "webp", "bmp", "heic", "tiff", "avif"]);
 
 /**
  * The smallest JPEG decode (blockSize/8 of the size) that still has at least `target` pixels on the
@@ -153,6 +154,10 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a TIFF may have to be resized`);
     const longSide = Math.max(width, height);
     return { kind: "pixels", pixels: decodeTiffReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8, iccProfile: readTiffIcc(bytes) };
+  }
+  if (format === "avif") {
+    const longSide = Math.max(width, height);
+    return { kind: "pixels", pixels: await decodeAvifReduced(bytes, width, height, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8 };
   }
   if (format === "heic") {
     if (width * height > HEIF_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${HEIF_MAX_PIXELS} pixels a HEIC may have to be resized`);
@@ -240,7 +245,7 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
   }
   const decodedSize = decoded.kind === "planes" ? { width: decoded.planes.width, height: decoded.planes.height } : decoded.pixels;
   // Lossy originals become JPEG versions unless they are transparent.
-  const lossy = format === "heic" || (format === "webp" && webpLayout(bytes).kind === "lossy");
+  const lossy = format === "heic" || format === "avif" || (format === "webp" && webpLayout(bytes).kind === "lossy");
   const asJpeg = format === "jpeg" || (lossy && decoded.kind === "pixels" && isOpaque(decoded.pixels));
   // The versions carry no ICC profile: a JPEG's colours (Display P3 phones, Adobe RGB cameras) are
   // converted to sRGB, which is how a profile-less image is shown.
