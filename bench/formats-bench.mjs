@@ -124,6 +124,7 @@ async function inputs(width, height, label, work, pixels = photoPixels) {
   const list = [
     { format: "jpeg", label: `${label} JPEG (q85, 4:2:0)`, bytes: await img().jpeg({ quality: 85 }).toBuffer(), sharp: true },
     { format: "png", label: `${label} PNG (RGB, 8-bit)`, bytes: await img().png({ compressionLevel: 6 }).toBuffer(), sharp: true },
+    { format: "png", label: `${label} PNG (interlaced, Adam7)`, bytes: await img().png({ compressionLevel: 6, progressive: true }).toBuffer(), sharp: true },
     { format: "gif", label: `${label} GIF (256 colours)`, bytes: await img().gif({ colours: 256, effort: 1 }).toBuffer(), sharp: true },
     { format: "bmp", label: `${label} BMP (24-bit)`, bytes: bmp(raw, width, height), sharp: false },
     { format: "tiff", label: `${label} TIFF (LZW, predictor, strips)`, bytes: await img().tiff({ compression: "lzw", predictor: "horizontal" }).toBuffer(), sharp: true },

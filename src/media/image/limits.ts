@@ -30,7 +30,7 @@ export const JPEG_MAX_COEFFICIENT_BYTES = 40 * 1024 * 1024;
 export const PNG_MAX_PIXELS = 120_000_000;
 
 /**
- * Interlaced PNG, animated WebP and run-length encoded BMP are decoded whole by photon (WASM), which
+ * Run-length encoded BMP is decoded whole by photon (WASM), which
  * copies the file in and needs 11 to 17 bytes per pixel besides (measured: 12.4 for 8-bit RGBA PNG,
  * 16.4 for 16-bit, 14.6 for lossy WebP). An image is decoded only when its file plus its pixels at the
  * bytes below fit in 48 MiB of WASM memory: an 8-bit PNG up to about 3.3 MP, a 16-bit one up to

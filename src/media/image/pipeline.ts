@@ -1,9 +1,9 @@
 /**
  * From uploaded bytes to the resized versions. The header is read first and checked against the
  * pixel limits, so nothing too large is ever decoded. JPEGs are decoded by our scaled decoder;
- * non-interlaced PNG, uncompressed BMP, GIF, still WebP (lossy and lossless) and TIFF row by row, and
- * HEIC tile by tile (libheif), all averaged into boxes as they arrive (reduce.ts); interlaced PNG
- * and RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
+ * PNG (interlaced pass by pass), uncompressed BMP, GIF, WebP (lossy, lossless, an animation's first
+ * frame) and TIFF row by row, and HEIC tile by tile (libheif), all averaged into boxes as they arrive;
+ * AVIF whole (libavif) up to 4 MP; RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
  * decodable image is decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
@@ -29,7 +29,7 @@ import {
 import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
-import { decodePngReduced, pngLayout } from "./png-stream";
+import { decodePngReduced } from "./png-stream";
 import { bmpLayout, decodeBmpReduced } from "./bmp-stream";
 import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
@@ -63,7 +63,7 @@ export interface ImageOutcome {
 
 /** The codec seam (house style: platform parts behind small interfaces), photon in production. */
 export interface ImageCodec {
-  /** Interlaced PNG or run-length encoded BMP to RGBA; throws on corrupt input. */
+  /** Run-length encoded BMP to RGBA; throws on corrupt input. */
   decodeRaster(bytes: Uint8Array): RgbaImage;
   encode(image: RgbaImage, format: "jpeg" | "png", quality: number): Uint8Array;
 }
@@ -131,7 +131,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     const longSide = Math.max(width, height);
     return { kind: "pixels", pixels: decodeBmpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8 };
   }
-  if (format === "png" && !pngLayout(bytes).interlaced) {
+  if (format === "png") {
     if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a PNG may have to be resized`);
     // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
     // nothing to resize, only the integrity check, as coarse as possible.
@@ -186,7 +186,6 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
 
 /** What goes to photon, in words a client can show. */
 function wholeDecodeKind(format: ImageFormat): string {
-  if (format === "png") return "an interlaced PNG";
   if (format === "bmp") return "a run-length encoded BMP";
   return `a ${format.toUpperCase()}`;
 }

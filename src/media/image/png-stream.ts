@@ -4,8 +4,10 @@
  * `factor` x `factor` pixels as it arrives, so memory holds the file, two rows and the reduced image
  * (at most twice the target size per side), whatever the PNG's size. Every colour type and bit depth
  * (1 to 16), palettes and tRNS transparency are read; 16-bit samples keep their high byte.
- * Interlaced (Adam7) PNGs deliver their pixels out of order, so they go to photon, within its memory
- * limit; phones and cameras do not write them.
+ * Interlaced (Adam7) PNGs deliver their pixels in seven passes over the whole image, so every box
+ * stays open until the last pass: their sums are kept for the whole reduced image, in 16-bit integers
+ * while a box holds at most 16 x 16 pixels (8 bytes a box), and a PNG that needs no reduction is
+ * written straight into its RGBA pixels (4 bytes a pixel, at most about 4 MP at that size).
  *
  * Why our own code: no maintained WASM PNG decoder streams rows into a caller's reduction; pngjs and
  * fast-png decode whole images into memory (4 to 8 bytes per pixel, 190 MiB for a 48 MP PNG), and
@@ -63,8 +65,8 @@ export function pngLayout(bytes: Uint8Array): PngLayout {
   return layoutOf(first.value.body);
 }
 
-/** Writes one unfiltered row as RGBA (straight alpha) into `out`. */
-function rowConverter(chunks: Chunks): (row: Uint8Array, out: Uint8Array) => void {
+/** Writes one unfiltered row (of `count` pixels: the width, or an interlaced pass's) as RGBA (straight alpha) into `out`. */
+function rowConverter(chunks: Chunks): (row: Uint8Array, out: Uint8Array, count?: number) => void {
   const { layout, palette, transparency } = chunks;
   const { width, bitDepth, colourType } = layout;
   const wide = bitDepth === 16;
@@ -81,8 +83,8 @@ function rowConverter(chunks: Chunks): (row: Uint8Array, out: Uint8Array) => voi
   // tRNS: one grey or RGB value (at the image's bit depth) that is transparent, or palette alphas.
   const key = transparency && colourType === 0 && transparency.length >= 2 ? (transparency[0]! << 8) | transparency[1]! : -1;
   const keyRgb = transparency && colourType === 2 && transparency.length >= 6 ? [(transparency[0]! << 8) | transparency[1]!, (transparency[2]! << 8) | transparency[3]!, (transparency[4]! << 8) | transparency[5]!] : null;
-  return (row, out) => {
-    for (let x = 0, o = 0; x < width; x++, o += 4) {
+  return (row, out, count = width) => {
+    for (let x = 0, o = 0; x < count; x++, o += 4) {
       switch (colourType) {
         case 0: {
           const g = sample(row, x);
@@ -166,8 +168,8 @@ function unfilter(type: number, row: Uint8Array, previous: Uint8Array, bpp: numb
 export function decodePngReduced(bytes: Uint8Array, factor: number): Pixels {
   const chunks = readChunks(bytes);
   const { width, height, bitDepth, colourType, interlaced } = chunks.layout;
-  if (interlaced) throw new Error("decodePngReduced reads non-interlaced PNGs only");
   const k = Math.max(1, Math.min(200, Math.floor(factor)));
+  if (interlaced) return decodeInterlaced(chunks, k);
   const outWidth = Math.ceil(width / k);
   const outHeight = Math.ceil(height / k);
   const bitsPerPixel = CHANNELS[colourType]! * bitDepth;
@@ -280,5 +282,140 @@ export function decodePngReduced(bytes: Uint8Array, factor: number): Pixels {
     throw new CorruptImageError(`the PNG's image data does not inflate (after ${y} of ${height} rows): ${error instanceof Error ? error.message : String(error)}`);
   }
   if (y < height) throw new CorruptImageError(`the PNG's image data ends after ${y} of ${height} rows`);
+  return { width: outWidth, height: outHeight, channels: 4, data: out };
+}
+
+/** Adam7's passes: first column, first row, column step, row step. */
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+] as const;
+
+/**
+ * An interlaced PNG: each pass's rows are unfiltered (against the pass's previous row) and converted
+ * like any row, and each pixel is added to its box, which stays open until the last pass. With k = 1
+ * the pixels are the result; otherwise colour is summed premultiplied by alpha (16-bit sums of
+ * c x a / 255 while a box holds at most 256 pixels, 32-bit sums of c x a beyond).
+ */
+function decodeInterlaced(chunks: Chunks, k: number): Pixels {
+  const { width, height, bitDepth, colourType } = chunks.layout;
+  const outWidth = Math.ceil(width / k);
+  const outHeight = Math.ceil(height / k);
+  const boxes = outWidth * outHeight;
+  const bitsPerPixel = CHANNELS[colourType]! * bitDepth;
+  const bpp = Math.max(1, bitsPerPixel >> 3);
+  const convert = rowConverter(chunks);
+  const out = new Uint8Array(boxes * 4);
+  const narrow = k <= 16;
+  const colour = k === 1 ? null : narrow ? new Uint16Array(boxes * 3) : new Uint32Array(boxes * 3);
+  const alphas = k === 1 ? null : narrow ? new Uint16Array(boxes) : new Uint32Array(boxes);
+  const rgba = new Uint8Array(width * 4);
+  let previous = new Uint8Array(Math.ceil((width * bitsPerPixel) / 8));
+  let current = new Uint8Array(previous.length);
+
+  // The pass being read: its pixels per row, row bytes, rows left and position.
+  let pass = -1;
+  let passWidth = 0;
+  let stride = 0;
+  let rowsLeft = 0;
+  let passRow = 0;
+  const nextPass = () => {
+    while (++pass < 7) {
+      const [x0, y0, dx, dy] = ADAM7[pass]!;
+      passWidth = width > x0 ? Math.ceil((width - x0) / dx) : 0;
+      rowsLeft = height > y0 ? Math.ceil((height - y0) / dy) : 0;
+      if (passWidth > 0 && rowsLeft > 0) break;
+    }
+    stride = Math.ceil((passWidth * bitsPerPixel) / 8);
+    passRow = 0;
+    previous.fill(0, 0, stride);
+  };
+  nextPass();
+
+  const finishRow = (filterType: number) => {
+    const row = current.subarray(0, stride);
+    unfilter(filterType, row, previous.subarray(0, stride), bpp);
+    convert(row, rgba, passWidth);
+    const [x0, y0, dx, dy] = ADAM7[pass]!;
+    const y = y0 + passRow * dy;
+    const boxRow = ((y / k) | 0) * outWidth;
+    for (let i = 0, x = x0, o = 0; i < passWidth; i++, x += dx, o += 4) {
+      const a = rgba[o + 3]!;
+      if (k === 1) {
+        const at = (y * width + x) * 4;
+        out[at] = rgba[o]!;
+        out[at + 1] = rgba[o + 1]!;
+        out[at + 2] = rgba[o + 2]!;
+        out[at + 3] = a;
+        continue;
+      }
+      const box = boxRow + ((x / k) | 0);
+      if (narrow) {
+        colour![box * 3] = colour![box * 3]! + Math.round((rgba[o]! * a) / 255);
+        colour![box * 3 + 1] = colour![box * 3 + 1]! + Math.round((rgba[o + 1]! * a) / 255);
+        colour![box * 3 + 2] = colour![box * 3 + 2]! + Math.round((rgba[o + 2]! * a) / 255);
+      } else {
+        colour![box * 3] = colour![box * 3]! + rgba[o]! * a;
+        colour![box * 3 + 1] = colour![box * 3 + 1]! + rgba[o + 1]! * a;
+        colour![box * 3 + 2] = colour![box * 3 + 2]! + rgba[o + 2]! * a;
+      }
+      alphas![box] = alphas![box]! + a;
+    }
+    [previous, current] = [current, previous];
+    passRow++;
+    if (--rowsLeft === 0) nextPass();
+  };
+
+  let filled = -1;
+  let filterType = 0;
+  const consume = (chunk: Uint8Array) => {
+    let i = 0;
+    while (i < chunk.length && pass < 7) {
+      if (filled < 0) {
+        filterType = chunk[i++]!;
+        filled = 0;
+        if (stride > 0) continue;
+      }
+      const take = Math.min(stride - filled, chunk.length - i);
+      current.set(chunk.subarray(i, i + take), filled);
+      filled += take;
+      i += take;
+      if (filled === stride) {
+        finishRow(filterType);
+        filled = -1;
+      }
+    }
+  };
+  const inflater = new Unzlib((data) => consume(data));
+  try {
+    for (let p = 0; p < chunks.data.length; p++) {
+      const part = chunks.data[p]!;
+      for (let at = 0; at < part.length; at += INFLATE_SLICE) inflater.push(part.subarray(at, at + INFLATE_SLICE), p === chunks.data.length - 1 && at + INFLATE_SLICE >= part.length);
+    }
+  } catch (error) {
+    if (error instanceof CorruptImageError) throw error;
+    throw new CorruptImageError(`the PNG's image data does not inflate (in interlace pass ${pass + 1} of 7): ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (pass < 7) throw new CorruptImageError(`the interlaced PNG's image data ends in pass ${pass + 1} of 7`);
+  if (k === 1) return { width, height, channels: 4, data: out };
+  const scale = narrow ? 255 : 1;
+  for (let by = 0; by < outHeight; by++) {
+    const rows = Math.min(k, height - by * k);
+    for (let bx = 0; bx < outWidth; bx++) {
+      const box = by * outWidth + bx;
+      const n = rows * Math.min(k, width - bx * k);
+      const a = alphas![box]!;
+      if (a === 0) continue;
+      out[box * 4] = Math.min(255, Math.round((colour![box * 3]! * scale) / a));
+      out[box * 4 + 1] = Math.min(255, Math.round((colour![box * 3 + 1]! * scale) / a));
+      out[box * 4 + 2] = Math.min(255, Math.round((colour![box * 3 + 2]! * scale) / a));
+      out[box * 4 + 3] = Math.round(a / n);
+    }
+  }
   return { width: outWidth, height: outHeight, channels: 4, data: out };
 }
