@@ -1,9 +1,9 @@
 /**
  * AVIF with @jsquash/avif (libavif and dav1d compiled to WASM, maintained for Workers). Its decoder
  * returns the whole picture as RGBA, so AVIF is the one streamed-nothing format: the picture's YUV
- * planes and RGBA live in WASM memory, then once more in JavaScript, about 14 bytes a pixel with the
- * decoder's own buffers. Pictures up to AVIF_MAX_PIXELS are decoded (each in its own instance, dropped
- * afterwards: WASM memory only grows); larger ones keep their original and say why, and the Images
+ * planes and RGBA live in WASM memory, then once more in JavaScript (measured: about 40 MiB for the
+ * instance and 25 MiB a megapixel). Pictures up to AVIF_MAX_PIXELS are decoded (each in its own
+ * instance, dropped afterwards: WASM memory only grows); larger ones keep their original and say why, and the Images
  * binding (IMAGE_RESIZER = "images") makes their versions where an operator enables it. No maintained
  * AV1 decoder on npm decodes a row or a tile at a time (docs/decisions.md, "Image decoding").
  */
@@ -26,7 +26,7 @@ type Factory = (options: { noInitialRun: boolean; instantiateWasm(imports: WebAs
 /** Decodes an AVIF (8 bits a channel out), averaging `factor` x `factor` boxes into RGBA. */
 export async function decodeAvifReduced(bytes: Uint8Array, width: number, height: number, factor: number): Promise<Pixels> {
   if (width * height > AVIF_MAX_PIXELS) {
-    throw new ImageTooLargeError(`${width}x${height} is more than the ${AVIF_MAX_PIXELS} pixels an AVIF may have to be resized here: AVIF is decoded whole (about 14 bytes a pixel)`);
+    throw new ImageTooLargeError(`${width}x${height} is more than the ${AVIF_MAX_PIXELS} pixels an AVIF may have to be resized here: AVIF is decoded whole (about 25 MiB a megapixel)`);
   }
   const avif = await (avifFactory as unknown as Factory)({
     noInitialRun: true,

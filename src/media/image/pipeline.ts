@@ -3,7 +3,7 @@
  * pixel limits, so nothing too large is ever decoded. JPEGs are decoded by our scaled decoder;
  * PNG (interlaced pass by pass), uncompressed BMP, GIF, WebP (lossy, lossless, an animation's first
  * frame) and TIFF row by row, and HEIC tile by tile (libheif), all averaged into boxes as they arrive;
- * AVIF whole (libavif) up to 4 MP; RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
+ * AVIF whole (libavif) up to 2 MP; RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
  * decodable image is decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
