@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { heifGrid } from "../test/fixtures/corpus/heif-grid.mjs";
-import { buildImageWorker, isolateHeap, peakGrowth, startImageWorker, workerdPid } from "./image-measure.mjs";
+import { buildImageWorker, isolateHeap, peakGrowth, photoPixels, startImageWorker, workerdPid } from "./image-measure.mjs";
 import { median, round } from "./lib/load.mjs";
 
 const MiB = 1024 * 1024;
@@ -27,23 +27,6 @@ const ROUNDS = Number(process.env.BENCH_IMAGE_ROUNDS ?? 7);
 const TARGET = 4;
 /** POST /Medias takes files up to 20 MiB (src/media/upload.ts, MEDIA_MAX_BYTES). */
 const UPLOAD_LIMIT = 20 * MiB;
-
-/** Photo-like pixels (structure at several scales plus noise), RGB. */
-function photoPixels(width, height) {
-  const raw = Buffer.alloc(width * height * 3);
-  let seed = 12345;
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      const noise = ((seed >> 16) % 24) - 12;
-      const i = (y * width + x) * 3;
-      raw[i] = Math.max(0, Math.min(255, 128 + 80 * Math.sin(x / 37) * Math.cos(y / 53) + noise));
-      raw[i + 1] = Math.max(0, Math.min(255, (x * 255) / width + noise));
-      raw[i + 2] = Math.max(0, Math.min(255, (y * 255) / height + 40 * Math.sin((x + y) / 11) + noise));
-    }
-  }
-  return raw;
-}
 
 /** Smooth gradients with structure every 64 pixels: what a 48 MP lossless file must be to stay small. */
 function smoothPixels(width, height) {

@@ -19,7 +19,7 @@ const MiB = 1024 * 1024;
  * A photo-like JPEG: structure at several scales plus sensor-like noise, quality 85, 4:2:0, as
  * phones write them (about 0.2 bytes per pixel; a flat gradient would flatter any decoder).
  */
-export async function photo(width, height) {
+export function photoPixels(width, height) {
   const raw = Buffer.alloc(width * height * 3);
   let seed = 12345;
   for (let y = 0; y < height; y++) {
@@ -32,6 +32,11 @@ export async function photo(width, height) {
       raw[i + 2] = Math.max(0, Math.min(255, (y * 255) / height + 40 * Math.sin((x + y) / 11) + noise));
     }
   }
+  return raw;
+}
+
+export async function photo(width, height) {
+  const raw = photoPixels(width, height);
   return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85, chromaSubsampling: "4:2:0" }).toBuffer();
 }
 

@@ -7,6 +7,7 @@
  * screen; what it does not cover is transparent, as is its transparent colour.
  */
 import { CorruptImageError, ImageTooLargeError } from "./errors";
+import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
 
@@ -78,31 +79,8 @@ function firstFrame(b: Uint8Array): { screenWidth: number; screenHeight: number;
 function expand(b: Uint8Array, frame: Frame, total: number, sink: (piece: Uint8Array) => void): number {
   const clear = 1 << frame.minCodeSize;
   const end = clear + 1;
-  const prefix = new Int16Array(4096);
-  const suffix = new Uint8Array(4096);
-  const first = new Uint8Array(4096);
-  const lengths = new Uint16Array(4096);
-  for (let i = 0; i < clear; i++) {
-    prefix[i] = -1;
-    suffix[i] = i;
-    first[i] = i;
-    lengths[i] = 1;
-  }
-  const out = new Uint8Array(65536);
-  let used = 0;
-  let written = 0;
-  const emit = (code: number) => {
-    const length = lengths[code]!;
-    if (used + length > out.length) {
-      sink(out.subarray(0, used));
-      used = 0;
-    }
-    for (let c = code, at = used + length - 1; c >= 0; c = prefix[c]!, at--) out[at] = suffix[c]!;
-    used += length;
-    written += length;
-  };
+  const strings = new LzwStrings(clear, end + 1, sink);
   let width = frame.minCodeSize + 1;
-  let next = end + 1;
   let previous = -1;
   let bits = 0;
   let count = 0;
@@ -124,34 +102,28 @@ function expand(b: Uint8Array, frame: Frame, total: number, sink: (piece: Uint8A
     count -= width;
     if (code === clear) {
       width = frame.minCodeSize + 1;
-      next = end + 1;
+      strings.clear();
       previous = -1;
       continue;
     }
     if (code === end) break;
     if (previous < 0) {
-      if (code >= clear) throw new CorruptImageError("the GIF's LZW data starts with an undefined code");
-      emit(code);
-      previous = code;
+      if (!strings.isRoot(code)) throw new CorruptImageError("the GIF's LZW data starts with an undefined code");
     } else {
-      if (code > next) throw new CorruptImageError("the GIF's LZW data has an undefined code");
-      if (next < 4096) {
-        prefix[next] = previous;
-        suffix[next] = code < next ? first[code]! : first[previous]!;
-        first[next] = first[previous]!;
-        lengths[next] = lengths[previous]! + 1;
-        next++;
-        if (next === 1 << width && width < 12) width++;
-      } else if (code === next) {
+      if (code > strings.next) throw new CorruptImageError("the GIF's LZW data has an undefined code");
+      if (strings.next < 4096) {
+        strings.add(previous, code);
+        if (strings.next === 1 << width && width < 12) width++;
+      } else if (code === strings.next) {
         throw new CorruptImageError("the GIF's LZW table is full and a code refers past it");
       }
-      emit(code);
-      previous = code;
     }
-    if (written >= total) break;
+    strings.emit(code);
+    previous = code;
+    if (strings.written >= total) break;
   }
-  if (used > 0) sink(out.subarray(0, used));
-  return written;
+  strings.flush();
+  return strings.written;
 }
 
 /** The order an interlaced frame stores its rows in: row index in storage -> row in the picture. */

@@ -17,6 +17,7 @@ import type { BlockSize } from "./jpeg/idct";
 import {
   JPEG_MAX_COEFFICIENT_BYTES,
   JPEG_MAX_PIXELS,
+  AVIF_MAX_PIXELS,
   HEIF_MAX_PIXELS,
   JPEG_QUALITY,
   MEDIUM_MAX_SIDE,
@@ -119,50 +120,47 @@ function isOpaque(image: Pixels): boolean {
  */
 type Decoded = ({ kind: "planes"; planes: JpegPlanes } | { kind: "pixels"; pixels: Pixels }) & {
   blockSize: BlockSize;
-  /** The colour profile the decoder found (HEIF), when the pipeline does not read it from the bytes. */
+  /** The colour profile the decoder found, when the pipeline does not read it from the bytes (JPEG). */
   iccProfile?: Uint8Array | null;
+};
+
+/** A decoder that averages boxes of `factor` pixels as it goes, and the colour profile it reads. */
+interface BoxDecoder {
+  /** The most pixels an image may have (CPU time; the memory does not grow with them, but for AVIF's). */
+  maxPixels: number;
+  /** Why, when the limit is about memory. */
+  why?: string;
+  decode(bytes: Uint8Array, factor: number, header: ImageHeader): Pixels | Promise<Pixels> | { pixels: Pixels; iccProfile: Uint8Array | null };
+  icc?(bytes: Uint8Array): Uint8Array | null;
+}
+
+const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
+  png: { maxPixels: PNG_MAX_PIXELS, decode: decodePngReduced, icc: readPngIcc },
+  gif: { maxPixels: PNG_MAX_PIXELS, decode: decodeGifReduced },
+  bmp: { maxPixels: PNG_MAX_PIXELS, decode: decodeBmpReduced },
+  webp: { maxPixels: PNG_MAX_PIXELS, decode: decodeWebpReduced, icc: (bytes) => webpLayout(bytes).iccProfile },
+  tiff: { maxPixels: PNG_MAX_PIXELS, decode: decodeTiffReduced, icc: readTiffIcc },
+  // libheif reads the profile; the header's size (the largest ispe) is the picture's as stored.
+  heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor) },
+  avif: { maxPixels: AVIF_MAX_PIXELS, why: ": AVIF is decoded whole (about 25 MiB a megapixel)", decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor) },
 };
 
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
   const width = header.width!;
   const height = header.height!;
-  if (format === "bmp" && bmpLayout(bytes).streamable) {
-    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a BMP may have to be resized`);
-    const longSide = Math.max(width, height);
-    return { kind: "pixels", pixels: decodeBmpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8 };
-  }
-  if (format === "png") {
-    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a PNG may have to be resized`);
+  const boxed = BOX_DECODERS[format];
+  // RLE BMPs are not addressable by row: photon decodes them whole, below.
+  if (boxed && !(format === "bmp" && !bmpLayout(bytes).streamable)) {
+    if (width * height > boxed.maxPixels) {
+      const name = format.toUpperCase();
+      throw new ImageTooLargeError(`${width}x${height} is more than the ${boxed.maxPixels} pixels ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name} may have to be resized${boxed.why ?? ""}`);
+    }
     // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
     // nothing to resize, only the integrity check, as coarse as possible.
     const longSide = Math.max(width, height);
-    const factor = target > 0 ? Math.floor(longSide / target) : longSide;
-    return { kind: "pixels", pixels: decodePngReduced(bytes, factor), blockSize: 8 };
-  }
-  if (format === "webp") {
-    // Still or animated (the first frame), lossy or lossless, row by row.
-    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a WebP may have to be resized`);
-    const longSide = Math.max(width, height);
-    return { kind: "pixels", pixels: decodeWebpReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8, iccProfile: webpLayout(bytes).iccProfile };
-  }
-  if (format === "gif") {
-    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a GIF may have to be resized`);
-    const longSide = Math.max(width, height);
-    return { kind: "pixels", pixels: decodeGifReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8 };
-  }
-  if (format === "tiff") {
-    if (width * height > PNG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${PNG_MAX_PIXELS} pixels a TIFF may have to be resized`);
-    const longSide = Math.max(width, height);
-    return { kind: "pixels", pixels: decodeTiffReduced(bytes, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8, iccProfile: readTiffIcc(bytes) };
-  }
-  if (format === "avif") {
-    const longSide = Math.max(width, height);
-    return { kind: "pixels", pixels: await decodeAvifReduced(bytes, width, height, target > 0 ? Math.floor(longSide / target) : longSide), blockSize: 8 };
-  }
-  if (format === "heic") {
-    if (width * height > HEIF_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${HEIF_MAX_PIXELS} pixels a HEIC may have to be resized`);
-    const heif = decodeHeifReduced(bytes, (w, h) => (target > 0 ? Math.floor(Math.max(w, h) / target) : Math.max(w, h)));
-    return { kind: "pixels", pixels: heif.pixels, blockSize: 8, iccProfile: heif.iccProfile };
+    const result = await boxed.decode(bytes, target > 0 ? Math.floor(longSide / target) : longSide, header);
+    if ("pixels" in result) return { kind: "pixels", pixels: result.pixels, blockSize: 8, iccProfile: result.iccProfile };
+    return { kind: "pixels", pixels: result, blockSize: 8, iccProfile: boxed.icc ? boxed.icc(bytes) : null };
   }
   if (format === "jpeg") {
     if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
@@ -248,7 +246,7 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
   const asJpeg = format === "jpeg" || (lossy && decoded.kind === "pixels" && isOpaque(decoded.pixels));
   // The versions carry no ICC profile: a JPEG's colours (Display P3 phones, Adobe RGB cameras) are
   // converted to sRGB, which is how a profile-less image is shown.
-  const iccProfile = decoded.iccProfile !== undefined ? decoded.iccProfile : format === "jpeg" ? readJpegIcc(bytes) : format === "png" ? readPngIcc(bytes) : null;
+  const iccProfile = decoded.iccProfile !== undefined ? decoded.iccProfile : format === "jpeg" ? readJpegIcc(bytes) : null;
   const colour = iccProfile ? srgbTransform(iccProfile) : null;
   // Pixels are converted once, before the first resize (every version is made from them); JPEG
   // planes become pixels per version, and each is converted then.

@@ -160,6 +160,27 @@ function unfilter(type: number, row: Uint8Array, previous: Uint8Array, bpp: numb
 }
 
 /**
+ * Inflates the IDAT data into `consume`, a slice at a time. fflate inflates each pushed slice
+ * synchronously and hands its output straight on, so at most one slice's output (16 KiB in, at most
+ * ~16 MiB out for a bomb, about 32 KiB for a photo) exists at a time. The runtime's
+ * DecompressionStream was measured first: it buffers all the inflated output it has not been asked
+ * for (no backpressure between its two sides), and a 0.9 MiB 48 MP PNG of flat colour grew workerd by
+ * 301 MiB, whatever the slice size or reader. `where` says how far decoding got, for the error.
+ */
+function inflate(chunks: Chunks, consume: (data: Uint8Array) => void, where: () => string): void {
+  const inflater = new Unzlib((data) => consume(data));
+  try {
+    for (let p = 0; p < chunks.data.length; p++) {
+      const part = chunks.data[p]!;
+      for (let at = 0; at < part.length; at += INFLATE_SLICE) inflater.push(part.subarray(at, at + INFLATE_SLICE), p === chunks.data.length - 1 && at + INFLATE_SLICE >= part.length);
+    }
+  } catch (error) {
+    if (error instanceof CorruptImageError) throw error;
+    throw new CorruptImageError(`the PNG's image data does not inflate (${where()}): ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
  * Decodes a non-interlaced PNG, averaging each `factor` x `factor` box of pixels (alpha-weighted, so
  * transparent pixels do not tint their neighbours) into one: the result is ceil(width / factor) x
  * ceil(height / factor) RGBA. Throws CorruptImageError for data that does not inflate, a row with an
@@ -266,21 +287,7 @@ export function decodePngReduced(bytes: Uint8Array, factor: number): Pixels {
     }
   };
 
-  // fflate inflates each pushed slice synchronously and hands its output straight to `consume`, so
-  // at most one slice's output (64 KiB in, at most ~64 MiB out for a bomb, about 128 KiB for a photo)
-  // exists at a time. The runtime's DecompressionStream was measured first: it buffers all the
-  // inflated output it has not been asked for (no backpressure between its two sides), and a 0.9 MiB
-  // 48 MP PNG of flat colour grew workerd by 301 MiB, whatever the slice size or reader.
-  const inflater = new Unzlib((data) => consume(data));
-  try {
-    for (let p = 0; p < chunks.data.length; p++) {
-      const part = chunks.data[p]!;
-      for (let at = 0; at < part.length; at += INFLATE_SLICE) inflater.push(part.subarray(at, at + INFLATE_SLICE), p === chunks.data.length - 1 && at + INFLATE_SLICE >= part.length);
-    }
-  } catch (error) {
-    if (error instanceof CorruptImageError) throw error;
-    throw new CorruptImageError(`the PNG's image data does not inflate (after ${y} of ${height} rows): ${error instanceof Error ? error.message : String(error)}`);
-  }
+  inflate(chunks, consume, () => `after ${y} of ${height} rows`);
   if (y < height) throw new CorruptImageError(`the PNG's image data ends after ${y} of ${height} rows`);
   return { width: outWidth, height: outHeight, channels: 4, data: out };
 }
@@ -391,16 +398,7 @@ function decodeInterlaced(chunks: Chunks, k: number): Pixels {
       }
     }
   };
-  const inflater = new Unzlib((data) => consume(data));
-  try {
-    for (let p = 0; p < chunks.data.length; p++) {
-      const part = chunks.data[p]!;
-      for (let at = 0; at < part.length; at += INFLATE_SLICE) inflater.push(part.subarray(at, at + INFLATE_SLICE), p === chunks.data.length - 1 && at + INFLATE_SLICE >= part.length);
-    }
-  } catch (error) {
-    if (error instanceof CorruptImageError) throw error;
-    throw new CorruptImageError(`the PNG's image data does not inflate (in interlace pass ${pass + 1} of 7): ${error instanceof Error ? error.message : String(error)}`);
-  }
+  inflate(chunks, consume, () => `in interlace pass ${pass + 1} of 7`);
   if (pass < 7) throw new CorruptImageError(`the interlaced PNG's image data ends in pass ${pass + 1} of 7`);
   if (k === 1) return { width, height, channels: 4, data: out };
   const scale = narrow ? 255 : 1;

@@ -11,6 +11,7 @@
  */
 import { Unzlib } from "fflate";
 import { CorruptImageError, UnsupportedImageError, ImageTooLargeError } from "./errors";
+import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
 
@@ -157,28 +158,7 @@ function packBits(input: Uint8Array, sink: Sink): void {
 
 /** TIFF's LZW (MSB-first codes of 9 to 12 bits, widened one code early). */
 function lzw(input: Uint8Array, sink: Sink): void {
-  const prefix = new Int32Array(4096);
-  const suffix = new Uint8Array(4096);
-  const first = new Uint8Array(4096);
-  const lengths = new Uint16Array(4096);
-  for (let i = 0; i < 256; i++) {
-    suffix[i] = i;
-    first[i] = i;
-    lengths[i] = 1;
-    prefix[i] = -1;
-  }
-  const out = new Uint8Array(65536);
-  let used = 0;
-  const emit = (code: number) => {
-    const length = lengths[code]!;
-    if (used + length > out.length) {
-      sink(out.subarray(0, used));
-      used = 0;
-    }
-    for (let c = code, at = used + length - 1; c >= 0; c = prefix[c]!, at--) out[at] = suffix[c]!;
-    used += length;
-  };
-  let next = 258;
+  const strings = new LzwStrings(256, 258, sink);
   let width = 9;
   let previous = -1;
   let bitBuffer = 0;
@@ -195,30 +175,22 @@ function lzw(input: Uint8Array, sink: Sink): void {
     bitBuffer &= (1 << bitCount) - 1;
     if (code === 257) break;
     if (code === 256) {
-      next = 258;
+      strings.clear();
       width = 9;
       previous = -1;
       continue;
     }
     if (previous < 0) {
-      if (code > 255) throw new CorruptImageError("the TIFF's LZW data starts with an undefined code");
-      emit(code);
-      previous = code;
-      continue;
+      if (!strings.isRoot(code)) throw new CorruptImageError("the TIFF's LZW data starts with an undefined code");
+    } else {
+      if (code > strings.next || strings.next >= 4096) throw new CorruptImageError("the TIFF's LZW data has an undefined code");
+      strings.add(previous, code);
     }
-    if (code > next || next >= 4096) throw new CorruptImageError("the TIFF's LZW data has an undefined code");
-    const known = code < next;
-    // The new entry: the previous string plus the first byte of this one (or of itself, if new).
-    prefix[next] = previous;
-    suffix[next] = known ? first[code]! : first[previous]!;
-    first[next] = first[previous]!;
-    lengths[next] = lengths[previous]! + 1;
-    next++;
-    emit(code);
+    strings.emit(code);
     previous = code;
-    if (next + 1 >= 1 << width && width < 12) width++;
+    if (strings.next + 1 >= 1 << width && width < 12) width++;
   }
-  if (used > 0) sink(out.subarray(0, used));
+  strings.flush();
 }
 
 function inflate(input: Uint8Array, sink: Sink): void {
