@@ -82,6 +82,23 @@ describe("the JPEG decoder", () => {
     expect(at(100, 200)[2]! - at(150, 200)[2]!).toBeGreaterThan(60);
   });
 
+  it.each(["adobe-ycck.jpg", "imagemagick-cmyk.jpg"])("converts a YCCK JPEG (%s: Adobe transform 2) to the picture's colours", (file) => {
+    // The corpus picture (test/fixtures/corpus/generate.mjs) through ImageMagick's naive CMYK, stored
+    // as YCCK by libjpeg (corpus/ycck.c) or by ImageMagick: the naive conversion back is the picture,
+    // within JPEG's error. A decoder that skipped the YCC step would be off by far more.
+    const image = decodeJpeg(sample(file), { blockSize: 8, maxCoefficientBytes: 64 * 1024 * 1024 });
+    expect([image.width, image.height, image.channels]).toEqual([320, 240, 3]);
+    let worst = 0;
+    for (let y = 4; y < 240; y += 9) {
+      for (let x = 6; x < 320; x += 13) {
+        if (Math.abs(x - 80) < 8 || Math.abs(y - 60) < 8) continue; // the dark corner's edges ring
+        const want = [Math.round((x / 320) * 255), Math.round((y / 240) * 255), x < 80 && y < 60 ? 20 : 128];
+        for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs(image.data[(y * 320 + x) * 3 + c]! - want[c]!));
+      }
+    }
+    expect(worst).toBeLessThan(16);
+  });
+
   it("refuses a progressive JPEG whose coefficients exceed the budget", () => {
     expect(() => decodeJpeg(sample("progressive.jpg"), { blockSize: 1, maxCoefficientBytes: 1024 })).toThrow(ImageTooLargeError);
   });

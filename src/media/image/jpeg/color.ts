@@ -87,7 +87,7 @@ export function planesToPixels(image: JpegPlanes): DecodedPixels {
 /**
  * CMYK and YCCK to RGB (print JPEGs from Adobe software). Adobe stores the channels inverted (255: no
  * ink), so a pixel is R = C x K / 255 (and likewise G, B) from the stored values; YCCK first turns its
- * three YCC channels back into the stored C, M and Y as YCbCr turns into RGB. Without the Adobe marker
+ * three YCC channels back into the stored C, M and Y: each is 255 minus what YCbCr would give as R, G, B. Without the Adobe marker
  * the channels are read as ink amounts (inverted first). A naive conversion (no ICC profile), so print
  * colours come out close, never as a negative.
  */
@@ -109,10 +109,12 @@ function cmykToPixels(image: JpegPlanes): DecodedPixels {
       let c = c2.data[r[2]! + xs[2]![x]!]!;
       let k = c3.data[r[3]! + xs[3]![x]!]!;
       if (ycck) {
+        // YCC holds the complements of the stored C, M and Y (libjpeg's ycck_cmyk_convert):
+        // C = 255 - R of the YCC triple, likewise M and Y; K passes through.
         const luma = a;
-        a = Math.max(0, Math.min(255, luma + CR_R[c]!));
-        const g = Math.max(0, Math.min(255, luma + ((CB_G[b]! + CR_G[c]!) >> 16)));
-        c = Math.max(0, Math.min(255, luma + CB_B[b]!));
+        a = 255 - Math.max(0, Math.min(255, luma + CR_R[c]!));
+        const g = 255 - Math.max(0, Math.min(255, luma + ((CB_G[b]! + CR_G[c]!) >> 16)));
+        c = 255 - Math.max(0, Math.min(255, luma + CB_B[b]!));
         b = g;
       }
       if (!inverted) {
