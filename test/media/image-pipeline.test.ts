@@ -295,6 +295,23 @@ describe("colour: photos with an ICC profile", () => {
   });
 });
 
+describe("colour: Display P3 in WebP, HEIC and TIFF", () => {
+  // p3.png at half size (640 x 480) in each container: the scene's (239, 11, 60) at (600, 20) is
+  // written in P3 numbers; a version made at nearly full size shows it in sRGB again.
+  it.each([
+    { file: "p3.webp", format: "webp" },
+    { file: "p3.heic", format: "heic" },
+    { file: "p3.tif", format: "tiff" },
+  ] as const)("$file: the version is in sRGB", async ({ file, format }) => {
+    const outcome = await processImage(format, sample(file), undefined, { medium: 630, small: 100 });
+    const medium = outcome.versions.find((v) => v.size === "Medium")!;
+    expect([medium.width, medium.height]).toEqual([630, 473]);
+    const pixels = medium.contentType === "image/jpeg" ? decodeJpeg(medium.bytes, { blockSize: 8, maxCoefficientBytes: 1 << 26 }) : { ...withPhoton((photon) => photon.decode(medium.bytes)), channels: 4 };
+    const at = (x: number, y: number) => Array.from(pixels.data.subarray((y * pixels.width + x) * pixels.channels, (y * pixels.width + x) * pixels.channels + 3));
+    at(Math.round((600 * 630) / 640), Math.round((20 * 473) / 480)).forEach((v, i) => expect(Math.abs(v - [239, 11, 60][i]!), `${file} channel ${i}: ${v}`).toBeLessThanOrEqual(10));
+  });
+});
+
 describe("BMP read row by row", () => {
   /** A BMP of width x height at 8 (grey palette), 24 or 32 bits, or 16 bits with 5-6-5 bit fields. */
   function bmp(width: number, height: number, bits: 8 | 16 | 24 | 32, pixel: (x: number, y: number) => [number, number, number], topDown = false): Uint8Array {
