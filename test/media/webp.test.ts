@@ -102,6 +102,10 @@ describe("WebP decoding", () => {
   ])("$case: CorruptImageError", ({ bytes }) => {
     expect(() => decodeWebpReduced(bytes(), 1)).toThrow(CorruptImageError);
   });
+
+  it("refuses a lossless WebP naming 65,536 prefix-code groups before reading them", () => {
+    expect(() => decodeWebpReduced(manyGroups(), 1)).toThrow(/names 65536 prefix-code groups; at most 4096/);
+  });
 });
 
 /** A truncated file whose RIFF and VP8 sizes say it is whole: the decoder itself must notice. */
@@ -111,6 +115,45 @@ function patchedSize(bytes: Uint8Array): Uint8Array {
   view.setUint32(4, copy.length - 8, true);
   view.setUint32(16, copy.length - 20, true);
   return copy;
+}
+
+/**
+ * A 1 x 1 lossless WebP whose meta image (itself 1 x 1, one literal pixel) names group 65,535: a
+ * decoder that believed it would read 65,536 groups of five prefix codes.
+ */
+function manyGroups(): Uint8Array {
+  const bits: number[] = [];
+  const put = (value: number, n: number) => {
+    for (let i = 0; i < n; i++) bits.push((value >> i) & 1);
+  };
+  put(0x2f, 8); // signature
+  put(0, 14); // width - 1
+  put(0, 14); // height - 1
+  put(0, 1); // no alpha
+  put(0, 3); // version
+  put(0, 1); // no transform
+  put(0, 1); // no colour cache
+  put(1, 1); // meta prefix codes
+  put(0, 3); // meta bits - 2
+  // The meta image: no colour cache, then five simple one-symbol codes: green 0xff, red 0xff,
+  // blue 0, alpha 0, distance 0, so its one pixel is 0x00ffff00 (group 0xffff).
+  put(0, 1);
+  for (const symbol of [0xff, 0xff, 0, 0, 0]) {
+    put(1, 1); // simple
+    put(0, 1); // one symbol
+    put(1, 1); // 8 bits
+    put(symbol, 8);
+  }
+  while (bits.length % 8) bits.push(0);
+  const data = new Uint8Array(bits.length / 8 + 16);
+  for (let i = 0; i < bits.length; i++) data[i >> 3]! |= bits[i]! << (i & 7);
+  const riff = new Uint8Array(20 + data.length);
+  riff.set(new TextEncoder().encode("RIFF"), 0);
+  new DataView(riff.buffer).setUint32(4, riff.length - 8, true);
+  riff.set(new TextEncoder().encode("WEBPVP8L"), 8);
+  new DataView(riff.buffer).setUint32(16, data.length, true);
+  riff.set(data, 20);
+  return riff;
 }
 
 function patchedLossless(bytes: Uint8Array): Uint8Array {

@@ -164,6 +164,9 @@ function readPrefixCode(r: BitReader, alphabet: number): PrefixCode {
   return new PrefixCode(lengths);
 }
 
+/** The most prefix-code groups a picture may use (see decodeEntropyImage). */
+const MAX_GROUPS = 4096;
+
 /** Green (with length prefixes and cache indices), red, blue, alpha, distance. */
 type Group = [PrefixCode, PrefixCode, PrefixCode, PrefixCode, PrefixCode];
 
@@ -221,6 +224,9 @@ function decodeEntropyImage(r: BitReader, width: number, height: number, topLeve
       if (meta[i]! + 1 > groupCount) groupCount = meta[i]! + 1;
     }
   }
+  // Each group is five prefix codes (about 6 KiB); libwebp's encoder writes at most a few thousand, and
+  // a crafted file naming 65,536 would cost 360 MiB.
+  if (groupCount > MAX_GROUPS) throw new CorruptImageError(`the WebP's lossless data names ${groupCount} prefix-code groups; at most ${MAX_GROUPS} are read`);
   const groups: Group[] = [];
   for (let g = 0; g < groupCount; g++) groups.push(readGroup(r, cacheSize));
 
