@@ -144,6 +144,8 @@ describe("decompression bombs are never decoded", () => {
     { case: "a 64000x64000 PNG", format: "png", bytes: () => pngDeclaring(64000, 64000), size: [64000, 64000] },
     { case: "a 65535x65535 GIF", format: "gif", bytes: () => gifDeclaring(65535, 65535), size: [65535, 65535] },
     { case: "a 65000x65000 JPEG", format: "jpeg", bytes: () => jpegDeclaring(65000, 65000), size: [65000, 65000] },
+    // Within the pixel limit, but one row of it would be hundreds of MiB.
+    { case: "a 110000000x1 PNG", format: "png", bytes: () => pngDeclaring(110_000_000, 1), size: [110_000_000, 1] },
   ] as const)("$case: kept as uploaded, integrity not checked", async ({ format, bytes, size }) => {
     const outcome = await processImage(format, bytes(), neverDecodes);
     expect(outcome).toMatchObject({ integrity: "notChecked", width: size[0], height: size[1], versions: [] });

@@ -47,6 +47,12 @@ export const PHOTON_BYTES_PER_PIXEL_16_BIT = 17;
  */
 export const PHOTON_RETAIN_BYTES = 24 * 1024 * 1024;
 
+/**
+ * The longest side decoded, whatever the format: row decoders hold a row or two, and a 120 MP picture
+ * one pixel high would make a single 16-bit RGBA row 960 MB. No camera or scanner goes near it.
+ */
+export const MAX_SIDE = 100_000;
+
 /** JPEG quality of resized versions of JPEG and lossy WebP originals. */
 export const JPEG_QUALITY = 85;
 

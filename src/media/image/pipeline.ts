@@ -19,6 +19,7 @@ import {
   JPEG_MAX_PIXELS,
   AVIF_MAX_PIXELS,
   HEIF_MAX_PIXELS,
+  MAX_SIDE,
   JPEG_QUALITY,
   MEDIUM_MAX_SIDE,
   PNG_MAX_PIXELS,
@@ -148,6 +149,8 @@ const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
   const width = header.width!;
   const height = header.height!;
+  // Decoders hold a row or two: a side this long would make a row alone hundreds of MiB.
+  if (Math.max(width, height) > MAX_SIDE) throw new ImageTooLargeError(`${width}x${height} has a side longer than the ${MAX_SIDE} pixels an image may have to be resized`);
   const boxed = BOX_DECODERS[format];
   // RLE BMPs are not addressable by row: photon decodes them whole, below.
   if (boxed && !(format === "bmp" && !bmpLayout(bytes).streamable)) {

@@ -79,6 +79,7 @@ function readIfd(b: Uint8Array): Ifd {
   const width = one(256);
   const height = one(257);
   const samples = one(277, 1);
+  if (samples < 1 || samples > 8) throw new UnsupportedImageError(`a TIFF with ${samples} samples a pixel is not decoded (up to 8 are)`);
   const bitsList = values(258);
   const bits = bitsList[0] ?? 1;
   if (bitsList.some((v) => v !== bits)) throw new UnsupportedImageError("TIFF samples of different sizes are not decoded");
