@@ -8,7 +8,8 @@
  * formats stay as small as they can (a 48 MP BMP is 137 MiB whatever it shows).
  *
  * HEIC needs Debian's heif-enc (libheif-examples) to make its inputs: iPhone-like grids of 512 x 512
- * tiles, assembled by test/fixtures/corpus/heif-grid.mjs. Without it, HEIC is reported as skipped.
+ * tiles, assembled by test/fixtures/corpus/heif-grid.mjs. Grid AVIFs need avifenc (libavif-bin).
+ * Without them, those inputs are left out and the run says so.
  * sharp's prebuilt libvips reads neither BMP nor HEIC (no HEVC decoder), so those two have no ratio.
  *
  *   npm run bench -- --only formats      (BENCH_IMAGE_ROUNDS=7 by default)
@@ -67,13 +68,21 @@ function bmp(raw, width, height) {
   return out;
 }
 
-function hasHeifEnc() {
+function has(tool) {
   try {
-    execFileSync("sh", ["-c", "command -v heif-enc"], { stdio: "ignore" });
+    execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
     return true;
   } catch {
     return false;
   }
+}
+const hasHeifEnc = () => has("heif-enc");
+
+/** A grid AVIF from libavif's avifenc: the picture in tiles of about 500 x 500 (AVIF_MAX_PIXELS bounds one coded picture). */
+async function avifGrid(raw, width, height, columns, rows, work) {
+  await sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toFile(join(work, "avif-grid.png"));
+  execFileSync("avifenc", ["-s", "9", "-q", "50", "--grid", `${columns}x${rows}`, join(work, "avif-grid.png"), join(work, "grid.avif")], { stdio: "ignore" });
+  return readFileSync(join(work, "grid.avif"));
 }
 
 /** An iPhone-like HEIC: the picture cut into 512 x 512 tiles, each encoded by heif-enc, assembled as a grid. */
@@ -116,6 +125,10 @@ async function inputs(width, height, label, work, pixels = photoPixels) {
     { format: "webp", label: `${label} WebP (lossless)`, bytes: await img().webp({ lossless: true, effort: 1 }).toBuffer(), sharp: true },
     { format: "avif", label: `${label} AVIF (q50)`, bytes: await img().avif({ quality: 50, effort: 0 }).toBuffer(), sharp: true },
   ];
+  if (has("avifenc")) {
+    const [columns, rows] = width === 4032 ? [8, 6] : [16, 12];
+    list.push({ format: "avif", label: `${label} AVIF (grid of ${width / columns} x ${height / rows} tiles, avifenc q50)`, bytes: await avifGrid(raw, width, height, columns, rows, work), sharp: true });
+  }
   if (hasHeifEnc()) list.push({ format: "heic", label: `${label} HEIC (grid of 512 x 512 tiles, as iPhones write)`, bytes: await heicGrid(raw, width, height, work), sharp: false });
   return list.map((input, i) => ({ ...input, name: `${label.replace(/\W/g, "")}-${i}` }));
 }
@@ -139,9 +152,10 @@ export async function runFormatsSection({ root, benchDir, step }) {
   const work = mkdtempSync(join(tmpdir(), "formats-bench-"));
   mkdirSync(benchDir, { recursive: true });
   sharp.cache(false);
-  step(`formats: making 12 MP inputs in every format${hasHeifEnc() ? "" : " (heif-enc not installed: no HEIC)"}`);
+  const missing = [hasHeifEnc() ? "" : "heif-enc not installed: no HEIC", has("avifenc") ? "" : "avifenc not installed: no grid AVIF"].filter(Boolean);
+  step(`formats: making 12 MP inputs in every format${missing.length ? ` (${missing.join("; ")})` : ""}`);
   const twelve = await inputs(4032, 3024, "12 MP", work);
-  // AVIF is decoded whole up to AVIF_MAX_PIXELS (2 MP): its largest accepted size, for time and memory.
+  // An AVIF that is not a grid is decoded whole up to AVIF_MAX_PIXELS (2 MP): its largest accepted size, for time and memory.
   const avifRaw = photoPixels(1632, 1224);
   const avifLargest = {
     format: "avif",

@@ -297,12 +297,13 @@ describe("colour: photos with an ICC profile", () => {
   });
 });
 
-describe("colour: Display P3 in WebP, HEIC and TIFF", () => {
+describe("colour: Display P3 in WebP, HEIC, AVIF and TIFF", () => {
   // p3.png at half size (640 x 480) in each container: the scene's (239, 11, 60) at (600, 20) is
   // written in P3 numbers; a version made at nearly full size shows it in sRGB again.
   it.each([
     { file: "p3.webp", format: "webp" },
     { file: "p3.heic", format: "heic" },
+    { file: "p3.avif", format: "avif" },
     { file: "p3.tif", format: "tiff" },
   ] as const)("$file: the version is in sRGB", async ({ file, format }) => {
     const outcome = await processImage(format, sample(file), undefined, { medium: 630, small: 100 });

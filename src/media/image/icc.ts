@@ -9,7 +9,7 @@
  */
 import { unzlibSync } from "fflate";
 import type { Pixels } from "./resample";
-import { asText, jpegSegments, pngChunks } from "./segments";
+import { asText, heifFile, jpegSegments, pngChunks } from "./segments";
 
 /** The profile in a PNG's iCCP chunk (a name, a zero byte, method 0, then the zlib-compressed profile), or null. */
 export function readPngIcc(bytes: Uint8Array): Uint8Array | null {
@@ -44,6 +44,17 @@ export function readJpegIcc(bytes: Uint8Array): Uint8Array | null {
     at += p.length;
   }
   return out;
+}
+
+/**
+ * The profile of a HEIF's (AVIF's) primary picture: its colr property of type prof (or rICC), or null.
+ * (libheif reads HEIC's itself; libavif does not apply it, so AVIF's is read here.)
+ */
+export function readHeifIcc(bytes: Uint8Array): Uint8Array | null {
+  const { primary, items } = heifFile(bytes);
+  const item = primary === null ? undefined : items.get(primary);
+  const colr = item?.properties.find((p) => p.type === "colr" && ["prof", "rICC"].includes(asText(p.body.subarray(0, 4))));
+  return colr && colr.body.length > 4 ? colr.body.subarray(4) : null;
 }
 
 type Curve = (v: number) => number;

@@ -3,7 +3,7 @@
  * pixel limits, so nothing too large is ever decoded. JPEGs are decoded by our scaled decoder;
  * PNG (interlaced pass by pass), uncompressed BMP, GIF, WebP (lossy, lossless, an animation's first
  * frame) and TIFF row by row, and HEIC tile by tile (libheif), all averaged into boxes as they arrive;
- * AVIF whole (libavif) up to 2 MP; RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
+ * AVIF grids tile by tile and other AVIFs whole up to 2 MP (libavif); RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
  * decodable image is decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
@@ -17,7 +17,6 @@ import type { BlockSize } from "./jpeg/idct";
 import {
   JPEG_MAX_COEFFICIENT_BYTES,
   JPEG_MAX_PIXELS,
-  AVIF_MAX_PIXELS,
   HEIF_MAX_PIXELS,
   MAX_SIDE,
   JPEG_QUALITY,
@@ -33,7 +32,7 @@ import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced } from "./png-stream";
 import { bmpLayout, decodeBmpReduced } from "./bmp-stream";
-import { readJpegIcc, readPngIcc, srgbTransform } from "./icc";
+import { readHeifIcc, readJpegIcc, readPngIcc, srgbTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
 import { decodeTiffReduced, readTiffIcc } from "./tiff";
 import { decodeGifReduced } from "./gif";
@@ -127,10 +126,8 @@ type Decoded = ({ kind: "planes"; planes: JpegPlanes } | { kind: "pixels"; pixel
 
 /** A decoder that averages boxes of `factor` pixels as it goes, and the colour profile it reads. */
 interface BoxDecoder {
-  /** The most pixels an image may have (CPU time; the memory does not grow with them, but for AVIF's). */
+  /** The most pixels an image may have (CPU time: the memory does not grow with them). */
   maxPixels: number;
-  /** Why, when the limit is about memory. */
-  why?: string;
   decode(bytes: Uint8Array, factor: number, header: ImageHeader): Pixels | Promise<Pixels> | { pixels: Pixels; iccProfile: Uint8Array | null };
   icc?(bytes: Uint8Array): Uint8Array | null;
 }
@@ -143,7 +140,8 @@ const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
   tiff: { maxPixels: PNG_MAX_PIXELS, decode: decodeTiffReduced, icc: readTiffIcc },
   // libheif reads the profile; the header's size (the largest ispe) is the picture's as stored.
   heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor) },
-  avif: { maxPixels: AVIF_MAX_PIXELS, why: ": AVIF is decoded whole (about 25 MiB a megapixel)", decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor) },
+  // The picture whole up to AVIF_MAX_PIXELS, a grid's tiles one at a time (avif.ts says which).
+  avif: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor), icc: readHeifIcc },
 };
 
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
@@ -156,7 +154,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
   if (boxed && !(format === "bmp" && !bmpLayout(bytes).streamable)) {
     if (width * height > boxed.maxPixels) {
       const name = format.toUpperCase();
-      throw new ImageTooLargeError(`${width}x${height} is more than the ${boxed.maxPixels} pixels ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name} may have to be resized${boxed.why ?? ""}`);
+      throw new ImageTooLargeError(`${width}x${height} is more than the ${boxed.maxPixels} pixels ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name} may have to be resized`);
     }
     // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
     // nothing to resize, only the integrity check, as coarse as possible.

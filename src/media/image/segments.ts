@@ -68,12 +68,34 @@ export interface HeifItem {
   contentType: string | null;
   /** Its data, when it is one extent in the file or in idat; otherwise empty. */
   body: Uint8Array;
+  /** Its properties (ipma's associations into ipco), in order. */
+  properties: HeifProperty[];
+  /** Its references by type (iref): dimg lists a grid's tiles, auxl points an alpha plane at its image. */
+  references: Map<string, number[]>;
+}
+
+export interface HeifProperty {
+  type: string;
+  /** The payload (a full box's version and flags included). */
+  body: Uint8Array;
+  /** The whole box, header included, as it can be written into another file. */
+  box: Uint8Array;
+  /** Marked essential: a reader that does not know it must not show the item. */
+  essential: boolean;
+}
+
+export interface HeifFile {
+  /** The primary item (pitm): the picture the file shows. */
+  primary: number | null;
+  items: Map<number, HeifItem>;
 }
 
 interface Box {
   type: string;
   /** The payload (after the size and type; a full box's version and flags included). */
   body: Uint8Array;
+  /** The whole box. */
+  box: Uint8Array;
 }
 
 function* isoBoxes(bytes: Uint8Array): Generator<Box> {
@@ -86,7 +108,7 @@ function* isoBoxes(bytes: Uint8Array): Generator<Box> {
       header = 16;
     } else if (size === 0) size = bytes.length - pos;
     if (size < header || pos + size > bytes.length) return;
-    yield { type: asText(bytes.subarray(pos + 4, pos + 8)), body: bytes.subarray(pos + header, pos + size) };
+    yield { type: asText(bytes.subarray(pos + 4, pos + 8)), body: bytes.subarray(pos + header, pos + size), box: bytes.subarray(pos, pos + size) };
     pos += size;
   }
 }
@@ -94,16 +116,23 @@ function* isoBoxes(bytes: Uint8Array): Generator<Box> {
 const readU32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 const readU16 = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
 
-/**
- * A HEIF (HEIC, AVIF) file's items from meta: iinf for their types, iloc for their data. Subarrays
- * of `bytes`, so writing into an item's body edits the file in place. Lenient: a malformed box ends
- * the walk.
- */
+/** A HEIF (HEIC, AVIF) file's items; see `heifFile`. */
 export function heifItems(bytes: Uint8Array): HeifItem[] {
-  const meta = [...isoBoxes(bytes)].find((b) => b.type === "meta");
-  if (!meta || meta.body.length < 4) return [];
-  const children = [...isoBoxes(meta.body.subarray(4))];
+  return [...heifFile(bytes).items.values()];
+}
+
+/**
+ * A HEIF (HEIC, AVIF) file's meta box read: its primary item, and every item with its type (iinf),
+ * data (iloc), properties (iprp) and references (iref). Bodies are subarrays of `bytes`, so writing
+ * into an item's body edits the file in place. Lenient: a malformed box ends its walk.
+ */
+export function heifFile(bytes: Uint8Array): HeifFile {
   const items = new Map<number, HeifItem>();
+  const meta = [...isoBoxes(bytes)].find((b) => b.type === "meta");
+  if (!meta || meta.body.length < 4) return { primary: null, items };
+  const children = [...isoBoxes(meta.body.subarray(4))];
+  const pitm = children.find((b) => b.type === "pitm")?.body;
+  const primary = !pitm || pitm.length < 6 ? null : pitm[0] === 0 ? readU16(pitm, 4) : pitm.length >= 8 ? readU32(pitm, 4) : null;
   const iinf = children.find((b) => b.type === "iinf");
   if (iinf && iinf.body.length >= 6) {
     const skip = iinf.body[0] === 0 ? 6 : 8;
@@ -120,7 +149,7 @@ export function heifItems(bytes: Uint8Array): HeifItem[] {
         const typeEnd = nameEnd < 0 ? -1 : b.indexOf(0, nameEnd + 1);
         if (typeEnd > nameEnd) contentType = asText(b.subarray(nameEnd + 1, typeEnd));
       }
-      items.set(id, { id, type, contentType, body: new Uint8Array(0) });
+      items.set(id, { id, type, contentType, body: new Uint8Array(0), properties: [], references: new Map() });
     }
   }
   const idat = children.find((b) => b.type === "idat")?.body ?? new Uint8Array(0);
@@ -157,5 +186,45 @@ export function heifItems(bytes: Uint8Array): HeifItem[] {
       if (offset + length <= source.length) item.body = source.subarray(offset, length === 0 ? source.length : offset + length);
     }
   }
-  return [...items.values()];
+  const iprp = children.find((b) => b.type === "iprp");
+  if (iprp) {
+    const boxes = [...isoBoxes(iprp.body)];
+    const ipco = boxes.find((b) => b.type === "ipco");
+    const properties = ipco ? [...isoBoxes(ipco.body)] : [];
+    for (const ipma of boxes.filter((b) => b.type === "ipma")) {
+      const b = ipma.body;
+      if (b.length < 8) continue;
+      const wideId = b[0]! >= 1;
+      const wideIndex = (b[3]! & 1) === 1;
+      let pos = 8;
+      for (let n = readU32(b, 4); n > 0 && pos < b.length; n--) {
+        const id = wideId ? readU32(b, pos) : readU16(b, pos);
+        pos += wideId ? 4 : 2;
+        const item = items.get(id);
+        for (let count = b[pos++] ?? 0; count > 0 && pos < b.length; count--) {
+          const value = wideIndex ? readU16(b, pos) : b[pos]!;
+          pos += wideIndex ? 2 : 1;
+          const index = value & (wideIndex ? 0x7fff : 0x7f);
+          const property = properties[index - 1]; // 0 means none; ipco is numbered from 1
+          if (item && property) item.properties.push({ ...property, essential: value >> (wideIndex ? 15 : 7) === 1 });
+        }
+      }
+    }
+  }
+  const iref = children.find((b) => b.type === "iref");
+  if (iref && iref.body.length >= 4) {
+    const wide = iref.body[0] === 1;
+    const size = wide ? 4 : 2;
+    const read = (b: Uint8Array, at: number) => (wide ? readU32(b, at) : readU16(b, at));
+    for (const reference of isoBoxes(iref.body.subarray(4))) {
+      const b = reference.body;
+      if (b.length < size + 2) continue;
+      const from = items.get(read(b, 0));
+      const count = readU16(b, size);
+      if (!from || b.length < size + 2 + count * size) continue;
+      const to = Array.from({ length: count }, (_, i) => read(b, size + 2 + i * size));
+      from.references.set(reference.type, [...(from.references.get(reference.type) ?? []), ...to]);
+    }
+  }
+  return { primary, items };
 }
