@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { CorruptImageError, ImageTooLargeError } from "../../src/media/image/errors";
 import { sniffFormat } from "../../src/media/image/formats";
 import { readHeader } from "../../src/media/image/header";
-import { readJpegIcc, readPngIcc, srgbTransform } from "../../src/media/image/icc";
+import { nclxTransform, readJpegIcc, readPngIcc, srgbTransform } from "../../src/media/image/icc";
 import { decodeBmpReduced } from "../../src/media/image/bmp-stream";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
 import { JPEG_MAX_PIXELS, PHOTON_MAX_WASM_BYTES } from "../../src/media/image/limits";
@@ -298,12 +298,31 @@ describe("colour: photos with an ICC profile", () => {
 });
 
 describe("colour: Display P3 in WebP, HEIC, AVIF and TIFF", () => {
+  it("nclx code points: wide gamuts are converted, sRGB's primaries and HDR transfers are not", () => {
+    expect(nclxTransform(1, 13)).toBeNull();
+    expect(nclxTransform(1, 1)).toBeNull();
+    expect(nclxTransform(12, 16)).toBeNull(); // PQ
+    expect(nclxTransform(2, 13)).toBeNull(); // unspecified
+    // P3 (200, 60, 60) is a redder red than sRGB can show at those numbers: (217.5, 41.6, 52.3) in sRGB
+    // (P3 to sRGB in linear light: R' = 1.2249 R - 0.2249 G, G' = -0.0421 R + 1.0421 G,
+    // B' = -0.0196 R - 0.0786 G + 1.0983 B). Grey stays grey (both are D65).
+    const pixels = { width: 2, height: 1, channels: 3 as const, data: new Uint8Array([200, 60, 60, 128, 128, 128]) };
+    nclxTransform(12, 13)!.apply(pixels);
+    [217.5, 41.6, 52.3, 128, 128, 128].forEach((v, i) => expect(Math.abs(pixels.data[i]! - v), `sample ${i}: ${pixels.data[i]}`).toBeLessThanOrEqual(1));
+    const bt2020 = { width: 1, height: 1, channels: 3 as const, data: new Uint8Array([100, 150, 50]) };
+    nclxTransform(9, 1)!.apply(bt2020);
+    expect(Math.abs(bt2020.data[1]! - 150)).toBeGreaterThan(3);
+  });
+
   // p3.png at half size (640 x 480) in each container: the scene's (239, 11, 60) at (600, 20) is
   // written in P3 numbers; a version made at nearly full size shows it in sRGB again.
   it.each([
     { file: "p3.webp", format: "webp" },
     { file: "p3.heic", format: "heic" },
     { file: "p3.avif", format: "avif" },
+    // No profile: Display P3 by nclx code points (primaries 12, transfer 13; see corpus/generate.mjs).
+    { file: "p3-nclx.heic", format: "heic" },
+    { file: "p3-nclx.avif", format: "avif" },
     { file: "p3.tif", format: "tiff" },
   ] as const)("$file: the version is in sRGB", async ({ file, format }) => {
     const outcome = await processImage(format, sample(file), undefined, { medium: 630, small: 100 });

@@ -154,12 +154,20 @@ export function srgbTransform(profile: Uint8Array): ColourTransform | null {
   });
   if (!r || !g || !b || curves.some((c) => c === null)) return null;
   const toXyz = [0, 1, 2].map((i) => [r[i]!, g[i]!, b[i]!]);
-  const m = multiply(invert(SRGB_D50), toXyz);
-  // Already sRGB (the matrix is the identity and the curves sRGB's): nothing to do.
+  const desc = tags.get("desc");
+  return matrixTransform(desc ? descriptionOf(profile, desc.at, desc.size) : "an RGB profile", multiply(invert(SRGB_D50), toXyz), curves as Curve[]);
+}
+
+const srgbDecode: Curve = (v) => (v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4));
+
+/**
+ * The transform taking pixels through `curves` to linear light, `m` to linear sRGB, and sRGB's curve
+ * back; null when that changes nothing (the matrix is the identity and the curves are sRGB's).
+ */
+function matrixTransform(name: string, m: number[][], curves: Curve[]): ColourTransform | null {
   const identity = m.every((row, i) => row.every((v, j) => Math.abs(v - (i === j ? 1 : 0)) < 0.002));
-  const linear = curves.map((curve) => Float64Array.from({ length: 256 }, (_, i) => curve!(i / 255)));
-  const srgbCurve = (v: number) => (v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4));
-  const curvesAreSrgb = linear.every((lut) => lut.every((v, i) => Math.abs(v - srgbCurve(i / 255)) < 0.002));
+  const linear = curves.map((curve) => Float64Array.from({ length: 256 }, (_, i) => curve(i / 255)));
+  const curvesAreSrgb = linear.every((lut) => lut.every((v, i) => Math.abs(v - srgbDecode(i / 255)) < 0.002));
   if (identity && curvesAreSrgb) return null;
   const ENCODE = 4096;
   const encode = Uint8Array.from({ length: ENCODE + 1 }, (_, i) => {
@@ -168,8 +176,6 @@ export function srgbTransform(profile: Uint8Array): ColourTransform | null {
   });
   const [m0, m1, m2] = m as [number[], number[], number[]];
   const [lr, lg, lb] = linear as [Float64Array, Float64Array, Float64Array];
-  const desc = tags.get("desc");
-  const name = desc ? descriptionOf(profile, desc.at, desc.size) : "an RGB profile";
   return {
     name,
     apply(image) {
@@ -187,6 +193,58 @@ export function srgbTransform(profile: Uint8Array): ColourTransform | null {
       }
     },
   };
+}
+
+/** Wide-gamut colour primaries of ITU-T H.273 that are converted, as x, y of red, green, blue (white is D65 for all). */
+const WIDE_PRIMARIES: Record<number, { name: string; xy: number[][] }> = {
+  9: { name: "BT.2020", xy: [[0.708, 0.292], [0.17, 0.797], [0.131, 0.046]] },
+  12: { name: "Display P3", xy: [[0.68, 0.32], [0.265, 0.69], [0.15, 0.06]] },
+};
+const SRGB_XY = [[0.64, 0.33], [0.3, 0.6], [0.15, 0.06]];
+const D65 = [0.3127, 0.329];
+
+/** Transfer characteristics of H.273 that are converted: their decoding to linear light. */
+const TRANSFERS: Record<number, Curve> = {
+  // BT.709, BT.601, BT.2020 (10 and 12 bit): the camera curve inverted, as colour-managed browsers do.
+  1: (v) => (v < 0.081 ? v / 4.5 : Math.pow((v + 0.099) / 1.099, 1 / 0.45)),
+  4: (v) => Math.pow(v, 2.2),
+  5: (v) => Math.pow(v, 2.8),
+  8: (v) => v,
+  13: srgbDecode,
+};
+TRANSFERS[6] = TRANSFERS[14] = TRANSFERS[15] = TRANSFERS[1]!;
+
+/** RGB to XYZ for primaries and white given by their x, y chromaticities. */
+function rgbToXyz(xy: number[][], white: number[]): number[][] {
+  const column = ([x, y]: number[]) => [x! / y!, 1, (1 - x! - y!) / y!];
+  const primaries = [0, 1, 2].map((i) => xy.map((p) => column(p)[i]!));
+  const w = column(white);
+  const scale = invert(primaries).map((row) => row.reduce((sum, v, k) => sum + v * w[k]!, 0));
+  return primaries.map((row) => row.map((v, j) => v * scale[j]!));
+}
+
+/**
+ * The transform to sRGB of a colour description by code points (an `nclx` colr in HEIC and AVIF, as
+ * Android phones write Display P3): wide-gamut primaries (Display P3, BT.2020) with an SDR transfer
+ * are converted; BT.709 primaries (sRGB's) are shown as they are, and HDR transfers (PQ, HLG) and
+ * other primaries are left alone. Null when nothing is converted.
+ */
+export function nclxTransform(primaries: number, transfer: number): ColourTransform | null {
+  const wide = WIDE_PRIMARIES[primaries];
+  const curve = TRANSFERS[transfer];
+  if (!wide || !curve) return null;
+  const m = multiply(invert(rgbToXyz(SRGB_XY, D65)), rgbToXyz(wide.xy, D65));
+  return matrixTransform(`${wide.name} (nclx)`, m, [curve, curve, curve]);
+}
+
+/** The nclx colour description of a HEIF's (HEIC's, AVIF's) primary picture as a transform to sRGB, or null. */
+export function readHeifNclx(bytes: Uint8Array): ColourTransform | null {
+  const { primary, items } = heifFile(bytes);
+  const item = primary === null ? undefined : items.get(primary);
+  const colr = item?.properties.find((p) => p.type === "colr" && asText(p.body.subarray(0, 4)) === "nclx");
+  if (!colr || colr.body.length < 10) return null;
+  const b = colr.body;
+  return nclxTransform((b[4]! << 8) | b[5]!, (b[6]! << 8) | b[7]!);
 }
 
 function descriptionOf(profile: Uint8Array, at: number, size: number): string {

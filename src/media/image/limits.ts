@@ -66,10 +66,12 @@ export const HEIF_MAX_TILE_PIXELS = 8_000_000;
 export const HEIF_MAX_PIXELS = 120_000_000;
 
 /**
- * AVIF is decoded whole by libavif/dav1d (avif.ts), in a fresh WASM instance per image. Measured
- * growth of workerd for one decode after a warm-up (bench, docs/benchmarks.md): 62 MiB at 1 MP,
- * 106 MiB at 3 MP, 140 MiB at 4 MP (about 40 MiB for the instance and 25 MiB a megapixel). Up to
- * 2 MP (about 90 MiB) the versions are made here; above, the original is kept and says why (the
- * Images binding makes them where enabled).
+ * The most pixels one coded AVIF picture may have: libavif/dav1d (avif.ts) decodes a picture whole, in
+ * a fresh WASM instance per image. Measured growth of workerd for one decode after a warm-up (bench,
+ * docs/benchmarks.md): 62 MiB at 1 MP, 106 MiB at 3 MP, 140 MiB at 4 MP (about 40 MiB for the
+ * instance and 25 MiB a megapixel). Up to 2 MP (about 90 MiB) the versions are made here. A grid AVIF
+ * is decoded tile by tile, so this bounds its tiles, and the picture may have up to HEIF_MAX_PIXELS.
+ * A larger single picture keeps its original and says why (the Images binding makes the versions
+ * where enabled).
  */
 export const AVIF_MAX_PIXELS = 2_000_000;

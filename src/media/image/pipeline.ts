@@ -32,7 +32,7 @@ import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced } from "./png-stream";
 import { bmpLayout, decodeBmpReduced } from "./bmp-stream";
-import { readHeifIcc, readJpegIcc, readPngIcc, srgbTransform } from "./icc";
+import { readHeifIcc, readHeifNclx, readJpegIcc, readPngIcc, srgbTransform, type ColourTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
 import { decodeTiffReduced, readTiffIcc } from "./tiff";
 import { decodeGifReduced } from "./gif";
@@ -120,8 +120,8 @@ function isOpaque(image: Pixels): boolean {
  */
 type Decoded = ({ kind: "planes"; planes: JpegPlanes } | { kind: "pixels"; pixels: Pixels }) & {
   blockSize: BlockSize;
-  /** The colour profile the decoder found, when the pipeline does not read it from the bytes (JPEG). */
-  iccProfile?: Uint8Array | null;
+  /** The conversion of its colours to sRGB (from its ICC profile, or a HEIF's nclx), or null. */
+  colour: ColourTransform | null;
 };
 
 /** A decoder that averages boxes of `factor` pixels as it goes, and the colour profile it reads. */
@@ -130,6 +130,8 @@ interface BoxDecoder {
   maxPixels: number;
   decode(bytes: Uint8Array, factor: number, header: ImageHeader): Pixels | Promise<Pixels> | { pixels: Pixels; iccProfile: Uint8Array | null };
   icc?(bytes: Uint8Array): Uint8Array | null;
+  /** Its colour when it has no ICC profile (a HEIF's nclx code points). */
+  colour?(bytes: Uint8Array): ColourTransform | null;
 }
 
 const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
@@ -139,9 +141,9 @@ const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
   webp: { maxPixels: PNG_MAX_PIXELS, decode: decodeWebpReduced, icc: (bytes) => webpLayout(bytes).iccProfile },
   tiff: { maxPixels: PNG_MAX_PIXELS, decode: decodeTiffReduced, icc: readTiffIcc },
   // libheif reads the profile; the header's size (the largest ispe) is the picture's as stored.
-  heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor) },
+  heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor), colour: readHeifNclx },
   // The picture whole up to AVIF_MAX_PIXELS, a grid's tiles one at a time (avif.ts says which).
-  avif: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor), icc: readHeifIcc },
+  avif: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor), icc: readHeifIcc, colour: readHeifNclx },
 };
 
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
@@ -160,13 +162,14 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     // nothing to resize, only the integrity check, as coarse as possible.
     const longSide = Math.max(width, height);
     const result = await boxed.decode(bytes, target > 0 ? Math.floor(longSide / target) : longSide, header);
-    if ("pixels" in result) return { kind: "pixels", pixels: result.pixels, blockSize: 8, iccProfile: result.iccProfile };
-    return { kind: "pixels", pixels: result, blockSize: 8, iccProfile: boxed.icc ? boxed.icc(bytes) : null };
+    const [pixels, profile] = "pixels" in result ? [result.pixels, result.iccProfile] : [result, boxed.icc?.(bytes) ?? null];
+    return { kind: "pixels", pixels, blockSize: 8, colour: profile ? srgbTransform(profile) : (boxed.colour?.(bytes) ?? null) };
   }
   if (format === "jpeg") {
     if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
     const blockSize = jpegBlockSize(Math.max(width, height), target);
-    return { kind: "planes", planes: decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }), blockSize };
+    const profile = readJpegIcc(bytes);
+    return { kind: "planes", planes: decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }), blockSize, colour: profile ? srgbTransform(profile) : null };
   }
   const perPixel = header.bitsPerSample === 16 ? PHOTON_BYTES_PER_PIXEL_16_BIT : PHOTON_BYTES_PER_PIXEL;
   const needed = bytes.length + width * height * perPixel;
@@ -180,7 +183,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     // photon reports every decoding problem as a Rust panic (RuntimeError: unreachable).
     throw new CorruptImageError(`the ${format.toUpperCase()} could not be decoded (${error instanceof Error ? error.message : String(error)})`);
   }
-  return { kind: "pixels", pixels: { ...rgba, channels: 4 }, blockSize: 8 };
+  return { kind: "pixels", pixels: { ...rgba, channels: 4 }, blockSize: 8, colour: null };
 }
 
 /** What goes to photon, in words a client can show. */
@@ -245,10 +248,9 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
   // Lossy originals become JPEG versions unless they are transparent.
   const lossy = format === "heic" || format === "avif" || (format === "webp" && webpLayout(bytes).kind === "lossy");
   const asJpeg = format === "jpeg" || (lossy && decoded.kind === "pixels" && isOpaque(decoded.pixels));
-  // The versions carry no ICC profile: a JPEG's colours (Display P3 phones, Adobe RGB cameras) are
-  // converted to sRGB, which is how a profile-less image is shown.
-  const iccProfile = decoded.iccProfile !== undefined ? decoded.iccProfile : format === "jpeg" ? readJpegIcc(bytes) : null;
-  const colour = iccProfile ? srgbTransform(iccProfile) : null;
+  // The versions carry no ICC profile: the colours of an image with a profile (Display P3 phones,
+  // Adobe RGB cameras) or a wide-gamut nclx are converted to sRGB, which is how a profile-less image is shown.
+  const colour = decoded.colour;
   // Pixels are converted once, before the first resize (every version is made from them); JPEG
   // planes become pixels per version, and each is converted then.
   if (colour && decoded.kind === "pixels") colour.apply(decoded.pixels);
