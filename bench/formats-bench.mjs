@@ -81,7 +81,7 @@ const hasHeifEnc = () => has("heif-enc");
 /** A grid AVIF from libavif's avifenc: the picture in tiles of about 500 x 500 (AVIF_MAX_PIXELS bounds one coded picture). */
 async function avifGrid(raw, width, height, columns, rows, work) {
   await sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toFile(join(work, "avif-grid.png"));
-  execFileSync("avifenc", ["-s", "9", "-q", "50", "--grid", `${columns}x${rows}`, join(work, "avif-grid.png"), join(work, "grid.avif")], { stdio: "ignore" });
+  execFileSync("avifenc", ["-j", "all", "-s", "9", "--min", "25", "--max", "35", "-y", "420", "--grid", `${columns}x${rows}`, join(work, "avif-grid.png"), join(work, "grid.avif")], { stdio: "ignore" });
   return readFileSync(join(work, "grid.avif"));
 }
 
@@ -127,7 +127,7 @@ async function inputs(width, height, label, work, pixels = photoPixels) {
   ];
   if (has("avifenc")) {
     const [columns, rows] = width === 4032 ? [8, 6] : [16, 12];
-    list.push({ format: "avif", label: `${label} AVIF (grid of ${width / columns} x ${height / rows} tiles, avifenc q50)`, bytes: await avifGrid(raw, width, height, columns, rows, work), sharp: true });
+    list.push({ format: "avif", label: `${label} AVIF (grid of ${width / columns} x ${height / rows} tiles, 4:2:0, avifenc quantiser 25-35)`, bytes: await avifGrid(raw, width, height, columns, rows, work), sharp: true });
   }
   if (hasHeifEnc()) list.push({ format: "heic", label: `${label} HEIC (grid of 512 x 512 tiles, as iPhones write)`, bytes: await heicGrid(raw, width, height, work), sharp: false });
   return list.map((input, i) => ({ ...input, name: `${label.replace(/\W/g, "")}-${i}` }));

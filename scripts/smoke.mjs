@@ -416,14 +416,15 @@ async function run() {
     expect(small && small.width === 171 && small.height === 256, `sizes ${JSON.stringify(res.json.sizes)}`);
   });
 
-  await check("an AVIF gets its versions from the bundled libavif", async () => {
+  await check("a 4.3 MP grid AVIF gets Medium and Small from the bundled libavif, a tile at a time", async () => {
     const form = new FormData();
-    form.append("File", new Blob([readFileSync(join(ROOT, "test/fixtures/images/avifenc-420.avif"))], { type: "image/avif" }), "photo.avif");
+    form.append("File", new Blob([readFileSync(join(ROOT, "test/fixtures/images/avifenc-grid-4mp.avif"))], { type: "image/avif" }), "photo.avif");
     form.append("Type", "image");
     const res = await http("/Medias", { method: "POST", token: admin, rawBody: form });
     expect(res.status === 201, describe(res));
     expect(res.json.recognition.integrity === "passed", `integrity ${res.json.recognition.integrity}: ${res.json.recognition.detail}`);
-    expect(res.json.sizes.some((s) => s.name === "Small" && s.width === 256 && s.height === 192), `sizes ${JSON.stringify(res.json.sizes)}`);
+    const sizes = Object.fromEntries(res.json.sizes.map((s) => [s.name, `${s.width}x${s.height}`]));
+    expect(sizes.Medium === "1000x750" && sizes.Small === "256x192", `sizes ${JSON.stringify(res.json.sizes)}`);
   });
 
   // --- Data processing on the real local container host ---------------------------------------

@@ -10,7 +10,7 @@ import { readHeader } from "../../src/media/image/header";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
 import { processImage } from "../../src/media/image/pipeline";
 import type { Pixels } from "../../src/media/image/resample";
-import { fetchData, sample, sizeNames, uploadMedia } from "./support/media";
+import { fetchData, heicHeader, sample, sizeNames, uploadMedia } from "./support/media";
 
 /** The corpus picture (test/fixtures/corpus/generate.mjs): red by x, green by y, a dark top-left quarter. */
 function expected(x: number, y: number, width: number, height: number): number[] {
@@ -47,6 +47,19 @@ describe("HEIC decoding", () => {
     // Every tile, the cropped right column and bottom row included, shows its part of the picture.
     expect(worstError(decoded.pixels, (x, y) => (nearCornerEdge(x, y, 600, 400) || x % 256 < 4 || y % 256 < 4 ? [...decoded.pixels.data.subarray((y * 600 + x) * 4, (y * 600 + x) * 4 + 3)] : expected(x, y, 600, 400)))).toBeLessThan(12);
     expect(decoded.pixels.data[(399 * 600 + 599) * 4 + 3]).toBe(255);
+  });
+
+  it("turns irot and imir, in the order the picture lists them, into the EXIF orientation doing the same", () => {
+    const orientation = (...steps: ({ irot: number } | { imir: number })[]) => readHeader("heic", heicHeader(64, 48, "heic", steps)).orientation;
+    expect([0, 1, 2, 3].map((irot) => orientation({ irot }))).toEqual([1, 8, 3, 6]);
+    expect([orientation({ imir: 0 }), orientation({ imir: 1 })]).toEqual([2, 4]);
+    // A quarter turn anticlockwise then a mirror: the two diagonal flips (EXIF 7 and 5).
+    expect([orientation({ irot: 1 }, { imir: 0 }), orientation({ irot: 1 }, { imir: 1 })]).toEqual([7, 5]);
+    expect([orientation({ irot: 3 }, { imir: 0 }), orientation({ irot: 3 }, { imir: 1 })]).toEqual([5, 7]);
+    // A half turn and a mirror is the other mirror.
+    expect(orientation({ irot: 2 }, { imir: 0 })).toBe(4);
+    // The order matters: mirroring first, then turning, is the other diagonal.
+    expect(orientation({ imir: 0 }, { irot: 1 })).toBe(5);
   });
 
   it("reads irot as the orientation: a portrait photo is shown upright", async () => {

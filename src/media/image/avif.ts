@@ -46,8 +46,8 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
   if (!grid) {
     const image = decodePicture(avif, bytes, "the AVIF");
     const reducer = new BoxReducer(image.width, image.height, factor);
-    addTile(reducer, image, 0, 0);
-    reducer.completeRowsBefore(image.height);
+    // Each row is complete as it is added: its box row's sums are freed as soon as it closes.
+    addTile(reducer, image, 0, 0, true);
     return reducer.result();
   }
   const reducer = new BoxReducer(grid.width, grid.height, factor);
@@ -88,8 +88,12 @@ function decodePicture(avif: AvifModule, bytes: Uint8Array, name: string): { dat
   return { data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength), width: image.width, height: image.height };
 }
 
-function addTile(reducer: BoxReducer, image: { data: Uint8Array; width: number; height: number }, x: number, y: number): void {
-  for (let row = 0; row < image.height; row++) reducer.addRow(y + row, x, image.data, row * image.width * 4, image.width, 4);
+/** Adds a decoded tile at (x, y); `wholeRows` when it spans the picture, so each row completes as it is added. */
+function addTile(reducer: BoxReducer, image: { data: Uint8Array; width: number; height: number }, x: number, y: number, wholeRows = false): void {
+  for (let row = 0; row < image.height; row++) {
+    reducer.addRow(y + row, x, image.data, row * image.width * 4, image.width, 4);
+    if (wholeRows) reducer.completeRowsBefore(y + row + 1);
+  }
 }
 
 interface Grid {

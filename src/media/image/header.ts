@@ -7,6 +7,7 @@ import { CorruptImageError } from "./errors";
 import { readExifOrientation, readTiffTag, swapsAxes } from "./exif";
 import type { ImageFormat } from "./formats";
 import { validatePng } from "./png";
+import { heifFile } from "./segments";
 
 export interface ImageHeader {
   /** Stored pixel dimensions (before EXIF orientation); null when the format does not say (SVG). */
@@ -106,9 +107,9 @@ function icoHeader(b: Uint8Array): ImageHeader {
 
 /**
  * HEIC and AVIF (ISO base media files): the largest `ispe` (image spatial extents) property in
- * meta/iprp/ipco. Grid images list their tiles too; the largest entry is the whole picture. An irot
- * or imir property (rotation or mirroring for display; iPhones rotate portrait photos) becomes the
- * orientation.
+ * meta/iprp/ipco. Grid images list their tiles too; the largest entry is the whole picture. The irot
+ * and imir properties (rotation and mirroring for display; iPhones rotate portrait photos) become the
+ * EXIF orientation that does the same.
  */
 function isobmffHeader(b: Uint8Array): ImageHeader {
   let best: [number, number] | undefined;
@@ -134,11 +135,46 @@ function isobmffHeader(b: Uint8Array): ImageHeader {
   };
   walk(0, b.length, 0);
   if (!best) throw new CorruptImageError("the HEIF file has no image size (ispe)");
-  // As EXIF orientations: irot turns the picture anticlockwise by quarter turns (8, 3, 6); imir
-  // mirrors it about the vertical (2) or horizontal (4) axis. A file with both (no camera writes
-  // that) is shown with its rotation only.
-  const orientation = rotation ? [1, 8, 3, 6][rotation]! : mirror === undefined ? 1 : mirror === 0 ? 2 : 4;
-  return { ...plain(best[0], best[1]), orientation };
+  // The primary item's transformations in the order its properties list them (the order they apply
+  // in); a file without item associations has at most one of each, rotation first.
+  const file = heifFile(b);
+  const own = (file.primary === null ? undefined : file.items.get(file.primary))?.properties.filter((p) => p.type === "irot" || p.type === "imir");
+  const steps: Transform[] = own?.length
+    ? own.map((p) => (p.type === "irot" ? ANTICLOCKWISE[(p.body[0] ?? 0) & 3]! : MIRROR[(p.body[0] ?? 0) & 1]!))
+    : [ANTICLOCKWISE[rotation]!, ...(mirror === undefined ? [] : [MIRROR[mirror]!])];
+  return { ...plain(best[0], best[1]), orientation: exifOrientation(steps) };
+}
+
+/** A turn or mirroring of the picture, as (x, y) -> (a x + b y, c x + d y), with y pointing down. */
+type Transform = readonly [number, number, number, number];
+/** irot: 0 to 3 quarter turns anticlockwise. */
+const ANTICLOCKWISE: Transform[] = [
+  [1, 0, 0, 1],
+  [0, 1, -1, 0],
+  [-1, 0, 0, -1],
+  [0, -1, 1, 0],
+];
+/** imir: about the vertical axis (left and right swap), or the horizontal one (top and bottom). */
+const MIRROR: Transform[] = [
+  [-1, 0, 0, 1],
+  [1, 0, 0, -1],
+];
+/** EXIF orientations 1 to 8 as transforms: 2 and 4 mirror, 3, 6 and 8 turn, 5 and 7 do both. */
+const EXIF_ORIENTATIONS: Transform[] = [
+  [1, 0, 0, 1],
+  [-1, 0, 0, 1],
+  [-1, 0, 0, -1],
+  [1, 0, 0, -1],
+  [0, 1, 1, 0],
+  [0, -1, 1, 0],
+  [0, -1, -1, 0],
+  [0, 1, -1, 0],
+];
+
+/** The EXIF orientation doing `steps` one after the other. */
+function exifOrientation(steps: Transform[]): number {
+  const [a, b, c, d] = steps.reduce<Transform>(([ma, mb, mc, md], [oa, ob, oc, od]) => [oa * ma + ob * mc, oa * mb + ob * md, oc * ma + od * mc, oc * mb + od * md], [1, 0, 0, 1]);
+  return EXIF_ORIENTATIONS.findIndex((m) => m[0] === a && m[1] === b && m[2] === c && m[3] === d) + 1;
 }
 
 /** Reads (and for PNG, validates) the header of an image whose format `sniffFormat` found. */

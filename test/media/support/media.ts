@@ -98,11 +98,21 @@ export function gifDeclaring(width: number, height: number): Uint8Array {
 }
 
 /** The start of a HEIC file: ftyp (heic) and meta/iprp/ipco/ispe with the size. */
-export function heicHeader(width: number, height: number, brand = "heic"): Uint8Array {
+export function heicHeader(width: number, height: number, brand = "heic", transforms: ({ irot: number } | { imir: number })[] = []): Uint8Array {
   const box = (type: string, payload: number[]) => [...be32(8 + payload.length), ...new TextEncoder().encode(type), ...payload];
-  const ftyp = box("ftyp", [...new TextEncoder().encode(brand), 0, 0, 0, 0, ...new TextEncoder().encode("mif1"), ...new TextEncoder().encode(brand)]);
+  const text = (t: string) => [...new TextEncoder().encode(t)];
+  const ftyp = box("ftyp", [...text(brand), 0, 0, 0, 0, ...text("mif1"), ...text(brand)]);
   const ispe = box("ispe", [0, 0, 0, 0, ...be32(width), ...be32(height)]);
-  const meta = box("meta", [0, 0, 0, 0, ...box("iprp", box("ipco", ispe))]);
+  if (transforms.length === 0) return Uint8Array.from([...ftyp, ...box("meta", [0, 0, 0, 0, ...box("iprp", box("ipco", ispe))]), ...box("mdat", new Array(32).fill(7))]);
+  // Item 1, the primary picture, with ispe then the transformations in the order given.
+  const properties = [ispe, ...transforms.map((t) => ("irot" in t ? box("irot", [t.irot]) : box("imir", [t.imir])))];
+  const ipma = box("ipma", [0, 0, 0, 0, ...be32(1), 0, 1, properties.length, ...properties.map((_, i) => i + 1)]);
+  const meta = box("meta", [
+    0, 0, 0, 0,
+    ...box("pitm", [0, 0, 0, 0, 0, 1]),
+    ...box("iinf", [0, 0, 0, 0, 0, 1, ...box("infe", [2, 0, 0, 0, 0, 1, 0, 0, ...text(brand === "avif" ? "av01" : "hvc1"), 0])]),
+    ...box("iprp", [...box("ipco", properties.flat()), ...ipma]),
+  ]);
   return Uint8Array.from([...ftyp, ...meta, ...box("mdat", new Array(32).fill(7))]);
 }
 
