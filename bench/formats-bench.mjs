@@ -68,6 +68,44 @@ function bmp(raw, width, height) {
   return out;
 }
 
+/** An 8-bit run-length encoded BMP (BI_RLE8) of the picture in a 6 x 6 x 6 colour cube: encoded runs only, up to 255 long. */
+function rle8Bmp(raw, width, height) {
+  const level = (v) => Math.min(5, Math.round(v / 51));
+  const lines = [];
+  for (let y = height - 1; y >= 0; y--) {
+    const line = [];
+    let run = 0;
+    let previous = -1;
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      const index = level(raw[i]) * 36 + level(raw[i + 1]) * 6 + level(raw[i + 2]);
+      if (index === previous && run < 255) run++;
+      else {
+        if (run) line.push(run, previous);
+        previous = index;
+        run = 1;
+      }
+    }
+    line.push(run, previous, 0, 0);
+    lines.push(Buffer.from(line));
+  }
+  const data = Buffer.concat([...lines, Buffer.from([0, 1])]);
+  const header = Buffer.alloc(54 + 216 * 4);
+  header.write("BM", 0, "ascii");
+  header.writeUInt32LE(header.length + data.length, 2);
+  header.writeUInt32LE(header.length, 10);
+  header.writeUInt32LE(40, 14);
+  header.writeInt32LE(width, 18);
+  header.writeInt32LE(height, 22);
+  header.writeUInt16LE(1, 26);
+  header.writeUInt16LE(8, 28);
+  header.writeUInt32LE(1, 30);
+  header.writeUInt32LE(data.length, 34);
+  header.writeUInt32LE(216, 46);
+  for (let i = 0; i < 216; i++) header.set([(i % 6) * 51, (((i / 6) | 0) % 6) * 51, ((i / 36) | 0) * 51, 0], 54 + i * 4);
+  return Buffer.concat([header, data]);
+}
+
 function has(tool) {
   try {
     execFileSync("sh", ["-c", `command -v ${tool}`], { stdio: "ignore" });
@@ -119,6 +157,7 @@ async function inputs(width, height, label, work, pixels = photoPixels) {
     { format: "png", label: `${label} PNG (interlaced, Adam7)`, bytes: await img().png({ compressionLevel: 6, progressive: true }).toBuffer(), sharp: true },
     { format: "gif", label: `${label} GIF (256 colours)`, bytes: await img().gif({ colours: 256, effort: 1 }).toBuffer(), sharp: true },
     { format: "bmp", label: `${label} BMP (24-bit)`, bytes: bmp(raw, width, height), sharp: false },
+    { format: "bmp", label: `${label} BMP (RLE8, 216 colours)`, bytes: rle8Bmp(raw, width, height), sharp: false },
     { format: "tiff", label: `${label} TIFF (LZW, predictor, strips)`, bytes: await img().tiff({ compression: "lzw", predictor: "horizontal" }).toBuffer(), sharp: true },
     { format: "tiff", label: `${label} TIFF (Deflate, 256 x 256 tiles)`, bytes: await img().tiff({ compression: "deflate", tile: true, tileWidth: 256, tileHeight: 256 }).toBuffer(), sharp: true },
     { format: "webp", label: `${label} WebP (lossy, q80)`, bytes: await img().webp({ quality: 80 }).toBuffer(), sharp: true },
@@ -165,6 +204,13 @@ export async function runFormatsSection({ root, benchDir, step }) {
     sharp: true,
   };
   twelve.push(avifLargest);
+  if (hasHeifEnc()) {
+    // A HEIC that is one coded picture (what heif-enc and most cameras other than iPhones write) is
+    // decoded whole by libheif up to HEIF_MAX_TILE_PIXELS (8 MP): its largest accepted size.
+    await sharp(photoPixels(3264, 2448), { raw: { width: 3264, height: 2448, channels: 3 } }).png({ compressionLevel: 1 }).toFile(join(work, "single.png"));
+    execFileSync("heif-enc", ["-q", "80", "-o", join(work, "single.heic"), join(work, "single.png")], { stdio: "ignore" });
+    twelve.push({ format: "heic", label: "8 MP HEIC (3264 x 2448, one coded picture; its limit)", name: "heic-8mp", bytes: readFileSync(join(work, "single.heic")), sharp: false });
+  }
   step("formats: making 48 MP inputs (smooth content, so the lossless files stay near the upload limit)");
   const fortyEight = await inputs(8000, 6000, "48 MP", work, smoothPixels);
   const overLimit = (input) => (input.bytes.length > UPLOAD_LIMIT ? ` (over the ${UPLOAD_LIMIT / MiB} MiB upload limit: POST /Medias refuses it; measured for the pipeline alone)` : "");

@@ -1,11 +1,13 @@
 /**
  * BMP read row by row (issue 11): an uncompressed BMP's rows are addressable in the file, so each is
  * converted and averaged into boxes of `factor` x `factor` pixels (as png-stream.ts does), and memory
- * holds the file and the reduced image whatever the BMP's size. Read here: BI_RGB at 1, 4, 8, 24 and
- * 32 bits, BI_BITFIELDS (and BI_ALPHABITFIELDS) at 16 and 32 bits, bottom-up or top-down. RLE-compressed
- * BMPs (rows not addressable) go to photon, within its memory limit.
+ * holds the file and the reduced image whatever the BMP's size. Read here: BI_RGB at 1, 4, 8, 16, 24
+ * and 32 bits, BI_BITFIELDS (and BI_ALPHABITFIELDS) at 16 and 32 bits, bottom-up or top-down, and
+ * run-length encoded ones (BI_RLE8, BI_RLE4), decoded in file order (bottom row first) into the same
+ * box averager, one row at a time. BMPs wrapping a JPEG or PNG (BI_JPEG, BI_PNG) are not read.
  */
-import { CorruptImageError } from "./errors";
+import { CorruptImageError, UnsupportedImageError } from "./errors";
+import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
 
 const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
@@ -19,8 +21,8 @@ export interface BmpLayout {
   bits: number;
   compression: number;
   dataOffset: number;
-  /** Whether rows can be read here (uncompressed, or bit fields). */
-  streamable: boolean;
+  /** Whether it is read here: uncompressed, bit fields, or RLE8 / RLE4. */
+  readable: boolean;
 }
 
 export function bmpLayout(b: Uint8Array): BmpLayout {
@@ -31,8 +33,12 @@ export function bmpLayout(b: Uint8Array): BmpLayout {
   const rawHeight = core ? u16(b, 20) : i32(b, 22);
   const bits = core ? u16(b, 24) : u16(b, 28);
   const compression = core ? 0 : u32(b, 30);
-  const streamable = (compression === 0 && [1, 4, 8, 24, 32].includes(bits)) || ((compression === 3 || compression === 6) && (bits === 16 || bits === 32));
-  return { width, height: Math.abs(rawHeight), topDown: rawHeight < 0, bits, compression, dataOffset: u32(b, 10), streamable };
+  const readable =
+    (compression === 0 && [1, 4, 8, 16, 24, 32].includes(bits)) ||
+    ((compression === 3 || compression === 6) && (bits === 16 || bits === 32)) ||
+    (compression === 1 && bits === 8) ||
+    (compression === 2 && bits === 4);
+  return { width, height: Math.abs(rawHeight), topDown: rawHeight < 0, bits, compression, dataOffset: u32(b, 10), readable };
 }
 
 /** A bit-field mask's shift and the scale of its value to 0..255. */
@@ -51,16 +57,16 @@ function field(mask: number): { mask: number; shift: number; max: number } {
 export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
   const layout = bmpLayout(b);
   const { width, height, topDown, bits, compression, dataOffset } = layout;
-  if (!layout.streamable) throw new Error("decodeBmpReduced reads uncompressed and bit-field BMPs only");
+  if (!layout.readable) {
+    const kind = compression === 4 ? "holds a JPEG" : compression === 5 ? "holds a PNG" : `uses compression ${compression} at ${bits} bits a pixel`;
+    throw new UnsupportedImageError(`the BMP ${kind}, which is not read here`);
+  }
   if (width <= 0 || height <= 0) throw new CorruptImageError("the BMP declares an invalid size");
   const headerSize = u32(b, 14);
-  const core = headerSize === 12;
+  const { paletteAt, entry, paletteSize } = palette(b, layout);
+  if (compression === 1 || compression === 2) return decodeRle(b, layout, factor, paletteAt, entry, paletteSize);
   const stride = Math.ceil((width * bits) / 32) * 4;
   if (dataOffset + stride * height > b.length) throw new CorruptImageError(`the BMP's pixel data ends early (${b.length - dataOffset} of ${stride * height} bytes)`);
-  // Palette: after the header, 3 (core) or 4 bytes per entry, BGR.
-  const paletteAt = 14 + headerSize;
-  const entry = core ? 3 : 4;
-  const paletteSize = bits <= 8 ? Math.min(1 << bits, Math.floor((dataOffset - paletteAt) / entry)) : 0;
   // Bit fields sit at offset 54 either way: inside a V4/V5 header, or right after a 40-byte one.
   const fields =
     compression === 3 || compression === 6
@@ -129,4 +135,91 @@ export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
     }
   }
   return { width: outWidth, height: outHeight, channels: 4, data: out };
+}
+
+/** Where the palette is (after the header: 3 bytes an entry, BGR, in a core header, else 4) and how many colours it has. */
+function palette(b: Uint8Array, layout: BmpLayout): { paletteAt: number; entry: number; paletteSize: number } {
+  const headerSize = u32(b, 14);
+  const entry = headerSize === 12 ? 3 : 4;
+  const paletteAt = 14 + headerSize;
+  const paletteSize = layout.bits <= 8 ? Math.max(0, Math.min(1 << layout.bits, Math.floor((layout.dataOffset - paletteAt) / entry))) : 0;
+  return { paletteAt, entry, paletteSize };
+}
+
+/**
+ * A run-length encoded BMP (RLE8 or RLE4): runs of one index, literal runs, end of line, end of
+ * bitmap, and deltas that skip pixels. Lines come bottom row first (top first in a top-down file);
+ * each is averaged into the boxes as it ends. Pixels a delta or an early end skips are transparent,
+ * as browsers show them.
+ */
+function decodeRle(b: Uint8Array, layout: BmpLayout, factor: number, paletteAt: number, entry: number, paletteSize: number): Pixels {
+  const { width, height, topDown, dataOffset } = layout;
+  const four = layout.compression === 2;
+  const reducer = new BoxReducer(width, height, factor);
+  const indices = new Int16Array(width).fill(-1);
+  const rgba = new Uint8Array(width * 4);
+  let line = 0;
+  let x = 0;
+  const put = (index: number) => {
+    if (index >= paletteSize) throw new CorruptImageError(`a pixel names colour ${index}; the palette has ${paletteSize}`);
+    if (x < width) indices[x] = index; // a run past the line's end is cut there
+    x++;
+  };
+  const endLine = () => {
+    if (line >= height) return;
+    for (let i = 0, o = 0; i < width; i++, o += 4) {
+      const index = indices[i]!;
+      if (index < 0) {
+        rgba[o + 3] = 0;
+        continue;
+      }
+      const p = paletteAt + index * entry;
+      rgba[o] = b[p + 2]!;
+      rgba[o + 1] = b[p + 1]!;
+      rgba[o + 2] = b[p]!;
+      rgba[o + 3] = 255;
+    }
+    const y = topDown ? line : height - 1 - line;
+    reducer.addRow(y, 0, rgba, 0, width, 4);
+    if (topDown) reducer.completeRowsBefore(y + 1);
+    else reducer.completeRowsFrom(y);
+    indices.fill(-1);
+    line++;
+  };
+  let pos = dataOffset;
+  const byte = () => {
+    if (pos >= b.length) throw new CorruptImageError(`the BMP's run-length data ends early (line ${line + 1} of ${height})`);
+    return b[pos++]!;
+  };
+  while (line < height) {
+    const count = byte();
+    const value = byte();
+    if (count > 0) {
+      // An encoded run: `count` pixels of one index (RLE4: two indices alternating).
+      for (let i = 0; i < count; i++) put(four ? (i & 1 ? value & 15 : value >> 4) : value);
+    } else if (value === 0) {
+      endLine();
+      x = 0;
+    } else if (value === 1) {
+      break;
+    } else if (value === 2) {
+      const dx = byte();
+      const dy = byte();
+      x += dx;
+      for (let i = 0; i < dy && line < height; i++) endLine();
+    } else {
+      // A literal run of `value` indices, padded to an even number of bytes.
+      const bytes = four ? Math.ceil(value / 2) : value;
+      for (let i = 0; i < value; i++) {
+        const at = four ? i >> 1 : i;
+        if (pos + at >= b.length) throw new CorruptImageError(`the BMP's run-length data ends early (line ${line + 1} of ${height})`);
+        const v = b[pos + at]!;
+        put(four ? (i & 1 ? v & 15 : v >> 4) : v);
+      }
+      pos += bytes + (bytes & 1);
+    }
+  }
+  // After the end of the bitmap, the lines not reached are transparent.
+  while (line < height) endLine();
+  return reducer.result();
 }

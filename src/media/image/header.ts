@@ -17,8 +17,6 @@ export interface ImageHeader {
   orientation: number;
   /** JPEG only: whether it is progressive (all its coefficients must be held while decoding). */
   progressive: boolean;
-  /** PNG only: 16 when samples are 16-bit (photon then needs more memory per pixel), else 8. */
-  bitsPerSample: number;
 }
 
 const u16be = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
@@ -32,7 +30,7 @@ function need(bytes: Uint8Array, length: number, what: string): void {
 
 function plain(width: number, height: number): ImageHeader {
   if (width <= 0 || height <= 0) throw new CorruptImageError("the header declares an empty image");
-  return { width, height, orientation: 1, progressive: false, bitsPerSample: 8 };
+  return { width, height, orientation: 1, progressive: false };
 }
 
 function jpegHeader(b: Uint8Array): ImageHeader {
@@ -183,8 +181,8 @@ export function readHeader(format: ImageFormat, bytes: Uint8Array): ImageHeader 
     case "jpeg":
       return jpegHeader(bytes);
     case "png": {
-      const { width, height, bitDepth } = validatePng(bytes);
-      return { ...plain(width, height), bitsPerSample: bitDepth === 16 ? 16 : 8 };
+      const { width, height } = validatePng(bytes);
+      return plain(width, height);
     }
     case "gif":
       need(bytes, 10, "GIF");
@@ -201,7 +199,7 @@ export function readHeader(format: ImageFormat, bytes: Uint8Array): ImageHeader 
     case "avif":
       return isobmffHeader(bytes);
     case "svg":
-      return { width: null, height: null, orientation: 1, progressive: false, bitsPerSample: 8 };
+      return { width: null, height: null, orientation: 1, progressive: false };
   }
 }
 

@@ -30,18 +30,6 @@ export const JPEG_MAX_COEFFICIENT_BYTES = 40 * 1024 * 1024;
 export const PNG_MAX_PIXELS = 120_000_000;
 
 /**
- * Run-length encoded BMP is decoded whole by photon (WASM), which
- * copies the file in and needs 11 to 17 bytes per pixel besides (measured: 12.4 for 8-bit RGBA PNG,
- * 16.4 for 16-bit, 14.6 for lossy WebP). An image is decoded only when its file plus its pixels at the
- * bytes below fit in 48 MiB of WASM memory: an 8-bit PNG up to about 3.3 MP, a 16-bit one up to
- * 2.9 MP. A 2048 x 2048 16-bit PNG, which this refuses, measured 83 MiB of WASM memory and 119 MiB
- * of process growth. Every other format streams (docs/decisions.md, "Image decoding").
- */
-export const PHOTON_MAX_WASM_BYTES = 48 * 1024 * 1024;
-export const PHOTON_BYTES_PER_PIXEL = 15;
-export const PHOTON_BYTES_PER_PIXEL_16_BIT = 17;
-
-/**
  * A photon instance whose memory grew past this is dropped after use (its memory is freed with it)
  * and the next image instantiates a fresh one (~2 ms); smaller ones are kept warm.
  */

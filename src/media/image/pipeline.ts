@@ -1,10 +1,11 @@
 /**
  * From uploaded bytes to the resized versions. The header is read first and checked against the
  * pixel limits, so nothing too large is ever decoded. JPEGs are decoded by our scaled decoder;
- * PNG (interlaced pass by pass), uncompressed BMP, GIF, WebP (lossy, lossless, an animation's first
- * frame) and TIFF row by row, and HEIC tile by tile (libheif), all averaged into boxes as they arrive;
- * AVIF grids tile by tile and other AVIFs whole up to 2 MP (libavif); RLE BMP whole by photon. Decoding is the integrity check (spec 2.6, check 4), so every
- * decodable image is decoded even when it is already within every size. Nothing here throws for a
+ * PNG (interlaced pass by pass), BMP (run-length encoded too), GIF, WebP (lossy, lossless, an
+ * animation's first frame) and TIFF row by row, HEIC tile by tile (libheif), AVIF grids tile by tile
+ * and other AVIFs whole up to 2 MP (libavif), all averaged into boxes as they arrive; photon encodes
+ * the versions. Decoding is the integrity check (spec 2.6, check 4), so every decodable image is
+ * decoded even when it is already within every size. Nothing here throws for a
  * bad image: the outcome says what was checked, what failed and which versions exist.
  */
 import { CorruptImageError, ImageTooLargeError, UnsupportedImageError } from "./errors";
@@ -22,16 +23,13 @@ import {
   JPEG_QUALITY,
   MEDIUM_MAX_SIDE,
   PNG_MAX_PIXELS,
-  PHOTON_BYTES_PER_PIXEL,
-  PHOTON_BYTES_PER_PIXEL_16_BIT,
-  PHOTON_MAX_WASM_BYTES,
   SMALL_MAX_SIDE,
 } from "./limits";
 import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced } from "./png-stream";
-import { bmpLayout, decodeBmpReduced } from "./bmp-stream";
+import { decodeBmpReduced } from "./bmp-stream";
 import { readHeifIcc, readHeifNclx, readJpegIcc, readPngIcc, srgbTransform, type ColourTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
 import { decodeTiffReduced, readTiffIcc } from "./tiff";
@@ -62,15 +60,12 @@ export interface ImageOutcome {
   decoded: { blockSize: BlockSize; width: number; height: number } | null;
 }
 
-/** The codec seam (house style: platform parts behind small interfaces), photon in production. */
+/** The encoder seam (house style: platform parts behind small interfaces), photon in production. */
 export interface ImageCodec {
-  /** Run-length encoded BMP to RGBA; throws on corrupt input. */
-  decodeRaster(bytes: Uint8Array): RgbaImage;
   encode(image: RgbaImage, format: "jpeg" | "png", quality: number): Uint8Array;
 }
 
 export const photonCodec: ImageCodec = {
-  decodeRaster: (bytes) => withPhoton((photon) => photon.decode(bytes)),
   encode: (image, format, quality) => withPhoton((photon) => photon.encode(image, format, quality)),
 };
 
@@ -146,50 +141,29 @@ const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
   avif: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor), icc: readHeifIcc, colour: readHeifNclx },
 };
 
-async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, codec: ImageCodec): Promise<Decoded> {
+async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number): Promise<Decoded> {
   const width = header.width!;
   const height = header.height!;
   // Decoders hold a row or two: a side this long would make a row alone hundreds of MiB.
   if (Math.max(width, height) > MAX_SIDE) throw new ImageTooLargeError(`${width}x${height} has a side longer than the ${MAX_SIDE} pixels an image may have to be resized`);
-  const boxed = BOX_DECODERS[format];
-  // RLE BMPs are not addressable by row: photon decodes them whole, below.
-  if (boxed && !(format === "bmp" && !bmpLayout(bytes).streamable)) {
-    if (width * height > boxed.maxPixels) {
-      const name = format.toUpperCase();
-      throw new ImageTooLargeError(`${width}x${height} is more than the ${boxed.maxPixels} pixels ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name} may have to be resized`);
-    }
-    // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
-    // nothing to resize, only the integrity check, as coarse as possible.
-    const longSide = Math.max(width, height);
-    const result = await boxed.decode(bytes, target > 0 ? Math.floor(longSide / target) : longSide, header);
-    const [pixels, profile] = "pixels" in result ? [result.pixels, result.iccProfile] : [result, boxed.icc?.(bytes) ?? null];
-    return { kind: "pixels", pixels, blockSize: 8, colour: profile ? srgbTransform(profile) : (boxed.colour?.(bytes) ?? null) };
-  }
   if (format === "jpeg") {
     if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
     const blockSize = jpegBlockSize(Math.max(width, height), target);
     const profile = readJpegIcc(bytes);
     return { kind: "planes", planes: decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }), blockSize, colour: profile ? srgbTransform(profile) : null };
   }
-  const perPixel = header.bitsPerSample === 16 ? PHOTON_BYTES_PER_PIXEL_16_BIT : PHOTON_BYTES_PER_PIXEL;
-  const needed = bytes.length + width * height * perPixel;
-  if (needed > PHOTON_MAX_WASM_BYTES) {
-    throw new ImageTooLargeError(`${width}x${height} pixels would need about ${Math.ceil(needed / 2 ** 20)} MiB to decode; ${wholeDecodeKind(format)} is decoded whole, and resized up to ${PHOTON_MAX_WASM_BYTES / 2 ** 20} MiB`);
+  const boxed = BOX_DECODERS[format];
+  if (!boxed) throw new UnsupportedImageError(`${format.toUpperCase()} images are not decoded`);
+  if (width * height > boxed.maxPixels) {
+    const name = format.toUpperCase();
+    throw new ImageTooLargeError(`${width}x${height} is more than the ${boxed.maxPixels} pixels ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name} may have to be resized`);
   }
-  let rgba: RgbaImage;
-  try {
-    rgba = codec.decodeRaster(bytes);
-  } catch (error) {
-    // photon reports every decoding problem as a Rust panic (RuntimeError: unreachable).
-    throw new CorruptImageError(`the ${format.toUpperCase()} could not be decoded (${error instanceof Error ? error.message : String(error)})`);
-  }
-  return { kind: "pixels", pixels: { ...rgba, channels: 4 }, blockSize: 8, colour: null };
-}
-
-/** What goes to photon, in words a client can show. */
-function wholeDecodeKind(format: ImageFormat): string {
-  if (format === "bmp") return "a run-length encoded BMP";
-  return `a ${format.toUpperCase()}`;
+  // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
+  // nothing to resize, only the integrity check, as coarse as possible.
+  const longSide = Math.max(width, height);
+  const result = await boxed.decode(bytes, target > 0 ? Math.floor(longSide / target) : longSide, header);
+  const [pixels, profile] = "pixels" in result ? [result.pixels, result.iccProfile] : [result, boxed.icc?.(bytes) ?? null];
+  return { kind: "pixels", pixels, blockSize: 8, colour: profile ? srgbTransform(profile) : (boxed.colour?.(bytes) ?? null) };
 }
 
 /**
@@ -238,7 +212,7 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
   ).filter(([, limit]) => longSide > limit);
   let decoded: Decoded;
   try {
-    decoded = await decode(format, bytes, header, wanted[0]?.[1] ?? 0, codec);
+    decoded = await decode(format, bytes, header, wanted[0]?.[1] ?? 0);
   } catch (error) {
     if (error instanceof CorruptImageError) return outcome(header, "failed", error.message);
     if (error instanceof UnsupportedImageError || error instanceof ImageTooLargeError) return outcome(header, "notChecked", error.message);

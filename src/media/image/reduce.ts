@@ -69,19 +69,27 @@ export class BoxReducer {
   /** Every source row before `y` is complete: their box rows are averaged into the result and freed. */
   completeRowsBefore(y: number): void {
     const lastDone = y >= this.sourceHeight ? this.height - 1 : Math.floor(y / this.factor) - 1;
-    for (const [boxRow, sums] of this.open) {
-      if (boxRow > lastDone) continue;
-      for (let bx = 0, s = 0, o = boxRow * this.width * 4; bx < this.width; bx++, s += 5, o += 4) {
-        const alpha = sums[s + 3]!;
-        const n = sums[s + 4]!;
-        if (n === 0 || alpha === 0) continue;
-        this.out[o] = Math.round(sums[s]! / alpha);
-        this.out[o + 1] = Math.round(sums[s + 1]! / alpha);
-        this.out[o + 2] = Math.round(sums[s + 2]! / alpha);
-        this.out[o + 3] = Math.round(alpha / n);
-      }
-      this.open.delete(boxRow);
+    for (const boxRow of this.open.keys()) if (boxRow <= lastDone) this.close(boxRow);
+  }
+
+  /** Every source row from `y` on is complete (a decoder going bottom-up): their box rows are averaged and freed. */
+  completeRowsFrom(y: number): void {
+    const firstDone = Math.ceil(Math.max(0, y) / this.factor);
+    for (const boxRow of this.open.keys()) if (boxRow >= firstDone) this.close(boxRow);
+  }
+
+  private close(boxRow: number): void {
+    const sums = this.open.get(boxRow)!;
+    for (let bx = 0, s = 0, o = boxRow * this.width * 4; bx < this.width; bx++, s += 5, o += 4) {
+      const alpha = sums[s + 3]!;
+      const n = sums[s + 4]!;
+      if (n === 0 || alpha === 0) continue;
+      this.out[o] = Math.round(sums[s]! / alpha);
+      this.out[o + 1] = Math.round(sums[s + 1]! / alpha);
+      this.out[o + 2] = Math.round(sums[s + 2]! / alpha);
+      this.out[o + 3] = Math.round(alpha / n);
     }
+    this.open.delete(boxRow);
   }
 
   /** The reduced image (every row completed). */

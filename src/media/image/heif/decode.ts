@@ -127,8 +127,12 @@ export function decodeHeifReduced(bytes: Uint8Array, factor: (width: number, hei
       const w = heif._heif_image_get_width(image, CHANNEL_INTERLEAVED);
       const h = heif._heif_image_get_height(image, CHANNEL_INTERLEAVED);
       const heap = heif.HEAPU8;
-      // Edge tiles reach past the picture: the reducer ignores what lies outside it.
-      for (let y = 0; y < h; y++) reducer.addRow(ty * tileHeight! + y, tx * tileWidth!, heap, plane + y * stride, w, 4);
+      // Edge tiles reach past the picture: the reducer ignores what lies outside it. A tile as wide as
+      // the picture (a single coded picture) completes each row as it is added, freeing its box row's sums.
+      for (let y = 0; y < h; y++) {
+        reducer.addRow(ty * tileHeight! + y, tx * tileWidth!, heap, plane + y * stride, w, 4);
+        if (columns === 1) reducer.completeRowsBefore(ty * tileHeight! + y + 1);
+      }
       heif._heif_image_release(image);
     }
     reducer.completeRowsBefore((ty + 1) * tileHeight!);
