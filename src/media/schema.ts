@@ -16,7 +16,7 @@ export const RecognitionSchema = z
     magicBytes: CHECK.openapi({ description: "Check 3: the first bytes are an image format's signature; they decide the format, whatever the name says." }),
     integrity: z
       .enum(["passed", "failed", "notChecked"])
-      .openapi({ description: "Check 4: the image decoded completely. notChecked: a format this service keeps as uploaded (HEIC, AVIF, TIFF, ICO, SVG), an image past the pixel limits, or not an image." }),
+      .openapi({ description: "Check 4: the image decoded completely. notChecked (detail says why): a format kept as uploaded (ICO, SVG), an image past the pixel limits (120 MP; a HEIC or AVIF that is one coded picture rather than a grid of tiles: 8 MP and 2 MP), an encoding not read (arithmetic-coded or 12-bit JPEG, a BMP holding a JPEG or PNG, some TIFF compressions), or not an image." }),
     detectedFormat: z.enum(IMAGE_FORMATS).nullable().openapi({ description: "The format the magic bytes identify." }),
     failedChecks: z.array(z.enum(["extension", "mimeType", "magicBytes", "integrity"])).openapi({ description: "The checks that failed, in the order above." }),
     detail: z.string().nullable().openapi({ description: "Why integrity failed or was not checked." }),
@@ -72,7 +72,7 @@ export const UPLOAD_MEDIA_FORM = {
     Type: { type: "string", description: "image or document (any case).", example: "image" },
     StripLocation: {
       type: "string",
-      description: "true: remove the GPS position (EXIF GPS directory, XMP) from the stored original of a JPEG, PNG or TIFF (a 400 for WebP, HEIC and AVIF, whose location cannot be removed here). Default false: the original is kept as uploaded. Medium and Small never carry EXIF.",
+      description: "true: remove the GPS position (EXIF GPS directory, XMP) from the stored original of a JPEG, PNG, TIFF, WebP, HEIC or AVIF (other formats carry none this service reads). Default false: the original is kept as uploaded. Medium and Small never carry EXIF.",
       example: "true",
     },
   } as Record<string, { type: "string"; format?: string; description?: string; example?: string }>,

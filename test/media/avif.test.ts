@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { decodeAvifReduced } from "../../src/media/image/avif";
 import { CorruptImageError, ImageTooLargeError } from "../../src/media/image/errors";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
-import { AVIF_MAX_PIXELS } from "../../src/media/image/limits";
+import { AVIF_MAX_PIXELS, AVIF_MAX_WASM_BYTES } from "../../src/media/image/limits";
+import { readHeader } from "../../src/media/image/header";
 import { processImage } from "../../src/media/image/pipeline";
 import { heifFile } from "../../src/media/image/segments";
 import { heicHeader, sample, sizeNames, uploadMedia } from "./support/media";
@@ -81,6 +82,22 @@ describe("AVIF decoding", () => {
     const pixels = await decodeAvifReduced(bytes, 300, 220, 1);
     expect([pixels.width, pixels.height]).toEqual([300, 220]);
     expect(worstError(pixels)).toBeLessThan(16);
+  });
+
+  it("a picture larger than its header says stops at the memory ceiling, kept and said why", async () => {
+    // avifenc-4mp.avif is one coded picture of 2400 x 1800; its ispe is made to say 1000 x 750, under the 2 MP limit.
+    const ispeOf = (f: ReturnType<typeof heifFile>) => f.items.get(f.primary!)!.properties.find((p) => p.type === "ispe")!.body;
+    const lying = edited("avifenc-4mp.avif", ispeOf, (_, view) => {
+      view.setUint32(4, 1000);
+      view.setUint32(8, 750);
+    });
+    expect(readHeader("avif", lying)).toMatchObject({ width: 1000, height: 750 });
+    await expect(decodeAvifReduced(lying, 1000, 750, 1)).rejects.toThrow(`more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have`);
+    const outcome = await processImage("avif", lying);
+    expect(outcome).toMatchObject({ integrity: "notChecked", versions: [] });
+    // Told the truth, it is refused before anything is decoded; and the next image decodes as before.
+    expect((await processImage("avif", sample("avifenc-4mp.avif"))).detail).toMatch(/2400x1800 is more than the 2000000 pixels .* not a grid of tiles/);
+    expect((await processImage("avif", sample("avifenc-420.avif"))).integrity).toBe("passed");
   });
 
   it("refuses a grid that does not add up, and tiles too large to decode", async () => {

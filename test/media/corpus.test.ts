@@ -16,8 +16,13 @@ const MIME: Record<string, string> = { jpeg: "image/jpeg", png: "image/png", gif
 
 /** Formats stored as uploaded, without a decode (the outcome says so). */
 const NOT_DECODED = new Set(["ico", "svg"]);
-/** Files of a decoded format in an encoding this service does not decode, and what it says. */
-const REFUSED: Record<string, RegExp> = { "cjpeg-arithmetic.jpg": /arithmetic/i };
+/** Files of a decoded format in an encoding or a layout this service does not decode, and what it says. */
+const REFUSED: Record<string, RegExp> = {
+  "cjpeg-arithmetic.jpg": /arithmetic/i,
+  // One coded picture over the single-picture limits (grids of that size are decoded).
+  "avifenc-4mp.avif": /not a grid of tiles/,
+  "single-12mp.heic": /one coded picture of 4000x3000/,
+};
 
 const images = allSamples()
   .map((s) => ({ ...s, format: sniffFormat(s.bytes) }))

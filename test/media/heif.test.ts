@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { decodeHeifReduced } from "../../src/media/image/heif/decode";
 import { readHeader } from "../../src/media/image/header";
+import { heifFile } from "../../src/media/image/segments";
 import { decodeJpeg } from "../../src/media/image/jpeg/decoder";
 import { processImage } from "../../src/media/image/pipeline";
 import type { Pixels } from "../../src/media/image/resample";
@@ -47,6 +48,23 @@ describe("HEIC decoding", () => {
     // Every tile, the cropped right column and bottom row included, shows its part of the picture.
     expect(worstError(decoded.pixels, (x, y) => (nearCornerEdge(x, y, 600, 400) || x % 256 < 4 || y % 256 < 4 ? [...decoded.pixels.data.subarray((y * 600 + x) * 4, (y * 600 + x) * 4 + 3)] : expected(x, y, 600, 400)))).toBeLessThan(12);
     expect(decoded.pixels.data[(399 * 600 + 599) * 4 + 3]).toBe(255);
+  });
+
+  it("a single picture larger than its header says is refused before it is decoded, kept and said why", async () => {
+    // single-12mp.heic is one coded picture of 4000 x 3000; its ispe is made to say 1000 x 750.
+    const honest = sample("single-12mp.heic");
+    expect((await processImage("heic", honest)).detail).toMatch(/one coded picture of 4000x3000/);
+    const lying = honest.slice();
+    const file = heifFile(lying);
+    const ispe = file.items.get(file.primary!)!.properties.find((p) => p.type === "ispe")!.body;
+    new DataView(ispe.buffer, ispe.byteOffset).setUint32(4, 1000);
+    new DataView(ispe.buffer, ispe.byteOffset).setUint32(8, 750);
+    expect(readHeader("heic", lying)).toMatchObject({ width: 1000, height: 750 });
+    // libheif checks the coded size against ispe itself (the memory ceiling, HEIF_MAX_WASM_BYTES, stays
+    // behind it, as it does for AVIF, where libavif does not check first: avif.test.ts).
+    expect(() => decodeHeifReduced(lying, () => 1)).toThrow(/Security limit exceeded: Image size 4000x3000/);
+    expect(await processImage("heic", lying)).toMatchObject({ integrity: "failed", versions: [] });
+    expect((await processImage("heic", sample("single.heic"))).integrity).toBe("passed");
   });
 
   it("turns irot and imir, in the order the picture lists them, into the EXIF orientation doing the same", () => {

@@ -19,10 +19,11 @@
 import * as avifWasmModule from "../../../node_modules/@jsquash/avif/codec/dec/avif_dec.wasm";
 import avifFactory from "@jsquash/avif/codec/dec/avif_dec.js";
 import { CorruptImageError, ImageTooLargeError } from "./errors";
-import { AVIF_MAX_PIXELS } from "./limits";
+import { AVIF_MAX_PIXELS, AVIF_MAX_WASM_BYTES } from "./limits";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
-import { heifFile, type HeifFile, type HeifItem, type HeifProperty } from "./segments";
+import { capMemory, type MemoryCeiling } from "./wasm-memory";
+import { concatBytes as concat, heifFile, type HeifFile, type HeifItem, type HeifProperty } from "./segments";
 
 const avifWasm = (avifWasmModule as unknown as { default: WebAssembly.Module }).default;
 
@@ -42,7 +43,18 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
   if (!grid && width * height > AVIF_MAX_PIXELS) {
     throw new ImageTooLargeError(`${width}x${height} is more than the ${AVIF_MAX_PIXELS} pixels an AVIF may have to be resized: an AVIF that is not a grid of tiles is decoded whole (about 25 MiB a megapixel)`);
   }
-  const avif = await instantiate();
+  const { avif, ceiling } = await instantiate();
+  try {
+    return decodeWith(avif, bytes, factor, grid);
+  } catch (error) {
+    if (ceiling.exceeded) {
+      throw new ImageTooLargeError(`decoding the AVIF needs more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have (its coded picture is larger than its header says)`);
+    }
+    throw error;
+  }
+}
+
+function decodeWith(avif: AvifModule, bytes: Uint8Array, factor: number, grid: Grid | null): Pixels {
   if (!grid) {
     const image = decodePicture(avif, bytes, "the AVIF");
     const reducer = new BoxReducer(image.width, image.height, factor);
@@ -66,15 +78,18 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
   return reducer.result();
 }
 
-async function instantiate(): Promise<AvifModule> {
-  return (avifFactory as unknown as Factory)({
+async function instantiate(): Promise<{ avif: AvifModule; ceiling: MemoryCeiling }> {
+  let ceiling: MemoryCeiling | undefined;
+  const avif = await (avifFactory as unknown as Factory)({
     noInitialRun: true,
     instantiateWasm(imports, ready) {
       const instance = new WebAssembly.Instance(avifWasm, imports);
+      ceiling = capMemory(instance.exports, AVIF_MAX_WASM_BYTES);
       ready(instance);
       return instance.exports;
     },
   });
+  return { avif, ceiling: ceiling! };
 }
 
 function decodePicture(avif: AvifModule, bytes: Uint8Array, name: string): { data: Uint8Array; width: number; height: number } {
@@ -165,16 +180,6 @@ function auxType(property: HeifProperty): string {
 // Writing a one-picture AVIF around a tile.
 
 const ascii = (text: string) => new TextEncoder().encode(text);
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
 
 function u16(value: number): Uint8Array {
   return new Uint8Array([value >> 8, value & 255]);

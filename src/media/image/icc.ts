@@ -9,7 +9,7 @@
  */
 import { unzlibSync } from "fflate";
 import type { Pixels } from "./resample";
-import { asText, heifFile, jpegSegments, pngChunks } from "./segments";
+import { asText, concatBytes, heifFile, jpegSegments, pngChunks } from "./segments";
 
 /** The profile in a PNG's iCCP chunk (a name, a zero byte, method 0, then the zlib-compressed profile), or null. */
 export function readPngIcc(bytes: Uint8Array): Uint8Array | null {
@@ -36,14 +36,7 @@ export function readJpegIcc(bytes: Uint8Array): Uint8Array | null {
     if (marker === 0xe2 && body.length > 14 && asText(body.subarray(0, 12)) === ICC_SIGNATURE) parts.set(body[12]!, body.subarray(14));
   }
   if (parts.size === 0) return null;
-  const ordered = [...parts.entries()].sort((a, b) => a[0] - b[0]).map(([, p]) => p);
-  const out = new Uint8Array(ordered.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of ordered) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatBytes([...parts.entries()].sort((a, b) => a[0] - b[0]).map(([, p]) => p));
 }
 
 /**

@@ -45,6 +45,17 @@ const latin1 = new TextDecoder("latin1");
 /** Bytes as text, one character per byte (for signatures and XMP packets of any size). */
 export const asText = (bytes: Uint8Array): string => latin1.decode(bytes);
 
+/** The parts one after the other, in one new array. */
+export function concatBytes(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
 /**
  * A RIFF file's (WebP's) top-level chunks, or the chunks from `start` (an animation frame's), with
  * their four-character type; a span includes the pad byte.

@@ -17,9 +17,10 @@
 import * as libheifWasmModule from "../../../../node_modules/libheif-js/libheif-wasm/libheif.wasm";
 import libheifFactory from "libheif-js/libheif-wasm/libheif.js";
 import { CorruptImageError, ImageTooLargeError } from "../errors";
-import { HEIF_MAX_TILE_PIXELS } from "../limits";
+import { HEIF_MAX_TILE_PIXELS, HEIF_MAX_WASM_BYTES } from "../limits";
 import { BoxReducer } from "../reduce";
 import type { Pixels } from "../resample";
+import { capMemory, type MemoryCeiling } from "../wasm-memory";
 
 const libheifWasm = (libheifWasmModule as unknown as { default: WebAssembly.Module }).default;
 
@@ -57,14 +58,17 @@ const CHANNEL_INTERLEAVED = 10;
 /** heif_color_profile_type: an embedded ICC profile ('prof' or restricted 'rICC'). */
 const ICC_PROFILE_TYPES = new Set([0x70726f66, 0x72494343]);
 
-function instantiate(): Libheif {
-  return (libheifFactory as unknown as Factory)({
+function instantiate(): { heif: Libheif; ceiling: MemoryCeiling } {
+  let ceiling: MemoryCeiling | undefined;
+  const heif = (libheifFactory as unknown as Factory)({
     instantiateWasm(imports, ready) {
       const instance = new WebAssembly.Instance(libheifWasm, imports);
+      ceiling = capMemory(instance.exports, HEIF_MAX_WASM_BYTES);
       ready(instance, libheifWasm);
       return instance.exports;
     },
   });
+  return { heif, ceiling: ceiling! };
 }
 
 export interface HeifDecoded {
@@ -83,7 +87,20 @@ export interface HeifDecoded {
  * ImageTooLargeError for a single (untiled) image above HEIF_MAX_TILE_PIXELS.
  */
 export function decodeHeifReduced(bytes: Uint8Array, factor: (width: number, height: number) => number): HeifDecoded {
-  const heif = instantiate();
+  const { heif, ceiling } = instantiate();
+  try {
+    return decodeWith(heif, bytes, factor);
+  } catch (error) {
+    if (ceiling.exceeded) {
+      throw new ImageTooLargeError(`decoding the HEIF needs more than the ${HEIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have (its coded picture is larger than its header says)`);
+    }
+    if (error instanceof CorruptImageError || error instanceof ImageTooLargeError) throw error;
+    // libheif and libde265 end a failure they do not handle with abort(): a RuntimeError here.
+    throw new CorruptImageError(`the HEIF file could not be decoded (${error instanceof Error ? error.message : String(error)})`);
+  }
+}
+
+function decodeWith(heif: Libheif, bytes: Uint8Array, factor: (width: number, height: number) => number): HeifDecoded {
   const scratch = heif._malloc(64); // heif_error (12 bytes), then out-pointers
   const err = scratch;
   const out = scratch + 16;
@@ -95,6 +112,7 @@ export function decodeHeifReduced(bytes: Uint8Array, factor: (width: number, hei
     throw new CorruptImageError(`the HEIF file could not be decoded (${what}: ${message || `error ${code}`})`);
   };
   const data = heif._malloc(bytes.length);
+  if (data === 0) throw new ImageTooLargeError(`the ${bytes.length} bytes of the HEIF file do not fit in the memory its decoder may have`);
   heif.HEAPU8.set(bytes, data);
   const ctx = heif._heif_context_alloc();
   heif._heif_context_read_from_memory_without_copy(err, ctx, data, bytes.length, 0);
