@@ -48,7 +48,7 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
     return decodeWith(avif, bytes, factor, grid);
   } catch (error) {
     if (ceiling.exceeded) {
-      throw new ImageTooLargeError(`decoding the AVIF needs more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have (its coded picture is larger than its header says)`);
+      throw new ImageTooLargeError(`decoding the AVIF needs more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have here (its coded picture is larger than its header says, or its file is very large)`);
     }
     throw error;
   }

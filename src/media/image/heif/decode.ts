@@ -92,7 +92,7 @@ export function decodeHeifReduced(bytes: Uint8Array, factor: (width: number, hei
     return decodeWith(heif, bytes, factor);
   } catch (error) {
     if (ceiling.exceeded) {
-      throw new ImageTooLargeError(`decoding the HEIF needs more than the ${HEIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have (its coded picture is larger than its header says)`);
+      throw new ImageTooLargeError(`decoding the HEIF needs more than the ${HEIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have here (its coded picture is larger than its header says, or its file is very large)`);
     }
     if (error instanceof CorruptImageError || error instanceof ImageTooLargeError) throw error;
     // libheif and libde265 end a failure they do not handle with abort(): a RuntimeError here.
