@@ -5,8 +5,8 @@
  * animation's first frame) and TIFF row by row, HEIC tile by tile (libheif), AVIF grids tile by tile
  * and other AVIFs whole up to 2 MP (libavif), all averaged into boxes as they arrive; photon encodes
  * the versions. Decoding is the integrity check (spec 2.6, check 4), so every decodable image is
- * decoded even when it is already within every size. Nothing here throws for a
- * bad image: the outcome says what was checked, what failed and which versions exist.
+ * decoded even when it is already within every size. Nothing here throws for a bad image: the
+ * outcome says what was checked, what failed and which versions exist.
  */
 import { CorruptImageError, ImageTooLargeError, UnsupportedImageError } from "./errors";
 import { applyOrientation } from "./exif";
