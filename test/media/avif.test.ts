@@ -104,6 +104,9 @@ describe("AVIF decoding", () => {
     // Three rows named, four tiles referenced.
     const rows = edited("avifenc-grid.avif", gridOf, (body) => (body[2] = 2));
     await expect(decodeAvifReduced(rows, 320, 240, 1)).rejects.toThrow(/names 4 tiles for its 6 cells/);
+    // A grid describing another picture than its header: the limits were checked against the header.
+    const other = edited("avifenc-grid.avif", gridOf, (_, view) => view.setUint16(4, 300));
+    await expect(decodeAvifReduced(other, 320, 240, 1)).rejects.toThrow(/grid describes a 300x240 picture, its header 320x240/);
     // Tiles that do not cover the picture.
     const uncovered = edited("avifenc-grid.avif", gridOf, (_, view) => view.setUint16(4, 400));
     await expect(decodeAvifReduced(uncovered, 400, 240, 1)).rejects.toThrow(/do not cover its 400x240 picture/);

@@ -40,6 +40,10 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
   const file = heifFile(bytes);
   const primary = file.primary === null ? undefined : file.items.get(file.primary);
   const grid = primary?.type === "grid" ? readGrid(file, primary) : null;
+  // The limits were checked against the header's size: a grid must describe that picture, not another.
+  if (grid && (grid.width !== width || grid.height !== height)) {
+    throw new CorruptImageError(`the AVIF's grid describes a ${grid.width}x${grid.height} picture, its header ${width}x${height}`);
+  }
   if (!grid && width * height > AVIF_MAX_PIXELS) {
     throw new ImageTooLargeError(`${width}x${height} is more than the ${AVIF_MAX_PIXELS} pixels an AVIF may have to be resized: an AVIF that is not a grid of tiles is decoded whole (about 25 MiB a megapixel)`);
   }
