@@ -39,17 +39,6 @@ export function readJpegIcc(bytes: Uint8Array): Uint8Array | null {
   return concatBytes([...parts.entries()].sort((a, b) => a[0] - b[0]).map(([, p]) => p));
 }
 
-/**
- * The profile of a HEIF's (AVIF's) primary picture: its colr property of type prof (or rICC), or null.
- * (libheif reads HEIC's itself; libavif does not apply it, so AVIF's is read here.)
- */
-export function readHeifIcc(bytes: Uint8Array): Uint8Array | null {
-  const { primary, items } = heifFile(bytes);
-  const item = primary === null ? undefined : items.get(primary);
-  const colr = item?.properties.find((p) => p.type === "colr" && ["prof", "rICC"].includes(asText(p.body.subarray(0, 4))));
-  return colr && colr.body.length > 4 ? colr.body.subarray(4) : null;
-}
-
 type Curve = (v: number) => number;
 
 const s15 = (view: DataView, at: number) => view.getInt32(at) / 65536;
@@ -230,14 +219,18 @@ export function nclxTransform(primaries: number, transfer: number): ColourTransf
   return matrixTransform(`${wide.name} (nclx)`, m, [curve, curve, curve]);
 }
 
-/** The nclx colour description of a HEIF's (HEIC's, AVIF's) primary picture as a transform to sRGB, or null. */
-export function readHeifNclx(bytes: Uint8Array): ColourTransform | null {
+/**
+ * The colour of a HEIF's (HEIC's, AVIF's) primary picture as a transform to sRGB: its ICC profile
+ * (colr of type prof or rICC), else its nclx code points; null when there is neither or nothing to
+ * convert. (libheif reads HEIC's profile too; libavif applies neither, so AVIF's is read here.)
+ */
+export function readHeifColour(bytes: Uint8Array): ColourTransform | null {
   const { primary, items } = heifFile(bytes);
-  const item = primary === null ? undefined : items.get(primary);
-  const colr = item?.properties.find((p) => p.type === "colr" && asText(p.body.subarray(0, 4)) === "nclx");
-  if (!colr || colr.body.length < 10) return null;
-  const b = colr.body;
-  return nclxTransform((b[4]! << 8) | b[5]!, (b[6]! << 8) | b[7]!);
+  const colr = (primary === null ? undefined : items.get(primary))?.properties.filter((p) => p.type === "colr") ?? [];
+  const profile = colr.find((p) => ["prof", "rICC"].includes(asText(p.body.subarray(0, 4))) && p.body.length > 4);
+  if (profile) return srgbTransform(profile.body.subarray(4));
+  const nclx = colr.find((p) => asText(p.body.subarray(0, 4)) === "nclx" && p.body.length >= 10)?.body;
+  return nclx ? nclxTransform((nclx[4]! << 8) | nclx[5]!, (nclx[6]! << 8) | nclx[7]!) : null;
 }
 
 function descriptionOf(profile: Uint8Array, at: number, size: number): string {

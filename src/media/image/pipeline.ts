@@ -30,7 +30,7 @@ import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
 import { decodePngReduced } from "./png-stream";
 import { decodeBmpReduced } from "./bmp-stream";
-import { readHeifIcc, readHeifNclx, readJpegIcc, readPngIcc, srgbTransform, type ColourTransform } from "./icc";
+import { readHeifColour, readJpegIcc, readPngIcc, srgbTransform, type ColourTransform } from "./icc";
 import { decodeHeifReduced } from "./heif/decode";
 import { decodeTiffReduced, readTiffIcc } from "./tiff";
 import { decodeGifReduced } from "./gif";
@@ -125,7 +125,7 @@ interface BoxDecoder {
   maxPixels: number;
   decode(bytes: Uint8Array, factor: number, header: ImageHeader): Pixels | Promise<Pixels> | { pixels: Pixels; iccProfile: Uint8Array | null };
   icc?(bytes: Uint8Array): Uint8Array | null;
-  /** Its colour when it has no ICC profile (a HEIF's nclx code points). */
+  /** Its colour when neither the decoder nor `icc` gave a profile (a HEIF's colr: profile, else nclx code points). */
   colour?(bytes: Uint8Array): ColourTransform | null;
 }
 
@@ -136,9 +136,9 @@ const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
   webp: { maxPixels: PNG_MAX_PIXELS, decode: decodeWebpReduced, icc: (bytes) => webpLayout(bytes).iccProfile },
   tiff: { maxPixels: PNG_MAX_PIXELS, decode: decodeTiffReduced, icc: readTiffIcc },
   // libheif reads the profile; the header's size (the largest ispe) is the picture's as stored.
-  heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor), colour: readHeifNclx },
+  heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor), colour: readHeifColour },
   // The picture whole up to AVIF_MAX_PIXELS, a grid's tiles one at a time (avif.ts says which).
-  avif: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor), icc: readHeifIcc, colour: readHeifNclx },
+  avif: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor), colour: readHeifColour },
 };
 
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number): Promise<Decoded> {
