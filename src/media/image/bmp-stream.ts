@@ -15,6 +15,8 @@ const u32 = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at +
 const i32 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
 
 export interface BmpLayout {
+  /** 12 for an OS/2 core header (3-byte palette entries), 40 and more for Windows ones. */
+  headerSize: number;
   width: number;
   height: number;
   topDown: boolean;
@@ -38,7 +40,7 @@ export function bmpLayout(b: Uint8Array): BmpLayout {
     ((compression === 3 || compression === 6) && (bits === 16 || bits === 32)) ||
     (compression === 1 && bits === 8) ||
     (compression === 2 && bits === 4);
-  return { width, height: Math.abs(rawHeight), topDown: rawHeight < 0, bits, compression, dataOffset: u32(b, 10), readable };
+  return { headerSize, width, height: Math.abs(rawHeight), topDown: rawHeight < 0, bits, compression, dataOffset: u32(b, 10), readable };
 }
 
 /** A bit-field mask's shift and the scale of its value to 0..255. */
@@ -56,14 +58,13 @@ function field(mask: number): { mask: number; shift: number; max: number } {
  */
 export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
   const layout = bmpLayout(b);
-  const { width, height, topDown, bits, compression, dataOffset } = layout;
+  const { headerSize, width, height, topDown, bits, compression, dataOffset } = layout;
   if (!layout.readable) {
     const kind = compression === 4 ? "holds a JPEG" : compression === 5 ? "holds a PNG" : `uses compression ${compression} at ${bits} bits a pixel`;
     throw new UnsupportedImageError(`the BMP ${kind}, which is not read here`);
   }
   if (width <= 0 || height <= 0) throw new CorruptImageError("the BMP declares an invalid size");
-  const headerSize = u32(b, 14);
-  const { paletteAt, entry, paletteSize } = palette(b, layout);
+  const { paletteAt, entry, paletteSize } = palette(layout);
   if (compression === 1 || compression === 2) return decodeRle(b, layout, factor, paletteAt, entry, paletteSize);
   const stride = Math.ceil((width * bits) / 32) * 4;
   if (dataOffset + stride * height > b.length) throw new CorruptImageError(`the BMP's pixel data ends early (${b.length - dataOffset} of ${stride * height} bytes)`);
@@ -138,10 +139,9 @@ export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
 }
 
 /** Where the palette is (after the header: 3 bytes an entry, BGR, in a core header, else 4) and how many colours it has. */
-function palette(b: Uint8Array, layout: BmpLayout): { paletteAt: number; entry: number; paletteSize: number } {
-  const headerSize = u32(b, 14);
-  const entry = headerSize === 12 ? 3 : 4;
-  const paletteAt = 14 + headerSize;
+function palette(layout: BmpLayout): { paletteAt: number; entry: number; paletteSize: number } {
+  const entry = layout.headerSize === 12 ? 3 : 4;
+  const paletteAt = 14 + layout.headerSize;
   const paletteSize = layout.bits <= 8 ? Math.max(0, Math.min(1 << layout.bits, Math.floor((layout.dataOffset - paletteAt) / entry))) : 0;
   return { paletteAt, entry, paletteSize };
 }

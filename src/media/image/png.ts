@@ -27,11 +27,10 @@ const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) 
 /** Allowed bit depths per colour type (PNG spec, table 11.1). */
 const DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 
-export function validatePng(bytes: Uint8Array): { width: number; height: number; bitDepth: number } {
+export function validatePng(bytes: Uint8Array): { width: number; height: number } {
   let pos = 8;
   let width = 0;
   let height = 0;
-  let bitDepth = 0;
   let sawIdat = false;
   for (let index = 0; ; index++) {
     if (pos + 12 > bytes.length) throw new CorruptImageError("the PNG ends before its IEND chunk (truncated)");
@@ -45,7 +44,6 @@ export function validatePng(bytes: Uint8Array): { width: number; height: number;
       width = u32(bytes, pos + 8);
       height = u32(bytes, pos + 12);
       const depth = bytes[pos + 16]!;
-      bitDepth = depth;
       const colourType = bytes[pos + 17]!;
       if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff) throw new CorruptImageError("the PNG declares an invalid size");
       if (!DEPTHS[colourType]?.includes(depth)) throw new CorruptImageError(`the PNG has an invalid colour type ${colourType} / bit depth ${depth}`);
@@ -54,7 +52,7 @@ export function validatePng(bytes: Uint8Array): { width: number; height: number;
       sawIdat = true;
     } else if (type === "IEND") {
       if (!sawIdat) throw new CorruptImageError("the PNG has no image data (IDAT)");
-      return { width, height, bitDepth };
+      return { width, height };
     } else if (type === "IHDR") {
       throw new CorruptImageError("the PNG has a second IHDR chunk");
     }
