@@ -10,6 +10,7 @@ import { CorruptImageError, ImageTooLargeError } from "./errors";
 import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
+import { rowSplitter } from "./rows";
 
 /** An interlaced GIF keeps one byte per pixel until its last pass: 48 MiB at this limit. */
 export const GIF_INTERLACED_MAX_PIXELS = 48_000_000;
@@ -172,7 +173,6 @@ export function decodeGifReduced(b: Uint8Array, factor: number): Pixels {
     if (frame.left < screenWidth) reducer.addRow(frame.top + y, frame.left, rgba, 0, width, 4);
   };
   const total = width * height;
-  let rows = 0;
   let written: number;
   if (frame.interlaced) {
     const indices = new Uint8Array(total);
@@ -182,25 +182,15 @@ export function decodeGifReduced(b: Uint8Array, factor: number): Pixels {
       indices.set(piece.subarray(0, take), at);
       at += take;
     });
-    rows = Math.floor(Math.min(written, total) / width);
+    const rows = Math.floor(Math.min(written, total) / width);
     // Rows the data did not reach stay transparent; the frame is still reported as cut short below.
     for (let stored = 0; stored < rows; stored++) addRow(indices.subarray(stored * width, (stored + 1) * width), interlacedRow(stored, height));
   } else {
-    const row = new Uint8Array(width);
-    let filled = 0;
-    written = expand(b, frame, total, (piece) => {
-      for (let i = 0; i < piece.length && rows < height; ) {
-        const take = Math.min(width - filled, piece.length - i);
-        row.set(piece.subarray(i, i + take), filled);
-        filled += take;
-        i += take;
-        if (filled === width) {
-          addRow(row, rows++);
-          filled = 0;
-          reducer.completeRowsBefore(frame.top + rows);
-        }
-      }
+    const splitter = rowSplitter(width, height, (row, y) => {
+      addRow(row, y);
+      reducer.completeRowsBefore(frame.top + y + 1);
     });
+    written = expand(b, frame, total, splitter.sink);
   }
   if (written < total) throw new CorruptImageError(`the GIF's first frame ends after ${Math.floor(written / width)} of its ${height} rows`);
   return reducer.result();

@@ -14,6 +14,7 @@ import { CorruptImageError, UnsupportedImageError, ImageTooLargeError } from "./
 import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
+import { rowSplitter, type Sink } from "./rows";
 
 /** The largest tile or planar strip inflated at once (a chunky strip streams and has no limit). */
 export const TIFF_MAX_CHUNK_BYTES = 32 * 1024 * 1024;
@@ -137,8 +138,6 @@ export function readTiffIcc(bytes: Uint8Array): Uint8Array | null {
 
 // --- Decompression: each emits its output in pieces to `sink` -------------------------------------
 
-type Sink = (piece: Uint8Array) => void;
-
 function packBits(input: Uint8Array, sink: Sink): void {
   const run = new Uint8Array(128);
   for (let i = 0; i < input.length; ) {
@@ -210,31 +209,6 @@ function decompress(ifd: Ifd, input: Uint8Array, sink: Sink): void {
   else if (ifd.compression === "packbits") packBits(input, sink);
   else if (ifd.compression === "lzw") lzw(input, sink);
   else inflate(input, sink);
-}
-
-/** Splits a stream of pieces into rows of `rowBytes`, calling `row` for each; stops after `rows`. */
-function rowSplitter(rowBytes: number, rows: number, row: (data: Uint8Array, index: number) => void): { sink: Sink; done: () => number } {
-  const buffer = new Uint8Array(rowBytes);
-  let filled = 0;
-  let index = 0;
-  const sink: Sink = (piece) => {
-    for (let i = 0; i < piece.length && index < rows; ) {
-      if (filled === 0 && piece.length - i >= rowBytes) {
-        row(piece.subarray(i, i + rowBytes), index++);
-        i += rowBytes;
-        continue;
-      }
-      const take = Math.min(rowBytes - filled, piece.length - i);
-      buffer.set(piece.subarray(i, i + take), filled);
-      filled += take;
-      i += take;
-      if (filled === rowBytes) {
-        row(buffer, index++);
-        filled = 0;
-      }
-    }
-  };
-  return { sink, done: () => index };
 }
 
 // --- Rows to RGBA ----------------------------------------------------------------------------------
