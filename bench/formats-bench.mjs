@@ -43,29 +43,38 @@ function smoothPixels(width, height) {
   return raw;
 }
 
+/** A bottom-up BMP's file and info headers (40 bytes), then its palette of [r, g, b] entries. */
+function bmpHeader(width, height, bits, compression, dataLength, palette = []) {
+  const header = Buffer.alloc(54 + palette.length * 4);
+  header.write("BM", 0, "ascii");
+  header.writeUInt32LE(header.length + dataLength, 2);
+  header.writeUInt32LE(header.length, 10);
+  header.writeUInt32LE(40, 14);
+  header.writeInt32LE(width, 18);
+  header.writeInt32LE(height, 22);
+  header.writeUInt16LE(1, 26);
+  header.writeUInt16LE(bits, 28);
+  header.writeUInt32LE(compression, 30);
+  header.writeUInt32LE(dataLength, 34);
+  header.writeUInt32LE(palette.length, 46);
+  palette.forEach(([r, g, b], i) => header.set([b, g, r, 0], 54 + i * 4));
+  return header;
+}
+
 /** A 24-bit bottom-up BMP (sharp writes none). */
 function bmp(raw, width, height) {
   const stride = Math.ceil((width * 3) / 4) * 4;
-  const out = Buffer.alloc(54 + stride * height);
-  out.write("BM", 0, "ascii");
-  out.writeUInt32LE(out.length, 2);
-  out.writeUInt32LE(54, 10);
-  out.writeUInt32LE(40, 14);
-  out.writeInt32LE(width, 18);
-  out.writeInt32LE(height, 22);
-  out.writeUInt16LE(1, 26);
-  out.writeUInt16LE(24, 28);
-  out.writeUInt32LE(stride * height, 34);
+  const pixels = Buffer.alloc(stride * height);
   for (let y = 0; y < height; y++) {
-    const row = 54 + (height - 1 - y) * stride;
+    const row = (height - 1 - y) * stride;
     for (let x = 0; x < width; x++) {
       const i = (y * width + x) * 3;
-      out[row + x * 3] = raw[i + 2];
-      out[row + x * 3 + 1] = raw[i + 1];
-      out[row + x * 3 + 2] = raw[i];
+      pixels[row + x * 3] = raw[i + 2];
+      pixels[row + x * 3 + 1] = raw[i + 1];
+      pixels[row + x * 3 + 2] = raw[i];
     }
   }
-  return out;
+  return Buffer.concat([bmpHeader(width, height, 24, 0, pixels.length), pixels]);
 }
 
 /** An 8-bit run-length encoded BMP (BI_RLE8) of the picture in a 6 x 6 x 6 colour cube: encoded runs only, up to 255 long. */
@@ -90,20 +99,8 @@ function rle8Bmp(raw, width, height) {
     lines.push(Buffer.from(line));
   }
   const data = Buffer.concat([...lines, Buffer.from([0, 1])]);
-  const header = Buffer.alloc(54 + 216 * 4);
-  header.write("BM", 0, "ascii");
-  header.writeUInt32LE(header.length + data.length, 2);
-  header.writeUInt32LE(header.length, 10);
-  header.writeUInt32LE(40, 14);
-  header.writeInt32LE(width, 18);
-  header.writeInt32LE(height, 22);
-  header.writeUInt16LE(1, 26);
-  header.writeUInt16LE(8, 28);
-  header.writeUInt32LE(1, 30);
-  header.writeUInt32LE(data.length, 34);
-  header.writeUInt32LE(216, 46);
-  for (let i = 0; i < 216; i++) header.set([(i % 6) * 51, (((i / 6) | 0) % 6) * 51, ((i / 36) | 0) * 51, 0], 54 + i * 4);
-  return Buffer.concat([header, data]);
+  const cube = Array.from({ length: 216 }, (_, i) => [((i / 36) | 0) * 51, (((i / 6) | 0) % 6) * 51, (i % 6) * 51]);
+  return Buffer.concat([bmpHeader(width, height, 8, 1, data.length, cube), data]);
 }
 
 function has(tool) {

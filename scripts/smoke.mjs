@@ -405,26 +405,25 @@ async function run() {
     agent.destroy();
   });
 
-  await check("an iPhone-style HEIC (a rotated grid of tiles) gets a Small JPEG from the bundled libheif", async () => {
+  /** POSTs a fixture image to /Medias; it must be stored and pass its integrity check. Its sizes, as "WxH" by name. */
+  async function uploadImage(fixture, type, name) {
     const form = new FormData();
-    form.append("File", new Blob([readFileSync(join(ROOT, "test/fixtures/images/grid-rotated.heic"))], { type: "image/heic" }), "IMG_0001.HEIC");
+    form.append("File", new Blob([readFileSync(join(ROOT, "test/fixtures/images", fixture))], { type }), name);
     form.append("Type", "image");
     const res = await http("/Medias", { method: "POST", token: admin, rawBody: form });
     expect(res.status === 201, describe(res));
     expect(res.json.recognition.integrity === "passed", `integrity ${res.json.recognition.integrity}: ${res.json.recognition.detail}`);
-    const small = res.json.sizes.find((s) => s.name === "Small");
-    expect(small && small.width === 171 && small.height === 256, `sizes ${JSON.stringify(res.json.sizes)}`);
+    return Object.fromEntries(res.json.sizes.map((s) => [s.name, `${s.width}x${s.height}`]));
+  }
+
+  await check("an iPhone-style HEIC (a rotated grid of tiles) gets a Small JPEG from the bundled libheif", async () => {
+    const sizes = await uploadImage("grid-rotated.heic", "image/heic", "IMG_0001.HEIC");
+    expect(sizes.Small === "171x256", `sizes ${JSON.stringify(sizes)}`);
   });
 
   await check("a 4.3 MP grid AVIF gets Medium and Small from the bundled libavif, a tile at a time", async () => {
-    const form = new FormData();
-    form.append("File", new Blob([readFileSync(join(ROOT, "test/fixtures/images/avifenc-grid-4mp.avif"))], { type: "image/avif" }), "photo.avif");
-    form.append("Type", "image");
-    const res = await http("/Medias", { method: "POST", token: admin, rawBody: form });
-    expect(res.status === 201, describe(res));
-    expect(res.json.recognition.integrity === "passed", `integrity ${res.json.recognition.integrity}: ${res.json.recognition.detail}`);
-    const sizes = Object.fromEntries(res.json.sizes.map((s) => [s.name, `${s.width}x${s.height}`]));
-    expect(sizes.Medium === "1000x750" && sizes.Small === "256x192", `sizes ${JSON.stringify(res.json.sizes)}`);
+    const sizes = await uploadImage("avifenc-grid-4mp.avif", "image/avif", "photo.avif");
+    expect(sizes.Medium === "1000x750" && sizes.Small === "256x192", `sizes ${JSON.stringify(sizes)}`);
   });
 
   // --- Data processing on the real local container host ---------------------------------------
