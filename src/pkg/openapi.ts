@@ -9,6 +9,7 @@ import type { AppEnv } from "../env";
 import { requirePermission } from "./auth";
 import { ApiError } from "./errors";
 import { idempotency } from "./idempotency";
+import { jsonDepthExceeded, MAX_JSON_DEPTH } from "./json-depth";
 import type { Permission } from "./permissions";
 import { apiVersion, type ApiArea } from "./versioning";
 
@@ -39,7 +40,7 @@ const problem = (description: string) => ({
 });
 
 const COMMON_ERRORS = {
-  400: problem("Validation failed, a malformed query, or an unsupported api-version."),
+  400: problem(`Validation failed, a malformed query, an unsupported api-version, or a JSON body nested deeper than ${MAX_JSON_DEPTH} levels.`),
   401: problem("Missing or invalid bearer token (see WWW-Authenticate)."),
   403: problem("The token lacks the permission this route requires."),
   500: problem("Unexpected failure; the body carries only the request id."),
@@ -89,6 +90,25 @@ function jsonMediaType(optional: boolean): MiddlewareHandler<AppEnv> {
   };
 }
 
+/**
+ * The nesting limit of JSON bodies (src/pkg/json-depth.ts), checked on the text before it is parsed,
+ * so nothing (the Unicode check, zod, a JSON Schema validator, a store) ever walks a deeper one. The
+ * text is read once and stays in Hono's body cache, where the validator's JSON.parse finds it.
+ */
+function jsonDepthLimit(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const type = c.req.header("content-type");
+    if (!c.req.raw.body || type === undefined) return next(); // an optional body left out (jsonMediaType let it through)
+    const text = await c.req.text();
+    const at = jsonDepthExceeded(text);
+    if (at >= 0) {
+      const message = `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels (level ${MAX_JSON_DEPTH + 1} opens at character ${at}); at most ${MAX_JSON_DEPTH} are accepted.`;
+      throw new ApiError("ValidationFailed", message, { errors: [{ field: "body", rule: "maxDepth", message }] });
+    }
+    await next();
+  };
+}
+
 export interface RouteOptions {
   /** The permission a caller needs. Every route names one. */
   permission: Permission;
@@ -133,7 +153,7 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
   const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), knownQueryOnly(declaredQueryParameters(route)), requirePermission(options.permission)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
   if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));
-  if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true));
+  if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true), jsonDepthLimit());
   if (route.method === "post") middleware.push(idempotency);
 
   const errorResponses: Record<number, ReturnType<typeof problem>> = { ...COMMON_ERRORS };
