@@ -7,7 +7,7 @@ import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
-import { conflict, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
+import { assertStatement, conflict, isAssertionFailure, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -166,21 +166,93 @@ async function validateConfig(env: Bindings, input: JobConfigurationInput, selfI
   return { imageName, imageTag, runOptions, rule };
 }
 
-/** Walks the chain from `nextId`: a config that does not exist, a cycle back to `selfId` or within, or a chain too long. */
+/**
+ * The longest run of configs that chain into `id` (each naming the next with nextConfigId), not
+ * counting `id` itself. Configs form in-trees (many may name the same next one), so this is the
+ * deepest branch; the walk stops past MAX_CHAIN_LENGTH, which also bounds it on a cycle.
+ */
+async function configsBefore(db: D1Database, id: string): Promise<number> {
+  const row = await db
+    .prepare(
+      `WITH RECURSIVE up(id, depth) AS (
+         SELECT id, 1 FROM job_configurations WHERE next_config_id = ?1
+         UNION ALL
+         SELECT c.id, up.depth + 1 FROM job_configurations c JOIN up ON c.next_config_id = up.id WHERE up.depth <= ?2
+       ) SELECT coalesce(max(depth), 0) AS depth FROM up`,
+    )
+    .bind(id, MAX_CHAIN_LENGTH)
+    .first<{ depth: number }>();
+  return row?.depth ?? 0;
+}
+
+/**
+ * SQL (for {@link assertStatement}) that holds when the longest chain through config `?1` has at most
+ * MAX_CHAIN_LENGTH configs: the configs before it, itself and the configs after it. Both walks stop
+ * past the limit, so a cycle (which is an endless chain) fails it too. Run in the write's own batch,
+ * it holds against a concurrent write that lengthens the same chain from its other end.
+ */
+const CHAIN_WITHIN_LIMIT = `
+  (WITH RECURSIVE up(id, depth) AS (
+     SELECT ?1, 1
+     UNION ALL
+     SELECT c.id, up.depth + 1 FROM job_configurations c JOIN up ON c.next_config_id = up.id WHERE up.depth <= ${MAX_CHAIN_LENGTH}
+   ) SELECT max(depth) FROM up)
+  + (WITH RECURSIVE down(id, depth) AS (
+     SELECT next_config_id, 1 FROM job_configurations WHERE id = ?1 AND next_config_id IS NOT NULL
+     UNION ALL
+     SELECT c.next_config_id, down.depth + 1 FROM job_configurations c JOIN down ON c.id = down.id WHERE c.next_config_id IS NOT NULL AND down.depth <= ${MAX_CHAIN_LENGTH}
+   ) SELECT coalesce(max(depth), 0) FROM down)
+  <= ${MAX_CHAIN_LENGTH}`;
+
+const chainTooLong = (detail: string) => ({ rule: "maxLength", message: `A chain has at most ${MAX_CHAIN_LENGTH} configs; ${detail}` });
+
+/**
+ * Walks the chain from `nextId`: a config that does not exist, a cycle back to `selfId` or within, or
+ * a chain past MAX_CHAIN_LENGTH counting every config that chains into `selfId` (the longest such
+ * run), the config itself and every config after it. Any config of a chain can be executed, so the
+ * whole chain counts, not just the part after the config being written.
+ */
 async function chainProblemFrom(db: D1Database, nextId: string, selfId: string | null): Promise<{ rule: string; message: string } | null> {
+  const before = selfId ? await configsBefore(db, selfId) : 0;
   const seen = new Set<string>(selfId ? [selfId] : []);
   let current: string | null = nextId;
   let from = selfId ? `config ${selfId}` : "this config";
+  let after = 0;
   while (current) {
     if (seen.has(current)) return { rule: "acyclic", message: `nextConfigId makes a cycle: ${from} leads back to job configuration ${current}.` };
-    if (seen.size > MAX_CHAIN_LENGTH) return { rule: "maxLength", message: `A chain has at most ${MAX_CHAIN_LENGTH} configs.` };
+    if (before + 1 + after >= MAX_CHAIN_LENGTH) {
+      return chainTooLong(
+        `this nextConfigId makes one of more than ${MAX_CHAIN_LENGTH}` +
+          (before > 0 ? ` (${before} config${before === 1 ? "" : "s"} chain into this one, and more than ${MAX_CHAIN_LENGTH - 1 - before} follow it).` : ` (more than ${MAX_CHAIN_LENGTH - 1} configs follow this one).`),
+      );
+    }
     seen.add(current);
     const row: { next_config_id: string | null } | null = await db.prepare("SELECT next_config_id FROM job_configurations WHERE id = ?1").bind(current).first();
     if (!row) return { rule: "exists", message: `Job configuration ${current} (named by ${from}) does not exist.` };
+    after += 1;
     from = `job configuration ${current}`;
     current = row.next_config_id;
   }
   return null;
+}
+
+/** The 400 of a chain past the limit that a concurrent write made between the check and the batch. */
+const chainLimitRaced = () =>
+  new ApiError("ValidationFailed", `body.nextConfigId: A chain has at most ${MAX_CHAIN_LENGTH} configs; with a change saved meanwhile, this nextConfigId makes a longer one.`, {
+    errors: [{ field: "body.nextConfigId", ...chainTooLong("with a change saved meanwhile, this nextConfigId makes a longer one.") }],
+  });
+
+/**
+ * Runs a config write's batch; when the write links the config to a next one, the batch ends with an
+ * assertion that the chain through it is still within MAX_CHAIN_LENGTH (see CHAIN_WITHIN_LIMIT).
+ */
+async function runChainBatch(db: D1Database, linkedId: string | null, statements: D1PreparedStatement[], onUnique: () => ApiError): Promise<D1Result[]> {
+  try {
+    return await runBatch(db, linkedId ? [...statements, assertStatement(db, CHAIN_WITHIN_LIMIT, linkedId)] : statements, onUnique);
+  } catch (error) {
+    if (linkedId && isAssertionFailure(error)) throw chainLimitRaced();
+    throw error;
+  }
 }
 
 const nameTaken = (name: string) => conflict(`A job configuration named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
@@ -196,8 +268,9 @@ export async function createConfig(ctx: WriteContext, env: Bindings, principal: 
   const owner = ownerOrCaller(input.objectOwner, principal);
   const sealed = await sealRunOptions(env, resolved.runOptions);
   const etag = newEtagToken();
-  await runBatch(
+  await runChainBatch(
     ctx.db,
+    input.nextConfigId ? id : null,
     [
       ctx.db
         .prepare(
@@ -227,8 +300,9 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
   const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.object_owner_id, name: current.object_owner_name };
   const sealed = await sealRunOptions(env, resolved.runOptions);
   const etag = newEtagToken();
-  const [update] = await runBatch(
+  const [update] = await runChainBatch(
     ctx.db,
+    input.nextConfigId ? input.id : null,
     [
       ctx.db
         .prepare(
@@ -286,12 +360,25 @@ export async function toRunnable(env: Bindings, row: ConfigRow): Promise<Runnabl
   };
 }
 
-/** The config and every config its nextConfigId chain reaches, in order (a cycle stops the walk). */
+/**
+ * The config and every config its nextConfigId chain reaches, in order. A chain is never cut short:
+ * one past MAX_CHAIN_LENGTH, or one that loops (writes refuse both, so only data older than that
+ * check can hold them), is refused whole with a 409 naming the limit, and nothing runs.
+ */
 export async function configChain(env: Bindings, firstId: string): Promise<RunnableConfig[]> {
   const chain: RunnableConfig[] = [];
   const seen = new Set<string>();
   let id: string | null = firstId;
-  while (id && !seen.has(id) && chain.length < MAX_CHAIN_LENGTH) {
+  while (id) {
+    if (seen.has(id)) {
+      throw new ApiError("Conflict", `The chain of job configuration ${firstId} loops back to job configuration ${id}; nothing was run. Set a nextConfigId in the loop to null (or to a config outside it) and run it again.`);
+    }
+    if (chain.length === MAX_CHAIN_LENGTH) {
+      throw new ApiError(
+        "Conflict",
+        `The chain of job configuration ${firstId} has more than ${MAX_CHAIN_LENGTH} configs, the most one chain may have; nothing was run. Shorten it (set the nextConfigId of job configuration ${chain[MAX_CHAIN_LENGTH - 1]!.id} to null) and run it again.`,
+      );
+    }
     seen.add(id);
     const row = await findConfigRow(env.DB, id);
     if (!row) {

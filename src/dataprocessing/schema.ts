@@ -150,7 +150,7 @@ export const ExecutionBodySchema = z
 
 export const ChainExecutionSchema = z
   .object({
-    jobConfigIds: z.array(z.uuid()).min(1).max(50),
+    jobConfigIds: z.array(z.uuid()).min(1).max(50, "A chain has at most 50 configs (the longest chain one execution runs)."),
     runOptions: z
       .union([RunOptionsSchema, z.record(z.uuid(), RunOptionsSchema)])
       .optional()
