@@ -4,6 +4,7 @@ import { ApiError } from "../pkg/errors";
 import { compileListQuery, defineList, enumCondition, inList, listQueryShape, noProperties, parseDateValue, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
 import { CONFIG_JOIN, CONFIG_SELECT, type ConfigRow } from "./configs";
 import type { JobRow } from "./jobs";
+import type { JobOutputRow } from "./outputs";
 import { JOB_STATUSES } from "./schema";
 
 const configList = defineList({
@@ -101,4 +102,36 @@ export async function listJobRows(db: D1Database, query: z.infer<typeof JobListQ
   const to = instant(query.createdTo, "createdTo");
   if (to) conditions.push((v) => `j.created_at < ${v.value(to)}`);
   return runListQuery<JobRow>(db, await compileListQuery(jobList, query, noProperties, conditions));
+}
+
+const outputList = defineList({
+  table: "job_outputs",
+  alias: "o",
+  entityKind: "jobOutput",
+  idColumn: "id",
+  fields: {
+    jobOutputTypeId: { column: "o.job_output_type_id" },
+    createdAt: { column: "o.created_at", type: "datetime" },
+  },
+  searchColumns: ["o.output"],
+  defaultOrder: "createdAt asc",
+});
+
+export const JobOutputListQuery = z.object({
+  ids,
+  excludeIds,
+  searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the output's JSON text." }),
+  jobOutputTypeIds: z.string().optional().openapi({ description: "Only outputs of these output types (comma-separated ids)." }),
+  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over createdAt, jobOutputTypeId. Default: createdAt asc (oldest first)." }),
+  skip,
+  take,
+  includeTotal,
+});
+
+/** One job's outputs, paged like every list (the job's existence is the caller's check). */
+export async function listJobOutputRows(db: D1Database, jobId: string, query: z.infer<typeof JobOutputListQuery>): Promise<{ items: JobOutputRow[]; total: number | undefined }> {
+  const conditions: Condition[] = [(v) => `o.job_id = ${v.value(jobId)}`];
+  const types = parseUuidList(query.jobOutputTypeIds, "query.jobOutputTypeIds");
+  if (types.length > 0) conditions.push(inList("o.job_output_type_id", types));
+  return runListQuery<JobOutputRow>(db, await compileListQuery(outputList, query, noProperties, conditions));
 }

@@ -9,9 +9,11 @@ import { ApiError, notFound } from "../pkg/errors";
 import { MAX_OUTPUT_BYTES, validateOutput } from "./json-schema";
 import { ACTIVE_STATUSES, getJob, recordOutputRejection, type JobSpec } from "./jobs";
 import { loadOutputType } from "./output-types";
+import type { z } from "@hono/zod-openapi";
+import { listJobOutputRows, type JobOutputListQuery } from "./list";
 import type { JobOutput } from "./schema";
 
-interface Row {
+export interface JobOutputRow {
   id: string;
   job_id: string;
   job_output_type_id: string | null;
@@ -19,7 +21,7 @@ interface Row {
   created_at: string;
 }
 
-const toOutput = (row: Row): JobOutput => ({ id: row.id, jobId: row.job_id, jobOutputTypeId: row.job_output_type_id, output: JSON.parse(row.output), createdAt: row.created_at });
+const toOutput = (row: JobOutputRow): JobOutput => ({ id: row.id, jobId: row.job_id, jobOutputTypeId: row.job_output_type_id, output: JSON.parse(row.output), createdAt: row.created_at });
 
 export async function createJobOutput(ctx: WriteContext, principal: Principal, input: { jobId: string; jobOutputTypeId: string | null; output: unknown }): Promise<JobOutput> {
   if (principal.jobId !== undefined && principal.jobId !== input.jobId) {
@@ -51,15 +53,16 @@ export async function createJobOutput(ctx: WriteContext, principal: Principal, i
 }
 
 export async function getJobOutput(db: D1Database, id: string): Promise<JobOutput> {
-  const row = await db.prepare("SELECT * FROM job_outputs WHERE id = ?1").bind(id).first<Row>();
+  const row = await db.prepare("SELECT * FROM job_outputs WHERE id = ?1").bind(id).first<JobOutputRow>();
   if (!row) throw notFound("Job output", id);
   return toOutput(row);
 }
 
-export async function listJobOutputs(db: D1Database, jobId: string): Promise<JobOutput[]> {
+/** A page of one job's outputs (GET /Jobs/{id}/Outputs): skip/take, order, includeTotal, as every list. */
+export async function listJobOutputs(db: D1Database, jobId: string, query: z.infer<typeof JobOutputListQuery>): Promise<{ items: JobOutput[]; total: number | undefined }> {
   await getJob(db, jobId);
-  const { results } = await db.prepare("SELECT * FROM job_outputs WHERE job_id = ?1 ORDER BY created_at, id LIMIT 1000").bind(jobId).all<Row>();
-  return results.map(toOutput);
+  const { items, total } = await listJobOutputRows(db, jobId, query);
+  return { items: items.map(toOutput), total };
 }
 
 export async function deleteJobOutput(db: D1Database, id: string): Promise<void> {

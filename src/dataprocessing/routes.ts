@@ -16,7 +16,7 @@ import { apiUrlOf, executeChain, executeConfig, kickChain, runnerOf } from "./ex
 import { hostFor } from "./host";
 import { viaHost } from "./host-errors";
 import { ACTIVE_STATUSES, getJob, toJob } from "./jobs";
-import { ConfigListQuery, JobListQuery, listConfigRows, listJobRows } from "./list";
+import { ConfigListQuery, JobListQuery, JobOutputListQuery, listConfigRows, listJobRows } from "./list";
 import { createJobOutput, deleteJobOutput, getJobOutput, listJobOutputs } from "./outputs";
 import { createOutputType, deleteOutputType, getOutputType, listOutputTypes, updateOutputType } from "./output-types";
 import {
@@ -333,10 +333,15 @@ export function dataProcessingApp() {
       path: "/Jobs/{id}/Outputs",
       tags: outputTags,
       summary: "List the outputs of a job, oldest first",
-      request: { params: IdParam },
-      responses: { 200: json(z.array(JobOutputSchema), "The outputs.") },
+      description: "Paged like every list: `skip`, `take` (default 100, at most 1,000), `order`, `includeTotal` (X-Total-Count); a job may have any number of outputs.",
+      request: { params: IdParam, query: JobOutputListQuery },
+      responses: { 200: json(z.array(JobOutputSchema), "One page of the outputs (X-Total-Count with includeTotal).") },
     }),
-    async (c) => c.json(await listJobOutputs(c.env.DB, c.req.valid("param").id), 200),
+    async (c) => {
+      const { items, total } = await listJobOutputs(c.env.DB, c.req.valid("param").id, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items, 200);
+    },
   );
   app.openapi(
     defineRoute({ ...write, errors: [404] }, {
