@@ -23,7 +23,6 @@ declare namespace Cloudflare {
 		MAX_BODY_BYTES: string;
 		CORS_ORIGINS: string;
 		CONTAINER_HOST_KIND: string;
-		LOCAL_CONTAINER_HOST_URL: string;
 		AZURE_TENANT_ID: string;
 		AZURE_CLIENT_ID: string;
 		AZURE_SUBSCRIPTION_ID: string;

@@ -5,7 +5,8 @@
 //     the Function constructor: both throw on Workers, and vitest-pool-workers cannot catch them
 //     because code generation is allowed there,
 //   - the bundle or wrangler.toml names the local dev issuer or an inline JWKS (the local trust must
-//     never reach a deployment).
+//     never reach a deployment), or wrangler.toml names the local container host (a deployment never
+//     runs jobs on it: with no host configured, execution answers 501).
 // Call sites inside libraries are listed with the library's name but do not fail the check: they are
 // either guarded (zod's JIT checks `allowsEval` first, which is false on Workers) or on paths we do not
 // call; the smoke run proves the paths we do call against the real runtime.
@@ -220,6 +221,9 @@ function main() {
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   if (config.includes(DEV_ISSUER) || /^\s*AUTH_JWKS_JSON\s*=/m.test(config)) {
     problems.push("wrangler.toml names the local dev issuer or an inline AUTH_JWKS_JSON; those belong in .dev.vars (locally) or a secret");
+  }
+  if (/^\s*CONTAINER_HOST_KIND\s*=\s*["']local["']/im.test(config) || /^\s*LOCAL_CONTAINER_HOST_(URL|SECRET)\s*=/m.test(config)) {
+    problems.push("wrangler.toml names the local container host; it belongs in .dev.vars (npm start writes it), never in a deployment");
   }
 
   if (problems.length > 0) {

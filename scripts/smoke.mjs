@@ -169,8 +169,12 @@ async function run() {
   const inspectorPort = await freePort();
   base = `http://127.0.0.1:${port}`;
   console.log(`smoke: preparing ${persistTo} and starting wrangler dev on ${base}`);
-  containerHost = await startContainerHost({ port: 0 });
-  await prepareLocal({ persistTo, quiet: true, vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, PUBLIC_API_URL: base, RATE_LIMITS: "off" } });
+  containerHost = await startContainerHost({ port: 0, apiUrl: base });
+  await prepareLocal({
+    persistTo,
+    quiet: true,
+    vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, LOCAL_CONTAINER_HOST_SECRET: containerHost.secret, PUBLIC_API_URL: base, RATE_LIMITS: "off" },
+  });
   await startServer(port, inspectorPort);
   console.log(`smoke: server ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 

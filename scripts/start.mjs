@@ -32,7 +32,8 @@ function banner() {
 // The local container host runs job containers as child processes of this script (stopped with it).
 let containerHost;
 try {
-  containerHost = await startContainerHost({ port: hostPort, log: (line) => console.log(`container host: ${line}`) });
+  // Its secret is new every start and reaches only the Worker (through .dev.vars); jobs never see it.
+  containerHost = await startContainerHost({ port: hostPort, apiUrl: base, log: (line) => console.log(`container host: ${line}`) });
 } catch (error) {
   console.error(`start: the local container host could not listen on port ${hostPort} (${error.message}); set CONTAINER_HOST_PORT to a free port.`);
   process.exit(1);
@@ -43,7 +44,13 @@ try {
   const { created } = await prepareLocal({
     persistTo: DEFAULT_PERSIST_DIR,
     // Request limits stay off locally: they never throttle a developer.
-    vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, PUBLIC_API_URL: base, RATE_LIMITS: "off" },
+    vars: {
+      CONTAINER_HOST_KIND: "local",
+      LOCAL_CONTAINER_HOST_URL: containerHost.url,
+      LOCAL_CONTAINER_HOST_SECRET: containerHost.secret,
+      PUBLIC_API_URL: base,
+      RATE_LIMITS: "off",
+    },
   });
   if (created) console.log("Generated the local dev signing key in .dev/keys.json (trusted only through .dev.vars).");
 } catch (error) {

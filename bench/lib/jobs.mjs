@@ -95,7 +95,7 @@ export async function runJobsSection({ root, benchDir, appModules, credentials, 
     stateDir,
     appModules,
     credentials,
-    bindings: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: host.url, DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(rawKey).toString("base64")}` },
+    bindings: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: host.url, LOCAL_CONTAINER_HOST_SECRET: "bench-stub", DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(rawKey).toString("base64")}` },
   });
   try {
     const token = credentials.token;

@@ -43,7 +43,7 @@ export async function runMonitorsSection({ root, benchDir, appModules, credentia
     stateDir,
     appModules,
     credentials,
-    bindings: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: host.url, DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(webcrypto.getRandomValues(new Uint8Array(32))).toString("base64")}` },
+    bindings: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: host.url, LOCAL_CONTAINER_HOST_SECRET: "bench-stub", DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(webcrypto.getRandomValues(new Uint8Array(32))).toString("base64")}` },
   });
   try {
     const token = credentials.token;

@@ -6,6 +6,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { hostClient } from "./check-support.mjs";
 import { dockerRunArgs, startContainerHost } from "./server.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "fake-docker-"));
@@ -30,10 +31,11 @@ writeFileSync(fakeDocker, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} $
 chmodSync(fakeDocker, 0o755);
 const calls = () => readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line));
 
-let host;
+let host, put, until;
 before(async () => {
   process.env.HOST_SECRET_SHOULD_NOT_LEAK = "leak";
   host = await startContainerHost({ port: 0, imagesDir: join(dir, "no-local-images"), dockerCommand: fakeDocker });
+  ({ put, until } = hostClient(host));
 });
 after(async () => {
   await host.close();
@@ -41,19 +43,6 @@ after(async () => {
 });
 
 const spec = (name, extra = {}) => ({ name, image: "registry.example:5000/scoring/model:1.4", command: null, environment: {}, cpuCores: 2, memoryGb: 1.5, gpuCores: null, gpuSku: null, timeoutSeconds: 30, ...extra });
-const put = (name, body) => fetch(`${host.url}/groups/${name}`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-const get = async (name) => {
-  const res = await fetch(`${host.url}/groups/${name}?tailBytes=4096`);
-  return res.status === 404 ? null : res.json();
-};
-async function until(name, phases) {
-  for (let i = 0; i < 100; i++) {
-    const state = await get(name);
-    if (state && phases.includes(state.phase)) return state;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${name} never reached ${phases}`);
-}
 
 test("the host finds the daemon through `docker info`", () => {
   assert.equal(host.docker, true);
@@ -65,7 +54,7 @@ test("docker run names the group, sizes it, and passes variable names only on th
   assert.equal(state.phase, "succeeded");
   assert.match(state.output, /inside the container/);
   const run = calls().find((c) => c.command === "run" && c.args.includes("containergroup-d1"));
-  assert.deepEqual(run.args, ["--rm", "--name", "containergroup-d1", "--cpus", "2", "--memory", "1536m", "-e", "jobId", "-e", "SECRET", "registry.example:5000/scoring/model:1.4"]);
+  assert.deepEqual(run.args, ["--rm", "--name", "containergroup-d1", "--cpus", "2", "--memory", "1536m", "--pids-limit", "256", "--security-opt", "no-new-privileges", "--cap-drop", "ALL", "-e", "jobId", "-e", "SECRET", "registry.example:5000/scoring/model:1.4"]);
   assert.ok(!JSON.stringify(run.args).includes("s3cr3t"), "a value is never on the command line");
   // The CLI gets the values to forward, and nothing else of this process.
   assert.equal(run.env.SECRET, "s3cr3t value");
@@ -75,7 +64,8 @@ test("docker run names the group, sizes it, and passes variable names only on th
 
 test("a run command replaces the entrypoint; GPUs are asked for", () => {
   assert.deepEqual(dockerRunArgs("containergroup-g", { ...spec("containergroup-g"), command: "python score.py --all", gpuCores: 2, gpuSku: "V100" }, { jobId: "g" }), [
-    "run", "--rm", "--name", "containergroup-g", "--cpus", "2", "--memory", "1536m", "--gpus", "2", "-e", "jobId",
+    "run", "--rm", "--name", "containergroup-g", "--cpus", "2", "--memory", "1536m", "--pids-limit", "256", "--security-opt", "no-new-privileges",
+    "--cap-drop", "ALL", "--gpus", "2", "-e", "jobId",
     "--entrypoint", "/bin/sh", "registry.example:5000/scoring/model:1.4", "-c", "python score.py --all",
   ]);
 });
@@ -90,7 +80,7 @@ test("the container's exit code and last error line fail the group", async () =>
 test("removing a group removes its container by name (stopping `docker run` alone would leave it running)", async () => {
   await put("containergroup-d3", spec("containergroup-d3", { environment: { FAKE_SLEEP_MS: "60000" } }));
   await until("containergroup-d3", ["running"]);
-  assert.equal((await fetch(`${host.url}/groups/containergroup-d3`, { method: "DELETE" })).status, 204);
+  assert.equal((await hostClient(host).del("containergroup-d3")).status, 204);
   for (let i = 0; i < 50 && !calls().some((c) => c.command === "rm"); i++) await new Promise((r) => setTimeout(r, 100));
   assert.deepEqual(calls().find((c) => c.command === "rm").args, ["-f", "containergroup-d3"]);
 });

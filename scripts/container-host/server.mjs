@@ -1,17 +1,23 @@
 // The local container host: runs job "images" on this machine for `npm start`, the smoke run and a
 // newcomer's first jobs, speaking the protocol of src/dataprocessing/host/types.ts:
-//   GET /images · PUT|GET|DELETE /groups/{name}
-// An image is a folder of examples/images with an image.json ({ name, tag, description, command });
-// its command runs as a child process in that folder with ONLY the group's environment (plus a PATH
-// that finds node), a time limit (timeoutSeconds) and an output cap (the last 1 MiB is kept). When a
-// Docker daemon answers and the image is not a local folder, it runs with `docker run` instead.
-// Run alone: node scripts/container-host/server.mjs [port]   (default 8790)
+//   GET /images · PUT|GET|DELETE /groups/{name}    (each with `Authorization: Bearer {secret}`)
+// An image is a folder of examples/images with an image.json ({ name, tag, description, command }).
+// Its command runs the way a container runs it (isolation.mjs, jail.sh): in namespaces of its own,
+// as a uid of its own, in a working folder holding a copy of the image, with ONLY the group's
+// environment, a time limit (timeoutSeconds), memory, CPU, process and disk limits, and an output cap
+// (the last 1 MiB is kept); nothing of the service is in its filesystem and only the API's port is
+// on its network. Where the jail cannot be made, folder images are refused, never run unisolated.
+// When a Docker daemon answers and the image is not a local folder, it runs with `docker run` instead.
+// Run alone: node scripts/container-host/server.mjs [port]   (default 8790; prints its secret)
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
+import { connect, createServer as createNetServer } from "node:net";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { DEFAULT_LIMITS, detectIsolation, startJailed } from "./isolation.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const DEFAULT_IMAGES_DIR = join(ROOT, "examples", "images");
@@ -51,8 +57,9 @@ function dockerAnswers(docker) {
  * The `docker run` arguments of a group. Variable values never appear on the command line (where
  * `ps` shows them): `-e NAME` takes each value from the Docker CLI's own environment.
  */
-export function dockerRunArgs(name, spec, environment) {
+export function dockerRunArgs(name, spec, environment, maxProcesses = DEFAULT_LIMITS.maxProcesses) {
   const args = ["run", "--rm", "--name", name, "--cpus", String(spec.cpuCores ?? 1), "--memory", `${Math.round((spec.memoryGb ?? 1) * 1024)}m`];
+  args.push("--pids-limit", String(maxProcesses), "--security-opt", "no-new-privileges", "--cap-drop", "ALL");
   if (spec.gpuCores) args.push("--gpus", String(spec.gpuCores));
   for (const key of Object.keys(environment)) args.push("-e", key);
   // The config's runCommand replaces the image's entrypoint, as Azure's container `command` does.
@@ -95,19 +102,77 @@ class Tail {
   }
 }
 
+/** True when the request carries the host's secret (compared in constant time). */
+function authorised(req, secret) {
+  const given = Buffer.from(String(req.headers.authorization ?? ""));
+  const expected = Buffer.from(`Bearer ${secret}`);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 /**
- * Starts the host. Returns { port, url, close() }.
- * @param {{ port?: number, host?: string, imagesDir?: string, log?: (line: string) => void, dockerCommand?: string }} options
- *   dockerCommand: the Docker CLI to use (`docker`; the tests give a recording fake).
+ * The socket through which jobs reach the API: each job's loopback has the API's port, whose
+ * connections the jail's forwarder carries here, and this carries them to the API. Null when the
+ * API is not an http URL on this machine's loopback (then jobs get no network at all).
  */
-export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1", imagesDir = DEFAULT_IMAGES_DIR, log = () => {}, dockerCommand = "docker" } = {}) {
+async function apiBridge(apiUrl) {
+  let url;
+  try {
+    url = apiUrl ? new URL(apiUrl) : null;
+  } catch {
+    url = null;
+  }
+  if (!url || url.protocol !== "http:" || !["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) return null;
+  const port = Number(url.port || 80);
+  const dir = mkdtempSync(join(tmpdir(), "integrity-edge-api-"));
+  // The forwarder connects as nobody: the folder is passable and the socket open to it. Jobs never see it.
+  chmodSync(dir, 0o711);
+  const path = join(dir, "api.sock");
+  const server = createNetServer((client) => {
+    const upstream = connect(port, url.hostname.replace(/^\[|\]$/g, ""));
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", close).on("close", close);
+    upstream.on("error", close).on("close", close);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise((resolve, reject) => server.once("error", reject).listen(path, resolve));
+  chmodSync(path, 0o666);
+  return { port, path, close: () => new Promise((done) => server.close(() => (rmSync(dir, { recursive: true, force: true }), done()))) };
+}
+
+/**
+ * Starts the host. Returns { port, url, secret, isolation, close() }.
+ * @param {{ port?: number, host?: string, imagesDir?: string, log?: (line: string) => void, dockerCommand?: string,
+ *   secret?: string, apiUrl?: string, isolation?: object, maxProcesses?: number, diskMb?: number }} options
+ *   dockerCommand: the Docker CLI to use (`docker`; the tests give a recording fake).
+ *   secret: what every request must carry as `Authorization: Bearer {secret}` (a random one when not given).
+ *   apiUrl: the API jobs may reach (its port is the only one on a job's loopback).
+ *   isolation: what detectIsolation() found (detected when not given); maxProcesses, diskMb: limits of every job.
+ */
+export async function startContainerHost({
+  port = DEFAULT_HOST_PORT,
+  host = "127.0.0.1",
+  imagesDir = DEFAULT_IMAGES_DIR,
+  log = () => {},
+  dockerCommand = "docker",
+  secret = randomBytes(32).toString("base64url"),
+  apiUrl = "",
+  isolation = undefined,
+  maxProcesses = DEFAULT_LIMITS.maxProcesses,
+  diskMb = DEFAULT_LIMITS.diskMb,
+} = {}) {
   const groups = new Map();
   const docker = dockerAnswers(dockerCommand);
   const capacity = { maxCpuCores: cpus().length, maxMemoryGb: Math.max(1, Math.floor(totalmem() / 1024 ** 3)), maxGpuCores: 0, gpuSkus: [] };
+  const jail = isolation ?? detectIsolation();
+  if (jail.mode === "none") log(`jobs from folder images cannot run here: ${jail.reason}`);
+  const bridge = await apiBridge(apiUrl);
 
   /** A group's record, reserved under its name before anything else happens (so a start is never done twice). */
   function reserve(name) {
-    const group = { name, spec: null, phase: "pending", exitCode: null, error: null, tail: new Tail(OUTPUT_CAP_BYTES), child: null, timer: null, workDir: null, docker: false };
+    const group = { name, spec: null, phase: "pending", exitCode: null, error: null, tail: new Tail(OUTPUT_CAP_BYTES), child: null, timer: null, stop: null, docker: false };
     groups.set(name, group);
     return group;
   }
@@ -124,18 +189,24 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
     if (image) {
       const command = spec.command || image.command;
       if (!command) return fail(group, `image ${spec.image} has no command and the config gives none`);
-      group.workDir = mkdtempSync(join(tmpdir(), `${name}-`));
-      child = spawn("/bin/sh", ["-c", command], {
-        cwd: image.dir,
+      if (jail.mode === "none") return fail(group, `the local container host cannot isolate jobs on this machine, so it runs none: ${jail.reason} (README, "Data processing")`);
+      const limits = {
+        memoryGb: Math.min(Number(spec.memoryGb) || DEFAULT_LIMITS.memoryGb, capacity.maxMemoryGb),
+        cpuCores: Math.min(Number(spec.cpuCores) || DEFAULT_LIMITS.cpuCores, capacity.maxCpuCores),
+        maxProcesses,
+        diskMb,
+      };
+      try {
+        const timeoutSeconds = Number(spec.timeoutSeconds) || 3600;
         // Only the job's environment: nothing of this process (tokens, keys) leaks into a job.
-        env: { ...environment, PATH: `${dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`, HOME: group.workDir, TMPDIR: group.workDir },
-        stdio: ["ignore", "pipe", "pipe"],
-        detached: true,
-      });
+        ({ child, stop: group.stop } = startJailed(jail, { name, imageDir: image.dir, command, environment, limits, timeoutSeconds, apiPort: bridge?.port ?? 0, apiSocket: bridge?.path ?? "" }));
+      } catch (error) {
+        return fail(group, `could not start: ${error.message}`);
+      }
     } else if (docker) {
       const client = Object.fromEntries(DOCKER_CLIENT_VARS.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
       group.docker = true;
-      child = spawn(dockerCommand, dockerRunArgs(name, spec, environment), { env: { ...client, ...environment, PATH: process.env.PATH }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+      child = spawn(dockerCommand, dockerRunArgs(name, spec, environment, maxProcesses), { env: { ...client, ...environment, PATH: process.env.PATH }, stdio: ["ignore", "pipe", "pipe"], detached: true });
     } else {
       return fail(group, `no local image ${spec.image} (folders of ${imagesDir}) and no Docker daemon answers`);
     }
@@ -174,9 +245,14 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
     group.error = error;
   }
 
-  /** Stops the group's process tree; a Docker container is removed by name (killing `docker run` alone leaves it running). */
+  /**
+   * Stops every process of the group: a jailed job's PID namespace and cgroups are emptied whatever
+   * its processes did (setsid, double forks); a Docker container is removed by name (killing
+   * `docker run` alone leaves it running).
+   */
   function kill(group, { wait = false } = {}) {
     clearTimeout(group.timer);
+    if (group.stop) return group.stop();
     if (group.docker && group.child) {
       const args = ["rm", "-f", group.name];
       if (wait) spawnSync(dockerCommand, args, { stdio: "ignore", timeout: 15_000 });
@@ -191,9 +267,9 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
     }
   }
 
+  /** Removes a jailed job's working folder and cgroups once it has ended. */
   function cleanUp(group) {
-    if (group.workDir) rmSync(group.workDir, { recursive: true, force: true });
-    group.workDir = null;
+    return group.stop?.();
   }
 
   const server = createServer(async (req, res) => {
@@ -201,6 +277,10 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
       res.writeHead(status, { "content-type": "application/json" });
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
+    if (!authorised(req, secret)) {
+      req.resume();
+      return send(401, { error: "the container host takes requests only from the API (Authorization: Bearer with the host's secret)" });
+    }
     try {
       const url = new URL(req.url, "http://host");
       const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
@@ -239,8 +319,7 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
         if (req.method === "DELETE") {
           if (group) {
             if (group.phase === "running" || group.phase === "pending") fail(group, "removed");
-            kill(group);
-            cleanUp(group);
+            await kill(group);
             groups.delete(name);
             log(`removed ${name}`);
           }
@@ -260,17 +339,18 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
       resolve({
         port: actual,
         url: `http://${host}:${actual}`,
+        secret,
         docker,
-        close: () =>
-          new Promise((done) => {
-            for (const group of groups.values()) {
-              kill(group, { wait: true });
-              cleanUp(group);
-            }
-            groups.clear();
+        isolation: jail,
+        close: async () => {
+          await Promise.all([...groups.values()].map((group) => kill(group, { wait: true })));
+          groups.clear();
+          await bridge?.close();
+          await new Promise((done) => {
             server.close(() => done());
             server.closeAllConnections?.();
-          }),
+          });
+        },
       });
     });
   });
@@ -278,6 +358,7 @@ export function startContainerHost({ port = DEFAULT_HOST_PORT, host = "127.0.0.1
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const port = Number(process.argv[2] || process.env.CONTAINER_HOST_PORT || DEFAULT_HOST_PORT);
-  const hostServer = await startContainerHost({ port, log: (line) => console.log(`container host: ${line}`) });
-  console.log(`container host listening on ${hostServer.url} (images: ${DEFAULT_IMAGES_DIR}${hostServer.docker ? "; Docker available" : ""})`);
+  const hostServer = await startContainerHost({ port, apiUrl: process.env.PUBLIC_API_URL ?? "", log: (line) => console.log(`container host: ${line}`) });
+  console.log(`container host listening on ${hostServer.url} (images: ${DEFAULT_IMAGES_DIR}; isolation: ${hostServer.isolation.mode}${hostServer.docker ? "; Docker available" : ""})`);
+  console.log(`its secret (LOCAL_CONTAINER_HOST_SECRET): ${hostServer.secret}`);
 }

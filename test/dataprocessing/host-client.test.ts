@@ -59,4 +59,16 @@ describe("the local container host client", () => {
     expect(() => hostFor({ ...env, CONTAINER_HOST_KIND: "mainframe" } as typeof env)).toThrow(HostNotConfiguredError);
     expect(() => hostFor({ ...env, LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: "" } as unknown as typeof env)).toThrow(HostNotConfiguredError);
   });
+
+  it("never falls back to the local host: no kind configured is no host", () => {
+    for (const kind of [undefined, "", "  "]) {
+      expect(() => hostFor({ ...env, CONTAINER_HOST_KIND: kind } as unknown as typeof env)).toThrow(/no container host is configured: set CONTAINER_HOST_KIND/);
+    }
+  });
+
+  it("reaches a local host by URL only with its secret", () => {
+    const local = { ...env, LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: "http://127.0.0.1:8790" };
+    expect(() => hostFor(local as unknown as typeof env)).toThrow(/LOCAL_CONTAINER_HOST_SECRET/);
+    expect(hostFor({ ...local, LOCAL_CONTAINER_HOST_SECRET: "s" } as unknown as typeof env).kind).toBe("local");
+  });
 });

@@ -9,26 +9,37 @@ export { HostNotConfiguredError, HostUnavailableError } from "./errors";
 
 /** Settings and bindings the host choice reads; optional so a deployment names only what it uses. */
 export interface HostSettings {
-  /** `local` (default), `azure` or `cloudflare`. */
+  /** `local`, `azure` or `cloudflare`; unset or empty: no container host (job and monitor execution answer 501). */
   CONTAINER_HOST_KIND?: string;
   /** The local host's base URL (`npm start` sets it in .dev.vars). */
   LOCAL_CONTAINER_HOST_URL?: string;
+  /** The secret the local host checks on every call (`npm start` generates it per start, in .dev.vars). */
+  LOCAL_CONTAINER_HOST_SECRET?: string;
   /** A service binding that speaks the local protocol (the scripted fake host in tests). */
   LOCAL_CONTAINER_HOST?: Fetcher;
 }
 
 /**
- * The container host this deployment runs jobs on, chosen by `CONTAINER_HOST_KIND`.
+ * The container host this deployment runs jobs on, chosen by `CONTAINER_HOST_KIND`. There is no
+ * default: a deployment that names none never falls back to the local host (which only `npm start`
+ * runs and configures), it answers job and monitor execution with 501 NotConfigured.
  * Implementations register in `remoteHosts` (Azure Container Instances lives in ./azure.ts).
  */
 export function hostFor(env: Bindings): ContainerHost {
   const settings = env as unknown as HostSettings & Record<string, unknown>;
-  const kind = (settings.CONTAINER_HOST_KIND || "local").toLowerCase();
+  const kind = (settings.CONTAINER_HOST_KIND ?? "").trim().toLowerCase();
+  if (kind === "") {
+    throw new HostNotConfiguredError(
+      `no container host is configured: set CONTAINER_HOST_KIND to ${Object.keys(remoteHosts).join(" or ")} (README, "Data processing"); npm start runs a local one`,
+    );
+  }
   if (kind === "local") {
     if (settings.LOCAL_CONTAINER_HOST) return LocalContainerHost.overBinding(settings.LOCAL_CONTAINER_HOST);
-    if (settings.LOCAL_CONTAINER_HOST_URL) return LocalContainerHost.overUrl(settings.LOCAL_CONTAINER_HOST_URL);
+    if (settings.LOCAL_CONTAINER_HOST_URL && settings.LOCAL_CONTAINER_HOST_SECRET) {
+      return LocalContainerHost.overUrl(settings.LOCAL_CONTAINER_HOST_URL, settings.LOCAL_CONTAINER_HOST_SECRET);
+    }
     throw new HostNotConfiguredError(
-      "CONTAINER_HOST_KIND is local but neither LOCAL_CONTAINER_HOST_URL nor a LOCAL_CONTAINER_HOST binding is set",
+      "CONTAINER_HOST_KIND is local but LOCAL_CONTAINER_HOST_URL with LOCAL_CONTAINER_HOST_SECRET (or a LOCAL_CONTAINER_HOST binding) is not set",
     );
   }
   const make = remoteHosts[kind];

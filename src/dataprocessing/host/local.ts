@@ -15,9 +15,12 @@ export class LocalContainerHost implements ContainerHost {
 
   constructor(private readonly send: Send) {}
 
-  static overUrl(baseUrl: string): LocalContainerHost {
+  /** The host at `baseUrl`, which takes only requests carrying its secret (`npm start` generates it). */
+  static overUrl(baseUrl: string, secret: string): LocalContainerHost {
     const base = baseUrl.replace(/\/+$/, "");
-    return new LocalContainerHost((path, init) => fetch(`${base}${path}`, init));
+    return new LocalContainerHost((path, init) =>
+      fetch(`${base}${path}`, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${secret}` } }),
+    );
   }
 
   static overBinding(binding: Fetcher): LocalContainerHost {
