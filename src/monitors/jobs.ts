@@ -172,15 +172,57 @@ export async function applyCriticality(db: D1Database, monitorRef: string, monit
   return results.filter((_, i) => i % 2 === 1).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
 }
 
-/** Ends a monitor job once (a job that already ended stays as it is). */
+/**
+ * The statuses a monitor job may be in when it moves to `status`: a job only moves forward (Started,
+ * then InProgress, then one end: Succeeded, Failed or Unknown), and a repeat of its current active
+ * status is harmless. An ended job never changes again; InProgress never goes back to Started.
+ */
+export function statusesBefore(status: MonitorJobStatus): readonly MonitorJobStatus[] {
+  return status === "Started" ? ["Started"] : ["Started", "InProgress"];
+}
+
+/** At most this many asset ids are named in a job's error message; the rest are counted. */
+const NAMED_ASSETS = 20;
+
+/** The reported assets that no population item of the monitor references (in report order, once each). */
+async function assetsOutsidePopulations(db: D1Database, monitorRef: string, reports: CriticalityReport[]): Promise<string[]> {
+  const asked = [...new Set(reports.map((r) => r.assetId))];
+  if (asked.length === 0) return [];
+  const { results } = await db
+    .prepare(
+      `SELECT DISTINCT i.asset_id FROM population_items i JOIN populations p ON p.id = i.population_id
+       WHERE p.owner_kind = 'monitor' AND p.owner_id = ?1 AND i.asset_id IN (SELECT value FROM json_each(?2))`,
+    )
+    .bind(monitorRef, JSON.stringify(asked))
+    .all<{ asset_id: string }>();
+  const known = new Set(results.map((r) => r.asset_id));
+  return asked.filter((id) => !known.has(id));
+}
+
+/** "Criticality ignored for 3 assets outside the monitor's populations: a, b, c." (the first 20 named, the rest counted). */
+export function outsideMessage(assetIds: string[]): string | null {
+  if (assetIds.length === 0) return null;
+  const named = assetIds.slice(0, NAMED_ASSETS).join(", ");
+  const more = assetIds.length > NAMED_ASSETS ? ` and ${assetIds.length - NAMED_ASSETS} more` : "";
+  return `Criticality ignored for ${assetIds.length} asset${assetIds.length === 1 ? "" : "s"} outside the monitor's populations: ${named}${more}.`;
+}
+
+/**
+ * Moves a monitor job forward (see {@link statusesBefore}); false when it may not (it ended, or the
+ * move would go backwards). A Succeeded job's criticality is applied; reported assets that no item of
+ * the monitor references are named in its error message, never dropped in silence.
+ */
 export async function finishMonitorJob(db: D1Database, row: MonitorJobRow, status: MonitorJobStatus, error: string | null, output: string | null, reports: CriticalityReport[], nowIso: string): Promise<boolean> {
   const ended = status === "Succeeded" || status === "Failed" || status === "Unknown";
+  const outside = status === "Succeeded" ? outsideMessage(await assetsOutsidePopulations(db, row.monitor_ref, reports)) : null;
+  const message = [error, outside].filter(Boolean).join(" ") || null;
+  const from = statusesBefore(status);
   const result = await db
     .prepare(
       `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5
-       WHERE id = ?6 AND status IN ('Started', 'InProgress')`,
+       WHERE id = ?6 AND status IN (SELECT value FROM json_each(?7))`,
     )
-    .bind(status, error, output, ended ? nowIso : null, nowIso, row.id)
+    .bind(status, message, output, ended ? nowIso : null, nowIso, row.id, JSON.stringify(from))
     .run();
   if (result.meta.changes !== 1) return false;
   if (status === "Succeeded") await applyCriticality(db, row.monitor_ref, row.id, reports, nowIso);

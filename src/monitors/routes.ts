@@ -34,7 +34,7 @@ import {
   updateModel,
   updateMonitor,
 } from "./store";
-import { executeMonitor, finishMonitorJob, criticalityReports, getMonitorJobRow, listMonitorJobs, monitorStatusToken, toMonitorJob } from "./jobs";
+import { ACTIVE_MONITOR_JOB_STATUSES, executeMonitor, finishMonitorJob, criticalityReports, getMonitorJobRow, listMonitorJobs, monitorStatusToken, toMonitorJob } from "./jobs";
 import {
   ASSET_TYPES,
   CreateModelDefinitionSchema,
@@ -388,7 +388,7 @@ export function monitoringApp() {
       tags: jobTags,
       summary: "Set the status of a monitor job of an External model (empty body, or criticality)",
       description:
-        "The original product's shape: an empty body. An optional JSON body `{ output?, errorMessage?, criticality?: [{ assetId, criticality }] }` reports the result. A monitor's status token may set only that monitor's jobs.",
+        "The original product's shape: an empty body. An optional JSON body `{ output?, errorMessage?, criticality?: [{ assetId, criticality }] }` reports the result. A monitor's status token may set only that monitor's jobs. A job moves forward only (Started, InProgress, then Succeeded, Failed or Unknown; repeating the current active status is harmless): going back, or changing an ended job, is a 409. Criticality for an asset that no population item of the monitor references is not applied, and the job's error message names it.",
       request: {
         params: z.object({ id: z.uuid().openapi({ param: { name: "id", in: "path" } }), status: z.enum(MONITOR_JOB_STATUSES).openapi({ param: { name: "status", in: "path" } }) }),
         body: { required: false, content: { "application/json": { schema: z.object({ output: z.string().max(65536).optional(), errorMessage: z.string().max(4000).optional(), criticality: z.array(z.unknown()).max(10000).optional() }).strict() } } },
@@ -399,13 +399,17 @@ export function monitoringApp() {
       const { id, status } = c.req.valid("param");
       const row = await getMonitorJobRow(c.env.DB, id);
       const principal = c.get("principal");
-      if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref) throw new ApiError("Forbidden", "This token may set the job statuses of another monitor only.");
+      if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref) throw new ApiError("Forbidden", "This token may set the job statuses of its own monitor only, and this job belongs to another monitor.");
       if (row.location !== "External") throw new ApiError("Conflict", "This monitor job runs an ACR model: its status comes from its data processing job.");
       const body = (c.req.valid("json") as { output?: string; errorMessage?: string; criticality?: unknown[] } | undefined) ?? {};
       const { reports, problems } = criticalityReports(body.criticality ? [{ criticality: body.criticality }] : []);
       if (problems.length) throw new ApiError("ValidationFailed", problems.join("; "), { errors: problems.map((message) => ({ field: "body.criticality", rule: "criticality", message })) });
       const applied = await finishMonitorJob(c.env.DB, row, status, body.errorMessage ?? null, body.output ?? null, reports, new Date().toISOString());
-      if (!applied) throw new ApiError("Conflict", `Monitor job ${id} has already ended (${row.status}).`);
+      if (!applied) {
+        const now = await getMonitorJobRow(c.env.DB, id);
+        if (!ACTIVE_MONITOR_JOB_STATUSES.includes(now.status)) throw new ApiError("Conflict", `Monitor job ${id} has already ended (${now.status}).`);
+        throw new ApiError("Conflict", `Monitor job ${id} is ${now.status}; a monitor job moves forward only (Started, InProgress, then Succeeded, Failed or Unknown), not back to ${status}.`);
+      }
       return c.json(await toMonitorJob(c.env.DB, await getMonitorJobRow(c.env.DB, id)), 200);
     },
   );
