@@ -6,6 +6,7 @@ import { compileSearch, generationTables, highlight, type PlannedSearch, type Se
 import { standardIndex, type SearchDocument } from "../src/search/standard";
 import { finishSync, markSyncStarted, readIndexRow, writeLog, writeLogs, type SyncOutcome } from "../src/search/store";
 import { runLibrary } from "../src/search/library";
+import { documentPermission, mayReadDocument } from "../src/search/access";
 
 /** Documents written per SQLite transaction. */
 const WRITE_BATCH = 500;
@@ -68,6 +69,44 @@ export class SearchIndex extends DurableObject<Bindings> {
     else this.sql.exec("INSERT INTO meta (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = excluded.v", key, JSON.stringify(value));
   }
 
+  /**
+   * The distinct `permission` values of a generation's documents (null left out), kept in meta as
+   * documents are written so a search knows at once whether its caller misses any; a generation from
+   * before they were kept is counted once.
+   */
+  private permissionValues(gen: number): string[] {
+    const known = this.meta<string[]>(`permissions:${gen}`);
+    if (known) return known;
+    const values = this.sql
+      .exec<{ permission: string }>(`SELECT DISTINCT permission FROM ${generationTables(gen).docs} WHERE permission IS NOT NULL`)
+      .toArray()
+      .map((r) => r.permission);
+    this.setMeta(`permissions:${gen}`, values);
+    return values;
+  }
+
+  /**
+   * Documents a library wrote before they carried their clients' permissions have none (null), and so
+   * were shown to every reader of the index. Once, before anything else, such documents of a
+   * library-fed index are given every read permission the library was granted (its owner's when it
+   * was uploaded): the most they can hold. The next synchronisation writes the exact ones.
+   */
+  private async adoptDocumentPermissions(): Promise<void> {
+    if (this.meta<number>("documentPermissions") === 1) return;
+    const indexId = this.meta<string>("indexId");
+    const generations = this.liveGenerations();
+    if (indexId && !standardIndex(indexId)?.source) {
+      const unmarked = generations.filter((gen) => this.sql.exec(`SELECT 1 FROM ${generationTables(gen).docs} WHERE permission IS NULL LIMIT 1`).toArray().length > 0);
+      if (unmarked.length > 0) {
+        const row = await readIndexRow(this.env.DB, indexId);
+        const permission = documentPermission(JSON.parse(row?.grant_permissions ?? "[]") as string[]);
+        if (permission !== null) for (const gen of unmarked) this.sql.exec(`UPDATE ${generationTables(gen).docs} SET permission = ? WHERE permission IS NULL`, permission);
+      }
+    }
+    for (const gen of generations) this.setMeta(`permissions:${gen}`, undefined);
+    this.setMeta("documentPermissions", 1);
+  }
+
   private get generation(): number {
     return this.meta<number>("generation") ?? 1;
   }
@@ -91,6 +130,9 @@ export class SearchIndex extends DurableObject<Bindings> {
       this.ctx.storage.transactionSync(() => {
         for (const gen of generations) {
           const t = generationTables(gen);
+          const values = this.permissionValues(gen);
+          const added = [...new Set(batch.map((d) => d.permission).filter((p): p is string => p !== null && !values.includes(p)))];
+          if (added.length > 0) this.setMeta(`permissions:${gen}`, [...values, ...added]);
           for (const doc of batch) {
             const old = this.sql.exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key = ?`, doc.key).toArray()[0];
             if (old) {
@@ -129,6 +171,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     const t = generationTables(gen);
     this.sql.exec(`DROP TABLE IF EXISTS ${t.fts}`);
     this.sql.exec(`DROP TABLE IF EXISTS ${t.docs}`);
+    this.setMeta(`permissions:${gen}`, undefined);
   }
 
   private countDocuments(gen: number): number {
@@ -143,6 +186,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     const index = standardIndex(indexId);
     if (!index?.source) return { written: 0, removed: 0 };
     this.setMeta("indexId", indexId);
+    await this.adoptDocumentPermissions();
     const docs = await index.source.byKeys(this.env.DB, keys);
     const found = new Set(docs.map((d) => d.key));
     const gone = keys.filter((k) => (k.endsWith(":") ? true : !found.has(k)));
@@ -156,6 +200,7 @@ export class SearchIndex extends DurableObject<Bindings> {
   /** Starts a full synchronisation unless one runs; it continues in alarms. */
   async synchronize(indexId: string, syncId: string, reason: string): Promise<{ started: boolean; syncId: string }> {
     this.setMeta("indexId", indexId);
+    await this.adoptDocumentPermissions();
     const running = this.meta<Build>("build");
     if (running) return { started: false, syncId: running.syncId };
     const build: Build = { syncId, generation: this.generation + 1, cursor: "", documents: 0, startedAt: new Date().toISOString(), reason };
@@ -241,12 +286,16 @@ export class SearchIndex extends DurableObject<Bindings> {
   }
 
   /**
-   * Runs a planned search (the Worker checked it against the mapping, and that the caller holds the
-   * permission the index's documents carry) for one caller.
+   * Runs a planned search (the Worker checked it against the mapping) for one caller, over the
+   * documents whose permissions the caller holds every one of (src/search/access.ts).
    */
   async search(plan: PlannedSearch, mapping: Mapping, searcher: Searcher): Promise<Omit<SearchResult, "index">> {
+    await this.adoptDocumentPermissions();
     const gen = this.generation;
-    const compiled = compileSearch(plan, mapping, searcher, gen);
+    const held = new Set(searcher.permissions);
+    const values = this.permissionValues(gen);
+    const visible = values.every((p) => mayReadDocument(p, held)) ? undefined : values.filter((p) => mayReadDocument(p, held));
+    const compiled = compileSearch(plan, mapping, searcher, gen, visible);
     const ranked = this.sql.exec<{ rid: number; score: number | null }>(compiled.page.sql, ...compiled.page.params).toArray();
     const total = plan.skip === 0 && ranked.length < plan.take ? ranked.length : this.sql.exec<{ n: number }>(compiled.count.sql, ...compiled.count.params).one().n;
     const { docs } = generationTables(gen);

@@ -16,8 +16,9 @@ import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import type { Bindings } from "../env";
 import { acquireEngine, discardEngine } from "../pkg/sandbox/engine";
 import { startInterruptMeter } from "../pkg/sandbox/limits";
+import { documentPermission } from "./access";
 import { checkEntry, mappingProblems, type Mapping } from "./mapping";
-import { callClient } from "./services";
+import { callClient, clientPermission } from "./services";
 import { standardIndex, type SearchDocument } from "./standard";
 import type { IndexRow } from "./store";
 
@@ -40,13 +41,24 @@ const SUSPEND = "\u0000suspend";
 
 /** The base module: the abstract class, and the bridge to the host captured before user code runs. */
 const BASE_SOURCE = `
-const call = globalThis.__ie_call, log = globalThis.__ie_log;
-delete globalThis.__ie_call; delete globalThis.__ie_log;
+const call = globalThis.__ie_call, log = globalThis.__ie_log, emit = globalThis.__ie_emit;
+delete globalThis.__ie_call; delete globalThis.__ie_log; delete globalThis.__ie_emit;
 const SUSPEND = "\\u0000suspend";
 const parse = JSON.parse, stringify = JSON.stringify;
 class Suspended extends Error {}
+const entries = [];
+function flush() {
+  if (entries.length === 0) return;
+  const json = "[" + entries.join(",") + "]";
+  entries.length = 0;
+  emit("e", json);
+}
 function client(name) {
   const request = (method, args) => {
+    // The entries yielded so far reach the host before this call's answer exists: they cannot hold
+    // any of it, so they do not carry this client's permission (the host decides that by when an
+    // entry arrives, so a library that delays this only makes its own entries need more).
+    flush();
     const answer = call(name, method, stringify(args === undefined ? null : args));
     if (answer === SUSPEND) return Promise.reject(new Suspended("suspended"));
     const parsed = parse(answer);
@@ -67,6 +79,16 @@ export const services = Object.freeze({
 });
 const line = (level) => (...parts) => log(level, parts.map((p) => (typeof p === "string" ? p : stringify(p))).join(" "));
 export const logger = Object.freeze({ debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error"), log: line("info") });
+/** The driver's way to the host. A library may use it too: it can only send what it could yield. */
+export const __driver = Object.freeze({
+  mapping(value) { emit("m", stringify(value)); },
+  entry(value) {
+    const json = stringify(value);
+    entries.push(json === undefined ? "null" : json);
+    if (entries.length >= 200) flush();
+  },
+  flush,
+});
 export class IndexBuilder {
   constructor(services, logger) {
     this.services = services;
@@ -82,22 +104,17 @@ export class IndexBuilder {
 /** The trusted driver: constructs the library's class and streams its mapping and entries to the host. */
 const DRIVER_SOURCE = `
 import Library from "${LIBRARY_MODULE}";
-import { IndexBuilder, services, logger } from "${BASE_MODULE}";
-const emit = globalThis.__ie_emit, done = globalThis.__ie_done;
-delete globalThis.__ie_emit; delete globalThis.__ie_done;
-const stringify = JSON.stringify;
+import { IndexBuilder, services, logger, __driver } from "${BASE_MODULE}";
+const done = globalThis.__ie_done;
+delete globalThis.__ie_done;
 try {
   if (typeof Library !== "function" || !(Library.prototype instanceof IndexBuilder)) {
     throw new TypeError("the library's default export must be a class extending IndexBuilder (import { IndexBuilder } from \\"${BASE_MODULE}\\")");
   }
   const builder = new Library(services, logger);
-  emit("m", stringify(await builder.mapping()));
-  let batch = [];
-  for await (const entry of builder.entries()) {
-    batch.push(entry);
-    if (batch.length >= 200) { emit("e", stringify(batch)); batch = []; }
-  }
-  if (batch.length > 0) emit("e", stringify(batch));
+  __driver.mapping(await builder.mapping());
+  for await (const entry of builder.entries()) __driver.entry(entry);
+  __driver.flush();
   done("", "");
 } catch (error) {
   done(error && error.name ? String(error.name) : "Error", error && error.message !== undefined ? String(error.message) : String(error));
@@ -138,7 +155,8 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
   const source = row.library;
   if (!source) return { ok: false, message: "The index has no library file (PUT /Indices/{id}/File).", logs: [] };
   const grant = new Set(JSON.parse(row.grant_permissions ?? "[]") as string[]);
-  const answers = new Map<string, string>();
+  // Each answer with the read permission of its client when it returned data (null for an error).
+  const answers = new Map<string, { json: string; permission: string | null }>();
   const maxFields = Number(env.SEARCH_MAX_FIELDS) || undefined;
   const timeMs = Number(env.SEARCH_LIBRARY_TIME_MS) || DEFAULT_LIBRARY_TIME_MS;
   const standard = standardIndex(row.id);
@@ -147,13 +165,20 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
     sink.reset();
     logs = [];
     const pending = new Map<string, { service: string; method: string; args: unknown }>();
+    // The read permissions of the clients that returned data so far in this round (a round starts in a
+    // fresh runtime, so nothing the library holds can come from a call it has not made in it): every
+    // document emitted from here on carries them, as the document may hold what they returned.
+    const used = new Set<string>();
     let mapping: Mapping | null = null;
     let entries = 0;
     const result = await runRound(source, timeMs, {
       call(service, method, argsJson) {
         const key = `${service}\u0000${method}\u0000${argsJson}`;
         const known = answers.get(key);
-        if (known !== undefined) return known;
+        if (known !== undefined) {
+          if (known.permission !== null) used.add(known.permission);
+          return known.json;
+        }
         if (answers.size + pending.size >= MAX_CALLS) return JSON.stringify({ error: `a synchronisation may make at most ${MAX_CALLS} distinct client calls` });
         pending.set(key, { service, method, args: JSON.parse(argsJson) as unknown });
         return SUSPEND;
@@ -177,17 +202,21 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
         entries += batch.length;
         if (entries > MAX_ENTRIES) throw new Stop(`The library returned more than ${MAX_ENTRIES} entries, the most an index holds.`);
         const documents: SearchDocument[] = [];
+        const permission = documentPermission(used);
         for (const entry of batch) {
           const checked = checkEntry(mapping, entry);
           if ("problem" in checked) throw new Stop(`An entry breaks the rules: ${checked.problem}.`);
-          documents.push({ key: checked.key, fields: checked.fields, permission: standard ? null : null });
+          documents.push({ key: checked.key, fields: checked.fields, permission });
         }
         sink.write(documents);
       },
     });
     if (result.kind === "suspended" || pending.size > 0) {
       if (round === MAX_ROUNDS - 1) break;
-      for (const [key, request] of pending) answers.set(key, JSON.stringify(await callClient(env, row, grant, request.service, request.method, request.args)));
+      for (const [key, request] of pending) {
+        const answer = await callClient(env, row, grant, request.service, request.method, request.args);
+        answers.set(key, { json: JSON.stringify(answer), permission: "value" in answer ? (clientPermission(request.service) ?? null) : null });
+      }
       continue;
     }
     if (result.kind === "done") {

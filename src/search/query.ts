@@ -50,10 +50,12 @@ export const SearchResultSchema = z
   .openapi("SearchResult");
 export type SearchResult = z.infer<typeof SearchResultSchema>;
 
-/** Who searches: decides what `me` stands for. */
+/** Who searches: decides what `me` stands for, and which documents they see. */
 export interface Searcher {
   id: string;
   name: string;
+  /** The caller's permissions: a document is seen only by a holder of every permission it carries (src/search/access.ts). */
+  permissions: readonly string[];
 }
 
 /** A request checked against a mapping: every field resolved, the text turned into an FTS5 query. */
@@ -212,14 +214,16 @@ export function generationTables(generation: number): { docs: string; fts: strin
 
 /**
  * Compiles a planned search over one generation's tables: `docs_N` (rowid, key, fields, permission)
- * and the FTS5 table `fts_N` (rowid = the document's). Which documents a caller may see is decided
- * per index before this runs (every document of an index carries the same permission), so no row is
- * filtered for it here. A text-only query never reads `docs_N` until the page is known; the full-text
- * match always drives the join (CROSS JOIN), never a walk of every document.
+ * and the FTS5 table `fts_N` (rowid = the document's). Which documents a caller may see: when the
+ * index holds documents needing a permission the caller lacks, `visible` lists the permission values
+ * (documents' `permission`) the caller may see and every part of the query keeps to documents with
+ * one of them or none (page, count and facets alike); undefined, when the caller sees them all. A
+ * text-only query of such a caller never reads `docs_N` until the page is known; the full-text match
+ * always drives the join (CROSS JOIN), never a walk of every document.
  */
-export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: Searcher, generation: number): CompiledSearch {
+export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: Searcher, generation: number, visible?: readonly string[]): CompiledSearch {
   const { docs, fts } = generationTables(generation);
-  const needsDocs = plan.filter !== undefined || plan.order.some((o) => o.field !== null);
+  const needsDocs = plan.filter !== undefined || plan.order.some((o) => o.field !== null) || visible !== undefined;
   const build = (facetField?: string) => {
     const params = new Params();
     const join = needsDocs || facetField !== undefined;
@@ -229,6 +233,7 @@ export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: S
     const where: string[] = [];
     if (plan.match) where.push(`${fts} MATCH ${params.add(plan.match)}`);
     if (plan.filter) where.push(filterSql(plan.filter, mapping, searcher, params));
+    if (visible !== undefined) where.push(`(m.permission IS NULL OR m.permission IN (SELECT value FROM json_each(${params.add(JSON.stringify(visible))})))`);
     return { params, sql: `FROM ${tables}${each}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}` };
   };
   const base = build();

@@ -83,7 +83,7 @@ function checkSchedule(cron: string | null | undefined, field: string): string |
 const READ_PERMISSIONS = [PERMISSIONS.workRead, PERMISSIONS.assetsRead, PERMISSIONS.filesRead, PERMISSIONS.monitorsRead];
 const grantOf = (principal: Principal) => READ_PERMISSIONS.filter((p) => principal.permissions.has(p));
 
-const searcherOf = (principal: Principal) => ({ id: principal.id, name: principal.name ?? principal.id });
+const searcherOf = (principal: Principal) => ({ id: principal.id, name: principal.name ?? principal.id, permissions: [...principal.permissions] });
 
 function assertMayChange(principal: Principal, row: IndexRow) {
   if (!mayChangeIndex(principal, row)) throw new ApiError("Forbidden", `Changing index '${row.name}' needs its ownership with 'index_write', or 'index_admin'.`);
@@ -141,7 +141,8 @@ async function runSearch(c: Context<AppEnv>, index: IndexRow, request: SearchReq
   if (!mapping) throw new ApiError("Conflict", `Index '${index.name}' has not synchronised yet; it has no fields to search.`);
   const plan = planSearch(mapping, request, path);
   // Every document of a standard index carries its resource's read permission: a caller without it
-  // sees none of them (as the resource's own endpoint would refuse them all).
+  // sees none of them (as the resource's own endpoint would refuse them all). Documents a library
+  // wrote carry those of the clients it used; the index's Durable Object keeps each caller to theirs.
   const required = standardIndex(index.id)?.source?.permission;
   if (required && !c.get("principal").permissions.has(required)) {
     return { index: { id: index.id, name: index.name }, total: 0, skip: plan.skip, take: plan.take, results: [], ...(plan.facets.length > 0 ? { facets: Object.fromEntries(plan.facets.map((f) => [f, []])) } : {}) };

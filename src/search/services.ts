@@ -40,6 +40,9 @@ const CLIENTS: Record<string, Client> = {
 
 export const CLIENT_NAMES = Object.keys(CLIENTS);
 
+/** The read permission a client acts with, which every document built from its answers carries. */
+export const clientPermission = (service: string): string | undefined => (Object.hasOwn(CLIENTS, service) ? CLIENTS[service]!.permission : undefined);
+
 /** One client call of a library: `{ value }`, or `{ error }` in words the library (and its log) sees. */
 export async function callClient(env: Bindings, row: IndexRow, grant: ReadonlySet<string>, service: string, method: string, args: unknown): Promise<{ value: unknown } | { error: string }> {
   const client = Object.hasOwn(CLIENTS, service) ? CLIENTS[service] : undefined;
