@@ -9,7 +9,13 @@ export const PropertyDefinitionSchema = z
     id: z.uuid(),
     name: z.string().openapi({ description: "Unique and immutable. Entities and value expressions refer to the property by it.", example: "wallThickness" }),
     format: z.enum(FORMATS),
-    regex: z.string().nullable().openapi({ description: "Text format only. Tested unanchored, without flags (use ^ and $ for a full match)." }),
+    regex: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "Text format only. JavaScript syntax, tested unanchored, without flags (use ^ and $ for a full match), in linear time on RE2: backreferences and lookaround are refused (400).",
+      }),
     regexErrorMessage: z.string().nullable().openapi({ description: "Shown as the error message when a text value does not match regex." }),
     unit: z.enum(UNITS).nullable().openapi({ description: "Set exactly for the integer and decimal formats." }),
     classification: Reference.nullable().openapi({ description: "Set exactly for the classification format." }),

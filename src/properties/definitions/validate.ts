@@ -3,10 +3,10 @@
  * each naming its field (`body.unit`) and rule (`required`, `notAllowed`, `exclusive`, ...).
  */
 import { ApiError, type FieldProblem } from "../../pkg/errors";
+import { checkPattern } from "../../pkg/regex";
 import { expressionShapeProblem, expressionSyntaxError } from "../values/expressions";
 import { checkValue, isEmptyValue, type JsonValue } from "../values/format";
 import { classificationElementNames } from "../values/store";
-import { checkRegex } from "./regex";
 import { NAME_PATTERN, NUMERIC_FORMATS, RESERVED_NAMES, normaliseApplicationRule, type ApplicationRule, type EntityType, type Format, type Unit } from "./rules";
 import type { CreatePropertyDefinition } from "./schema";
 import { findCategoryRef, findClassificationRef } from "./store";
@@ -74,9 +74,10 @@ export async function validateDefinition(db: D1Database, input: CreatePropertyDe
     if (fields.regex !== null) problem("regex", "notAllowed", `${why} a regex.`);
     if (fields.regexErrorMessage !== null) problem("regexErrorMessage", "notAllowed", `${why} a regexErrorMessage.`);
   } else if (fields.regex !== null) {
-    const checked = checkRegex(fields.regex);
+    // Compiled for RE2 (linear time); what RE2 lacks (backreferences, lookaround) is refused by name.
+    const checked = checkPattern(fields.regex, "plain");
     if (checked.ok) regexUsable = true;
-    else problem("regex", checked.rule, checked.message);
+    else problem("regex", checked.rule, `The regex cannot be used. ${checked.message}`);
   } else if (fields.regexErrorMessage !== null) {
     problem("regexErrorMessage", "notAllowed", "A regexErrorMessage needs a regex.");
   }

@@ -3,6 +3,7 @@
  * for the results of value expressions and for the default value of a definition, so all three agree.
  */
 import { formatDateValue, parseDateValue } from "../../pkg/query/dates";
+import { checkPattern } from "../../pkg/regex";
 import { LIMITS, type Format } from "../definitions/rules";
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -64,8 +65,13 @@ export function checkValue(rules: ValueRules, value: unknown): ValueCheck {
 function checkText(rules: ValueRules, value: unknown): ValueCheck {
   if (typeof value !== "string") return fail("type", `Expected text, got ${describe(value)}.`);
   if (value.length > LIMITS.textValueLength) return fail("maxLength", `Text values are limited to ${LIMITS.textValueLength} characters.`);
-  if (rules.regex !== null && !compiledRegex(rules.regex).test(value)) {
-    return fail("regex", rules.regexErrorMessage ?? `The value does not match the pattern ${rules.regex}.`);
+  if (rules.regex !== null) {
+    // Tested unanchored and without flags, as .NET's Regex.IsMatch does in the original platform (`^`
+    // and `$` anchor when the author wants a full match), on RE2 so that no pattern can stall the isolate.
+    const pattern = checkPattern(rules.regex, "plain");
+    // Only a regex saved before patterns were checked for RE2 can fail here.
+    if (!pattern.ok) return fail("regex", `The property's regex cannot be used (${pattern.message}); its definition must be corrected.`);
+    if (!pattern.pattern.test(value)) return fail("regex", rules.regexErrorMessage ?? `The value does not match the pattern ${rules.regex}.`);
   }
   return { ok: true, value };
 }
@@ -121,22 +127,4 @@ function describe(value: unknown): string {
   if (typeof value === "string") return `text '${value.length > 40 ? `${value.slice(0, 39)}…` : value}'`;
   if (typeof value === "number") return `the number ${value}`;
   return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
-}
-
-/** Compiled patterns by source; definitions are few, so this stays small and saves recompiling per value. */
-const regexCache = new Map<string, RegExp>();
-const REGEX_CACHE_SIZE = 256;
-
-/**
- * The compiled pattern of a definition. Patterns are tested unanchored and without flags, as .NET's
- * Regex.IsMatch does in the original platform: `^`/`$` anchor when the author wants a full match.
- */
-export function compiledRegex(source: string): RegExp {
-  let regex = regexCache.get(source);
-  if (!regex) {
-    regex = new RegExp(source);
-    if (regexCache.size >= REGEX_CACHE_SIZE) regexCache.delete(regexCache.keys().next().value as string);
-    regexCache.set(source, regex);
-  }
-  return regex;
 }
