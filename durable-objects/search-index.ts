@@ -6,7 +6,8 @@ import { compileSearch, generationTables, highlight, type PlannedSearch, type Se
 import { standardIndex, type SearchDocument } from "../src/search/standard";
 import { finishSync, markSyncStarted, readIndexRow, writeLog, writeLogs, type SyncOutcome } from "../src/search/store";
 import { runLibrary } from "../src/search/library";
-import { documentPermission, mayReadDocument } from "../src/search/access";
+import { documentPermission, mayReadDocument, userMark } from "../src/search/access";
+import { PERMISSIONS } from "../src/pkg/permissions";
 
 /** Documents written per SQLite transaction. */
 const WRITE_BATCH = 500;
@@ -99,7 +100,9 @@ export class SearchIndex extends DurableObject<Bindings> {
       const unmarked = generations.filter((gen) => this.sql.exec(`SELECT 1 FROM ${generationTables(gen).docs} WHERE permission IS NULL LIMIT 1`).toArray().length > 0);
       if (unmarked.length > 0) {
         const row = await readIndexRow(this.env.DB, indexId);
-        const permission = documentPermission(JSON.parse(row?.grant_permissions ?? "[]") as string[]);
+        const grant = JSON.parse(row?.grant_permissions ?? "[]") as string[];
+        // The files client read as the owner: what it returned is the owner's to see.
+        const permission = documentPermission(row && grant.includes(PERMISSIONS.filesRead) ? [...grant, userMark(row.owner_id)] : grant);
         if (permission !== null) for (const gen of unmarked) this.sql.exec(`UPDATE ${generationTables(gen).docs} SET permission = ? WHERE permission IS NULL`, permission);
       }
     }

@@ -8,6 +8,13 @@
  * document needs nothing beyond the index itself.
  */
 
+/**
+ * The part of a document's permission that stands for one user: the `files` client sees its owner's
+ * view (their own files besides published ones), so what it returned may be shown to that user only.
+ * Every caller holds their own (src/search/routes.ts adds it to the searcher's permissions).
+ */
+export const userMark = (userId: string) => `user:${encodeURIComponent(userId)}`;
+
 /** The stored form of a set of permissions: sorted, comma-joined; null for none. */
 export function documentPermission(permissions: Iterable<string>): string | null {
   const sorted = [...new Set(permissions)].sort();

@@ -18,7 +18,7 @@ import { acquireEngine, discardEngine } from "../pkg/sandbox/engine";
 import { startInterruptMeter } from "../pkg/sandbox/limits";
 import { documentPermission } from "./access";
 import { checkEntry, mappingProblems, type Mapping } from "./mapping";
-import { callClient, clientPermission } from "./services";
+import { callClient, clientReadPermissions } from "./services";
 import { standardIndex, type SearchDocument } from "./standard";
 import type { IndexRow } from "./store";
 
@@ -155,8 +155,8 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
   const source = row.library;
   if (!source) return { ok: false, message: "The index has no library file (PUT /Indices/{id}/File).", logs: [] };
   const grant = new Set(JSON.parse(row.grant_permissions ?? "[]") as string[]);
-  // Each answer with the read permission of its client when it returned data (null for an error).
-  const answers = new Map<string, { json: string; permission: string | null }>();
+  // Each answer with what a caller needs to see its data (src/search/access.ts); none for an error.
+  const answers = new Map<string, { json: string; permissions: string[] }>();
   const maxFields = Number(env.SEARCH_MAX_FIELDS) || undefined;
   const timeMs = Number(env.SEARCH_LIBRARY_TIME_MS) || DEFAULT_LIBRARY_TIME_MS;
   const standard = standardIndex(row.id);
@@ -176,7 +176,7 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
         const key = `${service}\u0000${method}\u0000${argsJson}`;
         const known = answers.get(key);
         if (known !== undefined) {
-          if (known.permission !== null) used.add(known.permission);
+          for (const p of known.permissions) used.add(p);
           return known.json;
         }
         if (answers.size + pending.size >= MAX_CALLS) return JSON.stringify({ error: `a synchronisation may make at most ${MAX_CALLS} distinct client calls` });
@@ -215,7 +215,7 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
       if (round === MAX_ROUNDS - 1) break;
       for (const [key, request] of pending) {
         const answer = await callClient(env, row, grant, request.service, request.method, request.args);
-        answers.set(key, { json: JSON.stringify(answer), permission: "value" in answer ? (clientPermission(request.service) ?? null) : null });
+        answers.set(key, { json: JSON.stringify(answer), permissions: "value" in answer ? clientReadPermissions(request.service, row.owner_id) : [] });
       }
       continue;
     }

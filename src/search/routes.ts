@@ -19,6 +19,7 @@ import { MAX_LIBRARY_BYTES } from "./library";
 import { IndexListQuery, listIndexRows, listQueryRows, QueryListQuery } from "./lists";
 import { planSearch, SearchRequestSchema, SearchResultSchema, type SearchRequest, type SearchResult } from "./query";
 import { createQuery, CreateQuerySchema, deleteQuery, SavedQuerySchema, toQuery, updateQuery, UpdateQuerySchema, visibleQuery } from "./queries";
+import { userMark } from "./access";
 import { standardIndex } from "./standard";
 import { createIndex, deleteIndex, indexStub, mappingOf, mayChangeIndex, maySeeIndex, readIndexRow, startSync, toIndex, updateIndex, visibleIndex, type IndexRow } from "./store";
 
@@ -83,7 +84,12 @@ function checkSchedule(cron: string | null | undefined, field: string): string |
 const READ_PERMISSIONS = [PERMISSIONS.workRead, PERMISSIONS.assetsRead, PERMISSIONS.filesRead, PERMISSIONS.monitorsRead];
 const grantOf = (principal: Principal) => READ_PERMISSIONS.filter((p) => principal.permissions.has(p));
 
-const searcherOf = (principal: Principal) => ({ id: principal.id, name: principal.name ?? principal.id, permissions: [...principal.permissions] });
+/** Who searches: their permissions (a token's claim cannot pass for someone's user mark) and their own user mark. */
+const searcherOf = (principal: Principal) => ({
+  id: principal.id,
+  name: principal.name ?? principal.id,
+  permissions: [...[...principal.permissions].filter((p) => !p.startsWith("user:")), userMark(principal.id)],
+});
 
 function assertMayChange(principal: Principal, row: IndexRow) {
   if (!mayChangeIndex(principal, row)) throw new ApiError("Forbidden", `Changing index '${row.name}' needs its ownership with 'index_write', or 'index_admin'.`);

@@ -18,6 +18,7 @@ import { listFiles } from "../upload/files/list";
 import { ListFilesQuery } from "../upload/files/schema";
 import { listModelRows, listMonitorRows, ModelListQuery, MonitorListQuery } from "../monitors/list";
 import { toModel, toMonitor } from "../monitors/store";
+import { userMark } from "./access";
 import type { IndexRow } from "./store";
 
 interface Client {
@@ -40,8 +41,15 @@ const CLIENTS: Record<string, Client> = {
 
 export const CLIENT_NAMES = Object.keys(CLIENTS);
 
-/** The read permission a client acts with, which every document built from its answers carries. */
-export const clientPermission = (service: string): string | undefined => (Object.hasOwn(CLIENTS, service) ? CLIENTS[service]!.permission : undefined);
+/**
+ * What a caller must hold to see what a client returned: its read permission and, for the files
+ * client (which acts as the index's owner), being that owner (src/search/access.ts).
+ */
+export function clientReadPermissions(service: string, ownerId: string): string[] {
+  const client = Object.hasOwn(CLIENTS, service) ? CLIENTS[service] : undefined;
+  if (!client) return [];
+  return service === "files" ? [client.permission, userMark(ownerId)] : [client.permission];
+}
 
 /** One client call of a library: `{ value }`, or `{ error }` in words the library (and its log) sees. */
 export async function callClient(env: Bindings, row: IndexRow, grant: ReadonlySet<string>, service: string, method: string, args: unknown): Promise<{ value: unknown } | { error: string }> {

@@ -6,6 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createDataType, uploadFile } from "../support/factories/upload";
 import { call, type TestUser } from "../support/http";
 import { awaitSync, libraryForm, search } from "./support";
 
@@ -142,5 +143,37 @@ export default class Old extends IndexBuilder {
     expect((await call(`/Indices/${id}/Resynchronization`, { method: "PUT", user: owner, headers: v11 })).status).toBe(202);
     await awaitSync(id, since, owner);
     expect(keys(await search(id, { text: t }, reader))).toEqual(["static"]);
+  });
+
+  it("documents built from the files client, which reads as the owner, are the owner's only", async () => {
+    const t = tag();
+    const filesOwner: Partial<TestUser> = { id: "perm-files-owner", name: "Files Owner", permissions: [...base, "index_write", "files_read", "files_write"] };
+    const filesReader: Partial<TestUser> = { id: "perm-files-reader", name: "Files Reader", permissions: [...base, "index_read_all", "files_read", "files_write"] };
+    const dataType = await createDataType();
+    const file = await uploadFile(dataType.id, { name: `private-${t}.csv`, content: "a,b\n1,2\n", type: "text/csv" }, filesOwner);
+    // The reader cannot see the owner's unpublished file through its own endpoint.
+    expect((await call(`/Files/${file.body.id}`, { user: filesReader })).status).toBe(404);
+    const since = new Date(Date.now() - 1).toISOString();
+    const created = await call("/Indices", {
+      method: "POST",
+      headers: v11,
+      user: filesOwner,
+      rawBody: libraryForm({ Name: `perm-files-${t}`, DisplayName: "Files" }, `
+import { IndexBuilder } from "integrity-edge/search";
+export default class Files extends IndexBuilder {
+  mapping() { return { title: { type: "text", displayName: "Title" } }; }
+  async *entries() {
+    const f = await this.services.files.get("${file.body.id}");
+    yield { id: "file", title: f.name + " ${t}" };
+  }
+}`),
+    });
+    expect(created.status, created.text).toBe(201);
+    const synced = await awaitSync(created.body.id, since, filesOwner);
+    expect(synced.status, JSON.stringify(synced)).toBe("Ready");
+    expect(keys(await search(created.body.id, { text: t }, filesOwner))).toEqual(["file"]);
+    expect(keys(await search(created.body.id, { text: t }, filesReader))).toEqual([]);
+    // A token claiming the owner's mark as a permission is not the owner.
+    expect(keys(await search(created.body.id, { text: t }, { ...filesReader, permissions: [...filesReader.permissions!, "user:perm-files-owner"] }))).toEqual([]);
   });
 });
