@@ -5,7 +5,7 @@
 // new Function), the static assets of /docs, the cron entry, and state surviving a restart.
 // Prints one line per check and ends with `N passed, N failed`; exits 1 on any failure.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -479,6 +479,46 @@ async function run() {
     const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
     const job = await jobUntil(run.json.jobId, ["Success", "Failed"]);
     expect(job.status === "Failed" && job.errorMessage.includes("the input data set is empty"), `${job.status}: ${job.errorMessage}`);
+  });
+
+  await check("the local host runs a job jailed: it cannot read the signing key or write into the checkout", async () => {
+    const keys = join(ROOT, ".dev", "keys.json");
+    const planted = join(ROOT, `jailbreak-${runId}.txt`);
+    const config = await jobConfig("jailbreak", "examples/hello:latest", { runCommand: `cat ${keys} ${join(ROOT, ".dev.vars")}; echo pwned > ${planted}; id -u; echo end` });
+    const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
+    const job = await jobUntil(run.json.jobId, ["Success", "Failed"]);
+    const key = JSON.parse(readFileSync(keys, "utf8")).privateJwk.d;
+    expect(!job.output.includes(key) && !job.output.includes("privateJwk") && !job.output.includes("LOCAL_CONTAINER_HOST_SECRET"), `output: ${job.output}`);
+    expect(job.output.includes("No such file or directory") && /\n\d+\nend/.test(job.output) && !/\n0\nend/.test(job.output), `output: ${job.output}`);
+    expect(!existsSync(planted), `${planted} was written`);
+    return job.output.trim().split("\n").slice(-2, -1)[0] ? `uid ${job.output.trim().split("\n").slice(-2, -1)[0]}` : "";
+  });
+
+  await check("NODE_OPTIONS in a model's static parameters runs inside the jail and finds no signing key", async () => {
+    let definition = await http("/ModelDefinitions", { method: "POST", token: admin, body: { name: "models/criticality", version: "1.0", location: "ACR" } });
+    if (definition.status === 409) definition = await http("/ModelDefinitions/models%2Fcriticality/versions/1.0", { token: admin });
+    const keys = join(ROOT, ".dev", "keys.json");
+    const steal = `import("node:fs").then((fs) => console.log("STOLEN:" + fs.readFileSync(${JSON.stringify(keys)}, "utf8")))`;
+    const model = await http("/Models", {
+      method: "POST",
+      token: admin,
+      body: { name: `smoke-steal-${runId}`, modelDefinitionName: "models/criticality", modelDefinitionVersion: "1.0", cpuCores: 1, memory: 1, staticParameters: { NODE_OPTIONS: `--import "data:text/javascript,${encodeURIComponent(steal)}"` } },
+    });
+    expect(model.status === 201, `model: ${describe(model)}`);
+    const monitor = await http("/Monitors", { method: "POST", token: admin, body: { name: `smoke-steal-${runId}`, modelId: model.json.id, status: "Active" } });
+    const run = await http(`/MonitorJobs/Execution/${monitor.json.id}`, { method: "POST", token: admin });
+    expect(run.status === 201 || run.status === 200, `execution: ${describe(run)}`);
+    let job;
+    for (let i = 0; i < 60; i++) {
+      await fireCron();
+      job = listOf((await http(`/MonitorJobs?monitorIds=${monitor.json.id}`, { token: admin })).json)[0];
+      if (job && ["Succeeded", "Failed"].includes(job.status)) break;
+      await new Promise((r) => setTimeout(r, 750));
+    }
+    const key = JSON.parse(readFileSync(keys, "utf8")).privateJwk.d;
+    expect(job && ["Succeeded", "Failed"].includes(job.status), `monitor job: ${JSON.stringify(job)?.slice(0, 300)}`);
+    expect(!String(job.output).includes(key) && !String(job.output).includes("STOLEN:{") && String(job.output).includes("ENOENT"), `output: ${job.output}`);
+    return `monitor job ${job.status}`;
   });
 
   await check("a three-job chain whose second job fails leaves the third Failed", async () => {

@@ -13,6 +13,17 @@ JAIL=$1 IMAGE=$2 JOB_UID=$3 DISK_MB=$4 API_PORT=$5 API_SOCKET=$6 NODE=$7 FORWARD
 shift 9
 CPU_SECONDS=$1
 R="$JAIL/root"
+# Who runs the job and the forwarder: their own uids, or (JOB_UID 0: in an unprivileged user
+# namespace, where only the caller's uid is mapped and groups cannot be set) the namespace's only user.
+# Either way with no capabilities and no way to gain any.
+DROP="--no-new-privs --inh-caps=-all --bounding-set=-all"
+if [ "$JOB_UID" = 0 ]; then
+  AS_JOB="$DROP"
+  AS_FORWARDER="$DROP"
+else
+  AS_JOB="--reuid=$JOB_UID --regid=$JOB_UID --clear-groups $DROP"
+  AS_FORWARDER="--reuid=65534 --regid=65534 --clear-groups $DROP"
+fi
 
 mount --make-rprivate /
 mount -t tmpfs -o size=8m,mode=0755,nosuid,nodev tmpfs "$R"
@@ -67,7 +78,7 @@ if [ "$API_PORT" != 0 ]; then
   touch "$R/.jail/api.sock"
   mount --bind "$API_SOCKET" "$R/.jail/api.sock"
 fi
-mount -o remount,ro "$R"
+mount -o remount,bind,ro,nosuid,nodev "$R"
 
 # The job's network: its own loopback, on which the API's port leads (through the socket the host
 # listens on) to the API and nowhere else: no other local server (the host's API, the dev server's
@@ -75,12 +86,14 @@ mount -o remount,ro "$R"
 ip link set lo up
 if [ "$API_PORT" != 0 ]; then
   mkfifo "$JAIL/ready"
-  chroot "$R" /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- \
+  # shellcheck disable=SC2086 # word splitting of the options is meant
+  chroot "$R" /usr/bin/setpriv $AS_FORWARDER -- \
     "$NODE" /.jail/forward.mjs "$API_PORT" /.jail/api.sock 3>"$JAIL/ready" </dev/null &
   read -r _ <"$JAIL/ready" || true
 fi
 
 cd "$R"
+# shellcheck disable=SC2086 # word splitting of the options is meant
 exec chroot "$R" /usr/bin/prlimit "--nproc=$NPROC" "--cpu=$CPU_SECONDS" "--fsize=$((DISK_MB * 1024 * 1024))" --core=0 -- \
-  /usr/bin/setpriv "--reuid=$JOB_UID" "--regid=$JOB_UID" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- \
+  /usr/bin/setpriv $AS_JOB -- \
   /bin/sh /.jail/entry.sh
