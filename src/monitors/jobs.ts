@@ -73,6 +73,37 @@ export async function listMonitorJobs(db: D1Database, monitorIds: string[]) {
   return Promise.all(results.map((r) => toMonitorJob(db, r)));
 }
 
+/** Up to this many asset ids travel in the `populationAssetIds` variable (37 bytes each: 37 KB, far below what an environment holds). */
+export const POPULATION_IDS_IN_ENVIRONMENT = 1000;
+
+/** Every distinct asset of the monitor's population items, a page at a time, by asset id. */
+const POPULATION_ASSETS = `SELECT DISTINCT i.asset_id FROM population_items i JOIN populations p ON p.id = i.population_id
+  WHERE p.owner_kind = 'monitor' AND p.owner_id = ?1`;
+
+export async function populationAssetCount(db: D1Database, monitorRef: string): Promise<number> {
+  const row = await db.prepare(`SELECT count(*) AS n FROM (${POPULATION_ASSETS})`).bind(monitorRef).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+export async function populationAssetPage(db: D1Database, monitorRef: string, skip: number, take: number): Promise<string[]> {
+  const { results } = await db.prepare(`${POPULATION_ASSETS} ORDER BY i.asset_id LIMIT ?2 OFFSET ?3`).bind(monitorRef, take, skip).all<{ asset_id: string }>();
+  return results.map((r) => r.asset_id);
+}
+
+/**
+ * The variables that tell a model which assets to score, every one of them: `populationAssetCount`;
+ * `populationAssetIdsPath`, the API path (after INTEGRITY_EDGE_API_URL) that pages the ids with the
+ * job's own token; and, when there are at most POPULATION_IDS_IN_ENVIRONMENT, `populationAssetIds`
+ * (comma-separated, all of them). Past that it is left out rather than cut short, so a model never
+ * scores part of its population believing it has all of it.
+ */
+async function populationParameters(db: D1Database, monitorRef: string, monitorJobId: string): Promise<Record<string, string>> {
+  const count = await populationAssetCount(db, monitorRef);
+  const parameters: Record<string, string> = { populationAssetCount: String(count), populationAssetIdsPath: `/MonitorJobs/${monitorJobId}/PopulationAssetIds` };
+  if (count <= POPULATION_IDS_IN_ENVIRONMENT) parameters.populationAssetIds = (await populationAssetPage(db, monitorRef, 0, POPULATION_IDS_IN_ENVIRONMENT)).join(",");
+  return parameters;
+}
+
 /**
  * Starts a monitor job. With a run key (a schedule occurrence, an event), a second trigger with the
  * same key returns the first job and starts nothing.
@@ -83,14 +114,8 @@ export async function executeMonitor(env: Bindings, monitorRef: string, trigger:
   const definition = await findDefinitionByVersion(env.DB, model.definition_name, model.definition_version);
   if (!definition) throw new ApiError("Conflict", `Model ${model.model_id}'s definition ${model.definition_name} ${model.definition_version} no longer exists.`);
   const effective = effectiveOf(monitor, model);
-  // The assets the model scores: the monitor's population items (ids, comma-separated), so a model needs no API access to find them.
-  const { results: assets } = await env.DB.prepare(
-    "SELECT DISTINCT i.asset_id FROM population_items i JOIN populations p ON p.id = i.population_id WHERE p.owner_kind = 'monitor' AND p.owner_id = ?1 ORDER BY i.asset_id LIMIT 1000",
-  )
-    .bind(monitor.id)
-    .all<{ asset_id: string }>();
-  const parameters = { ...effective.staticParameters, ...effective.configurableParameters, monitorId: monitor.monitor_id, populationAssetIds: assets.map((a) => a.asset_id).join(",") };
   const id = crypto.randomUUID();
+  const parameters = { ...effective.staticParameters, ...effective.configurableParameters, monitorId: monitor.monitor_id, ...(await populationParameters(env.DB, monitor.id, id)) };
   const nowIso = now.toISOString();
   const deadline = new Date(now.getTime() + MONITOR_JOB_DEADLINE_MINUTES * 60_000).toISOString();
   try {

@@ -6,7 +6,7 @@ import { ApiError, invalid } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
-import { splitCsv, UniqueValuesResponseSchema } from "../pkg/query";
+import { listQueryShape, parsePaging, splitCsv, UniqueValuesResponseSchema } from "../pkg/query";
 import { DefinitionListQuery, listDefinitionRows, listModelRows, listMonitorRows, ModelListQuery, modelUniqueValues, ModelUniqueValuesQuery, MonitorListQuery, monitorUniqueValues, MonitorUniqueValuesQuery } from "./list";
 import {
   addItem,
@@ -34,7 +34,7 @@ import {
   updateModel,
   updateMonitor,
 } from "./store";
-import { ACTIVE_MONITOR_JOB_STATUSES, executeMonitor, finishMonitorJob, criticalityReports, getMonitorJobRow, listMonitorJobs, monitorStatusToken, toMonitorJob } from "./jobs";
+import { ACTIVE_MONITOR_JOB_STATUSES, executeMonitor, finishMonitorJob, criticalityReports, getMonitorJobRow, listMonitorJobs, monitorStatusToken, populationAssetCount, populationAssetPage, POPULATION_IDS_IN_ENVIRONMENT, toMonitorJob } from "./jobs";
 import {
   ASSET_TYPES,
   CreateModelDefinitionSchema,
@@ -379,6 +379,27 @@ export function monitoringApp() {
       const { row } = await executeMonitor(c.env, c.req.valid("param").monitorId, "onDemand", null);
       const job = await toMonitorJob(c.env.DB, row);
       return c.json(row.location === "External" ? { ...job, statusToken: await monitorStatusToken(c.env, row.monitor_ref) } : job, 201);
+    },
+  );
+  app.openapi(
+    defineRoute({ permission: PERMISSIONS.monitorJobAssetsRead, area: "monitoring", errors: [404] }, {
+      method: "get",
+      path: "/MonitorJobs/{id}/PopulationAssetIds",
+      tags: jobTags,
+      summary: "Page the asset ids a monitor job scores (for its model, with the job's own token)",
+      description: `Every distinct asset of the monitor's population items, by id, as they are when read; \`skip\`, \`take\` (default 100, at most 1,000), \`includeTotal\` (X-Total-Count). The job's environment holds \`populationAssetCount\` and this path in \`populationAssetIdsPath\`, and the ids themselves in \`populationAssetIds\` only when there are at most ${POPULATION_IDS_IN_ENVIRONMENT}. An ACR model's job token reads its own monitor job's assets only; a monitor's status token, its monitor's jobs' only.`,
+      request: { params: IdParam, query: z.object({ skip: listQueryShape.skip, take: listQueryShape.take, includeTotal: listQueryShape.includeTotal }) },
+      responses: { 200: json(z.array(z.string()), "One page of asset ids, ascending.") },
+    }),
+    async (c) => {
+      const row = await getMonitorJobRow(c.env.DB, c.req.valid("param").id);
+      const principal = c.get("principal");
+      if (principal.jobId !== undefined && principal.jobId !== row.job_id) throw new ApiError("Forbidden", "A job token may read the assets of its own monitor job only.");
+      if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref) throw new ApiError("Forbidden", "This token may read the assets of its own monitor's jobs only.");
+      const query = c.req.valid("query");
+      const { skip, take } = parsePaging(query.skip, query.take);
+      if (query.includeTotal === "true") c.header("x-total-count", String(await populationAssetCount(c.env.DB, row.monitor_ref)));
+      return c.json(await populationAssetPage(c.env.DB, row.monitor_ref, skip, take), 200);
     },
   );
   app.openapi(

@@ -177,7 +177,8 @@ export async function authenticate(env: Bindings, authorization: string | undefi
 
 /**
  * A job's output token (src/dataprocessing/run-options.ts): valid while its job runs, and good for
- * one permission, posting that job's outputs.
+ * posting that job's outputs and, when the job runs a monitor's model, reading the assets it scores.
+ * A monitor's status token sets that monitor's job statuses and reads the assets its jobs score.
  */
 async function authenticateScoped(env: Bindings, token: string): Promise<Principal> {
   const scoped = await scopeOfToken(env, token).catch(() => null);
@@ -185,12 +186,12 @@ async function authenticateScoped(env: Bindings, token: string): Promise<Princip
   if (scoped.scope === "monitor") {
     const monitor = await env.DB.prepare("SELECT id FROM monitors WHERE id = ?1").bind(scoped.id).first<{ id: string }>();
     if (!monitor) throw unauthorized("The monitor token's monitor no longer exists.");
-    return { id: `monitor:${scoped.id}`, name: `monitor ${scoped.id}`, permissions: new Set([PERMISSIONS.monitorJobsStatus]), monitorRef: scoped.id };
+    return { id: `monitor:${scoped.id}`, name: `monitor ${scoped.id}`, permissions: new Set([PERMISSIONS.monitorJobsStatus, PERMISSIONS.monitorJobAssetsRead]), monitorRef: scoped.id };
   }
   const jobId = scoped.id;
   const job = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1").bind(jobId).first<{ status: string }>();
   if (!job || (job.status !== "Started" && job.status !== "InProgress")) throw unauthorized("The job token has expired: its job has ended.");
-  return { id: `job:${jobId}`, name: `job ${jobId}`, permissions: new Set([PERMISSIONS.jobOutputsWrite]), jobId };
+  return { id: `job:${jobId}`, name: `job ${jobId}`, permissions: new Set([PERMISSIONS.jobOutputsWrite, PERMISSIONS.monitorJobAssetsRead]), jobId };
 }
 
 /** Paths anyone may read: the health check and the API reference. */

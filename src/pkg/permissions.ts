@@ -23,6 +23,12 @@ export const PERMISSIONS = {
   monitorsWrite: "monitors_write",
   /** Held by an External model's monitor token (and by people who set monitor job statuses by hand). */
   monitorJobsStatus: "monitor_jobs_status",
+  /**
+   * Read the assets a monitor job scores (GET /MonitorJobs/{id}/PopulationAssetIds). Held by the job's
+   * model: its job token (ACR models, for that monitor job only) and the monitor's status token
+   * (External models, for that monitor's jobs only); and by people who read them by hand.
+   */
+  monitorJobAssetsRead: "monitor_job_assets_read",
   /** Search (docs/decisions.md, "Search permissions"): standard indices and your own custom ones, searched. */
   indexReadOwned: "index_read_owned",
   /** Also every other user's custom indices. */
