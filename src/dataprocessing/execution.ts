@@ -11,6 +11,7 @@ import { errorFields, type Logger } from "../pkg/logger";
 import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { configChain, normaliseRunOptions, toRunnable, getConfigRow } from "./configs";
 import { JOB_CONFIG_SCHEDULE_KIND, type AdHocRunRequest } from "./contract";
+import { requireHost } from "./host-errors";
 import { createChain, plannedFromConfig, type PlannedJob } from "./jobs";
 import type { RunOptions } from "./run-options";
 
@@ -32,6 +33,7 @@ export async function kickChain(env: Bindings, chainId: string): Promise<void> {
 
 /** POST /Jobs/Execution/{id}: the config's chain; the body's options merged over the first config's (rule 2). */
 export async function executeConfig(ctx: WriteContext, env: Bindings, configId: string, bodyOptions: RunOptions | string | undefined, apiUrl: string, owner: { id: string; name: string | null }) {
+  requireHost(env);
   const extra = normaliseRunOptions(bodyOptions, "body.runOptions");
   const chain = await configChain(env, configId);
   const jobs = chain.map((config, i) => plannedFromConfig(config, i === 0 ? { ...config.runOptions, ...extra } : config.runOptions, apiUrl));
@@ -44,6 +46,7 @@ export async function executeConfig(ctx: WriteContext, env: Bindings, configId: 
  * only the first config (naming another is a 400 that says so), so no option is silently dropped.
  */
 export async function executeChain(ctx: WriteContext, env: Bindings, body: { jobConfigIds: string[]; runOptions?: RunOptions | Record<string, RunOptions> }, apiUrl: string, owner: { id: string; name: string | null }) {
+  requireHost(env);
   const [firstId] = body.jobConfigIds;
   let extra: RunOptions = {};
   const given = body.runOptions ?? {};

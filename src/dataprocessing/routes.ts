@@ -48,7 +48,7 @@ export function dataProcessingApp() {
   const app = newApp();
 
   app.openapi(
-    defineRoute({ ...read, errors: [503] }, {
+    defineRoute({ ...read, errors: [501, 503] }, {
       method: "get",
       path: "/JobDefinitions",
       tags: ["Job definitions"],
@@ -97,7 +97,7 @@ export function dataProcessingApp() {
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [409, 503] }, {
+    defineRoute({ ...write, errors: [409, 501, 503] }, {
       method: "post",
       path: "/JobConfigurations",
       tags: configTags,
@@ -113,7 +113,7 @@ export function dataProcessingApp() {
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
+    defineRoute({ ...write, errors: [404, 409, 412, 501, 503] }, {
       method: "put",
       path: "/JobConfigurations",
       tags: configTags,
@@ -217,7 +217,7 @@ export function dataProcessingApp() {
   }
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409] }, {
+    defineRoute({ ...write, errors: [404, 409, 501, 503] }, {
       method: "post",
       path: "/Jobs/Execution/{configurationId}",
       tags: jobTags,
@@ -234,7 +234,7 @@ export function dataProcessingApp() {
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404] }, {
+    defineRoute({ ...write, errors: [404, 409, 501, 503] }, {
       method: "post",
       path: "/Jobs/ChainExecution",
       tags: jobTags,
@@ -279,7 +279,7 @@ export function dataProcessingApp() {
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409] }, {
+    defineRoute({ ...write, errors: [404, 409, 501, 503] }, {
       method: "post",
       path: "/Jobs/{id}/Cancellation",
       tags: jobTags,

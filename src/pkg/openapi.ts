@@ -53,6 +53,7 @@ export const ERROR_RESPONSES = {
   413: problem("The body is larger than the limit."),
   415: problem("The body's media type is not accepted."),
   422: problem("The Idempotency-Key was used before for a different request."),
+  501: problem("Not configured on this deployment (code NotConfigured): the problem names the setting, e.g. no container host."),
   503: problem("A remote dependency (the container host) is not answering; retry after Retry-After seconds."),
 } as const;
 
