@@ -11,6 +11,7 @@
 import type { Bindings } from "../env";
 import type { JobEnd, JobEndHook } from "../dataprocessing/contract";
 import { START_CONCURRENCY, startAdHocJob } from "../dataprocessing/execution";
+import { requireHost } from "../dataprocessing/host-errors";
 import { forEachLimited } from "../pkg/concurrency";
 import { scopedTokenFor } from "../dataprocessing/run-options";
 import { isUniqueViolation } from "../pkg/db";
@@ -113,6 +114,8 @@ export async function executeMonitor(env: Bindings, monitorRef: string, trigger:
   const model = await getModelRow(env.DB, monitor.model_ref);
   const definition = await findDefinitionByVersion(env.DB, model.definition_name, model.definition_version);
   if (!definition) throw new ApiError("Conflict", `Model ${model.model_id}'s definition ${model.definition_name} ${model.definition_version} no longer exists.`);
+  // An ACR model runs on the container host: none configured is a 501 before a monitor job exists.
+  if (definition.location === "ACR") requireHost(env);
   const effective = effectiveOf(monitor, model);
   const id = crypto.randomUUID();
   const parameters = { ...effective.staticParameters, ...effective.configurableParameters, monitorId: monitor.monitor_id, ...(await populationParameters(env.DB, monitor.id, id)) };

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { ApiError, invalid } from "../pkg/errors";
+import { answerHoldsSecrets } from "../pkg/idempotency";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -104,7 +105,7 @@ export function monitoringApp() {
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [409, 503] }, {
+    defineRoute({ ...write, errors: [409, 501, 503] }, {
       method: "post",
       path: "/ModelDefinitions",
       tags: defTags,
@@ -366,7 +367,7 @@ export function monitoringApp() {
     async (c) => c.json(await toMonitorJob(c.env.DB, await getMonitorJobRow(c.env.DB, c.req.valid("param").id)), 200),
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 503] }, {
+    defineRoute({ ...write, errors: [404, 409, 501, 503] }, {
       method: "post",
       path: "/MonitorJobs/Execution/{monitorId}",
       tags: jobTags,
@@ -378,7 +379,10 @@ export function monitoringApp() {
     async (c) => {
       const { row } = await executeMonitor(c.env, c.req.valid("param").monitorId, "onDemand", null);
       const job = await toMonitorJob(c.env.DB, row);
-      return c.json(row.location === "External" ? { ...job, statusToken: await monitorStatusToken(c.env, row.monitor_ref) } : job, 201);
+      if (row.location !== "External") return c.json(job, 201);
+      // The status token is a bearer secret: sealed if the answer is kept for an Idempotency-Key replay.
+      answerHoldsSecrets(c);
+      return c.json({ ...job, statusToken: await monitorStatusToken(c.env, row.monitor_ref) }, 201);
     },
   );
   app.openapi(
