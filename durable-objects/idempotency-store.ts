@@ -10,7 +10,9 @@ import { DurableObject } from "cloudflare:workers";
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
+  /** The body as sent, or, when `sealed`, the body sealed (src/pkg/idempotency.ts): an answer with secrets is never stored in plain text. */
   body: string;
+  sealed?: boolean;
 }
 
 type Entry =

@@ -8,6 +8,7 @@ import { newApp } from "../app-factory";
 import type { AppEnv } from "../env";
 import { writeContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
+import { answerHoldsSecrets } from "../pkg/idempotency";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -108,6 +109,8 @@ export function dataProcessingApp() {
     }),
     async (c) => {
       const row = await createConfig(writeContext(c), c.env, c.get("principal"), c.req.valid("json"));
+      // The answer shows the run option values: sealed if it is kept for an Idempotency-Key replay.
+      answerHoldsSecrets(c);
       c.header("location", `/JobConfigurations/${row.id}`);
       return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag, 201) as never;
     },

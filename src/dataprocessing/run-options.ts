@@ -131,6 +131,49 @@ async function macKey(env: SecretSource, version: string): Promise<CryptoKey | n
   return key;
 }
 
+/**
+ * Any text sealed for one purpose (AES-256-GCM, `v{version}.{iv}.{ciphertext}` like run options) under
+ * a key derived from the ring's key of that version and the purpose's name (SHA-256 of a label and the
+ * key, as the token MACs are derived), so no two uses share a key. Rotation works as for run options:
+ * a blob names its version and opens while the ring still holds it.
+ */
+const purposeKeys = new Map<string, Promise<CryptoKey>>();
+
+async function purposeKey(env: SecretSource, version: string, purpose: string): Promise<CryptoKey | null> {
+  const secret = env.DATAPROCESSING_ENCRYPTION_KEY;
+  if (!secret) throw notConfigured();
+  const entry = secret.split(",").map((p) => p.trim()).find((p) => p.startsWith(`${version}:`));
+  if (!entry) return null;
+  const cacheKey = `${purpose}\0${entry}`;
+  let key = purposeKeys.get(cacheKey);
+  if (!key) {
+    const raw = fromBase64(entry.slice(version.length + 1));
+    const derived = new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array([...new TextEncoder().encode(`integrity-edge sealed ${purpose}\0`), ...raw])));
+    key = crypto.subtle.importKey("raw", derived, "AES-GCM", false, ["encrypt", "decrypt"]);
+    purposeKeys.set(cacheKey, key);
+    key.catch(() => purposeKeys.delete(cacheKey));
+  }
+  return key;
+}
+
+export async function sealText(env: SecretSource, purpose: string, text: string): Promise<string> {
+  const { current } = await keyRing(env.DATAPROCESSING_ENCRYPTION_KEY);
+  const key = (await purposeKey(env, current.version, purpose))!;
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const data = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, new TextEncoder().encode(text)));
+  return `v${current.version}.${toBase64Url(iv)}.${toBase64Url(data)}`;
+}
+
+/** Opens a blob of {@link sealText}; throws when it is not one, was sealed for another purpose, or its key version is gone. */
+export async function openText(env: SecretSource, purpose: string, sealed: string): Promise<string> {
+  const match = /^v([A-Za-z0-9]{1,16})\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/.exec(sealed);
+  if (!match) throw new Error("not a sealed blob");
+  const key = await purposeKey(env, match[1]!, purpose);
+  if (!key) throw new ApiError("NotConfigured", `A sealed value names key version ${match[1]}, which DATAPROCESSING_ENCRYPTION_KEY no longer holds.`);
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64(match[2]!) }, key, fromBase64(match[3]!));
+  return new TextDecoder().decode(plain);
+}
+
 /** What a scoped token may do: post a job's outputs, or set the statuses of one monitor's jobs (External models). */
 export type TokenScope = "job" | "monitor";
 

@@ -2,16 +2,38 @@
  * Idempotency-Key on POST: the first response for a key is stored (per user, in the IdempotencyStore
  * Durable Object) and replayed for a repeated key with the same request; the same key with a
  * different request is a 422. Responses of 5xx are not stored, so a retry runs again.
+ *
+ * An answer that holds secrets (run option values, a status token) is kept for 24 hours like any
+ * other, so it is never stored as sent: a route whose answer holds one calls
+ * {@link answerHoldsSecrets}, and the body is sealed (AES-256-GCM under a key derived from the
+ * service's key ring, src/dataprocessing/run-options.ts) before it reaches the store and opened on
+ * replay. The store holds no secret in plain text; the replayed answer is the first one, byte for byte.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { StoredResponse } from "../../durable-objects/idempotency-store";
+import { openText, sealText } from "../dataprocessing/run-options";
 import { ApiError, invalid } from "./errors";
+import { errorFields } from "./logger";
 import { formBoundary, readForm } from "./multipart";
 
 const LEASE_MS = 60_000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ["content-type", "etag", "location", "api-supported-versions"];
+
+/** The purpose the stored answers are sealed for (the derived key is theirs alone). */
+const SEALED_ANSWER = "idempotent answer";
+
+const secretAnswers = new WeakSet<Context>();
+
+/**
+ * Marks this request's answer as holding secrets: if it is stored for Idempotency-Key replays, it is
+ * sealed at rest. Any route may call it, before or after writing its answer; a route that does not
+ * answer with secrets need not.
+ */
+export function answerHoldsSecrets(c: Context<AppEnv>): void {
+  secretAnswers.add(c);
+}
 
 const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
@@ -63,7 +85,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
       const headers = new Headers(begun.response.headers);
       headers.set("idempotent-replayed", "true");
       headers.set("x-request-id", c.get("requestId"));
-      return new Response(begun.response.body, { status: begun.response.status, headers });
+      return new Response(await replayedBody(c, key, begun.response), { status: begun.response.status, headers });
     }
     case "mismatch":
       throw new ApiError("IdempotencyKeyReused", `Idempotency-Key '${key}' was already used for a different request.`);
@@ -90,6 +112,28 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     const value = res.headers.get(name);
     if (value !== null) headers[name] = value;
   }
-  const stored: StoredResponse = { status: res.status, headers, body: await res.clone().text() };
+  let body = await res.clone().text();
+  const sealed = secretAnswers.has(c);
+  if (sealed) {
+    try {
+      body = await sealText(c.env, SEALED_ANSWER, body);
+    } catch (error) {
+      // Never store the secrets in plain text: without a key the answer is not kept, as after a 5xx.
+      c.get("log").error("idempotent answer not stored: it holds secrets and could not be sealed", errorFields(error));
+      await store.release(key, fingerprint);
+      return;
+    }
+  }
+  const stored: StoredResponse = { status: res.status, headers, body, ...(sealed ? { sealed: true } : {}) };
   await store.complete(key, fingerprint, stored);
 };
+
+async function replayedBody(c: Context<AppEnv>, key: string, response: StoredResponse): Promise<string> {
+  if (!response.sealed) return response.body;
+  try {
+    return await openText(c.env, SEALED_ANSWER, response.body);
+  } catch {
+    const where = response.headers.location ? ` (it is at ${response.headers.location})` : "";
+    throw new ApiError("Conflict", `The first request with Idempotency-Key '${key}' succeeded, but its answer was sealed under a key the service no longer holds and cannot be replayed; read what it created${where} instead.`);
+  }
+}
