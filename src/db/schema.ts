@@ -1088,3 +1088,25 @@ export const activityMediaReferences = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.activityId, t.mediaReferenceId] }), index("activity_media_references_reference_idx").on(t.mediaReferenceId, t.activityId)],
 );
+
+/**
+ * The directory of users (issue 21 §4): every principal that has called the API, a person or a
+ * machine client, recorded from its token by src/users/recorder.ts (at most once per isolate every
+ * few minutes, after the response). Read-only through GET /Users; the identity provider stays the
+ * source of truth, so nothing else refers to these rows.
+ */
+export const users = sqliteTable(
+  "users",
+  {
+    /** The token's `sub`. */
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    /** `person` or `client` (a machine client, e.g. of /connect/token). */
+    kind: text("kind").notNull(),
+    /** A machine client's OAuth client id (`client_id`, `azp` or `appid`); NULL for people. */
+    clientId: text("client_id"),
+    firstSeenAt: text("first_seen_at").notNull(),
+    lastSeenAt: text("last_seen_at").notNull(),
+  },
+  (t) => [index("users_name_idx").on(sql`lower(${t.name})`, t.id)],
+);

@@ -25,6 +25,26 @@ export interface Principal {
   jobId?: string;
   /** Set for a monitor's status token (External models): it may set the statuses of that monitor's jobs alone. */
   monitorRef?: string;
+  /** Who the token speaks for: a person, or a machine client (OAuth client credentials). Absent: a person. */
+  kind?: "person" | "client";
+  /** A machine client's OAuth client id (`client_id`, `azp` or `appid`). */
+  clientId?: string;
+}
+
+/**
+ * Whether a token speaks for a machine client rather than a person: Entra ID's `idtyp: app`, Auth0's
+ * `gty: client-credentials`, or a subject that is the client itself (RFC 9068 2.2: with client
+ * credentials `sub` names the client; the local /connect/token writes `client:{id}`, Auth0 `{id}@clients`).
+ */
+function machineClientOf(payload: JWTPayload): string | undefined {
+  const claim = (name: string) => (typeof payload[name] === "string" && payload[name] !== "" ? (payload[name] as string) : undefined);
+  const clientId = claim("client_id") ?? claim("azp") ?? claim("appid");
+  const sub = payload.sub!;
+  const isClient =
+    payload["idtyp"] === "app" ||
+    payload["gty"] === "client-credentials" ||
+    (clientId !== undefined && (sub === clientId || sub === `client:${clientId}` || sub === `${clientId}@clients`));
+  return isClient ? (clientId ?? sub) : undefined;
 }
 
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
@@ -95,7 +115,8 @@ function principalFrom(payload: JWTPayload): Principal {
       : typeof payload["preferred_username"] === "string"
         ? (payload["preferred_username"] as string)
         : payload.sub;
-  return { id: payload.sub, name, permissions };
+  const clientId = machineClientOf(payload);
+  return clientId === undefined ? { id: payload.sub, name, permissions, kind: "person" } : { id: payload.sub, name, permissions, kind: "client", clientId };
 }
 
 const CLOCK_TOLERANCE_SECONDS = 30;

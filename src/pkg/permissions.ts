@@ -43,6 +43,8 @@ export const PERMISSIONS = {
   queryReadAll: "query_read_all",
   /** Create saved queries; change and delete the ones you own. */
   queryWrite: "query_write",
+  /** Read the directory of users (GET /Users, /Users/{id}, /Users/me): who has called the API. */
+  usersRead: "users_read",
 } as const;
 
 export type Permission = (typeof PERMISSIONS)[keyof typeof PERMISSIONS];

@@ -15,6 +15,8 @@ export const API_AREAS = {
   upload: ["1.0"],
   search: ["1.0", "1.1"],
   platform: ["1.0"],
+  /** The directory of users (GET /Users), the original identity service's 1.0. */
+  identity: ["1.0"],
 } as const satisfies Record<string, readonly string[]>;
 
 export type ApiArea = keyof typeof API_AREAS;
