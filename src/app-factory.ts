@@ -6,11 +6,12 @@ import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 import { ApiError, type FieldProblem } from "./pkg/errors";
 import { illFormedStrings } from "./pkg/unicode";
+import { fieldProblems } from "./pkg/validation-messages";
 
 const TARGET_NAMES: Record<string, string> = { json: "body", query: "query", param: "path", header: "header", form: "body" };
 
-/** Turns zod issues into field problems: where (`body.regex`), which rule, and what is wrong. */
-export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) => {
+/** Turns zod issues into field problems: where (`body.regex`), which rule, and what is wrong, in words about the API. */
+export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result, c) => {
   const target = TARGET_NAMES[result.target] ?? result.target;
   if (result.success) {
     // Valid by the schema, but every string must also be well-formed Unicode (src/pkg/unicode.ts).
@@ -23,12 +24,9 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result) =
     }));
     throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
   }
-  const errors: FieldProblem[] = result.error.issues.map((issue) => ({
-    field: [target, ...issue.path.map(String)].join("."),
-    rule: issue.code === "custom" ? String((issue as { params?: { rule?: string } }).params?.rule ?? "custom") : issue.code,
-    message: issue.message,
-  }));
-  throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+  // Sentences about the API, not the validator's wording (src/pkg/validation-messages.ts).
+  const { errors, detail } = fieldProblems(c, result.target, result.error.issues as never, (result as { data?: unknown }).data);
+  throw new ApiError("ValidationFailed", detail, { errors });
 };
 
 export function newApp(): OpenAPIHono<AppEnv> {

@@ -11,6 +11,7 @@ import { ApiError } from "./errors";
 import { idempotency } from "./idempotency";
 import { jsonDepthExceeded, MAX_JSON_DEPTH } from "./json-depth";
 import type { Permission } from "./permissions";
+import { rememberRequestSchemas } from "./validation-messages";
 import { apiVersion, type ApiArea } from "./versioning";
 
 export const ProblemSchema = z
@@ -156,6 +157,8 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
   if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));
   if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true), jsonDepthLimit());
   if (route.method === "post") middleware.push(idempotency);
+  // Last before the validators: lets a validation message describe the field from its schema.
+  middleware.push(rememberRequestSchemas(route.request));
 
   const errorResponses: Record<number, ReturnType<typeof problem>> = { ...COMMON_ERRORS };
   for (const status of options.errors ?? []) errorResponses[status] = ERROR_RESPONSES[status];
