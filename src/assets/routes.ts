@@ -2,12 +2,12 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
-import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { AssetListQuery, listAssets } from "./list";
 import { AssetSchema, CreateAssetSchema, UpdateAssetSchema } from "./schema";
+import { kindRoutes } from "./kind-routes";
 import { createAsset, deleteAsset, getAsset, updateAsset } from "./store";
 
 const tags = ["Assets"];
@@ -38,41 +38,7 @@ export function assetsApp() {
     },
   );
 
-  // The original product's asset paths (original-client.md): one list and one read per kind, over the same catalogue.
-  const { kinds: _kinds, ...kindQueryShape } = AssetListQuery.shape;
-  const KindListQuery = z.object(kindQueryShape);
-  for (const [path, kind] of [["Plants", "plant"], ["MainSystem", "mainSystem"], ["Equipment", "equipment"], ["Organization", "organization"]] as const) {
-    app.openapi(
-      defineRoute(read, {
-        method: "get",
-        path: `/${path}`,
-        tags,
-        summary: `List assets of kind ${kind} (the original product's path; the same as /Assets?kinds=${kind})`,
-        request: { query: KindListQuery },
-        responses: { 200: json(z.array(AssetSchema), `One page of ${kind} assets.`) },
-      }),
-      async (c) => {
-        const { items, total } = await listAssets(c.env.DB, { ...c.req.valid("query"), kinds: kind });
-        if (total !== undefined) c.header("x-total-count", String(total));
-        return c.json(items, 200);
-      },
-    );
-    app.openapi(
-      defineRoute({ ...read, errors: [404] }, {
-        method: "get",
-        path: `/${path}/{id}`,
-        tags,
-        summary: `Get an asset of kind ${kind}`,
-        request: { params: IdParam },
-        responses: { 200: json(AssetSchema, "The asset, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-      }),
-      async (c) => {
-        const found = await getAsset(c.env.DB, c.req.valid("param").id);
-        if (found.value.kind !== kind) throw new ApiError("NotFound", `Asset ${found.value.id} is a ${found.value.kind}, not a ${kind}.`);
-        return jsonWithEtag(c, found.value, found.etag) as never;
-      },
-    );
-  }
+  kindRoutes(app);
 
   app.openapi(
     defineRoute({ ...read, errors: [404] }, {

@@ -1,0 +1,122 @@
+/**
+ * Issue 21 §3: the original product's paths, as its public client (ZEVIT-AIH-SDK 0.5.13) sends them:
+ * the path spelled as the client spells it, its api-version header (or none where the client sends
+ * none), JSON bodies as Python's json.dumps writes them, and what the client reads back.
+ */
+import { describe, expect, it } from "vitest";
+import { call, type CallResult } from "../support/http";
+import { createAsset, unique } from "../support/factories/work";
+
+/** json.dumps with its default separators (", " and ": "), as the client encodes every body. */
+export function pyJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
+  if (value !== null && typeof value === "object") {
+    return `{${Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`)
+      .join(", ")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The client's _get: only the api-version header (left out when the client passes none). */
+export function clientGet(path: string, version?: string): Promise<CallResult> {
+  return call(`/${path}`, { headers: version ? { "api-version": version } : {} });
+}
+
+/** The client's _post and _put: Content-Type application/json, api-version, the body through json.dumps. */
+export function clientSend(method: "POST" | "PUT", path: string, data: unknown, version?: string): Promise<CallResult> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (version) headers["api-version"] = version;
+  return call(`/${path}`, { method, rawBody: pyJson(data), headers });
+}
+
+/** The client's _delete: `{endpoint}/{id}`, Content-Type application/json and api-version, no body. */
+export function clientDelete(path: string, version?: string): Promise<CallResult> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (version) headers["api-version"] = version;
+  return call(`/${path}`, { method: "DELETE", headers });
+}
+
+describe("assets under the client's paths (plants, mainsystems, equipment, organizations; api-version 1.4)", () => {
+  it("Organization and Plant: post, get one and all, put the whole object back, delete", async () => {
+    const organization = await clientSend("POST", "organizations", { name: unique("org") }, "1.4");
+    expect(organization.status, organization.text).toBe(201);
+    expect(organization.body.kind).toBe("organization");
+    const posted = await clientSend("POST", "plants", { name: unique("plant"), parentId: organization.body.id }, "1.4");
+    expect(posted.status, posted.text).toBe(201);
+    const id = posted.body.id as string;
+
+    const one = await clientGet(`plants/${id}`, "1.4");
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ id, kind: "plant", parentId: organization.body.id });
+    const all = await clientGet(`plants?ids=${id},${organization.body.id}`, "1.4");
+    expect(all.body.map((a: { id: string }) => a.id)).toEqual([id]);
+    expect((await clientGet(`organizations/${organization.body.id}`, "1.4")).body.name).toBe(organization.body.name);
+
+    // put(): the object as read, one field changed, sent back whole.
+    const renamed = unique("renamed plant");
+    const put = await clientSend("PUT", "plants", { ...one.body, name: renamed }, "1.4");
+    expect(put.status, put.text).toBe(200);
+    expect((await clientGet(`plants/${id}`, "1.4")).body.name).toBe(renamed);
+
+    expect((await clientDelete(`plants/${id}`, "1.4")).status).toBe(204);
+    expect((await clientGet(`plants/${id}`, "1.4")).status).toBe(404);
+    expect((await clientDelete(`organizations/${organization.body.id}`, "1.4")).status).toBe(204);
+  });
+
+  it("MainSystem and Equipment: writes under their paths, and get_design_objects (mainsystems/{id}/DesignObjects, no api-version)", async () => {
+    const plant = await createAsset("plant");
+    const mainSystem = await clientSend("POST", "mainsystems", { name: unique("ms"), parentId: plant.id }, "1.4");
+    expect(mainSystem.status, mainSystem.text).toBe(201);
+    expect(mainSystem.body.kind).toBe("mainSystem");
+    const equipment = await clientSend("POST", "equipment", { name: unique("pump"), parentId: mainSystem.body.id }, "1.4");
+    expect(equipment.status, equipment.text).toBe(201);
+    expect(equipment.body).toMatchObject({ kind: "equipment", plant: { id: plant.id } });
+    const design = await createAsset("designObject", mainSystem.body.id);
+    const otherDesign = await createAsset("designObject", plant.id);
+
+    const listed = await clientGet(`mainsystems?ids=${mainSystem.body.id},${equipment.body.id}`, "1.4");
+    expect(listed.body.map((a: { id: string }) => a.id)).toEqual([mainSystem.body.id]);
+
+    // MainSystem.get_design_objects() sends `{endpoint}/{id}/DesignObjects` through _get without a version.
+    const objects = await clientGet(`mainsystems/${mainSystem.body.id}/DesignObjects`);
+    expect(objects.status, objects.text).toBe(200);
+    expect(objects.body.map((a: { id: string }) => a.id)).toEqual([design.id]);
+    expect(objects.body.map((a: { id: string }) => a.id)).not.toContain(otherDesign.id);
+    expect((await clientGet(`mainsystems/${mainSystem.body.id}/DesignObjects`, "1.4")).status).toBe(200);
+    expect((await clientGet(`MainSystems/${equipment.body.id}/DesignObjects`, "1.4")).status).toBe(404);
+
+    const read = (await clientGet(`equipment/${equipment.body.id}`, "1.4")).body;
+    const put = await clientSend("PUT", "equipment", { ...read, metadata: { tag: "P-101" } }, "1.4");
+    expect(put.status, put.text).toBe(200);
+    expect(put.body.metadata).toEqual({ tag: "P-101" });
+    expect((await clientDelete(`equipment/${equipment.body.id}`, "1.4")).status).toBe(204);
+  });
+
+  it("an id of another kind is a 404 on every method of a kind's path; a body of another kind is a 400", async () => {
+    const plant = await createAsset("plant");
+    const mainSystem = await createAsset("mainSystem", plant.id);
+    const { etag: _etag, ...asRead } = mainSystem;
+    expect((await clientGet(`plants/${mainSystem.id}`, "1.4")).status).toBe(404);
+    expect((await clientSend("PUT", "plants", { ...asRead, name: "x" }, "1.4")).status).toBe(404);
+    expect((await clientSend("PUT", "plants", { ...asRead, kind: undefined, name: "x" }, "1.4")).status).toBe(404);
+    expect((await clientDelete(`plants/${mainSystem.id}`, "1.4")).status).toBe(404);
+    expect((await clientGet(`mainsystems/${mainSystem.id}`, "1.4")).body.name).toBe(mainSystem.name);
+    const wrongKind = await clientSend("POST", "plants", { name: unique("x"), kind: "organization" }, "1.4");
+    expect(wrongKind.status).toBe(400);
+    expect(wrongKind.body.errors).toContainEqual(expect.objectContaining({ field: "body.kind" }));
+  });
+
+  it("answers every spelling: plural, singular, any case", async () => {
+    const plant = await createAsset("plant");
+    const mainSystem = await createAsset("mainSystem", plant.id);
+    for (const path of ["mainsystems", "MainSystems", "MAINSYSTEMS", "MainSystem", "mainsystem"]) {
+      const res = await clientGet(`${path}/${mainSystem.id}`, "1.4");
+      expect(res.status, path).toBe(200);
+    }
+    for (const path of ["organizations", "Organizations", "Organization", "plants", "Plants", "equipment", "EQUIPMENT"]) {
+      expect((await clientGet(`${path}?take=1`, "1.4")).status, path).toBe(200);
+    }
+  });
+});
