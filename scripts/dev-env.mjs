@@ -27,16 +27,20 @@ const require = createRequire(import.meta.url);
 // child's pid is wrangler itself, so stopping it is precise.
 const WRANGLER_BIN = join(dirname(require.resolve("wrangler/package.json")), "bin", "wrangler.js");
 
-/** The environment for every wrangler call: telemetry off, whatever else the caller has. */
+/**
+ * The environment for every wrangler call: telemetry off, and no fetch of the `Request.cf` object
+ * from workers.cloudflare.com (offline it only prints a getaddrinfo error and falls back to the same
+ * placeholder), unless the caller set these itself.
+ */
 export function wranglerEnv(extra = {}) {
-  return { ...process.env, WRANGLER_SEND_METRICS: "false", ...extra };
+  return { CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env, WRANGLER_SEND_METRICS: "false", ...extra };
 }
 
 /**
  * Runs a wrangler command to completion with no stdin (so it never waits for a prompt); throws on
  * failure. The timeout matters: a synchronous child blocks the caller's own timers meanwhile.
  */
-export function runWrangler(args, { quiet = false, timeoutMs = 180_000 } = {}) {
+export function runWrangler(args, { quiet = false, timeoutMs = 180_000, log } = {}) {
   const result = spawnSync(process.execPath, [WRANGLER_BIN, ...args], {
     cwd: ROOT,
     env: wranglerEnv(),
@@ -46,6 +50,7 @@ export function runWrangler(args, { quiet = false, timeoutMs = 180_000 } = {}) {
     timeout: timeoutMs,
     killSignal: "SIGKILL",
   });
+  if (quiet && log) log(`$ wrangler ${args.join(" ")}\n${result.stdout ?? ""}${result.stderr ?? ""}`);
   if (result.error) throw new Error(`wrangler ${args.join(" ")}: ${result.error.message}`);
   if (result.status !== 0) {
     const output = quiet ? `\n${result.stdout ?? ""}${result.stderr ?? ""}` : "";
@@ -155,17 +160,20 @@ export function localOAuthVars(privateJwk) {
   return { LOCAL_OAUTH_CLIENTS: `'${JSON.stringify(clients)}'`, LOCAL_OAUTH_SIGNING_JWK: `'${JSON.stringify(privateJwk)}'` };
 }
 
-/** Applies the D1 migrations (schema and the idempotent seed of defaults) to the local database. */
-export function applyMigrations(persistTo, { quiet = false } = {}) {
-  return runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo], { quiet });
+/**
+ * Applies the D1 migrations (schema and the idempotent seed of defaults) to the local database.
+ * Quiet: wrangler's output (a table per migration) goes to `log`, if given, instead of the console.
+ */
+export function applyMigrations(persistTo, { quiet = false, log } = {}) {
+  return runWrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo], { quiet, log });
 }
 
 /** Everything `npm start` does before serving: assets, dev key, .dev.vars, migrations. */
-export async function prepareLocal({ persistTo = DEFAULT_PERSIST_DIR, quiet = false, vars = {} } = {}) {
+export async function prepareLocal({ persistTo = DEFAULT_PERSIST_DIR, quiet = false, vars = {}, log } = {}) {
   copyAssets();
   const key = await ensureDevKey();
   writeDevVars(key.publicJwks, { ...localOAuthVars(key.privateJwk), ...vars });
-  applyMigrations(persistTo, { quiet });
+  applyMigrations(persistTo, { quiet, log });
   return key;
 }
 
@@ -174,14 +182,44 @@ export function devArgs({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [] }) {
   return ["dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--persist-to", persistTo, ...extra];
 }
 
-/** Starts `wrangler dev`; returns the child process. */
+/**
+ * Starts `wrangler dev`; returns the child process. Each start gets its own random `startId`, given to
+ * the Worker as the variable LOCAL_START_ID and echoed by /health in `x-local-start-id`, so
+ * {@link waitForHealth} knows the answer came from this server and not from another one that
+ * happened to hold the port.
+ */
 export function startDevServer({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [], stdio = "inherit", detached = false }) {
-  return spawn(process.execPath, [WRANGLER_BIN, ...devArgs({ port, persistTo, extra })], {
+  const startId = randomBytes(12).toString("base64url");
+  const child = spawn(process.execPath, [WRANGLER_BIN, ...devArgs({ port, persistTo, extra: ["--var", `LOCAL_START_ID:${startId}`, ...extra] })], {
     cwd: ROOT,
     env: wranglerEnv(),
     stdio,
     detached,
   });
+  child.startId = startId;
+  return child;
+}
+
+/**
+ * Whether something already listens on 127.0.0.1:port (a bind there fails). When it does and it is
+ * an integrity-edge server (its /health answers `{ status: "ok" }`), `integrityEdge` says so.
+ */
+export async function portInUse(port) {
+  const busy = await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", (error) => (error.code === "EADDRINUSE" || error.code === "EACCES" ? resolve(error.code) : reject(error)));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(null)));
+  });
+  if (!busy) return { inUse: false };
+  let integrityEdge = false;
+  try {
+    const response = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(1_500) });
+    integrityEdge = response.status === 200 && (await response.json().catch(() => null))?.status === "ok";
+  } catch {
+    // Not HTTP, or not answering: something else holds the port.
+  }
+  return { inUse: true, denied: busy === "EACCES", integrityEdge };
 }
 
 /** A TCP port free on 127.0.0.1 right now. */
@@ -197,20 +235,33 @@ export function freePort() {
   });
 }
 
-/** Polls GET /health until it answers 200; fails early if the server process exits. */
+/**
+ * Polls GET /health until it answers 200; fails early if the server process exits. Given a child
+ * from {@link startDevServer}, only an answer carrying that child's start id counts: another server
+ * answering on the port (another `npm start`) is not this one being ready.
+ */
 export async function waitForHealth(baseUrl, { timeoutMs = 120_000, child } = {}) {
   const deadline = Date.now() + timeoutMs;
+  const expected = child?.startId;
+  let stranger = false;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode} before it was ready`);
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error(`the server exited with ${child.exitCode ?? child.signalCode} before it was ready${stranger ? ` (another server answers on ${baseUrl})` : ""}`);
+    }
     try {
       const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
-      if (response.status === 200) return;
+      await response.body?.cancel();
+      if (response.status === 200) {
+        if (!expected || response.headers.get("x-local-start-id") === expected) return;
+        stranger = true;
+      }
     } catch {
       // Not listening yet.
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`${baseUrl}/health did not answer 200 within ${Math.round(timeoutMs / 1000)} s`);
+  const why = stranger ? `; another server answers there (not the one this command started)` : "";
+  throw new Error(`${baseUrl}/health did not answer 200 from the server this command started within ${Math.round(timeoutMs / 1000)} s${why}`);
 }
 
 /**

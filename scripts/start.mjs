@@ -2,47 +2,116 @@
 // the D1 migrations with the seeded defaults) and serves the Worker with `wrangler dev` on
 // http://127.0.0.1:${PORT:-8787}. Local D1/R2/Durable Object/Queue state lives in .wrangler/state and
 // survives a restart; the scheduled handler is reachable at /__scheduled?cron=* * * * *.
-import { DEFAULT_PERSIST_DIR, DEFAULT_PORT, prepareLocal, startDevServer, waitForHealth } from "./dev-env.mjs";
+//
+// The console gets what a newcomer needs (the URL, the token command, where state lives, how to
+// stop) and, once the server is ready, one line per request and any warning or error. Everything
+// wrangler prints (the migration tables, the bindings table) goes to .dev/start.log, written anew at
+// each start; when the start fails, its last lines are printed with the reason.
+import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { DEFAULT_PERSIST_DIR, DEFAULT_PORT, portInUse, prepareLocal, ROOT, startDevServer, waitForHealth } from "./dev-env.mjs";
 import { DEFAULT_HOST_PORT, startContainerHost } from "./container-host/server.mjs";
 
-const port = Number(process.env.PORT || DEFAULT_PORT);
-if (!Number.isInteger(port) || port < 1 || port > 65535) {
-  console.error(`start: PORT must be a TCP port number, not '${process.env.PORT}'.`);
+const LOG_FILE = join(ROOT, ".dev", "start.log");
+const shown = (path) => relative(process.cwd(), path) || path;
+
+function portFrom(name, fallback) {
+  const raw = process.env[name];
+  const port = Number(raw || fallback);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    console.error(`start: ${name} must be a TCP port number (1-65535), not '${raw}'.`);
+    process.exit(1);
+  }
+  return port;
+}
+
+const port = portFrom("PORT", DEFAULT_PORT);
+const hostPort = portFrom("CONTAINER_HOST_PORT", DEFAULT_HOST_PORT);
+const base = `http://127.0.0.1:${port}`;
+if (port === hostPort) {
+  console.error(`start: PORT and CONTAINER_HOST_PORT are both ${port}; the API and the local container host need a port each.`);
   process.exit(1);
 }
-const base = `http://127.0.0.1:${port}`;
-const hostPort = Number(process.env.CONTAINER_HOST_PORT || DEFAULT_HOST_PORT);
 
-function banner() {
-  return [
-    "",
-    `integrity-edge is running on ${base}`,
-    `  API reference:  ${base}/docs  (OpenAPI 3.1 document: ${base}/openapi.json)`,
-    `  Health:         ${base}/health`,
-    `  A token:        npm run token   (every permission; see --help for --sub, --name, --permissions)`,
-    `  Call the API:   curl -H "Authorization: Bearer $(npm run -s token)" ${base}/Categories`,
-    `  Fire the cron:  curl "${base}/__scheduled?cron=*+*+*+*+*"`,
-    `  Machine client: POST ${base}/connect/token (client_credentials; client_id local-integration, secret in .dev/local-oauth-client-secret)`,
-    `  Job containers: the local container host on ${containerHost.url} (examples/images; README, "Data processing")`,
-    `  Local state:    ${DEFAULT_PERSIST_DIR} (kept across restarts; delete it to start empty)`,
-    "",
-  ].join("\n");
+// Refuse before anything is written or started: a server already on the port would answer in this
+// one's place (and reject its tokens), and wrangler's own advice (`--port`) does not apply to npm start.
+for (const [name, value, what] of [
+  ["PORT", port, "the API"],
+  ["CONTAINER_HOST_PORT", hostPort, "the local container host"],
+]) {
+  const check = await portInUse(value);
+  if (!check.inUse) continue;
+  const holder = check.integrityEdge
+    ? "another integrity-edge server (another `npm start`?) is already running there"
+    : check.denied
+      ? "this user may not listen on it"
+      : "another program is listening on it";
+  let free = value + 1;
+  while (free < Math.min(value + 50, 65536) && (free === port || free === hostPort || (await portInUse(free)).inUse)) free++;
+  const other = `${name}=${free}`;
+  console.error(
+    [
+      `start: port ${value} on 127.0.0.1, ${what}'s port (${name}), is not free: ${holder}.`,
+      `  Stop that server, or choose other ports, e.g. \`${other} npm start\` (PORT: the API, default ${DEFAULT_PORT}; CONTAINER_HOST_PORT: the local container host, default ${DEFAULT_HOST_PORT}).`,
+    ].join("\n"),
+  );
+  process.exit(1);
+}
+
+// The log of this start: everything wrangler and the container host say.
+mkdirSync(dirname(LOG_FILE), { recursive: true });
+const logFd = openSync(LOG_FILE, "w", 0o600);
+const writeLog = (text) => {
+  try {
+    writeSync(logFd, text.endsWith("\n") ? text : `${text}\n`);
+  } catch {
+    // A log that cannot be written never stops the server.
+  }
+};
+writeLog(`# npm start at ${new Date().toISOString()}: API ${base}, container host port ${hostPort}`);
+
+let ready = false;
+let failing = false;
+let server;
+let containerHost;
+// Container host notes from before the server is ready (e.g. why jobs cannot be isolated here): shown in the banner.
+const hostNotes = [];
+
+/** Stops whatever this start began, prints why it failed with the log's last lines, and exits 1. Once. */
+async function fail(message) {
+  if (failing) return;
+  failing = true;
+  if (server && server.exitCode === null && server.signalCode === null) server.kill("SIGTERM");
+  await containerHost?.close().catch(() => undefined);
+  console.error(`start: ${message}`);
+  const tail = readFileSync(LOG_FILE, "utf8").replace(/\x1b\[[0-9;]*m/g, "").trimEnd().split("\n").slice(-40);
+  if (tail.length > 1) console.error(`--- the last lines of ${shown(LOG_FILE)} ---\n${tail.join("\n")}\n---`);
+  process.exit(1);
 }
 
 // The local container host runs job containers as child processes of this script (stopped with it).
-let containerHost;
 try {
   // Its secret is new every start and reaches only the Worker (through .dev.vars); jobs never see it.
-  containerHost = await startContainerHost({ port: hostPort, apiUrl: base, log: (line) => console.log(`container host: ${line}`) });
+  containerHost = await startContainerHost({
+    port: hostPort,
+    apiUrl: base,
+    log: (line) => {
+      writeLog(`container host: ${line}`);
+      // Before the server is ready its lines are kept for the banner's end; after, they are news.
+      if (ready) console.log(`container host: ${line}`);
+      else hostNotes.push(line);
+    },
+  });
 } catch (error) {
-  console.error(`start: the local container host could not listen on port ${hostPort} (${error.message}); set CONTAINER_HOST_PORT to a free port.`);
-  process.exit(1);
+  await fail(`the local container host could not listen on port ${hostPort} (${error.message}); set CONTAINER_HOST_PORT to a free port.`);
 }
 
+console.log(`Preparing local state (API reference assets, dev signing key, .dev.vars, D1 migrations; details in ${shown(LOG_FILE)})...`);
 try {
-  console.log("Preparing local state (assets, dev signing key, .dev.vars, D1 migrations)...");
   const { created } = await prepareLocal({
     persistTo: DEFAULT_PERSIST_DIR,
+    quiet: true,
+    log: writeLog,
     // Request limits stay off locally: they never throttle a developer.
     vars: {
       CONTAINER_HOST_KIND: "local",
@@ -54,25 +123,100 @@ try {
   });
   if (created) console.log("Generated the local dev signing key in .dev/keys.json (trusted only through .dev.vars).");
 } catch (error) {
-  console.error(`start: ${error.message}`);
-  process.exit(1);
+  writeLog(error.message);
+  await fail(error.message.split("\n")[0]);
 }
 
-const server = startDevServer({ port, persistTo: DEFAULT_PERSIST_DIR });
+console.log(`Starting the Worker (wrangler dev) on ${base}...`);
+// No interactive session: wrangler's hotkeys need its own terminal, and Ctrl-C stops it either way
+// (it is in this script's process group).
+server = startDevServer({ port, persistTo: DEFAULT_PERSIST_DIR, stdio: ["ignore", "pipe", "pipe"], extra: ["--show-interactive-dev-session=false"] });
+
+/**
+ * What reaches the console once the server is ready: wrangler's one line per request, reloads, and
+ * any warning or error; not the Worker's info-level JSON request lines (the same request again) and
+ * not wrangler's start-up tables. Everything is in the log file.
+ */
+function worthShowing(line) {
+  if (/^\s*$/.test(line)) return false;
+  if (line.startsWith("{")) return !/"level":"(debug|info)"/.test(line);
+  if (/Your types might be out of date|update available|^\s*⛅️|^─+$|^\s*env\.|Your Worker has access|^Binding\s+Resource|Using (secrets|vars) defined/.test(line)) return false;
+  return true;
+}
+
+let failure = null;
+function relay(stream, consoleStream) {
+  let pending = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    pending += chunk;
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const raw of lines) {
+      const line = raw.replace(/\x1b\[[0-9;]*m/g, "");
+      writeLog(line);
+      if (!ready && /EADDRINUSE|Address already in use/i.test(line)) failure = `port ${port} was taken while wrangler started (PORT); choose another, e.g. \`PORT=${port + 1} npm start\`.`;
+      if (!ready && /Build failed/.test(line)) failure ??= "wrangler could not build or start the Worker.";
+      if (ready && worthShowing(line)) consoleStream.write(`${raw}\n`);
+    }
+  });
+}
+relay(server.stdout, process.stdout);
+relay(server.stderr, process.stderr);
+
 // Ctrl-C reaches wrangler too (same process group); this script only waits for it to finish.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => {
     if (server.exitCode === null) server.kill(signal);
   });
 }
-server.on("exit", (code, signal) => containerHost.close().finally(() => process.exit(code ?? (signal ? 1 : 0))));
-server.on("error", (error) => {
-  console.error(`start: could not run wrangler: ${error.message}`);
-  process.exit(1);
+server.on("exit", (code, signal) => {
+  if (failing) return;
+  if (!ready) return void fail(failure ?? `wrangler exited with ${code ?? signal} before the server was ready.`);
+  containerHost.close().finally(() => {
+    closeSync(logFd);
+    console.log("integrity-edge stopped.");
+    process.exit(code ?? (signal ? 1 : 0));
+  });
 });
+server.on("error", (error) => void fail(`could not run wrangler: ${error.message}`));
 
-// Printed once the server answers, so it is not lost above wrangler's own start-up output.
+function banner() {
+  return [
+    "",
+    `integrity-edge is running on ${base}`,
+    "",
+    `  A token:        npm run token      (every permission, 1 hour; --help for --sub, --name, --permissions)`,
+    `  Try it:         curl -H "Authorization: Bearer $(npm run -s token)" ${base}/Categories`,
+    `  API reference:  ${base}/docs      (OpenAPI 3.1: ${base}/openapi.json)`,
+    `  Fire the cron:  curl "${base}/__scheduled?cron=*+*+*+*+*"`,
+    `  Machine client: POST ${base}/connect/token (client_credentials; client_id local-integration, secret in .dev/local-oauth-client-secret)`,
+    `  Job containers: the local container host on ${containerHost.url} (examples/images; README, "Data processing")`,
+    ...hostNotes.map((note) => `                  note: ${note}`),
+    `  Local state:    ${shown(DEFAULT_PERSIST_DIR)} (kept across restarts; delete it to start empty); keys in .dev/`,
+    `  Start-up log:   ${shown(LOG_FILE)} (wrangler's full output)`,
+    `  Stop:           Ctrl-C`,
+    "",
+  ].join("\n");
+}
+
+// Ready only when the server this command started answers (its start id in /health), never when
+// some other server on the port does.
+const watchdog = setInterval(() => {
+  if (failure && !ready) {
+    clearInterval(watchdog);
+    void fail(failure);
+  }
+}, 250);
 waitForHealth(base, { timeoutMs: 180_000, child: server }).then(
-  () => console.log(banner()),
-  (error) => console.error(`start: ${error.message}`),
+  () => {
+    clearInterval(watchdog);
+    if (failing) return;
+    ready = true;
+    console.log(banner());
+  },
+  (error) => {
+    clearInterval(watchdog);
+    void fail(failure ?? error.message);
+  },
 );

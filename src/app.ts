@@ -23,6 +23,8 @@ import { dataProcessingApp } from "./dataprocessing/routes";
 import { monitoringApp } from "./monitors/routes";
 import { changesApp } from "./changes/routes";
 import { searchApp } from "./search/routes";
+import { usersApp } from "./users/routes";
+import { recordCaller } from "./users/recorder";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -64,6 +66,8 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
 
   app.use("*", retryUnconditionedWrites(app));
   app.use("*", requireAuthentication);
+  // The directory of users (GET /Users): written after the response, at most once per principal and isolate every 5 minutes.
+  app.use("*", recordCaller);
   app.use("*", rateLimit);
 
   app.onError((error, c) => {
@@ -107,7 +111,11 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     return problemResponse(new ApiError("NotFound", `No route ${c.req.path}.`), c.get("requestId"), c.req.path);
   });
 
-  app.get("/health", (c) => c.json({ status: "ok" }));
+  app.get("/health", (c) => {
+    // Under `npm start` (and the smoke run), the id of this start: the script waits for its own server.
+    if (c.env.LOCAL_START_ID) c.header("x-local-start-id", c.env.LOCAL_START_ID);
+    return c.json({ status: "ok" });
+  });
   registerConnectToken(app);
   app.route("/", propertiesApp());
   app.route("/", uploadApp());
@@ -117,6 +125,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", monitoringApp());
   app.route("/", changesApp());
   app.route("/", searchApp());
+  app.route("/", usersApp());
   registerDocs(app);
   return app;
 }

@@ -13,6 +13,8 @@ export type Bindings = Env & {
   DATAPROCESSING_ENCRYPTION_KEY?: string;
   /** The Cloudflare Images binding, when an operator adds `[images]` to wrangler.toml (not bound by default; IMAGE_RESIZER = "images" uses it). */
   IMAGES?: ImagesBinding;
+  /** Set by scripts/dev-env.mjs for each local start (`wrangler dev --var`); /health echoes it so the start script knows its own server answered. */
+  LOCAL_START_ID?: string;
 };
 
 export interface AppVariables {
