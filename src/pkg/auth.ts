@@ -50,13 +50,79 @@ function machineClientOf(payload: JWTPayload): string | undefined {
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"];
 const REALM = 'Bearer realm="integrity-edge"';
 
-function unauthorized(description?: string): ApiError {
-  const header = description
-    ? `${REALM}, error="invalid_token", error_description="${description.replace(/"/g, "'")}"`
-    : REALM;
-  return new ApiError("Unauthorized", description ?? "A bearer token is required.", {
-    headers: { "www-authenticate": header },
-  });
+/**
+ * Which check a refused token failed. The 401 names it in words and the request's log line carries
+ * it (`tokenRefused`), so a client and an operator both see why without guessing; neither ever
+ * shows key material (only what the token itself says: its claims, its key id, its algorithm).
+ */
+export type TokenCheck =
+  | "missing"
+  | "scheme"
+  | "format"
+  | "algorithm"
+  | "signature"
+  | "issuer"
+  | "audience"
+  | "expired"
+  | "notYetValid"
+  | "lifetime"
+  | "claims"
+  | "keys";
+
+/** A 401 that knows which check failed. */
+export class TokenRefused extends ApiError {
+  constructor(
+    readonly check: TokenCheck,
+    description: string | undefined,
+  ) {
+    const header = description ? `${REALM}, error="invalid_token", error_description="${description.replace(/"/g, "'")}"` : REALM;
+    super("Unauthorized", description ?? "A bearer token is required.", { headers: { "www-authenticate": header } });
+  }
+}
+
+function unauthorized(description?: string, check: TokenCheck = description ? "claims" : "missing"): ApiError {
+  return new TokenRefused(check, description);
+}
+
+const when = (seconds: unknown) => (typeof seconds === "number" && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : "an unreadable time");
+const shown = (value: unknown) => (Array.isArray(value) ? value.map((v) => `'${String(v)}'`).join(", ") : value === undefined ? "none" : `'${String(value)}'`);
+
+/** A jose failure as the check it failed, in words; null for what is not a token problem. */
+function refusalOf(error: unknown, env: Bindings, audience: string): ApiError | null {
+  if (error instanceof joseErrors.JWTExpired) {
+    return unauthorized(`The token has expired: its exp (${when(error.payload.exp)}) is past.`, "expired");
+  }
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    const payload = error.payload;
+    if (error.reason === "missing") return unauthorized(`The token has no ${error.claim} claim.`, "claims");
+    switch (error.claim) {
+      case "iss":
+        return unauthorized(`The token's issuer ${shown(payload.iss)} is not the one this service trusts ('${env.AUTH_ISSUER}', AUTH_ISSUER).`, "issuer");
+      case "aud":
+        return unauthorized(`The token is for the audience ${shown(payload.aud)}, not this API's ('${audience}', AUTH_AUDIENCE).`, "audience");
+      case "nbf":
+        return unauthorized(`The token is not valid yet: its nbf is ${when(payload.nbf)}.`, "notYetValid");
+      case "iat":
+        return unauthorized(`The token's iat (${when(payload.iat)}) is in the future.`, "notYetValid");
+      default:
+        return unauthorized(`The token's ${error.claim} claim is not accepted.`, "claims");
+    }
+  }
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return unauthorized("The token's algorithm is not accepted (RS, PS, ES or EdDSA signatures only).", "algorithm");
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) {
+    return unauthorized("The token's signature does not verify: it was signed by a key this service does not trust, or changed after it was signed.", "signature");
+  }
+  if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) {
+    return unauthorized("The token's signature cannot be checked: no key this service trusts has its key id (kid) and algorithm.", "signature");
+  }
+  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) {
+    return unauthorized("The token's signature cannot be checked now: the identity provider's keys (AUTH_JWKS_URL) could not be read.", "keys");
+  }
+  if (error instanceof joseErrors.JWSInvalid || error instanceof joseErrors.JWTInvalid || error instanceof joseErrors.JOSENotSupported) {
+    return unauthorized("The token is not a well-formed JWT (three base64url parts: header, claims, signature).", "format");
+  }
+  if (error instanceof joseErrors.JOSEError) return unauthorized(`The token is not valid (${error.code}).`, "format");
+  return null;
 }
 
 // Key sets are cached per isolate: the remote one keeps jose's JWKS cache (and its cooldown) warm.
@@ -154,16 +220,16 @@ export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 function checkLifetime(env: Bindings, payload: JWTPayload): void {
   const now = Math.floor(Date.now() / 1000);
   const max = Number((env as { AUTH_MAX_TOKEN_LIFETIME_SECONDS?: string }).AUTH_MAX_TOKEN_LIFETIME_SECONDS) || DEFAULT_MAX_TOKEN_LIFETIME_SECONDS;
-  if (payload.iat !== undefined && payload.iat > now + CLOCK_TOLERANCE_SECONDS) throw unauthorized("The token's iat claim is in the future.");
+  if (payload.iat !== undefined && payload.iat > now + CLOCK_TOLERANCE_SECONDS) throw unauthorized(`The token is not valid yet: its iat (${when(payload.iat)}) is in the future.`, "notYetValid");
   const from = payload.iat ?? now;
-  if (payload.exp! - from > max + CLOCK_TOLERANCE_SECONDS) throw unauthorized(`The token lives longer than the ${max} seconds this service accepts.`);
+  if (payload.exp! - from > max + CLOCK_TOLERANCE_SECONDS) throw unauthorized(`The token lives longer than the ${max} seconds this service accepts.`, "lifetime");
 }
 
 /** Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. */
 export async function authenticate(env: Bindings, authorization: string | undefined): Promise<Principal> {
   if (!authorization) throw unauthorized();
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
-  if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.");
+  if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.", "scheme");
   if (match[1].startsWith("job.") || match[1].startsWith("monitor.")) return authenticateScoped(env, match[1]);
   const resolver = keyResolver(env);
   if (!resolver || !env.AUTH_ISSUER) {
@@ -172,10 +238,11 @@ export async function authenticate(env: Bindings, authorization: string | undefi
   const cacheKey = await tokenCacheKey(match[1]);
   const cached = verifiedTokens.get(cacheKey);
   if (cached && cached.expiresAt > Date.now()) return cached.principal;
+  const audience = env.AUTH_AUDIENCE || "integrity-edge";
   try {
     const { payload } = await jwtVerify(match[1], resolver, {
       issuer: env.AUTH_ISSUER,
-      audience: env.AUTH_AUDIENCE || "integrity-edge",
+      audience,
       algorithms: ALGORITHMS,
       clockTolerance: CLOCK_TOLERANCE_SECONDS,
       requiredClaims: ["exp"],
@@ -186,13 +253,7 @@ export async function authenticate(env: Bindings, authorization: string | undefi
     return principal;
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    if (error instanceof joseErrors.JWTExpired) throw unauthorized("The token has expired.");
-    if (error instanceof joseErrors.JWTClaimValidationFailed) {
-      throw unauthorized(error.reason === "missing" ? `The token has no ${error.claim} claim.` : `The token's ${error.claim} claim is not accepted.`);
-    }
-    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw unauthorized("The token's algorithm is not accepted.");
-    if (error instanceof joseErrors.JOSEError) throw unauthorized("The token is not valid.");
-    throw error;
+    throw refusalOf(error, env, audience) ?? error;
   }
 }
 
@@ -203,15 +264,15 @@ export async function authenticate(env: Bindings, authorization: string | undefi
  */
 async function authenticateScoped(env: Bindings, token: string): Promise<Principal> {
   const scoped = await scopeOfToken(env, token).catch(() => null);
-  if (!scoped) throw unauthorized("The token is not valid.");
+  if (!scoped) throw unauthorized("The job or monitor token's signature does not verify: it is malformed, or was not made by this service with its current keys.", "signature");
   if (scoped.scope === "monitor") {
     const monitor = await env.DB.prepare("SELECT id FROM monitors WHERE id = ?1").bind(scoped.id).first<{ id: string }>();
-    if (!monitor) throw unauthorized("The monitor token's monitor no longer exists.");
+    if (!monitor) throw unauthorized("The monitor token's monitor no longer exists.", "expired");
     return { id: `monitor:${scoped.id}`, name: `monitor ${scoped.id}`, permissions: new Set([PERMISSIONS.monitorJobsStatus, PERMISSIONS.monitorJobAssetsRead]), monitorRef: scoped.id };
   }
   const jobId = scoped.id;
   const job = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1").bind(jobId).first<{ status: string }>();
-  if (!job || (job.status !== "Started" && job.status !== "InProgress")) throw unauthorized("The job token has expired: its job has ended.");
+  if (!job || (job.status !== "Started" && job.status !== "InProgress")) throw unauthorized("The job token has expired: its job has ended.", "expired");
   return { id: `job:${jobId}`, name: `job ${jobId}`, permissions: new Set([PERMISSIONS.jobOutputsWrite, PERMISSIONS.monitorJobAssetsRead]), jobId };
 }
 
@@ -222,7 +283,13 @@ export function isPublicPath(path: string): boolean {
 
 export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (c.req.method === "OPTIONS" || isPublicPath(c.req.path)) return next();
-  c.set("principal", await authenticate(c.env, c.req.header("authorization")));
+  try {
+    c.set("principal", await authenticate(c.env, c.req.header("authorization")));
+  } catch (error) {
+    // The request's log line says which check failed, as the 401 does.
+    if (error instanceof TokenRefused) c.set("log", c.get("log").with({ tokenRefused: error.check, tokenRefusedBecause: error.message }));
+    throw error;
+  }
   c.set("log", c.get("log").with({ userId: c.get("principal").id }));
   await next();
 };

@@ -1,5 +1,5 @@
 import { generateKeyPair, SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { call, tokenFor } from "../support/http";
 
 const b64url = (value: unknown) => btoa(JSON.stringify(value)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
@@ -74,5 +74,58 @@ describe("permissions", () => {
       const res = await call(path, { anonymous: true });
       expect(res.status, path).toBe(200);
     }
+  });
+});
+
+describe("a refused token says which check failed (issue 24)", () => {
+  async function signed(claims: Record<string, unknown>, build: (jwt: SignJWT) => SignJWT = (jwt) => jwt): Promise<string> {
+    const { importJWK } = await import("jose");
+    const { env } = await import("cloudflare:workers");
+    const jwt = new SignJWT({ permissions: ["properties_read"], ...claims })
+      .setProtectedHeader({ alg: "ES256", kid: "test-key" })
+      .setSubject("someone")
+      .setIssuer(env.AUTH_ISSUER)
+      .setAudience(env.AUTH_AUDIENCE)
+      .setIssuedAt();
+    return build(jwt).sign(await importJWK(JSON.parse(env.TEST_SIGNING_JWK), "ES256"));
+  }
+
+  const cases: [string, () => Promise<string>, RegExp][] = [
+    ["signature", async () => foreignKeyToken(), /signature does not verify/],
+    ["issuer", async () => tokenFor({}, { issuer: "someone-else" }), /issuer 'someone-else' is not the one this service trusts/],
+    ["audience", async () => tokenFor({}, { audience: "another-api" }), /for the audience 'another-api', not this API's/],
+    ["expired", async () => tokenFor({}, { expiresIn: now() - 3600 }), /has expired: its exp \(\d{4}-\d\d-\d\dT[^)]+\) is past/],
+    ["not yet valid", async () => signed({}, (jwt) => jwt.setNotBefore(now() + 3600).setExpirationTime(now() + 7200)), /not valid yet: its nbf is \d{4}-/],
+    ["format", async () => "not-a-jwt", /not a well-formed JWT/],
+  ];
+
+  it.each(cases)("%s", async (_name, token, detail) => {
+    const res = await call("/Categories", { anonymous: true, headers: { authorization: `Bearer ${await token()}` } });
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toMatch(detail);
+    expect(res.body.detail).not.toBe("The token is not valid.");
+    expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
+  });
+
+  it("says it in the request's log line too, and shows no key material", async () => {
+    const { createExecutionContext, waitOnExecutionContext } = await import("cloudflare:test");
+    const { env } = await import("cloudflare:workers");
+    const { createApp } = await import("../../src/app");
+    const lines: string[] = [];
+    const spies = (["log", "info", "warn", "error"] as const).map((level) => vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))));
+    try {
+      const ctx = createExecutionContext();
+      const res = await createApp().fetch(new Request("https://api.test/Categories", { headers: { authorization: `Bearer ${await foreignKeyToken()}` } }), { ...env, LOG_LEVEL: "info" }, ctx);
+      await waitOnExecutionContext(ctx);
+      expect(res.status).toBe(401);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    const line = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "request" && l.status === 401);
+    expect(line).toMatchObject({ tokenRefused: "signature" });
+    expect(String(line!.tokenRefusedBecause)).toMatch(/signature does not verify/);
+    const { env: workerEnv } = await import("cloudflare:workers");
+    const privateKey = (JSON.parse(workerEnv.TEST_SIGNING_JWK) as { d: string }).d;
+    expect(lines.join("\n")).not.toContain(privateKey);
   });
 });
