@@ -1,10 +1,13 @@
 /**
- * Output type schemas, interpreted by @cfworker/json-schema (no code generation, which Workers
- * block). Drafts 4, 7, 2019-09 and 2020-12 are supported; a schema's `$schema` picks one, 2020-12 by
- * default. A schema is accepted when it passes the structural meta-check below (the keywords' value
- * types of those drafts) and the validator can be built from it (its `$ref`s resolve inside it).
+ * Output type schemas, interpreted by @cfworker/json-schema's algorithm (no code generation, which
+ * Workers block) with every pattern on RE2 (src/pkg/json-schema). Drafts 4, 7, 2019-09 and 2020-12
+ * are supported; a schema's `$schema` picks one, 2020-12 by default. A schema is accepted when it
+ * passes the structural meta-check below (the keywords' value types of those drafts), every
+ * `pattern` and `patternProperties` name is one RE2 can run, and the validator can be built from it
+ * (its `$ref`s resolve inside it).
  */
-import { Validator, type Schema, type SchemaDraft } from "@cfworker/json-schema";
+import type { Schema, SchemaDraft } from "@cfworker/json-schema";
+import { patternProblems, UserPatternError, UserSchemaValidator } from "../pkg/json-schema";
 
 /** Largest accepted schema (serialised JSON) and output. */
 export const MAX_SCHEMA_BYTES = 64 * 1024;
@@ -64,7 +67,8 @@ const META_SCHEMA = {
     exclusiveMinimum: { type: ["number", "boolean"] },
     maxLength: nonNegative,
     minLength: nonNegative,
-    pattern: { type: "string", format: "regex" },
+    // Whether RE2 can run it is checked by patternProblems, which names the construct it lacks.
+    pattern: { type: "string" },
     maxItems: nonNegative,
     minItems: nonNegative,
     uniqueItems: { type: "boolean" },
@@ -76,16 +80,24 @@ const META_SCHEMA = {
   },
 };
 
-const metaValidator = new Validator(META_SCHEMA as Schema, "2020-12", false);
+const metaValidator = new UserSchemaValidator(META_SCHEMA as Schema, "2020-12", false);
 
 function draftOf(schema: unknown): SchemaDraft {
   const declared = typeof schema === "object" && schema !== null ? (schema as { $schema?: unknown }).$schema : undefined;
   return (typeof declared === "string" && DRAFTS[declared]) || "2020-12";
 }
 
+/** One reason a schema is refused: `pointer` is where in the schema ("" for the whole), `rule` the field problem's rule. */
+export interface SchemaProblem {
+  pointer: string;
+  rule: string;
+  message: string;
+}
+
 /** Why `schema` is not a usable JSON Schema (each reason names where), or an empty list. */
-export function schemaProblems(schema: unknown): string[] {
-  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) return [`the schema is larger than ${MAX_SCHEMA_BYTES} bytes`];
+export function schemaProblems(schema: unknown): SchemaProblem[] {
+  const whole = (message: string): SchemaProblem => ({ pointer: "", rule: "jsonSchema", message });
+  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) return [whole(`the schema is larger than ${MAX_SCHEMA_BYTES} bytes`)];
   const result = metaValidator.validate(schema);
   if (!result.valid) {
     // The meta-check reports each failure once per enclosing keyword; keep the innermost.
@@ -94,12 +106,15 @@ export function schemaProblems(schema: unknown): string[] {
       .filter((e) => e.keyword !== "$ref" && e.keyword !== "properties" && e.keyword !== "additionalProperties" && e.keyword !== "items" && e.keyword !== "anyOf")
       .map((e) => `${e.instanceLocation === "#" ? "the schema" : e.instanceLocation.slice(1)}: ${e.error}`)
       .filter((m) => !seen.has(m) && seen.add(m))
-      .slice(0, 20);
+      .slice(0, 20)
+      .map(whole);
   }
+  const patterns = patternProblems(schema);
+  if (patterns.length > 0) return patterns.slice(0, 20).map(({ pointer, rule, message }) => ({ pointer, rule, message: `${pointer}: ${message}` }));
   try {
-    new Validator(schema as Schema, draftOf(schema)).validate(null);
+    new UserSchemaValidator(schema as Schema, draftOf(schema)).validate(null);
   } catch (error) {
-    return [`the schema cannot be used: ${error instanceof Error ? error.message : String(error)}`];
+    return [whole(`the schema cannot be used: ${error instanceof Error ? error.message : String(error)}`)];
   }
   return [];
 }
@@ -107,7 +122,14 @@ export function schemaProblems(schema: unknown): string[] {
 /** Schema errors of `value` (instance location and message), empty when it is valid or `schema` is null. */
 export function validateOutput(schema: unknown, value: unknown): string[] {
   if (schema === null || schema === undefined) return [];
-  const result = new Validator(schema as Schema, draftOf(schema), false).validate(value);
+  let result;
+  try {
+    result = new UserSchemaValidator(schema as Schema, draftOf(schema), false).validate(value);
+  } catch (error) {
+    // Only a schema saved before its patterns were checked can get here: refuse rather than guess.
+    if (error instanceof UserPatternError) return [`the output type's schema has a pattern that cannot run (${error.message}); correct the output type`];
+    throw error;
+  }
   if (result.valid) return [];
   const seen = new Set<string>();
   // Keywords that only say "something inside failed": dropped when the inner failure is listed too.

@@ -25,8 +25,9 @@ function checkSchema(schema: unknown): void {
   if (schema === null) return;
   const problems = schemaProblems(schema);
   if (problems.length > 0) {
-    throw new ApiError("ValidationFailed", `body.schema is not a valid JSON Schema: ${problems.join("; ")}.`, {
-      errors: problems.map((message) => ({ field: "body.schema", rule: "jsonSchema", message })),
+    throw new ApiError("ValidationFailed", `body.schema is not a valid JSON Schema: ${problems.map((p) => p.message).join("; ")}.`, {
+      // A pattern's field is its place in the schema: body.schema.properties.code.pattern.
+      errors: problems.map(({ pointer, rule, message }) => ({ field: `body.schema${pointer.split("/").map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~")).join(".")}`, rule, message })),
     });
   }
 }
