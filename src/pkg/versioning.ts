@@ -5,6 +5,7 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "./errors";
+import { originalServiceFor, originalVersions, originalVersionsOf } from "./original-services";
 
 export const API_AREAS = {
   properties: ["1.0"],
@@ -21,20 +22,9 @@ export const API_AREAS = {
 
 export type ApiArea = keyof typeof API_AREAS;
 
-/**
- * Versions the original product's client sends that this service answers as one of its own
- * (original-client.md): files and data types 1.3 (older clients: data upload 1.2) are upload 1.0;
- * the asset catalogue's 1.4 is work management 1.0. The answer names the version it used in
- * `api-supported-versions` as usual.
- */
-export const VERSION_ALIASES: Partial<Record<ApiArea, Record<string, string>>> = {
-  upload: { "1.2": "1.0", "1.3": "1.0" },
-  workManagement: { "1.4": "1.0" },
-};
-
-/** Every version a client may send: the areas' own and the aliases. */
+/** Every version a client may send: the areas' own and those of the original product's services (./original-services.ts). */
 export function knownVersions(): string[] {
-  return [...new Set([...Object.values(API_AREAS).flat(), ...Object.values(VERSION_ALIASES).flatMap((a) => Object.keys(a ?? {}))])];
+  return [...new Set([...Object.values(API_AREAS).flat(), ...originalVersions()])];
 }
 
 export function latestVersion(area: ApiArea): string {
@@ -42,21 +32,29 @@ export function latestVersion(area: ApiArea): string {
   return versions[versions.length - 1] as string;
 }
 
-/** Resolves the requested version for a route; `versions` narrows the area's list for one route. */
+/**
+ * Resolves the requested version for a route; `versions` narrows the area's list for one route. A
+ * version the original product's service of this route sent (ORIGINAL_SERVICES: assets 1.4 on
+ * /Plants and /Categories, files 1.3 and 1.2 on /Files, ...) is answered as the route's current one;
+ * `api-supported-versions` names the route's own versions.
+ */
 export function apiVersion(area: ApiArea, versions: readonly string[] = API_AREAS[area]): MiddlewareHandler<AppEnv> {
   const supported = versions.join(", ");
   const latest = versions[versions.length - 1] as string;
   return async (c, next) => {
     const sent = c.req.header("api-version")?.trim();
-    const requested = sent ? (VERSION_ALIASES[area]?.[sent] ?? sent) : sent;
-    if (requested && !versions.includes(requested)) {
-      throw new ApiError(
-        "UnsupportedApiVersion",
-        `API version '${requested}' is not supported by ${c.req.method} ${c.req.routePath}; supported: ${supported}.`,
-        { headers: { "api-supported-versions": supported } },
-      );
+    let requested = sent || latest;
+    if (sent && !versions.includes(sent)) {
+      if (originalServiceFor(c.req.routePath, sent) === undefined) {
+        const originals = originalVersionsOf(c.req.routePath).filter((o) => !versions.includes(o.version));
+        const also = originals.length > 0 ? `; also accepted, as the original product's services sent them: ${originals.map((o) => `${o.version} (${o.service})`).join(", ")}` : "";
+        throw new ApiError("UnsupportedApiVersion", `API version '${sent}' is not supported by ${c.req.method} ${c.req.routePath}; supported: ${supported}${also}.`, {
+          headers: { "api-supported-versions": supported },
+        });
+      }
+      requested = latest;
     }
-    c.set("apiVersion", requested || latest);
+    c.set("apiVersion", requested);
     c.header("api-supported-versions", supported);
     await next();
   };

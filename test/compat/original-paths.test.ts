@@ -7,6 +7,9 @@ import { describe, expect, it } from "vitest";
 import { call, type CallResult } from "../support/http";
 import { createAsset, unique } from "../support/factories/work";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies loosely, as call() does
+type Res = CallResult<any>;
+
 /** json.dumps with its default separators (", " and ": "), as the client encodes every body. */
 export function pyJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
@@ -20,19 +23,19 @@ export function pyJson(value: unknown): string {
 }
 
 /** The client's _get: only the api-version header (left out when the client passes none). */
-export function clientGet(path: string, version?: string): Promise<CallResult> {
+export function clientGet(path: string, version?: string): Promise<Res> {
   return call(`/${path}`, { headers: version ? { "api-version": version } : {} });
 }
 
 /** The client's _post and _put: Content-Type application/json, api-version, the body through json.dumps. */
-export function clientSend(method: "POST" | "PUT", path: string, data: unknown, version?: string): Promise<CallResult> {
+export function clientSend(method: "POST" | "PUT", path: string, data: unknown, version?: string): Promise<Res> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (version) headers["api-version"] = version;
   return call(`/${path}`, { method, rawBody: pyJson(data), headers });
 }
 
 /** The client's _delete: `{endpoint}/{id}`, Content-Type application/json and api-version, no body. */
-export function clientDelete(path: string, version?: string): Promise<CallResult> {
+export function clientDelete(path: string, version?: string): Promise<Res> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (version) headers["api-version"] = version;
   return call(`/${path}`, { method: "DELETE", headers });
