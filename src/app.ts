@@ -9,6 +9,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./env";
 import { requireAuthentication } from "./pkg/auth";
+import { requireWellFormedBookmark } from "./pkg/bookmark";
 import { rateLimit } from "./pkg/rate-limit";
 import { ApiError, problemResponse } from "./pkg/errors";
 import { createLogger, errorFields } from "./pkg/logger";
@@ -64,6 +65,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     }),
   );
 
+  app.use("*", requireWellFormedBookmark);
   app.use("*", retryUnconditionedWrites(app));
   app.use("*", requireAuthentication);
   // The directory of users (GET /Users): written after the response, at most once per principal and isolate every 5 minutes.

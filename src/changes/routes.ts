@@ -57,6 +57,19 @@ const ChangesQuery = z.object({
   take: z.coerce.number().int().min(1).max(MAX_TAKE).default(100),
 });
 
+/**
+ * The newest cursor ever given when the outbox holds no change (all pruned): the outbox's
+ * AUTOINCREMENT sequence never goes back, so sqlite_sequence remembers it.
+ */
+async function newestEverAssigned(db: D1Database): Promise<number> {
+  try {
+    const row = await db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").first<{ seq: number }>();
+    return row?.seq ?? 0;
+  } catch {
+    return Number.MAX_SAFE_INTEGER; // unreadable here: do not refuse a cursor that may be right
+  }
+}
+
 export function changesApp() {
   const app = newApp();
   app.openapi(
@@ -66,7 +79,7 @@ export function changesApp() {
       tags: ["Changes"],
       summary: "Changes since a cursor (offline sync), oldest first, with tombstones for deletions",
       description:
-        "Pages with `since` = the answer's `next` until `hasMore` is false. The feed holds 7 days; an older cursor answers 410 CursorExpired (resynchronise from the lists). Kinds are filtered by the caller's permissions; files and media are not in the feed.",
+        "Pages with `since` = the answer's `next` until `hasMore` is false. The feed holds 7 days; an older cursor answers 410 CursorExpired (resynchronise from the lists); a cursor beyond the newest change answers 400 naming the newest. Kinds are filtered by the caller's permissions; files and media are not in the feed.",
       request: { query: ChangesQuery },
       responses: { 200: json(z.object({ changes: z.array(ChangeSchema), next: z.string(), hasMore: z.boolean() }), "One page of changes.") },
     }),
@@ -85,9 +98,16 @@ export function changesApp() {
       }
       const after = since === undefined ? 0 : Number(since);
       if (after > 0) {
-        const oldest = await c.env.DB.prepare("SELECT min(seq) AS seq FROM outbox").first<{ seq: number | null }>();
-        if (oldest?.seq != null && after < oldest.seq - 1) {
+        const bounds = await c.env.DB.prepare("SELECT min(seq) AS oldest, max(seq) AS newest FROM outbox").first<{ oldest: number | null; newest: number | null }>();
+        if (bounds?.oldest != null && after < bounds.oldest - 1) {
           throw new ApiError("CursorExpired", "The cursor is older than the changes kept (7 days): resynchronise from the lists, then follow the feed from the cursor of its first page.");
+        }
+        // A cursor no answer gave (another deployment's, a restored database's, a typo) would get
+        // empty pages forever: say so, naming the newest cursor to continue from.
+        const newest = bounds?.newest ?? (await newestEverAssigned(c.env.DB));
+        if (after > newest) {
+          const message = `since ${after} is beyond the newest change (cursor ${newest}): no answer of this feed gave it. Continue from since=${newest}, or resynchronise from the lists if the cursor came from another deployment. (A cursor from a moment ago on another replica: send the X-Session-Bookmark of that answer.)`;
+          throw new ApiError("InvalidQuery", message, { errors: [{ field: "query.since", rule: "beyondNewest", message }] });
         }
       }
       if (asked.length === 0) return c.json({ changes: [], next: String(after), hasMore: false }, 200);

@@ -77,4 +77,23 @@ describe("GET /Changes", () => {
     expect(expired.status).toBe(410);
     expect(expired.body.code).toBe("CursorExpired");
   });
+
+  it("answers a cursor beyond the newest change with a 400 naming the newest, not an empty page forever (issue 24)", async () => {
+    await call("/Categories", { method: "POST", body: { name: `feed newest ${crypto.randomUUID()}` } });
+    const { newest } = (await env.DB.prepare("SELECT max(seq) AS newest FROM outbox").first<{ newest: number }>())!;
+    const current = await call(`/Changes?since=${newest}`);
+    expect(current.status, current.text).toBe(200);
+    expect(current.body).toMatchObject({ changes: [], next: String(newest), hasMore: false });
+
+    const beyond = await call(`/Changes?since=${newest + 1000}`);
+    expect(beyond.status).toBe(400);
+    expect(beyond.body.code).toBe("InvalidQuery");
+    expect(beyond.body.detail).toContain(`newest change (cursor ${newest})`);
+    expect(beyond.body.errors).toEqual([expect.objectContaining({ field: "query.since", rule: "beyondNewest" })]);
+
+    // With every change pruned, the newest cursor ever given still counts.
+    await env.DB.prepare("DELETE FROM outbox").run();
+    expect((await call(`/Changes?since=${newest}`)).status).toBe(200);
+    expect((await call(`/Changes?since=${newest + 1}`)).status).toBe(400);
+  });
 });
