@@ -1,4 +1,6 @@
 /** Issue 21 §4: the read-only directory of users, filled from the calls themselves. */
+import { env } from "cloudflare:workers";
+import { importJWK, SignJWT, type JWK } from "jose";
 import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { clientToken, newPerson, settledCall } from "./support";
@@ -108,5 +110,39 @@ describe("machine clients", () => {
     const clients = await call("/Users?kinds=client&keyword=integration");
     expect(clients.body.map((u: { id: string }) => u.id)).toContain("client:integration");
     expect((await call("/Users?kinds=person&keyword=client:integration")).body).toEqual([]);
+  });
+});
+
+/** A token with the claims another identity provider writes, signed with the key the Worker trusts. */
+async function providerToken(sub: string, claims: Record<string, unknown>): Promise<string> {
+  return new SignJWT({ permissions: ["properties_read"], ...claims })
+    .setProtectedHeader({ alg: "ES256", kid: "test-key" })
+    .setSubject(sub)
+    .setIssuer(env.AUTH_ISSUER)
+    .setAudience(env.AUTH_AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime("10m")
+    .sign(await importJWK(JSON.parse(env.TEST_SIGNING_JWK) as JWK, "ES256"));
+}
+
+describe("machine clients of identity providers", () => {
+  it("tells machine clients from people by the claims Entra ID, Auth0 and RFC 9068 write", async () => {
+    const t = crypto.randomUUID().slice(0, 8);
+    const cases: [string, Record<string, unknown>, { kind: string; clientId: string | null }][] = [
+      // Entra ID app-only token: sub is the service principal, azp the application, idtyp app.
+      [`entra-sp-${t}`, { azp: `entra-app-${t}`, idtyp: "app" }, { kind: "client", clientId: `entra-app-${t}` }],
+      // Auth0 machine-to-machine: sub {client}@clients, gty client-credentials.
+      [`auth0-${t}@clients`, { azp: `auth0-${t}`, gty: "client-credentials" }, { kind: "client", clientId: `auth0-${t}` }],
+      // RFC 9068 client credentials: sub is the client id.
+      [`rfc-${t}`, { client_id: `rfc-${t}` }, { kind: "client", clientId: `rfc-${t}` }],
+      // A person signed in through an application: azp names the app, sub the person.
+      [`person-${t}`, { azp: `spa-${t}`, name: "Pat Person" }, { kind: "person", clientId: null }],
+    ];
+    for (const [sub, claims, expected] of cases) {
+      expect((await settledCall("/Categories", { token: await providerToken(sub, claims) })).status).toBe(200);
+      const res = await call(`/Users/${encodeURIComponent(sub)}`);
+      expect(res.status, sub).toBe(200);
+      expect(res.body, sub).toMatchObject({ id: sub, ...expected });
+    }
   });
 });
