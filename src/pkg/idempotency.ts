@@ -15,6 +15,7 @@ import type { StoredResponse } from "../../durable-objects/idempotency-store";
 import { openText, sealText } from "../dataprocessing/run-options";
 import { ApiError, invalid } from "./errors";
 import { errorFields } from "./logger";
+import { BOOKMARK_HEADER } from "./bookmark";
 import { formBoundary, readForm } from "./multipart";
 
 const LEASE_MS = 60_000;
@@ -85,6 +86,8 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
       const headers = new Headers(begun.response.headers);
       headers.set("idempotent-replayed", "true");
       headers.set("x-request-id", c.get("requestId"));
+      // Like every answer, a replay carries a D1 bookmark that sees what the first request wrote.
+      if (!headers.has(BOOKMARK_HEADER)) await touchSession(c);
       return new Response(await replayedBody(c, key, begun.response), { status: begun.response.status, headers });
     }
     case "mismatch":
@@ -112,6 +115,9 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     const value = res.headers.get(name);
     if (value !== null) headers[name] = value;
   }
+  // The session's bookmark after the write: a replay hands it out again (src/pkg/bookmark.ts).
+  const bookmark = sessionOf(c)?.getBookmark();
+  if (bookmark) headers[BOOKMARK_HEADER] = bookmark;
   let body = await res.clone().text();
   const sealed = secretAnswers.has(c);
   if (sealed) {
@@ -127,6 +133,21 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const stored: StoredResponse = { status: res.status, headers, body, ...(sealed ? { sealed: true } : {}) };
   await store.complete(key, fingerprint, stored);
 };
+
+/** The request's D1 session (src/index.ts runs every request in one); absent when an app is driven without it. */
+function sessionOf(c: Context<AppEnv>): D1DatabaseSession | null {
+  const db = c.env.DB as unknown as Partial<D1DatabaseSession>;
+  return typeof db.getBookmark === "function" ? (db as D1DatabaseSession) : null;
+}
+
+/**
+ * A replay of an answer stored without its bookmark: one read on the request's session (a POST's
+ * starts on the primary, which holds the first request's write) gives it a bookmark to carry.
+ */
+async function touchSession(c: Context<AppEnv>): Promise<void> {
+  if (!sessionOf(c)) return;
+  await c.env.DB.prepare("SELECT 1").first().catch(() => undefined);
+}
 
 async function replayedBody(c: Context<AppEnv>, key: string, response: StoredResponse): Promise<string> {
   if (!response.sealed) return response.body;

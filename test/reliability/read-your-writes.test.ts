@@ -24,3 +24,20 @@ describe("X-Session-Bookmark", () => {
     expect((await call("/Categories", { headers: { "x-session-bookmark": " " } })).status).toBe(200);
   });
 });
+
+describe("X-Session-Bookmark on idempotent replays (issue 24)", () => {
+  it("comes with a replayed answer too, and reads with it see the first request's write", async () => {
+    const key = `bookmark-replay-${crypto.randomUUID()}`;
+    const body = { name: `replayed ${crypto.randomUUID()}` };
+    const first = await call("/Categories", { method: "POST", body, headers: { "idempotency-key": key } });
+    expect(first.status).toBe(201);
+    const replay = await call("/Categories", { method: "POST", body, headers: { "idempotency-key": key } });
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    const bookmark = replay.headers.get("x-session-bookmark");
+    expect(bookmark).toMatch(/^[0-9a-f]{8}(-[0-9a-f]{8,64}){2,6}$/i);
+    expect(bookmark! >= first.headers.get("x-session-bookmark")!).toBe(true);
+    const read = await call(`/Categories/${replay.body.id}`, { headers: { "x-session-bookmark": bookmark! } });
+    expect(read.status).toBe(200);
+  });
+});
