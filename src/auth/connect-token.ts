@@ -54,8 +54,17 @@ export function registerConnectToken(app: Hono<AppEnv>): void {
     if (!client || !clientSecret || !(await sameSecret(client.clientSecret, clientSecret))) {
       return oauthError(401, "invalid_client", "Unknown client or wrong secret.", { "www-authenticate": 'Basic realm="integrity-edge"' });
     }
-    // A requested scope narrows the client's permissions; it can never widen them.
-    const requested = (form.get("scope") ?? "").split(" ").filter(Boolean);
+    // A requested scope narrows the client's permissions. A scope the client may not have is
+    // invalid_scope (RFC 6749 5.2, as IdentityServer answers), never a token silently without it.
+    const requested = [...new Set((form.get("scope") ?? "").split(" ").filter(Boolean))];
+    const refused = requested.filter((p) => !client.permissions.includes(p));
+    if (refused.length > 0) {
+      return oauthError(
+        400,
+        "invalid_scope",
+        `The client ${client.clientId} may not have the scope${refused.length > 1 ? "s" : ""} ${refused.join(" ")}; it may ask for ${client.permissions.join(" ") || "none"} (or leave scope out for all of them).`,
+      );
+    }
     const permissions = requested.length > 0 ? client.permissions.filter((p) => requested.includes(p)) : client.permissions;
     const jwk = JSON.parse(settings.LOCAL_OAUTH_SIGNING_JWK) as JWK & { kid?: string };
     const token = await new SignJWT({ name: client.name ?? client.clientId, permissions, client_id: client.clientId })
