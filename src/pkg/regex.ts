@@ -36,6 +36,8 @@ export type PatternCheck = { ok: true; pattern: UserPattern } | { ok: false; rul
 
 /** Largest compiled program (RE2 instructions) accepted; see the module comment. */
 export const MAX_PROGRAM_SIZE = 2000;
+/** Longest pattern compiled at all (a property's regex is limited to 500 characters before this). */
+export const MAX_PATTERN_LENGTH = 10_000;
 
 /** Thrown by {@link userPattern} for a pattern that cannot run; `message` says why. */
 export class UserPatternError extends Error {
@@ -50,9 +52,12 @@ export class UserPatternError extends Error {
 
 const cache = new Map<string, PatternCheck>();
 const CACHE_SIZE = 256;
+/** Longer sources (e.g. output strings checked by `format: "regex"`) are not kept in the cache. */
+const CACHED_LENGTH = 2000;
 
 /** Checks and compiles `source`; cached, so saving and matching the same pattern compiles it once. */
 export function checkPattern(source: string, dialect: PatternDialect): PatternCheck {
+  if (source.length > CACHED_LENGTH) return compile(source, dialect);
   const key = `${dialect}\u0000${source}`;
   let checked = cache.get(key);
   if (checked) {
@@ -74,6 +79,9 @@ export function userPattern(source: string, dialect: PatternDialect): UserPatter
 }
 
 function compile(source: string, dialect: PatternDialect): PatternCheck {
+  if (source.length > MAX_PATTERN_LENGTH) {
+    return { ok: false, rule: "tooLarge", message: `It is longer than ${MAX_PATTERN_LENGTH} characters.` };
+  }
   try {
     // Parses only; a RegExp is compiled to something executable when it first runs, which never happens.
     new RegExp(source, dialect === "unicode" ? "u" : "");
@@ -206,6 +214,8 @@ const CATEGORIES: Record<string, string> = {
 };
 const SHORT_CATEGORIES = new Set(Object.values(CATEGORIES));
 
+/** A JavaScript {n}, {n,} or {n,m} quantifier where it starts (sticky: no copy of the rest of the pattern). */
+const QUANTIFIER = /\{\d+(,\d*)?\}/y;
 const isHex = (text: string) => /^[0-9a-fA-F]+$/.test(text);
 const isAsciiLetter = (c: string) => /^[A-Za-z]$/.test(c);
 
@@ -286,7 +296,7 @@ function translate(source: string, unicode: boolean): string {
       default: {
         if (/[1-9]/.test(c)) {
           if (inClass) throw unsupported(`an octal escape (\\${c})`, "octal escapes; write \\x{..} instead");
-          throw unsupported(`a backreference (\\${c})`, "backreferences");
+          throw unsupported(`a backreference (\\${c})`, "backreferences (for a character by its code, write \\x{..})");
         }
         // An identity escape: the character itself (JavaScript without the u flag allows any).
         const cp = source.codePointAt(i - 1) ?? 0;
@@ -309,10 +319,10 @@ function translate(source: string, unicode: boolean): string {
     i += 4;
     const unit = parseInt(digits, 16);
     if (unit >= 0xd800 && unit <= 0xdbff) {
-      const low = /^\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(source.slice(i));
-      if (low) {
+      const low = source.startsWith("\\u", i) ? parseInt(source.slice(i + 2, i + 6), 16) : NaN;
+      if (low >= 0xdc00 && low <= 0xdfff && isHex(source.slice(i + 2, i + 6))) {
         i += 6;
-        return hex(0x10000 + ((unit - 0xd800) << 10) + (parseInt(low[1]!, 16) - 0xdc00));
+        return hex(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
       }
     }
     if (unit >= 0xd800 && unit <= 0xdfff) throw unsupported(`a lone surrogate (\\u${digits})`, "half characters: it matches whole code points");
@@ -392,7 +402,8 @@ function translate(source: string, unicode: boolean): string {
         i += 1;
         continue;
       case "{": {
-        const quantifier = /^\{\d+(,\d*)?\}/.exec(source.slice(i));
+        QUANTIFIER.lastIndex = i;
+        const quantifier = QUANTIFIER.exec(source);
         // Without the u flag, a brace that does not make a quantifier is a literal.
         out += quantifier ? quantifier[0] : "\\{";
         i += quantifier ? quantifier[0].length : 1;
@@ -428,14 +439,14 @@ function translate(source: string, unicode: boolean): string {
       i += 1;
       return "(";
     }
-    const rest = source.slice(i + 2);
-    if (rest.startsWith(":")) {
+    const rest = (prefix: string) => source.startsWith(prefix, i + 2);
+    if (rest(":")) {
       i += 3;
       return "(?:";
     }
-    if (rest.startsWith("=") || rest.startsWith("!")) throw unsupported(`a lookahead \`${source.slice(i, i + 3)}\``, "lookaround");
-    if (rest.startsWith("<=") || rest.startsWith("<!")) throw unsupported(`a lookbehind \`${source.slice(i, i + 4)}\``, "lookaround");
-    if (rest.startsWith("<")) {
+    if (rest("=") || rest("!")) throw unsupported(`a lookahead \`${source.slice(i, i + 3)}\``, "lookaround");
+    if (rest("<=") || rest("<!")) throw unsupported(`a lookbehind \`${source.slice(i, i + 4)}\``, "lookaround");
+    if (rest("<")) {
       i = source.indexOf(">", i) + 1;
       return "(";
     }

@@ -92,6 +92,18 @@ describe("catastrophic patterns at 10,000 characters", () => {
   });
 });
 
+describe("regular expressions inside a valueExpression", () => {
+  // Expressions run in QuickJS, whose regex engine polls the same interrupt as loops do, so a
+  // catastrophic pattern written in an expression ends at the sandbox's time limit like any runaway.
+  it("stop at the sandbox's time limit", async () => {
+    const expression = `return /^(a|a)+$/.test("a".repeat(${LENGTH - 1}) + "!");`;
+    const { result: res, ms } = await fastest(() => call("/PropertyDefinitions/DryRun", { method: "POST", body: { expression } }), 500);
+    expect(res.body).toMatchObject({ valid: false, code: "ExpressionFailed" });
+    expect(res.body.errors[0].message).toContain("time limit");
+    expect(ms).toBeLessThan(500);
+  });
+});
+
 describe("what RE2 lacks is refused when saved", () => {
   it.each([
     ["a backreference", "^(\\w)\\1$", "backreference"],
