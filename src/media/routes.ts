@@ -8,6 +8,7 @@ import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { RANGE_NOT_SATISFIABLE_RESPONSE } from "../pkg/range";
 import { instructionImageRoutes } from "./instruction-image-routes";
+import { listMedia, MediaListQuery } from "./list";
 import { MediaDataQuery, MediaSchema, RangeHeaders, UPLOAD_MEDIA_FORM } from "./schema";
 import { serveMediaData } from "./serve";
 import { deleteObjects } from "./storage";
@@ -47,6 +48,28 @@ export function mediaApp() {
       const created = await uploadMedia(c, await readUploadForm(c));
       c.header("location", `/Medias/${created.media.id}`);
       return jsonWithEtag(c, created.media, created.etag, 201) as never;
+    },
+  );
+
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/Medias",
+      tags,
+      summary: "List media (newest first)",
+      description: "Filters: ids, excludeIds, searchText (name), types, objectOwnerIds, createdFrom/createdTo; order and paging as every list. The original client's Media object reads it with no query.",
+      request: { query: MediaListQuery },
+      responses: {
+        200: {
+          ...json(z.array(MediaSchema), "One page of media."),
+          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+        },
+      },
+    }),
+    async (c) => {
+      const { items, total } = await listMedia(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items, 200);
     },
   );
 

@@ -26,7 +26,7 @@ export interface MediaRecord {
   etag: string;
 }
 
-interface MediaRow {
+export interface MediaRow {
   id: string;
   name: string;
   content_type: string;
@@ -45,7 +45,7 @@ interface MediaRow {
   created_at: string;
 }
 
-const COLUMNS =
+export const COLUMNS =
   "id, name, content_type, size, checksum, declared_type, is_image, image_format, width, height, variants, recognition, owner_id, owner_name, etag, created_at";
 export const KIND = "media";
 
@@ -82,7 +82,7 @@ export function sizeEntries(isImage: boolean, integrity: Recognition["integrity"
   return entries;
 }
 
-function toRecord(row: MediaRow): MediaRecord {
+export function toRecord(row: MediaRow): MediaRecord {
   const versions = JSON.parse(row.variants) as StoredVersion[];
   const recognition = JSON.parse(row.recognition) as Recognition;
   const isImage = row.is_image === 1;
