@@ -123,3 +123,55 @@ describe("assets under the client's paths (plants, mainsystems, equipment, organ
     }
   });
 });
+
+describe("the client's other reads", () => {
+  it("ClassificationElement: GET Classifications/{id}/Elements (assets 1.4, maintenance and monitors 1.0) is the element tree", async () => {
+    const posted = await clientSend(
+      "POST",
+      "Classifications",
+      { name: unique("severity"), elements: [{ name: "Low" }, { name: "High", children: [{ name: "Very high" }] }] },
+      "1.4",
+    );
+    expect(posted.status, posted.text).toBe(201);
+    for (const version of ["1.4", "1.0"]) {
+      const elements = await clientGet(`Classifications/${posted.body.id}/Elements`, version);
+      expect(elements.status, elements.text).toBe(200);
+      expect(elements.body).toEqual(posted.body.elements);
+      expect(elements.body.map((e: { name: string }) => e.name)).toEqual(["Low", "High"]);
+      expect(elements.body[1].children.map((e: { name: string }) => e.name)).toEqual(["Very high"]);
+    }
+    expect((await clientGet(`Classifications/${crypto.randomUUID()}/Elements`, "1.4")).status).toBe(404);
+  });
+
+  it("WorkTemplateActivity: GET workTemplates/{id}/activities (1.0) lists the work template's activity templates in order", async () => {
+    const first = await clientSend("POST", "ActivityTemplates", { displayName: unique("Measure wall") }, "1.0");
+    const second = await clientSend("POST", "ActivityTemplates", { displayName: unique("Photograph flange") }, "1.0");
+    expect([first.status, second.status], first.text + second.text).toEqual([201, 201]);
+    const template = await clientSend(
+      "POST",
+      "WorkTemplates",
+      { displayName: unique("Tank inspection"), activityTemplates: [{ activityTemplateId: first.body.id }, { activityTemplateId: second.body.id }] },
+      "1.0",
+    );
+    expect(template.status, template.text).toBe(201);
+    const activities = await clientGet(`workTemplates/${template.body.id}/activities`, "1.0");
+    expect(activities.status, activities.text).toBe(200);
+    expect(activities.body.map((a: { activityTemplateId: string }) => a.activityTemplateId)).toEqual([first.body.id, second.body.id]);
+    expect(activities.body).toEqual(template.body.activityTemplates);
+    expect((await clientGet(`WorkTemplates/${template.body.id}/ActivityTemplates`, "1.0")).body).toEqual(activities.body);
+    expect((await clientGet(`workTemplates/${crypto.randomUUID()}/activities`, "1.0")).status).toBe(404);
+  });
+
+  it("Media: GET Medias (no api-version, no query) is a bare array of media carrying id, name and type", async () => {
+    const form = new FormData();
+    form.append("File", new File([new TextEncoder().encode("inspection notes")], "notes.txt"));
+    form.append("Type", "document");
+    const posted = await call("/Medias", { method: "POST", rawBody: form });
+    expect(posted.status, posted.text).toBe(201);
+    const listed = await clientGet("Medias");
+    expect(listed.status, listed.text).toBe(200);
+    expect(Array.isArray(listed.body)).toBe(true);
+    expect(listed.body).toContainEqual(expect.objectContaining({ id: posted.body.id, name: "notes.txt", type: "document" }));
+    expect((await clientGet(`Medias/${posted.body.id}`)).body.id).toBe(posted.body.id);
+  });
+});

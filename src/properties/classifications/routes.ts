@@ -5,7 +5,7 @@ import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { ClassificationListQuery, listClassifications } from "./list";
-import { ClassificationSchema, CreateClassificationSchema, UpdateClassificationSchema } from "./schema";
+import { ClassificationElementSchema, ClassificationSchema, CreateClassificationSchema, UpdateClassificationSchema } from "./schema";
 import { createClassification, deleteClassification, getClassification, updateClassification } from "./store";
 
 const tags = ["Classifications"];
@@ -48,6 +48,23 @@ export function classificationsApp() {
     async (c) => {
       const found = await getClassification(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag) as never;
+    },
+  );
+
+  // The original client's ClassificationElement object reads `Classifications/{id}/Elements`.
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/Classifications/{id}/Elements",
+      tags,
+      summary: "The element tree of a classification",
+      description: "The classification's `elements` as GET /Classifications/{id} shows them: the root elements, each with its `children`.",
+      request: { params: IdParam },
+      responses: { 200: json(z.array(ClassificationElementSchema), "The root elements with their children, with the classification's ETag."), 304: { description: "Not modified (If-None-Match)." } },
+    }),
+    async (c) => {
+      const found = await getClassification(c.env.DB, c.req.valid("param").id);
+      return jsonWithEtag(c, found.value.elements, found.etag) as never;
     },
   );
 

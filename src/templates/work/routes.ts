@@ -14,6 +14,7 @@ import {
   SectionTemplateListInputSchema,
   UpdateWorkTemplateSchema,
   WorkTemplateActivityTemplateInputSchema,
+  WorkTemplateActivityTemplateSchema,
   WorkTemplateSchema,
   type WorkTemplate,
 } from "./schema";
@@ -136,6 +137,23 @@ export function workTemplatesApp() {
       return c.body(null, 204);
     },
   );
+
+  // The activity templates of a revision; `activities` is the original product's client's path for them
+  // (its WorkTemplateActivity object reads `workTemplates/{id}/activities`).
+  for (const [path, component] of [["/WorkTemplates/{id}/ActivityTemplates", "WorkTemplateActivityTemplate"], ["/WorkTemplates/{id}/Activities", "WorkTemplateActivity"]] as const) {
+    app.openapi(
+      defineRoute({ ...read, errors: [404] }, {
+        method: "get",
+        path,
+        tags,
+        summary: "The activity templates of a work template's latest revision (or ?revision=N)",
+        description: "Its `activityTemplates` as GET /WorkTemplates/{id} shows them, in order: each names the activity template, its section and order.",
+        request: { params: IdParam, query: RevisionQuery },
+        responses: { 200: json(z.array(WorkTemplateActivityTemplateSchema.openapi(component)), "Its activity templates.") },
+      }),
+      async (c) => c.json((await getWorkTemplate(c.env.DB, c.req.valid("param").id, c.req.valid("query").revision)).value.activityTemplates, 200),
+    );
+  }
 
   app.openapi(
     defineRoute({ ...write, errors: [404, 409, 412] }, {
