@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
+import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -28,6 +29,22 @@ const LinkParams = z.object({
   id: z.uuid().openapi({ param: { name: "id", in: "path" }, description: "The activity." }),
   mediaReferenceId: z.uuid().openapi({ param: { name: "mediaReferenceId", in: "path" } }),
 });
+
+/**
+ * The 404 of a link route given an id that is not a media reference. The original client's users
+ * often pass the media's own id (what POST /Medias answered): then the answer says so and names the
+ * route that makes a reference to it.
+ */
+async function explainMediaId(db: D1Database, error: unknown, activityId: string, id: string): Promise<never> {
+  if (!(error instanceof ApiError) || error.code !== "NotFound") throw error;
+  const found = await db
+    .prepare("SELECT (SELECT 1 FROM media_references WHERE id = ?1) AS reference, (SELECT 1 FROM medias WHERE id = ?1) AS media")
+    .bind(id)
+    .first<{ reference: number | null; media: number | null }>();
+  if (found?.reference || !found?.media) throw error;
+  const message = `${id} is a media, not a media reference: make a reference to it with POST /MediaReferences {"mediaId":"${id}"}, then link the reference's id with POST /Activities/${activityId}/MediaReferences/{mediaReferenceId}.`;
+  throw new ApiError("NotFound", message, { errors: [{ field: "path.mediaReferenceId", rule: "mediaNotReference", message }] });
+}
 
 export function mediaReferencesApp() {
   const app = newApp();
@@ -80,13 +97,13 @@ export function mediaReferencesApp() {
       path: "/Activities/{id}/MediaReferences/{mediaReferenceId}",
       tags,
       summary: "Link a media reference to an activity",
-      description: "Linking one that is already linked changes nothing and answers 200 (the first link answers 201).",
+      description: "Linking one that is already linked changes nothing and answers 200 (the first link answers 201). The id is a media reference's (POST /MediaReferences makes one); a media's own id is a 404 that says so.",
       request: { params: LinkParams },
       responses: { 200: json(MediaReferenceSchema, "Already linked."), 201: json(MediaReferenceSchema, "Linked.") },
     }),
     async (c) => {
       const { id, mediaReferenceId } = c.req.valid("param");
-      const { row, created } = await linkMediaReference(writeContext(c), id, mediaReferenceId);
+      const { row, created } = await linkMediaReference(writeContext(c), id, mediaReferenceId).catch((error: unknown) => explainMediaId(c.env.DB, error, id, mediaReferenceId));
       return c.json(toMediaReference(row), created ? 201 : 200);
     },
   );
@@ -94,7 +111,7 @@ export function mediaReferencesApp() {
     defineRoute({ ...write, errors: [404] }, { method: "delete", path: "/Activities/{id}/MediaReferences/{mediaReferenceId}", tags, summary: "Unlink a media reference from an activity", request: { params: LinkParams }, responses: { 204: { description: "Unlinked." } } }),
     async (c) => {
       const { id, mediaReferenceId } = c.req.valid("param");
-      await unlinkMediaReference(writeContext(c), id, mediaReferenceId);
+      await unlinkMediaReference(writeContext(c), id, mediaReferenceId).catch((error: unknown) => explainMediaId(c.env.DB, error, id, mediaReferenceId));
       return c.body(null, 204);
     },
   );

@@ -154,4 +154,25 @@ describe("work management and assets, as the original client calls them", () => 
     expect(listed.status).toBe(200);
     expect(listed.body.map((r: { id: string }) => r.id)).toEqual([reference.body.id]);
   });
+
+  it("answers a media id given where a media reference id belongs by saying so and naming the route that makes the reference (issue 24)", async () => {
+    const { uploadMedia } = await import("../media/support/media");
+    const { seedActivityTemplate } = await import("../support/factories/templates-sql");
+    const media = await uploadMedia(new TextEncoder().encode("photo of the flange"), { name: "flange.txt", type: "document", mimeType: "text/plain" });
+    const activity = await call("/Activities", { method: "POST", body: { basedOn: { id: (await seedActivityTemplate({})).id } } });
+    expect(activity.status, activity.text).toBe(201);
+    const linked = await call(`/activities/${activity.body.id}/mediaReferences/${media.id}`, { method: "POST" });
+    expect(linked.status).toBe(404);
+    expect(linked.body.code).toBe("NotFound");
+    expect(linked.body.detail).toContain(`${media.id} is a media, not a media reference`);
+    expect(linked.body.detail).toContain("POST /MediaReferences");
+    expect(linked.body.errors).toEqual([expect.objectContaining({ field: "path.mediaReferenceId", rule: "mediaNotReference" })]);
+    const unlinked = await call(`/activities/${activity.body.id}/mediaReferences/${media.id}`, { method: "DELETE" });
+    expect(unlinked.status).toBe(404);
+    expect(unlinked.body.detail).toContain("is a media, not a media reference");
+    // An id that is neither keeps the plain 404.
+    const neither = await call(`/activities/${activity.body.id}/mediaReferences/${crypto.randomUUID()}`, { method: "POST" });
+    expect(neither.status).toBe(404);
+    expect(neither.body.detail).not.toContain("is a media");
+  });
 });
