@@ -31,6 +31,7 @@ const KNOWN = {
   zod: "guarded: zod's JIT runs only when allowsEval() is true, and it is false on Workers",
   "@asteasolutions/zod-to-openapi": "document generation only",
   ajv: "ajv compile() generates code and throws on Workers: runtime-defined schemas use @cfworker/json-schema",
+  re2js: "not code generation: the definition of its prefilter's method named eval (user patterns, src/pkg/regex.ts)",
 };
 
 function kib(bytes) {
