@@ -8,6 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { requirePermission } from "./auth";
 import { ApiError } from "./errors";
+import { emptyJsonStringIsNoBody } from "./empty-body";
 import { idempotency } from "./idempotency";
 import { jsonDepthExceeded, MAX_JSON_DEPTH } from "./json-depth";
 import type { Permission } from "./permissions";
@@ -155,6 +156,8 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
   const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), knownQueryOnly(declaredQueryParameters(route)), requirePermission(options.permission)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
   if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));
+  // An optional body sent as the original client's "empty" one, the JSON string "", is no body (./empty-body.ts).
+  if (hasJsonBody && route.request?.body?.required !== true) middleware.push(emptyJsonStringIsNoBody());
   if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true), jsonDepthLimit());
   if (route.method === "post") middleware.push(idempotency);
   // Last before the validators: lets a validation message describe the field from its schema.

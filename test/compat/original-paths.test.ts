@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { call, type CallResult } from "../support/http";
 import { createAsset, unique } from "../support/factories/work";
+import { bearer, monitoredPlants } from "../monitors/support";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies loosely, as call() does
 type Res = CallResult<any>;
@@ -173,5 +174,34 @@ describe("the client's other reads", () => {
     expect(Array.isArray(listed.body)).toBe(true);
     expect(listed.body).toContainEqual(expect.objectContaining({ id: posted.body.id, name: "notes.txt", type: "document" }));
     expect((await clientGet(`Medias/${posted.body.id}`)).body.id).toBe(posted.body.id);
+  });
+});
+
+describe("MonitorJob.update_status: PUT MonitorJobs/{id}/{status} with the client's empty body", () => {
+  /** `_put(api, f"MonitorJobs/{id}/{status}", "")`: json.dumps("") is the two characters "" with Content-Type application/json, and no api-version. */
+  const updateStatus = (id: string, status: string, body = '""', headers: Record<string, string> = {}) =>
+    call(`/MonitorJobs/${id}/${status}`, { method: "PUT", rawBody: body, headers: { "content-type": "application/json", ...headers } });
+
+  it("takes the JSON string \"\" as an empty body, with the client's own token or the monitor's status token", async () => {
+    const { monitor } = await monitoredPlants("External", 1);
+    const run = await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST" });
+    expect(run.status, run.text).toBe(201);
+    const progress = await updateStatus(run.body.id, "InProgress");
+    expect(progress.status, progress.text).toBe(200);
+    expect(progress.body.status).toBe("InProgress");
+    const done = await updateStatus(run.body.id, "Succeeded", ' "" ', bearer(run.body.statusToken));
+    expect(done.status, done.text).toBe(200);
+    expect(done.body).toMatchObject({ status: "Succeeded", errorMessage: null });
+  });
+
+  it("still refuses a JSON string with content, and a \"\" body where a body is required", async () => {
+    const { monitor } = await monitoredPlants("External", 1);
+    const run = await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST" });
+    const text = await updateStatus(run.body.id, "InProgress", '"InProgress"');
+    expect(text.status).toBe(400);
+    expect((await call(`/MonitorJobs/${run.body.id}`)).body.status).toBe("Started");
+    const required = await call("/Categories", { method: "PUT", rawBody: '""', headers: { "content-type": "application/json" } });
+    expect(required.status).toBe(400);
+    expect(required.body.code).toBe("ValidationFailed");
   });
 });
