@@ -21,7 +21,7 @@ export class JobRunner extends DurableObject<Bindings> {
     await this.serialised(() => this.step(chainId));
   }
 
-  async cancel(chainId: string, jobId: string, by: string): Promise<boolean> {
+  async cancel(chainId: string, jobId: string, by: { id: string; name: string | null }): Promise<boolean> {
     await this.ctx.storage.put("chainId", chainId);
     return this.serialised(async () => {
       const log = createLogger(this.env.LOG_LEVEL, { task: "job-runner", chainId });

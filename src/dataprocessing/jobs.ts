@@ -44,6 +44,9 @@ export interface JobRow {
   ended_at: string | null;
   deadline_at: string | null;
   host_unreachable_since: string | null;
+  cancelled_by_id: string | null;
+  cancelled_by_name: string | null;
+  cancelled_at: string | null;
   object_owner_id: string;
   object_owner_name: string | null;
   etag: string;
@@ -72,6 +75,8 @@ export function toJob(row: JobRow): Job {
     startedAt: row.started_at,
     endedAt: row.ended_at,
     deadlineAt: row.deadline_at,
+    cancelledBy: row.cancelled_at ? { id: row.cancelled_by_id, name: row.cancelled_by_name } : null,
+    cancelledAt: row.cancelled_at,
     objectOwner: { id: row.object_owner_id, name: row.object_owner_name },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -175,7 +180,19 @@ export async function updateActiveJob(
   db: D1Database,
   id: string,
   now: string,
-  changes: Partial<{ status: JobStatus; error_message: string | null; output: string | null; output_truncated: number; started_at: string; ended_at: string; deadline_at: string; host_unreachable_since: string | null }>,
+  changes: Partial<{
+    status: JobStatus;
+    error_message: string | null;
+    output: string | null;
+    output_truncated: number;
+    started_at: string;
+    ended_at: string;
+    deadline_at: string;
+    host_unreachable_since: string | null;
+    cancelled_by_id: string | null;
+    cancelled_by_name: string | null;
+    cancelled_at: string;
+  }>,
 ): Promise<boolean> {
   const entries = Object.entries(changes);
   const sets = entries.map(([column], i) => `${column} = ?${i + 3}`);
@@ -186,14 +203,24 @@ export async function updateActiveJob(
   return result.meta.changes === 1;
 }
 
-/** Fails every job of the chain after `position` that has not ended, naming the job that failed. */
-export async function failLaterJobs(db: D1Database, chainId: string, position: number, failedJobId: string, reason: string, now: string): Promise<void> {
+/** Who cancelled a job, and when (the job stays Failed, as the spec's statuses have no Cancelled). */
+export interface Cancellation {
+  by: { id: string; name: string | null };
+  at: string;
+}
+
+/**
+ * Fails every job of the chain after `position` that has not ended, naming the job that failed; when
+ * that job was cancelled, the later ones are cancelled by the same person (a cancellation stops the chain).
+ */
+export async function failLaterJobs(db: D1Database, chainId: string, position: number, failedJobId: string, reason: string, now: string, cancellation: Cancellation | null = null): Promise<void> {
   await db
     .prepare(
-      `UPDATE jobs SET status = 'Failed', error_message = ?1, ended_at = ?2, updated_at = ?2, etag = lower(hex(randomblob(10)))
+      `UPDATE jobs SET status = 'Failed', error_message = ?1, ended_at = ?2, updated_at = ?2, etag = lower(hex(randomblob(10))),
+         cancelled_by_id = ?5, cancelled_by_name = ?6, cancelled_at = ?7
        WHERE chain_id = ?3 AND chain_position > ?4 AND status IN ('Started', 'InProgress')`,
     )
-    .bind(`Not run: job ${failedJobId} earlier in the chain failed (${reason}).`, now, chainId, position)
+    .bind(`Not run: job ${failedJobId} earlier in the chain failed (${reason}).`, now, chainId, position, cancellation?.by.id ?? null, cancellation?.by.name ?? null, cancellation?.at ?? null)
     .run();
 }
 

@@ -294,8 +294,7 @@ export function dataProcessingApp() {
       const id = c.req.valid("param").id;
       const job = await getJob(c.env.DB, id);
       if (!ACTIVE_STATUSES.includes(job.status)) throw new ApiError("Conflict", `Job ${id} has already ended (${job.status}).`);
-      const by = c.get("principal").name || c.get("principal").id;
-      await runnerOf(c.env, job.chain_id).cancel(job.chain_id, id, by);
+      await runnerOf(c.env, job.chain_id).cancel(job.chain_id, id, caller(c));
       return c.json(toJob(await getJob(c.env.DB, id)), 200);
     },
   );

@@ -6,7 +6,7 @@
  *   Started --(container group started)--> InProgress --(exit 0)--> Success --> next job of the chain starts
  *      |                                       |--(exit != 0, lost container, time limit, host silent past deadline)--> Failed
  *      |--(cannot start before the deadline)--> Failed                                     --> later jobs of the chain Failed
- *   Started/InProgress --(Cancellation)--> Failed ("Cancelled by ...")                      --> later jobs of the chain Failed
+ *   Started/InProgress --(Cancellation)--> Failed, cancelledBy/cancelledAt set              --> later jobs of the chain Failed (and cancelled)
  *
  * Every host call is idempotent by group name, so a step interrupted anywhere (a Worker restart
  * mid-start) is simply run again by the next alarm; a job never waits past its deadline.
@@ -16,7 +16,7 @@ import { errorFields, type Logger } from "../pkg/logger";
 import type { JobEnd } from "./contract";
 import { jobEndHooks } from "./end-hooks";
 import { hostFor, HostUnavailableError, JOB_ENV, type GroupState } from "./host";
-import { chainJobs, failLaterJobs, groupName, OUTPUT_TAIL_BYTES, updateActiveJob, type JobRow, type JobSpec } from "./jobs";
+import { chainJobs, failLaterJobs, groupName, OUTPUT_TAIL_BYTES, updateActiveJob, type Cancellation, type JobRow, type JobSpec } from "./jobs";
 import { jobTokenFor, openRunOptions } from "./run-options";
 
 /** Time a run may exceed its own time limit (container start, the host's last report) before it fails. */
@@ -56,7 +56,7 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
     if (job.status === "Success") continue;
     if (job.status === "Failed" || job.status === "Unknown") {
       // A failed job fails the rest (normally done already; repeated in case a step was interrupted).
-      await failLaterJobs(env.DB, chainId, job.chain_position, job.id, job.error_message ?? "failed", nowIso);
+      await failLaterJobs(env.DB, chainId, job.chain_position, job.id, job.error_message ?? "failed", nowIso, cancellationOf(job));
       await notifyEnd(env, job, log);
       return { active: false };
     }
@@ -113,6 +113,10 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
   return { active: false };
 }
 
+function cancellationOf(job: JobRow): Cancellation | null {
+  return job.cancelled_at ? { by: { id: job.cancelled_by_id ?? "", name: job.cancelled_by_name }, at: job.cancelled_at } : null;
+}
+
 /** Ends a job (guarded: a job that already ended stays as it is), removes its container, fails the rest of a failed chain. */
 async function endJob(
   env: Bindings,
@@ -122,11 +126,13 @@ async function endJob(
   output: { output: string; output_truncated: number } | null,
   nowIso: string,
   log: Logger,
+  cancellation: Cancellation | null = null,
 ): Promise<StepResult> {
-  const applied = await updateActiveJob(env.DB, job.id, nowIso, { status, error_message: error, ended_at: nowIso, ...(output ?? {}) });
+  const cancelled = cancellation ? { cancelled_by_id: cancellation.by.id, cancelled_by_name: cancellation.by.name, cancelled_at: cancellation.at } : {};
+  const applied = await updateActiveJob(env.DB, job.id, nowIso, { status, error_message: error, ended_at: nowIso, ...(output ?? {}), ...cancelled });
   // Remove the container whatever happened; a host that does not answer leaves it to its own time limit.
   await hostFor(env).removeGroup(groupName(job.id)).catch((e: unknown) => log.warn("container not removed", { jobId: job.id, ...errorFields(e) }));
-  if (status === "Failed") await failLaterJobs(env.DB, job.chain_id, job.chain_position, job.id, error ?? "failed", nowIso);
+  if (status === "Failed") await failLaterJobs(env.DB, job.chain_id, job.chain_position, job.id, error ?? "failed", nowIso, cancellation);
   if (applied) await notifyEnd(env, { ...job, status, error_message: error, output: output?.output ?? job.output }, log);
   return { active: false };
 }
@@ -146,10 +152,15 @@ async function notifyEnd(env: Bindings, job: JobRow, log: Logger): Promise<void>
   await hook.onEnd(env, job.end_hook_ref, end);
 }
 
-/** Cancels a job that has not ended: Failed with who cancelled it, container removed, the rest of its chain failed. */
-export async function cancelJob(env: Bindings, jobId: string, by: string, now: Date, log: Logger): Promise<boolean> {
+/**
+ * Cancels a job that has not ended: Failed (the spec's statuses), with `cancelledBy` and
+ * `cancelledAt` set so a client tells it from a failure without reading the message; container
+ * removed, the rest of its chain failed and cancelled alike.
+ */
+export async function cancelJob(env: Bindings, jobId: string, by: { id: string; name: string | null }, now: Date, log: Logger): Promise<boolean> {
   const job = await env.DB.prepare("SELECT * FROM jobs WHERE id = ?1").bind(jobId).first<JobRow>();
   if (!job || (job.status !== "Started" && job.status !== "InProgress")) return false;
-  await endJob(env, job, "Failed", `Cancelled by ${by} at ${now.toISOString()}.`, null, now.toISOString(), log);
+  const at = now.toISOString();
+  await endJob(env, job, "Failed", `Cancelled by ${by.name || by.id} at ${at}.`, null, at, log, { by, at });
   return true;
 }

@@ -136,6 +136,11 @@ export const JobSchema = z
     startedAt: z.string().nullable(),
     endedAt: z.string().nullable(),
     deadlineAt: z.string().nullable(),
+    cancelledBy: z
+      .object({ id: z.string().nullable(), name: z.string().nullable() })
+      .nullable()
+      .openapi({ description: "Who cancelled the job (POST /Jobs/{id}/Cancellation), or a job before it in its chain; null when it was not cancelled. A cancelled job is Failed, as the spec's statuses have no Cancelled: this field tells it from a failure." }),
+    cancelledAt: z.string().nullable().openapi({ description: "When it was cancelled; null when it was not." }),
     objectOwner: PersonSchema,
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),

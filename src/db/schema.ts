@@ -813,6 +813,10 @@ export const jobs = sqliteTable(
     endedAt: text("ended_at"),
     deadlineAt: text("deadline_at"),
     hostUnreachableSince: text("host_unreachable_since"),
+    /** Who cancelled the job (POST /Jobs/{id}/Cancellation) and when; null for every other end. */
+    cancelledById: text("cancelled_by_id"),
+    cancelledByName: text("cancelled_by_name"),
+    cancelledAt: text("cancelled_at"),
     objectOwnerId: text("object_owner_id").notNull(),
     objectOwnerName: text("object_owner_name"),
     ...audit,

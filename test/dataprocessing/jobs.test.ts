@@ -183,9 +183,37 @@ describe("chains", () => {
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.body.status).toBe("Failed");
     expect(cancelled.body.errorMessage).toContain("Cancelled by Cancel Person");
+    // A client tells a cancellation from a failure by its fields, not by parsing the message (issue 24).
+    expect(cancelled.body.cancelledBy).toEqual({ id: "u-cancel", name: "Cancel Person" });
+    expect(Date.parse(cancelled.body.cancelledAt)).toBeGreaterThan(Date.now() - 60_000);
     expect((await groupRecord(group(first!)))?.removed).toBe(true);
-    expect((await job(second!)).status).toBe("Failed");
+    const rest = await job(second!);
+    expect(rest.status).toBe("Failed");
+    expect(rest).toMatchObject({ cancelledBy: { id: "u-cancel", name: "Cancel Person" }, cancelledAt: cancelled.body.cancelledAt });
     expect((await call(`/Jobs/${first}/Cancellation`, { method: "POST" })).status).toBe(409);
+  });
+
+  it("migration 0011 gives jobs cancelled before it their cancelledBy name and cancelledAt from the message", async () => {
+    const run = await execute((await createConfig()).id);
+    const endedAt = "2026-01-05T09:00:00.000Z";
+    await env.DB.prepare("UPDATE jobs SET status = 'Failed', ended_at = ?2, error_message = ?3 WHERE id = ?1").bind(run.jobId, endedAt, `Cancelled by Ada at Home at ${endedAt}.`).run();
+    const other = await execute((await createConfig()).id);
+    await env.DB.prepare("UPDATE jobs SET status = 'Failed', ended_at = ?2, error_message = 'Cancelled by nothing we know' WHERE id = ?1").bind(other.jobId, endedAt).run();
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0011_"))!;
+    for (const query of migration.queries.filter((q) => q.trim().startsWith("UPDATE") || q.includes("\nUPDATE"))) await env.DB.prepare(query.slice(query.indexOf("UPDATE"))).run();
+    expect(await job(run.jobId)).toMatchObject({ cancelledBy: { id: null, name: "Ada at Home" }, cancelledAt: endedAt });
+    expect(await job(other.jobId)).toMatchObject({ cancelledBy: null, cancelledAt: null });
+  });
+
+  it("leaves cancelledBy and cancelledAt null on a job that failed by itself", async () => {
+    const run = await execute((await createConfig()).id);
+    await step(run.chainId);
+    await scriptGroup(group(run.jobId), { phase: "failed", exitCode: 2, output: "boom\n" });
+    await step(run.chainId);
+    const failed = await job(run.jobId);
+    expect(failed).toMatchObject({ status: "Failed", cancelledBy: null, cancelledAt: null });
+    const listed = await call(`/Jobs?chainIds=${run.chainId}`);
+    expect(listed.body[0]).toMatchObject({ cancelledBy: null, cancelledAt: null });
   });
 });
 
