@@ -55,8 +55,10 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
     for (const [index, name] of paths.entries()) {
       const path = `/${name}`;
       const also = index === 0 ? "" : ` (also /${paths[0]})`;
+      // The singular spellings' operationIds end in "Alias" (GET /MainSystem: listMainSystemAlias).
+      const alias = index === 0 ? {} : { operationIdSuffix: "Alias" };
       app.openapi(
-        defineRoute(read, {
+        defineRoute({ ...read, ...alias }, {
           method: "get",
           path,
           tags,
@@ -77,7 +79,7 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       );
       app.openapi(
-        defineRoute({ ...read, errors: [404] }, {
+        defineRoute({ ...read, ...alias, errors: [404] }, {
           method: "get",
           path: `${path}/{id}`,
           tags,
@@ -92,7 +94,7 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       );
       app.openapi(
-        defineRoute(write, {
+        defineRoute({ ...write, ...alias }, {
           method: "post",
           path,
           tags,
@@ -110,7 +112,7 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       );
       app.openapi(
-        defineRoute({ ...write, errors: [404, 409, 412] }, {
+        defineRoute({ ...write, ...alias, errors: [404, 409, 412] }, {
           method: "put",
           path,
           tags,
@@ -127,7 +129,7 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       );
       app.openapi(
-        defineRoute({ ...write, errors: [404, 409, 412] }, {
+        defineRoute({ ...write, ...alias, errors: [404, 409, 412] }, {
           method: "delete",
           path: `${path}/{id}`,
           tags,
@@ -158,7 +160,7 @@ const DesignObjectSchema = AssetSchema.openapi("DesignObject");
 /** `GET {mainsystems}/{id}/DesignObjects`: the design objects of a main system (its client's get_design_objects). */
 function designObjectsRoute(app: OpenAPIHono<AppEnv>, path: string, also: string): void {
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
+    defineRoute({ ...read, errors: [404], operationIdSuffix: also ? "Alias" : "" }, {
       method: "get",
       path: `${path}/{id}/DesignObjects`,
       tags,

@@ -3,9 +3,98 @@
  * an interactive page whose scripts are served by this Worker's static assets, so it renders with
  * no internet access.
  */
-import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
+import { ApiError, problemResponse } from "../pkg/errors";
+import { SHARED_HEADERS } from "../pkg/openapi";
 import { API_AREAS, knownVersions } from "../pkg/versioning";
+
+/**
+ * The version segment of `swagger/{version}/swagger.json`, in either spelling the original clients
+ * use: `1.0` (a version this service or an original service answers) or `v1` / `1` (a major
+ * version of which it answers one). The same document serves every version.
+ */
+export function swaggerVersionKnown(segment: string): boolean {
+  const known = knownVersions();
+  if (known.includes(segment)) return true;
+  const major = /^v?(\d+)$/i.exec(segment)?.[1];
+  return major !== undefined && known.some((version) => version.split(".")[0] === major);
+}
+
+const OAuthError = z
+  .object({
+    error: z.string().openapi({ example: "invalid_client" }),
+    error_description: z.string().openapi({ example: "Unknown client or wrong secret." }),
+  })
+  .openapi("OAuthError");
+
+/** The routes outside defineRoute (no token, no api-version): documented here so clients see them too. */
+function registerPublicRoutes(app: OpenAPIHono<AppEnv>): void {
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/health",
+    operationId: "getHealth",
+    tags: ["Platform"],
+    summary: "Whether the service answers",
+    description: "Needs no token. `{ \"status\": \"ok\" }` while the Worker runs.",
+    security: [],
+    responses: {
+      200: {
+        description: "The service answers.",
+        content: { "application/json": { schema: z.object({ status: z.literal("ok") }).openapi("Health") } },
+      },
+    },
+  });
+  app.openAPIRegistry.registerPath({
+    method: "post",
+    path: "/connect/token",
+    operationId: "requestToken",
+    tags: ["Platform"],
+    summary: "Get a token for a machine client (OAuth 2.0 client credentials)",
+    description:
+      "RFC 6749 4.4, as the original product's identity server answered it. Locally only: `npm start` configures one client, `local-integration`, " +
+      "whose secret is in `.dev/local-oauth-client-secret`; a deployment gets its tokens from its identity provider (README, \"Machine clients\") and answers 404. " +
+      "The client id and secret go in the form or as HTTP Basic; `scope` (space-separated permissions) narrows the client's permissions.",
+    security: [],
+    request: {
+      body: {
+        required: true,
+        content: {
+          "application/x-www-form-urlencoded": {
+            schema: z
+              .object({
+                grant_type: z.literal("client_credentials"),
+                client_id: z.string().optional().openapi({ example: "local-integration" }),
+                client_secret: z.string().optional(),
+                scope: z.string().optional().openapi({ description: "Space-separated permissions, a subset of the client's.", example: "files_read files_write" }),
+              })
+              .openapi("TokenRequest"),
+          },
+        },
+      },
+    },
+    responses: {
+      200: {
+        description: "A bearer token for the API.",
+        content: {
+          "application/json": {
+            schema: z
+              .object({
+                access_token: z.string(),
+                token_type: z.literal("Bearer"),
+                expires_in: z.number().int().openapi({ example: 3600 }),
+                scope: z.string().openapi({ example: "files_read files_write" }),
+              })
+              .openapi("TokenResponse"),
+          },
+        },
+      },
+      400: { description: "invalid_request, unsupported_grant_type or invalid_scope.", content: { "application/json": { schema: OAuthError } } },
+      401: { description: "invalid_client: unknown client or wrong secret.", content: { "application/json": { schema: OAuthError } } },
+      404: { description: "not_configured: this deployment issues no tokens.", content: { "application/json": { schema: OAuthError } } },
+    },
+  });
+}
 
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
@@ -23,6 +112,8 @@ const DOCS_HTML = `<!doctype html>
 </html>`;
 
 export function registerDocs(app: OpenAPIHono<AppEnv>): void {
+  for (const [name, parameter] of Object.entries(SHARED_HEADERS)) app.openAPIRegistry.registerComponent("parameters", name, parameter as never);
+  registerPublicRoutes(app);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
@@ -52,11 +143,13 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
   }));
 
   // The original client reads `components.schemas` from `swagger/{version}/swagger.json` of each area:
-  // one service serves one document, so every version an area answers (or maps) gets it.
+  // one service serves one document, so every version an area answers (or maps) gets it, spelt
+  // `1.0` or `v1`.
   app.get("/swagger/:version/swagger.json", async (c) => {
     const version = c.req.param("version");
-    if (!knownVersions().includes(version)) {
-      return c.json({ title: "Not found", detail: `No API version ${version}; versions: ${knownVersions().join(", ")}.` }, 404);
+    if (!swaggerVersionKnown(version)) {
+      const error = new ApiError("NotFound", `No API version '${version}': swagger/{version}/swagger.json takes ${knownVersions().join(", ")} or a major version such as v1.`);
+      return problemResponse(error, c.get("requestId"), c.req.path);
     }
     const url = new URL(c.req.url);
     url.pathname = "/openapi.json";

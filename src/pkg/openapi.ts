@@ -11,9 +11,11 @@ import { ApiError } from "./errors";
 import { emptyJsonStringIsNoBody } from "./empty-body";
 import { idempotency } from "./idempotency";
 import { jsonDepthExceeded, MAX_JSON_DEPTH } from "./json-depth";
+import { REQUEST_EXAMPLES } from "./openapi-examples";
 import type { Permission } from "./permissions";
 import { rememberRequestSchemas } from "./validation-messages";
-import { apiVersion, type ApiArea } from "./versioning";
+import { originalVersionsOf } from "./original-services";
+import { API_AREAS, apiVersion, type ApiArea } from "./versioning";
 
 export const ProblemSchema = z
   .object({
@@ -122,6 +124,11 @@ export interface RouteOptions {
   bodyLimit?: number;
   /** Error statuses this route can answer besides 400, 401, 403 and 500. */
   errors?: ErrorStatus[];
+  /**
+   * Appended to the route's operationId, for a second spelling of the same operation (`GET
+   * /MainSystem` beside `GET /MainSystems`: listMainSystemAlias beside listMainSystems).
+   */
+  operationIdSuffix?: string;
 }
 
 type Defined<R extends RouteConfig> = R & { middleware: MiddlewareHandler<AppEnv>[] };
@@ -172,17 +179,200 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
     errorResponses[415] = ERROR_RESPONSES[415];
   }
   const headers = route.request?.headers;
+  const key = `${route.method.toUpperCase()} ${route.path}`;
   const config = createRoute({
     ...route,
+    operationId: (route.operationId ?? OPERATION_IDS[key] ?? deriveOperationId(route.method, route.path)) + (options.operationIdSuffix ?? ""),
     security: [{ bearer: [] }],
     description: [route.description, `Requires the permission \`${options.permission}\`.`].filter(Boolean).join("\n\n"),
     "x-permission": options.permission,
     "x-api-versions": options.versions ?? undefined,
-    request: { ...route.request, ...(headers ? { headers } : {}) },
+    parameters: [...((route.parameters as object[] | undefined) ?? []), ...honouredHeaders(route, options, errorResponses)],
+    request: { ...withExample(route.request, REQUEST_EXAMPLES[key]), ...(headers ? { headers } : {}) },
     responses: { ...errorResponses, ...route.responses },
     middleware,
   } as R & { middleware: MiddlewareHandler<AppEnv>[] });
   return config as Defined<R>;
+}
+
+/**
+ * Verbs for the action segments of the interface (`POST /Jobs/{id}/Cancellation` is `cancelJob`),
+ * with a word that follows the resource when the action is a variant (`executeJobChain`).
+ */
+const ACTIONS: Record<string, [verb: string, suffix?: string]> = {
+  Cancellation: ["cancel"],
+  ChainExecution: ["execute", "Chain"],
+  Completion: ["complete"],
+  DirectCompletion: ["complete", "Directly"],
+  DryRun: ["dryRun"],
+  Duplication: ["duplicate"],
+  Execution: ["execute"],
+  PresignedUrl: ["presign"],
+  Resynchronization: ["resynchronize"],
+  Search: ["search"],
+};
+
+/** Plurals the trailing-s rule gets wrong, and words that stay as they are. */
+const IRREGULAR: Record<string, string> = { Indices: "Index", Medias: "Media", Statuses: "Status", UniqueValues: "UniqueValues", Data: "Data" };
+
+const pascal = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+
+function singular(word: string): string {
+  const w = pascal(word);
+  for (const [plural, one] of Object.entries(IRREGULAR)) if (w.endsWith(plural)) return w.slice(0, -plural.length) + one;
+  if (w.endsWith("ies")) return `${w.slice(0, -3)}y`;
+  if (w.endsWith("ses")) return w.slice(0, -2);
+  if (w.endsWith("s") && !w.endsWith("ss")) return w.slice(0, -1);
+  return w;
+}
+
+/**
+ * The operationId of a route, from its method and path, so generated clients get the same readable
+ * method names release after release: `GET /Deviations` listDeviations, `POST /Deviations`
+ * createDeviation, `PUT /Deviations` updateDeviation, `GET|DELETE /Deviations/{id}` getDeviation /
+ * deleteDeviation, `GET /Deviations/{id}/WorkItems` listDeviationWorkItems, `POST
+ * /Deviations/{id}/WorkItems/{workItemId}` linkDeviationWorkItem, `GET /Deviations/UniqueValues`
+ * getDeviationUniqueValues, actions by their verb (`POST /Queries/{id}/Execution` executeQuery).
+ * Where this reads badly or two routes would share a name, {@link OPERATION_IDS} or the route's own
+ * `operationId` says it; test/conventions/openapi.test.ts holds every operation to a unique one.
+ */
+export function deriveOperationId(method: string, path: string): string {
+  const segments = path.split("/").filter(Boolean);
+  const literals = segments.filter((segment) => !segment.startsWith("{"));
+  const endsWithParameter = segments.at(-1)?.startsWith("{") ?? false;
+  const verbOf = method.toLowerCase();
+  const action = verbOf === "get" ? undefined : literals.find((word) => ACTIONS[word]);
+  if (action) {
+    const [verb, suffix = ""] = ACTIONS[action]!;
+    return verb + literals.filter((word) => word !== action).map(singular).join("") + suffix;
+  }
+  const last = literals.at(-1) ?? "Root";
+  const head = literals.slice(0, -1).map(singular).join("");
+  if (endsWithParameter) {
+    const verb = ({ get: "get", put: "update", patch: "update", delete: "delete", post: "link" } as Record<string, string>)[verbOf] ?? verbOf;
+    return verb + head + singular(last);
+  }
+  switch (verbOf) {
+    case "get":
+      return (literals.length === 1 || (singular(last) !== pascal(last) && last !== "UniqueValues") ? "list" : "get") + head + pascal(last);
+    case "post":
+      return `create${head}${singular(last)}`;
+    case "put":
+    case "patch":
+      // `PUT /Deviations` replaces one deviation; `PUT /ActivityTemplates/{id}/InputTemplates` all of them.
+      return `update${head}${literals.length === 1 ? singular(last) : pascal(last)}`;
+    case "delete":
+      return `delete${head}${singular(last)}`;
+    default:
+      return verbOf + head + pascal(last);
+  }
+}
+
+/** Where the derived operationId reads badly or collides (keyed `METHOD /path`). */
+export const OPERATION_IDS: Record<string, string> = {
+  "GET /EntityTypes/Default": "getDefaultEntityType",
+  "GET /Users/me": "getCurrentUser",
+  "PUT /Files/Uploads/{uploadId}/Parts/{partNumber}": "uploadFilePart",
+  "PUT /MonitorJobs/{id}/{status}": "setMonitorJobStatus",
+  // Links are made with POST and undone with DELETE on the same path.
+  "DELETE /Deviations/{id}/WorkItems/{workItemId}": "unlinkDeviationWorkItem",
+  "DELETE /WorkItems/{id}/Deviations/{deviationId}": "unlinkWorkItemDeviation",
+  "DELETE /Activities/{id}/MediaReferences/{mediaReferenceId}": "unlinkActivityMediaReference",
+  "DELETE /WorkItems/{id}/FileReferences/{fileReferenceId}": "unlinkWorkItemFileReference",
+  "DELETE /WorkItems/{id}/FileReferences": "unlinkWorkItemFileReferenceByQuery",
+  "DELETE /WorkTemplates/{id}/FileReferences/{fileReferenceId}": "unlinkWorkTemplateFileReference",
+  "DELETE /WorkTemplates/{id}/FileReferences": "unlinkWorkTemplateFileReferenceByQuery",
+  // The spec's form names the population in a header; the path form names it in the path.
+  "POST /Models/{id}/Populations/{populationId}/Items": "createModelPopulationItemByPath",
+  "POST /Monitors/{id}/Populations/{populationId}/Items": "createMonitorPopulationItemByPath",
+};
+
+interface HeaderParameter {
+  name: string;
+  in: "header";
+  required: false;
+  description: string;
+  schema: Record<string, unknown>;
+}
+
+/**
+ * The headers every operation of a kind honours, described once in components.parameters (the
+ * document names them by reference; src/docs/routes.ts registers them).
+ */
+export const SHARED_HEADERS: Record<string, HeaderParameter> = {
+  SessionBookmark: {
+    name: "X-Session-Bookmark",
+    in: "header",
+    required: false,
+    description:
+      "The `X-Session-Bookmark` of the last answer you got: this request then sees at least everything that answer had written, on whichever database replica it is served (read your own writes).",
+    schema: { type: "string" },
+  },
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Makes a retried POST safe: a repeat with the same key and request replays the first answer (with `idempotent-replayed: true`); the same key with another request is a 422, while the first is still running a 409. 1 to 255 visible ASCII characters, kept per user.",
+    schema: { type: "string", minLength: 1, maxLength: 255, example: "create-deviation-7f3a9c" },
+  },
+  IfNoneMatch: {
+    name: "If-None-Match",
+    in: "header",
+    required: false,
+    description: "The ETag of the copy you hold: 304 with no body when it is still current.",
+    schema: { type: "string" },
+  },
+  IfMatch: {
+    name: "If-Match",
+    in: "header",
+    required: false,
+    description: "The ETag from a read: the write fails with 412 when the resource has changed since. Without it, the last writer wins.",
+    schema: { type: "string" },
+  },
+};
+
+/**
+ * The request headers the service honours on this route, declared so generated clients and the
+ * reference page can send them: api-version (the versions the route serves), X-Session-Bookmark
+ * (every route: src/index.ts opens the D1 session with it), Idempotency-Key (POST), If-None-Match
+ * (reads that answer 304) and If-Match (writes that answer 412), unless the route declares one itself.
+ */
+function honouredHeaders(route: Omit<RouteConfig, "middleware">, options: RouteOptions, errors: Record<number, unknown>): (HeaderParameter | { $ref: string })[] {
+  const declared = new Set<string>();
+  const shape = (route.request?.headers as { shape?: Record<string, unknown> } | undefined)?.shape;
+  for (const name of Object.keys(shape ?? {})) declared.add(name.toLowerCase());
+  for (const p of (route.parameters as { name?: string; in?: string }[] | undefined) ?? []) if (p.in === "header" && p.name) declared.add(p.name.toLowerCase());
+
+  const versions = options.versions ?? API_AREAS[options.area];
+  const latest = versions[versions.length - 1]!;
+  // The original product's services' versions this route accepts (src/pkg/original-services.ts), answered as its latest.
+  const originals = originalVersionsOf(route.path).filter((o) => !versions.includes(o.version));
+  const apiVersionHeader: HeaderParameter = {
+    name: "api-version",
+    in: "header",
+    required: false,
+    description:
+      `The API version of this request; absent means the latest, ${latest}.` +
+      (originals.length > 0 ? ` Also accepted, answered as ${latest}, as the original product's services sent them: ${originals.map((o) => `${o.version} (${o.service})`).join(", ")}.` : ""),
+    schema: { type: "string", enum: [...versions], default: latest },
+  };
+  const shared: (keyof typeof SHARED_HEADERS)[] = ["SessionBookmark"];
+  if (route.method === "post") shared.push("IdempotencyKey");
+  if ((route.responses as Record<number, unknown> | undefined)?.[304]) shared.push("IfNoneMatch");
+  if (errors[412] && route.method !== "get") shared.push("IfMatch");
+  return [
+    ...(declared.has("api-version") ? [] : [apiVersionHeader]),
+    ...shared.filter((name) => !declared.has(SHARED_HEADERS[name]!.name.toLowerCase())).map((name) => ({ $ref: `#/components/parameters/${name}` })),
+  ];
+}
+
+/** The request with a domain example on its JSON body, when one is written in src/pkg/openapi-examples.ts. */
+function withExample(request: RouteConfig["request"], example: unknown): RouteConfig["request"] {
+  const content = request?.body?.content;
+  const media = content?.["application/json"];
+  if (!request?.body || !content || !media || example === undefined) return request;
+  return { ...request, body: { ...request.body, content: { ...content, "application/json": { ...media, example } } } };
 }
 
 /** The shared id path parameter. */
