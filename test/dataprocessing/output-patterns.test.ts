@@ -131,7 +131,9 @@ describe("what RE2 lacks is refused when the output type is saved", () => {
 
   it("refuses them on PUT too", async () => {
     const id = await createOutputType({ type: "string" });
-    const res = await call("/OutputTypes", { method: "PUT", body: { id, name: `renamed ${crypto.randomUUID()}`, schema: { type: "string", pattern: "(?=a)" } } });
+    const etag = (await call(`/OutputTypes/${id}`)).headers.get("etag")!;
+    const body = { id, name: `renamed ${crypto.randomUUID()}`, schema: { type: "string", pattern: "(?=a)" } };
+    const res = await call("/OutputTypes", { method: "PUT", body, headers: { "if-match": etag } });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.schema.pattern", rule: "unsupported" })]);
   });

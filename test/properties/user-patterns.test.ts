@@ -123,8 +123,8 @@ describe("what RE2 lacks is refused when saved", () => {
 
   it("refuses them on PUT too", async () => {
     const created = await createPropertyDefinition({ regex: "^[A-Z]+$" });
-    const { etag: _etag, ...read } = created;
-    const res = await call("/PropertyDefinitions", { method: "PUT", body: { ...read, regex: "^(a)\\1$" } });
+    const { etag, ...read } = created;
+    const res = await call("/PropertyDefinitions", { method: "PUT", body: { ...read, regex: "^(a)\\1$" }, headers: { "if-match": etag } });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.regex", rule: "unsupported" })]);
   });
