@@ -21,6 +21,7 @@ import {
   waitForHealth,
 } from "./dev-env.mjs";
 import { startContainerHost } from "./container-host/server.mjs";
+import { checkGeneratedClient } from "./check-client.mjs";
 import { Agent, request as httpRequest } from "node:http";
 
 const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 420_000);
@@ -194,6 +195,9 @@ async function run() {
     expect(paths.length > 0, "no paths");
     return `${paths.length} paths`;
   });
+
+  // The README's TypeScript lines: openapi-typescript types from this server's document, openapi-fetch over them.
+  await check("a client generated from /openapi.json type-checks, refuses wrong calls, and creates and reads a deviation", () => checkGeneratedClient({ base, token: admin }));
 
   await check("GET /docs is HTML whose script is served by the worker", async () => {
     const page = await http("/docs");
