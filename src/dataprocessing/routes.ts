@@ -14,6 +14,7 @@ import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/open
 import { PERMISSIONS } from "../pkg/permissions";
 import { createConfig, deleteConfig, getConfigRow, toConfiguration, updateConfig } from "./configs";
 import { apiUrlOf, executeChain, executeConfig, kickChain, runnerOf } from "./execution";
+import { decodeCursor, followOutput, readOutput, START } from "./follow";
 import { hostFor } from "./host";
 import { viaHost } from "./host-errors";
 import { ACTIVE_STATUSES, getJob, toJob } from "./jobs";
@@ -38,6 +39,28 @@ import {
 
 const read = { permission: PERMISSIONS.dataProcessingRead, area: "dataProcessing" } as const;
 const write = { permission: PERMISSIONS.dataProcessingWrite, area: "dataProcessing" } as const;
+const OutputQuery = z.object({
+  follow: z.enum(["true", "false"]).optional().openapi({ description: "`true`: a stream of server-sent events (text/event-stream) until the job ends or the stream's time is up; otherwise one JSON read." }),
+  after: z.string().max(400).optional().openapi({ description: "A cursor from an earlier read (its `cursor`, or an event's id): only what came after it. Left out: from the start of the output kept." }),
+});
+const OutputHeaders = z.object({
+  "last-event-id": z.string().max(400).optional().openapi({ description: "What EventSource sends when it reconnects: the id of the last event it got (a cursor, as `after`)." }),
+});
+const OutputReadSchema = z
+  .object({
+    jobId: z.uuid(),
+    status: z.string(),
+    text: z.string().openapi({ description: "The output after the cursor (all of it kept, without one)." }),
+    gap: z.boolean().openapi({ description: "True when output was written between the cursor and now that is no longer kept (more than the 64 KiB tail)." }),
+    cursor: z.string().openapi({ description: "Send back as `after` (or Last-Event-ID) to read on from here." }),
+    live: z.boolean().openapi({ description: "True when read from the container host now; false: the job's stored output (not running, or the host did not answer)." }),
+    ended: z.boolean(),
+    end: z
+      .object({ status: z.string(), errorMessage: z.string().nullable(), cancelledBy: z.object({ id: z.string().nullable(), name: z.string().nullable() }).nullable(), cancelledAt: z.string().nullable(), endedAt: z.string().nullable() })
+      .optional()
+      .openapi({ description: "How the job ended, once it has." }),
+  })
+  .openapi("JobOutputRead");
 const ConfigurationIdParam = z.object({ configurationId: z.uuid().openapi({ param: { name: "configurationId", in: "path" } }) });
 
 function caller(c: Context<AppEnv>) {
@@ -296,6 +319,35 @@ export function dataProcessingApp() {
       if (!ACTIVE_STATUSES.includes(job.status)) throw new ApiError("Conflict", `Job ${id} has already ended (${job.status}).`);
       await runnerOf(c.env, job.chain_id).cancel(job.chain_id, id, caller(c));
       return c.json(toJob(await getJob(c.env.DB, id)), 200);
+    },
+  );
+
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/Jobs/{id}/Output",
+      operationId: "getLiveJobOutput",
+      tags: jobTags,
+      summary: "Read or follow a job's output as the container writes it",
+      description:
+        "Live from the container host while the job runs (the job's stored `output` keeps its minute refresh). `follow=true` answers text/event-stream: `status` events ({ status }), `output` events ({ text, gap }, id = a cursor), then `end` ({ status, errorMessage, cancelledBy, cancelledAt, endedAt }) when the job ends, or `limit` when the stream's time (JOB_OUTPUT_FOLLOW_SECONDS, default 300 s) is up while it runs; reconnecting with Last-Event-ID goes on where it stopped. Without follow: one JSON read, `after` a cursor for only what is new.",
+      request: { params: IdParam, query: OutputQuery, headers: OutputHeaders },
+      responses: {
+        200: {
+          description: "The output (JSON), or its stream (text/event-stream, with follow=true).",
+          content: { "application/json": { schema: OutputReadSchema }, "text/event-stream": { schema: z.string().openapi({ example: 'event: output\nid: eyJvIjo5LCJhIjoibGluZSAxXG4ifQ\ndata: {"text":"line 1\\n","gap":false}\n\n' }) } },
+        },
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { follow, after } = c.req.valid("query");
+      const lastEventId = c.req.valid("header")["last-event-id"];
+      const position = after ? decodeCursor(after, "query.after") : lastEventId ? decodeCursor(lastEventId, "header.Last-Event-ID") : START;
+      if (follow !== "true") return c.json(await readOutput(c.env, id, position, c.get("log")), 200);
+      const job = await getJob(c.env.DB, id);
+      const stream = followOutput(c.env, job, position, c.req.raw.signal, c.get("log"));
+      return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" } }) as never;
     },
   );
 

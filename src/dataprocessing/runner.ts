@@ -161,6 +161,9 @@ export async function cancelJob(env: Bindings, jobId: string, by: { id: string; 
   const job = await env.DB.prepare("SELECT * FROM jobs WHERE id = ?1").bind(jobId).first<JobRow>();
   if (!job || (job.status !== "Started" && job.status !== "InProgress")) return false;
   const at = now.toISOString();
-  await endJob(env, job, "Failed", `Cancelled by ${by.name || by.id} at ${at}.`, null, at, log, { by, at });
+  // The output it had written stays readable (the container is removed next).
+  const state = job.status === "InProgress" ? await hostFor(env).inspectGroup(groupName(job.id), OUTPUT_TAIL_BYTES).catch(() => null) : null;
+  const output = state ? { output: state.output, output_truncated: state.outputTruncated ? 1 : 0 } : null;
+  await endJob(env, job, "Failed", `Cancelled by ${by.name || by.id} at ${at}.`, output, at, log, { by, at });
   return true;
 }
