@@ -129,6 +129,12 @@ describe("following a job's output", () => {
     expect(await next()).toMatchObject({ event: "output", data: { text: "oops\n" } });
     expect(await next()).toMatchObject({ event: "end", data: { status: "Failed", errorMessage: expect.stringContaining("3"), cancelledBy: null } });
     expect(await next()).toBeNull();
+    // The same through the Worker's entry (its D1 session and bookmark wrap the stream).
+    const whole = await call(`/Jobs/${run.jobId}/Output?follow=true`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("x-session-bookmark")).toBeTruthy();
+    expect(whole.text).toMatch(/id: \S+\nevent: output\ndata: \{"text":"oops\\n"/);
+    expect(whole.text).toMatch(/event: end\ndata: \{"status":"Failed"/);
   });
 
   it("keeps the stream open while the host does not answer, and goes on when it does", async () => {
