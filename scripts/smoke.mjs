@@ -4,7 +4,7 @@
 // the code-generation ban of the real runtime (the valueExpression sandbox must run without eval or
 // new Function), the static assets of /docs, the cron entry, and state surviving a restart.
 // Prints one line per check and ends with `N passed, N failed`; exits 1 on any failure.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -194,6 +194,14 @@ async function run() {
     const paths = Object.keys(res.json?.paths ?? {});
     expect(paths.length > 0, "no paths");
     return `${paths.length} paths`;
+  });
+
+  await check("npm start refuses a PORT that a server already holds, naming it, before starting anything", async () => {
+    const port = new URL(base).port;
+    const second = spawnSync(process.execPath, [join(ROOT, "scripts", "start.mjs")], { cwd: ROOT, env: { ...process.env, PORT: port }, encoding: "utf8", timeout: 30_000 });
+    expect(second.status === 1, `exit ${second.status ?? second.signal}: ${second.stdout}${second.stderr}`);
+    expect(second.stderr.includes(`port ${port} on 127.0.0.1, the API's port (PORT), is not free`) && second.stderr.includes("another integrity-edge server"), second.stderr);
+    expect(!second.stdout.includes("is running on"), second.stdout);
   });
 
   // The README's TypeScript lines: openapi-typescript types from this server's document, openapi-fetch over them.
