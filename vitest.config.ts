@@ -40,6 +40,7 @@ export default defineConfig({
           CONTAINER_HOST_KIND: "local",
           // Pinned, so a developer's .dev.vars (written by npm start) never changes what the tests see.
           LOCAL_CONTAINER_HOST_URL: "",
+          LOCAL_CONTAINER_HOST_SECRET: "",
           PUBLIC_API_URL: "",
           RATE_LIMITS: "off",
           // Run options are sealed under this throwaway key (key version 1).

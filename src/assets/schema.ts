@@ -1,5 +1,6 @@
 /** The asset catalogue's shapes (organizations, plants, main systems, equipment, design objects). */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../pkg/resource";
 import { MetadataSchema } from "../properties/entity-types/schema";
 import { ASSET_KINDS, type AssetKind } from "./designations";
 
@@ -48,18 +49,12 @@ const fields = {
 };
 
 export const CreateAssetSchema = z.object(fields).strict().openapi("CreateAsset");
-export const UpdateAssetSchema = z
-  .object({
-    id: z.uuid(),
-    ...fields,
-    parentId: z.uuid().nullable().optional().openapi({ description: "Cannot be changed; when absent the current parent is kept." }),
-    parent: z.unknown().optional().openapi({ description: "Read-only; ignored (parentId counts)." }),
-    plant: z.unknown().optional().openapi({ description: "Read-only; ignored." }),
-    createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-    updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  })
-  .strict()
-  .openapi("UpdateAsset");
+export const UpdateAssetSchema = updateBodyOf(
+  AssetSchema,
+  { ...fields, parentId: z.uuid().nullable().optional().openapi({ description: "Cannot be changed; when absent the current parent is kept." }) },
+  "UpdateAsset",
+  { parent: "parentId counts" },
+);
 
 export type AssetInput = z.infer<typeof CreateAssetSchema>;
 export type AssetUpdate = z.infer<typeof UpdateAssetSchema>;

@@ -7,9 +7,10 @@ import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
-import type { Versioned } from "../properties/categories/store";
+import type { Versioned } from "../pkg/resource";
 import type { AssetKind } from "./designations";
 import { PARENT_RULES, type Asset, type AssetInput, type AssetUpdate } from "./schema";
+import { assertVersion } from "../pkg/resource";
 
 export interface AssetRow {
   id: string;
@@ -148,7 +149,7 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
 export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promise<Versioned<Asset>> {
   const current = await readRow(ctx.db, input.id);
   if (!current) throw notFound("Asset", input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== toAsset(current).etag) throw preconditionFailed();
+  assertVersion(ctx, toAsset(current).etag);
   const errors: FieldProblem[] = [];
   if (input.kind !== current.kind) errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
   if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
@@ -197,7 +198,7 @@ async function uses(db: D1Database, id: string): Promise<string[]> {
 export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> {
   const current = await readRow(ctx.db, id);
   if (!current) throw notFound("Asset", id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== toAsset(current).etag) throw preconditionFailed();
+  assertVersion(ctx, toAsset(current).etag);
   const inUse = async () => {
     const reasons = await uses(ctx.db, current.id);
     return reasons.length > 0 ? new ApiError("InUse", `The asset '${current.name}' is still used by ${reasons.join(", ")}.`) : null;

@@ -18,6 +18,7 @@ import { hostFor, JOB_ENV } from "./host";
 import { viaHost } from "./host-errors";
 import { openRunOptions, parseDockerStyleOptions, sealRunOptions, type RunOptions } from "./run-options";
 import { DAYS_OF_WEEK, type JobConfiguration, type JobConfigurationInput } from "./schema";
+import { assertVersion } from "../pkg/resource";
 
 /** Longest nextConfigId chain (also the most jobs one execution creates). */
 export const MAX_CHAIN_LENGTH = 50;
@@ -295,7 +296,7 @@ export async function createConfig(ctx: WriteContext, env: Bindings, principal: 
 
 export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobConfigurationInput & { id: string }): Promise<ConfigRow> {
   const current = await getConfigRow(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const resolved = await validateConfig(env, input, input.id);
   const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.object_owner_id, name: current.object_owner_name };
   const sealed = await sealRunOptions(env, resolved.runOptions);
@@ -329,7 +330,7 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
 
 export async function deleteConfig(ctx: WriteContext, id: string): Promise<void> {
   const current = await getConfigRow(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const pointing = await ctx.db.prepare("SELECT id, name FROM job_configurations WHERE next_config_id = ?1 LIMIT 1").bind(id).first<{ id: string; name: string }>();
   if (pointing) throw new ApiError("InUse", `Job configuration '${pointing.name}' (${pointing.id}) chains to this one with nextConfigId; change it first.`);
   const [removed] = await ctx.db.batch([

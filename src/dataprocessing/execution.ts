@@ -45,13 +45,24 @@ export async function executeConfig(ctx: WriteContext, env: Bindings, configId: 
  * spec's body carries options per config: both shapes are accepted, and the per-config shape may name
  * only the first config (naming another is a 400 that says so), so no option is silently dropped.
  */
-export async function executeChain(ctx: WriteContext, env: Bindings, body: { jobConfigIds: string[]; runOptions?: RunOptions | Record<string, RunOptions> }, apiUrl: string, owner: { id: string; name: string | null }) {
+export async function executeChain(ctx: WriteContext, env: Bindings, body: { jobConfigIds: string[]; runOptions?: RunOptions | Record<string, RunOptions> | (RunOptions | null)[] }, apiUrl: string, owner: { id: string; name: string | null }) {
   requireHost(env);
   const [firstId] = body.jobConfigIds;
   let extra: RunOptions = {};
   const given = body.runOptions ?? {};
   const perConfig = Object.values(given).some((v) => typeof v === "object" && v !== null);
-  if (perConfig) {
+  if (Array.isArray(given)) {
+    // The spec's "run options for each job config", in the order of jobConfigIds.
+    if (given.length > body.jobConfigIds.length) {
+      throw invalid("body.runOptions", "maxItems", `There are ${given.length} run option entries for ${body.jobConfigIds.length} job configs.`);
+    }
+    for (const [i, entry] of given.entries()) {
+      if (i > 0 && entry !== null && Object.keys(entry).length > 0) {
+        throw invalid(`body.runOptions.${i}`, "firstJobOnly", `Run options of a chain execution go to the first job only (rule 3); entry ${i} (config ${body.jobConfigIds[i]}) must be empty. Later jobs take their configs' own options.`);
+      }
+    }
+    extra = normaliseRunOptions(given[0] ?? {}, "body.runOptions.0");
+  } else if (perConfig) {
     for (const [key, value] of Object.entries(given)) {
       if (typeof value !== "object" || value === null) throw invalid(`body.runOptions.${key}`, "type", "Run options are either one object of strings or an object per config id, not a mix.");
       if (key !== firstId) {

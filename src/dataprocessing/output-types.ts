@@ -7,6 +7,7 @@ import { preconditionFailed } from "../pkg/etag";
 import type { OutputTypeRecord } from "./contract";
 import { schemaProblems } from "./json-schema";
 import type { OutputType } from "./schema";
+import { assertVersion } from "../pkg/resource";
 
 interface Row {
   id: string;
@@ -67,7 +68,7 @@ export async function createOutputType(ctx: WriteContext, input: { name: string;
 
 export async function updateOutputType(ctx: WriteContext, input: { id: string; name: string; schema: unknown }): Promise<{ value: OutputType; etag: string }> {
   const current = await getOutputType(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   checkSchema(input.schema);
   const etag = newEtagToken();
   const [update] = await runBatch(
@@ -86,7 +87,7 @@ export async function updateOutputType(ctx: WriteContext, input: { id: string; n
 
 export async function deleteOutputType(ctx: WriteContext, id: string): Promise<void> {
   const current = await getOutputType(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const used = await ctx.db.prepare("SELECT name FROM job_configurations WHERE output_type_id = ?1 LIMIT 1").bind(id).first<{ name: string }>();
   if (used) throw new ApiError("InUse", `Job configuration '${used.name}' uses this output type.`);
   const [removed] = await ctx.db.batch([

@@ -1,5 +1,6 @@
 /** API shapes of data processing: job definitions, job configs, output types, jobs and job outputs. */
 import { z } from "@hono/zod-openapi";
+import { resourceBody, updateBodyOf } from "../pkg/resource";
 import { PersonSchema } from "../work/common";
 
 export const JOB_STATUSES = ["Unknown", "Started", "InProgress", "Failed", "Success"] as const;
@@ -21,15 +22,17 @@ export const JobDefinitionSchema = z
   })
   .openapi("JobDefinition");
 
-export const RunConfigsSchema = z
-  .object({
-    cpuCores: z.number().positive().max(64).openapi({ example: 1 }),
-    memory: z.number().positive().max(1024).openapi({ description: "GiB.", example: 1.5 }),
-    gpuCores: z.number().int().min(0).max(16).nullable().default(null),
-    gpuSku: z.string().trim().min(1).max(40).nullable().default(null).openapi({ description: "A GPU SKU the host offers (e.g. K80); required with gpuCores." }),
-  })
-  .strict()
-  .openapi("RunConfigs");
+const runConfigsFields = {
+  cpuCores: z.number().positive().max(64).openapi({ example: 1 }),
+  memory: z.number().positive().max(1024).openapi({ description: "GiB.", example: 1.5 }),
+  gpuCores: z.number().int().min(0).max(16).nullable().default(null),
+  gpuSku: z.string().trim().min(1).max(40).nullable().default(null).openapi({ description: "A GPU SKU the host offers (e.g. K80); required with gpuCores." }),
+};
+export const RunConfigsSchema = z.object(runConfigsFields).strict().openapi("RunConfigs");
+/** RunConfigs as written: the spec (2.7) spells the SKU `gpusku`; answers say `gpuSku`. */
+const RunConfigsInputSchema = resourceBody(runConfigsFields, "RunConfigsInput", {
+  spellings: { gpusku: { of: "gpuSku", schema: runConfigsFields.gpuSku } },
+});
 
 const optionName = z
   .string()
@@ -81,7 +84,7 @@ const configFields = {
   name: z.string().trim().min(1).max(200),
   description: z.string().max(4000).nullable().default(null),
   jobDefinition: z.string().trim().min(3).max(300).regex(/^[^:\s]+(:[^:\s]+)?$/, "an image `name:tag` (the tag defaults to latest)"),
-  runConfigs: RunConfigsSchema,
+  runConfigs: RunConfigsInputSchema,
   runOptions: z
     .union([RunOptionsSchema, z.string().max(64 * 1024)])
     .default({})
@@ -96,10 +99,8 @@ const configFields = {
 };
 
 export const CreateJobConfigurationSchema = z.object(configFields).strict().openapi("CreateJobConfiguration");
-export const UpdateJobConfigurationSchema = z
-  .object({ id: z.uuid(), ...configFields })
-  .strict()
-  .openapi("UpdateJobConfiguration", { description: "The whole config; fields left out take their defaults (runOptions: none)." });
+/** The whole config; fields left out take their defaults (runOptions: none). */
+export const UpdateJobConfigurationSchema = updateBodyOf(JobConfigurationSchema, configFields, "UpdateJobConfiguration");
 export type JobConfigurationInput = z.infer<typeof CreateJobConfigurationSchema>;
 
 export const OutputTypeSchema = z
@@ -115,7 +116,7 @@ export type OutputType = z.infer<typeof OutputTypeSchema>;
 
 const outputTypeFields = { name: z.string().trim().min(1).max(200), schema: z.unknown().nullable().default(null) };
 export const CreateOutputTypeSchema = z.object(outputTypeFields).strict().openapi("CreateOutputType");
-export const UpdateOutputTypeSchema = z.object({ id: z.uuid(), ...outputTypeFields }).strict().openapi("UpdateOutputType");
+export const UpdateOutputTypeSchema = updateBodyOf(OutputTypeSchema, outputTypeFields, "UpdateOutputType");
 
 export const JobSchema = z
   .object({
@@ -157,11 +158,12 @@ export const ChainExecutionSchema = z
   .object({
     jobConfigIds: z.array(z.uuid()).min(1).max(50, "A chain has at most 50 configs (the longest chain one execution runs)."),
     runOptions: z
-      .union([RunOptionsSchema, z.record(z.uuid(), RunOptionsSchema)])
+      .union([RunOptionsSchema, z.record(z.uuid(), RunOptionsSchema), z.array(RunOptionsSchema.nullable()).max(50)])
       .optional()
       .openapi({
         description:
-          "Options for the FIRST job only (rule 3): either an object of strings, or the spec's per-config form `{ <configId>: {...} }`, which may name only the first config.",
+          "Options for the FIRST job only (rule 3): an object of strings; the per-config form `{ <configId>: {...} }`, which may name only the first config; " +
+          "or the spec's \"run options for each job config\", an array in the order of jobConfigIds whose later entries must be empty or null.",
       }),
   })
   .strict()

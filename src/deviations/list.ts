@@ -16,7 +16,7 @@ import {
   type Condition,
   type UniqueValuesResult,
 } from "../pkg/query";
-import type { Versioned } from "../properties/categories/store";
+import type { Versioned } from "../pkg/resource";
 import { statusesCondition } from "../work/common";
 import { catalogFor } from "../properties/definitions/catalog";
 import { DEVIATION_COLUMNS, DEVIATION_KIND, DEVIATION_RULE, hydrateDeviations, type DeviationRow } from "./read";

@@ -5,7 +5,7 @@
 import { readDesignations, type AssetRef } from "../assets/designations";
 import { notFound } from "../pkg/errors";
 import { parseJson } from "../pkg/db";
-import type { Versioned } from "../properties/categories/store";
+import type { Versioned } from "../pkg/resource";
 import type { LinkedProperty } from "../properties/values";
 import { toAssetReference } from "./asset-reference";
 import { readLinkedProperties } from "./linked-properties";

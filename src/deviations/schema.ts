@@ -1,5 +1,6 @@
 /** Deviations (spec 2.3): shapes read and written by /Deviations. */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../pkg/resource";
 import { AssetRefInputSchema, AssetRefSchema } from "../assets/designations";
 import { PersonSchema, StatusSchema } from "../work/common";
 import { MetadataSchema } from "../properties/entity-types/schema";
@@ -92,18 +93,8 @@ const fields = {
   metadata: MetadataSchema,
 };
 
-const readOnly = {
-  type: z.unknown().optional().openapi({ description: "Read-only; ignored (typeId counts)." }),
-  workItemIds: z.unknown().optional().openapi({ description: "Read-only; ignored." }),
-  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-};
-
 export const CreateDeviationSchema = z.object(fields).strict().openapi("CreateDeviation");
-export const UpdateDeviationSchema = z
-  .object({ id: z.uuid(), ...fields, ...readOnly })
-  .strict()
-  .openapi("UpdateDeviation");
+export const UpdateDeviationSchema = updateBodyOf(DeviationSchema, fields, "UpdateDeviation", { type: "typeId counts" });
 
 export type DeviationInput = z.infer<typeof CreateDeviationSchema>;
 export type DeviationUpdate = z.infer<typeof UpdateDeviationSchema>;

@@ -9,7 +9,7 @@ import { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement } from "../events/outbox";
 import { ApiError, notFound } from "../pkg/errors";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
-import type { Versioned } from "../properties/categories/store";
+import type { Versioned } from "../pkg/resource";
 import { toPerson } from "../work/common";
 import { DEVIATION_COLUMNS, DEVIATION_KIND, hydrateDeviations, type DeviationRow } from "./read";
 import type { Deviation } from "./schema";

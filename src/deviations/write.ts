@@ -10,7 +10,7 @@ import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
-import type { Versioned } from "../properties/categories/store";
+import type { Versioned } from "../pkg/resource";
 import { deletePropertyValuesStatement, replacePropertyValuesStatements, resolveLinkedValues, toLinkedProperties, toPropertyValueRows, type ResolvedProperty } from "../properties/values";
 import { checkStatus, ownerOrCaller, type Person } from "../work/common";
 import { resolveAssetReference } from "./asset-reference";
@@ -19,6 +19,7 @@ import { checkRelationships, replaceRelationshipsStatements, touchDeviationsStat
 import type { Deviation, DeviationInput, DeviationUpdate } from "./schema";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { IS_DEVIATION_TYPE } from "./types/store";
+import { assertVersion } from "../pkg/resource";
 
 /** `DEV-` and the first 8 hex digits of the id, upper-case. */
 export function generatedReferenceId(id: string): string {
@@ -145,7 +146,7 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
 
 export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate): Promise<Versioned<Deviation>> {
   const { row: currentRow, current } = await readForWrite(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const typeId = (input.typeId ?? currentRow.type_id).toLowerCase();
   const checked = await checkInput(ctx.db, currentRow.id, typeId, input);
   const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: currentRow.owner_id, name: currentRow.owner_name };
@@ -186,7 +187,7 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
 /** Deletes a deviation with its relationships (both directions), designations, property values and work item links. */
 export async function deleteDeviation(ctx: WriteContext, id: string): Promise<void> {
   const { row, current } = await readForWrite(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const related = current.value.relationships.map((r) => r.id);
   await runWrite(
     ctx.db,

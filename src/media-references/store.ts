@@ -5,6 +5,7 @@
  * referenced cannot be deleted (409 naming how many references use it).
  */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf, assertVersion } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound } from "../pkg/errors";
@@ -46,7 +47,7 @@ const fields = {
   description: z.string().max(4000).nullable().optional(),
 };
 export const CreateMediaReferenceSchema = z.object(fields).strict().openapi("CreateMediaReference");
-export const UpdateMediaReferenceSchema = z.object({ id: z.uuid(), ...fields, media: z.unknown().optional(), objectOwner: z.unknown().optional(), createdAt: z.unknown().optional(), updatedAt: z.unknown().optional() }).strict().openapi("UpdateMediaReference");
+export const UpdateMediaReferenceSchema = updateBodyOf(MediaReferenceSchema, fields, "UpdateMediaReference");
 
 const SELECT = "SELECT r.*, md.name AS media_name, md.declared_type AS media_type FROM media_references r LEFT JOIN medias md ON md.id = r.media_id";
 
@@ -95,7 +96,7 @@ export async function createMediaReference(ctx: WriteContext, input: z.infer<typ
 
 export async function updateMediaReference(ctx: WriteContext, input: z.infer<typeof UpdateMediaReferenceSchema>): Promise<MediaReferenceRow> {
   const current = await getMediaReference(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   if (input.mediaId !== current.media_id) await assertMedia(ctx.db, input.mediaId);
   const etag = newEtagToken();
   const [updated] = await ctx.db.batch([
@@ -110,7 +111,7 @@ export async function updateMediaReference(ctx: WriteContext, input: z.infer<typ
 
 export async function deleteMediaReference(ctx: WriteContext, id: string): Promise<void> {
   const current = await getMediaReference(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const [, deleted] = await ctx.db.batch([
     ctx.db.prepare("DELETE FROM activity_media_references WHERE media_reference_id = ?1 AND EXISTS (SELECT 1 FROM media_references WHERE id = ?1 AND etag = ?2)").bind(id, current.etag),
     ctx.db.prepare("DELETE FROM media_references WHERE id = ?1 AND etag = ?2").bind(id, current.etag),

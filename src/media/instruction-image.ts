@@ -14,6 +14,7 @@ import { FORMAT_MIME, formatOfMimeType, sniffFormat } from "./image/formats";
 import { processImage } from "./image/pipeline";
 import { deleteObjects, instructionImageKey } from "./storage";
 import { instructionImageKeyOf, readDefinitionImage, writeInstructionImageKey } from "./instruction-image-store";
+import { assertVersion } from "../pkg/resource";
 
 /** The largest instruction image, decoded. */
 export const INSTRUCTION_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
@@ -88,7 +89,7 @@ export async function deleteInstructionImage(c: Context<AppEnv>, definitionId: s
   const ctx = writeContext(c);
   const state = await readDefinitionImage(ctx.db, definitionId);
   if (state.key === null) throw new ApiError("NotFound", `Property definition ${definitionId} has no instruction image.`);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== imageEtag(state.key)) throw preconditionFailed();
+  assertVersion(ctx, imageEtag(state.key));
   await writeInstructionImageKey(ctx, state, null);
   await deleteObjects(c.env.MEDIA, [state.key], c.get("log"));
 }

@@ -100,7 +100,7 @@ export function monitoringApp() {
     defineRoute({ ...write, errors: [404, 409] }, { method: "delete", path: "/ModelDefinitions/{name}/versions/{version}", tags: defTags, summary: "Delete a version no model uses", request: { params: NameVersion }, responses: { 204: { description: "Deleted." } } }),
     async (c) => {
       const { name, version } = c.req.valid("param");
-      await deleteDefinition(c.env.DB, await findDefinitionByVersion(c.env.DB, name, version), `${name} version ${version}`);
+      await deleteDefinition(writeContext(c), await findDefinitionByVersion(c.env.DB, name, version), `${name} version ${version}`);
       return c.body(null, 204);
     },
   );
@@ -129,7 +129,7 @@ export function monitoringApp() {
   app.openapi(
     defineRoute({ ...write, errors: [404, 409] }, { method: "delete", path: "/ModelDefinitions/{id}", tags: defTags, summary: "Delete a model definition no model uses", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
     async (c) => {
-      await deleteDefinitionById(c.env.DB, c.req.valid("param").id);
+      await deleteDefinitionById(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);
     },
   );
@@ -180,7 +180,7 @@ export function monitoringApp() {
   app.openapi(
     defineRoute({ ...write, errors: [404, 409] }, { method: "delete", path: "/Models/{id}", tags: modelTags, summary: "Delete a model no monitor uses", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
     async (c) => {
-      await deleteModel(c.env.DB, c.req.valid("param").id);
+      await deleteModel(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);
     },
   );
@@ -200,7 +200,7 @@ export function monitoringApp() {
       defineRoute({ ...write, errors: [404] }, { method: "delete", path: `/${resource}/{id}/Populations/{populationId}`, tags, summary: "Delete a population with its items", request: { params: PopulationParams }, responses: { 204: { description: "Deleted." } } }),
       async (c) => {
         const { id, populationId } = c.req.valid("param");
-        await removePopulation(c.env.DB, kind, id, populationId);
+        await removePopulation(writeContext(c), kind, id, populationId);
         return c.body(null, 204);
       },
     );
@@ -237,7 +237,7 @@ export function monitoringApp() {
       defineRoute({ ...write, errors: [404] }, { method: "delete", path: `/${resource}/{id}/PopulationItems/{itemId}`, tags, summary: "Remove an item", request: { params: ItemParams }, responses: { 204: { description: "Deleted." } } }),
       async (c) => {
         const { id, itemId } = c.req.valid("param");
-        await removeItem(c.env.DB, kind, id, itemId);
+        await removeItem(writeContext(c), kind, id, itemId);
         return c.body(null, 204);
       },
     );

@@ -1,5 +1,6 @@
 /** API shapes of models and monitors (spec 2.8). */
 import { z } from "@hono/zod-openapi";
+import { resourceBody, updateBodyOf } from "../pkg/resource";
 import { PersonSchema } from "../work/common";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 
@@ -27,7 +28,7 @@ const definitionFields = {
   location: z.enum(LOCATIONS),
 };
 export const CreateModelDefinitionSchema = z.object(definitionFields).strict().openapi("CreateModelDefinition");
-export const UpdateModelDefinitionSchema = z.object({ id: z.uuid(), ...definitionFields }).strict().openapi("UpdateModelDefinition");
+export const UpdateModelDefinitionSchema = updateBodyOf(ModelDefinitionSchema, definitionFields, "UpdateModelDefinition");
 
 const resources = {
   cpuCores: z.number().positive().max(64),
@@ -95,8 +96,10 @@ const modelFields = {
     .default([])
     .openapi({ description: "Values of the Model properties linked to the type: [{name, value}] (the property model, spec 2.1)." }),
 };
-export const CreateModelSchema = z.object(modelFields).strict().openapi("CreateModel");
-export const UpdateModelSchema = z.object({ id: z.uuid(), ...modelFields }).strict().openapi("UpdateModel");
+/** The spec (2.8) spells the SKU `GPUSKU`; answers say `gpuSku`. */
+const gpuSkuSpelling = { GPUSKU: { of: "gpuSku", schema: resources.gpuSku } };
+export const CreateModelSchema = resourceBody(modelFields, "CreateModel", { spellings: gpuSkuSpelling });
+export const UpdateModelSchema = updateBodyOf(ModelSchema, modelFields, "UpdateModel", { modelId: "the MOD number" }, gpuSkuSpelling);
 
 const ConditionSchema = z
   .object({
@@ -161,8 +164,20 @@ const monitorFields = {
   controllers: z.array(ControllerSchema).max(50).default([]),
   objectOwner: PersonSchema.nullable().optional(),
 };
-export const CreateMonitorSchema = z.object(monitorFields).strict().openapi("CreateMonitor");
-export const UpdateMonitorSchema = z.object({ id: z.uuid(), ...monitorFields }).strict().openapi("UpdateMonitor");
+/**
+ * Other spellings a monitor takes: the spec's `GPUSKU`, and its `Model*` (2.8): the model as an object
+ * with its id (what a GET answers in `model`) or as the id itself. Answers say `gpuSku` and `modelId`.
+ */
+const monitorSpellings = {
+  GPUSKU: { of: "gpuSku", schema: monitorFields.gpuSku },
+  model: {
+    of: "modelId",
+    schema: z.union([z.uuid(), z.object({ id: z.uuid() }).loose()]).openapi({ description: "The model: its id, or an object with its id." }),
+    convert: (value: unknown) => (typeof value === "string" ? value : (value as { id: string }).id),
+  },
+};
+export const CreateMonitorSchema = resourceBody(monitorFields, "CreateMonitor", { spellings: monitorSpellings });
+export const UpdateMonitorSchema = updateBodyOf(MonitorSchema, monitorFields, "UpdateMonitor", { monitorId: "the MON number", inherited: "send a value to override the model's" }, monitorSpellings);
 
 export const MonitorJobSchema = z
   .object({

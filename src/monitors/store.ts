@@ -4,15 +4,16 @@
  */
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
-import { outboxStatement } from "../events/outbox";
+import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
-import { assertStatement, conflict, isAssertionFailure, isUniqueViolation, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
+import { assertStatement, conflict, isAssertionFailure, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { resolveLinkedValues } from "../properties/values/resolve";
 import { deletePropertyValuesStatement, readPropertyValues, replacePropertyValuesStatements, toPropertyValueRows } from "../properties/values/rows";
 import type { ResolvedProperty } from "../properties/values/types";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
+import { assertVersion, commitVersioned } from "../pkg/resource";
 import { scheduleRuleProblem, scheduleStatement, type ScheduleRule } from "../pkg/schedule";
 import { hostFor } from "../dataprocessing/host";
 import { viaHost } from "../dataprocessing/host-errors";
@@ -77,19 +78,20 @@ export async function createDefinition(ctx: WriteContext, env: Bindings, input: 
 
 export async function updateDefinition(ctx: WriteContext, env: Bindings, input: { id: string; name: string; version: string; uri: string | null; location: string }) {
   const current = await getDefinitionRow(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const version = assertVersion(ctx, current.etag);
   if (current.name !== input.name || current.version !== input.version) await refuseUsedDefinition(ctx.db, current);
   await checkDefinition(env, input);
-  const [update] = await runBatch(
-    ctx.db,
+  const etag = newEtagToken();
+  await commitVersioned(
+    ctx,
     [
       ctx.db
         .prepare("UPDATE model_definitions SET name = ?1, name_key = ?9, version = ?2, location = ?3, uri = ?4, etag = ?5, updated_at = ?6 WHERE id = ?7 AND etag = ?8")
-        .bind(input.name, input.version, input.location, input.uri, newEtagToken(), ctx.now, input.id, current.etag, nameKey(input.name)),
+        .bind(input.name, input.version, input.location, input.uri, etag, ctx.now, input.id, version, nameKey(input.name)),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: "modelDefinition", entityId: input.id, action: "updated", payload: { ...input } }, { table: "model_definitions", etag }),
     ],
     () => definitionTaken(input.name, input.version),
   );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
   return getDefinition(ctx.db, input.id);
 }
 
@@ -120,14 +122,24 @@ async function refuseUsedDefinition(db: D1Database, row: DefinitionRow): Promise
   if (used) throw new ApiError("InUse", `Model ${used.model_id} uses model definition ${row.name} version ${row.version}.`);
 }
 
-export async function deleteDefinition(db: D1Database, row: DefinitionRow | null, what: string): Promise<void> {
+export async function deleteDefinition(ctx: WriteContext, row: DefinitionRow | null, what: string): Promise<void> {
   if (!row) throw new ApiError("NotFound", `Model definition ${what} does not exist.`);
-  await refuseUsedDefinition(db, row);
-  await db.prepare("DELETE FROM model_definitions WHERE id = ?1").bind(row.id).run();
+  const version = assertVersion(ctx, row.etag);
+  await refuseUsedDefinition(ctx.db, row);
+  await commitVersioned(ctx, [
+    // Guarded so a model made with this version since the check above keeps it alive (then 412: read again).
+    ctx.db
+      .prepare(
+        `DELETE FROM model_definitions WHERE id = ?1 AND etag = ?2
+           AND NOT EXISTS (SELECT 1 FROM models WHERE lower(definition_name) = lower(?3) AND definition_version = ?4)`,
+      )
+      .bind(row.id, version, row.name, row.version),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: "modelDefinition", entityId: row.id, action: "deleted", payload: null }, "previousChanged"),
+  ]);
 }
 
-export async function deleteDefinitionById(db: D1Database, id: string): Promise<void> {
-  await deleteDefinition(db, await getDefinitionRow(db, id), id);
+export async function deleteDefinitionById(ctx: WriteContext, id: string): Promise<void> {
+  await deleteDefinition(ctx, await getDefinitionRow(ctx.db, id), id);
 }
 
 // --- Populations ---------------------------------------------------------------------------------
@@ -172,12 +184,36 @@ export async function populationsOf(db: D1Database, kind: "model" | "monitor", o
   return (pops!.results as unknown as PopulationRow[]).map((p) => ({ id: p.id, name: p.name, description: p.description, assetType: p.asset_type, items: byPopulation.get(p.id) ?? [] }));
 }
 
-export async function addPopulation(ctx: WriteContext, kind: "model" | "monitor", ownerId: string, input: { name: string; description: string | null; assetType: AssetType }) {
+type Owner = "model" | "monitor";
+const OWNER_TABLE: Record<Owner, string> = { model: "models", monitor: "monitors" };
+
+/**
+ * A population is part of its owner's representation (GET /Models/{id}, /Monitors/{id}): a change
+ * to it is a new version of the owner. The owner's row takes a new ETag, guarded on the version the
+ * caller's If-Match names (or the current one), and the owner's `updated` event goes in the batch.
+ */
+async function ownerVersionStatements(ctx: WriteContext, kind: Owner, ownerId: string, change: string): Promise<{ first: D1PreparedStatement; event: D1PreparedStatement }> {
+  const table = OWNER_TABLE[kind];
+  const row = await ctx.db.prepare(`SELECT etag FROM ${table} WHERE id = ?1`).bind(ownerId).first<{ etag: string }>();
+  if (!row) throw notFound(kind === "model" ? "Model" : "Monitor", ownerId);
+  const version = assertVersion(ctx, row.etag);
+  const etag = newEtagToken();
+  return {
+    first: ctx.db.prepare(`UPDATE ${table} SET etag = ?1, updated_at = ?2 WHERE id = ?3 AND etag = ?4`).bind(etag, ctx.now, ownerId, version),
+    event: guardedOutboxStatement(ctx.db, ctx, { entityKind: kind, entityId: ownerId, action: "updated", payload: { id: ownerId, change } }, { table, etag }),
+  };
+}
+
+export async function addPopulation(ctx: WriteContext, kind: Owner, ownerId: string, input: { name: string; description: string | null; assetType: AssetType }) {
   const id = ctx.uuid();
-  await ctx.db
-    .prepare("INSERT INTO populations (id, owner_kind, owner_id, name, description, asset_type, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
-    .bind(id, kind, ownerId, input.name, input.description, input.assetType, ctx.now)
-    .run();
+  const owner = await ownerVersionStatements(ctx, kind, ownerId, "populationAdded");
+  await commitVersioned(ctx, [
+    owner.first,
+    ctx.db
+      .prepare("INSERT INTO populations (id, owner_kind, owner_id, name, description, asset_type, created_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE changes() = 1")
+      .bind(id, kind, ownerId, input.name, input.description, input.assetType, ctx.now),
+    owner.event,
+  ]);
   return { id, ...input, items: [] };
 }
 
@@ -197,29 +233,35 @@ export async function addItem(ctx: WriteContext, kind: "model" | "monitor", owne
     throw invalid("body.assetReference.id", "assetType", `Population '${population.name}' holds ${population.asset_type} assets; asset ${asset.id} is a ${asset.kind}, expected ${expected}.`);
   }
   const id = ctx.uuid();
-  try {
-    await ctx.db
-      .prepare("INSERT INTO population_items (id, population_id, asset_id, asset_name, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-      .bind(id, populationId, asset.id, asset.name, ctx.now)
-      .run();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw conflict(`Asset ${asset.id} is already in population '${population.name}'.`);
-    throw error;
-  }
+  const owner = await ownerVersionStatements(ctx, kind, ownerId, "populationItemAdded");
+  await commitVersioned(
+    ctx,
+    [
+      owner.first,
+      ctx.db
+        .prepare("INSERT INTO population_items (id, population_id, asset_id, asset_name, created_at) SELECT ?1, ?2, ?3, ?4, ?5 WHERE changes() = 1")
+        .bind(id, populationId, asset.id, asset.name, ctx.now),
+      owner.event,
+    ],
+    () => conflict(`Asset ${asset.id} is already in population '${population.name}'.`),
+  );
   return toItem({ id, population_id: populationId, asset_id: asset.id, asset_name: asset.name, criticality: null, last_monitor_job_id: null });
 }
 
-export async function removePopulation(db: D1Database, kind: "model" | "monitor", ownerId: string, populationId: string): Promise<void> {
-  await populationOf(db, kind, ownerId, populationId, "path.populationId");
-  await db.prepare("DELETE FROM populations WHERE id = ?1").bind(populationId).run();
+export async function removePopulation(ctx: WriteContext, kind: Owner, ownerId: string, populationId: string): Promise<void> {
+  await populationOf(ctx.db, kind, ownerId, populationId, "path.populationId");
+  const owner = await ownerVersionStatements(ctx, kind, ownerId, "populationRemoved");
+  await commitVersioned(ctx, [owner.first, ctx.db.prepare("DELETE FROM populations WHERE id = ?1 AND changes() = 1").bind(populationId), owner.event]);
 }
 
-export async function removeItem(db: D1Database, kind: "model" | "monitor", ownerId: string, itemId: string): Promise<void> {
-  const result = await db
-    .prepare("DELETE FROM population_items WHERE id = ?1 AND population_id IN (SELECT id FROM populations WHERE owner_kind = ?2 AND owner_id = ?3)")
+export async function removeItem(ctx: WriteContext, kind: Owner, ownerId: string, itemId: string): Promise<void> {
+  const found = await ctx.db
+    .prepare("SELECT 1 AS ok FROM population_items WHERE id = ?1 AND population_id IN (SELECT id FROM populations WHERE owner_kind = ?2 AND owner_id = ?3)")
     .bind(itemId, kind, ownerId)
-    .run();
-  if (result.meta.changes !== 1) throw notFound("Population item", itemId);
+    .first();
+  if (!found) throw notFound("Population item", itemId);
+  const owner = await ownerVersionStatements(ctx, kind, ownerId, "populationItemRemoved");
+  await commitVersioned(ctx, [owner.first, ctx.db.prepare("DELETE FROM population_items WHERE id = ?1 AND changes() = 1").bind(itemId), owner.event]);
 }
 
 /** Statements copying every population and item of one owner to another (criticality and last job cleared). */
@@ -370,12 +412,13 @@ export async function createModel(ctx: WriteContext, principal: Principal, input
 
 export async function updateModel(ctx: WriteContext, input: ModelInput & { id: string }): Promise<ModelRow> {
   const current = await getModelRow(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const version = assertVersion(ctx, current.etag);
   checkTransition(current.status, input.status, "body.status");
   await checkModel(ctx.db, input);
   const { typeId, properties } = await modelProperties(ctx.db, { ...input, typeId: input.typeId ?? current.type_id });
   const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.owner_id, name: current.owner_name };
-  const [result] = await ctx.db.batch([
+  const etag = newEtagToken();
+  await commitVersioned(ctx, [
     ctx.db
       .prepare(
         `UPDATE models SET name = ?1, description = ?2, definition_name = ?3, definition_version = ?4, status = ?5, cpu_cores = ?6, memory_gb = ?7, gpu_cores = ?8,
@@ -383,27 +426,30 @@ export async function updateModel(ctx: WriteContext, input: ModelInput & { id: s
       )
       .bind(
         input.name, input.description, input.modelDefinitionName, input.modelDefinitionVersion, input.status, input.cpuCores, input.memory, input.gpuCores, input.gpuSku,
-        JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, newEtagToken(), ctx.now, input.id, current.etag, typeId,
+        JSON.stringify(input.configurableParameters), JSON.stringify(input.staticParameters), owner.id, owner.name, etag, ctx.now, input.id, version, typeId,
       ),
     // Guarded on the update above having applied: a lost race leaves the old values.
     assertStatement(ctx.db, "changes() = 1"),
     ...replacePropertyValuesStatements(ctx.db, MODEL_KIND, input.id, toPropertyValueRows(MODEL_KIND, input.id, properties)),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: "model", entityId: input.id, action: "updated", payload: { id: input.id, modelId: current.model_id, name: input.name } }, { table: "models", etag }),
   ]).catch((error: unknown) => {
     if (isAssertionFailure(error)) throw preconditionFailed();
     throw error;
   });
-  if (result?.meta.changes !== 1) throw preconditionFailed();
   return getModelRow(ctx.db, input.id);
 }
 
-export async function deleteModel(db: D1Database, id: string): Promise<void> {
-  await getModelRow(db, id);
-  const used = await db.prepare("SELECT monitor_id FROM monitors WHERE model_ref = ?1 LIMIT 1").bind(id).first<{ monitor_id: string }>();
+export async function deleteModel(ctx: WriteContext, id: string): Promise<void> {
+  const current = await getModelRow(ctx.db, id);
+  const version = assertVersion(ctx, current.etag);
+  const used = await ctx.db.prepare("SELECT monitor_id FROM monitors WHERE model_ref = ?1 LIMIT 1").bind(id).first<{ monitor_id: string }>();
   if (used) throw new ApiError("InUse", `Monitor ${used.monitor_id} uses this model.`);
-  await db.batch([
-    db.prepare("DELETE FROM populations WHERE owner_kind = 'model' AND owner_id = ?1").bind(id),
-    deletePropertyValuesStatement(db, MODEL_KIND, id),
-    db.prepare("DELETE FROM models WHERE id = ?1").bind(id),
+  await commitVersioned(ctx, [
+    // The model row first, guarded on its version and on no monitor having started to use it meanwhile.
+    ctx.db.prepare("DELETE FROM models WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM monitors WHERE model_ref = ?1)").bind(id, version),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: "model", entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ctx.db.prepare("DELETE FROM populations WHERE owner_kind = 'model' AND owner_id = ?1 AND NOT EXISTS (SELECT 1 FROM models WHERE id = ?1)").bind(id),
+    deletePropertyValuesStatement(ctx.db, MODEL_KIND, id),
   ]);
 }
 
@@ -559,28 +605,52 @@ export async function createMonitor(ctx: WriteContext, principal: Principal, inp
 
 export async function updateMonitor(ctx: WriteContext, input: MonitorInput & { id: string }): Promise<MonitorRow> {
   const current = await getMonitorRow(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  const version = assertVersion(ctx, current.etag);
   const { rule } = await checkMonitor(ctx.db, input, current);
   const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.owner_id, name: current.owner_name };
-  const [update] = await ctx.db.batch([
+  const etag = newEtagToken();
+  await commitVersioned(ctx, [
     ctx.db
       .prepare(
         `UPDATE monitors SET name = ?1, model_ref = ?2, status = ?3, trigger_schedule = ?4, time_zone = ?5, trigger_event = ?6, instructions = ?7, cpu_cores = ?8,
            memory_gb = ?9, gpu_cores = ?10, gpu_sku = ?11, configurable_parameters = ?12, controllers = ?13, owner_id = ?14, owner_name = ?15, etag = ?16, updated_at = ?17
          WHERE id = ?18 AND etag = ?19`,
       )
-      .bind(...monitorValues(input), owner.id, owner.name, newEtagToken(), ctx.now, input.id, current.etag),
+      .bind(...monitorValues(await keepInherited(ctx.db, input, current)), owner.id, owner.name, etag, ctx.now, input.id, version),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: "monitor", entityId: input.id, action: "updated", payload: { id: input.id, monitorId: current.monitor_id, name: input.name } }, { table: "monitors", etag }),
     scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, input.id, rule, new Date(ctx.now)),
   ]);
-  if (update?.meta.changes !== 1) throw preconditionFailed();
   return getMonitorRow(ctx.db, input.id);
 }
 
+/**
+ * A monitor sent back as it was read shows the model's values where it inherits them: a value equal
+ * to the model's, on a field the monitor inherits today, keeps inheriting (rather than pinning the
+ * model's current value). To pin the model's value, set it while it differs, or send null to inherit.
+ */
+async function keepInherited(db: D1Database, input: MonitorInput & { id: string }, current: MonitorRow): Promise<MonitorInput & { id: string }> {
+  if (input.modelId !== current.model_ref) return input;
+  const model = await getModelRow(db, current.model_ref);
+  const kept = { ...input };
+  if (current.cpu_cores === null && input.cpuCores === model.cpu_cores) kept.cpuCores = null;
+  if (current.memory_gb === null && input.memory === model.memory_gb) kept.memory = null;
+  if (current.gpu_cores === null && current.gpu_sku === null && input.gpuCores === model.gpu_cores && input.gpuSku === model.gpu_sku) {
+    kept.gpuCores = null;
+    kept.gpuSku = null;
+  }
+  if (current.configurable_parameters === null && input.configurableParameters !== null && JSON.stringify(input.configurableParameters) === model.configurable_parameters) {
+    kept.configurableParameters = null;
+  }
+  return kept;
+}
+
 export async function deleteMonitor(ctx: WriteContext, id: string): Promise<void> {
-  await getMonitorRow(ctx.db, id);
-  await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM populations WHERE owner_kind = 'monitor' AND owner_id = ?1").bind(id),
-    ctx.db.prepare("DELETE FROM monitors WHERE id = ?1").bind(id),
+  const current = await getMonitorRow(ctx.db, id);
+  const version = assertVersion(ctx, current.etag);
+  await commitVersioned(ctx, [
+    ctx.db.prepare("DELETE FROM monitors WHERE id = ?1 AND etag = ?2").bind(id, version),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: "monitor", entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ctx.db.prepare("DELETE FROM populations WHERE owner_kind = 'monitor' AND owner_id = ?1 AND NOT EXISTS (SELECT 1 FROM monitors WHERE id = ?1)").bind(id),
     scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, id, null, new Date(ctx.now)),
   ]);
 }

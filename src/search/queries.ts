@@ -4,6 +4,7 @@
  * checked against the index's mapping when saved, so an unknown field is named then, not at run time.
  */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf, assertVersion } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
 import { newEtagToken, parseJson, type WriteContext } from "../pkg/db";
@@ -51,7 +52,6 @@ const fields = {
   metadata: MetadataSchema.nullable().optional(),
 };
 export const CreateQuerySchema = z.object(fields).strict().openapi("CreateSavedQuery");
-export const UpdateQuerySchema = z.object({ id: z.uuid(), ...fields }).strict().openapi("UpdateSavedQuery");
 
 export const SavedQuerySchema = z
   .object({
@@ -66,6 +66,7 @@ export const SavedQuerySchema = z
     modifiedDate: z.string(),
   })
   .openapi("SavedQuery");
+export const UpdateQuerySchema = updateBodyOf(SavedQuerySchema, fields, "UpdateSavedQuery");
 
 export function toQuery(row: QueryRow & { index_name?: string | null }) {
   return {
@@ -128,7 +129,7 @@ function assertOwner(principal: Principal, row: QueryRow) {
 export async function updateQuery(ctx: WriteContext, principal: Principal, apiVersion: string, input: z.infer<typeof UpdateQuerySchema>) {
   const current = await visibleQuery(ctx.db, principal, input.id);
   assertOwner(principal, current);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
   const owner = ownerOf(principal, input.objectOwner);
   const etag = newEtagToken();
@@ -145,7 +146,7 @@ export async function updateQuery(ctx: WriteContext, principal: Principal, apiVe
 export async function deleteQuery(ctx: WriteContext, principal: Principal, id: string): Promise<void> {
   const current = await visibleQuery(ctx.db, principal, id);
   assertOwner(principal, current);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const [deleted] = await ctx.db.batch([
     ctx.db.prepare("DELETE FROM search_queries WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),

@@ -4,6 +4,7 @@
  * the shared query engine; documents and searches are in each index's SearchIndex Durable Object.
  */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../pkg/resource";
 import type { Context } from "hono";
 import { newApp } from "../app-factory";
 import type { AppEnv } from "../env";
@@ -54,16 +55,17 @@ const IndexSchema = z
   })
   .openapi("Index");
 
-const UpdateIndexSchema = z
-  .object({
-    id: z.uuid(),
+const UpdateIndexSchema = updateBodyOf(
+  IndexSchema,
+  {
     name: z.string().trim().min(1).max(100),
     displayName: z.string().trim().min(1).max(200),
     objectOwner: Owner,
     triggerSchedule: z.string().max(100).nullable().optional(),
     type: z.enum(["standard", "custom"]),
-  })
-  .openapi("UpdateIndex");
+  },
+  "UpdateIndex",
+);
 
 const INDEX_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

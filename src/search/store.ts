@@ -13,6 +13,7 @@ import { PERMISSIONS } from "../pkg/permissions";
 import { scheduleStatement, type ScheduleRule } from "../pkg/schedule";
 import type { Mapping } from "./mapping";
 import { standardIndex } from "./standard";
+import { assertVersion } from "../pkg/resource";
 
 export const INDEX_KIND = "searchIndex";
 export const SEARCH_SCHEDULE_KIND = "search-index";
@@ -158,7 +159,7 @@ export interface IndexUpdate {
 
 /** A guarded update (the etag read, or If-Match); a custom index's schedule follows its triggerSchedule. */
 export async function updateIndex(ctx: WriteContext, current: IndexRow, update: IndexUpdate): Promise<IndexRow> {
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const etag = newEtagToken();
   const library = update.library;
   const statements = [
@@ -188,7 +189,7 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
 /** Deletes a custom index with its saved queries, schedule and logs (the caller empties its Durable Object). */
 export async function deleteIndex(ctx: WriteContext, row: IndexRow): Promise<void> {
   if (row.type !== "custom") throw new ApiError("Conflict", `'${row.name}' is a standard index; only custom indices can be deleted (spec 4.2 rule 9).`, { errors: [{ field: "path.id", rule: "customOnly", message: "Only a custom index can be deleted." }] });
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== row.etag) throw preconditionFailed();
+  assertVersion(ctx, row.etag);
   const { results } = await ctx.db.prepare("SELECT id FROM search_queries WHERE index_id = ?1").bind(row.id).all<{ id: string }>();
   await ctx.db.batch([
     ctx.db.prepare("DELETE FROM search_queries WHERE index_id = ?1").bind(row.id),

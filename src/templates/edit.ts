@@ -7,9 +7,9 @@
 import { outboxStatement } from "../events/outbox";
 import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
-import { preconditionFailed } from "../pkg/etag";
 import { deleteLatestRevisionStatements, revisionWriteStatements, targetOf, type RevisionedKind, type SqlValue } from "./revisions";
 import { revisionEtag } from "./shared";
+import { assertVersion } from "../pkg/resource";
 
 /** Attempts of one edit: a guard that fails because the revision became in use meanwhile makes it retry as a copy. */
 export const MAX_ATTEMPTS = 3;
@@ -55,7 +55,7 @@ export async function editLatestRevision<Row extends RevisionRow, State extends 
     const state = await edit.load(ctx.db, id);
     if (!state) throw notFound(edit.what, id);
     const inUse = state.row.in_use === 1;
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
+    assertVersion(ctx, revisionEtag(state.row.etag, inUse));
     const plan = await edit.plan(state);
     const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
     const target = targetOf(read);
@@ -115,7 +115,7 @@ export async function deleteLatestRevision<Row extends RevisionRow & { id: strin
     const state = await remove.load(ctx.db, id);
     if (!state) throw notFound(remove.what, id);
     const inUse = state.row.in_use === 1;
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== revisionEtag(state.row.etag, inUse)) throw preconditionFailed();
+    assertVersion(ctx, revisionEtag(state.row.etag, inUse));
     await remove.refuse(state);
     const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
     const latestRevision = read.revision > 1 ? read.revision - 1 : null;

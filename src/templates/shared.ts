@@ -10,14 +10,6 @@ export const OrderSchema = z
   .optional()
   .openapi({ description: "Position among its siblings (ascending; ties by id). Default: its index in a list, or after the last one when added alone." });
 
-/** Read-only fields of a revision: accepted in a PUT body and ignored, so a client can send back what it read. */
-export const revisionReadOnly = {
-  revision: z.number().int().optional().openapi({ description: "Read-only; ignored." }),
-  inUse: z.boolean().optional().openapi({ description: "Read-only; ignored." }),
-  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-};
-
 /**
  * The representation ETag of a revision: the row's etag, marked when the revision is frozen, so a
  * client's cached copy (and its If-Match) stops matching when a work item or activity starts to use

@@ -1,5 +1,6 @@
 /** The work item shapes (design: issue 3, "Work item"); read-only fields of a read are accepted and ignored on PUT. */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../pkg/resource";
 import { AssetRefSchema, DesignationsInputSchema } from "../assets/designations";
 import { PersonSchema, StatusSchema, TagsSchema } from "../work/common";
 import { MetadataSchema } from "../properties/entity-types/schema";
@@ -62,12 +63,6 @@ const fields = {
   metadata: MetadataSchema,
 };
 
-const readOnly = {
-  deviationIds: z.array(z.string()).optional().openapi({ description: "Read-only; ignored." }),
-  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-};
-
 export const CreateWorkItemSchema = z
   .object({
     ...fields,
@@ -80,9 +75,9 @@ export const CreateWorkItemSchema = z
   .strict()
   .openapi("CreateWorkItem");
 
-export const UpdateWorkItemSchema = z
-  .object({
-    id: z.uuid(),
+export const UpdateWorkItemSchema = updateBodyOf(
+  WorkItemSchema,
+  {
     ...fields,
     basedOn: z
       .array(BasedOnInput)
@@ -92,10 +87,9 @@ export const UpdateWorkItemSchema = z
         description:
           "Absent: unchanged. Otherwise the full list: templates not yet in it are instantiated; a template already instantiated cannot be removed (400).",
       }),
-    ...readOnly,
-  })
-  .strict()
-  .openapi("UpdateWorkItem");
+  },
+  "UpdateWorkItem",
+);
 
 export type CreateWorkItemInput = z.infer<typeof CreateWorkItemSchema>;
 export type UpdateWorkItemInput = z.infer<typeof UpdateWorkItemSchema>;

@@ -7,11 +7,10 @@
  */
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
-import { preconditionFailed } from "../pkg/etag";
 import { assertStatement, newEtagToken, type WriteContext } from "../pkg/db";
 import { replacePropertyValuesStatements, deletePropertyValuesStatement } from "../properties/values";
 import { deleteDesignationsStatement, replaceDesignationsStatements } from "../assets/designations";
-import type { Versioned } from "../properties/categories/store";
+import type { Versioned } from "../pkg/resource";
 import { normaliseTags, replaceTagsStatements } from "../work/common";
 import { checkWorkItemFields, propertyRows, readableDesignations, readableProperties, type WorkItemFields } from "./fields";
 import { prepareInstantiation, type Instantiation } from "./instantiate";
@@ -20,6 +19,7 @@ import type { CreateWorkItemInput, UpdateWorkItemInput, WorkItem } from "./schem
 import { outboxManyStatements } from "./sql";
 import { readUsedRevisions } from "./template-revisions";
 import { etagAssertion, retrying, runGuarded, type WriteHooks } from "./write";
+import { assertVersion } from "../pkg/resource";
 
 export async function getWorkItem(db: D1Database, id: string): Promise<Versioned<WorkItem>> {
   const row = await findWorkItemRow(db, id);
@@ -139,7 +139,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
   return retrying("work item", async (attempt) => {
     const current = await findWorkItemRow(ctx.db, id);
     if (!current) throw notFound("Work item", id);
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+    assertVersion(ctx, current.etag);
     const [existing, deviations, next] = await ctx.db.batch<Record<string, unknown>>([
       ctx.db.prepare("SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE work_item_id = ?1 ORDER BY position").bind(id),
       ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
@@ -202,7 +202,7 @@ export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<voi
   await retrying("work item", async () => {
     const current = await findWorkItemRow(db, id);
     if (!current) throw notFound("Work item", id);
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+    assertVersion(ctx, current.etag);
     const { results } = await db.prepare("SELECT id FROM activities WHERE work_item_id = ?1").bind(id).all<{ id: string }>();
     const ofActivities = "(SELECT id FROM activities WHERE work_item_id = ?1)";
     const done = await runGuarded(db, [

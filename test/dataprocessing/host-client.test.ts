@@ -67,7 +67,7 @@ describe("the local container host client", () => {
   });
 
   it("reaches a local host by URL only with its secret", () => {
-    const local = { ...env, LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: "http://127.0.0.1:8790" };
+    const local = { ...env, LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: "http://127.0.0.1:8790", LOCAL_CONTAINER_HOST_SECRET: "" };
     expect(() => hostFor(local as unknown as typeof env)).toThrow(/LOCAL_CONTAINER_HOST_SECRET/);
     expect(hostFor({ ...local, LOCAL_CONTAINER_HOST_SECRET: "s" } as unknown as typeof env).kind).toBe("local");
   });

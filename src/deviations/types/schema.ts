@@ -3,6 +3,7 @@
  * General, which every deviation without a type gets.
  */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { DefinitionLinkInputSchema, IconSchema, LinkedDefinitionSchema, MAX_LINKED_DEFINITIONS, MetadataSchema } from "../../properties/entity-types/schema";
 
 const LinkedPropertySchema = z.object({ name: z.string(), value: z.unknown() }).openapi("DeviationTypeProperty");
@@ -49,17 +50,7 @@ const fields = {
     .openapi({ description: "Values of the linked deviationType definitions: [{name, value}]. Missing ones take their default (or null)." }),
 };
 
-const readOnly = {
-  isDefault: z.boolean().optional().openapi({ description: "Read-only; ignored." }),
-  appliesTo: z.string().nullable().optional().openapi({ description: "Read-only; ignored (always deviationType; null for General)." }),
-  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-};
-
 export const CreateDeviationTypeSchema = z.object(fields).strict().openapi("CreateDeviationType");
-export const UpdateDeviationTypeSchema = z
-  .object({ id: z.uuid(), ...fields, ...readOnly })
-  .strict()
-  .openapi("UpdateDeviationType");
+export const UpdateDeviationTypeSchema = updateBodyOf(DeviationTypeSchema, fields, "UpdateDeviationType", { appliesTo: "always deviationType; null for General" });
 
 export type DeviationTypeInput = z.infer<typeof CreateDeviationTypeSchema>;

@@ -9,7 +9,7 @@ import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
-import type { Versioned } from "../../properties/categories/store";
+import type { Versioned } from "../../pkg/resource";
 import { checkLinks } from "../../properties/entity-types/links";
 import { ENTITY_TYPE_COLUMNS, toEntityType, type EntityTypeRow } from "../../properties/entity-types/store";
 import type { DefinitionLinkRow } from "../../properties/entity-types/links";
@@ -17,6 +17,7 @@ import { countEntityTypeUses } from "../../properties/entity-types/usage";
 import { deletePropertyValuesStatement, replacePropertyValuesStatements, resolveAgainst, toLinkedProperties, toPropertyValueRows, type LinkedProperty } from "../../properties/values";
 import { readLinkedProperties } from "../linked-properties";
 import type { DeviationType, DeviationTypeInput } from "./schema";
+import { assertVersion } from "../../pkg/resource";
 
 /** entity_kind of a deviation type's own values and events. */
 export const DEVIATION_TYPE_KIND = "deviationType";
@@ -152,7 +153,7 @@ export async function createDeviationType(ctx: WriteContext, input: DeviationTyp
 
 export async function updateDeviationType(ctx: WriteContext, input: DeviationTypeInput & { id: string }): Promise<Versioned<DeviationType>> {
   const current = await getDeviationTypeRow(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.versioned.etag) throw preconditionFailed();
+  assertVersion(ctx, current.versioned.etag);
   const isDefault = current.row.is_default === 1;
   const { linkIds, links, properties } = await prepare(ctx.db, input, isDefault);
   const row = rowFor(current.row.id, input, isDefault, newEtagToken(), current.row.created_at, ctx.now);
@@ -183,7 +184,7 @@ async function getDeviationTypeRow(db: D1Database, id: string): Promise<{ row: E
 
 export async function deleteDeviationType(ctx: WriteContext, id: string): Promise<void> {
   const current = await getDeviationTypeRow(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.versioned.etag) throw preconditionFailed();
+  assertVersion(ctx, current.versioned.etag);
   if (current.row.is_default === 1) throw new ApiError("Conflict", "The default type (General) cannot be deleted; it can be renamed.");
   const uses = await countEntityTypeUses(ctx.db, current.row.id);
   if (uses > 0) throw new ApiError("InUse", `The deviation type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);

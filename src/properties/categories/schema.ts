@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 
 export const CategorySchema = z
   .object({
@@ -15,4 +16,4 @@ export type Category = z.infer<typeof CategorySchema>;
 const name = z.string().trim().min(1).max(200);
 
 export const CreateCategorySchema = z.object({ name }).strict().openapi("CreateCategory");
-export const UpdateCategorySchema = z.object({ id: z.uuid(), name }).strict().openapi("UpdateCategory");
+export const UpdateCategorySchema = updateBodyOf(CategorySchema, { name }, "UpdateCategory");

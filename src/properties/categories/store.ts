@@ -5,6 +5,7 @@ import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import type { Category } from "./schema";
+import { assertVersion, type Versioned } from "../../pkg/resource";
 
 interface CategoryRow {
   id: string;
@@ -13,11 +14,6 @@ interface CategoryRow {
   etag: string;
   created_at: string;
   updated_at: string;
-}
-
-export interface Versioned<T> {
-  value: T;
-  etag: string;
 }
 
 const COLUMNS = "id, name, is_default, etag, created_at, updated_at";
@@ -74,7 +70,7 @@ export async function createCategory(ctx: WriteContext, input: { name: string })
 
 export async function updateCategory(ctx: WriteContext, input: { id: string; name: string }): Promise<Versioned<Category>> {
   const current = await getCategory(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const etag = newEtagToken();
   const category: Category = { ...current.value, name: input.name, updatedAt: ctx.now };
   // The update only applies to the version read above, so a concurrent write in between is a 412.
@@ -94,7 +90,7 @@ export async function updateCategory(ctx: WriteContext, input: { id: string; nam
 
 export async function deleteCategory(ctx: WriteContext, id: string): Promise<void> {
   const current = await getCategory(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   if (current.value.isDefault) throw new ApiError("Conflict", "The default category cannot be deleted; it can be renamed.");
   const used = await ctx.db.prepare("SELECT count(*) AS n FROM property_definitions WHERE category_id = ?1").bind(id).first<{ n: number }>();
   if (used && used.n > 0) throw new ApiError("InUse", `The category is used by ${used.n} property definition(s).`);

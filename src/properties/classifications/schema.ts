@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { checkTreeShape, checkUniqueElementNames } from "./tree";
 
 /** A HEX colour as the frontend renders it: #RRGGBB or #RGB. Shared with entity type icons. */
@@ -102,15 +103,6 @@ const fields = {
 };
 
 export const CreateClassificationSchema = z.object(fields).strict().openapi("CreateClassification");
-/** Read-only fields of a read, accepted and ignored on PUT so a client can send back what it got. */
-const readOnly = {
-  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-};
-
-export const UpdateClassificationSchema = z
-  .object({ id: z.uuid(), ...fields, ...readOnly })
-  .strict()
-  .openapi("UpdateClassification");
+export const UpdateClassificationSchema = updateBodyOf(ClassificationSchema, fields, "UpdateClassification");
 
 export type ClassificationInput = z.infer<typeof CreateClassificationSchema>;

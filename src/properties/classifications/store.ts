@@ -8,10 +8,11 @@ import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
-import type { Versioned } from "../categories/store";
+import type { Versioned } from "../../pkg/resource";
 import type { Classification, ClassificationInput } from "./schema";
 import { buildTree, flattenTree, type ElementRow } from "./tree";
 import { elementsInUse } from "./usage";
+import { assertVersion } from "../../pkg/resource";
 
 export interface ClassificationRow {
   id: string;
@@ -187,7 +188,7 @@ export async function updateClassification(ctx: WriteContext, input: Classificat
   const found = await readClassification(ctx.db, input.id);
   if (!found) throw notFound("Classification", input.id);
   const current = toClassification(found.row, found.elements);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const rows = flattenTree(input.elements, () => ctx.uuid());
   const kept = new Set(rows.map((r) => r.name));
   const dropped = found.elements.map((r) => r.name).filter((name) => !kept.has(name));
@@ -246,7 +247,7 @@ async function refuseIfReferenced(db: D1Database, id: string): Promise<void> {
 
 export async function deleteClassification(ctx: WriteContext, id: string): Promise<void> {
   const current = await getClassification(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   await refuseIfReferenced(ctx.db, id);
   // Guarded so a definition that started to reference the classification since the check keeps it.
   const guard = "id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE classification_id = ?1)";

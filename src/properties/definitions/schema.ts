@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { listQueryShape } from "../../pkg/query";
 import { APPLICATION_RULE_INPUTS, APPLICATION_RULES, ENTITY_TYPES, FORMATS, LIMITS, UNITS } from "./rules";
 
@@ -62,17 +63,7 @@ const writableFields = {
 
 export const CreatePropertyDefinitionSchema = z.object(writableFields).strict().openapi("CreatePropertyDefinition");
 
-export const UpdatePropertyDefinitionSchema = z
-  .object({
-    id: z.uuid(),
-    ...writableFields,
-    // Read-only fields of a read, accepted and ignored so a client can PUT back what it GOT.
-    hasInstructionImage: z.boolean().optional().openapi({ description: "Read-only; ignored." }),
-    createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-    updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  })
-  .strict()
-  .openapi("UpdatePropertyDefinition");
+export const UpdatePropertyDefinitionSchema = updateBodyOf(PropertyDefinitionSchema, writableFields, "UpdatePropertyDefinition");
 
 export type CreatePropertyDefinition = z.infer<typeof CreatePropertyDefinitionSchema>;
 export type UpdatePropertyDefinition = z.infer<typeof UpdatePropertyDefinitionSchema>;

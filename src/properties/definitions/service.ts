@@ -2,11 +2,12 @@
 import { ApiError } from "../../pkg/errors";
 import { linkableRules } from "../entity-types/links";
 import type { ApplicationRule } from "./rules";
-import { preconditionFailed } from "../../pkg/etag";
 import { conflict, type WriteContext } from "../../pkg/db";
 import type { CreatePropertyDefinition, PropertyDefinition, UpdatePropertyDefinition } from "./schema";
-import { definitionUsage, deleteDefinitionRow, getDefinition, insertDefinition, updateDefinitionRow, type Versioned } from "./store";
+import { definitionUsage, deleteDefinitionRow, getDefinition, insertDefinition, updateDefinitionRow } from "./store";
+import type { Versioned } from "../../pkg/resource";
 import { validateDefinition } from "./validate";
+import { assertVersion } from "../../pkg/resource";
 
 export async function createPropertyDefinition(ctx: WriteContext, input: CreatePropertyDefinition): Promise<Versioned<PropertyDefinition>> {
   const fields = await validateDefinition(ctx.db, input);
@@ -21,7 +22,7 @@ export async function createPropertyDefinition(ctx: WriteContext, input: CreateP
  */
 export async function updatePropertyDefinition(ctx: WriteContext, input: UpdatePropertyDefinition): Promise<Versioned<PropertyDefinition>> {
   const current = await getDefinition(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const fields = await validateDefinition(ctx.db, input, current.value.name);
 
   const before = current.value;
@@ -51,7 +52,7 @@ export async function updatePropertyDefinition(ctx: WriteContext, input: UpdateP
 /** Deletes a definition that no entity type links and no stored value uses. */
 export async function deletePropertyDefinition(ctx: WriteContext, id: string): Promise<void> {
   const current = await getDefinition(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const usage = await definitionUsage(ctx.db, id);
   if (usage.linkedTypes > 0 || usage.values > 0) {
     const uses = [usage.linkedTypes > 0 ? `${usage.linkedTypes} entity type(s) link it` : "", usage.values > 0 ? "entities hold values of it" : ""];

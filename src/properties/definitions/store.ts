@@ -7,6 +7,7 @@ import type { JsonValue } from "../values/format";
 import type { ApplicationRule, EntityType, Format, Unit } from "./rules";
 import type { PropertyDefinition } from "./schema";
 import type { DefinitionFields } from "./validate";
+import type { Versioned } from "../../pkg/resource";
 
 export interface DefinitionRow {
   id: string;
@@ -31,11 +32,6 @@ export interface DefinitionRow {
   etag: string;
   created_at: string;
   updated_at: string;
-}
-
-export interface Versioned<T> {
-  value: T;
-  etag: string;
 }
 
 export const KIND = "propertyDefinition";

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { APPLICATION_RULE_INPUTS, APPLICATION_RULES, FORMATS } from "../definitions/rules";
 import { hexColor } from "../classifications/schema";
 
@@ -89,17 +90,7 @@ const fields = {
     .openapi({ description: "The definitions to link, in order, by id (the list replaces the current links). Each must fit appliesTo." }),
 };
 
-/** Read-only fields of a read, accepted and ignored on PUT so a client can send back what it got. */
-const readOnly = {
-  isDefault: z.boolean().optional().openapi({ description: "Read-only; ignored." }),
-  createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-};
-
 export const CreateEntityTypeSchema = z.object(fields).strict().openapi("CreateEntityType");
-export const UpdateEntityTypeSchema = z
-  .object({ id: z.uuid(), ...fields, ...readOnly })
-  .strict()
-  .openapi("UpdateEntityType");
+export const UpdateEntityTypeSchema = updateBodyOf(EntityTypeSchema, fields, "UpdateEntityType");
 
 export type EntityTypeInput = z.infer<typeof CreateEntityTypeSchema>;

@@ -7,11 +7,12 @@ import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, isForeignKeyViolation, newEtagToken, parseJson, runBatch, type WriteContext } from "../../pkg/db";
-import type { Versioned } from "../categories/store";
+import type { Versioned } from "../../pkg/resource";
 import { normaliseApplicationRule, type ApplicationRule } from "../definitions/rules";
 import { checkLinks, type DefinitionLinkRow } from "./links";
 import type { EntityType, EntityTypeInput } from "./schema";
 import { countEntityTypeUses } from "./usage";
+import { assertVersion } from "../../pkg/resource";
 
 export interface EntityTypeRow {
   id: string;
@@ -191,7 +192,7 @@ export async function createEntityType(ctx: WriteContext, input: EntityTypeInput
 export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput & { id: string }): Promise<Versioned<EntityType>> {
   const current = await readEntityType(ctx.db, "id = ?1", input.id);
   if (!current) throw notFound("Entity type", input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.versioned.etag) throw preconditionFailed();
+  assertVersion(ctx, current.versioned.etag);
   const isDefault = current.versioned.value.isDefault;
   const { appliesTo, linkIds, links } = await prepare(ctx.db, input, isDefault);
   const row = rowFor(input.id, input, appliesTo, newEtagToken(), isDefault, current.row.created_at, ctx.now);
@@ -218,7 +219,7 @@ export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput
 export async function deleteEntityType(ctx: WriteContext, id: string): Promise<void> {
   const current = await readEntityType(ctx.db, "id = ?1", id);
   if (!current) throw notFound("Entity type", id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.versioned.etag) throw preconditionFailed();
+  assertVersion(ctx, current.versioned.etag);
   if (current.versioned.value.isDefault) throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
   const uses = await countEntityTypeUses(ctx.db, id);
   if (uses > 0) throw new ApiError("InUse", `The entity type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 
 export const UserStatusSchema = z
   .object({
@@ -23,17 +24,7 @@ export const CreateUserStatusSchema = z
   .object({ ...fields, order: order.optional().openapi({ description: "Default: after the last user status." }) })
   .strict()
   .openapi("CreateUserStatus");
-export const UpdateUserStatusSchema = z
-  .object({
-    id: z.uuid(),
-    ...fields,
-    order,
-    // Read-only fields of a read, accepted and ignored so a client can send back what it got.
-    createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-    updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  })
-  .strict()
-  .openapi("UpdateUserStatus");
+export const UpdateUserStatusSchema = updateBodyOf(UserStatusSchema, { ...fields, order }, "UpdateUserStatus");
 
 export const SystemStatusSchema = z
   .object({

@@ -4,8 +4,9 @@ import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
-import type { Versioned } from "../categories/store";
+import type { Versioned } from "../../pkg/resource";
 import type { SystemStatus, UserStatus } from "./schema";
+import { assertVersion } from "../../pkg/resource";
 
 export interface UserStatusRow {
   id: string;
@@ -85,7 +86,7 @@ export async function createUserStatus(ctx: WriteContext, input: { name: string;
 
 export async function updateUserStatus(ctx: WriteContext, input: { id: string; name: string; status: string; order: number }): Promise<Versioned<UserStatus>> {
   const current = await getUserStatus(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   await requireSystemStatus(ctx.db, input.status);
   const etag = newEtagToken();
   const userStatus: UserStatus = { ...current.value, name: input.name, status: input.status, order: input.order, updatedAt: ctx.now };
@@ -106,7 +107,7 @@ export async function updateUserStatus(ctx: WriteContext, input: { id: string; n
 
 export async function deleteUserStatus(ctx: WriteContext, id: string): Promise<void> {
   const current = await getUserStatus(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const uses = (await Promise.all(userStatusUsageCheckers.map((check) => check(ctx.db, id)))).reduce((a, b) => a + b, 0);
   if (uses > 0) throw new ApiError("InUse", `The user status is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
   const [removed] = await ctx.db.batch([

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { listQueryShape } from "../../pkg/query";
 
 export const ActivityTypeSchema = z
@@ -19,15 +20,7 @@ const fields = {
 };
 
 export const CreateActivityTypeSchema = z.object(fields).strict().openapi("CreateActivityType");
-export const UpdateActivityTypeSchema = z
-  .object({
-    id: z.uuid(),
-    ...fields,
-    createdAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-    updatedAt: z.string().optional().openapi({ description: "Read-only; ignored." }),
-  })
-  .strict()
-  .openapi("UpdateActivityType");
+export const UpdateActivityTypeSchema = updateBodyOf(ActivityTypeSchema, fields, "UpdateActivityType");
 
 export type ActivityTypeInput = z.infer<typeof CreateActivityTypeSchema>;
 

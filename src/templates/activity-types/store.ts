@@ -7,6 +7,7 @@ import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { compileListQuery, defineList, runListQuery, noProperties } from "../../pkg/query";
 import type { ActivityType, ActivityTypeInput, ActivityTypeListQuery } from "./schema";
+import { assertVersion } from "../../pkg/resource";
 
 interface ActivityTypeRow {
   id: string;
@@ -75,7 +76,7 @@ export async function createActivityType(ctx: WriteContext, input: ActivityTypeI
 export async function updateActivityType(ctx: WriteContext, input: ActivityTypeInput & { id: string }): Promise<{ value: ActivityType; etag: string }> {
   const current = await readRow(ctx.db, input.id);
   if (!current) throw notFound("Activity type", input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const row: ActivityTypeRow = { ...current, name: input.name, description: input.description, etag: newEtagToken(), updated_at: ctx.now };
   const updated = toActivityType(row);
   const [update] = await runBatch(
@@ -97,7 +98,7 @@ const USES_SQL = `(SELECT count(*) FROM activity_templates WHERE activity_type_i
 export async function deleteActivityType(ctx: WriteContext, id: string): Promise<void> {
   const current = await readRow(ctx.db, id);
   if (!current) throw notFound("Activity type", id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const uses = await ctx.db.prepare(`SELECT ${USES_SQL}`).bind(current.id).first<{ templates: number; activities: number }>();
   if (uses && (uses.templates > 0 || uses.activities > 0)) {
     throw new ApiError("InUse", `The activity type is used by ${uses.templates} activity template revision(s) and ${uses.activities} activit(ies).`);

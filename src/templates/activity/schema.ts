@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { PersonSchema, StatusSchema } from "../../work/common";
 import { MetadataSchema } from "../../properties/entity-types/schema";
-import { OrderSchema, revisionReadOnly } from "../shared";
+import { OrderSchema } from "../shared";
 
 export const MAX_INPUT_TEMPLATES = 1000;
 export const INPUT_FORMATS = ["text", "boolean", "integer", "decimal", "date"] as const;
@@ -78,10 +79,7 @@ const fields = {
 };
 
 export const CreateActivityTemplateSchema = z.object(fields).strict().openapi("CreateActivityTemplate");
-export const UpdateActivityTemplateSchema = z
-  .object({ id: z.uuid(), ...fields, ...revisionReadOnly })
-  .strict()
-  .openapi("UpdateActivityTemplate");
+export const UpdateActivityTemplateSchema = updateBodyOf(ActivityTemplateSchema, fields, "UpdateActivityTemplate");
 
 export type ActivityTemplateInput = z.infer<typeof CreateActivityTemplateSchema>;
 export type UpdateActivityTemplateInput = z.infer<typeof UpdateActivityTemplateSchema>;

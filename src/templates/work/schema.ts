@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { PersonSchema, StatusSchema, TagsSchema } from "../../work/common";
 import { MetadataSchema } from "../../properties/entity-types/schema";
-import { OrderSchema, revisionReadOnly } from "../shared";
+import { OrderSchema } from "../shared";
 
 export const MAX_ACTIVITY_TEMPLATES = 500;
 export const MAX_SECTION_TEMPLATES = 200;
@@ -100,10 +101,7 @@ const fields = {
 };
 
 export const CreateWorkTemplateSchema = z.object(fields).strict().openapi("CreateWorkTemplate");
-export const UpdateWorkTemplateSchema = z
-  .object({ id: z.uuid(), ...fields, ...revisionReadOnly })
-  .strict()
-  .openapi("UpdateWorkTemplate");
+export const UpdateWorkTemplateSchema = updateBodyOf(WorkTemplateSchema, fields, "UpdateWorkTemplate");
 
 export type WorkTemplateInput = z.infer<typeof CreateWorkTemplateSchema>;
 export type UpdateWorkTemplateInput = z.infer<typeof UpdateWorkTemplateSchema>;

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 
 /**
  * Data type ids are chosen by the client (or derived from the name): a lower-case slug such as
@@ -56,7 +57,7 @@ export const CreateDataTypeSchema = z
   .strict()
   .openapi("CreateDataType");
 
-export const UpdateDataTypeSchema = z.object({ id: dataTypeId, name, allowedExtensions }).strict().openapi("UpdateDataType");
+export const UpdateDataTypeSchema = updateBodyOf(DataTypeSchema, { id: dataTypeId, name, allowedExtensions }, "UpdateDataType");
 
 export type CreateDataTypeInput = z.infer<typeof CreateDataTypeSchema>;
 export type UpdateDataTypeInput = z.infer<typeof UpdateDataTypeSchema>;

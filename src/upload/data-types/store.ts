@@ -5,6 +5,7 @@ import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, isUniqueViolation, newEtagToken, type WriteContext } from "../../pkg/db";
 import { DATA_TYPE_ID, type CreateDataTypeInput, type DataType, type UpdateDataTypeInput } from "./schema";
+import { assertVersion, type Versioned } from "../../pkg/resource";
 
 interface DataTypeRow {
   id: string;
@@ -13,11 +14,6 @@ interface DataTypeRow {
   etag: string;
   created_at: string;
   updated_at: string;
-}
-
-export interface Versioned<T> {
-  value: T;
-  etag: string;
 }
 
 const COLUMNS = "id, name, allowed_extensions, etag, created_at, updated_at";
@@ -107,7 +103,7 @@ export async function createDataType(ctx: WriteContext, input: CreateDataTypeInp
 
 export async function updateDataType(ctx: WriteContext, input: UpdateDataTypeInput): Promise<Versioned<DataType>> {
   const current = await getDataType(ctx.db, input.id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const etag = newEtagToken();
   const dataType: DataType = { ...current.value, name: input.name, allowedExtensions: [...new Set(input.allowedExtensions)], updatedAt: ctx.now };
   let update: D1Result | undefined;
@@ -128,7 +124,7 @@ export async function updateDataType(ctx: WriteContext, input: UpdateDataTypeInp
 
 export async function deleteDataType(ctx: WriteContext, id: string): Promise<void> {
   const current = await getDataType(ctx.db, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const inUse = () => new ApiError("InUse", `The data type ${id} is used by files (or uploads in progress); delete them first.`);
   const used = await ctx.db.prepare("SELECT 1 AS used FROM files WHERE data_type_id = ?1 LIMIT 1").bind(id).first();
   if (used) throw inUse();

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { listQueryShape } from "../../pkg/query";
+import { updateBodyOf } from "../../pkg/resource";
 
 /** The business statuses of section 3. Any transition is allowed: the caller sets a status. */
 export const FILE_STATUSES = [
@@ -69,10 +70,14 @@ export const UpdateFileStatusSchema = z
   .openapi("UpdateFileStatus");
 
 /** PUT /Files: the whole file object as older clients send it; only userStatus (or status) is read. */
-export const WholeFileStatusSchema = z
-  .object({ id: z.uuid(), userStatus: z.enum(FILE_STATUSES).optional(), status: z.enum(FILE_STATUSES).optional() })
-  .loose()
-  .openapi("WholeFileStatus");
+export const WholeFileStatusSchema = updateBodyOf(
+  FileSchema,
+  {
+    status: z.enum(FILE_STATUSES).optional(),
+    userStatus: z.enum(FILE_STATUSES).optional().openapi({ description: "What older clients set; it wins over status." }),
+  },
+  "WholeFileStatus",
+);
 
 // The shared list parameters (ids, excludeIds, searchText, order, paging, ...) except the property
 // filter: files carry no linked properties.

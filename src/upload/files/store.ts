@@ -9,6 +9,7 @@ import { preconditionFailed } from "../../pkg/etag";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { isPersonal, maySee, type Viewer } from "./access";
 import type { FileDefinition, FileStatus, ObjectType } from "./schema";
+import { assertVersion } from "../../pkg/resource";
 
 export interface FileRow {
   id: string;
@@ -133,7 +134,7 @@ export async function insertReadyFile(ctx: WriteContext, file: NewFile): Promise
 
 /** A guarded update of one visible file: If-Match, then `UPDATE ... WHERE etag = <read>` with its event. */
 async function updateFile(ctx: WriteContext, current: StoredFile, set: { sql: string; values: unknown[] }, next: FileRow): Promise<StoredFile> {
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const etag = newEtagToken();
   const updated = toFile({ ...next, etag, updated_at: ctx.now });
   const n = set.values.length;
@@ -182,7 +183,7 @@ export async function setFileMetadata(
  */
 export async function deleteFile(ctx: WriteContext, bucket: R2Bucket, viewer: Viewer, id: string): Promise<void> {
   const current = await getVisibleFile(ctx.db, viewer, id);
-  if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+  assertVersion(ctx, current.etag);
   const [removed] = await ctx.db.batch([
     ctx.db.prepare("DELETE FROM files WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),

@@ -1,5 +1,6 @@
 /** The activity shapes (design: issue 3, "Activity"). */
 import { z } from "@hono/zod-openapi";
+import { updateBodyOf } from "../../pkg/resource";
 import { AssetRefSchema, DesignationsInputSchema } from "../../assets/designations";
 import { PersonSchema, StatusSchema } from "../../work/common";
 import { MetadataSchema } from "../../properties/entity-types/schema";
@@ -81,18 +82,16 @@ export const CreateActivitySchema = z
   .strict()
   .openapi("CreateActivity");
 
-export const UpdateActivitySchema = z
-  .object({
-    id: z.uuid(),
+export const UpdateActivitySchema = updateBodyOf(
+  ActivitySchema,
+  {
     basedOn: z.object({ id: z.uuid(), revision: z.number().int() }).partial().optional().openapi({ description: "Cannot change; a different value is a 400." }),
     workItemId: z.uuid().nullable().optional().openapi({ description: "Cannot change; a different value is a 400." }),
-    type: z.unknown().optional().openapi({ description: "Read-only; ignored (use typeId)." }),
-    createdAt: z.string().optional(),
-    updatedAt: z.string().optional(),
     ...fields,
-  })
-  .strict()
-  .openapi("UpdateActivity");
+  },
+  "UpdateActivity",
+  { type: "use typeId" },
+);
 
 export type CreateActivityInput = z.infer<typeof CreateActivitySchema>;
 export type UpdateActivityInput = z.infer<typeof UpdateActivitySchema>;

@@ -6,9 +6,8 @@
 import { deleteDesignationsStatement, replaceDesignationsStatements, resolveDesignations, type AssetRef } from "../../assets/designations";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
-import { preconditionFailed } from "../../pkg/etag";
 import { assertStatement, newEtagToken, type WriteContext } from "../../pkg/db";
-import type { Versioned } from "../../properties/categories/store";
+import type { Versioned } from "../../pkg/resource";
 import { checkStatus, DEFAULT_STATUS, ownerOrCaller } from "../../work/common";
 import { readDesignationsSorted } from "../designation-order";
 import { toUtcDateTime } from "../sql";
@@ -17,6 +16,7 @@ import { etagAssertion, retrying, runGuarded, type WriteHooks } from "../write";
 import { checkInputValues } from "./inputs";
 import { findActivityRow, insertActivitiesStatements, newActivityRows, toActivities, toActivity, type ActivityInputRow } from "./model";
 import type { Activity, CreateActivityInput, UpdateActivityInput } from "./schema";
+import { assertVersion } from "../../pkg/resource";
 
 const KIND = "activity";
 
@@ -110,7 +110,7 @@ export async function updateActivity(ctx: WriteContext, input: UpdateActivityInp
   return retrying("activity", async () => {
     const current = await findActivityRow(db, id);
     if (!current) throw notFound("Activity", id);
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+    assertVersion(ctx, current.etag);
     const problems: FieldProblem[] = [];
     if (input.basedOn?.id !== undefined && input.basedOn.id.toLowerCase() !== current.based_on_id) problems.push({ field: "body.basedOn.id", rule: "immutable", message: "basedOn cannot change." });
     if (input.basedOn?.revision !== undefined && input.basedOn.revision !== current.based_on_revision) problems.push({ field: "body.basedOn.revision", rule: "immutable", message: "basedOn cannot change." });
@@ -171,7 +171,7 @@ export async function deleteActivity(ctx: WriteContext, id: string): Promise<voi
   await retrying("activity", async () => {
     const current = await findActivityRow(db, id);
     if (!current) throw notFound("Activity", id);
-    if (ctx.expectedEtag !== undefined && ctx.expectedEtag !== current.etag) throw preconditionFailed();
+    assertVersion(ctx, current.etag);
     const done = await runGuarded(db, [
       etagAssertion(db, "activities", id, current.etag),
       db.prepare("DELETE FROM activity_inputs WHERE activity_id = ?1").bind(id),
