@@ -43,8 +43,20 @@ interface MonitorJobRow {
   completed_at: string | null;
 }
 
+/** Monitor jobs as answered, with their monitors' numbers and names in one query whatever their number. */
+export async function toMonitorJobs(db: D1Database, rows: readonly MonitorJobRow[]) {
+  if (rows.length === 0) return [];
+  const ids = JSON.stringify([...new Set(rows.map((r) => r.monitor_ref))]);
+  const { results } = await db.prepare("SELECT id, monitor_id, name FROM monitors WHERE id IN (SELECT value FROM json_each(?1))").bind(ids).all<{ id: string; monitor_id: string; name: string }>();
+  const monitors = new Map(results.map((m) => [m.id, m]));
+  return rows.map((r) => monitorJobOf(r, monitors.get(r.monitor_ref)));
+}
+
 export async function toMonitorJob(db: D1Database, r: MonitorJobRow) {
-  const monitor = await db.prepare("SELECT id, monitor_id, name FROM monitors WHERE id = ?1").bind(r.monitor_ref).first<{ id: string; monitor_id: string; name: string }>();
+  return (await toMonitorJobs(db, [r]))[0]!;
+}
+
+function monitorJobOf(r: MonitorJobRow, monitor: { monitor_id: string; name: string } | undefined) {
   return {
     id: r.id,
     monitor: { id: r.monitor_ref, monitorId: monitor?.monitor_id ?? "", name: monitor?.name ?? "" },
@@ -71,7 +83,7 @@ export async function listMonitorJobs(db: D1Database, monitorIds: string[]) {
   const { results } = monitorIds.length
     ? await db.prepare(`SELECT * FROM monitor_jobs WHERE monitor_ref IN (${monitorIds.map((_, i) => `?${i + 1}`).join(", ")}) ORDER BY created_at DESC LIMIT 500`).bind(...monitorIds).all<MonitorJobRow>()
     : await db.prepare("SELECT * FROM monitor_jobs ORDER BY created_at DESC LIMIT 500").all<MonitorJobRow>();
-  return Promise.all(results.map((r) => toMonitorJob(db, r)));
+  return toMonitorJobs(db, results);
 }
 
 /** Up to this many asset ids travel in the `populationAssetIds` variable (37 bytes each: 37 KB, far below what an environment holds). */

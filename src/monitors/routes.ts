@@ -30,7 +30,9 @@ import {
   removeItem,
   removePopulation,
   toModel,
+  toModels,
   toMonitor,
+  toMonitors,
   updateDefinition,
   updateModel,
   updateMonitor,
@@ -141,7 +143,7 @@ export function monitoringApp() {
     async (c) => {
       const { items, total } = await listModelRows(c.env.DB, c.req.valid("query"));
       if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(await Promise.all(items.map((row) => toModel(c.env.DB, row))), 200);
+      return c.json(await toModels(c.env.DB, items), 200);
     },
   );
   app.openapi(
@@ -250,7 +252,7 @@ export function monitoringApp() {
     async (c) => {
       const { items, total } = await listMonitorRows(c.env.DB, c.req.valid("query"));
       if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(await Promise.all(items.map((row) => toMonitor(c.env.DB, row))), 200);
+      return c.json(await toMonitors(c.env.DB, items), 200);
     },
   );
   app.openapi(

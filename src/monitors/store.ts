@@ -10,6 +10,7 @@ import { assertStatement, conflict, isAssertionFailure, newEtagToken, runBatch, 
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { resolveLinkedValues } from "../properties/values/resolve";
 import { deletePropertyValuesStatement, readPropertyValues, replacePropertyValuesStatements, toPropertyValueRows } from "../properties/values/rows";
+import type { LinkedProperty } from "../properties/values/types";
 import type { ResolvedProperty } from "../properties/values/types";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
@@ -144,6 +145,8 @@ export async function deleteDefinitionById(ctx: WriteContext, id: string): Promi
 
 // --- Populations ---------------------------------------------------------------------------------
 
+type Owner = "model" | "monitor";
+
 interface PopulationRow {
   id: string;
   owner_kind: "model" | "monitor";
@@ -170,21 +173,41 @@ export const toItem = (r: ItemRow) => ({
   lastMonitorJobId: r.last_monitor_job_id,
 });
 
-export async function populationsOf(db: D1Database, kind: "model" | "monitor", ownerId: string) {
+type PopulationView = { id: string; name: string; description: string | null; assetType: AssetType; items: ReturnType<typeof toItem>[] };
+
+/**
+ * The populations of many owners with their items, in one round trip of two statements whatever
+ * their number (the ids travel as one JSON parameter, so a page of 200 is no more queries than 1).
+ */
+export async function populationsOfMany(db: D1Database, kind: Owner, ownerIds: readonly string[]): Promise<Map<string, PopulationView[]>> {
+  const byOwner = new Map<string, PopulationView[]>(ownerIds.map((id) => [id, []]));
+  if (ownerIds.length === 0) return byOwner;
+  const ids = JSON.stringify([...new Set(ownerIds)]);
   const [pops, items] = await db.batch([
-    db.prepare("SELECT * FROM populations WHERE owner_kind = ?1 AND owner_id = ?2 ORDER BY created_at, id").bind(kind, ownerId),
-    db.prepare("SELECT i.* FROM population_items i JOIN populations p ON p.id = i.population_id WHERE p.owner_kind = ?1 AND p.owner_id = ?2 ORDER BY i.created_at, i.id").bind(kind, ownerId),
+    db.prepare("SELECT * FROM populations WHERE owner_kind = ?1 AND owner_id IN (SELECT value FROM json_each(?2)) ORDER BY created_at, id").bind(kind, ids),
+    db
+      .prepare(
+        `SELECT i.* FROM population_items i JOIN populations p ON p.id = i.population_id
+          WHERE p.owner_kind = ?1 AND p.owner_id IN (SELECT value FROM json_each(?2)) ORDER BY i.created_at, i.id`,
+      )
+      .bind(kind, ids),
   ]);
   const byPopulation = new Map<string, ReturnType<typeof toItem>[]>();
-  for (const item of (items!.results as unknown as ItemRow[])) {
+  for (const item of items!.results as unknown as ItemRow[]) {
     const list = byPopulation.get(item.population_id) ?? [];
     list.push(toItem(item));
     byPopulation.set(item.population_id, list);
   }
-  return (pops!.results as unknown as PopulationRow[]).map((p) => ({ id: p.id, name: p.name, description: p.description, assetType: p.asset_type, items: byPopulation.get(p.id) ?? [] }));
+  for (const p of pops!.results as unknown as (PopulationRow & { owner_id: string })[]) {
+    byOwner.get(p.owner_id)?.push({ id: p.id, name: p.name, description: p.description, assetType: p.asset_type, items: byPopulation.get(p.id) ?? [] });
+  }
+  return byOwner;
 }
 
-type Owner = "model" | "monitor";
+export async function populationsOf(db: D1Database, kind: Owner, ownerId: string): Promise<PopulationView[]> {
+  return (await populationsOfMany(db, kind, [ownerId])).get(ownerId) ?? [];
+}
+
 const OWNER_TABLE: Record<Owner, string> = { model: "models", monitor: "monitors" };
 
 /**
@@ -328,7 +351,18 @@ export interface ModelInput {
   properties: { name: string; value?: unknown }[];
 }
 
+/** Models as answered, in a fixed number of queries whatever their number (properties, populations). */
+export async function toModels(db: D1Database, rows: readonly ModelRow[]) {
+  const ids = rows.map((r) => r.id);
+  const [properties, populations] = await Promise.all([readPropertyValues(db, MODEL_KIND, ids), populationsOfMany(db, "model", ids)]);
+  return rows.map((r) => modelOf(r, properties.get(r.id) ?? [], populations.get(r.id) ?? []));
+}
+
 export async function toModel(db: D1Database, r: ModelRow) {
+  return (await toModels(db, [r]))[0]!;
+}
+
+function modelOf(r: ModelRow, properties: LinkedProperty[], populations: PopulationView[]) {
   return {
     id: r.id,
     modelId: r.model_id,
@@ -345,8 +379,8 @@ export async function toModel(db: D1Database, r: ModelRow) {
     staticParameters: JSON.parse(r.static_parameters) as Params,
     objectOwner: { id: r.owner_id, name: r.owner_name },
     typeId: r.type_id,
-    properties: (await readPropertyValues(db, MODEL_KIND, [r.id])).get(r.id) ?? [],
-    populations: await populationsOf(db, "model", r.id),
+    properties,
+    populations,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -510,10 +544,34 @@ export function effectiveOf(m: MonitorRow, model: ModelRow) {
   };
 }
 
-export async function toMonitor(db: D1Database, m: MonitorRow, model?: ModelRow) {
-  const owner = model ?? (await getModelRow(db, m.model_ref));
+/** Monitors as answered, in a fixed number of queries whatever their number (models, schedules, populations). */
+export async function toMonitors(db: D1Database, rows: readonly MonitorRow[]) {
+  if (rows.length === 0) return [];
+  const ids = JSON.stringify(rows.map((m) => m.id));
+  const modelIds = JSON.stringify([...new Set(rows.map((m) => m.model_ref))]);
+  const [[models, schedules], populations] = await Promise.all([
+    db.batch([
+      db.prepare("SELECT * FROM models WHERE id IN (SELECT value FROM json_each(?1))").bind(modelIds),
+      db.prepare("SELECT owner_id, next_run_at FROM schedules WHERE kind = ?1 AND owner_id IN (SELECT value FROM json_each(?2))").bind(MONITOR_SCHEDULE_KIND, ids),
+    ]),
+    populationsOfMany(db, "monitor", rows.map((m) => m.id)),
+  ]);
+  const modelById = new Map((models!.results as unknown as ModelRow[]).map((r) => [r.id, r]));
+  const nextById = new Map((schedules!.results as unknown as { owner_id: string; next_run_at: string | null }[]).map((r) => [r.owner_id, r.next_run_at]));
+  return rows.map((m) => {
+    const model = modelById.get(m.model_ref);
+    // A monitor's model cannot be deleted while the monitor exists (InUse), so this holds.
+    if (!model) throw new Error(`monitor ${m.id} names model ${m.model_ref}, which does not exist`);
+    return monitorOf(m, model, nextById.get(m.id) ?? null, populations.get(m.id) ?? []);
+  });
+}
+
+export async function toMonitor(db: D1Database, m: MonitorRow) {
+  return (await toMonitors(db, [m]))[0]!;
+}
+
+function monitorOf(m: MonitorRow, owner: ModelRow, nextRunAt: string | null, populations: PopulationView[]) {
   const effective = effectiveOf(m, owner);
-  const next = await db.prepare("SELECT next_run_at FROM schedules WHERE kind = ?1 AND owner_id = ?2").bind(MONITOR_SCHEDULE_KIND, m.id).first<{ next_run_at: string | null }>();
   return {
     id: m.id,
     monitorId: m.monitor_id,
@@ -523,7 +581,7 @@ export async function toMonitor(db: D1Database, m: MonitorRow, model?: ModelRow)
     status: m.status,
     triggerSchedule: m.trigger_schedule,
     timeZone: m.time_zone,
-    nextRunAt: next?.next_run_at ?? null,
+    nextRunAt,
     triggerEvent: parse<{ kind: "fileProcessed"; dataTypeId: string } | { kind: "deviationChanged" }>(m.trigger_event),
     instructions: m.instructions,
     cpuCores: effective.cpuCores,
@@ -534,7 +592,7 @@ export async function toMonitor(db: D1Database, m: MonitorRow, model?: ModelRow)
     inherited: effective.inherited,
     controllers: JSON.parse(m.controllers),
     objectOwner: { id: m.owner_id, name: m.owner_name },
-    populations: await populationsOf(db, "monitor", m.id),
+    populations,
     createdAt: m.created_at,
     updatedAt: m.updated_at,
   };

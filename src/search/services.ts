@@ -17,7 +17,7 @@ import { AssetListQuery, listAssets } from "../assets/list";
 import { listFiles } from "../upload/files/list";
 import { ListFilesQuery } from "../upload/files/schema";
 import { listModelRows, listMonitorRows, ModelListQuery, MonitorListQuery } from "../monitors/list";
-import { toModel, toMonitor } from "../monitors/store";
+import { toModels, toMonitors } from "../monitors/store";
 import { userMark } from "./access";
 import type { IndexRow } from "./store";
 
@@ -35,8 +35,8 @@ const CLIENTS: Record<string, Client> = {
   workTemplates: { permission: PERMISSIONS.workRead, query: WorkTemplateListQuery, list: async (db, q) => (await listWorkTemplates(db, q)).items },
   assets: { permission: PERMISSIONS.assetsRead, query: AssetListQuery, list: async (db, q) => (await listAssets(db, q)).items },
   files: { permission: PERMISSIONS.filesRead, query: ListFilesQuery, list: async (db, q, owner) => (await listFiles(db, owner, q)).items },
-  monitors: { permission: PERMISSIONS.monitorsRead, query: MonitorListQuery, list: async (db, q) => Promise.all((await listMonitorRows(db, q)).items.map((row) => toMonitor(db, row))) },
-  models: { permission: PERMISSIONS.monitorsRead, query: ModelListQuery, list: async (db, q) => Promise.all((await listModelRows(db, q)).items.map((row) => toModel(db, row))) },
+  monitors: { permission: PERMISSIONS.monitorsRead, query: MonitorListQuery, list: async (db, q) => toMonitors(db, (await listMonitorRows(db, q)).items) },
+  models: { permission: PERMISSIONS.monitorsRead, query: ModelListQuery, list: async (db, q) => toModels(db, (await listModelRows(db, q)).items) },
 };
 
 export const CLIENT_NAMES = Object.keys(CLIENTS);
