@@ -34,6 +34,8 @@ interface Issue {
   keys?: string[];
   divisor?: number;
   params?: { rule?: string };
+  /** invalid_union: the issues of each option. */
+  errors?: Issue[][];
 }
 
 /** zod 4's internals, as far as a schema is walked and described here. */
@@ -330,9 +332,20 @@ function sentence(issue: Issue, target: Target, root: unknown, data: unknown): {
     case "invalid_type":
       if (input === undefined) return { message: `${name} is required: ${expectation(schema, issue)}.`, own: true };
       return { message: `${name} must be ${expectation(schema, issue)}, not ${given(input)}.`, own: true };
-    case "invalid_union":
+    case "invalid_union": {
       if (input === undefined) return { message: `${name} is required: ${expectation(schema, issue)}.`, own: true };
+      // A value of one option's type that fails inside (an object with a bad field): say what is wrong inside.
+      const inner = (issue.errors ?? []).find((branch) => branch.length > 0 && branch.every((i) => i.path.length > 0));
+      if (inner) {
+        const sentences = inner.map((i) => {
+          const nested = { ...i, path: [...issue.path, ...i.path] };
+          const said = sentence(nested, target, root, data);
+          return said.own ? said.message : `${fieldName(nested.path)}: ${said.message}`;
+        });
+        return { message: sentences.join(" "), own: true };
+      }
       return { message: `${name} must be ${expectation(schema, issue)}, not ${given(input)}.`, own: true };
+    }
     case "invalid_format":
       if (issue.format === "regex" || issue.format === "starts_with" || issue.format === "ends_with" || issue.format === "includes") {
         return { message: `${name} ${given(input)} does not have the form this field takes${schema && exampleOf(schema) !== undefined ? `, such as ${quote(exampleOf(schema))}` : ""}.`, own: true };

@@ -57,6 +57,14 @@ describe("validation messages", () => {
     expect(res.body.detail).toMatch(/^allowedExtensions\[0\]: An extension is letters and digits/);
   });
 
+  it("says what is wrong inside a value of one of a union's types, keeping the union's field and rule", async () => {
+    const res = await call("/JobConfigurations", { method: "POST", body: { name: "union", jobDefinition: "examples/hello:latest", runConfigs: { cpuCores: 1, memory: 1 }, runOptions: { THRESHOLD: 1 } } });
+    expect(res.status).toBe(400);
+    const problem = problemOf(res.body, "body.runOptions")!;
+    expect(problem.rule).toBe("invalid_union");
+    expect(problem.message).toMatch(/^runOptions\.THRESHOLD must be text.*, not the number 1\.$/);
+  });
+
   it("describes a query number in words", async () => {
     const res = await call("/Deviations?take=lots");
     expect(res.status).toBe(400);
