@@ -1114,3 +1114,89 @@ export const users = sqliteTable(
   },
   (t) => [index("users_name_idx").on(sql`lower(${t.name})`, t.id)],
 );
+
+/**
+ * Webhook subscriptions (issue 25, "Subscribers hear it"): an https URL, the outbox events it wants
+ * (webhook_subscription_filters) and a signing secret sealed at rest (src/subscriptions/secret.ts).
+ * `failing_since` is the first failed attempt since the last success; a subscription that has only
+ * failed for three days is disabled with its reason.
+ */
+export const webhookSubscriptions = sqliteTable(
+  "webhook_subscriptions",
+  {
+    id: text("id").primaryKey(),
+    url: text("url").notNull(),
+    description: text("description"),
+    /** The filters as the API shows them: a JSON list of `{ entityKind, action }` (action null: any). */
+    filters: text("filters").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    disabledReason: text("disabled_reason"),
+    disabledAt: text("disabled_at"),
+    /** `whsec_...`, sealed (AES-256-GCM under a key derived from DATAPROCESSING_ENCRYPTION_KEY). */
+    secretSealed: text("secret_sealed").notNull(),
+    secretRotatedAt: text("secret_rotated_at").notNull(),
+    failingSince: text("failing_since"),
+    lastSuccessAt: text("last_success_at"),
+    lastFailureAt: text("last_failure_at"),
+    ...audit,
+  },
+  (t) => [index("webhook_subscriptions_created_idx").on(t.createdAt, t.id)],
+);
+
+/** One row per (subscription, entity kind, action); action `*` matches any action of the kind. */
+export const webhookSubscriptionFilters = sqliteTable(
+  "webhook_subscription_filters",
+  {
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => webhookSubscriptions.id, { onDelete: "cascade" }),
+    entityKind: text("entity_kind").notNull(),
+    action: text("action").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.subscriptionId, t.entityKind, t.action] }), index("webhook_subscription_filters_match_idx").on(t.entityKind, t.action)],
+);
+
+/**
+ * One delivery per (subscription, event): the unique key makes a redelivered event enqueue nothing
+ * twice. `payload` is the body as sent (redacted, at most 64 KiB). `round` counts redeliveries asked
+ * for by hand; `round_attempts` the attempts of the current round (the backoff schedule's position).
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => webhookSubscriptions.id, { onDelete: "cascade" }),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    entityKind: text("entity_kind").notNull(),
+    entityId: text("entity_id").notNull(),
+    occurredAt: text("occurred_at").notNull(),
+    payload: text("payload").notNull(),
+    truncated: integer("truncated", { mode: "boolean" }).notNull(),
+    /** pending, retrying, succeeded, deadLettered. */
+    status: text("status").notNull(),
+    attempts: integer("attempts").notNull(),
+    round: integer("round").notNull(),
+    roundAttempts: integer("round_attempts").notNull(),
+    nextAttemptAt: text("next_attempt_at"),
+    lastAttemptAt: text("last_attempt_at"),
+    lastStatusCode: integer("last_status_code"),
+    lastResponseExcerpt: text("last_response_excerpt"),
+    lastError: text("last_error"),
+    deliveredAt: text("delivered_at"),
+    enqueuedAt: text("enqueued_at"),
+    leaseUntil: text("lease_until"),
+    redeliveredAt: text("redelivered_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_event_uq").on(t.subscriptionId, t.eventId),
+    index("webhook_deliveries_subscription_idx").on(t.subscriptionId, t.createdAt, t.id),
+    index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    index("webhook_deliveries_event_idx").on(t.eventId),
+    index("webhook_deliveries_created_idx").on(t.createdAt),
+  ],
+);
