@@ -41,7 +41,8 @@ export async function commitVersioned(
   onUnique?: () => ApiError,
 ): Promise<D1Result[]> {
   const results = await runBatch(ctx.db, statements, onUnique);
-  if (results[0]?.meta.changes !== 1) throw preconditionFailed();
+  // At least one: D1 counts the rows a delete's ON DELETE CASCADE removed along with it.
+  if ((results[0]?.meta.changes ?? 0) < 1) throw preconditionFailed();
   return results;
 }
 

@@ -38,6 +38,15 @@ describe("the monitors area keeps the resource contract", () => {
     ["model definition", async () => (await definition()).id, "/ModelDefinitions"],
     ["model", async () => (await model()).id, "/Models"],
     ["monitor", async () => (await call("/Monitors", { method: "POST", body: { name: unique("monitor"), modelId: (await model()).id } })).body.id, "/Monitors"],
+    [
+      "monitor with monitor jobs (removed with it by ON DELETE CASCADE)",
+      async () => {
+        const id = (await call("/Monitors", { method: "POST", body: { name: unique("monitor"), modelId: (await model()).id, status: "Active" } })).body.id;
+        expect((await call(`/MonitorJobs/Execution/${id}`, { method: "POST" })).status).toBe(201);
+        return id;
+      },
+      "/Monitors",
+    ],
   ] as const) {
     it(`a ${what} is deleted only at the version If-Match names, with its event`, async () => {
       const id: string = await make();
