@@ -99,6 +99,8 @@ export function writeDevVars(publicJwks, extra = {}) {
     AUTH_JWKS_JSON: `'${JSON.stringify(publicJwks)}'`,
     LOG_LEVEL: "info",
     DATAPROCESSING_ENCRYPTION_KEY: ensureDataProcessingKey(),
+    // Webhook receivers on this machine (a deployment allows only https to public addresses).
+    WEBHOOK_ALLOWED_TARGETS: "http://127.0.0.1:*,http://localhost:*",
     ...extra,
   };
   const header = "# Written by scripts/start.mjs for local runs only (gitignored). Other variables you add here are kept.";
