@@ -399,10 +399,18 @@ export const deviations = sqliteTable(
     riskId: text("risk_id"),
     riskName: text("risk_name"),
     metadata: text("metadata"),
+    /**
+     * Where the deviation comes from: NULL for one made through the API (an inspection), or the
+     * monitor that raised it (issue 25). `origin` is the JSON the API shows (monitor, controller,
+     * monitor job, alarm); `origin_monitor_ref` the monitor, for the trigger guard and filters.
+     */
+    origin: text("origin"),
+    originMonitorRef: text("origin_monitor_ref"),
     ...audit,
   },
   (t) => [
     uniqueIndex("deviations_reference_uq").on(t.referenceKey),
+    index("deviations_origin_monitor_idx").on(t.originMonitorRef),
     index("deviations_reference_idx").on(t.referenceId, t.id),
     index("deviations_status_idx").on(t.status, t.id),
     index("deviations_type_idx").on(t.typeId, t.id),
@@ -975,6 +983,12 @@ export const monitorJobs = sqliteTable(
     createdAt: text("created_at").notNull(),
     completedAt: text("completed_at"),
     updatedAt: text("updated_at").notNull(),
+    /** How many event-triggered runs led to this one (0: schedule or on demand); bounds monitors feeding each other. */
+    triggerDepth: integer("trigger_depth").notNull().default(0),
+    /** What the model reported ({ criticality, variables }), kept so a retried evaluation sees the same values. */
+    reports: text("reports"),
+    /** When the controllers were evaluated for this (Succeeded) job; NULL until then, so a retry evaluates again. */
+    evaluatedAt: text("evaluated_at"),
   },
   (t) => [uniqueIndex("monitor_jobs_run_key_uq").on(t.runKey), index("monitor_jobs_monitor_idx").on(t.monitorRef, t.createdAt), index("monitor_jobs_job_idx").on(t.jobId)],
 );
@@ -992,6 +1006,78 @@ export const criticalityHistory = sqliteTable(
     recordedAt: text("recorded_at").notNull(),
   },
   (t) => [index("criticality_history_item_idx").on(t.itemId, t.recordedAt), uniqueIndex("criticality_history_job_uq").on(t.itemId, t.monitorJobId)],
+);
+
+/**
+ * Alarms (issue 25): one row per episode of a controller holding for a population item, from the
+ * monitor job that entered it to the one that left it. `active_key` (`{item}:{controller}`) is set
+ * while the alarm is active and NULL after: unique, so a redelivered job end, a retried evaluation or
+ * two overlapping jobs can never enter the same alarm twice (NULLs do not collide).
+ */
+export const monitorAlarms = sqliteTable(
+  "monitor_alarms",
+  {
+    id: text("id").primaryKey(),
+    monitorRef: text("monitor_ref")
+      .notNull()
+      .references(() => monitors.id, { onDelete: "cascade" }),
+    itemId: text("item_id")
+      .notNull()
+      .references(() => populationItems.id, { onDelete: "cascade" }),
+    assetId: text("asset_id").notNull(),
+    controller: text("controller").notNull(),
+    activeKey: text("active_key"),
+    enteredJobId: text("entered_job_id").notNull(),
+    enteredAt: text("entered_at").notNull(),
+    enteredValues: text("entered_values").notNull(),
+    leftJobId: text("left_job_id"),
+    leftAt: text("left_at"),
+    leftValues: text("left_values"),
+    deviationId: text("deviation_id"),
+    workItemId: text("work_item_id"),
+  },
+  (t) => [
+    uniqueIndex("monitor_alarms_active_uq").on(t.activeKey),
+    index("monitor_alarms_monitor_idx").on(t.monitorRef, t.activeKey),
+    index("monitor_alarms_item_idx").on(t.itemId, t.enteredAt),
+  ],
+);
+
+/** The history of alarms per population item: each entry and exit with its job, the values that decided it and the time. */
+export const monitorAlarmEvents = sqliteTable(
+  "monitor_alarm_events",
+  {
+    id: text("id").primaryKey(),
+    alarmId: text("alarm_id")
+      .notNull()
+      .references(() => monitorAlarms.id, { onDelete: "cascade" }),
+    monitorRef: text("monitor_ref").notNull(),
+    itemId: text("item_id").notNull(),
+    controller: text("controller").notNull(),
+    action: text("action").notNull(),
+    monitorJobId: text("monitor_job_id").notNull(),
+    /** The controller's conditions with the values seen ([{ variableName, operator, comparisonValue, value, holds }]). */
+    conditions: text("conditions").notNull(),
+    recordedAt: text("recorded_at").notNull(),
+  },
+  (t) => [uniqueIndex("monitor_alarm_events_action_uq").on(t.alarmId, t.action), index("monitor_alarm_events_item_idx").on(t.itemId, t.recordedAt)],
+);
+
+/**
+ * Outbox events the monitoring loop wrote (a deviation it raised or changed), with the monitor job
+ * that caused them and its trigger depth: the deviationChanged trigger never starts that monitor
+ * for them, and starts others one level deeper (src/monitors/triggers.ts).
+ */
+export const monitorEventCauses = sqliteTable(
+  "monitor_event_causes",
+  {
+    eventId: text("event_id").primaryKey(),
+    monitorRef: text("monitor_ref").notNull(),
+    monitorJobId: text("monitor_job_id").notNull(),
+    depth: integer("depth").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("monitor_event_causes_created_idx").on(t.createdAt)],
 );
 
 /**
