@@ -64,7 +64,7 @@ export async function checkStatus(db: D1Database, status: string, field = "body.
 /** The statuses filter: user status ids compared lower-case, system names exactly. */
 export function statusesCondition(column: string, raw: string | undefined): Condition[] {
   const items = splitCsv(raw).map((item) => (UUID.test(item) ? item.toLowerCase() : item));
-  return items.length === 0 ? [] : [(values) => `${column} IN ${values.list(items)}`];
+  return items.length === 0 ? [] : [(values) => values.oneOf(column, items)];
 }
 
 export const MAX_TAGS = 50;

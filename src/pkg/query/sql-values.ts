@@ -23,6 +23,16 @@ export class SqlValues {
     return `(SELECT value FROM json_each(?1, '$[${this.slot(values)}]'))`;
   }
 
+  /**
+   * `expression = value` for one value, `expression IN (list)` for several (or none: matches
+   * nothing). The same rows either way, but SQLite treats an IN over a subquery as a set of unknown
+   * size: even with one value it cannot use an index (column, order...) to deliver rows in the
+   * list's order, and sorts instead. An equality reads such an index in order and stops at the page.
+   */
+  oneOf(expression: string, values: readonly SqlScalar[]): string {
+    return values.length === 1 ? `${expression} = ${this.value(values[0] ?? null)}` : `${expression} IN ${this.list(values)}`;
+  }
+
   /** The JSON text to bind as `?1`. */
   toJson(): string {
     return JSON.stringify(this.items);
@@ -51,11 +61,12 @@ export class SqlValues {
 export type Condition = (values: SqlValues) => string;
 
 /**
- * `column IN (list)`, e.g. `inList("e.status", statuses)` for a `statuses` query parameter.
- * An empty list matches nothing; callers leave the condition out when the parameter is absent.
+ * `column IN (list)`, e.g. `inList("e.status", statuses)` for a `statuses` query parameter
+ * (`column = value` when the list has one value, see SqlValues.oneOf). An empty list matches
+ * nothing; callers leave the condition out when the parameter is absent.
  */
 export function inList(column: string, list: readonly SqlScalar[]): Condition {
-  return (values) => `${column} IN ${values.list(list)}`;
+  return (values) => values.oneOf(column, list);
 }
 
 /**
