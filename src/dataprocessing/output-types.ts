@@ -3,11 +3,10 @@ import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { conflict, newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
 import { ApiError, notFound } from "../pkg/errors";
-import { preconditionFailed } from "../pkg/etag";
 import type { OutputTypeRecord } from "./contract";
 import { schemaProblems } from "./json-schema";
 import type { OutputType } from "./schema";
-import { assertVersion } from "../pkg/resource";
+import { assertVersion, commitVersioned } from "../pkg/resource";
 
 interface Row {
   id: string;
@@ -71,8 +70,8 @@ export async function updateOutputType(ctx: WriteContext, input: { id: string; n
   assertVersion(ctx, current.etag);
   checkSchema(input.schema);
   const etag = newEtagToken();
-  const [update] = await runBatch(
-    ctx.db,
+  await commitVersioned(
+    ctx,
     [
       ctx.db
         .prepare("UPDATE output_types SET name = ?1, name_key = ?7, schema = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
@@ -81,7 +80,6 @@ export async function updateOutputType(ctx: WriteContext, input: { id: string; n
     ],
     () => nameTaken(input.name),
   );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
   return getOutputType(ctx.db, input.id);
 }
 

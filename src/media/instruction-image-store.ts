@@ -10,6 +10,7 @@ import { preconditionFailed } from "../pkg/etag";
 import { newEtagToken, type WriteContext } from "../pkg/db";
 import { getDefinition, KIND as DEFINITION_KIND } from "../properties/definitions/store";
 import type { PropertyDefinition } from "../properties/definitions/schema";
+import { commitVersioned } from "../pkg/resource";
 
 export interface DefinitionImageState {
   definition: PropertyDefinition;
@@ -42,13 +43,12 @@ export async function writeInstructionImageKey(ctx: WriteContext, state: Definit
   const { id } = state.definition;
   const etag = newEtagToken();
   const updated: PropertyDefinition = { ...state.definition, hasInstructionImage: key !== null, updatedAt: ctx.now };
-  const [update] = await ctx.db.batch([
+  await commitVersioned(ctx, [
     ctx.db
       .prepare("UPDATE property_definitions SET instruction_image_key = ?1, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
       .bind(key, etag, ctx.now, id, state.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: DEFINITION_KIND, entityId: id, action: "updated", payload: updated }, { table: "property_definitions", etag }),
   ]);
-  if (update?.meta.changes !== 1) throw preconditionFailed();
 }
 
 /** Of `keys`, those some definition names (chunked: D1 binds at most 100 parameters). */

@@ -2,10 +2,9 @@
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
-import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import type { Category } from "./schema";
-import { assertVersion, type Versioned } from "../../pkg/resource";
+import { assertVersion, type Versioned, commitVersioned } from "../../pkg/resource";
 
 interface CategoryRow {
   id: string;
@@ -74,8 +73,8 @@ export async function updateCategory(ctx: WriteContext, input: { id: string; nam
   const etag = newEtagToken();
   const category: Category = { ...current.value, name: input.name, updatedAt: ctx.now };
   // The update only applies to the version read above, so a concurrent write in between is a 412.
-  const [update] = await runBatch(
-    ctx.db,
+  await commitVersioned(
+    ctx,
     [
       ctx.db
         .prepare("UPDATE categories SET name = ?1, name_key = ?6, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
@@ -84,7 +83,6 @@ export async function updateCategory(ctx: WriteContext, input: { id: string; nam
     ],
     () => nameTaken(input.name),
   );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
   return { value: category, etag };
 }
 

@@ -12,7 +12,7 @@ import type { Versioned } from "../../pkg/resource";
 import type { Classification, ClassificationInput } from "./schema";
 import { buildTree, flattenTree, type ElementRow } from "./tree";
 import { elementsInUse } from "./usage";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, commitVersioned } from "../../pkg/resource";
 
 export interface ClassificationRow {
   id: string;
@@ -203,8 +203,8 @@ export async function updateClassification(ctx: WriteContext, input: Classificat
     elements: buildTree(rows),
     updatedAt: ctx.now,
   };
-  const [update] = await runBatch(
-    ctx.db,
+  await commitVersioned(
+    ctx,
     [
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
@@ -223,7 +223,6 @@ export async function updateClassification(ctx: WriteContext, input: Classificat
     ],
     () => nameTaken(input.name),
   );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
   return { value: classification, etag };
 }
 

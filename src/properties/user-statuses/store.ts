@@ -6,7 +6,7 @@ import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import type { Versioned } from "../../pkg/resource";
 import type { SystemStatus, UserStatus } from "./schema";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, commitVersioned } from "../../pkg/resource";
 
 export interface UserStatusRow {
   id: string;
@@ -90,8 +90,8 @@ export async function updateUserStatus(ctx: WriteContext, input: { id: string; n
   await requireSystemStatus(ctx.db, input.status);
   const etag = newEtagToken();
   const userStatus: UserStatus = { ...current.value, name: input.name, status: input.status, order: input.order, updatedAt: ctx.now };
-  const [update] = await runBatch(
-    ctx.db,
+  await commitVersioned(
+    ctx,
     [
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
@@ -101,7 +101,6 @@ export async function updateUserStatus(ctx: WriteContext, input: { id: string; n
     ],
     () => nameTaken(input.name),
   );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
   return { value: userStatus, etag };
 }
 

@@ -7,7 +7,7 @@ import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { compileListQuery, defineList, runListQuery, noProperties } from "../../pkg/query";
 import type { ActivityType, ActivityTypeInput, ActivityTypeListQuery } from "./schema";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, commitVersioned } from "../../pkg/resource";
 
 interface ActivityTypeRow {
   id: string;
@@ -79,8 +79,8 @@ export async function updateActivityType(ctx: WriteContext, input: ActivityTypeI
   assertVersion(ctx, current.etag);
   const row: ActivityTypeRow = { ...current, name: input.name, description: input.description, etag: newEtagToken(), updated_at: ctx.now };
   const updated = toActivityType(row);
-  const [update] = await runBatch(
-    ctx.db,
+  await commitVersioned(
+    ctx,
     [
       ctx.db
         .prepare("UPDATE activity_types SET name = ?1, name_key = ?7, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
@@ -89,7 +89,6 @@ export async function updateActivityType(ctx: WriteContext, input: ActivityTypeI
     ],
     () => nameTaken(input.name),
   );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
   return updated;
 }
 

@@ -9,7 +9,7 @@ import { preconditionFailed } from "../../pkg/etag";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { isPersonal, maySee, type Viewer } from "./access";
 import type { FileDefinition, FileStatus, ObjectType } from "./schema";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, commitVersioned } from "../../pkg/resource";
 
 export interface FileRow {
   id: string;
@@ -138,13 +138,12 @@ async function updateFile(ctx: WriteContext, current: StoredFile, set: { sql: st
   const etag = newEtagToken();
   const updated = toFile({ ...next, etag, updated_at: ctx.now });
   const n = set.values.length;
-  const [result] = await ctx.db.batch([
+  await commitVersioned(ctx, [
     ctx.db
       .prepare(`UPDATE files SET ${set.sql}, etag = ?${n + 1}, updated_at = ?${n + 2} WHERE id = ?${n + 3} AND etag = ?${n + 4} AND state = 'ready'`)
       .bind(...set.values, etag, ctx.now, current.value.id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.value.id, action: "updated", payload: updated.value }, { table: "files", etag }),
   ]);
-  if (result?.meta.changes !== 1) throw preconditionFailed();
   return updated;
 }
 
