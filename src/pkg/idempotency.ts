@@ -11,14 +11,16 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import type { StoredResponse } from "../../durable-objects/idempotency-store";
+import type { BeginResult, StoredResponse } from "../../durable-objects/idempotency-store";
 import { openText, sealText } from "../dataprocessing/run-options";
 import { ApiError, invalid } from "./errors";
 import { errorFields } from "./logger";
 import { BOOKMARK_HEADER } from "./bookmark";
-import { formBoundary, readForm } from "./multipart";
+import { BodyTap, discardBody, headFingerprint, wholeFingerprint } from "./body-fingerprint";
+import { formBoundary, MAX_DRAIN_BYTES } from "./multipart";
 
 const LEASE_MS = 60_000;
+const DEFAULT_JSON_LIMIT = 1024 * 1024;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ["content-type", "etag", "location", "api-supported-versions"];
 
@@ -36,38 +38,19 @@ export function answerHoldsSecrets(c: Context<AppEnv>): void {
   secretAnswers.add(c);
 }
 
-const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
-
 /**
- * What a multipart form means, independent of its random boundary and of how a client lays out the
- * parts' headers: each part's field name, file name, content type and the SHA-256 of its content, in
- * order. A phone that retries an upload with the same fields and bytes sends the same meaning. Null
- * when the body is not a readable form (its raw bytes are fingerprinted then).
+ * Idempotency-Key on POST (and on the routes that opt in, such as upload parts). Two ways, one fingerprint
+ * (src/pkg/body-fingerprint.ts):
+ *
+ * - A body already in memory (a JSON body, read under the JSON limit) or small enough (a Content-Length
+ *   within MAX_BODY_BYTES) is hashed first, then the key is claimed with the whole fingerprint.
+ * - Any other body (a 95 MiB upload) is never held whole: the key is claimed with the request's method
+ *   and path alone, and the body is hashed as the handler reads it (multipart parts as they pass), a
+ *   chunk at a time. When the body has passed, its fingerprint is recorded on the claim; when the answer
+ *   is ready it is stored under it. A key already taken by the same method and path makes the body be
+ *   read and hashed without being kept, then the store tells a replay (same fingerprint) from a
+ *   mismatch (422) or a request still running (409).
  */
-async function formMeaning(body: ArrayBuffer, boundary: string): Promise<ArrayBuffer | null> {
-  try {
-    const lines: string[] = [];
-    for await (const part of readForm(new Response(body).body!, boundary)) {
-      const digest = new crypto.DigestStream("SHA-256");
-      const writer = digest.getWriter();
-      for await (const chunk of part.chunks) await writer.write(chunk);
-      await writer.close();
-      lines.push(JSON.stringify([part.head.name, part.head.filename, part.head.contentType, hex(await digest.digest)]));
-    }
-    return new TextEncoder().encode(lines.join("\n")).buffer as ArrayBuffer;
-  } catch {
-    return null;
-  }
-}
-
-async function fingerprintOf(method: string, path: string, body: ArrayBuffer): Promise<string> {
-  const prefix = new TextEncoder().encode(`${method} ${path}\n`);
-  const bytes = new Uint8Array(prefix.byteLength + body.byteLength);
-  bytes.set(prefix, 0);
-  bytes.set(new Uint8Array(body), prefix.byteLength);
-  return hex(await crypto.subtle.digest("SHA-256", bytes));
-}
-
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header("idempotency-key");
   if (key === undefined) return next();
@@ -76,38 +59,115 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const principal = c.get("principal");
   const store = c.env.IDEMPOTENCY.get(c.env.IDEMPOTENCY.idFromName(principal.id));
-  const raw = await c.req.arrayBuffer();
   const boundary = formBoundary(c.req.header("content-type"));
-  const meaning = boundary ? await formMeaning(raw, boundary) : null;
-  const fingerprint = await fingerprintOf(c.req.method, c.req.path, meaning ?? raw);
-  const begun = await store.begin(key, fingerprint, LEASE_MS);
-  switch (begun.outcome) {
+  const head = await headFingerprint(c.req.method, c.req.path);
+  if (inMemory(c)) {
+    const fingerprint = await wholeFingerprint(c.req.method, c.req.path, await c.req.arrayBuffer(), boundary);
+    const begun = await store.begin(key, fingerprint, LEASE_MS, head);
+    if (begun.outcome !== "proceed") return answerTaken(c, key, begun);
+    return runAndStore(c, next, {
+      fingerprint: async () => fingerprint,
+      complete: (fp, stored) => store.complete(key, fp, stored, head),
+      release: () => store.release(key, fingerprint),
+    });
+  }
+
+  const claimed = await store.claim(key, head, LEASE_MS);
+  if (claimed.outcome === "mismatch") {
+    await discardBody(c.req.raw.body, MAX_DRAIN_BYTES);
+    return answerTaken(c, key, claimed);
+  }
+  if (claimed.outcome === "check") {
+    const tap = new BodyTap(c.req.raw.body!, c.req.method, c.req.path, boundary);
+    return answerTaken(c, key, await store.resolve(key, await tap.finish()));
+  }
+  const { token } = claimed;
+  const background: Promise<unknown>[] = [];
+  let extendedAt = Date.now();
+  const tap = new BodyTap(c.req.raw.body!, c.req.method, c.req.path, boundary, {
+    // A slow upload outlives one lease: the claim is extended while its bytes keep arriving.
+    onChunk: () => {
+      if (Date.now() - extendedAt < LEASE_MS / 3) return;
+      extendedAt = Date.now();
+      background.push(store.extend(key, token, LEASE_MS).catch(() => undefined));
+    },
+    // Known before the handler is done: a concurrent retry with another body is a 422 from now on.
+    onFingerprint: (fingerprint) => background.push(store.fingerprinted(key, token, fingerprint).catch(() => undefined)),
+  });
+  c.req.raw = new Request(c.req.raw, { body: tap.stream });
+  return runAndStore(c, next, {
+    fingerprint: async () => {
+      try {
+        return await tap.finish();
+      } finally {
+        await Promise.all(background);
+      }
+    },
+    complete: (fp, stored) => store.complete(key, fp, stored, head),
+    release: async () => {
+      tap.abandon();
+      await Promise.all(background);
+      await store.releaseClaim(key, token);
+    },
+  });
+};
+
+/** Whether the body is (or may be) read whole for its fingerprint: absent, already read, or declared within the JSON limit. */
+function inMemory(c: Context<AppEnv>): boolean {
+  if (!c.req.raw.body || Object.keys(c.req.bodyCache).length > 0) return true;
+  const length = c.req.header("content-length");
+  return length !== undefined && Number(length) <= (Number(c.env.MAX_BODY_BYTES) || DEFAULT_JSON_LIMIT);
+}
+
+/** The answer when the key is not this request's to run: a replay, or a problem. */
+async function answerTaken(c: Context<AppEnv>, key: string, taken: BeginResult | { outcome: "mismatch" }): Promise<Response> {
+  switch (taken.outcome) {
     case "replay": {
-      const headers = new Headers(begun.response.headers);
+      const headers = new Headers(taken.response.headers);
       headers.set("idempotent-replayed", "true");
       headers.set("x-request-id", c.get("requestId"));
       // Like every answer, a replay carries a D1 bookmark that sees what the first request wrote.
       if (!headers.has(BOOKMARK_HEADER)) await touchSession(c);
-      return new Response(await replayedBody(c, key, begun.response), { status: begun.response.status, headers });
+      return new Response(await replayedBody(c, key, taken.response), { status: taken.response.status, headers });
     }
     case "mismatch":
       throw new ApiError("IdempotencyKeyReused", `Idempotency-Key '${key}' was already used for a different request.`);
     case "inProgress":
+    case "proceed":
+      // (proceed: the key was freed while this request read its body; the retry will claim it.)
       throw new ApiError("IdempotencyKeyInProgress", `A request with Idempotency-Key '${key}' is still running; retry shortly.`, {
         headers: { "retry-after": "1" },
       });
-    case "proceed":
-      break;
   }
+}
+
+interface Claim {
+  /** The request's fingerprint, once its body has been read to the end; rejects when it could not be. */
+  fingerprint(): Promise<string>;
+  complete(fingerprint: string, stored: StoredResponse): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** Runs the request holding the key, then stores its answer (4xx included) for replays; a 5xx or a failure frees the key. */
+async function runAndStore(c: Context<AppEnv>, next: () => Promise<void>, claim: Claim): Promise<void> {
   try {
     await next();
   } catch (error) {
-    await store.release(key, fingerprint);
+    await claim.release();
     throw error;
   }
   const res = c.res;
   if (res.status >= 500) {
-    await store.release(key, fingerprint);
+    await claim.release();
+    return;
+  }
+  let fingerprint: string;
+  try {
+    fingerprint = await claim.fingerprint();
+  } catch {
+    // The body could not be read to its end (the client went away, or it passed the route's limit):
+    // there is no fingerprint to keep the answer under, so a retry runs again.
+    await claim.release();
     return;
   }
   const headers: Record<string, string> = {};
@@ -126,13 +186,12 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
     } catch (error) {
       // Never store the secrets in plain text: without a key the answer is not kept, as after a 5xx.
       c.get("log").error("idempotent answer not stored: it holds secrets and could not be sealed", errorFields(error));
-      await store.release(key, fingerprint);
+      await claim.release();
       return;
     }
   }
-  const stored: StoredResponse = { status: res.status, headers, body, ...(sealed ? { sealed: true } : {}) };
-  await store.complete(key, fingerprint, stored);
-};
+  await claim.complete(fingerprint, { status: res.status, headers, body, ...(sealed ? { sealed: true } : {}) });
+}
 
 /** The request's D1 session (src/index.ts runs every request in one); absent when an app is driven without it. */
 function sessionOf(c: Context<AppEnv>): D1DatabaseSession | null {

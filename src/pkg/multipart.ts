@@ -228,9 +228,10 @@ export async function fieldText(part: FormPart, field: string, maxBytes = 1024):
 }
 
 /**
- * The request body as a stream. A middleware that needed the whole body first (Idempotency-Key
- * hashes it; a body without Content-Length is measured) has already read it into Hono's cache, and
- * then the stream is made from that copy.
+ * The request body as a stream. A middleware that read a small body whole (a JSON-sized body with an
+ * Idempotency-Key is hashed first) left it in Hono's cache, and then the stream is made from that
+ * copy; a large body is never cached (its Idempotency-Key fingerprint is taken as it streams,
+ * src/pkg/body-fingerprint.ts).
  */
 export async function bodyStream(c: Context<AppEnv>): Promise<ReadableStream<Uint8Array>> {
   if (Object.keys(c.req.bodyCache).length > 0) return new Response(await c.req.arrayBuffer()).body ?? new Blob([]).stream();

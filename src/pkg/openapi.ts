@@ -125,6 +125,11 @@ export interface RouteOptions {
   /** Error statuses this route can answer besides 400, 401, 403 and 500. */
   errors?: ErrorStatus[];
   /**
+   * Honour Idempotency-Key on a route that is not a POST (every POST does): an upload part, whose
+   * retry then replays the first answer instead of sending the part to R2 again.
+   */
+  idempotent?: boolean;
+  /**
    * Appended to the route's operationId, for a second spelling of the same operation (`GET
    * /MainSystem` beside `GET /MainSystems`: listMainSystemAlias beside listMainSystems).
    */
@@ -166,14 +171,15 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
   // An optional body sent as the original client's "empty" one, the JSON string "", is no body (./empty-body.ts).
   if (hasJsonBody && route.request?.body?.required !== true) middleware.push(emptyJsonStringIsNoBody());
   if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true), jsonDepthLimit());
-  if (route.method === "post") middleware.push(idempotency);
+  const idempotent = route.method === "post" || options.idempotent === true;
+  if (idempotent) middleware.push(idempotency);
   // Last before the validators: lets a validation message describe the field from its schema.
   middleware.push(rememberRequestSchemas(route.request));
 
   const errorResponses: Record<number, ReturnType<typeof problem>> = { ...COMMON_ERRORS };
   for (const status of options.errors ?? []) errorResponses[status] = ERROR_RESPONSES[status];
-  if (route.method === "post") errorResponses[409] = ERROR_RESPONSES[409];
-  if (route.method === "post") errorResponses[422] = ERROR_RESPONSES[422];
+  if (idempotent) errorResponses[409] = ERROR_RESPONSES[409];
+  if (idempotent) errorResponses[422] = ERROR_RESPONSES[422];
   if (hasJsonBody) {
     errorResponses[413] = ERROR_RESPONSES[413];
     errorResponses[415] = ERROR_RESPONSES[415];
@@ -335,7 +341,7 @@ export const SHARED_HEADERS: Record<string, HeaderParameter> = {
 /**
  * The request headers the service honours on this route, declared so generated clients and the
  * reference page can send them: api-version (the versions the route serves), X-Session-Bookmark
- * (every route: src/index.ts opens the D1 session with it), Idempotency-Key (POST), If-None-Match
+ * (every route: src/index.ts opens the D1 session with it), Idempotency-Key (POST, and routes marked idempotent), If-None-Match
  * (reads that answer 304) and If-Match (writes that answer 412), unless the route declares one itself.
  */
 function honouredHeaders(route: Omit<RouteConfig, "middleware">, options: RouteOptions, errors: Record<number, unknown>): (HeaderParameter | { $ref: string })[] {
@@ -358,7 +364,7 @@ function honouredHeaders(route: Omit<RouteConfig, "middleware">, options: RouteO
     schema: { type: "string", enum: [...versions], default: latest },
   };
   const shared: (keyof typeof SHARED_HEADERS)[] = ["SessionBookmark"];
-  if (route.method === "post") shared.push("IdempotencyKey");
+  if (route.method === "post" || options.idempotent === true) shared.push("IdempotencyKey");
   if ((route.responses as Record<number, unknown> | undefined)?.[304]) shared.push("IfNoneMatch");
   if (errors[412] && route.method !== "get") shared.push("IfMatch");
   return [

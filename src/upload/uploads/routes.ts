@@ -53,14 +53,15 @@ export function uploadsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, bodyLimit: MAX_REQUEST_BODY, errors: [404, 409, 413] }, {
+    defineRoute({ ...write, bodyLimit: MAX_REQUEST_BODY, idempotent: true, errors: [404, 409, 413] }, {
       method: "put",
       path: "/Files/Uploads/{uploadId}/Parts/{partNumber}",
       tags,
       summary: "Upload one part (raw bytes)",
       description:
         "The body is the part's bytes (any content type). Every part but the last has exactly partSize bytes; the last at most that. " +
-        `Sending a part again replaces it. ${OWN}`,
+        `Sending a part again replaces it. With an Idempotency-Key, a part sent again with the same key and bytes gets the first answer ` +
+        `without being stored again (the bytes are hashed as they pass, never held whole); the same key with other bytes is a 422. ${OWN}`,
       request: {
         params: PartParams,
         body: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
