@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 import { createFakeContainerHost } from "./test/support/fake-container-host.ts";
+import { createFakeWebhookReceiver } from "./test/support/fake-webhook-receiver.ts";
 
 // A throwaway signing key per test run: the Worker trusts its public half through AUTH_JWKS_JSON,
 // exactly as a deployment trusts an identity provider's JWKS, and the tests sign with the private half.
@@ -45,6 +46,8 @@ export default defineConfig({
           RATE_LIMITS: "off",
           // Run options are sealed under this throwaway key (key version 1).
           DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
+          // Webhooks follow production's target rules, plus one local port the allow-list test uses.
+          WEBHOOK_ALLOWED_TARGETS: "http://127.0.0.1:9999",
         },
         // The Images binding's local stand-in (sharp in this process), for the opt-in resizer's test;
         // IMAGE_RESIZER stays "wasm", so every other test runs the default path.
@@ -52,7 +55,8 @@ export default defineConfig({
         // A tiny limit the rate-limit test swaps in for READ_LIMITER.
         ratelimits: { TEST_LIMITER: { simple: { limit: 3, period: 60 } } },
         // The container host is remote: tests talk to a scripted fake of its protocol.
-        serviceBindings: { LOCAL_CONTAINER_HOST: createFakeContainerHost() },
+        // Webhook receivers: deliveries go to a fake in this process, never to the internet.
+        serviceBindings: { LOCAL_CONTAINER_HOST: createFakeContainerHost(), WEBHOOK_TRANSPORT: createFakeWebhookReceiver() },
       },
     }),
   ],

@@ -25,6 +25,7 @@ import { monitoringApp } from "./monitors/routes";
 import { changesApp } from "./changes/routes";
 import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
+import { subscriptionsApp } from "./subscriptions/routes";
 import { recordCaller } from "./users/recorder";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
@@ -128,6 +129,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", changesApp());
   app.route("/", searchApp());
   app.route("/", usersApp());
+  app.route("/", subscriptionsApp());
   registerDocs(app);
   return app;
 }

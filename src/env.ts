@@ -15,6 +15,8 @@ export type Bindings = Env & {
   IMAGES?: ImagesBinding;
   /** Set by scripts/dev-env.mjs for each local start (`wrangler dev --var`); /health echoes it so the start script knows its own server answered. */
   LOCAL_START_ID?: string;
+  /** Tests only: a service binding that receives webhook deliveries instead of the internet (src/subscriptions/sender.ts). */
+  WEBHOOK_TRANSPORT?: Fetcher;
 };
 
 export interface AppVariables {

@@ -15,6 +15,8 @@ import { expireMonitorJobs, monitorScheduleKind } from "./monitors/jobs";
 import { triggerMonitors } from "./monitors/triggers";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
 import { keyLegacyNames } from "./pkg/name-keys";
+import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
+import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
@@ -23,8 +25,8 @@ export { SearchIndex } from "../durable-objects/search-index";
 
 const app = createApp();
 
-/** Subscribers to platform events: monitors triggered by events, and search indexing. */
-const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent];
+/** Subscribers to platform events: monitors triggered by events, search indexing, and webhook subscriptions. */
+const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent, fanOutEvent];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
 const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind, searchScheduleKind];
@@ -57,6 +59,7 @@ export default {
       ["expireMonitorJobs", () => expireMonitorJobs(env, now)],
       ["startPendingIndices", () => startPendingIndices(env, log)],
       ["keyLegacyNames", () => keyLegacyNames(env, log)],
+      ["sweepWebhookDeliveries", () => sweepDeliveries(env, now, log)],
     ];
     for (const [name, job] of jobs) {
       // One failing job must not starve the others; each is retried on the next minute.
@@ -65,6 +68,13 @@ export default {
   },
 
   async queue(batch, env, _ctx) {
+    // Webhook deliveries and their dead letters (wrangler.toml); every other queue carries platform events.
+    if (batch.queue.startsWith("integrity-edge-webhooks")) {
+      const log = createLogger(env.LOG_LEVEL, { task: "webhooks" });
+      if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch as MessageBatch<DeliveryMessage>, env, log);
+      else await consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env, log);
+      return;
+    }
     await consumeEvents(batch as MessageBatch<DomainEvent>, env, createLogger(env.LOG_LEVEL, { task: "events" }), eventHandlers);
   },
 } satisfies ExportedHandler<Bindings>;

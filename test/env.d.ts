@@ -8,6 +8,7 @@ declare global {
       AUTH_JWKS_JSON: string;
       DATAPROCESSING_ENCRYPTION_KEY: string;
       LOCAL_CONTAINER_HOST: Fetcher;
+      WEBHOOK_TRANSPORT: Fetcher;
       TEST_LIMITER: RateLimit;
     }
     interface GlobalProps {

@@ -45,6 +45,10 @@ export const PERMISSIONS = {
   queryWrite: "query_write",
   /** Read the directory of users (GET /Users, /Users/{id}, /Users/me): who has called the API. */
   usersRead: "users_read",
+  /** Read webhook subscriptions and their deliveries (never a subscription's secret). */
+  subscriptionsRead: "subscriptions_read",
+  /** Create, change, delete webhook subscriptions, rotate their secrets and redeliver deliveries. */
+  subscriptionsWrite: "subscriptions_write",
 } as const;
 
 export type Permission = (typeof PERMISSIONS)[keyof typeof PERMISSIONS];
