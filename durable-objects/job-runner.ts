@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { advanceChain, cancelJob } from "../src/dataprocessing/runner";
 import { createLogger, errorFields } from "../src/pkg/logger";
+import { SerialQueue } from "../src/pkg/serial";
 
 /** How often a running chain is polled (rule 5: the output is refreshed every minute). */
 export const POLL_INTERVAL_MS = 60_000;
@@ -13,7 +14,7 @@ export const POLL_INTERVAL_MS = 60_000;
  * steps never start the same container or end the same job twice. D1 holds the jobs themselves.
  */
 export class JobRunner extends DurableObject<Bindings> {
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
 
   /** Runs a step now (after any step in flight) and schedules the next poll. */
   async kick(chainId: string): Promise<void> {
@@ -37,9 +38,7 @@ export class JobRunner extends DurableObject<Bindings> {
   }
 
   private serialised<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(work);
-    this.tail = run.catch(() => undefined);
-    return run;
+    return this.queue.run(work);
   }
 
   private async step(chainId: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { createLogger, errorFields } from "../src/pkg/logger";
+import { SerialQueue } from "../src/pkg/serial";
 import { searchableText, type Mapping } from "../src/search/mapping";
 import { compileSearch, generationTables, highlight, type PlannedSearch, type Searcher, type SearchResult } from "../src/search/query";
 import { standardIndex, type SearchDocument } from "../src/search/standard";
@@ -39,7 +40,7 @@ export class SearchIndex extends DurableObject<Bindings> {
   private readonly sql: SqlStorage;
   /** Keys refreshed by events while a build runs, with the time: a build page read earlier must not overwrite them. */
   private readonly refreshedAt = new Map<string, number>();
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
 
   constructor(ctx: DurableObjectState, env: Bindings) {
     super(ctx, env);
@@ -121,9 +122,7 @@ export class SearchIndex extends DurableObject<Bindings> {
 
   /** Serialises synchronisation steps (refreshes and searches run freely between them). */
   private serialised<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(work);
-    this.tail = run.catch(() => undefined);
-    return run;
+    return this.queue.run(work);
   }
 
   /** Writes documents into the given generations (replacing those with the same keys). */

@@ -1,5 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
+import { SerialQueue } from "../src/pkg/serial";
+import { randomIds } from "../src/platform/services";
 import { executeTemplateOperation, type TemplateOperation, type WriterContext, type WriterResult } from "../src/templates/writer";
 
 /**
@@ -10,12 +12,10 @@ import { executeTemplateOperation, type TemplateOperation, type WriterContext, t
  * duplicated object can never corrupt a template, at worst make a write retry or answer 412.
  */
 export class TemplateWriter extends DurableObject<Bindings> {
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
 
   async write(context: WriterContext, operation: TemplateOperation): Promise<WriterResult> {
-    const run = this.tail.then(() => executeTemplateOperation(this.env.DB, context, operation));
-    // The queue continues whatever this write's outcome; the caller still sees its own failure.
-    this.tail = run.catch(() => undefined);
-    return run;
+    // Ids come from the same IdGenerator as every other writer's (src/platform/services.ts).
+    return this.queue.run(() => executeTemplateOperation(this.env.DB, context, operation, randomIds));
   }
 }

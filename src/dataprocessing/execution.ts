@@ -9,6 +9,7 @@ import type { WriteContext } from "../pkg/db";
 import { invalid } from "../pkg/errors";
 import { errorFields, type Logger } from "../pkg/logger";
 import type { DueRun, ScheduleKind } from "../pkg/schedule";
+import { randomIds } from "../platform/services";
 import { configChain, normaliseRunOptions, toRunnable, getConfigRow } from "./configs";
 import { JOB_CONFIG_SCHEDULE_KIND, type AdHocRunRequest } from "./contract";
 import { requireHost } from "./host-errors";
@@ -81,7 +82,7 @@ export async function executeChain(ctx: WriteContext, env: Bindings, body: { job
 
 /** A monitor job's run of a model image: one job, no config, its end reported to `endHook`. */
 export async function startAdHocJob(env: Bindings, request: AdHocRunRequest, now = new Date()): Promise<{ jobId: string }> {
-  const ctx: WriteContext = { db: env.DB, now: now.toISOString(), actorId: request.objectOwnerId, actorName: null, requestId: null as unknown as string, uuid: () => crypto.randomUUID(), expectedEtag: undefined };
+  const ctx: WriteContext = { db: env.DB, now: now.toISOString(), actorId: request.objectOwnerId, actorName: null, requestId: null as unknown as string, uuid: () => randomIds.uuid(), expectedEtag: undefined };
   const job: PlannedJob = {
     configurationId: null,
     runOptions: request.environment,
@@ -117,7 +118,7 @@ export const jobConfigScheduleKind: ScheduleKind = {
       try {
         const chain = await configChain(env, run.ownerId);
         const owner = { id: chain[0]!.objectOwnerId, name: null };
-        const ctx: WriteContext = { db: env.DB, now: new Date().toISOString(), actorId: null, actorName: null, requestId: run.runKey, uuid: () => crypto.randomUUID(), expectedEtag: undefined };
+        const ctx: WriteContext = { db: env.DB, now: new Date().toISOString(), actorId: null, actorName: null, requestId: run.runKey, uuid: () => randomIds.uuid(), expectedEtag: undefined };
         const jobs = chain.map((config) => plannedFromConfig(config, config.runOptions, apiUrlOf(env)));
         const created = await createChain(ctx, env, { jobs, owner, runKey: run.runKey });
         await kickChain(env, created.chainId);

@@ -64,7 +64,13 @@ export function parseJson<T>(text: string | null | undefined): T | null {
   return text === null || text === undefined ? null : (JSON.parse(text) as T);
 }
 
-/** The message a failed {@link assertStatement} raises inside D1 (a malformed-JSON error). */
+/**
+ * The marker a failed {@link assertStatement} raises inside D1. SQLite has no RAISE outside triggers,
+ * so the assertion fails with an error whose message carries the marker: json_extract() with a
+ * malformed path reports that path ("bad JSON path: 'integrity-edge-assertion'"). A real JSON error in
+ * the same batch (a malformed document, another bad path) never names it, so it is not taken for a
+ * refused condition (a 412) but surfaces as the error it is.
+ */
 const ASSERTION_MARKER = "integrity-edge-assertion";
 
 /**
@@ -74,12 +80,12 @@ const ASSERTION_MARKER = "integrity-edge-assertion";
  * assertion rolls everything back. Catch it with {@link isAssertionFailure}.
  */
 export function assertStatement(db: D1Database, condition: string, ...bindings: unknown[]): D1PreparedStatement {
-  // json() of a malformed text raises an error; CASE evaluates only the branch it takes.
-  const statement = db.prepare(`SELECT CASE WHEN (${condition}) THEN 1 ELSE json('${ASSERTION_MARKER}') END AS ok`);
+  // CASE evaluates only the branch it takes, so the path is read (and refused) only when the condition fails.
+  const statement = db.prepare(`SELECT CASE WHEN (${condition}) THEN 1 ELSE json_extract('{}', '${ASSERTION_MARKER}') END AS ok`);
   return bindings.length > 0 ? statement.bind(...bindings) : statement;
 }
 
 /** True when a batch failed because one of its {@link assertStatement}s did not hold. */
 export function isAssertionFailure(error: unknown): boolean {
-  return error instanceof Error && /malformed JSON/i.test(error.message);
+  return error instanceof Error && error.message.includes(`'${ASSERTION_MARKER}'`);
 }

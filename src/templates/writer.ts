@@ -13,6 +13,7 @@ import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode, type FieldProblem } from "../pkg/errors";
 import type { WriteContext } from "../pkg/db";
 import { writeContext } from "../pkg/db";
+import type { IdGenerator } from "../platform/services";
 import { runActivityTemplateOperation, type ActivityTemplateOperation } from "./activity/write";
 import { runWorkTemplateOperation, type WorkTemplateOperation } from "./work/write";
 
@@ -41,9 +42,13 @@ export interface Written<T> {
   etag: string | null;
 }
 
-/** Runs one operation against D1; an ApiError becomes a problem, anything else propagates (a 500). */
-export async function executeTemplateOperation(db: D1Database, context: WriterContext, operation: TemplateOperation): Promise<WriterResult> {
-  const ctx: WriteContext = { ...context, db, uuid: () => crypto.randomUUID() };
+/**
+ * Runs one operation against D1; an ApiError becomes a problem, anything else propagates (a 500).
+ * New ids come from `ids`, the IdGenerator every writer takes its ids from (a function does not
+ * cross the RPC boundary, so the object passes its own).
+ */
+export async function executeTemplateOperation(db: D1Database, context: WriterContext, operation: TemplateOperation, ids: IdGenerator): Promise<WriterResult> {
+  const ctx: WriteContext = { ...context, db, uuid: () => ids.uuid() };
   try {
     const written = operation.template === "work" ? await runWorkTemplateOperation(ctx, operation) : await runActivityTemplateOperation(ctx, operation);
     return { ok: true, value: written.value, etag: written.etag };
