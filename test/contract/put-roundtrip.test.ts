@@ -102,6 +102,11 @@ const fixtures: Record<string, { create: () => Promise<string>; field: string; v
     field: "description",
     value: () => unique("described"),
   },
+  "/Subscriptions": {
+    create: () => created("/Subscriptions", { url: `https://hooks.example.com/${unique("hook")}`, filters: [{ entityKind: "deviation", action: "created" }] }),
+    field: "description",
+    value: () => unique("described"),
+  },
   "/UserStatuses": { create: () => created("/UserStatuses", { name: unique("Awaiting parts"), status: "onHold" }), field: "name", value: () => unique("Awaiting parts") },
   "/WorkItems": { create: () => created("/WorkItems", { displayName: unique("Inspection") }), field: "displayName", value: () => unique("Inspection") },
   "/WorkTemplates": { create: () => created("/WorkTemplates", { displayName: unique("T") }), field: "displayName", value: () => unique("T") },
