@@ -230,7 +230,8 @@ export const medias = sqliteTable(
     ownerName: text("owner_name"),
     ...audit,
   },
-  (t) => [index("medias_owner_idx").on(t.ownerId, t.createdAt)],
+  // Default order createdAt desc, id: each filter's index ends with it (see deviations).
+  (t) => [index("medias_created_idx").on(sql`${t.createdAt} desc`, t.id), index("medias_type_idx").on(t.declaredType, sql`${t.createdAt} desc`, t.id), index("medias_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id)],
 );
 
 /** Data types of uploaded files (spec 2.9): id and name unique across the API. */
@@ -274,9 +275,11 @@ export const files = sqliteTable(
     ...audit,
   },
   (t) => [
-    index("files_state_status_idx").on(t.state, t.status),
-    index("files_data_type_idx").on(t.dataTypeId, t.createdAt),
-    index("files_owner_idx").on(t.ownerId, t.createdAt),
+    // Default order createdAt desc, id, over ready files: each filter's index ends with it (see deviations).
+    index("files_state_created_idx").on(t.state, sql`${t.createdAt} desc`, t.id),
+    index("files_state_status_idx").on(t.state, t.status, sql`${t.createdAt} desc`, t.id),
+    index("files_data_type_idx").on(t.dataTypeId, sql`${t.createdAt} desc`, t.id),
+    index("files_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
   ],
 );
 
@@ -412,11 +415,14 @@ export const deviations = sqliteTable(
     uniqueIndex("deviations_reference_uq").on(t.referenceKey),
     index("deviations_origin_monitor_idx").on(t.originMonitorRef),
     index("deviations_reference_idx").on(t.referenceId, t.id),
-    index("deviations_status_idx").on(t.status, t.id),
-    index("deviations_type_idx").on(t.typeId, t.id),
-    index("deviations_owner_idx").on(t.ownerId, t.id),
-    index("deviations_risk_idx").on(t.riskId, t.id),
-    index("deviations_created_idx").on(t.createdAt, t.id),
+    // The list's default order is createdAt desc, id: each filter's index ends with it, so a
+    // filtered first page is read in order and stops at the page (docs/decisions.md, "List queries").
+    index("deviations_status_idx").on(t.status, sql`${t.createdAt} desc`, t.id),
+    index("deviations_type_idx").on(t.typeId, sql`${t.createdAt} desc`, t.id),
+    index("deviations_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
+    index("deviations_owner_status_idx").on(t.ownerId, t.status, sql`${t.createdAt} desc`, t.id),
+    index("deviations_risk_idx").on(t.riskId, sql`${t.createdAt} desc`, t.id),
+    index("deviations_created_idx").on(sql`${t.createdAt} desc`, t.id),
   ],
 );
 
@@ -493,8 +499,8 @@ export const workTemplates = sqliteTable(
     primaryKey({ columns: [t.id, t.revision] }),
     uniqueIndex("work_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
     index("work_templates_latest_name_idx").on(t.isLatest, sql`lower(${t.displayName})`, t.id),
-    index("work_templates_latest_status_idx").on(t.isLatest, t.status, t.id),
-    index("work_templates_latest_owner_idx").on(t.isLatest, t.ownerId, t.id),
+    index("work_templates_latest_status_idx").on(t.isLatest, t.status, sql`lower(${t.displayName})`, t.id),
+    index("work_templates_latest_owner_idx").on(t.isLatest, t.ownerId, sql`lower(${t.displayName})`, t.id),
   ],
 );
 
@@ -559,8 +565,10 @@ export const activityTemplates = sqliteTable(
     primaryKey({ columns: [t.id, t.revision] }),
     uniqueIndex("activity_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
     index("activity_templates_latest_name_idx").on(t.isLatest, sql`lower(${t.displayName})`, t.id),
-    index("activity_templates_latest_status_idx").on(t.isLatest, t.status, t.id),
-    index("activity_templates_latest_type_idx").on(t.isLatest, t.activityTypeId, t.id),
+    index("activity_templates_latest_status_idx").on(t.isLatest, t.status, sql`lower(${t.displayName})`, t.id),
+    index("activity_templates_latest_type_idx").on(t.isLatest, t.activityTypeId, sql`lower(${t.displayName})`, t.id),
+    index("activity_templates_latest_owner_idx").on(t.isLatest, t.ownerId, sql`lower(${t.displayName})`, t.id),
+    index("activity_templates_latest_template_type_idx").on(t.isLatest, t.templateType, sql`lower(${t.displayName})`, t.id),
     index("activity_templates_activity_type_idx").on(t.activityTypeId),
   ],
 );
@@ -603,10 +611,12 @@ export const workItems = sqliteTable(
     ...audit,
   },
   (t) => [
-    index("work_items_name_idx").on(sql`lower(${t.displayName})`, t.id),
-    index("work_items_status_idx").on(t.status, t.id),
+    // Default order displayName (binary), id: each filter's index ends with it (see deviations).
+    index("work_items_name_idx").on(t.displayName, t.id),
+    index("work_items_status_idx").on(t.status, t.displayName, t.id),
     index("work_items_due_idx").on(t.dueDate, t.id),
-    index("work_items_owner_idx").on(t.ownerId, t.id),
+    index("work_items_owner_idx").on(t.ownerId, t.displayName, t.id),
+    index("work_items_owner_status_idx").on(t.ownerId, t.status, t.displayName, t.id),
     index("work_items_created_idx").on(t.createdAt, t.id),
   ],
 );
@@ -669,12 +679,14 @@ export const activities = sqliteTable(
   (t) => [
     index("activities_based_on_idx").on(t.basedOnId, t.basedOnRevision, t.id),
     index("activities_work_item_idx").on(t.workItemId, t.position),
-    index("activities_name_idx").on(sql`lower(${t.displayName})`, t.id),
-    index("activities_status_idx").on(t.status, t.id),
+    // Default order displayName (binary), id: each filter's index ends with it (see deviations).
+    index("activities_name_idx").on(t.displayName, t.id),
+    index("activities_status_idx").on(t.status, t.displayName, t.id),
     index("activities_date_idx").on(t.dateOfActivity, t.id),
-    index("activities_owner_idx").on(t.ownerId, t.id),
-    index("activities_responsible_idx").on(t.responsibleId, t.id),
-    index("activities_type_idx").on(t.activityTypeId, t.id),
+    index("activities_owner_idx").on(t.ownerId, t.displayName, t.id),
+    index("activities_owner_status_idx").on(t.ownerId, t.status, t.displayName, t.id),
+    index("activities_responsible_idx").on(t.responsibleId, t.displayName, t.id),
+    index("activities_type_idx").on(t.activityTypeId, t.displayName, t.id),
   ],
 );
 
@@ -776,7 +788,13 @@ export const jobConfigurations = sqliteTable(
     objectOwnerName: text("object_owner_name"),
     ...audit,
   },
-  (t) => [uniqueIndex("job_configurations_name_uq").on(t.nameKey), index("job_configurations_next_idx").on(t.nextConfigId)],
+  (t) => [
+    uniqueIndex("job_configurations_name_uq").on(t.nameKey),
+    index("job_configurations_next_idx").on(t.nextConfigId),
+    // Default order lower(name), id, alone and by owner (see deviations).
+    index("job_configurations_name_idx").on(sql`lower(${t.name})`, t.id),
+    index("job_configurations_owner_idx").on(t.objectOwnerId, sql`lower(${t.name})`, t.id),
+  ],
 );
 
 /** Output types: a name and an optional JSON Schema (null: unstructured outputs). */
@@ -832,9 +850,11 @@ export const jobs = sqliteTable(
   (t) => [
     uniqueIndex("jobs_run_key_uq").on(t.runKey),
     index("jobs_chain_idx").on(t.chainId, t.chainPosition),
-    index("jobs_config_idx").on(t.configurationId, t.createdAt),
+    // Default order createdAt desc, chainPosition, id: each filter's index ends with it (see deviations).
+    index("jobs_config_idx").on(t.configurationId, sql`${t.createdAt} desc`, t.chainPosition, t.id),
     index("jobs_active_idx").on(t.status).where(sql`${t.status} IN ('Started', 'InProgress')`),
-    index("jobs_created_idx").on(t.createdAt),
+    index("jobs_status_idx").on(t.status, sql`${t.createdAt} desc`, t.chainPosition, t.id),
+    index("jobs_created_idx").on(sql`${t.createdAt} desc`, t.chainPosition, t.id),
   ],
 );
 
@@ -902,7 +922,15 @@ export const models = sqliteTable(
     ownerName: text("owner_name"),
     ...audit,
   },
-  (t) => [uniqueIndex("models_model_id_uq").on(t.modelId), index("models_definition_idx").on(sql`lower(${t.definitionName})`, t.definitionVersion)],
+  (t) => [
+    uniqueIndex("models_model_id_uq").on(t.modelId),
+    index("models_definition_idx").on(sql`lower(${t.definitionName})`, t.definitionVersion),
+    // Default order createdAt desc, id: each filter's index ends with it (see deviations).
+    index("models_created_idx").on(sql`${t.createdAt} desc`, t.id),
+    index("models_status_idx").on(t.status, sql`${t.createdAt} desc`, t.id),
+    index("models_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
+    index("models_definition_name_idx").on(t.definitionName, sql`${t.createdAt} desc`, t.id),
+  ],
 );
 
 export const populations = sqliteTable(
@@ -959,7 +987,14 @@ export const monitors = sqliteTable(
     ownerName: text("owner_name"),
     ...audit,
   },
-  (t) => [uniqueIndex("monitors_monitor_id_uq").on(t.monitorId), index("monitors_model_idx").on(t.modelRef)],
+  (t) => [
+    uniqueIndex("monitors_monitor_id_uq").on(t.monitorId),
+    // Default order createdAt desc, id: each filter's index ends with it (see deviations).
+    index("monitors_model_idx").on(t.modelRef, sql`${t.createdAt} desc`, t.id),
+    index("monitors_created_idx").on(sql`${t.createdAt} desc`, t.id),
+    index("monitors_status_idx").on(t.status, sql`${t.createdAt} desc`, t.id),
+    index("monitors_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
+  ],
 );
 
 export const monitorJobs = sqliteTable(
@@ -990,7 +1025,13 @@ export const monitorJobs = sqliteTable(
     /** When the controllers were evaluated for this (Succeeded) job; NULL until then, so a retry evaluates again. */
     evaluatedAt: text("evaluated_at"),
   },
-  (t) => [uniqueIndex("monitor_jobs_run_key_uq").on(t.runKey), index("monitor_jobs_monitor_idx").on(t.monitorRef, t.createdAt), index("monitor_jobs_job_idx").on(t.jobId)],
+  (t) => [
+    uniqueIndex("monitor_jobs_run_key_uq").on(t.runKey),
+    index("monitor_jobs_monitor_idx").on(t.monitorRef, t.createdAt),
+    index("monitor_jobs_job_idx").on(t.jobId),
+    // GET /MonitorJobs without monitorIds: the newest 500 in order, not a sort of every job.
+    index("monitor_jobs_created_idx").on(t.createdAt),
+  ],
 );
 
 /** Every criticality a monitor job reported for a population item, for its trend. */
