@@ -65,22 +65,41 @@ export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-function bodyLimit(maxBytes: number | undefined): MiddlewareHandler<AppEnv> {
+function bodyLimit(maxBytes: number | undefined, json: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const limit = maxBytes ?? (Number(c.env.MAX_BODY_BYTES) || DEFAULT_BODY_LIMIT);
+    const jsonLimit = Number(c.env.MAX_BODY_BYTES) || DEFAULT_BODY_LIMIT;
+    const limit = maxBytes ?? jsonLimit;
     const length = c.req.header("content-length");
     if (length !== undefined && Number(length) > limit) {
       throw new ApiError("PayloadTooLarge", `The body is ${length} bytes; this route accepts at most ${limit}.`);
     }
     if (length === undefined && c.req.raw.body) {
-      // A chunked body has no length up front: read it under the limit.
-      const buffer = await c.req.arrayBuffer();
-      if (buffer.byteLength > limit) {
-        throw new ApiError("PayloadTooLarge", `The body is larger than ${limit} bytes, the limit of this route.`);
+      if (json || limit <= jsonLimit) {
+        // A chunked body has no length up front: a JSON one (parsed whole anyway) is read under the limit.
+        const buffer = await c.req.arrayBuffer();
+        if (buffer.byteLength > limit) {
+          throw new ApiError("PayloadTooLarge", `The body is larger than ${limit} bytes, the limit of this route.`);
+        }
+      } else {
+        // A large one (an upload) is never held whole: it is counted as the handler reads it, and
+        // fails with the 413 the moment it passes the limit.
+        c.req.raw = new Request(c.req.raw, { body: c.req.raw.body.pipeThrough(countedUnder(limit)) });
       }
     }
     await next();
   };
+}
+
+/** Passes a body through, failing it with a 413 once more than `limit` bytes have passed. */
+function countedUnder(limit: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > limit) throw new ApiError("PayloadTooLarge", `The body is larger than ${limit} bytes, the limit of this route.`);
+      controller.enqueue(chunk);
+    },
+  });
 }
 
 function jsonMediaType(optional: boolean): MiddlewareHandler<AppEnv> {
@@ -167,7 +186,7 @@ export function declaredQueryParameters(route: Pick<RouteConfig, "request">): st
 export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors?: never }>(options: RouteOptions, route: R): Defined<R> {
   const middleware: MiddlewareHandler<AppEnv>[] = [apiVersion(options.area, options.versions), knownQueryOnly(declaredQueryParameters(route)), requirePermission(options.permission)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
-  if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit));
+  if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit, hasJsonBody));
   // An optional body sent as the original client's "empty" one, the JSON string "", is no body (./empty-body.ts).
   if (hasJsonBody && route.request?.body?.required !== true) middleware.push(emptyJsonStringIsNoBody());
   if (hasJsonBody) middleware.push(jsonMediaType(route.request?.body?.required !== true), jsonDepthLimit());

@@ -101,6 +101,8 @@ export async function compositeChecksum(partChecksums: readonly string[]): Promi
  */
 export function hashWhileStreaming(body: ReadableStream<Uint8Array>, size: number): { stream: ReadableStream<Uint8Array>; checksum: Promise<string> } {
   const digest = new crypto.DigestStream("SHA-256");
+  // An aborted hash (the body failed) rejects its digest, which nobody awaits then.
+  digest.digest.catch(() => undefined);
   const hasher = digest.getWriter();
   let settle: { resolve: (checksum: string) => void; reject: (error: unknown) => void } | undefined;
   const checksum = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));

@@ -71,11 +71,9 @@ export function uploadsApp() {
     async (c) => {
       const { uploadId, partNumber } = c.req.valid("param");
       const length = c.req.header("content-length");
-      // A stream of known length goes to R2 as it arrives; a chunked body was already read (and measured) by the body limit.
-      const body =
-        length !== undefined && Object.keys(c.req.bodyCache).length === 0
-          ? { value: await bodyStream(c), size: Number(length) }
-          : await c.req.arrayBuffer().then((value) => ({ value, size: value.byteLength }));
+      // The part goes to R2 as it arrives: with its declared length, or, sent chunked (or compressed),
+      // with the length the upload expects of it (service.ts).
+      const body = { value: await bodyStream(c), size: length !== undefined ? Number(length) : null };
       const part = await putPart(writeContext(c), c.env.UPLOADS, viewerOf(c.get("principal")), { uploadId, partNumber }, body);
       return c.json(part, 200);
     },

@@ -103,10 +103,11 @@ export async function putPart(
   bucket: R2Bucket,
   viewer: Viewer,
   target: { uploadId: string; partNumber: number },
-  body: { value: ReadableStream<Uint8Array> | ArrayBuffer; size: number },
+  sent: { value: ReadableStream<Uint8Array> | ArrayBuffer; size: number | null },
 ): Promise<{ partNumber: number; size: number; uploadedAt: string }> {
   const { upload, file } = await ownUpload(ctx.db, viewer, target.uploadId, ctx.now);
   if (file.state === "ready") throw new ApiError("Conflict", `Upload ${upload.id} is completed; its parts can no longer change.`);
+  const body = sent.size !== null ? { value: sent.value, size: sent.size } : await sizedPart(sent.value, upload, file, target.partNumber);
   if (body.size === 0) throw invalid("body", "required", "A part has at least one byte.");
   if (body.size > upload.part_size) {
     throw new ApiError("PayloadTooLarge", `A part of this upload is at most ${upload.part_size} bytes (its partSize); this one has ${body.size}.`);
@@ -122,10 +123,74 @@ export async function putPart(
     body.value instanceof ArrayBuffer
       ? { stream: body.value, checksum: crypto.subtle.digest("SHA-256", body.value).then(hex) }
       : hashWhileStreaming(body.value, body.size);
-  const part = await bucket.resumeMultipartUpload(upload.r2_key, upload.r2_upload_id).uploadPart(target.partNumber, hashed.stream);
+  const part = await bucket
+    .resumeMultipartUpload(upload.r2_key, upload.r2_upload_id)
+    .uploadPart(target.partNumber, hashed.stream)
+    .catch(async (error: unknown) => {
+      // A body that failed on its way (too long or short for its part, past the route's limit) says why.
+      const reason = await hashed.checksum.then(() => null, (failure: unknown) => failure);
+      throw reason instanceof ApiError ? reason : error;
+    });
   const checksum = await hashed.checksum;
   await recordPart(ctx.db, upload.id, { partNumber: target.partNumber, etag: part.etag, size: body.size, checksum }, ctx.now, expiry(ctx.now, upload.created_at));
   return { partNumber: target.partNumber, size: body.size, uploadedAt: ctx.now };
+}
+
+/**
+ * A part sent without Content-Length (chunked, or decompressed from gzip). R2 takes a stream only of
+ * known length: when the upload declared its size, every part's length is known and the part streams
+ * under it (a body of another length fails the part with a 400); otherwise it is read, up to the
+ * upload's part size (at most 95 MiB), the one case where a part is held in memory.
+ */
+async function sizedPart(
+  value: ReadableStream<Uint8Array> | ArrayBuffer,
+  upload: UploadRow,
+  file: FileRow,
+  partNumber: number,
+): Promise<{ value: ReadableStream<Uint8Array> | ArrayBuffer; size: number }> {
+  if (value instanceof ArrayBuffer) return { value, size: value.byteLength };
+  const expected = expectedParts(file.size || null, upload.part_size);
+  if (expected !== null) {
+    if (partNumber > expected) throw invalid("path.partNumber", "range", `The declared size makes ${expected} parts; there is no part ${partNumber}.`);
+    const want = partNumber < expected ? upload.part_size : file.size - (expected - 1) * upload.part_size;
+    return { value: value.pipeThrough(exactly(want, partNumber)), size: want };
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = value.getReader();
+  for (;;) {
+    const { value: chunk, done } = await reader.read();
+    if (done) break;
+    size += chunk.byteLength;
+    if (size > upload.part_size) {
+      await reader.cancel().catch(() => undefined);
+      throw new ApiError("PayloadTooLarge", `A part of this upload is at most ${upload.part_size} bytes (its partSize); this one has more.`);
+    }
+    chunks.push(chunk);
+  }
+  const joined = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { value: joined.buffer as ArrayBuffer, size };
+}
+
+/** Fails a part whose bytes are not exactly `want` with the 400 a declared length would have got. */
+function exactly(want: number, partNumber: number): TransformStream<Uint8Array, Uint8Array> {
+  let seen = 0;
+  const wrong = () => invalid("body", "size", `Part ${partNumber} must have ${want} bytes, not ${seen > want ? "more" : seen}.`);
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      seen += chunk.byteLength;
+      if (seen > want) throw wrong();
+      controller.enqueue(chunk);
+    },
+    flush() {
+      if (seen !== want) throw wrong();
+    },
+  });
 }
 
 /** A part as the completion sees it: sent through the Worker (size and digest known) or straight to R2 (neither). */
