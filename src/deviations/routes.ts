@@ -9,7 +9,6 @@ import { UniqueValuesResponseSchema } from "../pkg/query";
 import { DeviationListQuery, DeviationUniqueValuesQuery, deviationUniqueValues, listDeviations } from "./list";
 import { getDeviation } from "./read";
 import { CreateDeviationSchema, DeviationSchema, UpdateDeviationSchema } from "./schema";
-import { registerDeviationUsage } from "./usage";
 import { createDeviation, deleteDeviation, updateDeviation } from "./write";
 
 const tags = ["Deviations"];
@@ -21,7 +20,6 @@ const RULES =
   "relationships are symmetric (the related deviation lists this one too); no self-links or duplicates.";
 
 export function deviationsApp() {
-  registerDeviationUsage();
   const app = newApp();
 
   app.openapi(

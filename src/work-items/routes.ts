@@ -13,14 +13,12 @@ import { WORK_ITEM_OWNER } from "../file-references/store";
 import { listWorkItems, WorkItemListQuery, workItemUniqueValues, WorkItemUniqueValuesQuery } from "./list";
 import { CreateWorkItemSchema, UpdateWorkItemSchema, WorkItemSchema } from "./schema";
 import { createWorkItem, deleteWorkItem, getWorkItem, updateWorkItem } from "./store";
-import { registerWorkItemUsage } from "./usage";
 
 const tags = ["Work items"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
 
 export function workItemsApp() {
-  registerWorkItemUsage();
   const app = newApp();
 
   app.openapi(

@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EntityTypeSchema } from "../../src/properties/entity-types/schema";
-import { entityTypeUsageCheckers } from "../../src/properties/entity-types/usage";
 import { call, type CallResult } from "../support/http";
 import { createEntityType, entityTypeBody, outboxActions, seedPropertyDefinition, uniqueName } from "../support/factories/types";
 
@@ -136,17 +135,21 @@ describe("entity types: create, read, replace, delete", () => {
     expect(left?.n).toBe(0);
   });
 
-  it("refuses to delete a type that entities use, as counted by the registered usage checkers", async () => {
-    const created = await createEntityType();
-    const checker = async (_db: D1Database, id: string) => (id === created.id ? 2 : 0);
-    entityTypeUsageCheckers.push(checker);
+  it("refuses to delete a type that entities use, as counted through the table of references (src/db/references.ts)", async () => {
+    const created = await createEntityType({ appliesTo: null });
+    const users: string[] = [];
+    for (const displayName of ["first user of the type", "second user of the type"]) {
+      const workItem = await call("/WorkItems", { method: "POST", body: { displayName, typeId: created.id } });
+      expect(workItem.status, workItem.text).toBe(201);
+      users.push(workItem.body.id);
+    }
     try {
       const res = await call(`/EntityTypes/${created.id}`, { method: "DELETE" });
       expect(res.status).toBe(409);
       expect(res.body.code).toBe("InUse");
       expect(res.body.detail).toContain("2 entities");
     } finally {
-      entityTypeUsageCheckers.splice(entityTypeUsageCheckers.indexOf(checker), 1);
+      for (const id of users) await call(`/WorkItems/${id}`, { method: "DELETE" });
     }
     expect((await call(`/EntityTypes/${created.id}`, { method: "DELETE" })).status).toBe(204);
   });

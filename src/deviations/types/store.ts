@@ -13,7 +13,7 @@ import type { Versioned } from "../../pkg/resource";
 import { checkLinks } from "../../properties/entity-types/links";
 import { ENTITY_TYPE_COLUMNS, toEntityType, type EntityTypeRow } from "../../properties/entity-types/store";
 import type { DefinitionLinkRow } from "../../properties/entity-types/links";
-import { countEntityTypeUses } from "../../properties/entity-types/usage";
+import { countUses, unusedCondition } from "../../db/references";
 import { deletePropertyValuesStatement, replacePropertyValuesStatements, resolveAgainst, toLinkedProperties, toPropertyValueRows, type LinkedProperty } from "../../properties/values";
 import { readLinkedProperties } from "../linked-properties";
 import type { DeviationType, DeviationTypeInput } from "./schema";
@@ -186,14 +186,14 @@ export async function deleteDeviationType(ctx: WriteContext, id: string): Promis
   const current = await getDeviationTypeRow(ctx.db, id);
   assertVersion(ctx, current.versioned.etag);
   if (current.row.is_default === 1) throw new ApiError("Conflict", "The default type (General) cannot be deleted; it can be renamed.");
-  const uses = await countEntityTypeUses(ctx.db, current.row.id);
+  const uses = await countUses(ctx.db, "entityType", current.row.id);
   if (uses > 0) throw new ApiError("InUse", `The deviation type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
   try {
     await ctx.db.batch([
       // Re-checked in the batch: a deviation created with this type since the count aborts the delete.
       assertStatement(
         ctx.db,
-        "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2 AND is_default = 0) AND NOT EXISTS (SELECT 1 FROM deviations WHERE type_id = ?1)",
+        `EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2 AND is_default = 0) AND ${unusedCondition("entityType")}`,
         current.row.id,
         current.row.etag,
       ),
@@ -204,7 +204,7 @@ export async function deleteDeviationType(ctx: WriteContext, id: string): Promis
     ]);
   } catch (error) {
     if (isAssertionFailure(error) || isForeignKeyViolation(error)) {
-      const again = await countEntityTypeUses(ctx.db, current.row.id);
+      const again = await countUses(ctx.db, "entityType", current.row.id);
       if (again > 0) throw new ApiError("InUse", `The deviation type is used by ${again} entit${again === 1 ? "y" : "ies"}.`);
       throw preconditionFailed();
     }

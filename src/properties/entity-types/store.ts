@@ -11,7 +11,7 @@ import type { Versioned } from "../../pkg/resource";
 import { normaliseApplicationRule, type ApplicationRule } from "../definitions/rules";
 import { checkLinks, type DefinitionLinkRow } from "./links";
 import type { EntityType, EntityTypeInput } from "./schema";
-import { countEntityTypeUses } from "./usage";
+import { countUses, unusedCondition } from "../../db/references";
 import { assertVersion } from "../../pkg/resource";
 
 export interface EntityTypeRow {
@@ -221,9 +221,10 @@ export async function deleteEntityType(ctx: WriteContext, id: string): Promise<v
   if (!current) throw notFound("Entity type", id);
   assertVersion(ctx, current.versioned.etag);
   if (current.versioned.value.isDefault) throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
-  const uses = await countEntityTypeUses(ctx.db, id);
+  const uses = await countUses(ctx.db, "entityType", id);
   if (uses > 0) throw new ApiError("InUse", `The entity type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
-  const guard = "id = ?1 AND etag = ?2 AND is_default = 0";
+  // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling type.
+  const guard = `id = ?1 AND etag = ?2 AND is_default = 0 AND ${unusedCondition("entityType")}`;
   const [, removed] = await ctx.db.batch([
     // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
     // removed by a cascade).

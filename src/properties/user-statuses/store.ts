@@ -7,6 +7,7 @@ import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/d
 import type { Versioned } from "../../pkg/resource";
 import type { SystemStatus, UserStatus } from "./schema";
 import { assertVersion, commitVersioned } from "../../pkg/resource";
+import { countUses, unusedCondition } from "../../db/references";
 
 export interface UserStatusRow {
   id: string;
@@ -27,12 +28,6 @@ export function toUserStatus(row: UserStatusRow): Versioned<UserStatus> {
     etag: row.etag,
   };
 }
-
-/**
- * Checks that would find entities using a user status. Domains whose entities carry a user status
- * append theirs when they land; a status in use cannot be deleted.
- */
-export const userStatusUsageCheckers: ((db: D1Database, userStatusId: string) => Promise<number>)[] = [];
 
 const nameTaken = (name: string) =>
   conflict(`A user status named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
@@ -107,10 +102,12 @@ export async function updateUserStatus(ctx: WriteContext, input: { id: string; n
 export async function deleteUserStatus(ctx: WriteContext, id: string): Promise<void> {
   const current = await getUserStatus(ctx.db, id);
   assertVersion(ctx, current.etag);
-  const uses = (await Promise.all(userStatusUsageCheckers.map((check) => check(ctx.db, id)))).reduce((a, b) => a + b, 0);
+  // What refers to a user status: src/db/references.ts.
+  const uses = await countUses(ctx.db, "userStatus", id);
   if (uses > 0) throw new ApiError("InUse", `The user status is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
   const [removed] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM user_statuses WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
+    // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling status.
+    ctx.db.prepare(`DELETE FROM user_statuses WHERE id = ?1 AND etag = ?2 AND ${unusedCondition("userStatus")}`).bind(id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);
   if (removed?.meta.changes !== 1) throw preconditionFailed();
