@@ -23,7 +23,9 @@ export function toAssetReference(refs: readonly AssetRef[]): Deviation["assetRef
   for (const ref of refs) {
     if (ref.kind === "mainSystem" || ref.kind === "designObject" || ref.kind === "equipment") reference[ref.kind] = ref;
   }
-  reference.plant = SLOTS.map((slot) => reference[slot]?.plant).find((plant) => plant) ?? null;
+  // A plant designated directly (a deviation a monitor raised on a Plant item, issue 25) is the plant too.
+  const direct = refs.find((ref) => ref.kind === "plant");
+  reference.plant = SLOTS.map((slot) => reference[slot]?.plant).find((plant) => plant) ?? (direct ? { id: direct.id, name: direct.name } : null);
   return reference;
 }
 

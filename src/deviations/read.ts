@@ -9,7 +9,7 @@ import type { Versioned } from "../pkg/resource";
 import type { LinkedProperty } from "../properties/values";
 import { toAssetReference } from "./asset-reference";
 import { readLinkedProperties } from "./linked-properties";
-import type { Deviation } from "./schema";
+import { INSPECTION_ORIGIN, type Deviation, type DeviationOrigin } from "./schema";
 
 export const DEVIATION_KIND = "deviation";
 /** The rule of the definitions a deviation's properties use. */
@@ -26,12 +26,14 @@ export interface DeviationRow {
   risk_id: string | null;
   risk_name: string | null;
   metadata: string | null;
+  /** JSON of a monitoring origin; NULL for a deviation made through the API. */
+  origin: string | null;
   etag: string;
   created_at: string;
   updated_at: string;
 }
 
-export const DEVIATION_COLUMNS = "id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, etag, created_at, updated_at";
+export const DEVIATION_COLUMNS = "id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, origin, etag, created_at, updated_at";
 
 export interface Relationship {
   id: string;
@@ -71,6 +73,7 @@ export async function composeDeviation(row: DeviationRow, parts: DeviationParts)
     relationships: parts.relationships,
     workItemIds: parts.workItemIds,
     metadata: parseJson<Record<string, unknown>>(row.metadata),
+    origin: parseJson<DeviationOrigin>(row.origin) ?? INSPECTION_ORIGIN,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

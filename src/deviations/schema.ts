@@ -26,6 +26,23 @@ export const AssetReferenceSchema = z
   })
   .openapi("DeviationAssetReference");
 
+/**
+ * Where a deviation comes from (spec 1.1: "found during inspection or by monitoring"): `inspection`
+ * for one made through the API, `monitoring` for one a monitor's alarm raised (issue 25), with the
+ * monitor, the controller, the monitor job and the alarm. Read-only.
+ */
+export const DeviationOriginSchema = z
+  .object({
+    kind: z.enum(["inspection", "monitoring"]),
+    monitor: z.object({ id: z.uuid(), monitorId: z.string(), name: z.string() }).nullable(),
+    controller: z.string().nullable(),
+    monitorJobId: z.uuid().nullable(),
+    alarmId: z.uuid().nullable(),
+  })
+  .openapi("DeviationOrigin", { description: "inspection: made through the API; monitoring: raised by a monitor's alarm (the monitor, controller, monitor job and alarm). Read-only." });
+export type DeviationOrigin = z.infer<typeof DeviationOriginSchema>;
+export const INSPECTION_ORIGIN: DeviationOrigin = { kind: "inspection", monitor: null, controller: null, monitorJobId: null, alarmId: null };
+
 export const DeviationSchema = z
   .object({
     id: z.uuid(),
@@ -40,6 +57,7 @@ export const DeviationSchema = z
     relationships: z.array(z.object({ id: z.uuid(), referenceId: z.string() })).openapi({ description: "Related deviations (symmetric)." }),
     workItemIds: z.array(z.uuid()).openapi({ description: "Linked work items; read-only (link with POST /Deviations/{id}/WorkItems/{workItemId})." }),
     metadata: z.record(z.string(), z.unknown()).nullable(),
+    origin: DeviationOriginSchema,
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -94,7 +112,7 @@ const fields = {
 };
 
 export const CreateDeviationSchema = z.object(fields).strict().openapi("CreateDeviation");
-export const UpdateDeviationSchema = updateBodyOf(DeviationSchema, fields, "UpdateDeviation", { type: "typeId counts" });
+export const UpdateDeviationSchema = updateBodyOf(DeviationSchema, fields, "UpdateDeviation", { type: "typeId counts", origin: "set when the deviation is made" });
 
 export type DeviationInput = z.infer<typeof CreateDeviationSchema>;
 export type DeviationUpdate = z.infer<typeof UpdateDeviationSchema>;

@@ -70,7 +70,7 @@ async function checkInput(db: D1Database, selfId: string, typeId: string, input:
   return { status, typeName: type.name, assets, properties, related };
 }
 
-function rowFor(id: string, input: DeviationInput, checked: Checked, fixed: { referenceId: string; typeId: string; owner: Person; createdAt: string }, now: string): DeviationRow {
+function rowFor(id: string, input: DeviationInput, checked: Checked, fixed: { referenceId: string; typeId: string; owner: Person; createdAt: string; origin: string | null }, now: string): DeviationRow {
   return {
     id,
     reference_id: fixed.referenceId,
@@ -82,6 +82,7 @@ function rowFor(id: string, input: DeviationInput, checked: Checked, fixed: { re
     risk_id: input.risk?.id ?? null,
     risk_name: input.risk?.name ?? null,
     metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
+    origin: fixed.origin,
     etag: newEtagToken(),
     created_at: fixed.createdAt,
     updated_at: now,
@@ -118,7 +119,7 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
   const checked = await checkInput(ctx.db, id, typeId, input);
   const owner = ownerOrCaller(input.objectOwner, ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? ctx.actorId });
   const referenceId = input.referenceId ?? generatedReferenceId(id);
-  const row = rowFor(id, input, checked, { referenceId, typeId, owner, createdAt: ctx.now }, ctx.now);
+  const row = rowFor(id, input, checked, { referenceId, typeId, owner, createdAt: ctx.now, origin: null }, ctx.now);
   const created = await composeDeviation(row, {
     typeName: checked.typeName,
     assets: checked.assets,
@@ -149,9 +150,15 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
   assertVersion(ctx, current.etag);
   const typeId = (input.typeId ?? currentRow.type_id).toLowerCase();
   const checked = await checkInput(ctx.db, currentRow.id, typeId, input);
+  // A plant designated directly (only the monitoring loop does that: a Plant item's deviation) stays
+  // while no main system, design object or equipment is given, since the body has no slot for it.
+  const plant = current.value.assetReference.plant;
+  const slotsGiven = checked.assets.length > 0;
+  const viaSlot = current.value.assetReference.mainSystem ?? current.value.assetReference.designObject ?? current.value.assetReference.equipment;
+  if (!slotsGiven && plant && !viaSlot) checked.assets.push({ id: plant.id, kind: "plant", name: plant.name, plant });
   const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: currentRow.owner_id, name: currentRow.owner_name };
   const referenceId = input.referenceId ?? currentRow.reference_id;
-  const row = rowFor(currentRow.id, input, checked, { referenceId, typeId, owner, createdAt: currentRow.created_at }, ctx.now);
+  const row = rowFor(currentRow.id, input, checked, { referenceId, typeId, owner, createdAt: currentRow.created_at, origin: currentRow.origin }, ctx.now);
   const updated = await composeDeviation(row, {
     typeName: checked.typeName,
     assets: checked.assets,

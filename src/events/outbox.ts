@@ -7,7 +7,8 @@
 import type { Bindings } from "../env";
 import type { Logger } from "../pkg/logger";
 
-export type EventAction = "created" | "updated" | "deleted";
+/** What happened to the entity; alarms (issue 25) are `entered` and `left`. */
+export type EventAction = "created" | "updated" | "deleted" | "entered" | "left";
 
 export interface DomainEvent {
   id: string;

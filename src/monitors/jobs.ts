@@ -7,6 +7,11 @@
  * Criticality: a model reports it as a job output `{ "criticality": [{ "assetId": "...", "criticality": 0..100 }] }`
  * (or, for External models, in the body of the status PUT). Each value updates the monitor's
  * population items of that asset, their lastMonitorJobId and the item's history.
+ *
+ * Variables: beside it, `{ "variables": [{ "assetId", "name", "value" }] }`; when the job succeeds the
+ * monitor's controllers are evaluated on them (src/monitors/alarms.ts). What the model reported is kept
+ * on the job (`reports`) and the evaluation marks the job (`evaluated_at`), so a job end delivered
+ * again, or the minute cron after a crash, evaluates a Succeeded job that was not evaluated yet.
  */
 import type { Bindings } from "../env";
 import type { JobEnd, JobEndHook } from "../dataprocessing/contract";
@@ -20,6 +25,7 @@ import { errorFields, type Logger } from "../pkg/logger";
 import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { effectiveOf, findDefinitionByVersion, getModelRow, getMonitorRow, MONITOR_SCHEDULE_KIND, type MonitorRow } from "./store";
 import type { MonitorJobStatus } from "./schema";
+import { evaluateControllers, variableReports, type VariableReport } from "./alarms";
 
 /** How long a monitor job may stay Started or InProgress. */
 export const MONITOR_JOB_DEADLINE_MINUTES = 120;
@@ -41,6 +47,9 @@ interface MonitorJobRow {
   deadline_at: string;
   created_at: string;
   completed_at: string | null;
+  trigger_depth: number;
+  reports: string | null;
+  evaluated_at: string | null;
 }
 
 /** Monitor jobs as answered, with their monitors' numbers and names in one query whatever their number. */
@@ -121,7 +130,7 @@ async function populationParameters(db: D1Database, monitorRef: string, monitorJ
  * Starts a monitor job. With a run key (a schedule occurrence, an event), a second trigger with the
  * same key returns the first job and starts nothing.
  */
-export async function executeMonitor(env: Bindings, monitorRef: string, trigger: string, runKey: string | null, now = new Date()): Promise<{ row: MonitorJobRow; created: boolean }> {
+export async function executeMonitor(env: Bindings, monitorRef: string, trigger: string, runKey: string | null, now = new Date(), triggerDepth = 0): Promise<{ row: MonitorJobRow; created: boolean }> {
   const monitor = await getMonitorRow(env.DB, monitorRef);
   const model = await getModelRow(env.DB, monitor.model_ref);
   const definition = await findDefinitionByVersion(env.DB, model.definition_name, model.definition_version);
@@ -135,10 +144,10 @@ export async function executeMonitor(env: Bindings, monitorRef: string, trigger:
   const deadline = new Date(now.getTime() + MONITOR_JOB_DEADLINE_MINUTES * 60_000).toISOString();
   try {
     await env.DB.prepare(
-      `INSERT INTO monitor_jobs (id, monitor_ref, status, definition_name, definition_version, location, parameters, trigger_kind, run_key, deadline_at, created_at, updated_at)
-       VALUES (?1, ?2, 'Started', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)`,
+      `INSERT INTO monitor_jobs (id, monitor_ref, status, definition_name, definition_version, location, parameters, trigger_kind, run_key, deadline_at, created_at, updated_at, trigger_depth)
+       VALUES (?1, ?2, 'Started', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)`,
     )
-      .bind(id, monitor.id, model.definition_name, model.definition_version, definition.location, JSON.stringify(parameters), trigger, runKey, deadline, nowIso)
+      .bind(id, monitor.id, model.definition_name, model.definition_version, definition.location, JSON.stringify(parameters), trigger, runKey, deadline, nowIso, triggerDepth)
       .run();
   } catch (error) {
     if (runKey && isUniqueViolation(error)) {
@@ -224,8 +233,25 @@ export function statusesBefore(status: MonitorJobStatus): readonly MonitorJobSta
 /** At most this many asset ids are named in a job's error message; the rest are counted. */
 const NAMED_ASSETS = 20;
 
+/** What a model reported for one job: criticality and variables per asset. */
+export interface ModelReports {
+  criticality: CriticalityReport[];
+  variables: VariableReport[];
+}
+
+/** Reads both kinds of report from job outputs (or a status PUT's body); the problems name the refused entries. */
+export function modelReports(outputs: unknown[]): { reports: ModelReports; problems: string[] } {
+  const criticality = criticalityReports(outputs);
+  const variables = variableReports(outputs);
+  const problems = [
+    ...(criticality.problems.length ? [`Criticality ignored: ${criticality.problems.join("; ")}.`] : []),
+    ...(variables.problems.length ? [`Variables ignored: ${variables.problems.join("; ")}.`] : []),
+  ];
+  return { reports: { criticality: criticality.reports, variables: variables.reports }, problems };
+}
+
 /** The reported assets that no population item of the monitor references (in report order, once each). */
-async function assetsOutsidePopulations(db: D1Database, monitorRef: string, reports: CriticalityReport[]): Promise<string[]> {
+async function assetsOutsidePopulations(db: D1Database, monitorRef: string, reports: readonly { assetId: string }[]): Promise<string[]> {
   const asked = [...new Set(reports.map((r) => r.assetId))];
   if (asked.length === 0) return [];
   const { results } = await db
@@ -240,33 +266,92 @@ async function assetsOutsidePopulations(db: D1Database, monitorRef: string, repo
 }
 
 /** "Criticality ignored for 3 assets outside the monitor's populations: a, b, c." (the first 20 named, the rest counted). */
-export function outsideMessage(assetIds: string[]): string | null {
+export function outsideMessage(assetIds: string[], what = "Criticality"): string | null {
   if (assetIds.length === 0) return null;
   const named = assetIds.slice(0, NAMED_ASSETS).join(", ");
   const more = assetIds.length > NAMED_ASSETS ? ` and ${assetIds.length - NAMED_ASSETS} more` : "";
-  return `Criticality ignored for ${assetIds.length} asset${assetIds.length === 1 ? "" : "s"} outside the monitor's populations: ${named}${more}.`;
+  return `${what} ignored for ${assetIds.length} asset${assetIds.length === 1 ? "" : "s"} outside the monitor's populations: ${named}${more}.`;
+}
+
+/** Who the loop's writes are by: no person (actor null), in the request that reported the end when there is one. */
+export interface FinishContext {
+  requestId: string | null;
 }
 
 /**
  * Moves a monitor job forward (see {@link statusesBefore}); false when it may not (it ended, or the
- * move would go backwards). A Succeeded job's criticality is applied; reported assets that no item of
- * the monitor references are named in its error message, never dropped in silence.
+ * move would go backwards). A Succeeded job keeps what the model reported, its criticality is applied
+ * and its controllers evaluated; reported assets that no item of the monitor references are named in
+ * its error message, never dropped in silence. A Succeeded job that was not evaluated yet (a crash
+ * after the status was written) is evaluated when its end comes again, whether or not it moves.
  */
-export async function finishMonitorJob(db: D1Database, row: MonitorJobRow, status: MonitorJobStatus, error: string | null, output: string | null, reports: CriticalityReport[], nowIso: string): Promise<boolean> {
+export async function finishMonitorJob(
+  env: Bindings,
+  row: MonitorJobRow,
+  status: MonitorJobStatus,
+  error: string | null,
+  output: string | null,
+  reports: ModelReports,
+  nowIso: string,
+  context: FinishContext = { requestId: null },
+): Promise<boolean> {
+  const db = env.DB;
   const ended = status === "Succeeded" || status === "Failed" || status === "Unknown";
-  const outside = status === "Succeeded" ? outsideMessage(await assetsOutsidePopulations(db, row.monitor_ref, reports)) : null;
-  const message = [error, outside].filter(Boolean).join(" ") || null;
+  const outside =
+    status === "Succeeded"
+      ? [
+          outsideMessage(await assetsOutsidePopulations(db, row.monitor_ref, reports.criticality)),
+          outsideMessage(await assetsOutsidePopulations(db, row.monitor_ref, reports.variables), "Variables"),
+        ]
+      : [];
+  const message = [error, ...outside].filter(Boolean).join(" ") || null;
   const from = statusesBefore(status);
   const result = await db
     .prepare(
-      `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5
+      `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5, reports = coalesce(?8, reports)
        WHERE id = ?6 AND status IN (SELECT value FROM json_each(?7))`,
     )
-    .bind(status, message, output, ended ? nowIso : null, nowIso, row.id, JSON.stringify(from))
+    .bind(status, message, output, ended ? nowIso : null, nowIso, row.id, JSON.stringify(from), status === "Succeeded" ? JSON.stringify(reports) : null)
     .run();
-  if (result.meta.changes !== 1) return false;
-  if (status === "Succeeded") await applyCriticality(db, row.monitor_ref, row.id, reports, nowIso);
+  const applied = result.meta.changes === 1;
+  if (applied && status === "Succeeded") await applyCriticality(db, row.monitor_ref, row.id, reports.criticality, nowIso);
+  if (status === "Succeeded" || row.status === "Succeeded") await evaluateIfPending(env, row.id, context);
+  return applied;
+}
+
+/**
+ * Evaluates the controllers of a Succeeded monitor job that was not evaluated yet, on the variables
+ * it kept, and marks it evaluated (adding what the evaluation had to say to its error message).
+ */
+export async function evaluateIfPending(env: Bindings, monitorJobId: string, context: FinishContext = { requestId: null }): Promise<boolean> {
+  const row = await env.DB.prepare("SELECT * FROM monitor_jobs WHERE id = ?1").bind(monitorJobId).first<MonitorJobRow>();
+  if (!row || row.status !== "Succeeded" || row.evaluated_at !== null) return false;
+  const reports = row.reports ? (JSON.parse(row.reports) as ModelReports) : { criticality: [], variables: [] };
+  const now = new Date().toISOString();
+  const result = await evaluateControllers(env, row, reports.variables ?? [], { actorId: null, requestId: context.requestId, now });
+  const note = result.notes.join(" ") || null;
+  await env.DB.prepare(
+    `UPDATE monitor_jobs SET evaluated_at = ?1, error_message = CASE WHEN ?2 IS NULL THEN error_message ELSE trim(coalesce(error_message, '') || ' ' || ?2) END
+     WHERE id = ?3 AND evaluated_at IS NULL`,
+  )
+    .bind(now, note, row.id)
+    .run();
   return true;
+}
+
+/** Succeeded jobs left unevaluated (a crash between the status and the evaluation) for this long are evaluated by the cron. */
+const EVALUATION_GRACE_MS = 60_000;
+
+/** The minute cron's repair: evaluates Succeeded monitor jobs that ended a minute ago or more and were not evaluated. */
+export async function evaluatePendingMonitorJobs(env: Bindings, now: Date): Promise<number> {
+  const { results } = await env.DB.prepare(
+    "SELECT id FROM monitor_jobs WHERE status = 'Succeeded' AND evaluated_at IS NULL AND completed_at < ?1 ORDER BY completed_at LIMIT 20",
+  )
+    .bind(new Date(now.getTime() - EVALUATION_GRACE_MS).toISOString())
+    .all<{ id: string }>();
+  let evaluated = 0;
+  for (const { id } of results) if (await evaluateIfPending(env, id)) evaluated++;
+  return evaluated;
 }
 
 export const MONITOR_JOB_HOOK = "monitor-job";
@@ -277,15 +362,17 @@ export const monitorJobEndHook: JobEndHook = {
   async onEnd(env: Bindings, ref: string, end: JobEnd) {
     const row = await env.DB.prepare("SELECT * FROM monitor_jobs WHERE id = ?1").bind(ref).first<MonitorJobRow>();
     if (!row) return;
-    const { reports, problems } = criticalityReports(end.outputs.map((o) => o.output));
+    const { reports, problems } = modelReports(end.outputs.map((o) => o.output));
     const status: MonitorJobStatus = end.status === "Success" ? "Succeeded" : end.status === "Failed" ? "Failed" : "Unknown";
-    const error = [end.errorMessage, problems.length ? `Criticality ignored: ${problems.join("; ")}.` : null].filter(Boolean).join(" ") || null;
-    await finishMonitorJob(env.DB, row, status, error, end.output, reports, new Date().toISOString());
+    const error = [end.errorMessage, ...problems].filter(Boolean).join(" ") || null;
+    await finishMonitorJob(env, row, status, error, end.output, reports, new Date().toISOString());
   },
 };
 
 /** A monitor job never stays Started or InProgress past its deadline. Run by the minute cron. */
 export async function expireMonitorJobs(env: Bindings, now: Date): Promise<number> {
+  // The same minute, the repair of evaluations a crash left undone.
+  await evaluatePendingMonitorJobs(env, now);
   const result = await env.DB.prepare(
     `UPDATE monitor_jobs SET status = 'Failed', error_message = 'No result before the deadline (' || deadline_at || ').', completed_at = ?1, updated_at = ?1
      WHERE status IN ('Started', 'InProgress') AND deadline_at < ?1`,

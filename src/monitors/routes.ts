@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
-import { ApiError, invalid } from "../pkg/errors";
+import { ApiError } from "../pkg/errors";
 import { answerHoldsSecrets } from "../pkg/idempotency";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
@@ -26,7 +26,7 @@ import {
   getMonitorRow,
   definitionOf,
   listDefinitions,
-  queryPopulationItems,
+  toPopulationItemViews,
   removeItem,
   removePopulation,
   toModel,
@@ -37,8 +37,12 @@ import {
   updateModel,
   updateMonitor,
 } from "./store";
+import { variableReports } from "./alarms";
+import { AlarmHistoryQuery, listAlarmHistory, listPopulationItemRows, PopulationItemsQuery } from "./alarm-lists";
 import { ACTIVE_MONITOR_JOB_STATUSES, executeMonitor, finishMonitorJob, criticalityReports, getMonitorJobRow, listMonitorJobs, monitorStatusToken, populationAssetCount, populationAssetPage, POPULATION_IDS_IN_ENVIRONMENT, toMonitorJob } from "./jobs";
 import {
+  ActiveAlarmSchema,
+  AlarmHistoryEntrySchema,
   ASSET_TYPES,
   CreateModelDefinitionSchema,
   CreateModelSchema,
@@ -265,25 +269,50 @@ export function monitoringApp() {
       path: "/Monitors/PopulationItems",
       tags: monitorTags,
       summary: "Population items of monitors",
-      request: {
-        query: z.object({
-          monitorIds: z.string().optional().openapi({ description: "Comma-separated monitor ids." }),
-          assetIds: z.string().optional().openapi({ description: "Comma-separated asset ids; needs assetType." }),
-          assetType: z.enum(ASSET_TYPES).optional(),
-        }),
-      },
+      description: "Table 4.2's filters (monitorIds, assetIds with assetType), the alarm state (issue 25), and the common paging (skip, take up to 1,000, includeTotal) and order.",
+      request: { query: PopulationItemsQuery },
       responses: {
         200: json(
-          z.array(z.object({ id: z.uuid(), monitor: z.object({ id: z.uuid(), name: z.string() }), population: z.object({ id: z.uuid(), name: z.string() }), assetReference: z.object({ id: z.string(), name: z.string().nullable() }), type: z.enum(ASSET_TYPES), criticality: z.number().nullable(), band: z.string().nullable(), lastMonitorJobId: z.uuid().nullable() })),
-          "Items with Monitor, Population, AssetReference, Type, Criticality and LastMonitorJobId (table 4.2).",
+          z.array(
+            z.object({
+              id: z.uuid(),
+              monitor: z.object({ id: z.uuid(), name: z.string() }),
+              population: z.object({ id: z.uuid(), name: z.string() }),
+              assetReference: z.object({ id: z.string(), name: z.string().nullable() }),
+              type: z.enum(ASSET_TYPES),
+              criticality: z.number().nullable(),
+              band: z.string().nullable(),
+              lastMonitorJobId: z.uuid().nullable(),
+              alarms: z.array(ActiveAlarmSchema),
+            }),
+          ),
+          "Items with Monitor, Population, AssetReference, Type, Criticality and LastMonitorJobId (table 4.2), and their active alarms.",
         ),
       },
     }),
     async (c) => {
-      const q = c.req.valid("query");
-      const assetIds = splitCsv(q.assetIds);
-      if (assetIds.length > 0 && !q.assetType) throw invalid("query.assetType", "required", "assetType is required when assetIds has values.");
-      return c.json(await queryPopulationItems(c.env.DB, { monitorIds: splitCsv(q.monitorIds), assetIds, assetType: q.assetType ?? null }), 200);
+      const { items, total } = await listPopulationItemRows(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(await toPopulationItemViews(c.env.DB, items), 200);
+    },
+  );
+  app.openapi(
+    defineRoute({ ...read, errors: [404] }, {
+      method: "get",
+      path: "/Monitors/{id}/PopulationItems/{itemId}/Alarms",
+      tags: monitorTags,
+      summary: "The alarm history of one population item: each alarm entered and left, newest first",
+      description: "Each entry names the controller, the monitor job that decided it, the conditions with the values seen, and the deviation and work item the alarm's actions made. Filters controllers and actions; skip, take, includeTotal.",
+      request: { params: ItemParams, query: AlarmHistoryQuery },
+      responses: { 200: json(z.array(AlarmHistoryEntrySchema), "Entries (X-Total-Count with includeTotal).") },
+    }),
+    async (c) => {
+      const { id, itemId } = c.req.valid("param");
+      const item = await c.env.DB.prepare("SELECT i.id FROM population_items i JOIN populations p ON p.id = i.population_id WHERE i.id = ?1 AND p.owner_kind = 'monitor' AND p.owner_id = ?2").bind(itemId, id).first();
+      if (!item) throw new ApiError("NotFound", `Population item ${itemId} of monitor ${id} does not exist.`);
+      const { items, total } = await listAlarmHistory(c.env.DB, itemId, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items as z.infer<typeof AlarmHistoryEntrySchema>[], 200);
     },
   );
   app.openapi(
@@ -415,10 +444,17 @@ export function monitoringApp() {
       tags: jobTags,
       summary: "Set the status of a monitor job of an External model (empty body, or criticality)",
       description:
-        "The original product's shape: an empty body. An optional JSON body `{ output?, errorMessage?, criticality?: [{ assetId, criticality }] }` reports the result. A monitor's status token may set only that monitor's jobs. A job moves forward only (Started, InProgress, then Succeeded, Failed or Unknown; repeating the current active status is harmless): going back, or changing an ended job, is a 409. Criticality for an asset that no population item of the monitor references is not applied, and the job's error message names it.",
+        "The original product's shape: an empty body. An optional JSON body `{ output?, errorMessage?, criticality?: [{ assetId, criticality }], variables?: [{ assetId, name, value }] }` reports the result. A monitor's status token may set only that monitor's jobs. A job moves forward only (Started, InProgress, then Succeeded, Failed or Unknown; repeating the current active status is harmless): going back, or changing an ended job, is a 409. Criticality or variables for an asset that no population item of the monitor references are not applied, and the job's error message names it. On Succeeded the monitor's controllers are evaluated on the variables: alarms are entered and left, with their actions, before the answer.",
       request: {
         params: z.object({ id: z.uuid().openapi({ param: { name: "id", in: "path" } }), status: z.enum(MONITOR_JOB_STATUSES).openapi({ param: { name: "status", in: "path" } }) }),
-        body: { required: false, content: { "application/json": { schema: z.object({ output: z.string().max(65536).optional(), errorMessage: z.string().max(4000).optional(), criticality: z.array(z.unknown()).max(10000).optional() }).strict() } } },
+        body: { required: false, content: { "application/json": { schema: z
+                .object({
+                  output: z.string().max(65536).optional(),
+                  errorMessage: z.string().max(4000).optional(),
+                  criticality: z.array(z.unknown()).max(10000).optional(),
+                  variables: z.array(z.unknown()).max(50000).optional().openapi({ description: "[{ assetId, name, value (a number) }]: what the controllers compare with their limits." }),
+                })
+                .strict() } } },
       },
       responses: { 200: json(MonitorJobSchema, "The monitor job.") },
     }),
@@ -428,10 +464,13 @@ export function monitoringApp() {
       const principal = c.get("principal");
       if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref) throw new ApiError("Forbidden", "This token may set the job statuses of its own monitor only, and this job belongs to another monitor.");
       if (row.location !== "External") throw new ApiError("Conflict", "This monitor job runs an ACR model: its status comes from its data processing job.");
-      const body = (c.req.valid("json") as { output?: string; errorMessage?: string; criticality?: unknown[] } | undefined) ?? {};
-      const { reports, problems } = criticalityReports(body.criticality ? [{ criticality: body.criticality }] : []);
-      if (problems.length) throw new ApiError("ValidationFailed", problems.join("; "), { errors: problems.map((message) => ({ field: "body.criticality", rule: "criticality", message })) });
-      const applied = await finishMonitorJob(c.env.DB, row, status, body.errorMessage ?? null, body.output ?? null, reports, new Date().toISOString());
+      const body = (c.req.valid("json") as { output?: string; errorMessage?: string; criticality?: unknown[]; variables?: unknown[] } | undefined) ?? {};
+      const criticality = criticalityReports(body.criticality ? [{ criticality: body.criticality }] : []);
+      const variables = variableReports(body.variables ? [{ variables: body.variables }] : []);
+      const problems = [...criticality.problems.map((message) => ({ field: "body.criticality", rule: "criticality", message })), ...variables.problems.map((message) => ({ field: "body.variables", rule: "variables", message }))];
+      if (problems.length) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join("; "), { errors: problems });
+      const reports = { criticality: criticality.reports, variables: variables.reports };
+      const applied = await finishMonitorJob(c.env, row, status, body.errorMessage ?? null, body.output ?? null, reports, new Date().toISOString(), { requestId: c.get("requestId") });
       if (!applied) {
         const now = await getMonitorJobRow(c.env.DB, id);
         if (!ACTIVE_MONITOR_JOB_STATUSES.includes(now.status)) throw new ApiError("Conflict", `Monitor job ${id} has already ended (${now.status}).`);

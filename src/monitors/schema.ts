@@ -37,6 +37,17 @@ const resources = {
   gpuSku: z.enum(GPU_SKUS).nullable().default(null),
 };
 
+/** An alarm a population item is in now (issue 25): entered by a monitor job, not left yet. */
+export const ActiveAlarmSchema = z
+  .object({
+    id: z.uuid(),
+    controller: z.string(),
+    enteredAt: z.string(),
+    monitorJobId: z.uuid().openapi({ description: "The monitor job that entered it." }),
+    deviationId: z.uuid().nullable().openapi({ description: "The deviation its controller raised, if any." }),
+    workItemId: z.uuid().nullable().openapi({ description: "The work item its controller created, if any." }),
+  })
+  .openapi("ActiveAlarm");
 export const PopulationItemSchema = z
   .object({
     id: z.uuid(),
@@ -45,8 +56,24 @@ export const PopulationItemSchema = z
     criticality: z.number().nullable(),
     band: z.enum(["green", "yellow", "red"]).nullable().openapi({ description: "0–59 green, 60–79 yellow, 80–100 red; null without a criticality." }),
     lastMonitorJobId: z.uuid().nullable(),
+    alarms: z.array(ActiveAlarmSchema).openapi({ description: "The controllers in alarm for this item now (a monitor's items; always empty for a model's). Empty: normal." }),
   })
   .openapi("PopulationItem");
+export const AlarmHistoryEntrySchema = z
+  .object({
+    id: z.uuid(),
+    alarmId: z.uuid(),
+    controller: z.string(),
+    action: z.enum(["entered", "left"]),
+    monitorJobId: z.uuid(),
+    conditions: z
+      .array(z.object({ variableName: z.string(), operator: z.string(), comparisonValue: z.number(), value: z.number().nullable(), holds: z.boolean() }))
+      .openapi({ description: "The controller's conditions with the values the job reported (null: not reported): what decided it." }),
+    recordedAt: z.string(),
+    deviationId: z.uuid().nullable(),
+    workItemId: z.uuid().nullable(),
+  })
+  .openapi("AlarmHistoryEntry");
 export const PopulationSchema = z
   .object({ id: z.uuid(), name: z.string(), description: z.string().nullable(), assetType: z.enum(ASSET_TYPES), items: z.array(PopulationItemSchema) })
   .openapi("Population");
@@ -108,7 +135,49 @@ const ConditionSchema = z
     comparisonValue: z.number(),
   })
   .strict();
-export const ControllerSchema = z.object({ name: z.string().trim().min(1).max(200), conditions: z.array(ConditionSchema).max(50) }).strict().openapi("Controller");
+const PropertyValueInput = z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict();
+/** What happens when a controller's alarm is entered; each action optional (issue 25). */
+export const ControllerActionsSchema = z
+  .object({
+    raiseDeviation: z
+      .object({
+        typeId: z.uuid().optional().openapi({ description: `A deviation type (GET /DeviationTypes). Default: General (${DEFAULT_ENTITY_TYPE_ID}).` }),
+        status: z.string().trim().min(1).max(100).optional().openapi({ description: "A system status name or a user status id. Default: new." }),
+        properties: z.array(PropertyValueInput).max(200).optional().openapi({ description: "Values of the Deviation properties linked to the type, checked as any deviation's." }),
+      })
+      .strict()
+      .nullable()
+      .optional()
+      .openapi({ description: "Raise a deviation on the item's asset, its origin the monitor, the controller and the monitor job." }),
+    createWorkItem: z
+      .object({ workTemplateId: z.uuid().openapi({ description: "The work template (latest revision) the work item is based on." }) })
+      .strict()
+      .nullable()
+      .optional()
+      .openapi({ description: "Create a work item from a work template on the item's asset; linked to the raised deviation when there is one." }),
+    setCriticality: z
+      .object({ value: z.number().min(0).max(100) })
+      .strict()
+      .nullable()
+      .optional()
+      .openapi({ description: "Set the item's criticality (0 to 100); with several alarms entered at once, the highest." }),
+  })
+  .strict()
+  .openapi("ControllerActions");
+export const ControllerSchema = z
+  .object({
+    name: z.string().trim().min(1).max(200).openapi({ description: "Unique within the monitor: an alarm is kept per population item and controller name." }),
+    conditions: z.array(ConditionSchema).max(50).openapi({ description: "The controller holds for an item when every condition holds; a variable the model did not report makes its condition not hold. No conditions: never holds." }),
+    alarmOnNoData: z.boolean().optional().openapi({ description: "When true, a condition variable the model did not report for an item is itself an alarm. Default false." }),
+    actions: ControllerActionsSchema.optional(),
+    onLeave: z
+      .object({ deviationStatus: z.string().trim().min(1).max(100).optional().openapi({ description: "Set on the deviation the alarm raised when the alarm is left; absent: the deviation stays as it is." }) })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .openapi("Controller", { description: "The spec's Name and Conditions; alarmOnNoData, actions and onLeave are optional (issue 25)." });
+export type Controller = z.infer<typeof ControllerSchema>;
 export const TriggerEventSchema = z
   .discriminatedUnion("kind", [
     z.object({ kind: z.literal("fileProcessed"), dataTypeId: z.string().min(1).max(100) }).strict(),

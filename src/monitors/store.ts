@@ -19,7 +19,8 @@ import { scheduleRuleProblem, scheduleStatement, type ScheduleRule } from "../pk
 import { hostFor } from "../dataprocessing/host";
 import { viaHost } from "../dataprocessing/host-errors";
 import { ownerOrCaller } from "../work/common";
-import { ASSET_KIND_OF, bandOf, type AssetType } from "./schema";
+import { ASSET_KIND_OF, bandOf, type AssetType, type Controller } from "./schema";
+import { checkControllers } from "./controllers";
 
 export const MONITOR_SCHEDULE_KIND = "monitor";
 type Params = Record<string, string>;
@@ -156,7 +157,7 @@ interface PopulationRow {
   asset_type: AssetType;
   created_at: string;
 }
-interface ItemRow {
+export interface ItemRow {
   id: string;
   population_id: string;
   asset_id: string;
@@ -164,14 +165,61 @@ interface ItemRow {
   criticality: number | null;
   last_monitor_job_id: string | null;
 }
-export const toItem = (r: ItemRow) => ({
+export const toItem = (r: ItemRow, alarms: ActiveAlarm[] = []) => ({
   id: r.id,
   populationId: r.population_id,
   assetReference: { id: r.asset_id, name: r.asset_name },
   criticality: r.criticality,
   band: bandOf(r.criticality),
   lastMonitorJobId: r.last_monitor_job_id,
+  alarms,
 });
+
+export interface ActiveAlarm {
+  id: string;
+  controller: string;
+  enteredAt: string;
+  monitorJobId: string;
+  deviationId: string | null;
+  workItemId: string | null;
+}
+
+interface ActiveAlarmRow {
+  id: string;
+  item_id: string;
+  controller: string;
+  entered_at: string;
+  entered_job_id: string;
+  deviation_id: string | null;
+  work_item_id: string | null;
+}
+
+/** The active alarms of monitors' items, in the order they were entered. */
+const ACTIVE_ALARMS_OF_MONITORS = `SELECT id, item_id, controller, entered_at, entered_job_id, deviation_id, work_item_id FROM monitor_alarms
+  WHERE monitor_ref IN (SELECT value FROM json_each(?1)) AND active_key IS NOT NULL ORDER BY entered_at, controller`;
+
+function alarmsByItem(rows: readonly ActiveAlarmRow[]): Map<string, ActiveAlarm[]> {
+  const byItem = new Map<string, ActiveAlarm[]>();
+  for (const a of rows) {
+    const list = byItem.get(a.item_id) ?? [];
+    list.push({ id: a.id, controller: a.controller, enteredAt: a.entered_at, monitorJobId: a.entered_job_id, deviationId: a.deviation_id, workItemId: a.work_item_id });
+    byItem.set(a.item_id, list);
+  }
+  return byItem;
+}
+
+/** The active alarms of the given items (one statement, ids as one JSON parameter). */
+export async function activeAlarmsOfItems(db: D1Database, itemIds: readonly string[]): Promise<Map<string, ActiveAlarm[]>> {
+  if (itemIds.length === 0) return new Map();
+  const { results } = await db
+    .prepare(
+      `SELECT id, item_id, controller, entered_at, entered_job_id, deviation_id, work_item_id FROM monitor_alarms
+        WHERE item_id IN (SELECT value FROM json_each(?1)) AND active_key IS NOT NULL ORDER BY entered_at, controller`,
+    )
+    .bind(JSON.stringify([...new Set(itemIds)]))
+    .all<ActiveAlarmRow>();
+  return alarmsByItem(results);
+}
 
 type PopulationView = { id: string; name: string; description: string | null; assetType: AssetType; items: ReturnType<typeof toItem>[] };
 
@@ -183,7 +231,7 @@ export async function populationsOfMany(db: D1Database, kind: Owner, ownerIds: r
   const byOwner = new Map<string, PopulationView[]>(ownerIds.map((id) => [id, []]));
   if (ownerIds.length === 0) return byOwner;
   const ids = JSON.stringify([...new Set(ownerIds)]);
-  const [pops, items] = await db.batch([
+  const [pops, items, alarms] = await db.batch([
     db.prepare("SELECT * FROM populations WHERE owner_kind = ?1 AND owner_id IN (SELECT value FROM json_each(?2)) ORDER BY created_at, id").bind(kind, ids),
     db
       .prepare(
@@ -191,11 +239,14 @@ export async function populationsOfMany(db: D1Database, kind: Owner, ownerIds: r
           WHERE p.owner_kind = ?1 AND p.owner_id IN (SELECT value FROM json_each(?2)) ORDER BY i.created_at, i.id`,
       )
       .bind(kind, ids),
+    // A model's items have no alarms (only monitors run): the statement finds none for them.
+    db.prepare(ACTIVE_ALARMS_OF_MONITORS).bind(kind === "monitor" ? ids : "[]"),
   ]);
+  const alarmsOf = alarmsByItem(alarms!.results as unknown as ActiveAlarmRow[]);
   const byPopulation = new Map<string, ReturnType<typeof toItem>[]>();
   for (const item of items!.results as unknown as ItemRow[]) {
     const list = byPopulation.get(item.population_id) ?? [];
-    list.push(toItem(item));
+    list.push(toItem(item, alarmsOf.get(item.id)));
     byPopulation.set(item.population_id, list);
   }
   for (const p of pops!.results as unknown as (PopulationRow & { owner_id: string })[]) {
@@ -526,7 +577,7 @@ export interface MonitorInput {
   gpuSku: string | null;
   configurableParameters: Params | null;
   staticParameters?: unknown;
-  controllers: { name: string; conditions: { variableName: string; operator: string; comparisonValue: number }[] }[];
+  controllers: Controller[];
   objectOwner?: { id: string; name: string | null } | null;
 }
 
@@ -623,6 +674,7 @@ async function checkMonitor(db: D1Database, input: MonitorInput, current: Monito
     if (problem) throw invalid("body.timeZone", "timeZone", problem.message);
   }
   if (current) checkTransition(current.status, input.status, "body.status");
+  await checkControllers(db, input.controllers);
   return { model, rule };
 }
 
@@ -630,8 +682,9 @@ async function checkMonitor(db: D1Database, input: MonitorInput, current: Monito
 const MONITOR_COLUMNS = `id, monitor_id, name, model_ref, status, trigger_schedule, time_zone, trigger_event, instructions, cpu_cores, memory_gb, gpu_cores, gpu_sku,
   configurable_parameters, controllers, owner_id, owner_name, etag, created_at, updated_at, created_by`;
 
+/** As stored and answered: GreaterThan becomes GreaterThen; the optional fields (issue 25) only when given. */
 const normaliseControllers = (controllers: MonitorInput["controllers"]) =>
-  controllers.map((c) => ({ name: c.name, conditions: c.conditions.map((x) => ({ ...x, operator: x.operator === "GreaterThan" ? "GreaterThen" : x.operator })) }));
+  controllers.map((c) => ({ ...c, conditions: c.conditions.map((x) => ({ ...x, operator: x.operator === "GreaterThan" ? "GreaterThen" : x.operator })) }));
 
 function monitorValues(input: MonitorInput) {
   return [
@@ -731,27 +784,10 @@ export async function duplicateMonitor(ctx: WriteContext, principal: Principal, 
   return getMonitorRow(ctx.db, copyId);
 }
 
-/** GET /Monitors/PopulationItems as table 4.2 shapes it. */
-export async function queryPopulationItems(db: D1Database, query: { monitorIds: string[]; assetIds: string[]; assetType: AssetType | null }) {
-  const where: string[] = ["p.owner_kind = 'monitor'"];
-  const binds: unknown[] = [];
-  const list = (values: string[]) => {
-    const start = binds.length + 1;
-    binds.push(...values);
-    return `(${values.map((_, i) => `?${start + i}`).join(", ")})`;
-  };
-  if (query.monitorIds.length) where.push(`m.id IN ${list(query.monitorIds)}`);
-  if (query.assetIds.length) where.push(`i.asset_id IN ${list(query.assetIds)}`);
-  if (query.assetType) where.push(`p.asset_type = ${list([query.assetType])}`);
-  const { results } = await db
-    .prepare(
-      `SELECT i.*, p.name AS population_name, p.asset_type, m.id AS monitor_ref, m.name AS monitor_name
-       FROM population_items i JOIN populations p ON p.id = i.population_id JOIN monitors m ON m.id = p.owner_id
-       WHERE ${where.join(" AND ")} ORDER BY m.created_at, i.created_at, i.id LIMIT 1000`,
-    )
-    .bind(...binds)
-    .all<ItemRow & { population_name: string; asset_type: AssetType; monitor_ref: string; monitor_name: string }>();
-  return results.map((r) => ({
+/** GET /Monitors/PopulationItems as table 4.2 shapes it, each item with its active alarms (rows from the list query, src/monitors/list.ts). */
+export async function toPopulationItemViews(db: D1Database, rows: readonly (ItemRow & { population_name: string; asset_type: AssetType; monitor_ref: string; monitor_name: string })[]) {
+  const alarms = await activeAlarmsOfItems(db, rows.map((r) => r.id));
+  return rows.map((r) => ({
     id: r.id,
     monitor: { id: r.monitor_ref, name: r.monitor_name },
     population: { id: r.population_id, name: r.population_name },
@@ -760,5 +796,6 @@ export async function queryPopulationItems(db: D1Database, query: { monitorIds: 
     criticality: r.criticality,
     band: bandOf(r.criticality),
     lastMonitorJobId: r.last_monitor_job_id,
+    alarms: alarms.get(r.id) ?? [],
   }));
 }

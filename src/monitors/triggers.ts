@@ -5,13 +5,28 @@
  *     of one of the monitor's populations was created or changed.
  * Each Active monitor so triggered gets one monitor job per event: the run key is the event id, so a
  * redelivered event starts nothing new.
+ *
+ * The monitoring loop (issue 25) raises and changes deviations itself; its events carry their cause
+ * (monitor_event_causes: the monitor job and its trigger depth). Such an event never starts the
+ * monitor that caused it, and starts the others one level deeper: a job started by an event has
+ * depth 1 + the depth of the job that caused it (0 for a person's change, a schedule or a run on
+ * demand), and none starts beyond {@link MAX_TRIGGER_DEPTH}. So two monitors whose deviations
+ * trigger each other stop after a few rounds instead of running forever.
  */
 import type { Bindings } from "../env";
 import type { DomainEvent } from "../events/outbox";
 import { errorFields, type Logger } from "../pkg/logger";
 import { executeMonitor } from "./jobs";
 
-async function monitorsFor(env: Bindings, event: DomainEvent): Promise<string[]> {
+/** The deepest chain of event-triggered monitor jobs: a job at this depth starts no other through its deviations. */
+export const MAX_TRIGGER_DEPTH = 3;
+
+interface Cause {
+  monitor_ref: string;
+  depth: number;
+}
+
+async function monitorsFor(env: Bindings, event: DomainEvent, cause: Cause | null): Promise<string[]> {
   if (event.entityKind === "file" && event.action !== "deleted") {
     const file = event.payload as { status?: string; dataType?: { id?: string } } | null;
     if (file?.status !== "processed" || !file.dataType?.id) return [];
@@ -28,9 +43,9 @@ async function monitorsFor(env: Bindings, event: DomainEvent): Promise<string[]>
        JOIN populations p ON p.owner_kind = 'monitor' AND p.owner_id = m.id
        JOIN population_items i ON i.population_id = p.id
        JOIN designations d ON d.entity_kind = 'deviation' AND d.entity_id = ?1 AND d.asset_id = i.asset_id
-       WHERE m.status = 'Active' AND json_extract(m.trigger_event, '$.kind') = 'deviationChanged'`,
+       WHERE m.status = 'Active' AND json_extract(m.trigger_event, '$.kind') = 'deviationChanged' AND m.id IS NOT ?2`,
     )
-      .bind(event.entityId)
+      .bind(event.entityId, cause?.monitor_ref ?? null)
       .all<{ id: string }>();
     return results.map((r) => r.id);
   }
@@ -39,9 +54,16 @@ async function monitorsFor(env: Bindings, event: DomainEvent): Promise<string[]>
 
 /** The outbox event handler (registered in src/index.ts). */
 export async function triggerMonitors(event: DomainEvent, env: Bindings, log: Logger): Promise<void> {
-  for (const monitorRef of await monitorsFor(env, event)) {
+  const cause = event.entityKind === "deviation" ? await env.DB.prepare("SELECT monitor_ref, depth FROM monitor_event_causes WHERE event_id = ?1").bind(event.id).first<Cause>() : null;
+  const depth = (cause?.depth ?? 0) + 1;
+  const monitors = await monitorsFor(env, event, cause);
+  if (monitors.length > 0 && depth > MAX_TRIGGER_DEPTH) {
+    log.warn("monitor jobs not started: trigger depth reached", { eventId: event.id, depth, maxDepth: MAX_TRIGGER_DEPTH, monitorIds: monitors });
+    return;
+  }
+  for (const monitorRef of monitors) {
     try {
-      await executeMonitor(env, monitorRef, "event", `event:${event.id}:${monitorRef}`);
+      await executeMonitor(env, monitorRef, "event", `event:${event.id}:${monitorRef}`, new Date(), depth);
     } catch (error) {
       log.error("monitor job not started for an event", { monitorId: monitorRef, eventId: event.id, ...errorFields(error) });
       throw error; // the queue redelivers the event; its run key keeps the job single

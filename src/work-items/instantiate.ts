@@ -46,22 +46,36 @@ export interface Instantiation {
 
 const EMPTY: Omit<Instantiation, "assertions" | "writes"> = { basedOn: [], tags: [], activities: [] };
 
-/** Reads the templates and prepares the statements; throws ValidationFailed naming missing templates. */
-export async function prepareInstantiation(ctx: WriteContext, request: InstantiationRequest): Promise<Instantiation> {
+/** What an instantiation copies from: the work templates' latest revisions and their activity templates' revisions. */
+export interface InstantiationSources {
+  works: Map<string, WorkTemplateRevision>;
+  revisions: Map<string, ActivityTemplateRevision>;
+}
+
+/**
+ * Reads what instantiating `templateIds` copies. Callers that make many work items from the same
+ * templates (the monitoring loop, issue 25) read once and pass the sources to each prepareInstantiation.
+ */
+export async function readInstantiationSources(db: D1Database, templateIds: readonly string[], usedRevisions: ReadonlyMap<string, number> = new Map()): Promise<InstantiationSources> {
+  const works = await readLatestWorkTemplates(db, templateIds);
+  const activityTemplateIds = [...new Set([...works.values()].flatMap((w) => w.activityTemplates.map((a) => a.activityTemplateId)))];
+  const revisions = await readActivityTemplateRevisions(
+    db,
+    activityTemplateIds.map((id) => ({ id, revision: usedRevisions.get(id) ?? "latest" })),
+  );
+  return { works, revisions };
+}
+
+/** Reads the templates (unless given) and prepares the statements; throws ValidationFailed naming missing templates. */
+export async function prepareInstantiation(ctx: WriteContext, request: InstantiationRequest, sources?: InstantiationSources): Promise<Instantiation> {
   if (request.templates.length === 0) return { ...EMPTY, assertions: [], writes: [] };
   const db = ctx.db;
-  const works = await readLatestWorkTemplates(db, request.templates.map((t) => t.id));
+  const { works, revisions } = sources ?? (await readInstantiationSources(db, request.templates.map((t) => t.id), request.usedRevisions));
   const errors: FieldProblem[] = request.templates
     .filter((t) => !works.has(t.id))
     .map((t) => ({ field: t.field, rule: "exists", message: `The work template ${t.id} does not exist.` }));
   if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
   const ordered = request.templates.map((t) => works.get(t.id)!);
-
-  const activityTemplateIds = [...new Set(ordered.flatMap((w) => w.activityTemplates.map((a) => a.activityTemplateId)))];
-  const revisions = await readActivityTemplateRevisions(
-    db,
-    activityTemplateIds.map((id) => ({ id, revision: request.usedRevisions.get(id) ?? "latest" })),
-  );
   const missing = request.templates.filter((t) => works.get(t.id)!.activityTemplates.some((a) => !revisions.has(a.activityTemplateId)));
   if (missing.length > 0) {
     const problems = missing.map((t) => ({ field: t.field, rule: "activityTemplate", message: `The work template ${t.id} uses an activity template that does not exist.` }));

@@ -97,6 +97,39 @@ function activityEvents(ctx: WriteContext, instantiation: Instantiation): D1Prep
   );
 }
 
+/**
+ * The statements that create work item `id` from checked fields and a prepared instantiation, for a
+ * caller's own batch (the instantiation's assertions first). `deviationIds` are the deviations the
+ * same batch links to it, so its `created` event shows them. Used by createWorkItem and by the
+ * monitoring loop (issue 25), which makes the work item in the batch that enters the alarm.
+ */
+export function workItemCreateStatements(
+  ctx: WriteContext,
+  id: string,
+  input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null },
+  fields: WorkItemFields,
+  instantiation: Instantiation,
+  deviationIds: string[] = [],
+): { statements: D1PreparedStatement[]; value: WorkItem; etag: string } {
+  const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
+  const row = rowOf(id, input, fields, tags, newEtagToken(), ctx.now, ctx.now);
+  const item = workItemOf(row, fields, instantiation.basedOn, deviationIds);
+  const statements = [
+    ...instantiation.assertions,
+    ctx.db
+      .prepare(
+        `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at, created_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
+      )
+      .bind(id, row.display_name, row.reference_id, row.status, row.due_date, row.type_id, row.owner_id, row.owner_name, row.tags, row.metadata, row.etag, ctx.now, ctx.actorId),
+    ...fieldStatements(ctx, id, fields, tags),
+    ...instantiation.writes,
+    outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
+    ...activityEvents(ctx, instantiation),
+  ];
+  return { statements, value: item, etag: row.etag };
+}
+
 export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
   const duplicates = duplicateBasedOn(input.basedOn);
   if (duplicates.length > 0) throw validationFailed(duplicates);
@@ -105,24 +138,10 @@ export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInp
   const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
   return retrying("work item", async (attempt) => {
     const instantiation = await prepareInstantiation(ctx, { workItemId: id, owner: fields.owner, templates, usedRevisions: new Map(), firstActivityPosition: 0, firstBasedOnPosition: 0 });
-    const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
-    const row = rowOf(id, input, fields, tags, newEtagToken(), ctx.now, ctx.now);
-    const item = workItemOf(row, fields, instantiation.basedOn, []);
+    const { statements, value, etag } = workItemCreateStatements(ctx, id, input, fields, instantiation);
     await hooks.beforeWrite?.(attempt);
-    const done = await runGuarded(ctx.db, [
-      ...instantiation.assertions,
-      ctx.db
-        .prepare(
-          `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
-        )
-        .bind(id, row.display_name, row.reference_id, row.status, row.due_date, row.type_id, row.owner_id, row.owner_name, row.tags, row.metadata, row.etag, ctx.now, ctx.actorId),
-      ...fieldStatements(ctx, id, fields, tags),
-      ...instantiation.writes,
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
-      ...activityEvents(ctx, instantiation),
-    ]);
-    return done ? { value: item, etag: row.etag } : undefined;
+    const done = await runGuarded(ctx.db, statements);
+    return done ? { value, etag } : undefined;
   });
 }
 

@@ -197,7 +197,7 @@ describe("monitors", () => {
     expect(refused.body.detail).toContain("assetType is required");
     const found = await call(`/Monitors/PopulationItems?assetIds=${system.id}&assetType=MainSystem`);
     expect(found.body).toEqual([
-      { id: expect.any(String), monitor: { id: mon.id, name: mon.name }, population: { id: mon.populations[0].id, name: "systems" }, assetReference: { id: system.id, name: system.name }, type: "MainSystem", criticality: null, band: null, lastMonitorJobId: null },
+      { id: expect.any(String), monitor: { id: mon.id, name: mon.name }, population: { id: mon.populations[0].id, name: "systems" }, assetReference: { id: system.id, name: system.name }, type: "MainSystem", criticality: null, band: null, lastMonitorJobId: null, alarms: [] },
     ]);
   });
 });
