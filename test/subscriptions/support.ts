@@ -52,12 +52,25 @@ export async function subscribe(body: Record<string, unknown>, user?: Partial<Te
   return { id: res.body.id, secret: res.body.secret, etag: res.headers.get("etag")!, body: res.body };
 }
 
-/** Runs the WEBHOOKS consumer on one message, as the queue would; what it did with the message. */
-export async function deliverNow(message: DeliveryMessage, attempts = 1) {
+/**
+ * Runs the WEBHOOKS consumer on one message, as the queue would: what it did with the message, with
+ * the delay it asked for on a retry (the harness's result does not carry it). `logLevel` overrides the
+ * tests' LOG_LEVEL (error) to see every line.
+ */
+export async function deliverNow(message: DeliveryMessage, attempts = 1, logLevel?: string) {
   const batch = createMessageBatch<DeliveryMessage>("integrity-edge-webhooks", [{ id: `m-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body: message }]);
+  const delays: (number | undefined)[] = [];
+  for (const m of batch.messages) {
+    const retry = m.retry.bind(m);
+    m.retry = (options?: QueueRetryOptions) => {
+      delays.push(options?.delaySeconds);
+      retry(options);
+    };
+  }
   const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
-  return getQueueResult(batch, ctx);
+  await worker.queue(batch, logLevel ? { ...env, LOG_LEVEL: logLevel } : env, ctx);
+  const result = await getQueueResult(batch, ctx);
+  return { ...result, retryMessages: (result.retryMessages as { msgId: string }[]).map((r, i) => ({ ...r, delaySeconds: delays[i] })) };
 }
 
 export interface DeliveryRowView {
@@ -76,4 +89,22 @@ export async function deliveryRows(subscriptionId: string): Promise<DeliveryRowV
     .bind(subscriptionId)
     .all<DeliveryRowView>();
   return results;
+}
+
+/**
+ * A pending delivery written straight into D1 and handed to no queue, so a test drives its attempts
+ * alone with {@link deliverNow} (the background consumer never sees it).
+ */
+export async function insertDelivery(subscriptionId: string, options: { eventId?: string; body?: string } = {}): Promise<{ id: string; eventId: string; body: string }> {
+  const id = crypto.randomUUID();
+  const eventId = options.eventId ?? crypto.randomUUID();
+  const body = options.body ?? JSON.stringify({ type: "deviation.created", timestamp: new Date().toISOString(), data: { eventId, entityKind: "deviation", entityId: "d-1", action: "created" } });
+  const now = new Date().toISOString();
+  await env.DB.prepare(
+    `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, entity_kind, entity_id, occurred_at, payload, truncated, status, attempts, round, round_attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+     VALUES (?1, ?2, ?3, 'deviation.created', 'deviation', 'd-1', ?4, ?5, 0, 'pending', 0, 0, 0, ?4, ?4, ?4, ?4)`,
+  )
+    .bind(id, subscriptionId, eventId, now, body)
+    .run();
+  return { id, eventId, body };
 }
