@@ -14,7 +14,7 @@ import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execu
 import { expireMonitorJobs, monitorScheduleKind } from "./monitors/jobs";
 import { triggerMonitors } from "./monitors/triggers";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
-import { keyLegacyNames } from "./pkg/name-keys";
+import { runNameKeyBackfill } from "./pkg/name-keys";
 import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
 import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
 
@@ -58,7 +58,8 @@ export default {
       ["refreshJobs", () => refreshActiveJobs(env, log)],
       ["expireMonitorJobs", () => expireMonitorJobs(env, now)],
       ["startPendingIndices", () => startPendingIndices(env, log)],
-      ["keyLegacyNames", () => keyLegacyNames(env, log)],
+      // A one-off step (migration 0015): a single read per isolate once it is done.
+      ["nameKeyBackfill", () => runNameKeyBackfill(env, log, now)],
       ["sweepWebhookDeliveries", () => sweepDeliveries(env, now, log)],
     ];
     for (const [name, job] of jobs) {

@@ -198,6 +198,18 @@ export const outbox = sqliteTable(
   (t) => [uniqueIndex("outbox_id_uq").on(t.id), index("outbox_pending_idx").on(t.dispatchedAt, t.seq)],
 );
 
+/**
+ * One-off data steps a SQL migration cannot do (they need the Worker's JavaScript), run by the minute
+ * cron until they record themselves `done`, then never again. The migration that needs one inserts its
+ * row, already `done` when there is nothing to do. `cursor` is the step's own progress (JSON).
+ */
+export const oneOffSteps = sqliteTable("one_off_steps", {
+  name: text("name").primaryKey(),
+  state: text("state", { enum: ["pending", "done"] }).notNull(),
+  cursor: text("cursor"),
+  updatedAt: text("updated_at").notNull(),
+});
+
 /** Events a queue consumer has handled, so a redelivered message is acknowledged without effect. */
 export const processedEvents = sqliteTable("processed_events", {
   eventId: text("event_id").primaryKey(),

@@ -1,9 +1,13 @@
 /**
- * Keys of unique names written before keys existed (migration 0009 keys ASCII names with SQLite's
- * lower(), which is what {@link nameKey} gives for ASCII, and leaves other names NULL): the minute cron
- * folds them here, where JavaScript's Unicode tables are, a batch per table and tick. A legacy pair
- * that folds to one key (two names the old ASCII-only rule let through) keeps the second key NULL
- * and is logged; renaming one of them resolves it.
+ * Keys of unique names written before keys existed. Migration 0009 keyed ASCII names with SQLite's
+ * lower(), which is what {@link nameKey} gives for ASCII, and left other names NULL: their key needs
+ * NFC and Unicode case folding, which SQL in D1 cannot do. So keying them is a one-off step of the
+ * Worker (migration 0015 records it in `one_off_steps`, `done` at once where nothing is unkeyed): the
+ * minute cron runs {@link runNameKeyBackfill} while the step is pending, a batch per table and tick
+ * past a per-table cursor, records it done once every table is past its last unkeyed row, and from
+ * then on never reads a table again. A legacy pair that folds to one key (two names the old
+ * ASCII-only rule let through) keeps the second key NULL and is logged once; renaming one of them
+ * writes its key, as every write does.
  */
 import type { Bindings } from "../env";
 import { isUniqueViolation } from "./db";
@@ -28,8 +32,11 @@ export const KEYED_NAMES = [
 
 const BATCH = 200;
 
-/** The unkeyed rows of every table, read in one batch (the cron runs each minute; usually all are empty). D1 allows only a few compound SELECT terms, so not one UNION. */
-const UNKEYED = KEYED_NAMES.map(([table, column, key]) => `SELECT rowid AS r, ${column} AS name FROM ${table} WHERE ${key} IS NULL LIMIT ${BATCH}`);
+/** The step's name in `one_off_steps` (migration 0015). */
+export const NAME_KEY_STEP = "name-keys";
+
+/** The next unkeyed rows of every table past its cursor, read in one batch. D1 allows only a few compound SELECT terms, so not one UNION. */
+const UNKEYED = KEYED_NAMES.map(([table, column, key]) => `SELECT rowid AS r, ${column} AS name FROM ${table} WHERE ${key} IS NULL AND rowid > ?1 ORDER BY rowid LIMIT ${BATCH}`);
 
 interface Unkeyed {
   t: number;
@@ -37,10 +44,19 @@ interface Unkeyed {
   name: string;
 }
 
-export async function keyLegacyNames(env: Bindings, log: Logger): Promise<void> {
-  const reads = await env.DB.batch<Omit<Unkeyed, "t">>(UNKEYED.map((sql) => env.DB.prepare(sql)));
+/** How far the step has come: per table of {@link KEYED_NAMES}, the last rowid it keyed (or tried to). */
+export type NameKeyCursor = number[];
+
+/**
+ * Keys the next batch of unkeyed rows of every table past `cursor`; returns the cursor after them
+ * and whether every table is done (fewer than a batch were left).
+ */
+export async function keyLegacyNames(env: Bindings, log: Logger, cursor: NameKeyCursor = KEYED_NAMES.map(() => 0)): Promise<{ cursor: NameKeyCursor; finished: boolean }> {
+  const reads = await env.DB.batch<Omit<Unkeyed, "t">>(UNKEYED.map((sql, t) => env.DB.prepare(sql).bind(cursor[t] ?? 0)));
   const results = reads.flatMap((read, t) => read.results.map((row) => ({ ...row, t })));
-  if (results.length === 0) return;
+  const next = reads.map((read, t) => Math.max(cursor[t] ?? 0, ...read.results.map((row) => row.r)));
+  const finished = reads.every((read) => read.results.length < BATCH);
+  if (results.length === 0) return { cursor: next, finished };
   const update = (row: Unkeyed) => {
     const [table, , key] = KEYED_NAMES[row.t]!;
     return env.DB.prepare(`UPDATE ${table} SET ${key} = ?1 WHERE rowid = ?2 AND ${key} IS NULL`).bind(nameKey(row.name), row.r);
@@ -58,5 +74,27 @@ export async function keyLegacyNames(env: Bindings, log: Logger): Promise<void> 
         log.warn("two existing names fold to one key; rename one of them", { table: KEYED_NAMES[row.t]![0], name: row.name });
       }
     }
+  }
+  return { cursor: next, finished };
+}
+
+/** Set once this isolate has seen the step done: the cron then stops asking D1 at all. */
+let doneHere = false;
+
+/** The minute cron's part: one batch of {@link keyLegacyNames} while the step is pending, nothing once it is done. */
+export async function runNameKeyBackfill(env: Bindings, log: Logger, now: Date): Promise<void> {
+  if (doneHere) return;
+  const step = await env.DB.prepare("SELECT state, cursor FROM one_off_steps WHERE name = ?1").bind(NAME_KEY_STEP).first<{ state: string; cursor: string | null }>();
+  if (!step || step.state === "done") {
+    doneHere = true;
+    return;
+  }
+  const { cursor, finished } = await keyLegacyNames(env, log, step.cursor ? (JSON.parse(step.cursor) as NameKeyCursor) : undefined);
+  await env.DB.prepare("UPDATE one_off_steps SET state = ?1, cursor = ?2, updated_at = ?3 WHERE name = ?4 AND state = 'pending'")
+    .bind(finished ? "done" : "pending", JSON.stringify(cursor), now.toISOString(), NAME_KEY_STEP)
+    .run();
+  if (finished) {
+    doneHere = true;
+    log.info("one-off step done", { step: NAME_KEY_STEP });
   }
 }

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { keyLegacyNames } from "../../src/pkg/name-keys";
+import { keyLegacyNames, NAME_KEY_STEP, runNameKeyBackfill } from "../../src/pkg/name-keys";
 import { createLogger } from "../../src/pkg/logger";
 import { nameKey } from "../../src/pkg/unicode";
 import { call } from "../support/http";
@@ -88,5 +88,47 @@ describe("unique names: NFC and Unicode case folding", () => {
     expect(row?.name_key).toBe(nameKey(nfc(tag)));
     // ...and once keyed it is.
     expect((await call("/Categories", { method: "POST", body: { name: nfd(tag) } })).status).toBe(409);
+  });
+
+  it("keying them is a one-off step: the cron runs it while it is pending, then never again", async () => {
+    const step = () => env.DB.prepare("SELECT state, cursor FROM one_off_steps WHERE name = ?1").bind(NAME_KEY_STEP).first<{ state: string; cursor: string | null }>();
+    // A new database has nothing to key: migration 0015 records the step done.
+    expect((await step())?.state).toBe("done");
+    const tag = crypto.randomUUID().slice(0, 8);
+    const legacy = await call("/Categories", { method: "POST", body: { name: nfc(tag) } });
+    const later = await call("/Categories", { method: "POST", body: { name: nfc(`later ${tag}`) } });
+    await env.DB.prepare("UPDATE categories SET name_key = NULL WHERE id = ?1").bind(legacy.body.id).run();
+    // As migration 0015 finds a database with unkeyed names.
+    await env.DB.prepare("UPDATE one_off_steps SET state = 'pending', cursor = NULL WHERE name = ?1").bind(NAME_KEY_STEP).run();
+    const log = createLogger("error", {});
+    await runNameKeyBackfill(env, log, new Date());
+    const keyOf = async (id: string) => (await env.DB.prepare("SELECT name_key FROM categories WHERE id = ?1").bind(id).first<{ name_key: string | null }>())?.name_key;
+    expect(await keyOf(legacy.body.id)).toBe(nameKey(nfc(tag)));
+    const done = await step();
+    expect(done?.state).toBe("done");
+    expect(JSON.parse(done!.cursor!)).toHaveLength(12);
+    // Done means done: a NULL key appearing later is not the step's business any more.
+    await env.DB.prepare("UPDATE categories SET name_key = NULL WHERE id = ?1").bind(later.body.id).run();
+    await runNameKeyBackfill(env, log, new Date());
+    expect(await keyOf(later.body.id)).toBeNull();
+    await env.DB.prepare("UPDATE categories SET name_key = ?2 WHERE id = ?1").bind(later.body.id, nameKey(nfc(`later ${tag}`))).run();
+  });
+
+  it("the step moves past a pair that folds to one key, logging it once, and finishes", async () => {
+    const tag = crypto.randomUUID().slice(0, 8);
+    const first = await call("/Categories", { method: "POST", body: { name: nfc(tag) } });
+    await env.DB.prepare("UPDATE categories SET name_key = NULL WHERE id = ?1").bind(first.body.id).run();
+    const second = await call("/Categories", { method: "POST", body: { name: lowerNfc(tag) } });
+    expect(second.status).toBe(201);
+    await env.DB.prepare("UPDATE categories SET name_key = NULL WHERE id = ?1").bind(second.body.id).run();
+    const warnings: string[] = [];
+    const log = { ...createLogger("error", {}), warn: (message: string) => void warnings.push(message) };
+    const first1 = await keyLegacyNames(env, log);
+    expect(first1.finished).toBe(true);
+    expect(warnings).toHaveLength(1);
+    // From its cursor on, the next pass has nothing left to try.
+    const again = await keyLegacyNames(env, log, first1.cursor);
+    expect(again.finished).toBe(true);
+    expect(warnings).toHaveLength(1);
   });
 });
