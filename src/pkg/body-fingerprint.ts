@@ -61,6 +61,9 @@ export async function wholeFingerprint(method: string, path: string, body: Array
  * form reader's look-ahead. A handler that stops reading (a refusal part-way, a cancelled stream)
  * leaves the rest to {@link finish}, which reads and hashes it without keeping it.
  */
+/** Bytes joined into one block before they are hashed and handed on (see BodyTap.block). */
+const BLOCK = 256 * 1024;
+
 export class BodyTap {
   readonly stream: ReadableStream<Uint8Array>;
   /** Bytes that passed so far. */
@@ -72,6 +75,7 @@ export class BodyTap {
   private readonly rawWriter: WritableStreamDefaultWriter<Uint8Array>;
   private form: { writer: WritableStreamDefaultWriter<Uint8Array>; open: boolean; meaning: Promise<Uint8Array | null> } | null = null;
   private ended = false;
+  private sourceDone = false;
   private turn: Promise<unknown> = Promise.resolve();
   private result: Promise<string> | null = null;
 
@@ -110,7 +114,7 @@ export class BodyTap {
   private next(): Promise<Uint8Array | null> {
     const run = this.turn.then(async () => {
       if (this.ended) return null;
-      const { value, done } = await this.reader.read().catch((error: unknown) => {
+      const { value, done } = await this.block().catch((error: unknown) => {
         // The body failed (the client went away, or it passed the route's limit): the form reader ends too.
         this.form?.writer.abort(error).catch(() => undefined);
         throw error;
@@ -142,6 +146,33 @@ export class BodyTap {
     });
     this.turn = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * The next block of the body: request bodies arrive in chunks of a few KiB, and every chunk costs
+   * the hashes, the form reader and the handler a round of promises, so chunks are joined up to
+   * BLOCK bytes (one copy) before they pass. `done` only when the body ended and nothing is left.
+   */
+  private async block(): Promise<{ value: Uint8Array; done: false } | { value: undefined; done: true }> {
+    const parts: Uint8Array[] = [];
+    let size = 0;
+    while (size < BLOCK && !this.sourceDone) {
+      const { value, done } = await this.reader.read();
+      if (done) this.sourceDone = true;
+      else if (value.byteLength > 0) {
+        parts.push(value);
+        size += value.byteLength;
+      }
+    }
+    if (parts.length === 0) return { value: undefined, done: true };
+    if (parts.length === 1) return { value: parts[0]!, done: false };
+    const joined = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      joined.set(part, at);
+      at += part.byteLength;
+    }
+    return { value: joined, done: false };
   }
 
   /**
