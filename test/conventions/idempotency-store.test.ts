@@ -47,4 +47,49 @@ describe("IdempotencyStore", () => {
     const alarm = await runInDurableObject(s, (_instance, state) => state.storage.getAlarm());
     expect(alarm).not.toBeNull();
   });
+
+  describe("claims of requests whose bodies stream (src/pkg/body-fingerprint.ts)", () => {
+    it("reserves the key before the body is read, and tells a retry to check its body", async () => {
+      const s = store();
+      const claimed = await s.claim("k", "head", 60_000);
+      expect(claimed.outcome).toBe("proceed");
+      expect(await s.claim("k", "head", 60_000)).toEqual({ outcome: "check" });
+      expect(await s.claim("k", "other route", 60_000)).toEqual({ outcome: "mismatch" });
+      // While the first body is still arriving, any body is only "in progress"...
+      expect(await s.resolve("k", "f2")).toEqual({ outcome: "inProgress" });
+      // ... and a request whose body was small enough to hash first too.
+      expect(await s.begin("k", "f2", 60_000, "head")).toEqual({ outcome: "inProgress" });
+      expect(await s.begin("k", "f2", 60_000, "other route")).toEqual({ outcome: "mismatch" });
+      // Once its fingerprint is recorded, another body is a mismatch and the same one in progress.
+      await s.fingerprinted("k", claimed.outcome === "proceed" ? claimed.token : "", "f1");
+      expect(await s.resolve("k", "f2")).toEqual({ outcome: "mismatch" });
+      expect(await s.resolve("k", "f1")).toEqual({ outcome: "inProgress" });
+      await s.complete("k", "f1", response, "head");
+      expect(await s.resolve("k", "f1")).toEqual({ outcome: "replay", response });
+      expect(await s.resolve("k", "f2")).toEqual({ outcome: "mismatch" });
+      expect(await s.begin("k", "f1", 60_000, "head")).toEqual({ outcome: "replay", response });
+    });
+
+    it("only the claim's own token extends, records or releases it; an expired claim is taken over", async () => {
+      const s = store();
+      const first = await s.claim("k", "head", 1);
+      const token = first.outcome === "proceed" ? first.token : "";
+      await s.extend("k", "someone else", 60_000);
+      await new Promise((r) => setTimeout(r, 5));
+      const second = await s.claim("k", "head", 60_000);
+      expect(second.outcome).toBe("proceed");
+      await s.releaseClaim("k", token);
+      expect(await s.claim("k", "head", 60_000)).toEqual({ outcome: "check" });
+      await s.releaseClaim("k", second.outcome === "proceed" ? second.token : "");
+      expect((await s.claim("k", "head", 60_000)).outcome).toBe("proceed");
+    });
+
+    it("keeps a claim alive while it is extended", async () => {
+      const s = store();
+      const claimed = await s.claim("k", "head", 20);
+      await s.extend("k", claimed.outcome === "proceed" ? claimed.token : "", 60_000);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(await s.claim("k", "head", 60_000)).toEqual({ outcome: "check" });
+    });
+  });
 });
