@@ -7,7 +7,7 @@
 import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
-import { parseUuidList, splitCsv, type Condition } from "../pkg/query";
+import { parseUuidList, splitCsv, withProbe, type Condition, type SqlValues } from "../pkg/query";
 
 export const ASSET_KINDS = ["organization", "plant", "mainSystem", "equipment", "designObject"] as const;
 export type AssetKind = (typeof ASSET_KINDS)[number];
@@ -197,7 +197,7 @@ export function designationConditions(entityKind: string, idExpression: string, 
     if (ids.length === 0) return;
     conditions.push(
       (values) =>
-        `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = '${kind}' AND asset_id IN ${values.list(ids)})`,
+        `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = '${kind}' AND ${values.oneOf("asset_id", ids)})`,
     );
   };
   byIds("equipment", filters.equipmentIds, "query.equipmentIds");
@@ -205,10 +205,17 @@ export function designationConditions(entityKind: string, idExpression: string, 
   byIds("designObject", filters.designObjectIds, "query.designObjectIds");
   const plantNames = splitCsv(filters.plantNames).map(nameKey);
   if (plantNames.length > 0) {
+    // A plant holds a large share of the entities: as a set SQLite reads all of them before it can
+    // sort, so lists that walk their order index test each candidate with the probe instead (one
+    // lookup in the designations' primary key). Equipment and the other kinds are selective: sets.
+    const plants = (values: SqlValues) => `(SELECT id FROM assets WHERE kind = 'plant' AND ${values.oneOf("name_key", plantNames)})`;
     conditions.push(
-      (values) =>
-        `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = 'plant' AND asset_id IN ` +
-        `(SELECT id FROM assets WHERE kind = 'plant' AND name_key IN ${values.list(plantNames)}))`,
+      withProbe(
+        (values) =>
+          `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = 'plant' AND asset_id IN ${plants(values)})`,
+        (values) =>
+          `EXISTS (SELECT 1 FROM designations pd WHERE pd.entity_kind = ${values.value(entityKind)} AND pd.entity_id = ${idExpression} AND pd.asset_kind = 'plant' AND pd.asset_id IN ${plants(values)})`,
+      ),
     );
   }
   return conditions;

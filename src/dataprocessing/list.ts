@@ -15,7 +15,7 @@ const configList = defineList({
   select: CONFIG_SELECT,
   joins: [CONFIG_JOIN],
   fields: {
-    name: { column: "lower(c.name)" },
+    name: { column: "lower(c.name)", indexed: true },
     jobDefinition: { column: "c.image_name || ':' || c.image_tag" },
     "objectOwner.id": { column: "c.object_owner_id", displayColumn: "c.object_owner_name" },
     createdAt: { column: "c.created_at", type: "datetime" },
@@ -57,7 +57,7 @@ const jobList = defineList({
     chainPosition: { column: "j.chain_position", type: "number" },
     startedAt: { column: "j.started_at", type: "datetime" },
     endedAt: { column: "j.ended_at", type: "datetime" },
-    createdAt: { column: "j.created_at", type: "datetime" },
+    createdAt: { column: "j.created_at", type: "datetime", indexed: true },
     updatedAt: { column: "j.updated_at", type: "datetime" },
   },
   searchColumns: ["j.error_message"],

@@ -36,7 +36,7 @@ export const deviationList = defineList({
     "type.name": { column: "dt.name", joins: [TYPE_JOIN], uniqueValues: false },
     "objectOwner.name": { column: "d.owner_name", uniqueValues: false },
     "risk.name": { column: "d.risk_name", uniqueValues: false },
-    createdAt: { column: "d.created_at", type: "datetime", uniqueValues: false },
+    createdAt: { column: "d.created_at", type: "datetime", uniqueValues: false, indexed: true },
     updatedAt: { column: "d.updated_at", type: "datetime", uniqueValues: false },
     // Unique values of a reference: the id (usable in the matching filter) named by the name.
     type: { column: "d.type_id", displayColumn: "dt.name", joins: [TYPE_JOIN], orderable: false },

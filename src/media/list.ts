@@ -21,7 +21,7 @@ const mediaList = defineList({
     isImage: { column: "m.is_image", type: "boolean" },
     "owner.id": { column: "m.owner_id", displayColumn: "m.owner_name" },
     "owner.name": { column: "m.owner_name" },
-    createdAt: { column: "m.created_at", type: "datetime" },
+    createdAt: { column: "m.created_at", type: "datetime", indexed: true },
   },
   searchColumns: ["m.name"],
   defaultOrder: "createdAt desc",

@@ -27,7 +27,7 @@ export const workItemList = defineList({
   idColumn: "id",
   select: WORK_ITEM_COLUMNS.split(", ").map((c) => `w.${c}`).join(", "),
   fields: {
-    displayName: { column: "w.display_name" },
+    displayName: { column: "w.display_name", indexed: true },
     referenceId: { column: "w.reference_id" },
     status: { column: "w.status" },
     dueDate: { column: "w.due_date", type: "datetime" },

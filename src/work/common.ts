@@ -5,7 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../pkg/auth";
 import { ApiError } from "../pkg/errors";
-import { splitCsv, type Condition } from "../pkg/query";
+import { splitCsv, withProbe, type Condition } from "../pkg/query";
 
 /** A person: object owner, responsible. Users live in the identity provider, so both parts are stored. */
 export const PersonSchema = z
@@ -97,9 +97,18 @@ export function replaceTagsStatements(db: D1Database, entityKind: string, entity
   return statements;
 }
 
-/** The tags filter: entities carrying any of the given tags (exact match), on entity_tags' index. */
+/**
+ * The tags filter: entities carrying any of the given tags (exact match), on entity_tags' index.
+ * A tag is usually carried by many entities, so the condition has a probe (the primary key of
+ * entity_tags) for lists that walk their order index instead of reading every tagged entity.
+ */
 export function tagsCondition(entityKind: string, idExpression: string, raw: string | undefined): Condition[] {
   const tags = splitCsv(raw);
   if (tags.length === 0) return [];
-  return [(values) => `${idExpression} IN (SELECT entity_id FROM entity_tags WHERE tag IN ${values.list(tags)} AND entity_kind = ${values.value(entityKind)})`];
+  return [
+    withProbe(
+      (values) => `${idExpression} IN (SELECT entity_id FROM entity_tags WHERE ${values.oneOf("tag", tags)} AND entity_kind = ${values.value(entityKind)})`,
+      (values) => `EXISTS (SELECT 1 FROM entity_tags pt WHERE pt.entity_kind = ${values.value(entityKind)} AND pt.entity_id = ${idExpression} AND ${values.oneOf("pt.tag", tags)})`,
+    ),
+  ];
 }

@@ -6,12 +6,14 @@
  *
  * Every query runs in every plan (plan.ts): as the planner chooses, and forced to lists, to driven
  * (a random driver) and to the order walk (a random, often tiny, window, so the walk's second part
- * and ties at the window's bound are exercised); all must give the evaluator's answer.
+ * and ties at the window's bound are exercised); all must give the evaluator's answer. The canonical
+ * fields are declared `indexed`, so orders by them walk too, and a random condition with a probe
+ * form (a set in the lists plan, a per-entity probe elsewhere) checks that both forms agree.
  */
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
-import { compileListQuery, defineList, equals, parseFilter, runListQuery, type PlanOptions, type PropertyFormat, type PropertyInfo } from "../../src/pkg/query";
+import { compileListQuery, defineList, equals, parseFilter, runListQuery, withProbe, type PlanOptions, type PropertyFormat, type PropertyInfo } from "../../src/pkg/query";
 
 const db = env.DB;
 const CLASSIFICATION = crypto.randomUUID();
@@ -261,6 +263,8 @@ interface Query {
   driver: number | "ids";
   /** The window when the walk is forced. */
   window: number;
+  /** Only entities with a positive score: a list condition with a probe form (see Condition). */
+  positive: boolean;
 }
 
 const asciiLower = (s: string) => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
@@ -273,7 +277,8 @@ function evaluate(entities: Entity[], query: Query): { ids: string[]; total: num
       // An empty id list is no restriction, like an absent one.
       (!query.ids?.length || query.ids.map((i) => i.toLowerCase()).includes(e.id)) &&
       (!query.excludeIds?.length || !query.excludeIds.map((i) => i.toLowerCase()).includes(e.id)) &&
-      (!search || [e.ref, e.ownerName].some((col) => col !== null && asciiLower(col).includes(asciiLower(search)))),
+      (!search || [e.ref, e.ownerName].some((col) => col !== null && asciiLower(col).includes(asciiLower(search)))) &&
+      (!query.positive || (e.score !== null && e.score > 0)),
   );
   const order = query.order.length > 0 ? query.order : [{ field: "referenceId", direction: "asc" as const }];
   const sorted = [...matched].sort((a, b) => {
@@ -353,6 +358,7 @@ function queryArb(ids: string[]): fc.Arbitrary<Query> {
     take: sometimes(fc.nat(70), 1, 2),
     driver: fc.oneof(fc.nat(7), fc.constant("ids" as const)),
     window: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.constant(2000)),
+    positive: fc.boolean(),
   });
 }
 
@@ -385,10 +391,12 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
           alias: "e",
           entityKind: kind,
           idColumn: "id",
+          // `indexed` lets the forced walk (and the planner, with a filter) walk these canonical
+          // fields too (there is no index on them here: the rows must be the same, not the cost).
           fields: {
-            referenceId: { column: "e.reference_id" },
-            "objectOwner.name": { column: "e.owner_name" },
-            score: { column: "e.score", type: "number" },
+            referenceId: { column: "e.reference_id", indexed: true },
+            "objectOwner.name": { column: "e.owner_name", indexed: true },
+            score: { column: "e.score", type: "number", indexed: true },
           },
           searchColumns: ["e.reference_id", "e.owner_name"],
           defaultOrder: "referenceId asc",
@@ -405,15 +413,22 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
             includeTotal: true,
           };
           const expected = evaluate(entities, query);
-          const compiled = await compileListQuery(list, input, catalog, [equals("e.run", run)]);
+          // As a set (the lists plan) or probed per entity (walks, driven): the same entities.
+          const positive = withProbe(
+            (v) => `e.id IN (SELECT id FROM pb_things WHERE run = ${v.value(run)} AND score > 0)`,
+            (v) => `EXISTS (SELECT 1 FROM pb_things px WHERE px.run = ${v.value(run)} AND px.id = e.id AND px.score > 0)`,
+          );
+          const conditions = [equals("e.run", run), ...(query.positive ? [positive] : [])];
+          const compiled = await compileListQuery(list, input, catalog, conditions);
           const { items, total, plan } = await runListQuery<{ id: string }>(db, compiled);
           expect({ input, plan, ids: items.map((row) => row.id), total }).toEqual({ input, plan, ...expected });
           count(`auto ${plan}`);
           for (const [name, options] of forcedPlans(query, input.properties)) {
-            const forced = await compileListQuery(list, { ...input, includeTotal: false }, catalog, [equals("e.run", run)], options);
+            const forced = await compileListQuery(list, { ...input, includeTotal: false }, catalog, conditions, options);
             const result = await runListQuery<{ id: string }>(db, forced);
             expect({ input, options, ids: result.items.map((row) => row.id), total: result.total }).toEqual({ input, options, ids: expected.ids, total: undefined });
             if (result.plan === options.plan) count(`forced ${name}`);
+            if (result.plan === "walk" && !/^properties\./i.test(input.order.split(",")[0]?.trim() ?? "")) count("forced field walk");
           }
         }
       },
@@ -422,7 +437,7 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
     { numRuns: 100, interruptAfterTimeLimit: 150_000, markInterruptAsFailure: true },
   );
   // The forced plans must really have run (a forced plan the request cannot use falls back to lists).
-  for (const plan of ["forced lists", "forced driven", "forced walk"]) expect(plansRun.get(plan) ?? 0, plan).toBeGreaterThan(20);
+  for (const plan of ["forced lists", "forced driven", "forced walk", "forced field walk"]) expect(plansRun.get(plan) ?? 0, plan).toBeGreaterThan(20);
 });
 
 function count(key: string) {

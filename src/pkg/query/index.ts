@@ -11,7 +11,7 @@ export { parseOrder, MAX_ORDER_JOINS } from "./order";
 export type { OrderDirection, OrderRequest, ElementField } from "./order";
 export { defineList } from "./list";
 export type { FieldDefinition, FieldType, ListDefinition, ListDefinitionInput } from "./list";
-export { SqlValues, inList, csvInList, equals, splitCsv, joinBalanced } from "./sql-values";
+export { SqlValues, inList, csvInList, equals, splitCsv, joinBalanced, withProbe } from "./sql-values";
 export type { Condition, SqlScalar } from "./sql-values";
 export { enumCondition, parseIdList, parseUuidList, parsePaging, DEFAULT_TAKE, MAX_TAKE } from "./params";
 export { compileListQuery, MAX_STATEMENT_BYTES } from "./compile";

@@ -19,6 +19,15 @@ export interface FieldDefinition {
   orderable?: boolean;
   /** Whether unique values accept the field. Default true. */
   uniqueValues?: boolean;
+  /**
+   * An index of the list's table starts with this field's column (after the columns of the list's
+   * fixed conditions, such as `is_latest = 1`), so SQLite can read the list in this field's order
+   * and stop at the page. Then a page ordered first by the field, whose filter or conditions must be
+   * checked row by row (property terms, conditions with a probe form such as plants and tags), may
+   * walk that index in a bounded window instead of sorting every match (page-sql.ts, walkSql). The
+   * column must be of the list's own table. Default false.
+   */
+  indexed?: boolean;
 }
 
 export interface ListDefinitionInput {

@@ -36,7 +36,7 @@ const ELEMENT_FIELDS = {
 export type ElementField = (typeof ELEMENT_FIELDS)[keyof typeof ELEMENT_FIELDS];
 
 export type ResolvedOrder =
-  | { kind: "field"; name: string; column: string; joins: readonly string[]; direction: OrderDirection }
+  | { kind: "field"; name: string; column: string; joins: readonly string[]; direction: OrderDirection; indexed: boolean }
   | { kind: "property"; property: PropertyInfo; element: ElementField; direction: OrderDirection };
 
 /** Property joins beyond this many are written as correlated subqueries: SQLite joins at most 64 tables. */
@@ -92,7 +92,8 @@ function resolveOne(request: OrderRequest, list: ListDefinition, catalog: Readon
     const field = list.field(request.field);
     if (!field) throw queryError("query.order", "unknownField", `${where}: the list has no field ${quote(request.field)}.`);
     if (field.definition.orderable === false) throw queryError("query.order", "notOrderable", `${where}: the list cannot be ordered by ${quote(field.name)}.`);
-    return { kind: "field", name: field.name, column: field.definition.column, joins: field.definition.joins ?? [], direction: request.direction };
+    const { column, joins = [], indexed = false } = field.definition;
+    return { kind: "field", name: field.name, column, joins, direction: request.direction, indexed: indexed && joins.length === 0 };
   }
   let property = catalog.get(rest);
   let element: ElementField = "name";

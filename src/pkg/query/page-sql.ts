@@ -53,6 +53,16 @@ function filterCondition(parts: ListQueryParts, form: FilterForm, values: SqlVal
   );
 }
 
+/**
+ * The list's own conditions in a page whose filter takes the given form: as sets in the lists plan
+ * (SQLite may drive from them), and as per-entity probes where they have one (see Condition) when
+ * something else drives or walks, so a set such as every entity of a plant is never read whole to
+ * check a few candidates.
+ */
+function conditionsSql(parts: ListQueryParts, form: FilterForm, values: SqlValues): string[] {
+  return parts.conditions.map((condition) => (form.kind !== "lists" && condition.probe ? condition.probe(values) : condition(values)));
+}
+
 function where(parts: readonly (string | undefined)[]): string {
   const present = parts.filter((p): p is string => p !== undefined);
   return present.length === 0 ? "" : `WHERE ${joinBalanced(present, "AND")}`;
@@ -70,7 +80,7 @@ export function pageSql(
 ): string {
   const { list } = parts;
   const filter = filterCondition(parts, form, values, list.idExpression);
-  const conditions = parts.conditions.map((condition) => condition(values));
+  const conditions = conditionsSql(parts, form, values);
   const order = orderSql(parts.orders, list, values);
   return [
     `SELECT ${list.select ?? `${list.alias}.*`} FROM ${list.table} ${list.alias}`,
@@ -124,6 +134,12 @@ export function countSql(parts: ListQueryParts, values: SqlValues): string {
  * reading the index in order.
  */
 export function walkSql(parts: ListQueryParts, values: SqlValues, window: number): string | undefined {
+  const first = parts.orders[0];
+  if (first?.kind === "field") return first.indexed ? fieldWalkSql(parts, values, window) : undefined;
+  return propertyWalkSql(parts, values, window);
+}
+
+function propertyWalkSql(parts: ListQueryParts, values: SqlValues, window: number): string | undefined {
   const [first, ...rest] = parts.orders;
   const column = first ? indexedOrderColumn(first) : undefined;
   if (!first || first.kind !== "property" || !column) return undefined;
@@ -138,7 +154,7 @@ export function walkSql(parts: ListQueryParts, values: SqlValues, window: number
     ` ORDER BY pb.${column} ${direction} LIMIT ${values.value(window)}) pbound)`;
 
   const filter = filterCondition(parts, { kind: "probes" }, values, "pw.entity_id");
-  const conditions = parts.conditions.map((condition) => condition(values));
+  const conditions = conditionsSql(parts, { kind: "probes" }, values);
   const order = orderSql(rest, list, values);
   const windowPart = [
     `SELECT ${list.select ?? `${list.alias}.*`} FROM property_values pw CROSS JOIN ${list.table} ${list.alias}`,
@@ -156,6 +172,58 @@ export function walkSql(parts: ListQueryParts, values: SqlValues, window: number
   const restPart = pageSql(parts, { kind: "lists" }, values, {
     limit: "?2 + ?3",
     extra: ([value]) => `${value} IS NULL OR ${value} ${descending ? "<=" : ">="} ${bound}`,
+  });
+  return `SELECT * FROM (${windowPart}) UNION ALL SELECT * FROM (${restPart}) LIMIT ?2 OFFSET ?3`;
+}
+
+/**
+ * The walk of a canonical field (declared `indexed` by the list: an index of its table starts with
+ * the field's column after the list's fixed conditions), for a page whose filter terms or
+ * conditions are checked row by row: property terms, and conditions with a probe (a plant, tags).
+ * Without it SQLite reads every entity of the plant, or every value of the property, and sorts
+ * them: time in proportion to the table. The same two parts as the property walk:
+ *
+ *   SELECT * FROM (              -- 1. the window: the first `window` rows in the field's order
+ *     SELECT ... FROM <list> e WHERE e.f > <bound> AND <filter and probe conditions as probes>
+ *       AND <the other conditions> ORDER BY e.f DESC, <other order terms>, e.id LIMIT skip + take)
+ *   UNION ALL
+ *   SELECT * FROM (              -- 2. the rest: the lists plan, at or below the bound, or null
+ *     <lists plan> AND (e.f IS NULL OR e.f <= <bound>) ... LIMIT skip + take)
+ *   LIMIT take OFFSET skip
+ *
+ * `<bound>` is the field's value at the window-th row of the rows the conditions without a probe
+ * keep (status, owner, `is_latest = 1`: columns of the indexes this walks), read from the index in
+ * order, so part 1 reads that index from its start and stops after skip + take matches or at the
+ * bound: at most `window` rows, each probed, whatever the table's size. SQLite runs part 2 only
+ * when part 1 came up short (a filter that keeps less than about take / window of the rows), and
+ * part 2 costs what the lists plan costs, over fewer rows. Nulls, which sort last, are in part 2.
+ */
+function fieldWalkSql(parts: ListQueryParts, values: SqlValues, window: number): string | undefined {
+  const [first, ...rest] = parts.orders;
+  if (!first || first.kind !== "field" || !first.indexed) return undefined;
+  const { list } = parts;
+  const descending = first.direction === "desc";
+  const direction = descending ? "DESC" : "ASC";
+  const value = first.column;
+  const plain = parts.conditions.filter((condition) => !condition.probe).map((condition) => condition(values));
+  const bound =
+    `(SELECT ${descending ? "min" : "max"}(pbound.v) FROM (SELECT ${value} AS v FROM ${list.table} ${list.alias}` +
+    ` ${where([`${value} IS NOT NULL`, ...plain])} ORDER BY ${value} ${direction} LIMIT ${values.value(window)}) pbound)`;
+
+  const filter = filterCondition(parts, { kind: "probes" }, values, list.idExpression);
+  const conditions = conditionsSql(parts, { kind: "probes" }, values);
+  const order = orderSql(rest, list, values);
+  const windowPart = [
+    `SELECT ${list.select ?? `${list.alias}.*`} FROM ${list.table} ${list.alias}`,
+    ...(list.joins ?? []),
+    ...order.joins,
+    where([`${value} ${descending ? ">" : "<"} ${bound}`, filter, ...conditions]),
+    `ORDER BY ${value} ${direction}, ${order.orderBy}`,
+    "LIMIT ?2 + ?3",
+  ].join(" ");
+  const restPart = pageSql(parts, { kind: "lists" }, values, {
+    limit: "?2 + ?3",
+    extra: ([first]) => `${first} IS NULL OR ${first} ${descending ? "<=" : ">="} ${bound}`,
   });
   return `SELECT * FROM (${windowPart}) UNION ALL SELECT * FROM (${restPart}) LIMIT ?2 OFFSET ?3`;
 }

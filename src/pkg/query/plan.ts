@@ -18,7 +18,12 @@
  *    (walkSql) in a window of WALK_WINDOW_PER_ROW index entries per row wanted (skip + take), at
  *    least MIN_WALK_WINDOW; when skip + take needs a window larger than MAX_WALK_WINDOW, the
  *    cheaper of lists and driven. Without filter terms there is nothing to count: the walk.
- * 3. Otherwise the lists plan (every term a list, sort every match), as before there were plans.
+ * 3. First order term a canonical field the list declares `indexed` (its default order: an index
+ *    ends with it), with a filter or a condition that has a probe (a plant, tags): as in 2., but the
+ *    walk reads the field's index (page-sql.ts, fieldWalkSql), and where a filter term is cheap to
+ *    read whole it drives and the conditions are probed. Without a filter or such a condition the
+ *    lists plan is already the walk: SQLite reads an index (conditions..., field, id) in order.
+ * 4. Otherwise the lists plan (every term a list, sort every match), as before there were plans.
  *
  * Every plan returns the same rows in the same order (test/query/property.test.ts runs each plan
  * against an in-memory evaluator); only the cost differs.
@@ -103,10 +108,13 @@ export function planner(parts: ListQueryParts, paging: { skip: number; take: num
     return { sql: text, params: [values.toJson(), paging.take, paging.skip], plan };
   };
   const operands = andOperands(parts.filter);
+  // Conditions with a probe (a plant, tags) usually match many rows: where the filter is cheap to
+  // read whole it drives, even a filter of one term, and they are probed (page-sql.ts).
+  const probing = parts.conditions.some((condition) => condition.probe);
   const driven = (driver: number | "ids") =>
     build("driven", (values) => {
       if (driver === "ids") return parts.ids && parts.filter ? pageSql(parts, { kind: "probes" }, values) : undefined;
-      return operands.length > 1 && driver < operands.length ? pageSql(parts, { kind: "driven", driver }, values) : undefined;
+      return (operands.length > 1 || probing) && driver < operands.length ? pageSql(parts, { kind: "driven", driver }, values) : undefined;
     });
   const walk = (window: number | undefined) => build("walk", (values) => (window === undefined ? undefined : walkSql(parts, values, window)));
   const fixed = (statement: PlannedStatement): Planner => ({ estimates: [], choose: () => statement });
@@ -126,7 +134,14 @@ export function planner(parts: ListQueryParts, paging: { skip: number; take: num
   if (paging.take === 0) return fixed(lists);
   if (parts.ids) return fixed(parts.filter && parts.ids.length <= IDS_THAT_DRIVE ? driven("ids") : lists);
   const first = parts.orders[0];
-  if (!first || !indexedOrderColumn(first)) return fixed(lists);
+  if (!first) return fixed(lists);
+  if (first.kind === "field") {
+    // A canonical order walks only when something must be checked row by row; otherwise SQLite
+    // reads an index (conditions..., field, id) in order and stops at the page by itself.
+    if (!first.indexed || (!parts.filter && !probing)) return fixed(lists);
+  } else if (!indexedOrderColumn(first)) {
+    return fixed(lists);
+  }
 
   const terms = termsOf(operands);
   if (terms.length === 0) return fixed(walk(walkWindow(need)));
@@ -141,8 +156,8 @@ export function planner(parts: ListQueryParts, paging: { skip: number; take: num
       // A count that reached the cap (or a term not counted) only says "at least the cap": unbounded.
       const rows = new Map(terms.map((term, i) => [term, known(counts[i])]));
       const costs = [
-        { plan: () => lists, cost: ROW_COST.list * [...rows.values()].reduce((sum, n) => sum + n, 0) },
-        ...(operands.length > 1
+        ...(probing ? [] : [{ plan: () => lists, cost: ROW_COST.list * [...rows.values()].reduce((sum, n) => sum + n, 0) }]),
+        ...(operands.length > 1 || probing
           ? operands.map((operand, driver) => ({
               plan: () => driven(driver),
               cost: matchBound(operand, rows) * (ROW_COST.list + probeCost(operands.filter((other) => other !== operand))),

@@ -57,8 +57,24 @@ export class SqlValues {
 /**
  * A list-specific condition: it receives the statement's values and returns a SQL boolean
  * expression over the list's columns. Values must go through `values.value()`/`values.list()`.
+ *
+ * A condition that is a set of ids (`e.id IN (SELECT entity_id FROM ...)`) may carry a `probe`: the
+ * same rows as a per-entity test (`EXISTS (... entity_id = e.id ...)`, one index lookup). SQLite
+ * reads the set form whole (every entity of a plant, every tagged entity) before it can sort; a
+ * page that walks an order index (page-sql.ts, walkSql) checks each candidate with the probe and
+ * stops at the page. Give a probe to conditions that usually match many rows; a selective set
+ * (one equipment, one work item) is cheaper read whole.
  */
-export type Condition = (values: SqlValues) => string;
+export interface Condition {
+  (values: SqlValues): string;
+  /** The same condition as a test of the row at hand (correlated with the list's alias). */
+  probe?: ((values: SqlValues) => string) | undefined;
+}
+
+/** A set condition with its per-entity probe (see Condition). */
+export function withProbe(list: (values: SqlValues) => string, probe: (values: SqlValues) => string): Condition {
+  return Object.assign((values: SqlValues) => list(values), { probe });
+}
 
 /**
  * `column IN (list)`, e.g. `inList("e.status", statuses)` for a `statuses` query parameter

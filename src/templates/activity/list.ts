@@ -12,7 +12,7 @@ export const activityTemplateList = defineList({
   idColumn: "id",
   select: ROW_SELECT,
   fields: {
-    displayName: { column: "lower(a.display_name)", displayColumn: "a.display_name" },
+    displayName: { column: "lower(a.display_name)", displayColumn: "a.display_name", indexed: true },
     referenceId: { column: "a.reference_id" },
     status: { column: "a.status" },
     objectOwner: { column: "a.owner_id", displayColumn: "coalesce(a.owner_name, a.owner_id)", orderable: false },

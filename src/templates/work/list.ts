@@ -13,7 +13,7 @@ export const workTemplateList = defineList({
   idColumn: "id",
   select: ROW_SELECT,
   fields: {
-    displayName: { column: "lower(t.display_name)", displayColumn: "t.display_name" },
+    displayName: { column: "lower(t.display_name)", displayColumn: "t.display_name", indexed: true },
     referenceId: { column: "t.reference_id" },
     status: { column: "t.status" },
     objectOwner: { column: "t.owner_id", displayColumn: "coalesce(t.owner_name, t.owner_id)", orderable: false },

@@ -18,7 +18,7 @@ export const fileList = defineList({
     size: { column: "f.size", type: "number" },
     status: { column: "f.status" },
     contentType: { column: "f.content_type" },
-    createdAt: { column: "f.created_at", type: "datetime" },
+    createdAt: { column: "f.created_at", type: "datetime", indexed: true },
     updatedAt: { column: "f.updated_at", type: "datetime" },
     "dataType.name": { column: "dt.name" },
     "objectOwner.name": { column: "f.owner_name" },

@@ -31,7 +31,7 @@ export const activityList = defineList({
   select: ACTIVITY_COLUMNS,
   joins: ACTIVITY_JOINS,
   fields: {
-    displayName: { column: "a.display_name" },
+    displayName: { column: "a.display_name", indexed: true },
     referenceId: { column: "a.reference_id" },
     status: { column: "a.status" },
     dateOfActivity: { column: "a.date_of_activity", type: "datetime" },
