@@ -108,14 +108,14 @@ describe("/Subscriptions", () => {
 
   it("needs its own permissions, and the author must be able to read what they subscribe to", async () => {
     const { url } = receiver();
-    const readOnly = { permissions: ["subscriptions_read", "assets_read"] };
+    const readOnly = { permissions: ["subscriptions_read", "work_read"] };
     expect((await call("/Subscriptions", { method: "POST", body: { url, filters: deviationsCreated }, user: readOnly })).status).toBe(403);
-    expect((await call("/Subscriptions", { user: { permissions: ["assets_read"] } })).status).toBe(403);
+    expect((await call("/Subscriptions", { user: { permissions: ["work_read"] } })).status).toBe(403);
     expect((await call("/Subscriptions", { user: readOnly })).status).toBe(200);
     const noAssets = await call("/Subscriptions", { method: "POST", body: { url, filters: deviationsCreated }, user: { permissions: ["subscriptions_write"] } });
     expect(noAssets.status).toBe(403);
-    expect(noAssets.body.detail).toContain("deviation events need assets_read");
-    const allowed = await call("/Subscriptions", { method: "POST", body: { url, filters: deviationsCreated }, user: { permissions: ["subscriptions_write", "assets_read"] } });
+    expect(noAssets.body.detail).toContain("deviation events need work_read");
+    const allowed = await call("/Subscriptions", { method: "POST", body: { url, filters: deviationsCreated }, user: { permissions: ["subscriptions_write", "work_read"] } });
     expect(allowed.status).toBe(201);
     expect(ALL_PERMISSIONS).toEqual(expect.arrayContaining(["subscriptions_read", "subscriptions_write"]));
   });
