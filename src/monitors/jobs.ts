@@ -26,6 +26,7 @@ import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { effectiveOf, findDefinitionByVersion, getModelRow, getMonitorRow, MONITOR_SCHEDULE_KIND, type MonitorRow } from "./store";
 import type { MonitorJobStatus } from "./schema";
 import { evaluateControllers, variableReports, type VariableReport } from "./alarms";
+import { OUTBOX_RETENTION_MS } from "../events/outbox";
 
 /** How long a monitor job may stay Started or InProgress. */
 export const MONITOR_JOB_DEADLINE_MINUTES = 120;
@@ -371,8 +372,10 @@ export const monitorJobEndHook: JobEndHook = {
 
 /** A monitor job never stays Started or InProgress past its deadline. Run by the minute cron. */
 export async function expireMonitorJobs(env: Bindings, now: Date): Promise<number> {
-  // The same minute, the repair of evaluations a crash left undone.
+  // The same minute, the repair of evaluations a crash left undone, and the causes of events the
+  // queue has long delivered (kept as long as the outbox keeps its rows).
   await evaluatePendingMonitorJobs(env, now);
+  await env.DB.prepare("DELETE FROM monitor_event_causes WHERE created_at < ?1").bind(new Date(now.getTime() - OUTBOX_RETENTION_MS).toISOString()).run();
   const result = await env.DB.prepare(
     `UPDATE monitor_jobs SET status = 'Failed', error_message = 'No result before the deadline (' || deadline_at || ').', completed_at = ?1, updated_at = ?1
      WHERE status IN ('Started', 'InProgress') AND deadline_at < ?1`,
