@@ -21,7 +21,7 @@ export async function workTemplate(): Promise<{ id: string }> {
 }
 
 export interface Watched {
-  monitor: { id: string; monitorId: string; name: string; populations: { id: string; items: { id: string; assetReference: { id: string } }[] }[] };
+  monitor: { id: string; monitorId: string; name: string; controllers: unknown[]; populations: { id: string; items: { id: string; assetReference: { id: string } }[] }[] };
   assets: { id: string; name: string }[];
   itemOf: (assetId: string) => string;
 }
