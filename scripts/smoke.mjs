@@ -22,7 +22,8 @@ import {
 } from "./dev-env.mjs";
 import { startContainerHost } from "./container-host/server.mjs";
 import { checkGeneratedClient } from "./check-client.mjs";
-import { Agent, request as httpRequest } from "node:http";
+import { Agent, createServer as createHttpServer, request as httpRequest } from "node:http";
+import { Webhook } from "standardwebhooks";
 
 const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 420_000);
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -646,6 +647,48 @@ async function run() {
     const run = await http(`/Queries/${saved.json.id}/Execution`, { method: "POST", token: admin });
     expect(run.status === 200 && run.json.total === 1 && run.json.results[0].fields.referenceId === `SMOKE-LIB2-${runId}`, `execution: ${describe(run)}`);
     return `${scheduled.documentCount} documents`;
+  });
+
+  await check("webhooks: a local receiver subscribed to deviation.created gets a webhook signed as Standard Webhooks specifies after POST /Deviations", async () => {
+    const got = [];
+    const receiver = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        got.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((resolve, reject) => receiver.once("error", reject).listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${receiver.address().port}/hooks/${runId}`;
+      // Production's rule, on the real server: a private target is refused.
+      const refused = await http("/Subscriptions", { method: "POST", token: admin, body: { url: "https://169.254.169.254/hook", filters: [{ entityKind: "deviation" }] } });
+      expect(refused.status === 400, `a link-local target: ${describe(refused)}`);
+      const sub = await http("/Subscriptions", { method: "POST", token: admin, body: { url, filters: [{ entityKind: "deviation", action: "created" }] } });
+      expect(sub.status === 201 && sub.json.secret?.startsWith("whsec_"), `subscription: ${describe(sub)}`);
+      const deviation = await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-HOOK-${runId}`, description: "Corrosion under insulation near the pump" } });
+      expect(deviation.status === 201, `deviation: ${describe(deviation)}`);
+      const t0 = Date.now();
+      let hook;
+      while (!(hook = got.find((h) => h.body.includes(deviation.json.id)))) {
+        if (Date.now() - t0 > 15_000) throw new Error(`no webhook within 15 s (${got.length} other requests)`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const payload = new Webhook(sub.json.secret).verify(hook.body, hook.headers);
+      expect(payload.type === "deviation.created" && payload.data.entityId === deviation.json.id, `payload: ${hook.body.slice(0, 300)}`);
+      expect(hook.headers["webhook-id"] === payload.data.eventId, `webhook-id ${hook.headers["webhook-id"]} is not the event id ${payload.data.eventId}`);
+      let listed;
+      for (let i = 0; i < 50; i++) {
+        listed = await http(`/Subscriptions/${sub.json.id}/Deliveries`, { token: admin });
+        if (listed.json?.[0]?.status === "succeeded") break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(listed.json?.[0]?.status === "succeeded" && listed.json[0].lastResponse?.statusCode === 204, `deliveries: ${describe(listed)}`);
+      return `${Date.now() - t0} ms after the 201`;
+    } finally {
+      receiver.close();
+    }
   });
 
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
