@@ -8,7 +8,7 @@ import { schemaProblems } from "./json-schema";
 import type { OutputType } from "./schema";
 import { assertVersion, commitVersioned } from "../pkg/resource";
 
-interface Row {
+export interface OutputTypeRow {
   id: string;
   name: string;
   schema: string | null;
@@ -18,7 +18,7 @@ interface Row {
 }
 
 const KIND = "outputType";
-const toOutputType = (row: Row): OutputType => ({ id: row.id, name: row.name, schema: parseJson(row.schema), createdAt: row.created_at, updatedAt: row.updated_at });
+export const toOutputType = (row: OutputTypeRow): OutputType => ({ id: row.id, name: row.name, schema: parseJson(row.schema), createdAt: row.created_at, updatedAt: row.updated_at });
 const nameTaken = (name: string) => conflict(`An output type named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
 
 function checkSchema(schema: unknown): void {
@@ -32,20 +32,15 @@ function checkSchema(schema: unknown): void {
   }
 }
 
-export async function listOutputTypes(db: D1Database): Promise<OutputType[]> {
-  const { results } = await db.prepare("SELECT * FROM output_types ORDER BY lower(name), id").all<Row>();
-  return results.map(toOutputType);
-}
-
 export async function getOutputType(db: D1Database, id: string): Promise<{ value: OutputType; etag: string }> {
-  const row = await db.prepare("SELECT * FROM output_types WHERE id = ?1").bind(id).first<Row>();
+  const row = await db.prepare("SELECT * FROM output_types WHERE id = ?1").bind(id).first<OutputTypeRow>();
   if (!row) throw notFound("Output type", id);
   return { value: toOutputType(row), etag: row.etag };
 }
 
 /** The output type as outputs are validated against it, or null. */
 export async function loadOutputType(db: D1Database, id: string): Promise<OutputTypeRecord | null> {
-  const row = await db.prepare("SELECT id, name, schema FROM output_types WHERE id = ?1").bind(id).first<Row>();
+  const row = await db.prepare("SELECT id, name, schema FROM output_types WHERE id = ?1").bind(id).first<OutputTypeRow>();
   return row ? { id: row.id, name: row.name, schema: parseJson(row.schema) } : null;
 }
 

@@ -20,7 +20,8 @@ import { viaHost } from "./host-errors";
 import { ACTIVE_STATUSES, getJob, toJob } from "./jobs";
 import { ConfigListQuery, JobListQuery, JobOutputListQuery, listConfigRows, listJobRows } from "./list";
 import { createJobOutput, deleteJobOutput, getJobOutput, listJobOutputs } from "./outputs";
-import { createOutputType, deleteOutputType, getOutputType, listOutputTypes, updateOutputType } from "./output-types";
+import { createOutputType, deleteOutputType, getOutputType, updateOutputType } from "./output-types";
+import { listOutputTypes, OutputTypeListQuery } from "./output-types-list";
 import {
   ChainExecutionSchema,
   CreateJobConfigurationSchema,
@@ -170,8 +171,24 @@ export function dataProcessingApp() {
   // --- Output types ---------------------------------------------------------------------------
   const typeTags = ["Output types"];
   app.openapi(
-    defineRoute(read, { method: "get", path: "/OutputTypes", tags: typeTags, summary: "List output types", responses: { 200: json(z.array(OutputTypeSchema), "The output types by name.") } }),
-    async (c) => c.json(await listOutputTypes(c.env.DB), 200),
+    defineRoute(read, {
+      method: "get",
+      path: "/OutputTypes",
+      tags: typeTags,
+      summary: "List output types (by name)",
+      request: { query: OutputTypeListQuery },
+      responses: {
+        200: {
+          ...json(z.array(OutputTypeSchema), "One page of output types."),
+          headers: { "x-total-count": { description: "Output types matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+        },
+      },
+    }),
+    async (c) => {
+      const { items, total } = await listOutputTypes(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items, 200);
+    },
   );
   app.openapi(
     defineRoute({ ...read, errors: [404] }, {

@@ -9,6 +9,7 @@ import {
   compileUniqueValues,
   defineList,
   enumCondition,
+  equals,
   inList,
   listQueryShape,
   noProperties,
@@ -20,6 +21,7 @@ import {
   type Condition,
   type UniqueValuesInput,
 } from "../pkg/query";
+import { nameKey } from "../pkg/unicode";
 import { LOCATIONS, STATUSES } from "./schema";
 import type { ModelRow, MonitorRow } from "./store";
 
@@ -56,6 +58,20 @@ export const DefinitionListQuery = z.object({
 export async function listDefinitionRows<T>(db: D1Database, query: z.infer<typeof DefinitionListQuery>) {
   const conditions = enumCondition(query.locations, LOCATIONS, "query.locations", "md.location");
   return runListQuery<T>(db, await compileListQuery(definitionList, query, noProperties, conditions));
+}
+
+/** The versions of one definition (GET /ModelDefinitions/{name}/versions) default to oldest first. */
+const VERSIONS_ORDER = "createdDate asc, version asc";
+
+export const DefinitionVersionListQuery = DefinitionListQuery.extend({
+  order: order.openapi({ description: `Comma-separated \`{field} [asc|desc]\` over name, version, location, createdDate. Default: ${VERSIONS_ORDER} (oldest first).`, example: "createdDate desc" }),
+});
+
+/** The versions of the definition named `name` (case-insensitively, as every name lookup), with the list's filters and paging. */
+export async function listDefinitionVersionRows<T>(db: D1Database, name: string, query: z.infer<typeof DefinitionVersionListQuery>) {
+  const conditions = [equals("md.name_key", nameKey(name)), ...enumCondition(query.locations, LOCATIONS, "query.locations", "md.location")];
+  const order = query.order !== undefined && query.order.replace(/[\s,]/g, "") !== "" ? query.order : VERSIONS_ORDER;
+  return runListQuery<T>(db, await compileListQuery(definitionList, { ...query, order }, noProperties, conditions));
 }
 
 // --- Models --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { listQueryShape, parsePaging, splitCsv, UniqueValuesResponseSchema } from "../pkg/query";
-import { DefinitionListQuery, listDefinitionRows, listModelRows, listMonitorRows, ModelListQuery, modelUniqueValues, ModelUniqueValuesQuery, MonitorListQuery, monitorUniqueValues, MonitorUniqueValuesQuery } from "./list";
+import { DefinitionListQuery, DefinitionVersionListQuery, listDefinitionRows, listDefinitionVersionRows, listModelRows, listMonitorRows, ModelListQuery, modelUniqueValues, ModelUniqueValuesQuery, MonitorListQuery, monitorUniqueValues, MonitorUniqueValuesQuery } from "./list";
 import {
   addItem,
   addPopulation,
@@ -25,7 +25,6 @@ import {
   getModelRow,
   getMonitorRow,
   definitionOf,
-  listDefinitions,
   toPopulationItemViews,
   removeItem,
   removePopulation,
@@ -90,8 +89,19 @@ export function monitoringApp() {
     },
   );
   app.openapi(
-    defineRoute(read, { method: "get", path: "/ModelDefinitions/{name}/versions", tags: defTags, summary: "The versions of a model definition, oldest first", request: { params: NameParam }, responses: { 200: json(z.array(ModelDefinitionSchema), "Its versions.") } }),
-    async (c) => c.json(await listDefinitions(c.env.DB, c.req.valid("param").name), 200),
+    defineRoute(read, {
+      method: "get",
+      path: "/ModelDefinitions/{name}/versions",
+      tags: defTags,
+      summary: "The versions of a model definition, oldest first",
+      request: { params: NameParam, query: DefinitionVersionListQuery },
+      responses: { 200: json(z.array(ModelDefinitionSchema), "One page of its versions (X-Total-Count with includeTotal).") },
+    }),
+    async (c) => {
+      const { items, total } = await listDefinitionVersionRows<Parameters<typeof definitionOf>[0]>(c.env.DB, c.req.valid("param").name, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items.map(definitionOf), 200);
+    },
   );
   app.openapi(
     defineRoute({ ...read, errors: [404] }, { method: "get", path: "/ModelDefinitions/{name}/versions/{version}", tags: defTags, summary: "One version of a model definition", request: { params: NameVersion }, responses: { 200: json(ModelDefinitionSchema, "The version.") } }),

@@ -108,13 +108,6 @@ export async function getDefinition(db: D1Database, id: string) {
   return { value: definitionOf(row), etag: row.etag };
 }
 
-export async function listDefinitions(db: D1Database, name?: string) {
-  const { results } = name
-    ? await db.prepare("SELECT * FROM model_definitions WHERE name_key = ?1 ORDER BY created_at, version").bind(nameKey(name)).all<DefinitionRow>()
-    : await db.prepare("SELECT * FROM model_definitions ORDER BY lower(name), created_at, version LIMIT 1000").all<DefinitionRow>();
-  return results.map(definitionOf);
-}
-
 export async function findDefinitionByVersion(db: D1Database, name: string, version: string): Promise<DefinitionRow | null> {
   return db.prepare("SELECT * FROM model_definitions WHERE name_key = ?1 AND version = ?2").bind(nameKey(name), version).first<DefinitionRow>();
 }

@@ -1,8 +1,8 @@
-/** The lists of indices and saved queries, on the shared query engine. */
+/** The lists of indices, saved queries and an index's log lines, on the shared query engine. */
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../pkg/auth";
 import { PERMISSIONS } from "../pkg/permissions";
-import { compileListQuery, csvInList, defineList, enumCondition, inList, listQueryShape, noProperties, parseUuidList, runListQuery, type Condition } from "../pkg/query";
+import { compileListQuery, csvInList, defineList, enumCondition, equals, inList, listQueryShape, noProperties, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
 import type { IndexRow } from "./store";
 import type { QueryRow } from "./queries";
 
@@ -95,4 +95,43 @@ export async function listQueryRows(db: D1Database, principal: Principal, query:
     conditions.push(query.isVisible === "true" ? () => "json_extract(sq.metadata, '$.action.isVisible') = 1" : () => "COALESCE(json_extract(sq.metadata, '$.action.isVisible'), 0) = 0");
   }
   return runListQuery<QueryRow>(db, await compileListQuery(queryList, query, noProperties, conditions));
+}
+
+// --- An index's log lines (GET /Indices/{id}/Logs): synchronisations and its library's logger, newest first.
+
+const logList = defineList({
+  table: "search_index_logs",
+  alias: "lg",
+  entityKind: "searchIndexLog",
+  // Log lines are numbered, not identified by UUIDs; the number is the final tie-breaker.
+  idColumn: "seq",
+  idFormat: "text",
+  fields: {
+    seq: { column: "lg.seq", type: "number" },
+    at: { column: "lg.at", type: "datetime" },
+    level: { column: "lg.level" },
+    syncId: { column: "lg.sync_id" },
+  },
+  searchColumns: ["lg.message"],
+  defaultOrder: "seq desc",
+  select: "lg.seq, lg.at, lg.level, lg.message, lg.sync_id AS syncId",
+});
+
+export const IndexLogLineSchema = z.object({ seq: z.number().int(), at: z.string(), level: z.string(), message: z.string(), syncId: z.string().nullable() });
+export type IndexLogLine = z.infer<typeof IndexLogLineSchema>;
+
+export const IndexLogQuery = z.object({
+  syncId: z.string().max(64).optional().openapi({ description: "Only the lines of this synchronisation." }),
+  levels: z.string().optional().openapi({ description: "Only lines of these levels. Comma-separated.", example: "warn,error" }),
+  searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the message.", example: "timeout" }),
+  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over seq, at, level, syncId. Default: seq desc (newest first).", example: "seq asc" }),
+  skip,
+  take,
+  includeTotal,
+});
+
+export async function listIndexLogs(db: D1Database, indexId: string, query: z.infer<typeof IndexLogQuery>): Promise<{ items: IndexLogLine[]; total: number | undefined }> {
+  const levels = splitCsv(query.levels);
+  const conditions = [equals("lg.index_id", indexId), ...(query.syncId === undefined ? [] : [equals("lg.sync_id", query.syncId)]), ...(levels.length > 0 ? [inList("lg.level", levels)] : [])];
+  return runListQuery<IndexLogLine>(db, await compileListQuery(logList, query, noProperties, conditions));
 }

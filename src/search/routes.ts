@@ -17,7 +17,7 @@ import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/open
 import { PERMISSIONS } from "../pkg/permissions";
 import { scheduleRuleProblem } from "../pkg/schedule";
 import { MAX_LIBRARY_BYTES } from "./library";
-import { IndexListQuery, listIndexRows, listQueryRows, QueryListQuery } from "./lists";
+import { IndexListQuery, IndexLogLineSchema, IndexLogQuery, listIndexLogs, listIndexRows, listQueryRows, QueryListQuery } from "./lists";
 import { planSearch, SearchRequestSchema, SearchResultSchema, type SearchRequest, type SearchResult } from "./query";
 import { createQuery, CreateQuerySchema, deleteQuery, SavedQuerySchema, toQuery, updateQuery, UpdateQuerySchema, visibleQuery } from "./queries";
 import { userMark } from "./access";
@@ -326,18 +326,19 @@ export function searchApp() {
       path: "/Indices/{id}/Logs",
       tags: indexTags,
       summary: "The index's log: synchronisations and its library's logger lines, newest first",
-      request: { params: IdParam, query: z.object({ skip: z.coerce.number().int().min(0).max(100_000).optional(), take: z.coerce.number().int().min(1).max(1000).optional().openapi({ description: "Default 100." }), syncId: z.string().max(64).optional() }) },
-      responses: { 200: json(z.array(z.object({ seq: z.number().int(), at: z.string(), level: z.string(), message: z.string(), syncId: z.string().nullable() })), "Log lines.") },
+      request: { params: IdParam, query: IndexLogQuery },
+      responses: {
+        200: {
+          ...json(z.array(IndexLogLineSchema), "One page of log lines."),
+          headers: { "x-total-count": { description: "Lines matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+        },
+      },
     }),
     async (c) => {
       const row = await visibleIndex(c.env.DB, c.get("principal"), { id: c.req.valid("param").id }, c.get("apiVersion"));
-      const { skip = 0, take = 100, syncId } = c.req.valid("query");
-      const { results } = await c.env.DB.prepare(
-        `SELECT seq, at, level, message, sync_id AS syncId FROM search_index_logs WHERE index_id = ?1 AND (?2 IS NULL OR sync_id = ?2) ORDER BY seq DESC LIMIT ?3 OFFSET ?4`,
-      )
-        .bind(row.id, syncId ?? null, take, skip)
-        .all<{ seq: number; at: string; level: string; message: string; syncId: string | null }>();
-      return c.json(results, 200);
+      const { items, total } = await listIndexLogs(c.env.DB, row.id, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items, 200);
     },
   );
 

@@ -5,7 +5,8 @@ import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { CategorySchema, CreateCategorySchema, UpdateCategorySchema } from "./schema";
-import { createCategory, deleteCategory, getCategory, listCategories, updateCategory } from "./store";
+import { CategoryListQuery, listCategories } from "./list";
+import { createCategory, deleteCategory, getCategory, updateCategory } from "./store";
 
 const tags = ["Categories"];
 const read = { permission: PERMISSIONS.propertiesRead, area: "properties" } as const;
@@ -20,9 +21,19 @@ export function categoriesApp() {
       path: "/Categories",
       tags,
       summary: "List categories (the default first, then by name)",
-      responses: { 200: json(z.array(CategorySchema), "The categories.") },
+      request: { query: CategoryListQuery },
+      responses: {
+        200: {
+          ...json(z.array(CategorySchema), "One page of categories."),
+          headers: { "x-total-count": { description: "Categories matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+        },
+      },
     }),
-    async (c) => c.json(await listCategories(c.env.DB), 200),
+    async (c) => {
+      const { items, total } = await listCategories(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items, 200);
+    },
   );
 
   app.openapi(

@@ -6,7 +6,7 @@ import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/d
 import type { Category } from "./schema";
 import { assertVersion, type Versioned, commitVersioned } from "../../pkg/resource";
 
-interface CategoryRow {
+export interface CategoryRow {
   id: string;
   name: string;
   is_default: number;
@@ -15,10 +15,11 @@ interface CategoryRow {
   updated_at: string;
 }
 
-const COLUMNS = "id, name, is_default, etag, created_at, updated_at";
+export const CATEGORY_COLUMNS = "id, name, is_default, etag, created_at, updated_at";
+const COLUMNS = CATEGORY_COLUMNS;
 const KIND = "category";
 
-function toCategory(row: CategoryRow): Versioned<Category> {
+export function toCategory(row: CategoryRow): Versioned<Category> {
   return {
     value: { id: row.id, name: row.name, isDefault: row.is_default === 1, createdAt: row.created_at, updatedAt: row.updated_at },
     etag: row.etag,
@@ -27,11 +28,6 @@ function toCategory(row: CategoryRow): Versioned<Category> {
 
 const nameTaken = (name: string) =>
   conflict(`A category named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
-
-export async function listCategories(db: D1Database): Promise<Category[]> {
-  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM categories ORDER BY is_default DESC, lower(name), id`).all<CategoryRow>();
-  return results.map((r) => toCategory(r).value);
-}
 
 export async function findCategory(db: D1Database, id: string): Promise<Versioned<Category> | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM categories WHERE id = ?1`).bind(id).first<CategoryRow>();

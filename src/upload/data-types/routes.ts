@@ -5,7 +5,8 @@ import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { CreateDataTypeSchema, DataTypeIdParam, DataTypeSchema, UpdateDataTypeSchema } from "./schema";
-import { createDataType, deleteDataType, getDataType, listDataTypes, updateDataType } from "./store";
+import { DataTypeListQuery, listDataTypes } from "./list";
+import { createDataType, deleteDataType, getDataType, updateDataType } from "./store";
 
 const tags = ["Data types"];
 // Uploaders pick a data type, so reading them goes with reading files; changing them is an admin's job.
@@ -21,9 +22,19 @@ export function dataTypesApp() {
       path: "/DataTypes",
       tags,
       summary: "List data types (by name)",
-      responses: { 200: json(z.array(DataTypeSchema), "The data types.") },
+      request: { query: DataTypeListQuery },
+      responses: {
+        200: {
+          ...json(z.array(DataTypeSchema), "One page of data types."),
+          headers: { "x-total-count": { description: "Data types matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+        },
+      },
     }),
-    async (c) => c.json(await listDataTypes(c.env.DB), 200),
+    async (c) => {
+      const { items, total } = await listDataTypes(c.env.DB, c.req.valid("query"));
+      if (total !== undefined) c.header("x-total-count", String(total));
+      return c.json(items, 200);
+    },
   );
 
   app.openapi(

@@ -7,7 +7,7 @@ import { conflict, isUniqueViolation, newEtagToken, type WriteContext } from "..
 import { DATA_TYPE_ID, type CreateDataTypeInput, type DataType, type UpdateDataTypeInput } from "./schema";
 import { assertVersion, type Versioned } from "../../pkg/resource";
 
-interface DataTypeRow {
+export interface DataTypeRow {
   id: string;
   name: string;
   allowed_extensions: string;
@@ -16,10 +16,11 @@ interface DataTypeRow {
   updated_at: string;
 }
 
-const COLUMNS = "id, name, allowed_extensions, etag, created_at, updated_at";
+export const DATA_TYPE_COLUMNS = "id, name, allowed_extensions, etag, created_at, updated_at";
+const COLUMNS = DATA_TYPE_COLUMNS;
 const KIND = "dataType";
 
-function toDataType(row: DataTypeRow): Versioned<DataType> {
+export function toDataType(row: DataTypeRow): Versioned<DataType> {
   return {
     value: {
       id: row.id,
@@ -47,11 +48,6 @@ export function slugOf(name: string): string {
     .replace(/^-+|-+$/g, "")
     .slice(0, 63)
     .replace(/-+$/, "");
-}
-
-export async function listDataTypes(db: D1Database): Promise<DataType[]> {
-  const { results } = await db.prepare(`SELECT ${COLUMNS} FROM data_types ORDER BY lower(name), id`).all<DataTypeRow>();
-  return results.map((r) => toDataType(r).value);
 }
 
 export async function findDataType(db: D1Database, id: string): Promise<Versioned<DataType> | null> {
