@@ -153,18 +153,29 @@ interface DesignationReadRow extends AssetLookupRow {
 
 /** The designated assets of many entities of one kind (derived plant rows left out), by entity id. */
 export async function readDesignations(db: D1Database, entityKind: string, entityIds: readonly string[]): Promise<Map<string, AssetRef[]>> {
-  const byEntity = new Map<string, AssetRef[]>(entityIds.map((id) => [id, []]));
-  if (entityIds.length === 0) return byEntity;
-  const { results } = await db
+  if (entityIds.length === 0) return designationsFrom(entityIds, undefined);
+  return designationsFrom(entityIds, await designationsStatement(db, entityKind, entityIds).all());
+}
+
+/**
+ * The one statement {@link readDesignations} runs, for a caller that puts it in its own batch with
+ * other reads; its result goes to {@link designationsFrom}.
+ */
+export function designationsStatement(db: D1Database, entityKind: string, entityIds: readonly string[]): D1PreparedStatement {
+  return db
     .prepare(
       `SELECT d.entity_id, a.id, a.kind, a.name, a.plant_id, p.name AS plant_name
          FROM designations d JOIN assets a ON a.id = d.asset_id LEFT JOIN assets p ON p.id = a.plant_id
         WHERE d.entity_kind = ?1 AND d.derived = 0 AND d.entity_id IN (SELECT value FROM json_each(?2))
         ORDER BY d.entity_id, a.kind, a.name, a.id`,
     )
-    .bind(entityKind, JSON.stringify([...new Set(entityIds)]))
-    .all<DesignationReadRow>();
-  for (const row of results) byEntity.get(row.entity_id)?.push(toRef(row));
+    .bind(entityKind, JSON.stringify([...new Set(entityIds)]));
+}
+
+/** The designated assets by entity id (every id present, empty when none) from {@link designationsStatement}'s result. */
+export function designationsFrom(entityIds: readonly string[], result: D1Result<unknown> | undefined): Map<string, AssetRef[]> {
+  const byEntity = new Map<string, AssetRef[]>(entityIds.map((id) => [id, []]));
+  for (const row of (result?.results ?? []) as DesignationReadRow[]) byEntity.get(row.entity_id)?.push(toRef(row));
   return byEntity;
 }
 

@@ -2,8 +2,20 @@
  * Reading linked properties back: every definition of one application rule linked to the entity's
  * type, in link order, with its stored value or null. Values of definitions no longer linked stay
  * stored (filters still see them) but are not shown, so a client can always PUT back what it read.
+ *
+ * {@link readLinkedProperties} reads on its own; {@link linkedPropertiesStatements} and
+ * {@link linkedPropertiesFrom} are the same read split in two, for a caller that puts the statements
+ * in one batch with its other reads (a deviation read is one round trip).
  */
-import { readPropertyValues, type JsonValue, type LinkedProperty } from "../properties/values";
+import { propertyValuesFrom, propertyValuesStatements } from "../properties/values/rows";
+import type { JsonValue, LinkedProperty } from "../properties/values";
+
+/**
+ * Whose links are read: the given type ids, or the types of the entities themselves, read in the
+ * same statement from the entity table (when the rows are fetched in the same batch and their types
+ * are not known yet). `table` and `column` are fixed names from the code, never from a request.
+ */
+export type LinkedTypes = { typeIds: readonly string[] } | { typesOf: { table: string; typeColumn: string } };
 
 export async function readLinkedProperties(
   db: D1Database,
@@ -11,26 +23,41 @@ export async function readLinkedProperties(
   rule: string,
   entities: readonly { id: string; typeId: string }[],
 ): Promise<Map<string, LinkedProperty[]>> {
+  if (entities.length === 0) return new Map();
+  const ids = entities.map((e) => e.id);
+  const statements = linkedPropertiesStatements(db, entityKind, rule, ids, { typeIds: [...new Set(entities.map((e) => e.typeId))] });
+  return linkedPropertiesFrom(entities, await db.batch(statements));
+}
+
+/**
+ * The statements of one linked-property read: the links of the types (first), then the stored values
+ * of the entities (one per chunk of ids). Pass their results, in order, to {@link linkedPropertiesFrom}.
+ */
+export function linkedPropertiesStatements(db: D1Database, entityKind: string, rule: string, entityIds: readonly string[], types: LinkedTypes): D1PreparedStatement[] {
+  const typeSet =
+    "typeIds" in types
+      ? { sql: "SELECT value FROM json_each(?1)", values: JSON.stringify(types.typeIds) }
+      : { sql: `SELECT ${types.typesOf.typeColumn} FROM ${types.typesOf.table} WHERE id IN (SELECT value FROM json_each(?1))`, values: JSON.stringify([...new Set(entityIds)]) };
+  const links = db
+    .prepare(
+      `SELECT l.entity_type_id, d.name FROM entity_type_properties l JOIN property_definitions d ON d.id = l.property_definition_id
+        WHERE l.entity_type_id IN (${typeSet.sql}) AND d.application_rule = ?2
+        ORDER BY l.entity_type_id, l.position`,
+    )
+    .bind(typeSet.values, rule);
+  return [links, ...propertyValuesStatements(db, entityKind, entityIds)];
+}
+
+/** The linked properties by entity id from the results of {@link linkedPropertiesStatements} (same order). */
+export function linkedPropertiesFrom(entities: readonly { id: string; typeId: string }[], results: readonly D1Result<unknown>[]): Map<string, LinkedProperty[]> {
   const result = new Map<string, LinkedProperty[]>();
-  if (entities.length === 0) return result;
-  const typeIds = [...new Set(entities.map((e) => e.typeId))];
-  const [{ results: links }, values] = await Promise.all([
-    db
-      .prepare(
-        `SELECT l.entity_type_id, d.name FROM entity_type_properties l JOIN property_definitions d ON d.id = l.property_definition_id
-          WHERE l.entity_type_id IN (SELECT value FROM json_each(?1)) AND d.application_rule = ?2
-          ORDER BY l.entity_type_id, l.position`,
-      )
-      .bind(JSON.stringify(typeIds), rule)
-      .all<{ entity_type_id: string; name: string }>(),
-    readPropertyValues(
-      db,
-      entityKind,
-      entities.map((e) => e.id),
-    ),
-  ]);
+  const [linksResult, ...valueResults] = results;
+  const values = propertyValuesFrom(
+    entities.map((e) => e.id),
+    valueResults,
+  );
   const namesByType = new Map<string, string[]>();
-  for (const link of links) {
+  for (const link of (linksResult?.results ?? []) as { entity_type_id: string; name: string }[]) {
     const names = namesByType.get(link.entity_type_id) ?? [];
     names.push(link.name);
     namesByType.set(link.entity_type_id, names);

@@ -1,14 +1,15 @@
 /**
  * Reading deviations: rows plus their type name, asset reference, linked properties, relationships
- * and work item links, hydrated for a whole page in one round of parallel reads.
+ * and work item links. A page is hydrated in one batch; a single read is one batch with its row, so
+ * each costs one D1 round trip (test/contract/read-round-trips.test.ts).
  */
-import { readDesignations, type AssetRef } from "../assets/designations";
+import { designationsFrom, designationsStatement, type AssetRef } from "../assets/designations";
 import { notFound } from "../pkg/errors";
 import { parseJson } from "../pkg/db";
 import type { Versioned } from "../pkg/resource";
 import type { LinkedProperty } from "../properties/values";
 import { toAssetReference } from "./asset-reference";
-import { readLinkedProperties } from "./linked-properties";
+import { linkedPropertiesFrom, linkedPropertiesStatements } from "./linked-properties";
 import { INSPECTION_ORIGIN, type Deviation, type DeviationOrigin } from "./schema";
 
 export const DEVIATION_KIND = "deviation";
@@ -82,34 +83,42 @@ export async function composeDeviation(row: DeviationRow, parts: DeviationParts)
   return { value, etag };
 }
 
-/** Hydrates rows (in their order). */
-export async function hydrateDeviations(db: D1Database, rows: readonly DeviationRow[]): Promise<Versioned<Deviation>[]> {
-  if (rows.length === 0) return [];
-  const ids = JSON.stringify(rows.map((r) => r.id));
-  const typeIds = JSON.stringify([...new Set(rows.map((r) => r.type_id))]);
-  const [types, relationships, links] = await db.batch<Record<string, string>>([
-    db.prepare("SELECT id, name FROM entity_types WHERE id IN (SELECT value FROM json_each(?1))").bind(typeIds),
+/**
+ * The statements that read everything a set of deviations shows besides their rows, all keyed by the
+ * deviations' ids, for ONE batch: the type names, relationships, work item links, designations, the
+ * linked definitions of the types and the stored values. With `typeIds` the type-dependent
+ * statements take those ids; without, they read each deviation's type from its row inside the same
+ * statement (a read whose row is fetched in the same batch). Results go to {@link partsFrom}.
+ */
+function partsStatements(db: D1Database, ids: readonly string[], typeIds: readonly string[] | undefined): D1PreparedStatement[] {
+  const idList = JSON.stringify(ids);
+  const types =
+    typeIds === undefined
+      ? db.prepare("SELECT id, name FROM entity_types WHERE id IN (SELECT type_id FROM deviations WHERE id IN (SELECT value FROM json_each(?1)))").bind(idList)
+      : db.prepare("SELECT id, name FROM entity_types WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(typeIds));
+  return [
+    types,
     db
       .prepare(
         `SELECT r.deviation_id, r.related_id, d.reference_id FROM deviation_relationships r JOIN deviations d ON d.id = r.related_id
           WHERE r.deviation_id IN (SELECT value FROM json_each(?1))`,
       )
-      .bind(ids),
-    db.prepare("SELECT deviation_id, work_item_id FROM deviation_work_items WHERE deviation_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id").bind(ids),
-  ]);
-  const [designations, properties] = await Promise.all([
-    readDesignations(
-      db,
-      DEVIATION_KIND,
-      rows.map((r) => r.id),
-    ),
-    readLinkedProperties(
-      db,
-      DEVIATION_KIND,
-      DEVIATION_RULE,
-      rows.map((r) => ({ id: r.id, typeId: r.type_id })),
-    ),
-  ]);
+      .bind(idList),
+    db.prepare("SELECT deviation_id, work_item_id FROM deviation_work_items WHERE deviation_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id").bind(idList),
+    designationsStatement(db, DEVIATION_KIND, ids),
+    ...linkedPropertiesStatements(db, DEVIATION_KIND, DEVIATION_RULE, ids, typeIds === undefined ? { typesOf: { table: "deviations", typeColumn: "type_id" } } : { typeIds }),
+  ];
+}
+
+/** Each row's parts (in the rows' order) from the results of {@link partsStatements}. */
+function partsFrom(rows: readonly DeviationRow[], results: readonly D1Result<unknown>[]): DeviationParts[] {
+  const [types, relationships, links, designationResult, ...linkedResults] = results as D1Result<Record<string, string>>[];
+  const ids = rows.map((r) => r.id);
+  const designations = designationsFrom(ids, designationResult);
+  const properties = linkedPropertiesFrom(
+    rows.map((r) => ({ id: r.id, typeId: r.type_id })),
+    linkedResults,
+  );
   const typeNames = new Map((types?.results ?? []).map((t) => [t.id!, t.name!]));
   const related = new Map<string, Relationship[]>();
   for (const r of relationships?.results ?? []) {
@@ -119,34 +128,59 @@ export async function hydrateDeviations(db: D1Database, rows: readonly Deviation
   }
   const workItems = new Map<string, string[]>();
   for (const l of links?.results ?? []) workItems.set(l.deviation_id!, [...(workItems.get(l.deviation_id!) ?? []), l.work_item_id!]);
-  return Promise.all(
-    rows.map((row) =>
-      composeDeviation(row, {
-        typeName: typeNames.get(row.type_id) ?? "",
-        assets: designations.get(row.id) ?? [],
-        properties: properties.get(row.id) ?? [],
-        relationships: sortRelationships(related.get(row.id) ?? []),
-        workItemIds: workItems.get(row.id) ?? [],
-      }),
+  return rows.map((row) => ({
+    typeName: typeNames.get(row.type_id) ?? "",
+    assets: designations.get(row.id) ?? [],
+    properties: properties.get(row.id) ?? [],
+    relationships: sortRelationships(related.get(row.id) ?? []),
+    workItemIds: workItems.get(row.id) ?? [],
+  }));
+}
+
+/** Hydrates rows (in their order): one D1 round trip (a batch) whatever the number of rows. */
+export async function hydrateDeviations(db: D1Database, rows: readonly DeviationRow[]): Promise<Versioned<Deviation>[]> {
+  if (rows.length === 0) return [];
+  const results = await db.batch(
+    partsStatements(
+      db,
+      rows.map((r) => r.id),
+      [...new Set(rows.map((r) => r.type_id))],
     ),
   );
+  const parts = partsFrom(rows, results);
+  return Promise.all(rows.map((row, i) => composeDeviation(row, parts[i]!)));
+}
+
+function rowStatement(db: D1Database, id: string): D1PreparedStatement {
+  return db.prepare(`SELECT ${DEVIATION_COLUMNS} FROM deviations WHERE id = ?1`).bind(id);
 }
 
 export async function findDeviationRow(db: D1Database, id: string): Promise<DeviationRow | null> {
-  return db.prepare(`SELECT ${DEVIATION_COLUMNS} FROM deviations WHERE id = ?1`).bind(id.toLowerCase()).first<DeviationRow>();
+  return rowStatement(db, id.toLowerCase()).first<DeviationRow>();
+}
+
+/**
+ * One deviation with its row, in ONE D1 round trip: the row and every part keyed by the id in a
+ * single batch (so also one consistent snapshot), or null when it does not exist.
+ */
+async function readDeviation(db: D1Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> } | null> {
+  const key = id.toLowerCase();
+  const [rowResult, ...results] = await db.batch([rowStatement(db, key), ...partsStatements(db, [key], undefined)]);
+  const row = (rowResult?.results[0] as DeviationRow | undefined) ?? null;
+  if (!row) return null;
+  const [parts] = partsFrom([row], results);
+  return { row, current: await composeDeviation(row, parts!) };
 }
 
 export async function getDeviation(db: D1Database, id: string): Promise<Versioned<Deviation>> {
-  const row = await findDeviationRow(db, id);
-  if (!row) throw notFound("Deviation", id);
-  const [found] = await hydrateDeviations(db, [row]);
-  return found!;
+  const found = await readDeviation(db, id);
+  if (!found) throw notFound("Deviation", id);
+  return found.current;
 }
 
 /** A row with its representation, for writes that check If-Match against what the client read. */
 export async function readForWrite(db: D1Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> }> {
-  const row = await findDeviationRow(db, id);
-  if (!row) throw notFound("Deviation", id);
-  const [current] = await hydrateDeviations(db, [row]);
-  return { row, current: current! };
+  const found = await readDeviation(db, id);
+  if (!found) throw notFound("Deviation", id);
+  return found;
 }

@@ -106,9 +106,17 @@ export async function readPropertyValues(
   entityKind: string,
   entityIds: readonly string[],
 ): Promise<Map<string, LinkedProperty[]>> {
+  const statements = propertyValuesStatements(db, entityKind, entityIds);
+  return propertyValuesFrom(entityIds, statements.length === 0 ? [] : await db.batch(statements));
+}
+
+/**
+ * The statements {@link readPropertyValues} runs (one per chunk of ids under the parameter limit;
+ * none for no ids), for a caller that puts them in its own batch with other reads. Their results go
+ * to {@link propertyValuesFrom}.
+ */
+export function propertyValuesStatements(db: D1Database, entityKind: string, entityIds: readonly string[]): D1PreparedStatement[] {
   const ids = [...new Set(entityIds)];
-  const byEntity = new Map<string, LinkedProperty[]>(ids.map((id) => [id, []]));
-  if (ids.length === 0) return byEntity;
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < ids.length; i += MAX_PARAMS - 1) {
     const chunk = ids.slice(i, i + MAX_PARAMS - 1);
@@ -123,7 +131,13 @@ export async function readPropertyValues(
         .bind(entityKind, ...chunk),
     );
   }
-  for (const result of await db.batch<StoredValueRow>(statements)) {
+  return statements;
+}
+
+/** The values by entity id from the results of {@link propertyValuesStatements} (in their order). */
+export function propertyValuesFrom(entityIds: readonly string[], results: readonly D1Result<unknown>[]): Map<string, LinkedProperty[]> {
+  const byEntity = new Map<string, LinkedProperty[]>(entityIds.map((id) => [id, []]));
+  for (const result of results as readonly D1Result<StoredValueRow>[]) {
     let last: { entityId: string; property: LinkedProperty } | undefined;
     for (const row of result.results) {
       const value = JSON.parse(row.value_json) as JsonValue;
