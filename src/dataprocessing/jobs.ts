@@ -175,7 +175,22 @@ export async function createChain(ctx: WriteContext, env: Bindings, chain: NewCh
 /** Largest output tail kept on a job. */
 export const OUTPUT_TAIL_BYTES = 64 * 1024;
 
-/** Moves an active job to a new state; no effect on a job that has already ended. Returns whether it applied. */
+/**
+ * A job's representation in its `updated` event, read from its row in SQL (so the event can sit in the
+ * same batch as the change): never its spec or run options. Subscribers match on `status`
+ * (docs/decisions.md, "Webhooks": a job that failed is `job.updated` with status Failed).
+ */
+const JOB_EVENT_PAYLOAD =
+  "json_object('id', id, 'chainId', chain_id, 'configurationId', configuration_id, 'status', status, 'errorMessage', error_message, 'startedAt', started_at, 'endedAt', ended_at, 'cancelledAt', cancelled_at)";
+
+/** A UUID v4 made in SQL, for the events of a statement that changes several jobs. */
+const SQL_UUID =
+  "lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))";
+
+/**
+ * Moves an active job to a new state; no effect on a job that has already ended. Returns whether it
+ * applied. A change of status writes the job's `updated` event in the same batch, only when it applied.
+ */
 export async function updateActiveJob(
   db: D1Database,
   id: string,
@@ -196,11 +211,20 @@ export async function updateActiveJob(
 ): Promise<boolean> {
   const entries = Object.entries(changes);
   const sets = entries.map(([column], i) => `${column} = ?${i + 3}`);
-  const result = await db
+  const update = db
     .prepare(`UPDATE jobs SET ${[...sets, "etag = ?2", `updated_at = ?${entries.length + 3}`].join(", ")} WHERE id = ?1 AND status IN ('Started', 'InProgress')`)
-    .bind(id, newEtagToken(), ...entries.map(([, value]) => value), now)
-    .run();
-  return result.meta.changes === 1;
+    .bind(id, newEtagToken(), ...entries.map(([, value]) => value), now);
+  if (changes.status === undefined) return (await update.run()).meta.changes === 1;
+  const [result] = await db.batch([
+    update,
+    db
+      .prepare(
+        `INSERT INTO outbox (id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id)
+         SELECT ?1, 'job', id, 'updated', ${JOB_EVENT_PAYLOAD}, ?2, ?3, NULL FROM jobs WHERE id = ?4 AND changes() > 0`,
+      )
+      .bind(crypto.randomUUID(), now, changes.cancelled_by_id ?? null, id),
+  ]);
+  return result?.meta.changes === 1;
 }
 
 /** Who cancelled a job, and when (the job stays Failed, as the spec's statuses have no Cancelled). */
@@ -214,14 +238,24 @@ export interface Cancellation {
  * that job was cancelled, the later ones are cancelled by the same person (a cancellation stops the chain).
  */
 export async function failLaterJobs(db: D1Database, chainId: string, position: number, failedJobId: string, reason: string, now: string, cancellation: Cancellation | null = null): Promise<void> {
-  await db
-    .prepare(
-      `UPDATE jobs SET status = 'Failed', error_message = ?1, ended_at = ?2, updated_at = ?2, etag = lower(hex(randomblob(10))),
-         cancelled_by_id = ?5, cancelled_by_name = ?6, cancelled_at = ?7
-       WHERE chain_id = ?3 AND chain_position > ?4 AND status IN ('Started', 'InProgress')`,
-    )
-    .bind(`Not run: job ${failedJobId} earlier in the chain failed (${reason}).`, now, chainId, position, cancellation?.by.id ?? null, cancellation?.by.name ?? null, cancellation?.at ?? null)
-    .run();
+  const message = `Not run: job ${failedJobId} earlier in the chain failed (${reason}).`;
+  await db.batch([
+    db
+      .prepare(
+        `UPDATE jobs SET status = 'Failed', error_message = ?1, ended_at = ?2, updated_at = ?2, etag = lower(hex(randomblob(10))),
+           cancelled_by_id = ?5, cancelled_by_name = ?6, cancelled_at = ?7
+         WHERE chain_id = ?3 AND chain_position > ?4 AND status IN ('Started', 'InProgress')`,
+      )
+      .bind(message, now, chainId, position, cancellation?.by.id ?? null, cancellation?.by.name ?? null, cancellation?.at ?? null),
+    // Each job failed just now gets its `updated` event (the rows the statement above changed).
+    db
+      .prepare(
+        `INSERT INTO outbox (id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id)
+         SELECT ${SQL_UUID}, 'job', id, 'updated', ${JOB_EVENT_PAYLOAD}, ?2, ?5, NULL FROM jobs
+         WHERE changes() > 0 AND chain_id = ?3 AND chain_position > ?4 AND status = 'Failed' AND ended_at = ?2 AND error_message = ?1`,
+      )
+      .bind(message, now, chainId, position, cancellation?.by.id ?? null),
+  ]);
 }
 
 /** Rule 6's record: an output the job posted that its type refused (the newest 20 are kept). */

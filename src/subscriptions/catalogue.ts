@@ -39,7 +39,7 @@ export const EVENT_KINDS: Readonly<Record<string, EventKind>> = {
   entityType: { actions: CRUD, path: "/EntityTypes/{id}", permission: PERMISSIONS.propertiesRead, description: "An entity type." },
   file: { actions: CRUD, path: "/Files/{id}", permission: PERMISSIONS.filesRead, description: "An uploaded file (its `status` says when it is processed)." },
   fileReference: { actions: ["created", "deleted"], path: null, permission: PERMISSIONS.workRead, description: "A file linked to or unlinked from a work entity." },
-  job: { actions: CRUD, path: "/Jobs/{id}", permission: PERMISSIONS.dataProcessingRead, description: "A data processing job (`updated` with its `status` when it ends)." },
+  job: { actions: CRUD, path: "/Jobs/{id}", permission: PERMISSIONS.dataProcessingRead, description: "A data processing job (`updated` with its `status` at each change: InProgress, Success, Failed)." },
   jobConfiguration: { actions: CRUD, path: "/JobConfigurations/{id}", permission: PERMISSIONS.dataProcessingRead, description: "A job configuration (never with its run options)." },
   media: { actions: CRUD, path: "/Medias/{id}", permission: PERMISSIONS.mediaRead, description: "A media file." },
   mediaReference: { actions: CRUD, path: "/MediaReferences/{id}", permission: PERMISSIONS.workRead, description: "A media reference." },
