@@ -16,7 +16,7 @@ const group = (jobId: string) => `containergroup-${jobId}`;
 
 async function jobEvents(jobId: string) {
   const { results } = await env.DB.prepare("SELECT action, payload, actor_id FROM outbox WHERE entity_kind = 'job' AND entity_id = ?1 ORDER BY seq").bind(jobId).all<{ action: string; payload: string; actor_id: string | null }>();
-  return results.map((r) => ({ action: r.action, actorId: r.actor_id, ...(JSON.parse(r.payload) as Record<string, unknown>) }));
+  return results.map((r): Record<string, unknown> => ({ action: r.action, actorId: r.actor_id, ...(JSON.parse(r.payload) as Record<string, unknown>) }));
 }
 
 describe("job events", () => {
