@@ -12,6 +12,25 @@ export default tseslint.config(
     },
   },
   {
+    // The sandbox's internals stay behind its index (src/pkg/sandbox/index.ts); only its own files and
+    // its own tests reach inside.
+    files: ["**/*.ts", "**/*.mjs", "**/*.js"],
+    ignores: ["src/pkg/sandbox/**", "test/sandbox/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "(^|/)pkg/sandbox/.+",
+              message: "Import the sandbox from src/pkg/sandbox (its index); its other files are internal.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["scripts/**/*.mjs", "bench/**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly", fetch: "readonly" } },
   },

@@ -85,7 +85,7 @@ export function monitoringApp() {
     defineRoute({ ...read, errors: [404] }, { method: "get", path: "/ModelDefinitions/{id}", tags: defTags, summary: "Get a model definition", request: { params: IdParam }, responses: { 200: json(ModelDefinitionSchema, "The definition.") } }),
     async (c) => {
       const found = await getDefinition(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
   app.openapi(
@@ -113,7 +113,7 @@ export function monitoringApp() {
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409] }, { method: "delete", path: "/ModelDefinitions/{name}/versions/{version}", tags: defTags, summary: "Delete a version no model uses", request: { params: NameVersion }, responses: { 204: { description: "Deleted." } } }),
+    defineRoute({ ...write, errors: [404, 409, 412] }, { method: "delete", path: "/ModelDefinitions/{name}/versions/{version}", tags: defTags, summary: "Delete a version no model uses", request: { params: NameVersion }, responses: { 204: { description: "Deleted." } } }),
     async (c) => {
       const { name, version } = c.req.valid("param");
       await deleteDefinition(writeContext(c), await findDefinitionByVersion(c.env.DB, name, version), `${name} version ${version}`);
@@ -132,18 +132,18 @@ export function monitoringApp() {
     }),
     async (c) => {
       const created = await createDefinition(writeContext(c), c.env, c.req.valid("json"));
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
   app.openapi(
     defineRoute({ ...write, errors: [404, 409, 412] }, { method: "put", path: "/ModelDefinitions", tags: defTags, summary: "Replace a model definition", request: { headers: IfMatchHeader, ...jsonBody(UpdateModelDefinitionSchema) }, responses: { 200: json(ModelDefinitionSchema, "The definition.") } }),
     async (c) => {
       const updated = await updateDefinition(writeContext(c), c.env, c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409] }, { method: "delete", path: "/ModelDefinitions/{id}", tags: defTags, summary: "Delete a model definition no model uses", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
+    defineRoute({ ...write, errors: [404, 409, 412] }, { method: "delete", path: "/ModelDefinitions/{id}", tags: defTags, summary: "Delete a model definition no model uses", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
     async (c) => {
       await deleteDefinitionById(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);
@@ -168,7 +168,7 @@ export function monitoringApp() {
     defineRoute({ ...read, errors: [404] }, { method: "get", path: "/Models/{id}", tags: modelTags, summary: "Get a model with its populations", request: { params: IdParam }, responses: { 200: json(ModelSchema, "The model.") } }),
     async (c) => {
       const row = await getModelRow(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, await toModel(c.env.DB, row), row.etag) as never;
+      return jsonWithEtag(c, await toModel(c.env.DB, row), row.etag);
     },
   );
   app.openapi(
@@ -176,7 +176,7 @@ export function monitoringApp() {
     async (c) => {
       const row = await createModel(writeContext(c), c.get("principal"), c.req.valid("json"));
       c.header("location", `/Models/${row.id}`);
-      return jsonWithEtag(c, await toModel(c.env.DB, row), row.etag, 201) as never;
+      return jsonWithEtag(c, await toModel(c.env.DB, row), row.etag, 201);
     },
   );
   app.openapi(
@@ -190,11 +190,11 @@ export function monitoringApp() {
     }),
     async (c) => {
       const row = await updateModel(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, await toModel(c.env.DB, row), row.etag) as never;
+      return jsonWithEtag(c, await toModel(c.env.DB, row), row.etag);
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409] }, { method: "delete", path: "/Models/{id}", tags: modelTags, summary: "Delete a model no monitor uses", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
+    defineRoute({ ...write, errors: [404, 409, 412] }, { method: "delete", path: "/Models/{id}", tags: modelTags, summary: "Delete a model no monitor uses", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
     async (c) => {
       await deleteModel(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);
@@ -205,7 +205,7 @@ export function monitoringApp() {
     const tags = [resource === "Models" ? "Models" : "Monitors"];
     const owner = async (db: D1Database, id: string) => (kind === "model" ? getModelRow(db, id) : getMonitorRow(db, id));
     app.openapi(
-      defineRoute({ ...write, errors: [404] }, { method: "post", path: `/${resource}/{id}/Populations`, tags, summary: `Add a population to a ${kind}`, request: { params: IdParam, ...jsonBody(CreatePopulationSchema) }, responses: { 201: json(PopulationSchema, "The population.") } }),
+      defineRoute({ ...write, errors: [404, 412] }, { method: "post", path: `/${resource}/{id}/Populations`, tags, summary: `Add a population to a ${kind}`, request: { params: IdParam, ...jsonBody(CreatePopulationSchema) }, responses: { 201: json(PopulationSchema, "The population.") } }),
       async (c) => {
         const { id } = c.req.valid("param");
         await owner(c.env.DB, id);
@@ -213,7 +213,7 @@ export function monitoringApp() {
       },
     );
     app.openapi(
-      defineRoute({ ...write, errors: [404] }, { method: "delete", path: `/${resource}/{id}/Populations/{populationId}`, tags, summary: "Delete a population with its items", request: { params: PopulationParams }, responses: { 204: { description: "Deleted." } } }),
+      defineRoute({ ...write, errors: [404, 412] }, { method: "delete", path: `/${resource}/{id}/Populations/{populationId}`, tags, summary: "Delete a population with its items", request: { params: PopulationParams }, responses: { 204: { description: "Deleted." } } }),
       async (c) => {
         const { id, populationId } = c.req.valid("param");
         await removePopulation(writeContext(c), kind, id, populationId);
@@ -221,7 +221,7 @@ export function monitoringApp() {
       },
     );
     app.openapi(
-      defineRoute({ ...write, errors: [404, 409] }, {
+      defineRoute({ ...write, errors: [404, 409, 412] }, {
         method: "post",
         path: `/${resource}/{id}/Populations/{populationId}/Items`,
         tags,
@@ -236,7 +236,7 @@ export function monitoringApp() {
       },
     );
     app.openapi(
-      defineRoute({ ...write, errors: [404, 409] }, {
+      defineRoute({ ...write, errors: [404, 409, 412] }, {
         method: "post",
         path: `/${resource}/{id}/PopulationItems`,
         tags,
@@ -250,7 +250,7 @@ export function monitoringApp() {
       },
     );
     app.openapi(
-      defineRoute({ ...write, errors: [404] }, { method: "delete", path: `/${resource}/{id}/PopulationItems/{itemId}`, tags, summary: "Remove an item", request: { params: ItemParams }, responses: { 204: { description: "Deleted." } } }),
+      defineRoute({ ...write, errors: [404, 412] }, { method: "delete", path: `/${resource}/{id}/PopulationItems/{itemId}`, tags, summary: "Remove an item", request: { params: ItemParams }, responses: { 204: { description: "Deleted." } } }),
       async (c) => {
         const { id, itemId } = c.req.valid("param");
         await removeItem(writeContext(c), kind, id, itemId);
@@ -329,7 +329,7 @@ export function monitoringApp() {
     defineRoute({ ...read, errors: [404] }, { method: "get", path: "/Monitors/{id}", tags: monitorTags, summary: "Get a monitor with its effective values", request: { params: IdParam }, responses: { 200: json(MonitorSchema, "The monitor.") } }),
     async (c) => {
       const row = await getMonitorRow(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, await toMonitor(c.env.DB, row), row.etag) as never;
+      return jsonWithEtag(c, await toMonitor(c.env.DB, row), row.etag);
     },
   );
   app.openapi(
@@ -344,18 +344,18 @@ export function monitoringApp() {
     async (c) => {
       const row = await createMonitor(writeContext(c), c.get("principal"), c.req.valid("json"));
       c.header("location", `/Monitors/${row.id}`);
-      return jsonWithEtag(c, await toMonitor(c.env.DB, row), row.etag, 201) as never;
+      return jsonWithEtag(c, await toMonitor(c.env.DB, row), row.etag, 201);
     },
   );
   app.openapi(
     defineRoute({ ...write, errors: [404, 409, 412] }, { method: "put", path: "/Monitors", tags: monitorTags, summary: "Replace a monitor", request: { headers: IfMatchHeader, ...jsonBody(UpdateMonitorSchema) }, responses: { 200: json(MonitorSchema, "The monitor.") } }),
     async (c) => {
       const row = await updateMonitor(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, await toMonitor(c.env.DB, row), row.etag) as never;
+      return jsonWithEtag(c, await toMonitor(c.env.DB, row), row.etag);
     },
   );
   app.openapi(
-    defineRoute({ ...write, errors: [404] }, { method: "delete", path: "/Monitors/{id}", tags: monitorTags, summary: "Delete a monitor", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
+    defineRoute({ ...write, errors: [404, 412] }, { method: "delete", path: "/Monitors/{id}", tags: monitorTags, summary: "Delete a monitor", request: { params: IdParam }, responses: { 204: { description: "Deleted." } } }),
     async (c) => {
       await deleteMonitor(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

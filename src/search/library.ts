@@ -14,8 +14,7 @@
  */
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import type { Bindings } from "../env";
-import { acquireEngine, discardEngine } from "../pkg/sandbox/engine";
-import { startInterruptMeter } from "../pkg/sandbox/limits";
+import { acquireEngine, discardEngine, startInterruptMeter } from "../pkg/sandbox";
 import { documentPermission } from "./access";
 import { checkEntry, mappingProblems, type Mapping } from "./mapping";
 import { callClient, clientReadPermissions } from "./services";
