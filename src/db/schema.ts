@@ -292,6 +292,7 @@ export const files = sqliteTable(
     index("files_state_status_idx").on(t.state, t.status, sql`${t.createdAt} desc`, t.id),
     index("files_data_type_idx").on(t.dataTypeId, sql`${t.createdAt} desc`, t.id),
     index("files_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
+    index("files_owner_status_idx").on(t.ownerId, t.status, sql`${t.createdAt} desc`, t.id),
   ],
 );
 
@@ -510,9 +511,13 @@ export const workTemplates = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.id, t.revision] }),
     uniqueIndex("work_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
-    index("work_templates_latest_name_idx").on(t.isLatest, sql`lower(${t.displayName})`, t.id),
-    index("work_templates_latest_status_idx").on(t.isLatest, t.status, sql`lower(${t.displayName})`, t.id),
-    index("work_templates_latest_owner_idx").on(t.isLatest, t.ownerId, sql`lower(${t.displayName})`, t.id),
+    // Lists show latest revisions only: partial indexes over them. Without statistics SQLite takes
+    // an equality on is_latest for a selective one (about ten rows) and walked an index led by it
+    // rather than the few templates a selective filter names (docs/decisions.md, "List queries").
+    index("work_templates_latest_name_idx").on(sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_status_idx").on(t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_owner_idx").on(t.ownerId, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_owner_status_idx").on(t.ownerId, t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
   ],
 );
 
@@ -576,11 +581,13 @@ export const activityTemplates = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.id, t.revision] }),
     uniqueIndex("activity_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
-    index("activity_templates_latest_name_idx").on(t.isLatest, sql`lower(${t.displayName})`, t.id),
-    index("activity_templates_latest_status_idx").on(t.isLatest, t.status, sql`lower(${t.displayName})`, t.id),
-    index("activity_templates_latest_type_idx").on(t.isLatest, t.activityTypeId, sql`lower(${t.displayName})`, t.id),
-    index("activity_templates_latest_owner_idx").on(t.isLatest, t.ownerId, sql`lower(${t.displayName})`, t.id),
-    index("activity_templates_latest_template_type_idx").on(t.isLatest, t.templateType, sql`lower(${t.displayName})`, t.id),
+    // Partial indexes over the latest revisions, as for work templates.
+    index("activity_templates_latest_name_idx").on(sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_status_idx").on(t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_type_idx").on(t.activityTypeId, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_owner_idx").on(t.ownerId, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_owner_status_idx").on(t.ownerId, t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_template_type_idx").on(t.templateType, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
     index("activity_templates_activity_type_idx").on(t.activityTypeId),
   ],
 );
@@ -624,8 +631,9 @@ export const workItems = sqliteTable(
   },
   (t) => [
     // Default order displayName (binary), id: each filter's index ends with it (see deviations).
-    index("work_items_name_idx").on(t.displayName, t.id),
-    index("work_items_status_idx").on(t.status, t.displayName, t.id),
+    // due_date last: a page that walks these checks a due date range from the index, not the row.
+    index("work_items_name_idx").on(t.displayName, t.id, t.dueDate),
+    index("work_items_status_idx").on(t.status, t.displayName, t.id, t.dueDate),
     index("work_items_due_idx").on(t.dueDate, t.id),
     index("work_items_owner_idx").on(t.ownerId, t.displayName, t.id),
     index("work_items_owner_status_idx").on(t.ownerId, t.status, t.displayName, t.id),
@@ -692,8 +700,9 @@ export const activities = sqliteTable(
     index("activities_based_on_idx").on(t.basedOnId, t.basedOnRevision, t.id),
     index("activities_work_item_idx").on(t.workItemId, t.position),
     // Default order displayName (binary), id: each filter's index ends with it (see deviations).
-    index("activities_name_idx").on(t.displayName, t.id),
-    index("activities_status_idx").on(t.status, t.displayName, t.id),
+    // date_of_activity last: a page that walks these checks a date range from the index, not the row.
+    index("activities_name_idx").on(t.displayName, t.id, t.dateOfActivity),
+    index("activities_status_idx").on(t.status, t.displayName, t.id, t.dateOfActivity),
     index("activities_date_idx").on(t.dateOfActivity, t.id),
     index("activities_owner_idx").on(t.ownerId, t.displayName, t.id),
     index("activities_owner_status_idx").on(t.ownerId, t.status, t.displayName, t.id),
@@ -941,6 +950,7 @@ export const models = sqliteTable(
     index("models_created_idx").on(sql`${t.createdAt} desc`, t.id),
     index("models_status_idx").on(t.status, sql`${t.createdAt} desc`, t.id),
     index("models_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
+    index("models_owner_status_idx").on(t.ownerId, t.status, sql`${t.createdAt} desc`, t.id),
     index("models_definition_name_idx").on(t.definitionName, sql`${t.createdAt} desc`, t.id),
   ],
 );
@@ -1006,6 +1016,7 @@ export const monitors = sqliteTable(
     index("monitors_created_idx").on(sql`${t.createdAt} desc`, t.id),
     index("monitors_status_idx").on(t.status, sql`${t.createdAt} desc`, t.id),
     index("monitors_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
+    index("monitors_owner_status_idx").on(t.ownerId, t.status, sql`${t.createdAt} desc`, t.id),
   ],
 );
 

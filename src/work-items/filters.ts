@@ -4,7 +4,7 @@
  * and a catalog of property definitions by application rule for the `properties` filter and order.
  */
 import { z } from "@hono/zod-openapi";
-import { parseDateValue, queryError, splitCsv, type Condition } from "../pkg/query";
+import { parseDateValue, queryError, splitCsv, withProbe, type Condition, type SqlValues } from "../pkg/query";
 import { joinBalanced } from "../pkg/query";
 
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -22,17 +22,22 @@ function instant(raw: string, field: `query.${string}`): { iso: string; dateOnly
  */
 export function dateConditions(column: string, from: string | undefined, to: string | undefined, days: string | undefined, names: { from: string; to: string; days: string }): Condition[] {
   const conditions: Condition[] = [];
+  // Each condition is a range SQLite may read from the column's index (then it sorts the range's
+  // rows into the list's order, which is not this column's), and has a probe form, `+column`, which
+  // no index serves: a page that walks its order index checks each row's date instead and stops
+  // at the page (query engine, walkSql). Unary + leaves the value (TEXT) and the comparison as they are.
+  const ranged = (sql: (value: string, v: SqlValues) => string): Condition => withProbe((v) => sql(column, v), (v) => sql(`+${column}`, v));
   if (from?.trim()) {
     const start = instant(from, `query.${names.from}`).iso;
-    conditions.push((v) => `${column} >= ${v.value(start)}`);
+    conditions.push(ranged((c, v) => `${c} >= ${v.value(start)}`));
   }
   if (to?.trim()) {
     const end = instant(to, `query.${names.to}`);
     if (end.dateOnly) {
       const next = new Date(Date.parse(end.iso) + DAY_MS).toISOString();
-      conditions.push((v) => `${column} < ${v.value(next)}`);
+      conditions.push(ranged((c, v) => `${c} < ${v.value(next)}`));
     } else {
-      conditions.push((v) => `${column} <= ${v.value(end.iso)}`);
+      conditions.push(ranged((c, v) => `${c} <= ${v.value(end.iso)}`));
     }
   }
   const dayList = splitCsv(days);
@@ -42,7 +47,7 @@ export function dateConditions(column: string, from: string | undefined, to: str
       if (epoch === undefined) throw queryError(`query.${names.days}`, "format", `Item ${i + 1} of ${names.days}, '${day}', is not a day (yyyy-MM-dd).`);
       return [new Date(epoch).toISOString(), new Date(epoch + DAY_MS).toISOString()] as const;
     });
-    conditions.push((v) => `(${joinBalanced(ranges.map(([start, end]) => `(${column} >= ${v.value(start)} AND ${column} < ${v.value(end)})`), "OR")})`);
+    conditions.push(ranged((c, v) => `(${joinBalanced(ranges.map(([start, end]) => `(${c} >= ${v.value(start)} AND ${c} < ${v.value(end)})`), "OR")})`));
   }
   return conditions;
 }

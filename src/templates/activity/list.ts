@@ -55,7 +55,7 @@ export type ActivityTemplateListParams = z.infer<typeof ActivityTemplateListQuer
 function conditions(params: ActivityTemplateListParams): Condition[] {
   const list: Condition[] = [latestOnly, ...statusesCondition("a.status", params.statuses), ...csvInList("a.owner_id", params.objectOwnerIds), ...csvInList("a.template_type", params.templateTypes)];
   const typeIds = parseUuidList(params.activityTypeIds, "query.activityTypeIds");
-  if (typeIds.length > 0) list.push((v) => `a.activity_type_id IN ${v.list(typeIds)}`);
+  if (typeIds.length > 0) list.push((v) => v.oneOf("a.activity_type_id", typeIds));
   const workItemIds = parseUuidList(params.workItemIds, "query.workItemIds");
   if (workItemIds.length > 0) list.push((v) => `a.id IN (SELECT activity_template_id FROM work_item_activity_templates WHERE work_item_id IN ${v.list(workItemIds)})`);
   return list;
