@@ -691,6 +691,115 @@ async function run() {
     }
   });
 
+  await check("monitoring loop: a pump's vibration over a controller's limit enters an alarm, raises a deviation on the pump and creates a work item from a template, and a local receiver gets the signed alarm webhook; the same reading creates nothing; a normal reading leaves the alarm", async () => {
+    // The webhook side: a local receiver subscribed to alarm events (README, "Webhooks").
+    const got = [];
+    const receiver = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        got.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((resolve, reject) => receiver.once("error", reject).listen(0, "127.0.0.1", resolve));
+    try {
+      const sub = await http("/Subscriptions", { method: "POST", token: admin, body: { url: `http://127.0.0.1:${receiver.address().port}/alarms/${runId}`, filters: [{ entityKind: "alarm" }] } });
+      expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
+      const webhook = async (alarmId, action) => {
+        const t0 = Date.now();
+        let hook;
+        while (!(hook = got.find((h) => h.body.includes(alarmId) && h.body.includes(`alarm.${action}`)))) {
+          if (Date.now() - t0 > 15_000) throw new Error(`no alarm.${action} webhook for ${alarmId} within 15 s (${got.length} other requests)`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const payload = new Webhook(sub.json.secret).verify(hook.body, hook.headers);
+        expect(payload.type === `alarm.${action}` && payload.data.entityId === alarmId, `webhook: ${hook.body.slice(0, 300)}`);
+        return payload;
+      };
+
+      // What the README's walkthrough does ("From a monitor to a work item in five minutes").
+      const created = async (path, body) => {
+        const res = await http(path, { method: "POST", token: admin, body });
+        expect(res.status === 201, `${path}: ${describe(res)}`);
+        return res.json;
+      };
+      const at = await created("/ActivityTemplates", { displayName: `Measure bearing vibration ${runId}` });
+      const wt = await created("/WorkTemplates", { displayName: `Pump bearing inspection ${runId}`, activityTemplates: [{ activityTemplateId: at.id }] });
+      const plant = await created("/Assets", { name: `smoke-loop-plant-${runId}`, kind: "plant" });
+      const pump = await created("/Assets", { name: `P-101-${runId}`, kind: "equipment", parentId: plant.id });
+      const definition = await http("/ModelDefinitions", { method: "POST", token: admin, body: { name: "models/vibration", version: "1.0", location: "ACR" } });
+      expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
+      const model = await created("/Models", { name: `smoke-vibration-${runId}`, modelDefinitionName: "models/vibration", modelDefinitionVersion: "1.0", cpuCores: 1, memory: 1, configurableParameters: { VIBRATION: "9.4" } });
+      const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
+      await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
+      const monitor = await created("/Monitors", {
+        name: `smoke-pump-watch-${runId}`,
+        modelId: model.id,
+        status: "Active",
+        controllers: [
+          {
+            name: "High vibration",
+            conditions: [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7.1 }],
+            actions: { raiseDeviation: { status: "active" }, createWorkItem: { workTemplateId: wt.id }, setCriticality: { value: 90 } },
+            onLeave: { deviationStatus: "closed" },
+          },
+        ],
+      });
+      const runMonitor = async () => {
+        const run = await http(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST", token: admin });
+        expect(run.status === 201, `execution: ${describe(run)}`);
+        let job;
+        for (let i = 0; i < 60; i++) {
+          await fireCron();
+          job = (await http(`/MonitorJobs/${run.json.id}`, { token: admin })).json;
+          if (["Succeeded", "Failed", "Unknown"].includes(job?.status)) break;
+          await new Promise((r) => setTimeout(r, 750));
+        }
+        expect(job?.status === "Succeeded" && job.output.includes("posted the readings: 201"), `monitor job: ${JSON.stringify(job)?.slice(0, 500)}`);
+        return job;
+      };
+      const item = async () => (await http(`/Monitors/${monitor.id}`, { token: admin })).json.populations[0].items[0];
+
+      // 9.4 mm/s: the alarm is entered with its deviation, work item and criticality.
+      const first = await runMonitor();
+      const entered = await item();
+      const alarm = entered.alarms[0];
+      expect(entered.alarms.length === 1 && alarm.monitorJobId === first.id && alarm.deviationId && alarm.workItemId && entered.criticality === 90, `item: ${JSON.stringify(entered)}`);
+      const inAlarm = listOf((await http(`/Monitors/PopulationItems?monitorIds=${monitor.id}&alarmState=alarm`, { token: admin })).json);
+      expect(inAlarm.length === 1 && inAlarm[0].id === entered.id, `alarmState=alarm: ${JSON.stringify(inAlarm)}`);
+      const deviation = (await http(`/Deviations/${alarm.deviationId}`, { token: admin })).json;
+      expect(deviation.assetReference.equipment?.id === pump.id && deviation.status === "active" && deviation.origin.kind === "monitoring" && deviation.origin.monitor.id === monitor.id && deviation.origin.monitorJobId === first.id, `deviation: ${JSON.stringify(deviation).slice(0, 500)}`);
+      expect(deviation.description.includes("vibration GreaterThen 7.1: 9.4 seen") && deviation.workItemIds[0] === alarm.workItemId, `deviation: ${deviation.description} ${deviation.workItemIds}`);
+      const workItem = (await http(`/WorkItems/${alarm.workItemId}`, { token: admin })).json;
+      expect(workItem.basedOn[0]?.id === wt.id && workItem.deviationIds[0] === alarm.deviationId, `work item: ${JSON.stringify(workItem).slice(0, 400)}`);
+      const enteredHook = await webhook(alarm.id, "entered");
+
+      // The same reading: nothing new.
+      await runMonitor();
+      const still = await item();
+      const history = listOf((await http(`/Monitors/${monitor.id}/PopulationItems/${entered.id}/Alarms`, { token: admin })).json);
+      expect(still.alarms.length === 1 && still.alarms[0].id === alarm.id && history.length === 1, `after the same reading: ${JSON.stringify(still.alarms)} ${JSON.stringify(history)}`);
+      const links = listOf((await http(`/Deviations/${alarm.deviationId}/WorkItems`, { token: admin })).json);
+      expect(links.length === 1, `work items of the deviation: ${JSON.stringify(links)}`);
+
+      // 2.0 mm/s (the monitor read, its parameter changed, sent back): the alarm is left and the deviation closed.
+      const read = await http(`/Monitors/${monitor.id}`, { token: admin });
+      const saved = await http("/Monitors", { method: "PUT", token: admin, headers: { "if-match": read.headers.get("etag") }, body: { ...read.json, configurableParameters: { VIBRATION: "2.0" } } });
+      expect(saved.status === 200, `monitor PUT: ${describe(saved)}`);
+      const third = await runMonitor();
+      const normal = await item();
+      const after = listOf((await http(`/Monitors/${monitor.id}/PopulationItems/${entered.id}/Alarms`, { token: admin })).json);
+      expect(normal.alarms.length === 0 && after.map((e) => e.action).join() === "left,entered" && after[0].monitorJobId === third.id, `after a normal reading: ${JSON.stringify(after)}`);
+      const closed = (await http(`/Deviations/${alarm.deviationId}`, { token: admin })).json;
+      expect(closed.status === "closed", `deviation status ${closed.status}`);
+      await webhook(alarm.id, "left");
+      return `alarm ${alarm.id.slice(0, 8)}: entered (webhook ${enteredHook.data.eventId.slice(0, 8)}), kept, left; deviation closed`;
+    } finally {
+      receiver.close();
+    }
+  });
+
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
     const kept = await http("/Categories", { method: "POST", token: admin, body: { name: `smoke-persist-${runId}` } });
     expect(kept.status === 201, `create: ${describe(kept)}`);
