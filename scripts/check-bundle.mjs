@@ -226,6 +226,9 @@ function main() {
   if (/^\s*CONTAINER_HOST_KIND\s*=\s*["']local["']/im.test(config) || /^\s*LOCAL_CONTAINER_HOST_(URL|SECRET)\s*=/m.test(config)) {
     problems.push("wrangler.toml names the local container host; it belongs in .dev.vars (npm start writes it), never in a deployment");
   }
+  if (/^\s*WEBHOOK_ALLOWED_TARGETS\s*=\s*["'][^"']+["']/m.test(config)) {
+    problems.push("wrangler.toml lets webhooks reach more than public https hosts (WEBHOOK_ALLOWED_TARGETS is not empty); local receivers belong in .dev.vars (npm start writes it), never in a deployment");
+  }
 
   if (problems.length > 0) {
     for (const p of problems) console.error(`FAIL ${p}`);
