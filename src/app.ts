@@ -149,14 +149,18 @@ function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<A
   return async (c, next) => {
     const method = c.req.method;
     const type = c.req.header("content-type") ?? "";
+    const limit = Number(c.env.MAX_BODY_BYTES) || 1024 * 1024;
     const eligible =
       (method === "PUT" || method === "PATCH" || method === "DELETE") &&
       c.req.header("if-match") === undefined &&
       c.req.header(RETRY_HEADER) === undefined &&
       (type === "" || type.includes("json")) &&
-      Number(c.req.header("content-length") ?? 0) <= (Number(c.env.MAX_BODY_BYTES) || 1024 * 1024);
+      Number(c.req.header("content-length") ?? 0) <= limit;
     if (!eligible) return next();
-    const body = c.req.raw.body ? await c.req.raw.clone().arrayBuffer() : undefined;
+    // Kept for the re-runs, so read only within the JSON limit: a larger body (sent chunked or
+    // compressed, with no length up front) is not re-run, and the route's own limit answers it.
+    const body = c.req.raw.body ? await readWithin(c.req.raw.clone().body!, limit) : undefined;
+    if (body === null) return next();
     await next();
     for (let attempt = 1; attempt < UNCONDITIONED_ATTEMPTS && c.res.status === 412; attempt++) {
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 15 * attempt));
@@ -171,6 +175,30 @@ function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<A
       c.res = problemResponse(error, c.get("requestId"), c.req.path);
     }
   };
+}
+
+/** The whole stream when it holds at most `limit` bytes; null (and the stream cancelled) when it holds more. */
+async function readWithin(stream: ReadableStream<Uint8Array>, limit: number): Promise<ArrayBuffer | null> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out.buffer as ArrayBuffer;
 }
 
 const canonicalCache = new WeakMap<object, { literals: number; pattern: RegExp; segments: (string | null)[] }[]>();

@@ -105,4 +105,14 @@ describe("large bodies without Content-Length", () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body.checksum).toBe(await sha256Hex(content));
   });
+
+  it("answers a gzip JSON PUT without If-Match that inflates past the JSON limit with a 413 (the last-writer-wins retry keeps at most the limit)", async () => {
+    const created = await call("/Categories", { method: "POST", body: { name: `big-${crypto.randomUUID()}` } });
+    expect(created.status).toBe(201);
+    // 8 MiB of JSON (a long name), about 8 KiB compressed.
+    const packed = await gzip(new TextEncoder().encode(JSON.stringify({ id: created.body.id, name: "n".repeat(8 * MiB) })));
+    const res = await call("/Categories", { method: "PUT", rawBody: packed, headers: { "content-type": "application/json", "content-encoding": "gzip" } });
+    expect(res.status, res.text).toBe(413);
+    expect(res.body.code).toBe("PayloadTooLarge");
+  });
 });
