@@ -298,25 +298,31 @@ export async function finishMonitorJob(
 ): Promise<boolean> {
   const db = env.DB;
   const ended = status === "Succeeded" || status === "Failed" || status === "Unknown";
-  const outside =
-    status === "Succeeded"
-      ? [
-          outsideMessage(await assetsOutsidePopulations(db, row.monitor_ref, reports.criticality)),
-          outsideMessage(await assetsOutsidePopulations(db, row.monitor_ref, reports.variables), "Variables"),
-        ]
-      : [];
+  // One query for both kinds of report: the assets that no item of the monitor references.
+  const unknown = status === "Succeeded" ? new Set(await assetsOutsidePopulations(db, row.monitor_ref, [...reports.criticality, ...reports.variables])) : new Set<string>();
+  const outsideOf = (list: readonly { assetId: string }[]) => [...new Set(list.map((r) => r.assetId))].filter((id) => unknown.has(id));
+  const outside = unknown.size > 0 ? [outsideMessage(outsideOf(reports.criticality)), outsideMessage(outsideOf(reports.variables), "Variables")] : [];
   const message = [error, ...outside].filter(Boolean).join(" ") || null;
   const from = statusesBefore(status);
-  const result = await db
+  // A monitor without controllers and without active alarms has nothing to evaluate: the job is
+  // marked evaluated by its status update itself, so monitors that only score cost no more than before.
+  const updated = await db
     .prepare(
-      `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5, reports = coalesce(?8, reports)
-       WHERE id = ?6 AND status IN (SELECT value FROM json_each(?7))`,
+      `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5, reports = coalesce(?8, reports),
+         evaluated_at = CASE WHEN ?1 = 'Succeeded'
+                              AND (SELECT controllers FROM monitors WHERE id = monitor_jobs.monitor_ref) = '[]'
+                              AND NOT EXISTS (SELECT 1 FROM monitor_alarms WHERE monitor_ref = monitor_jobs.monitor_ref AND active_key IS NOT NULL)
+                             THEN ?5 ELSE evaluated_at END
+       WHERE id = ?6 AND status IN (SELECT value FROM json_each(?7))
+       RETURNING evaluated_at`,
     )
     .bind(status, message, output, ended ? nowIso : null, nowIso, row.id, JSON.stringify(from), status === "Succeeded" ? JSON.stringify(reports) : null)
-    .run();
-  const applied = result.meta.changes === 1;
+    .first<{ evaluated_at: string | null }>();
+  const applied = updated !== null;
   if (applied && status === "Succeeded") await applyCriticality(db, row.monitor_ref, row.id, reports.criticality, nowIso);
-  if (status === "Succeeded" || row.status === "Succeeded") await evaluateIfPending(env, row.id, context);
+  // Evaluated now when it just succeeded and has something to evaluate; when the end comes again, only if a crash left it unevaluated.
+  const pending = applied ? status === "Succeeded" && updated.evaluated_at === null : status === "Succeeded" || row.status === "Succeeded";
+  if (pending) await evaluateIfPending(env, row.id, context);
   return applied;
 }
 

@@ -230,7 +230,7 @@ const monitorFields = {
   gpuSku: z.enum(GPU_SKUS).nullable().default(null),
   configurableParameters: params.nullable().default(null).openapi({ description: "Null: inherited from the model; an object overrides it whole." }),
   staticParameters: z.unknown().optional().openapi({ description: "Never accepted: static parameters come from the model and cannot be overridden." }),
-  controllers: z.array(ControllerSchema).max(50).default([]),
+  controllers: z.array(ControllerSchema).max(200).default([]).openapi({ description: "At most 200; names unique." }),
   objectOwner: PersonSchema.nullable().optional(),
 };
 /**
