@@ -90,7 +90,7 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         }),
         async (c) => {
           const found = await assetOfKind(c.env.DB, c.req.valid("param").id, kind);
-          return jsonWithEtag(c, found.value, found.etag) as never;
+          return jsonWithEtag(c, found.value, found.etag);
         },
       );
       app.openapi(
@@ -108,7 +108,7 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
           if (body.kind !== kind) throw kindMismatch(kind, body.kind);
           const created = await createAsset(writeContext(c), body);
           c.header("location", `${path}/${created.value.id}`);
-          return jsonWithEtag(c, created.value, created.etag, 201) as never;
+          return jsonWithEtag(c, created.value, created.etag, 201);
         },
       );
       app.openapi(
@@ -125,7 +125,7 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
           const body = c.req.valid("json");
           await assetOfKind(c.env.DB, body.id, kind);
           const updated = await updateAsset(writeContext(c), body);
-          return jsonWithEtag(c, updated.value, updated.etag) as never;
+          return jsonWithEtag(c, updated.value, updated.etag);
         },
       );
       app.openapi(

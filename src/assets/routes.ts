@@ -51,7 +51,7 @@ export function assetsApp() {
     }),
     async (c) => {
       const found = await getAsset(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -70,7 +70,7 @@ export function assetsApp() {
     async (c) => {
       const created = await createAsset(writeContext(c), c.req.valid("json"));
       c.header("location", `/Assets/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -85,7 +85,7 @@ export function assetsApp() {
     }),
     async (c) => {
       const updated = await updateAsset(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

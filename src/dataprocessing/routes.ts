@@ -118,7 +118,7 @@ export function dataProcessingApp() {
     }),
     async (c) => {
       const row = await getConfigRow(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag) as never;
+      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag);
     },
   );
   app.openapi(
@@ -136,7 +136,7 @@ export function dataProcessingApp() {
       // The answer shows the run option values: sealed if it is kept for an Idempotency-Key replay.
       answerHoldsSecrets(c);
       c.header("location", `/JobConfigurations/${row.id}`);
-      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag, 201) as never;
+      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag, 201);
     },
   );
   app.openapi(
@@ -150,7 +150,7 @@ export function dataProcessingApp() {
     }),
     async (c) => {
       const row = await updateConfig(writeContext(c), c.env, c.req.valid("json"));
-      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag) as never;
+      return jsonWithEtag(c, await toConfiguration(c.env, row, c.get("principal")), row.etag);
     },
   );
   app.openapi(
@@ -201,7 +201,7 @@ export function dataProcessingApp() {
     }),
     async (c) => {
       const found = await getOutputType(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
   app.openapi(
@@ -217,7 +217,7 @@ export function dataProcessingApp() {
     async (c) => {
       const created = await createOutputType(writeContext(c), c.req.valid("json"));
       c.header("location", `/OutputTypes/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
   app.openapi(
@@ -231,7 +231,7 @@ export function dataProcessingApp() {
     }),
     async (c) => {
       const updated = await updateOutputType(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
   app.openapi(
@@ -273,7 +273,7 @@ export function dataProcessingApp() {
     async (c) => {
       const body = (c.req.valid("json") as z.infer<typeof ExecutionBodySchema> | undefined) ?? {};
       const created = await executeConfig(writeContext(c), c.env, c.req.valid("param").configurationId, body.runOptions, apiUrlOf(c.env, c.req.url), caller(c));
-      return answerExecution(c, created) as never;
+      return answerExecution(c, created);
     },
   );
   app.openapi(
@@ -289,7 +289,7 @@ export function dataProcessingApp() {
     }),
     async (c) => {
       const created = await executeChain(writeContext(c), c.env, c.req.valid("json") as never, apiUrlOf(c.env, c.req.url), caller(c));
-      return answerExecution(c, created) as never;
+      return answerExecution(c, created);
     },
   );
   app.openapi(
@@ -318,7 +318,7 @@ export function dataProcessingApp() {
     }),
     async (c) => {
       const row = await getJob(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, toJob(row), row.etag) as never;
+      return jsonWithEtag(c, toJob(row), row.etag);
     },
   );
   app.openapi(
@@ -364,7 +364,7 @@ export function dataProcessingApp() {
       if (follow !== "true") return c.json(await readOutput(c.env, id, position, c.get("log")), 200);
       const job = await getJob(c.env.DB, id);
       const stream = followOutput(c.env, job, position, c.req.raw.signal, c.get("log"));
-      return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" } }) as never;
+      return new Response(stream, { status: 200, headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" } });
     },
   );
 

@@ -70,7 +70,7 @@ export function deviationsApp() {
     }),
     async (c) => {
       const found = await getDeviation(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -87,7 +87,7 @@ export function deviationsApp() {
     async (c) => {
       const created = await createDeviation(writeContext(c), c.req.valid("json"));
       c.header("location", `/Deviations/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -103,7 +103,7 @@ export function deviationsApp() {
     }),
     async (c) => {
       const updated = await updateDeviation(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

@@ -61,7 +61,7 @@ export function mediaReferencesApp() {
     defineRoute({ ...read, errors: [404] }, { method: "get", path: "/MediaReferences/{id}", tags, summary: "Get a media reference", request: { params: IdParam }, responses: { 200: json(MediaReferenceSchema, "The reference.") } }),
     async (c) => {
       const row = await getMediaReference(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, toMediaReference(row), row.etag) as never;
+      return jsonWithEtag(c, toMediaReference(row), row.etag);
     },
   );
   app.openapi(
@@ -69,14 +69,14 @@ export function mediaReferencesApp() {
     async (c) => {
       const row = await createMediaReference(writeContext(c), c.req.valid("json"));
       c.header("location", `/MediaReferences/${row.id}`);
-      return jsonWithEtag(c, toMediaReference(row), row.etag, 201) as never;
+      return jsonWithEtag(c, toMediaReference(row), row.etag, 201);
     },
   );
   app.openapi(
     defineRoute({ ...write, errors: [404, 412] }, { method: "put", path: "/MediaReferences", tags, summary: "Update a media reference (the whole object with its id)", request: { headers: IfMatchHeader, ...jsonBody(UpdateMediaReferenceSchema) }, responses: { 200: json(MediaReferenceSchema, "The reference.") } }),
     async (c) => {
       const row = await updateMediaReference(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, toMediaReference(row), row.etag) as never;
+      return jsonWithEtag(c, toMediaReference(row), row.etag);
     },
   );
   app.openapi(

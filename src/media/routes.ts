@@ -47,7 +47,7 @@ export function mediaApp() {
     async (c) => {
       const created = await uploadMedia(c, await readUploadForm(c));
       c.header("location", `/Medias/${created.media.id}`);
-      return jsonWithEtag(c, created.media, created.etag, 201) as never;
+      return jsonWithEtag(c, created.media, created.etag, 201);
     },
   );
 
@@ -87,7 +87,7 @@ export function mediaApp() {
     ),
     async (c) => {
       const found = await getMedia(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.media, found.etag) as never;
+      return jsonWithEtag(c, found.media, found.etag);
     },
   );
 
@@ -113,7 +113,7 @@ export function mediaApp() {
     ),
     async (c) => {
       const record = await getMedia(c.env.DB, c.req.valid("param").id);
-      return (await serveMediaData(c, record, c.req.valid("query").size)) as never;
+      return serveMediaData(c, record, c.req.valid("query").size);
     },
   );
 

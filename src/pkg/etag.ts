@@ -3,7 +3,8 @@
  * send it as a strong ETag, updates and deletes honour If-Match (412 on mismatch), and GETs honour
  * If-None-Match (304) so phones on poor links can revalidate without downloading the body again.
  */
-import type { Context } from "hono";
+import type { Context, TypedResponse } from "hono";
+import type { JSONParsed } from "hono/utils/types";
 import { ApiError } from "./errors";
 
 export function formatEtag(token: string): string {
@@ -47,13 +48,20 @@ export function preconditionFailed(): ApiError {
   return new ApiError("PreconditionFailed", "The resource has changed since it was read (If-Match does not match its ETag).");
 }
 
-/** Returns a JSON response with the ETag, or 304 when If-None-Match already names this version. */
-export function jsonWithEtag(c: Context, body: unknown, token: string, status: 200 | 201 = 200): Response {
+/**
+ * A JSON answer with its ETag, typed as the route's JSON answer of `status` so zod-openapi checks the
+ * body against the route's schema; or a 304 when If-None-Match already names this version (the one
+ * answer the route's schema does not describe: it has no body).
+ */
+type JsonAnswer<T, S extends 200 | 201> = ReturnType<Context["json"]> & TypedResponse<JSONParsed<T>, S, "json">;
+export function jsonWithEtag<T>(c: Context, body: T, token: string): JsonAnswer<T, 200>;
+export function jsonWithEtag<T, S extends 200 | 201>(c: Context, body: T, token: string, status: S): JsonAnswer<T, S>;
+export function jsonWithEtag<T>(c: Context, body: T, token: string, status: 200 | 201 = 200): JsonAnswer<T, 200 | 201> {
   const etag = formatEtag(token);
   const inm = c.req.header("if-none-match");
   if (status === 200 && inm && (inm.trim() === "*" || listedTokens(inm).includes(token))) {
-    return c.body(null, 304, { etag });
+    return c.body(null, 304, { etag }) as unknown as JsonAnswer<T, 200>;
   }
   c.header("etag", etag);
-  return c.json(body as object, status);
+  return c.json(body as object, status) as unknown as JsonAnswer<T, 200 | 201>;
 }

@@ -127,8 +127,8 @@ async function readIndexForm(c: Context<AppEnv>, allowed: readonly (keyof IndexF
   return form;
 }
 
-async function respondIndex(c: Context<AppEnv>, row: IndexRow, status: 200 | 201 = 200) {
-  return jsonWithEtag(c, toIndex(row), row.etag, status) as never;
+async function respondIndex<S extends 200 | 201 = 200>(c: Context<AppEnv>, row: IndexRow, status: S = 200 as S) {
+  return jsonWithEtag(c, toIndex(row), row.etag, status);
 }
 
 /** Resolves the index named by a resynchronisation path: an id in 1.1, a name in 1.0. */
@@ -388,7 +388,7 @@ export function searchApp() {
     defineRoute({ ...queryRead, errors: [404] }, { method: "get", path: "/Queries/{id}", tags: queryTags, summary: "Get a saved query", request: { params: IdParam }, responses: { 200: json(SavedQuerySchema, "The query.") } }),
     async (c) => {
       const row = await visibleQuery(c.env.DB, c.get("principal"), c.req.valid("param").id);
-      return jsonWithEtag(c, toQuery(row), row.etag) as never;
+      return jsonWithEtag(c, toQuery(row), row.etag);
     },
   );
 
@@ -405,7 +405,7 @@ export function searchApp() {
     async (c) => {
       const row = await createQuery(writeContext(c), c.get("principal"), c.get("apiVersion"), c.req.valid("json"));
       c.header("location", `/Queries/${row.id}`);
-      return jsonWithEtag(c, toQuery(row), row.etag, 201) as never;
+      return jsonWithEtag(c, toQuery(row), row.etag, 201);
     },
   );
 
@@ -420,7 +420,7 @@ export function searchApp() {
     }),
     async (c) => {
       const row = await updateQuery(writeContext(c), c.get("principal"), c.get("apiVersion"), c.req.valid("json"));
-      return jsonWithEtag(c, toQuery(row), row.etag) as never;
+      return jsonWithEtag(c, toQuery(row), row.etag);
     },
   );
 
@@ -449,7 +449,7 @@ export function searchApp() {
       const index = await readIndexRow(c.env.DB, query.index_id);
       if (!index) throw new ApiError("NotFound", "The query's index no longer exists.");
       if (!maySeeIndex(principal, index, c.get("apiVersion"))) throw new ApiError("Forbidden", `You may not read index '${index.name}', which this query runs on.`);
-      const paging = (c.req.valid("json" as never) ?? {}) as { skip?: number; take?: number };
+      const paging = c.req.valid("json") ?? {};
       const request = { ...(JSON.parse(query.query_object) as SearchRequest), ...(paging.skip !== undefined ? { skip: paging.skip } : {}), ...(paging.take !== undefined ? { take: paging.take } : {}) };
       return c.json(await runSearch(c, index, request, "queryObject"), 200);
     },

@@ -96,7 +96,7 @@ export function subscriptionsApp() {
     }),
     async (c) => {
       const found = await getSubscription(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -114,7 +114,7 @@ export function subscriptionsApp() {
       answerHoldsSecrets(c);
       const created = await createSubscription(writeContext(c), c.env, c.get("principal"), c.req.valid("json"));
       c.header("location", `/Subscriptions/${created.subscription.value.id}`);
-      return jsonWithEtag(c, { ...created.subscription.value, secret: created.secret }, created.subscription.etag, 201) as never;
+      return jsonWithEtag(c, { ...created.subscription.value, secret: created.secret }, created.subscription.etag, 201);
     },
   );
 
@@ -130,7 +130,7 @@ export function subscriptionsApp() {
     }),
     async (c) => {
       const updated = await updateSubscription(writeContext(c), c.env, c.get("principal"), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 
@@ -163,7 +163,7 @@ export function subscriptionsApp() {
     async (c) => {
       answerHoldsSecrets(c);
       const rotated = await rotateSecret(writeContext(c), c.env, c.req.valid("param").id);
-      return jsonWithEtag(c, { ...rotated.subscription.value, secret: rotated.secret }, rotated.subscription.etag) as never;
+      return jsonWithEtag(c, { ...rotated.subscription.value, secret: rotated.secret }, rotated.subscription.etag);
     },
   );
 

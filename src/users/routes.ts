@@ -57,7 +57,7 @@ export function usersApp() {
     }),
     async (c) => {
       const user = await currentUser(c.env.DB, c.get("principal"), c.get("clock").now());
-      return jsonWithEtag(c, user, await userEtag(user)) as never;
+      return jsonWithEtag(c, user, await userEtag(user));
     },
   );
 
@@ -75,7 +75,7 @@ export function usersApp() {
     }),
     async (c) => {
       const user = await getUser(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, user, await userEtag(user)) as never;
+      return jsonWithEtag(c, user, await userEtag(user));
     },
   );
 

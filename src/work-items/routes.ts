@@ -65,7 +65,7 @@ export function workItemsApp() {
     }),
     async (c) => {
       const found = await getWorkItem(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -95,7 +95,7 @@ export function workItemsApp() {
     async (c) => {
       const created = await createWorkItem(writeContext(c), c.req.valid("json"));
       c.header("location", `/WorkItems/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -111,7 +111,7 @@ export function workItemsApp() {
     }),
     async (c) => {
       const updated = await updateWorkItem(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

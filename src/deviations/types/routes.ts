@@ -52,7 +52,7 @@ export function deviationTypesApp() {
     }),
     async (c) => {
       const found = await getDeviationType(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -69,7 +69,7 @@ export function deviationTypesApp() {
     async (c) => {
       const created = await createDeviationType(writeContext(c), c.req.valid("json"));
       c.header("location", `/DeviationTypes/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -85,7 +85,7 @@ export function deviationTypesApp() {
     }),
     async (c) => {
       const updated = await updateDeviationType(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

@@ -47,7 +47,7 @@ export function categoriesApp() {
     }),
     async (c) => {
       const found = await getCategory(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -63,7 +63,7 @@ export function categoriesApp() {
     async (c) => {
       const created = await createCategory(writeContext(c), c.req.valid("json"));
       c.header("location", `/Categories/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -78,7 +78,7 @@ export function categoriesApp() {
     }),
     async (c) => {
       const updated = await updateCategory(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

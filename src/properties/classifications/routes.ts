@@ -47,7 +47,7 @@ export function classificationsApp() {
     }),
     async (c) => {
       const found = await getClassification(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -64,7 +64,7 @@ export function classificationsApp() {
     }),
     async (c) => {
       const found = await getClassification(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value.elements, found.etag) as never;
+      return jsonWithEtag(c, found.value.elements, found.etag);
     },
   );
 
@@ -81,7 +81,7 @@ export function classificationsApp() {
     async (c) => {
       const created = await createClassification(writeContext(c), c.req.valid("json"));
       c.header("location", `/Classifications/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -98,7 +98,7 @@ export function classificationsApp() {
     }),
     async (c) => {
       const updated = await updateClassification(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

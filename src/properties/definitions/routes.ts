@@ -64,7 +64,7 @@ export function propertyDefinitionsApp() {
     }),
     async (c) => {
       const found = await getDefinition(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -81,7 +81,7 @@ export function propertyDefinitionsApp() {
     async (c) => {
       const created = await createPropertyDefinition(writeContext(c), c.req.valid("json"));
       c.header("location", `/PropertyDefinitions/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -99,7 +99,7 @@ export function propertyDefinitionsApp() {
     }),
     async (c) => {
       const updated = await updatePropertyDefinition(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

@@ -47,7 +47,7 @@ export function entityTypesApp() {
     }),
     async (c) => {
       const found = await getDefaultEntityType(c.env.DB);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -62,7 +62,7 @@ export function entityTypesApp() {
     }),
     async (c) => {
       const found = await getEntityType(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -80,7 +80,7 @@ export function entityTypesApp() {
     async (c) => {
       const created = await createEntityType(writeContext(c), c.req.valid("json"));
       c.header("location", `/EntityTypes/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -96,7 +96,7 @@ export function entityTypesApp() {
     }),
     async (c) => {
       const updated = await updateEntityType(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

@@ -58,7 +58,7 @@ export function userStatusesApp() {
     }),
     async (c) => {
       const found = await getUserStatus(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -74,7 +74,7 @@ export function userStatusesApp() {
     async (c) => {
       const created = await createUserStatus(writeContext(c), c.req.valid("json"));
       c.header("location", `/UserStatuses/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -89,7 +89,7 @@ export function userStatusesApp() {
     }),
     async (c) => {
       const updated = await updateUserStatus(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

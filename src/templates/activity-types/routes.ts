@@ -42,7 +42,7 @@ export function activityTypesApp() {
     }),
     async (c) => {
       const found = await getActivityType(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -58,7 +58,7 @@ export function activityTypesApp() {
     async (c) => {
       const created = await createActivityType(writeContext(c), c.req.valid("json"));
       c.header("location", `/ActivityTypes/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -73,7 +73,7 @@ export function activityTypesApp() {
     }),
     async (c) => {
       const updated = await updateActivityType(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

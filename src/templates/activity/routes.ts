@@ -22,8 +22,8 @@ const RevisionQuery = z.object({
 });
 const templateResponse = (description: string) => json(ActivityTemplateSchema, description);
 
-function answer(c: Parameters<typeof jsonWithEtag>[0], written: Written<ActivityTemplate>, status: 200 | 201 = 200) {
-  return jsonWithEtag(c, written.value, written.etag ?? "", status) as never;
+function answer<S extends 200 | 201 = 200>(c: Parameters<typeof jsonWithEtag>[0], written: Written<ActivityTemplate>, status: S = 200 as S) {
+  return jsonWithEtag(c, written.value, written.etag ?? "", status);
 }
 
 export function activityTemplatesApp() {
@@ -74,7 +74,7 @@ export function activityTemplatesApp() {
     }),
     async (c) => {
       const found = await getActivityTemplate(c.env.DB, c.req.valid("param").id, c.req.valid("query").revision);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -90,7 +90,7 @@ export function activityTemplatesApp() {
     async (c) => {
       const created = await createActivityTemplate(writeContext(c), c.req.valid("json"));
       c.header("location", `/ActivityTemplates/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 

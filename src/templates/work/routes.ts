@@ -32,8 +32,8 @@ const RevisionQuery = z.object({
 });
 const templateResponse = (description: string) => json(WorkTemplateSchema, description);
 
-function answer(c: Parameters<typeof jsonWithEtag>[0], written: Written<WorkTemplate>, status: 200 | 201 = 200) {
-  return jsonWithEtag(c, written.value, written.etag ?? "", status) as never;
+function answer<S extends 200 | 201 = 200>(c: Parameters<typeof jsonWithEtag>[0], written: Written<WorkTemplate>, status: S = 200 as S) {
+  return jsonWithEtag(c, written.value, written.etag ?? "", status);
 }
 
 export function workTemplatesApp() {
@@ -85,7 +85,7 @@ export function workTemplatesApp() {
     }),
     async (c) => {
       const found = await getWorkTemplate(c.env.DB, c.req.valid("param").id, c.req.valid("query").revision);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -101,7 +101,7 @@ export function workTemplatesApp() {
     async (c) => {
       const created = await createWorkTemplate(writeContext(c), c.req.valid("json"));
       c.header("location", `/WorkTemplates/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 

@@ -48,7 +48,7 @@ export function dataTypesApp() {
     }),
     async (c) => {
       const found = await getDataType(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -65,7 +65,7 @@ export function dataTypesApp() {
     async (c) => {
       const created = await createDataType(writeContext(c), c.req.valid("json"));
       c.header("location", `/DataTypes/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -81,7 +81,7 @@ export function dataTypesApp() {
     }),
     async (c) => {
       const updated = await updateDataType(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

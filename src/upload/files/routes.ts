@@ -64,7 +64,7 @@ export function filesApp() {
       if (!boundary) throw new ApiError("UnsupportedMediaType", "POST /Files takes a multipart/form-data body (with a boundary).");
       const created = await postFile(writeContext(c), c.env.UPLOADS, viewerOf(c.get("principal")), await bodyStream(c), boundary);
       c.header("location", `/Files/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -81,7 +81,7 @@ export function filesApp() {
     async (c) => {
       const { id, status } = c.req.valid("json");
       const updated = await setFileStatus(writeContext(c), viewerOf(c.get("principal")), id, status);
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 
@@ -100,7 +100,7 @@ export function filesApp() {
       const status = body.userStatus ?? body.status;
       if (!status) throw invalid("body.userStatus", "required", "userStatus (or status) is required: it is the only field PUT /Files changes.");
       const updated = await setFileStatus(writeContext(c), viewerOf(c.get("principal")), body.id, status);
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 
@@ -116,7 +116,7 @@ export function filesApp() {
     }),
     async (c) => {
       const found = await getVisibleFile(c.env.DB, viewerOf(c.get("principal")), c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -147,7 +147,7 @@ export function filesApp() {
         c.get("log").error("file object missing", { fileId: id, key: file.row.r2_key });
         throw new ApiError("NotFound", `The bytes of file ${id} are not available.`);
       }
-      return response as never;
+      return response;
     },
   );
 
@@ -166,7 +166,7 @@ export function filesApp() {
     }),
     async (c) => {
       const updated = await setFileMetadata(writeContext(c), viewerOf(c.get("principal")), c.req.valid("param").id, c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 

@@ -101,7 +101,7 @@ export function uploadsApp() {
       c.header("location", `/Files/${file.value.id}`);
       // Assembling (and hashing, when a part has no digest and the file is read back) dominate a completion; the split helps whoever tunes part sizes.
       if (timing) c.header("server-timing", `assemble;dur=${timing.assembleMs}, hash;dur=${timing.hashMs}`);
-      return jsonWithEtag(c, file.value, file.etag, created ? 201 : 200) as never;
+      return jsonWithEtag(c, file.value, file.etag, created ? 201 : 200);
     },
   );
 
@@ -151,7 +151,7 @@ export function uploadsApp() {
       const viewer = viewerOf(c.get("principal"));
       const { file, created } = await completeUpload(writeContext(c), c.env.UPLOADS, viewer, c.req.valid("param").uploadId, c.req.valid("json").parts);
       c.header("location", `/Files/${file.value.id}`);
-      return jsonWithEtag(c, file.value, file.etag, created ? 201 : 200) as never;
+      return jsonWithEtag(c, file.value, file.etag, created ? 201 : 200);
     },
   );
 

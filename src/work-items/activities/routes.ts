@@ -62,7 +62,7 @@ export function activitiesApp() {
     }),
     async (c) => {
       const found = await getActivity(c.env.DB, c.req.valid("param").id);
-      return jsonWithEtag(c, found.value, found.etag) as never;
+      return jsonWithEtag(c, found.value, found.etag);
     },
   );
 
@@ -80,7 +80,7 @@ export function activitiesApp() {
     async (c) => {
       const created = await createActivity(writeContext(c), c.req.valid("json"));
       c.header("location", `/Activities/${created.value.id}`);
-      return jsonWithEtag(c, created.value, created.etag, 201) as never;
+      return jsonWithEtag(c, created.value, created.etag, 201);
     },
   );
 
@@ -95,7 +95,7 @@ export function activitiesApp() {
     }),
     async (c) => {
       const updated = await updateActivity(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag) as never;
+      return jsonWithEtag(c, updated.value, updated.etag);
     },
   );
 
