@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { advanceChain, cancelJob } from "../src/dataprocessing/runner";
+import { relayOutbox } from "../src/events/outbox";
 import { createLogger, errorFields } from "../src/pkg/logger";
 import { SerialQueue } from "../src/pkg/serial";
 
@@ -52,5 +53,7 @@ export class JobRunner extends DurableObject<Bindings> {
     }
     if (active) await this.ctx.storage.setAlarm(Date.now() + POLL_INTERVAL_MS);
     else await this.ctx.storage.deleteAlarm();
+    // A step's events (a job's status, a monitor job's alarms) leave now: no request follows them to relay.
+    this.ctx.waitUntil(relayOutbox(this.env, log).catch((error: unknown) => log.warn("outbox relay after a step failed", errorFields(error))));
   }
 }

@@ -62,10 +62,11 @@ export default {
       ["nameKeyBackfill", () => runNameKeyBackfill(env, log, now)],
       ["sweepWebhookDeliveries", () => sweepDeliveries(env, now, log)],
     ];
-    for (const [name, job] of jobs) {
-      // One failing job must not starve the others; each is retried on the next minute.
-      ctx.waitUntil(job().catch((error) => log.error("scheduled job failed", { job: name, ...errorFields(error) })));
-    }
+    // One failing job must not starve the others; each is retried on the next minute.
+    const runs = jobs.map(([name, job]) => job().catch((error) => log.error("scheduled job failed", { job: name, ...errorFields(error) })));
+    for (const run of runs) ctx.waitUntil(run);
+    // What the jobs wrote (a job's end, alarms, a disabled subscription) leaves now, not at the next minute.
+    ctx.waitUntil(Promise.allSettled(runs).then(() => relayOutbox(env, log, 50)).catch((error) => log.error("scheduled job failed", { job: "relayOutbox", ...errorFields(error) })));
   },
 
   async queue(batch, env, _ctx) {
