@@ -13,6 +13,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { ApiError } from "../pkg/errors";
 import { defineRoute, json } from "../pkg/openapi";
+import { changesAfter, newestEverAssigned, outboxBounds } from "./store";
 import { PERMISSIONS, type Permission } from "../pkg/permissions";
 
 /** Entity kinds in the feed and the permission that reads each. */
@@ -57,19 +58,6 @@ const ChangesQuery = z.object({
   take: z.coerce.number().int().min(1).max(MAX_TAKE).default(100),
 });
 
-/**
- * The newest cursor ever given when the outbox holds no change (all pruned): the outbox's
- * AUTOINCREMENT sequence never goes back, so sqlite_sequence remembers it.
- */
-async function newestEverAssigned(db: D1Database): Promise<number> {
-  try {
-    const row = await db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").first<{ seq: number }>();
-    return row?.seq ?? 0;
-  } catch {
-    return Number.MAX_SAFE_INTEGER; // unreadable here: do not refuse a cursor that may be right
-  }
-}
-
 export function changesApp() {
   const app = newApp();
   app.openapi(
@@ -98,25 +86,20 @@ export function changesApp() {
       }
       const after = since === undefined ? 0 : Number(since);
       if (after > 0) {
-        const bounds = await c.env.DB.prepare("SELECT min(seq) AS oldest, max(seq) AS newest FROM outbox").first<{ oldest: number | null; newest: number | null }>();
-        if (bounds?.oldest != null && after < bounds.oldest - 1) {
+        const bounds = await outboxBounds(c.env.DB);
+        if (bounds.oldest !== null && after < bounds.oldest - 1) {
           throw new ApiError("CursorExpired", "The cursor is older than the changes kept (7 days): resynchronise from the lists, then follow the feed from the cursor of its first page.");
         }
         // A cursor no answer gave (another deployment's, a restored database's, a typo) would get
         // empty pages forever: say so, naming the newest cursor to continue from.
-        const newest = bounds?.newest ?? (await newestEverAssigned(c.env.DB));
+        const newest = bounds.newest ?? (await newestEverAssigned(c.env.DB));
         if (after > newest) {
           const message = `since ${after} is beyond the newest change (cursor ${newest}): no answer of this feed gave it. Continue from since=${newest}, or resynchronise from the lists if the cursor came from another deployment. (A cursor from a moment ago on another replica: send the X-Session-Bookmark of that answer.)`;
           throw new ApiError("InvalidQuery", message, { errors: [{ field: "query.since", rule: "beyondNewest", message }] });
         }
       }
       if (asked.length === 0) return c.json({ changes: [], next: String(after), hasMore: false }, 200);
-      const placeholders = asked.map((_, i) => `?${i + 3}`).join(", ");
-      const { results } = await c.env.DB.prepare(
-        `SELECT seq, entity_kind, entity_id, action, occurred_at, payload FROM outbox WHERE seq > ?1 AND entity_kind IN (${placeholders}) ORDER BY seq LIMIT ?2`,
-      )
-        .bind(after, take + 1, ...asked)
-        .all<{ seq: number; entity_kind: string; entity_id: string; action: "created" | "updated" | "deleted"; occurred_at: string; payload: string }>();
+      const results = await changesAfter(c.env.DB, after, asked, take + 1);
       const page = results.slice(0, take);
       const changes = page.map((r) => ({
         cursor: String(r.seq),
