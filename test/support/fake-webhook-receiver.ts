@@ -39,8 +39,10 @@ export function createFakeWebhookReceiver(): (request: Request) => Promise<Respo
     }
     const headers: Record<string, string> = {};
     request.headers.forEach((value, key) => (headers[key] = value));
+    // The body is read before the list is touched: concurrent deliveries must not overwrite each other's record.
+    const body = await request.text();
     const list = received.get(url.pathname) ?? [];
-    list.push({ url: request.url, method: request.method, headers, body: await request.text() });
+    list.push({ url: request.url, method: request.method, headers, body });
     received.set(url.pathname, list);
     const next = scripts.get(url.pathname)?.shift();
     return new Response(next?.body ?? "ok", { status: next?.status ?? 200, headers: next?.headers });
