@@ -27,6 +27,7 @@ import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
 import { recordCaller } from "./users/recorder";
+import { configOf } from "./config";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
 
@@ -149,7 +150,7 @@ function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<A
   return async (c, next) => {
     const method = c.req.method;
     const type = c.req.header("content-type") ?? "";
-    const limit = Number(c.env.MAX_BODY_BYTES) || 1024 * 1024;
+    const limit = configOf(c.env).MAX_BODY_BYTES;
     const eligible =
       (method === "PUT" || method === "PATCH" || method === "DELETE") &&
       c.req.header("if-match") === undefined &&

@@ -9,6 +9,7 @@
 import type { Hono } from "hono";
 import { importJWK, SignJWT, type JWK } from "jose";
 import type { AppEnv } from "../env";
+import { configOf } from "../config";
 
 interface LocalClient {
   clientId: string;
@@ -33,7 +34,7 @@ async function sameSecret(a: string, b: string): Promise<boolean> {
 
 export function registerConnectToken(app: Hono<AppEnv>): void {
   app.post("/connect/token", async (c) => {
-    const settings = c.env as unknown as { LOCAL_OAUTH_CLIENTS?: string; LOCAL_OAUTH_SIGNING_JWK?: string };
+    const settings = configOf(c.env);
     if (!settings.LOCAL_OAUTH_CLIENTS || !settings.LOCAL_OAUTH_SIGNING_JWK) {
       return oauthError(404, "not_configured", "This deployment issues no tokens: get one from its identity provider.");
     }

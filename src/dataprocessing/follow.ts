@@ -23,6 +23,7 @@ import { errorFields, type Logger } from "../pkg/logger";
 import { kickChain } from "./execution";
 import { hostFor, HostNotConfiguredError, HostUnavailableError, type GroupState } from "./host";
 import { ACTIVE_STATUSES, findJob, groupName, OUTPUT_TAIL_BYTES, type JobRow } from "./jobs";
+import { configOf } from "../config";
 
 /** Characters of already-sent output a cursor carries to find its place in a later tail. */
 const ANCHOR_CHARS = 64;
@@ -30,9 +31,6 @@ const ANCHOR_CHARS = 64;
 const MAX_CANDIDATES = 200;
 /** The least overlap of a tail with the text sent that counts as finding its place (shorter ones match by chance). */
 const MIN_OVERLAP = 16;
-export const DEFAULT_FOLLOW_SECONDS = 300;
-export const MAX_FOLLOW_SECONDS = 3600;
-export const DEFAULT_POLL_MS = 2000;
 const HEARTBEAT_MS = 15_000;
 /** What an EventSource waits before it reconnects (the SSE `retry` field). */
 const RETRY_MS = 2000;
@@ -103,10 +101,8 @@ export function decodeCursor(cursor: string, field: string): OutputPosition {
 
 /** The bounds of a stream, from the environment (tests shorten them). */
 export function followSettings(env: Bindings): { maxMs: number; pollMs: number } {
-  const settings = env as unknown as { JOB_OUTPUT_FOLLOW_SECONDS?: string; JOB_OUTPUT_POLL_MS?: string };
-  const seconds = Number(settings.JOB_OUTPUT_FOLLOW_SECONDS) || DEFAULT_FOLLOW_SECONDS;
-  const poll = Number(settings.JOB_OUTPUT_POLL_MS) || DEFAULT_POLL_MS;
-  return { maxMs: Math.min(Math.max(seconds, 1), MAX_FOLLOW_SECONDS) * 1000, pollMs: Math.min(Math.max(poll, 50), 60_000) };
+  const { JOB_OUTPUT_FOLLOW_SECONDS: seconds, JOB_OUTPUT_POLL_MS: pollMs } = configOf(env);
+  return { maxMs: seconds * 1000, pollMs };
 }
 
 /** The output as the host has it now, or null (not running there, or the host does not answer). */

@@ -18,9 +18,9 @@ import { errorFields } from "./logger";
 import { BOOKMARK_HEADER } from "./bookmark";
 import { BodyTap, discardBody, headFingerprint, wholeFingerprint } from "./body-fingerprint";
 import { formBoundary, MAX_DRAIN_BYTES } from "./multipart";
+import { configOf } from "../config";
 
 const LEASE_MS = 60_000;
-const DEFAULT_JSON_LIMIT = 1024 * 1024;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const REPLAYED_HEADERS = ["content-type", "etag", "location", "api-supported-versions"];
 
@@ -116,7 +116,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 function inMemory(c: Context<AppEnv>): boolean {
   if (!c.req.raw.body || Object.keys(c.req.bodyCache).length > 0) return true;
   const length = c.req.header("content-length");
-  return length !== undefined && Number(length) <= (Number(c.env.MAX_BODY_BYTES) || DEFAULT_JSON_LIMIT);
+  return length !== undefined && Number(length) <= configOf(c.env).MAX_BODY_BYTES;
 }
 
 /** The answer when the key is not this request's to run: a replay, or a problem. */

@@ -16,6 +16,7 @@ import type { Permission } from "./permissions";
 import { rememberRequestSchemas } from "./validation-messages";
 import { originalVersionsOf } from "./original-services";
 import { API_AREAS, apiVersion, type ApiArea } from "./versioning";
+import { configOf } from "../config";
 
 export const ProblemSchema = z
   .object({
@@ -63,11 +64,10 @@ export const ERROR_RESPONSES = {
 
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
-const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 function bodyLimit(maxBytes: number | undefined, json: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const jsonLimit = Number(c.env.MAX_BODY_BYTES) || DEFAULT_BODY_LIMIT;
+    const jsonLimit = configOf(c.env).MAX_BODY_BYTES;
     const limit = maxBytes ?? jsonLimit;
     const length = c.req.header("content-length");
     if (length !== undefined && Number(length) > limit) {

@@ -14,6 +14,7 @@
  */
 import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 import type { Bindings } from "../env";
+import { configOf } from "../config";
 import { acquireEngine, discardEngine, startInterruptMeter } from "../pkg/sandbox";
 import { documentPermission } from "./access";
 import { checkEntry, mappingProblems, type Mapping } from "./mapping";
@@ -29,7 +30,6 @@ export const MAX_ROUNDS = 12;
 export const MAX_CALLS = 200;
 /** Entries an index may hold. */
 export const MAX_ENTRIES = 100_000;
-export const DEFAULT_LIBRARY_TIME_MS = 20_000;
 export const LIBRARY_MEMORY_BYTES = 16 * 1024 * 1024;
 /** Longest library source accepted. */
 export const MAX_LIBRARY_BYTES = 256 * 1024;
@@ -156,8 +156,7 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
   const grant = new Set(JSON.parse(row.grant_permissions ?? "[]") as string[]);
   // Each answer with what a caller needs to see its data (src/search/access.ts); none for an error.
   const answers = new Map<string, { json: string; permissions: string[] }>();
-  const maxFields = Number(env.SEARCH_MAX_FIELDS) || undefined;
-  const timeMs = Number(env.SEARCH_LIBRARY_TIME_MS) || DEFAULT_LIBRARY_TIME_MS;
+  const { SEARCH_MAX_FIELDS: maxFields, SEARCH_LIBRARY_TIME_MS: timeMs } = configOf(env);
   const standard = standardIndex(row.id);
   let logs: LogLine[] = [];
   for (let round = 0; round < MAX_ROUNDS; round++) {

@@ -1,3 +1,4 @@
+import { configOf } from "../../config";
 import type { Bindings } from "../../env";
 import type { ContainerHost } from "./types";
 import { LocalContainerHost } from "./local";
@@ -26,17 +27,18 @@ export interface HostSettings {
  * Implementations register in `remoteHosts` (Azure Container Instances lives in ./azure.ts).
  */
 export function hostFor(env: Bindings): ContainerHost {
-  const settings = env as unknown as HostSettings & Record<string, unknown>;
-  const kind = (settings.CONTAINER_HOST_KIND ?? "").trim().toLowerCase();
+  const config = configOf(env);
+  const kind = (config.CONTAINER_HOST_KIND ?? "").trim().toLowerCase();
   if (kind === "") {
     throw new HostNotConfiguredError(
       `no container host is configured: set CONTAINER_HOST_KIND to ${Object.keys(remoteHosts).join(" or ")} (README, "Data processing"); npm start runs a local one`,
     );
   }
   if (kind === "local") {
-    if (settings.LOCAL_CONTAINER_HOST) return LocalContainerHost.overBinding(settings.LOCAL_CONTAINER_HOST);
-    if (settings.LOCAL_CONTAINER_HOST_URL && settings.LOCAL_CONTAINER_HOST_SECRET) {
-      return LocalContainerHost.overUrl(settings.LOCAL_CONTAINER_HOST_URL, settings.LOCAL_CONTAINER_HOST_SECRET);
+    const binding = (env as HostSettings).LOCAL_CONTAINER_HOST;
+    if (binding) return LocalContainerHost.overBinding(binding);
+    if (config.LOCAL_CONTAINER_HOST_URL && config.LOCAL_CONTAINER_HOST_SECRET) {
+      return LocalContainerHost.overUrl(config.LOCAL_CONTAINER_HOST_URL, config.LOCAL_CONTAINER_HOST_SECRET);
     }
     throw new HostNotConfiguredError(
       "CONTAINER_HOST_KIND is local but LOCAL_CONTAINER_HOST_URL with LOCAL_CONTAINER_HOST_SECRET (or a LOCAL_CONTAINER_HOST binding) is not set",
@@ -44,7 +46,8 @@ export function hostFor(env: Bindings): ContainerHost {
   }
   const make = remoteHosts[kind];
   if (!make) throw new HostNotConfiguredError(`CONTAINER_HOST_KIND ${kind} is not one of local, ${Object.keys(remoteHosts).join(", ")}`);
-  return make(settings);
+  // Each remote host validates its own settings (azureSettings names the missing ones).
+  return make(env as unknown as Record<string, unknown>);
 }
 
 /** Remote implementations by kind; each reads its own settings and throws HostNotConfiguredError when some are missing. */
