@@ -19,6 +19,8 @@ import { machine, markdownSummary } from "./lib/report.mjs";
 import { bundleInventory, checkStartup, writeProbe } from "./lib/startup.mjs";
 import { runTemplatesSection } from "./lib/templates.mjs";
 import { runUploadSection } from "./lib/upload.mjs";
+import { runBodiesSection } from "./lib/bodies.mjs";
+import { runScaleSection } from "./lib/scale.mjs";
 import { deviationSummary, runDeviationSection } from "./lib/deviations.mjs";
 import { runImageSection, runPngSection } from "./image-bench.mjs";
 import { runFormatsSection } from "./formats-bench.mjs";
@@ -38,7 +40,9 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // runs the template copy section (PUT that copies vs PUT in place) alone; `--only deviations`
 // runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs); `--only jobs` runs the
 // job dispatcher and job read section (bench/lib/jobs.mjs); `--only search` the search section
-// (bench/lib/search.mjs); `--only monitors` the monitor dispatcher and
+// (bench/lib/search.mjs); `--only bodies` 95 MiB uploads with and without Idempotency-Key, memory
+// and time (bench/lib/bodies.mjs); `--only scale` bytes per stored entity and D1's write rate for
+// docs/scale.md (bench/lib/scale.mjs); `--only monitors` the monitor dispatcher and
 // monitor read section (bench/lib/monitors.mjs); `--only formats` every image format at 12 and 48 MP
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections.
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
@@ -126,6 +130,16 @@ async function main() {
   if (only === "upload") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
     await runUploadSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    return;
+  }
+  if (only === "bodies") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    await runBodiesSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    return;
+  }
+  if (only === "scale") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    await runScaleSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
     return;
   }
   if (only === "templates") {
@@ -264,6 +278,8 @@ async function main() {
     await stop();
   }
   if (!only) await runUploadSection({ root, benchDir, appModules, credentials, step });
+  if (!only) await runBodiesSection({ root, benchDir, appModules, credentials, step });
+  if (!only) await runScaleSection({ root, benchDir, appModules, credentials, step });
   if (!only) await runImageSection({ root, benchDir, appModules, credentials, step });
   if (!only) await runPngSection({ root, benchDir, step });
   if (!only) await runFormatsSection({ root, benchDir, step });
