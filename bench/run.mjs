@@ -27,6 +27,7 @@ import { runFormatsSection } from "./formats-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
 import { runSearchSection } from "./lib/search.mjs";
+import { listsSummary, runListsSection } from "./lib/lists.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = join(root, ".bench");
@@ -44,7 +45,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // and time (bench/lib/bodies.mjs); `--only scale` bytes per stored entity and D1's write rate for
 // docs/scale.md (bench/lib/scale.mjs); `--only monitors` the monitor dispatcher and
 // monitor read section (bench/lib/monitors.mjs); `--only formats` every image format at 12 and 48 MP
-// against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections.
+// against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
+// `--only lists` every list's filters at 10,000 and 100,000 rows (bench/lib/lists.mjs, issue 22).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -177,6 +179,17 @@ async function main() {
     const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only search", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
     writeFileSync(join(benchDir, "search-results.json"), `${JSON.stringify(record, null, 2)}\n`);
     step("done; .bench/search-results.json written");
+    return;
+  }
+  if (only === "lists") {
+    step("building the Worker bundle (wrangler deploy --dry-run)");
+    const result = await runListsSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    const command = "npm run bench -- --only lists";
+    const loadAverage = { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") };
+    const finishedAt = new Date().toISOString();
+    writeFileSync(join(benchDir, "lists-results.json"), `${JSON.stringify({ finishedAt, command, machine: machine(), loadAverage, ...result }, null, 2)}\n`);
+    step("done; .bench/lists-results.json written. Summary for docs/benchmarks.md:\n");
+    console.log(listsSummary(result, { command, loadAverage, finishedAt }));
     return;
   }
   if (only === "png") {
