@@ -27,6 +27,7 @@ import { runFormatsSection } from "./formats-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
 import { runSearchSection } from "./lib/search.mjs";
+import { readsSummary, runReadsSection } from "./lib/reads.mjs";
 import { listsSummary, runListsSection } from "./lib/lists.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -41,8 +42,9 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // runs the template copy section (PUT that copies vs PUT in place) alone; `--only deviations`
 // runs bench B's query on the real GET /Deviations (bench/lib/deviations.mjs); `--only jobs` runs the
 // job dispatcher and job read section (bench/lib/jobs.mjs); `--only search` the search section
-// (bench/lib/search.mjs); `--only bodies` 95 MiB uploads with and without Idempotency-Key, memory
-// and time (bench/lib/bodies.mjs); `--only scale` bytes per stored entity and D1's write rate for
+// (bench/lib/search.mjs); `--only reads` bench A with server CPU, the price of each layer of the
+// request path and the deviation read against the job read (bench/lib/reads.mjs); `--only bodies`
+// 95 MiB uploads with and without Idempotency-Key, memory and time (bench/lib/bodies.mjs); `--only scale` bytes per stored entity and D1's write rate for
 // docs/scale.md (bench/lib/scale.mjs); `--only monitors` the monitor dispatcher and
 // monitor read section (bench/lib/monitors.mjs); `--only formats` every image format at 12 and 48 MP
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
@@ -190,6 +192,14 @@ async function main() {
     writeFileSync(join(benchDir, "lists-results.json"), `${JSON.stringify({ finishedAt, command, machine: machine(), loadAverage, ...result }, null, 2)}\n`);
     step("done; .bench/lists-results.json written. Summary for docs/benchmarks.md:\n");
     console.log(listsSummary(result, { command, loadAverage, finishedAt }));
+    return;
+  }
+  if (only === "reads") {
+    const result = await runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step });
+    const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only reads", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
+    writeFileSync(join(benchDir, "reads-results.json"), `${JSON.stringify(record, null, 2)}\n`);
+    step("done; .bench/reads-results.json written. Summary for docs/benchmarks.md:\n");
+    console.log(readsSummary(result, record));
     return;
   }
   if (only === "png") {

@@ -53,13 +53,21 @@ async function loadOnce(target, duration, { warmup = false } = {}) {
 
 /**
  * Measures targets in alternating rounds. Returns, per target, the median figures over the rounds
- * and each round's figures (so ratios can be taken round by round).
+ * and each round's figures (so ratios can be taken round by round). With `cpuSeconds` (a reading of
+ * the server's CPU time, e.g. bench/lib/cpu.mjs), each run also records the server's CPU time per
+ * answered request (`cpuUsPerRequest`, microseconds): unlike req/s, it hardly moves when other
+ * processes take the machine's cores.
  */
-export async function measureRounds(targets) {
+export async function measureRounds(targets, { cpuSeconds } = {}) {
   for (const target of targets) await loadOnce(target, LOAD.warmup, { warmup: true });
   const perRound = targets.map(() => []);
   for (let r = 0; r < LOAD.rounds; r++) {
-    for (const [i, target] of targets.entries()) perRound[i].push(await loadOnce(target, LOAD.duration));
+    for (const [i, target] of targets.entries()) {
+      const before = cpuSeconds?.();
+      const figures = await loadOnce(target, LOAD.duration);
+      if (cpuSeconds) figures.cpuUsPerRequest = round(((cpuSeconds() - before) * 1e6) / figures.requests, 1);
+      perRound[i].push(figures);
+    }
   }
   return targets.map((target, i) => {
     const rounds = perRound[i];
@@ -69,9 +77,11 @@ export async function measureRounds(targets) {
       requests: rounds.reduce((sum, x) => sum + x.requests, 0),
       reqPerSec: pick((x) => x.reqPerSec),
       latencyMs: { mean: pick((x) => x.latencyMs.mean), p50: pick((x) => x.latencyMs.p50), p99: pick((x) => x.latencyMs.p99), max: round(Math.max(...rounds.map((x) => x.latencyMs.max))) },
+      ...(cpuSeconds ? { cpuUsPerRequest: pick((x) => x.cpuUsPerRequest) } : {}),
       rounds: rounds.map((x) => ({ ...x, reqPerSec: round(x.reqPerSec), latencyMs: { mean: round(x.latencyMs.mean), p50: x.latencyMs.p50, p99: x.latencyMs.p99, max: x.latencyMs.max } })),
     };
-    console.log(`  ${figures.label}: ${figures.reqPerSec} req/s, p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms (${figures.requests} requests)`);
+    const cpu = cpuSeconds ? `, ${figures.cpuUsPerRequest} µs server CPU per request` : "";
+    console.log(`  ${figures.label}: ${figures.reqPerSec} req/s, p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms${cpu} (${figures.requests} requests)`);
     return figures;
   });
 }
