@@ -147,6 +147,7 @@ export async function benchBodies({ root, benchDir, appModules, credentials, ste
       rows,
       timeRatio: { form: ratio("form, Idempotency-Key", "form, no key"), part: ratio("part, Idempotency-Key", "part, no key"), replay: ratio("form, replay of its key", "form, no key") },
       met: rows.every((x) => x.maxGrowthMiB <= BODIES.targetMiB),
+      keyedMet: rows.filter((x) => !x.name.includes("no key")).every((x) => x.maxGrowthMiB <= BODIES.targetMiB),
       byName,
     };
   } finally {
@@ -166,7 +167,7 @@ export function bodiesMarkdown(b) {
     ...b.rows.map((x) => `| ${x.name} | ${x.seconds} | ${x.growthMiB} | ${x.maxGrowthMiB} |`),
     "",
     `Time with a key against without (median of per-round ratios): form ${b.timeRatio.form}, part ${b.timeRatio.part}; a replay against a first form upload: ${b.timeRatio.replay}.`,
-    `Memory growth at most ${b.targetMiB} MiB in every run: ${b.met ? "met" : "**NOT met**"}.`,
+    ...b.rows.map((x) => `- ${x.name}: growth at most ${b.targetMiB} MiB in every round: ${x.maxGrowthMiB <= b.targetMiB ? "met" : "**NOT met**"} (max ${x.maxGrowthMiB} MiB).`),
   ].join("\n");
 }
 
