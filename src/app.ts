@@ -4,14 +4,15 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { newApp } from "./app-factory";
-import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./env";
 import { requireAuthentication } from "./pkg/auth";
 import { requireWellFormedBookmark } from "./pkg/bookmark";
+import { corsHeaders, setResponseHeaders } from "./pkg/cors";
 import { rateLimit } from "./pkg/rate-limit";
-import { ApiError, problemResponse } from "./pkg/errors";
+import { ApiError, problemParts, problemResponse } from "./pkg/errors";
 import { createLogger, errorFields } from "./pkg/logger";
 import { randomIds, systemClock, type Clock, type IdGenerator } from "./platform/services";
 import { registerDocs } from "./docs/routes";
@@ -49,23 +50,12 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     c.set("ids", options.ids ?? randomIds);
     const started = Date.now();
     await next();
-    c.res.headers.set("x-request-id", requestId);
+    setResponseHeaders(c, (headers) => headers.set("x-request-id", requestId));
     c.get("log").info("request", { method: c.req.method, path: c.req.path, status: c.res.status, ms: Date.now() - started });
   });
 
-  app.use(
-    "*",
-    cors({
-      origin: (origin, c) => {
-        const allowed = (c.env.CORS_ORIGINS ?? "*").split(",").map((o: string) => o.trim());
-        return allowed.includes("*") || allowed.includes(origin) ? origin : null;
-      },
-      allowHeaders: ["Authorization", "Content-Type", "Content-Encoding", "X-Session-Bookmark", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"],
-      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-      exposeHeaders: ["ETag", "Location", "x-request-id", "x-session-bookmark", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count", "X-Media-Size", "X-Media-Size-Fallback", "Content-Range", "Content-Disposition"],
-      maxAge: 86400,
-    }),
-  );
+  // CORS headers are set on the final response, after the route (src/pkg/cors.ts).
+  app.use("*", corsHeaders());
 
   app.use("*", requireWellFormedBookmark);
   app.use("*", retryUnconditionedWrites(app));
@@ -76,24 +66,28 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
 
   app.onError((error, c) => {
     const requestId = c.get("requestId") ?? "unknown";
-    if (error instanceof ApiError && error.code !== "Internal") {
-      return problemResponse(error, requestId, c.req.path);
-    }
+    // Through the context, so the problem carries the headers the request set before it failed
+    // (api-supported-versions...), as the answer it replaces would have.
+    const answer = (problem: ApiError) => {
+      const { body, status, headers } = problemParts(problem, requestId, c.req.path);
+      return c.body(body, { status: status as ContentfulStatusCode, headers });
+    };
+    if (error instanceof ApiError && error.code !== "Internal") return answer(error);
     // A gzip or deflate body (src/pkg/encoding.ts) that does not decompress.
     if (error instanceof TypeError && /decompression failed/i.test(error.message)) {
-      return problemResponse(new ApiError("BadRequest", "The body could not be decompressed: it is not valid data of its Content-Encoding."), requestId, c.req.path);
+      return answer(new ApiError("BadRequest", "The body could not be decompressed: it is not valid data of its Content-Encoding."));
     }
     // Hono's own validators and helpers throw HTTPException (e.g. malformed JSON is a 400).
     if (error instanceof HTTPException && error.status < 500) {
       const code = error.status === 413 ? "PayloadTooLarge" : error.status === 415 ? "UnsupportedMediaType" : "BadRequest";
-      return problemResponse(new ApiError(code, error.message || "The request could not be read."), requestId, c.req.path);
+      return answer(new ApiError(code, error.message || "The request could not be read."));
     }
     (c.get("log") ?? createLogger("error", { requestId })).error("unhandled error", {
       method: c.req.method,
       path: c.req.path,
       ...errorFields(error),
     });
-    return problemResponse(new ApiError("Internal", "internal"), requestId, c.req.path);
+    return answer(new ApiError("Internal", "internal"));
   });
 
   app.notFound((c) => {
@@ -149,10 +143,11 @@ const UNCONDITIONED_ATTEMPTS = 10;
 function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const method = c.req.method;
+    // Reads never qualify: return before anything else is looked at.
+    if (method !== "PUT" && method !== "PATCH" && method !== "DELETE") return next();
     const type = c.req.header("content-type") ?? "";
     const limit = configOf(c.env).MAX_BODY_BYTES;
     const eligible =
-      (method === "PUT" || method === "PATCH" || method === "DELETE") &&
       c.req.header("if-match") === undefined &&
       c.req.header(RETRY_HEADER) === undefined &&
       (type === "" || type.includes("json")) &&

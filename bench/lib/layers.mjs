@@ -70,7 +70,7 @@ export const LAYER_VARIANTS = [
   {
     name: "no-cors",
     layer: "CORS middleware",
-    patches: [[/ {2}app2\.use\(\n {4}"\*",\n {4}cors\(\{[\s\S]*?\n {4}\}\)\n {2}\);\n/, ""]],
+    patches: [['  app2.use("*", corsHeaders());\n', ""]],
   },
   {
     name: "no-request-context",

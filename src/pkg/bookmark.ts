@@ -31,10 +31,20 @@ export function openSession(db: D1Database, request: Request): D1DatabaseSession
   return db.withSession(request.method === "GET" || request.method === "HEAD" ? "first-unconstrained" : "first-primary");
 }
 
-/** The response with the session's latest bookmark (when the request touched D1). */
+/**
+ * The response with the session's latest bookmark (when the request touched D1): set on the response
+ * itself (the app's answers have mutable headers), copied only when its headers cannot change. A copy
+ * on every request cost about 25 µs of CPU per read (docs/benchmarks.md, "Reads (issue 22)").
+ */
 export function withBookmark(response: Response, session: D1DatabaseSession): Response {
   const bookmark = session.getBookmark();
   if (!bookmark) return response;
+  try {
+    response.headers.set(BOOKMARK_HEADER, bookmark);
+    return response;
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+  }
   const headers = new Headers(response.headers);
   headers.set(BOOKMARK_HEADER, bookmark);
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });

@@ -161,8 +161,14 @@ export function toProblem(error: ApiError, requestId: string, instance?: string)
 }
 
 export function problemResponse(error: ApiError, requestId: string, instance?: string): Response {
+  const { body, status, headers } = problemParts(error, requestId, instance);
+  return new Response(body, { status, headers });
+}
+
+/** What {@link problemResponse} answers, as parts (for an answer made through Hono's context). */
+export function problemParts(error: ApiError, requestId: string, instance?: string): { body: string; status: number; headers: Headers } {
   const headers = new Headers(error.headers);
   headers.set("content-type", "application/problem+json");
   headers.set("x-request-id", requestId);
-  return new Response(JSON.stringify(toProblem(error, requestId, instance)), { status: error.status, headers });
+  return { body: JSON.stringify(toProblem(error, requestId, instance)), status: error.status, headers };
 }

@@ -167,6 +167,8 @@ function knownQueryOnly(accepted: readonly string[]): MiddlewareHandler<AppEnv> 
   const known = new Set(accepted);
   const listed = accepted.length > 0 ? `it accepts ${accepted.join(", ")}` : "it takes no query parameters";
   return async (c, next) => {
+    // Most reads carry no query at all: no URL to parse then.
+    if (!c.req.url.includes("?")) return next();
     const unknown = [...new Set(new URL(c.req.url).searchParams.keys())].filter((name) => !known.has(name));
     if (unknown.length > 0) {
       throw new ApiError("InvalidQuery", `${c.req.method} ${c.req.routePath} does not know the query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ${listed}.`, {

@@ -40,8 +40,16 @@ export function kindOf(principal: Principal): UserKind {
   return principal.kind === "client" ? "client" : "person";
 }
 
+/** Keys by principal object: a verified token's principal is one object for its lifetime (src/pkg/auth.ts caches it). */
+const keys = new WeakMap<Principal, string>();
+
 function keyOf(principal: Principal): string {
-  return JSON.stringify([principal.name, kindOf(principal), principal.clientId ?? null]);
+  let key = keys.get(principal);
+  if (key === undefined) {
+    key = JSON.stringify([principal.name, kindOf(principal), principal.clientId ?? null]);
+    keys.set(principal, key);
+  }
+  return key;
 }
 
 /**
