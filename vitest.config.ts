@@ -2,7 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { exportJWK, generateKeyPair } from "jose";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { createFakeContainerHost } from "./test/support/fake-container-host.ts";
 import { createFakeWebhookReceiver } from "./test/support/fake-webhook-receiver.ts";
 
@@ -61,6 +61,8 @@ export default defineConfig({
     }),
   ],
   test: {
+    // The benches copy the project under .bench/ (gitignored): its tests are not this checkout's.
+    exclude: [...configDefaults.exclude, ".bench/**", ".wrangler/**"],
     setupFiles: ["./test/setup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

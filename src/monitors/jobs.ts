@@ -26,7 +26,7 @@ import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { effectiveOf, findDefinitionByVersion, getModelRow, getMonitorRow, MONITOR_SCHEDULE_KIND, type MonitorRow } from "./store";
 import type { MonitorJobStatus } from "./schema";
 import { evaluateControllers, variableReports, type VariableReport } from "./alarms";
-import { OUTBOX_RETENTION_MS } from "../events/outbox";
+import { guardedOutboxStatement, OUTBOX_RETENTION_MS } from "../events/outbox";
 
 /** How long a monitor job may stay Started or InProgress. */
 export const MONITOR_JOB_DEADLINE_MINUTES = 120;
@@ -306,18 +306,28 @@ export async function finishMonitorJob(
   const from = statusesBefore(status);
   // A monitor without controllers and without active alarms has nothing to evaluate: the job is
   // marked evaluated by its status update itself, so monitors that only score cost no more than before.
-  const updated = await db
-    .prepare(
-      `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5, reports = coalesce(?8, reports),
-         evaluated_at = CASE WHEN ?1 = 'Succeeded'
-                              AND (SELECT controllers FROM monitors WHERE id = monitor_jobs.monitor_ref) = '[]'
-                              AND NOT EXISTS (SELECT 1 FROM monitor_alarms WHERE monitor_ref = monitor_jobs.monitor_ref AND active_key IS NOT NULL)
-                             THEN ?5 ELSE evaluated_at END
-       WHERE id = ?6 AND status IN (SELECT value FROM json_each(?7))
-       RETURNING evaluated_at`,
-    )
-    .bind(status, message, output, ended ? nowIso : null, nowIso, row.id, JSON.stringify(from), status === "Succeeded" ? JSON.stringify(reports) : null)
-    .first<{ evaluated_at: string | null }>();
+  // The status change and its event (`monitorJob` updated, with the status: how subscribers hear a
+  // monitor job end) in one batch; the event only when the change applied.
+  const [change] = await db.batch([
+    db
+      .prepare(
+        `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5, reports = coalesce(?8, reports),
+           evaluated_at = CASE WHEN ?1 = 'Succeeded'
+                                AND (SELECT controllers FROM monitors WHERE id = monitor_jobs.monitor_ref) = '[]'
+                                AND NOT EXISTS (SELECT 1 FROM monitor_alarms WHERE monitor_ref = monitor_jobs.monitor_ref AND active_key IS NOT NULL)
+                               THEN ?5 ELSE evaluated_at END
+         WHERE id = ?6 AND status IN (SELECT value FROM json_each(?7))
+         RETURNING evaluated_at`,
+      )
+      .bind(status, message, output, ended ? nowIso : null, nowIso, row.id, JSON.stringify(from), status === "Succeeded" ? JSON.stringify(reports) : null),
+    guardedOutboxStatement(
+      db,
+      { now: nowIso, actorId: null, requestId: context.requestId },
+      { entityKind: "monitorJob", entityId: row.id, action: "updated", payload: { id: row.id, monitorId: row.monitor_ref, status, errorMessage: message, ended } },
+      "previousChanged",
+    ),
+  ]);
+  const updated = (change?.results[0] as { evaluated_at: string | null } | undefined) ?? null;
   const applied = updated !== null;
   if (applied && status === "Succeeded") await applyCriticality(db, row.monitor_ref, row.id, reports.criticality, nowIso);
   // Evaluated now when it just succeeded and has something to evaluate; when the end comes again, only if a crash left it unevaluated.

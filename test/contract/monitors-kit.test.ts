@@ -91,4 +91,22 @@ describe("the monitors area keeps the resource contract", () => {
     expect((await call(`/Monitors/${monitor.id}`)).body.populations).toEqual([]);
     expect((await eventsOf(monitor.id)).filter((e) => e === "monitor:updated")).toHaveLength(3);
   });
+
+  it("a monitor job's end is an event subscribers can hear (monitorJob updated, with its status), written once", async () => {
+    const monitor = (await call("/Monitors", { method: "POST", body: { name: unique("monitor"), modelId: (await model()).id, status: "Active" } })).body;
+    const job = await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST" });
+    expect(job.status, job.text).toBe(201);
+    const token = job.body.statusToken as string;
+    const put = (status: string) => call(`/MonitorJobs/${job.body.id}/${status}`, { method: "PUT", anonymous: true, headers: { authorization: `Bearer ${token}` } });
+    expect((await put("InProgress")).status).toBe(200);
+    expect((await put("Succeeded")).status).toBe(200);
+    const { results } = await env.DB.prepare("SELECT action, payload FROM outbox WHERE entity_kind = 'monitorJob' AND entity_id = ?1 ORDER BY seq").bind(job.body.id).all<{ action: string; payload: string }>();
+    expect(results.map((r) => [r.action, JSON.parse(r.payload).status])).toEqual([
+      ["updated", "InProgress"],
+      ["updated", "Succeeded"],
+    ]);
+    // The same end again changes nothing and writes no second event.
+    await put("Succeeded");
+    expect((await env.DB.prepare("SELECT count(*) AS n FROM outbox WHERE entity_kind = 'monitorJob' AND entity_id = ?1").bind(job.body.id).first<{ n: number }>())!.n).toBe(2);
+  });
 });
