@@ -179,6 +179,26 @@ export function designationsFrom(entityIds: readonly string[], result: D1Result<
   return byEntity;
 }
 
+/**
+ * The same read as one column of a caller's statement: the designated assets of the entity whose id
+ * is `idSql` (an SQL expression of that statement; `kindSql` its entity kind, a bound parameter), as
+ * a JSON array in the order of {@link designationsStatement}. Read it with {@link designationsFromJson}.
+ */
+export function designationsJsonColumn(kindSql: string, idSql: string): string {
+  // Aliases of their own (dsj, daj, dpj), so they never capture a name of the caller's statement.
+  return `(SELECT json_group_array(json_array(daj.id, daj.kind, daj.name, daj.plant_id, dpj.name) ORDER BY daj.kind, daj.name, daj.id)
+     FROM designations dsj JOIN assets daj ON daj.id = dsj.asset_id LEFT JOIN assets dpj ON dpj.id = daj.plant_id
+    WHERE dsj.entity_kind = ${kindSql} AND dsj.derived = 0 AND dsj.entity_id = ${idSql})`;
+}
+
+/** The designated assets of one entity from its {@link designationsJsonColumn}. */
+export function designationsFromJson(entityId: string, json: string | null): AssetRef[] {
+  const rows = (JSON.parse(json ?? "[]") as [string, AssetKind, string, string | null, string | null][]).map(
+    ([id, kind, name, plant_id, plant_name]): DesignationReadRow => ({ entity_id: entityId, id, kind, name, plant_id, plant_name }),
+  );
+  return designationsFrom([entityId], { results: rows } as unknown as D1Result<unknown>).get(entityId) ?? [];
+}
+
 /** The asset filters shared by the lists of deviations, activities and work items. */
 export interface DesignationFilters {
   equipmentIds?: string | undefined;

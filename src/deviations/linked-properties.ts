@@ -5,9 +5,10 @@
  *
  * {@link readLinkedProperties} reads on its own; {@link linkedPropertiesStatements} and
  * {@link linkedPropertiesFrom} are the same read split in two, for a caller that puts the statements
- * in one batch with its other reads (a deviation read is one round trip).
+ * in one batch with its other reads (a page of deviations); {@link linkedPropertiesJsonColumns} and
+ * {@link linkedPropertiesFromJson} make it two columns of the caller's own statement (one deviation).
  */
-import { propertyValuesFrom, propertyValuesStatements } from "../properties/values/rows";
+import { propertyValuesFrom, propertyValuesFromJson, propertyValuesJsonColumn, propertyValuesStatements } from "../properties/values/rows";
 import type { JsonValue, LinkedProperty } from "../properties/values";
 
 /**
@@ -70,4 +71,24 @@ export function linkedPropertiesFrom(entities: readonly { id: string; typeId: st
     );
   }
   return result;
+}
+
+/**
+ * One entity's linked properties as two columns of the caller's statement: the names its type links
+ * (`typeIdSql`, an SQL expression; `ruleSql` the application rule, a bound parameter), in link order,
+ * and its stored values (`kindSql`, `idSql`). Read them with {@link linkedPropertiesFromJson}.
+ */
+export function linkedPropertiesJsonColumns(kindSql: string, ruleSql: string, idSql: string, typeIdSql: string): { names: string; values: string } {
+  return {
+    // Aliases of their own (lpj, ldj), so they never capture a name of the caller's statement.
+    names: `(SELECT json_group_array(ldj.name ORDER BY lpj.position) FROM entity_type_properties lpj JOIN property_definitions ldj ON ldj.id = lpj.property_definition_id
+              WHERE lpj.entity_type_id = ${typeIdSql} AND ldj.application_rule = ${ruleSql})`,
+    values: propertyValuesJsonColumn(kindSql, idSql),
+  };
+}
+
+/** One entity's linked properties from its {@link linkedPropertiesJsonColumns}, as {@link linkedPropertiesFrom} gives them. */
+export function linkedPropertiesFromJson(namesJson: string | null, valuesJson: string | null, entityId: string): LinkedProperty[] {
+  const stored = new Map(propertyValuesFromJson(entityId, valuesJson).map((p) => [p.name, p.value]));
+  return (JSON.parse(namesJson ?? "[]") as string[]).map((name) => ({ name, value: (stored.get(name) ?? null) as JsonValue }));
 }

@@ -1,15 +1,15 @@
 /**
  * Reading deviations: rows plus their type name, asset reference, linked properties, relationships
- * and work item links. A page is hydrated in one batch; a single read is one batch with its row, so
- * each costs one D1 round trip (test/contract/read-round-trips.test.ts).
+ * and work item links. A page is hydrated in one batch; a single read is one statement with its
+ * parts as columns, so each costs one D1 round trip (test/contract/read-round-trips.test.ts).
  */
-import { designationsFrom, designationsStatement, type AssetRef } from "../assets/designations";
+import { designationsFrom, designationsFromJson, designationsJsonColumn, designationsStatement, type AssetRef } from "../assets/designations";
 import { notFound } from "../pkg/errors";
 import { parseJson } from "../pkg/db";
 import type { Versioned } from "../pkg/resource";
 import type { LinkedProperty } from "../properties/values";
 import { toAssetReference } from "./asset-reference";
-import { linkedPropertiesFrom, linkedPropertiesStatements } from "./linked-properties";
+import { linkedPropertiesFrom, linkedPropertiesFromJson, linkedPropertiesJsonColumns, linkedPropertiesStatements } from "./linked-properties";
 import { INSPECTION_ORIGIN, type Deviation, type DeviationOrigin } from "./schema";
 
 export const DEVIATION_KIND = "deviation";
@@ -160,16 +160,44 @@ export async function findDeviationRow(db: D1Database, id: string): Promise<Devi
 }
 
 /**
- * One deviation with its row, in ONE D1 round trip: the row and every part keyed by the id in a
- * single batch (so also one consistent snapshot), or null when it does not exist.
+ * One deviation, row and parts, in ONE statement: each part a column of the row (a JSON array built
+ * by a correlated subquery keyed by the id, with the part's own ORDER BY), read back by the same
+ * mappers as a page's batch. One statement rather than a batch of seven, because each statement has
+ * its own cost in D1 (on the local D1 about 50 µs of CPU each, most of what a deviation read cost
+ * beyond a job read; docs/benchmarks.md, "Reads (issue 22)").
  */
+const LINKED = linkedPropertiesJsonColumns("?2", "?3", "d.id", "d.type_id");
+const PARTS = {
+  typeName: "(SELECT tj.name FROM entity_types tj WHERE tj.id = d.type_id)",
+  relationships: `(SELECT json_group_array(json_array(rj.related_id, oj.reference_id))
+     FROM deviation_relationships rj JOIN deviations oj ON oj.id = rj.related_id WHERE rj.deviation_id = d.id)`,
+  workItems: "(SELECT json_group_array(wj.work_item_id ORDER BY wj.work_item_id) FROM deviation_work_items wj WHERE wj.deviation_id = d.id)",
+  assets: designationsJsonColumn("?2", "d.id"),
+  linkedNames: LINKED.names,
+  values: LINKED.values,
+};
+const READ_ONE = `SELECT ${DEVIATION_COLUMNS.split(", ")
+  .map((column) => `d.${column}`)
+  .join(", ")}, ${Object.entries(PARTS)
+  .map(([name, sql]) => `${sql} AS part_${name}`)
+  .join(", ")} FROM deviations d WHERE d.id = ?1`;
+
+type ReadOneRow = DeviationRow & { [K in keyof typeof PARTS as `part_${K}`]: string | null };
+
+const COLUMN_NAMES = DEVIATION_COLUMNS.split(", ") as (keyof DeviationRow)[];
+
 async function readDeviation(db: D1Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> } | null> {
-  const key = id.toLowerCase();
-  const [rowResult, ...results] = await db.batch([rowStatement(db, key), ...partsStatements(db, [key], undefined)]);
-  const row = (rowResult?.results[0] as DeviationRow | undefined) ?? null;
-  if (!row) return null;
-  const [parts] = partsFrom([row], results);
-  return { row, current: await composeDeviation(row, parts!) };
+  const found = await db.prepare(READ_ONE).bind(id.toLowerCase(), DEVIATION_KIND, DEVIATION_RULE).first<ReadOneRow>();
+  if (!found) return null;
+  const row = Object.fromEntries(COLUMN_NAMES.map((column) => [column, found[column]])) as unknown as DeviationRow;
+  const parts: DeviationParts = {
+    typeName: found.part_typeName ?? "",
+    assets: designationsFromJson(row.id, found.part_assets),
+    properties: linkedPropertiesFromJson(found.part_linkedNames, found.part_values, row.id),
+    relationships: sortRelationships((JSON.parse(found.part_relationships ?? "[]") as [string, string][]).map(([relatedId, referenceId]) => ({ id: relatedId, referenceId }))),
+    workItemIds: JSON.parse(found.part_workItems ?? "[]") as string[],
+  };
+  return { row, current: await composeDeviation(row, parts) };
 }
 
 export async function getDeviation(db: D1Database, id: string): Promise<Versioned<Deviation>> {

@@ -38,13 +38,17 @@ let full: { id: string; typeId: string; plantId: string; equipmentId: string };
 beforeAll(async () => {
   const severity = await createPropertyDefinition({ applicationRule: "Deviation", format: "integer" });
   const area = await createPropertyDefinition({ applicationRule: "Deviation", defaultValue: "yard" });
-  const type = await createDeviationType({ propertyDefinitions: [{ id: severity.id }, { id: area.id }] });
+  const team = await createPropertyDefinition({ applicationRule: "Deviation", format: "entity", isMultiselect: true });
+  const type = await createDeviationType({ propertyDefinitions: [{ id: severity.id }, { id: area.id }, { id: team.id }] });
   const tree = await createPlantTree();
   const other = await createDeviation({ description: "related" });
   const created = await createDeviation({
     typeId: type.id,
     assetReference: { mainSystem: { id: tree.mainSystem.id }, equipment: { id: tree.equipment.id } },
-    properties: [{ name: severity.name, value: 3 }],
+    properties: [
+      { name: severity.name, value: 3 },
+      { name: team.name, value: [{ id: "u2", name: "Zoe" }, { id: "u1", name: "Ann" }] },
+    ],
     relationships: [{ id: other.id }],
   });
   const workItem = await insertWorkItem();
@@ -57,7 +61,9 @@ describe("GET /Deviations/{id} is one D1 round trip", () => {
     const read = await countedGet(`/Deviations/${full.id}`);
     expect(read.status).toBe(200);
     const body = read.body as { properties: unknown[]; relationships: unknown[]; workItemIds: unknown[]; assetReference: Record<string, unknown> };
-    expect(body.properties).toHaveLength(2);
+    expect(body.properties).toHaveLength(3);
+    // A multiselect comes back whole, in the order it was stored.
+    expect(body.properties[2]).toMatchObject({ value: [{ id: "u2", name: "Zoe" }, { id: "u1", name: "Ann" }] });
     expect(body.relationships).toHaveLength(1);
     expect(body.workItemIds).toHaveLength(1);
     expect(body.assetReference["equipment"]).toMatchObject({ id: full.equipmentId });

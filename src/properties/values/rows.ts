@@ -155,3 +155,24 @@ export function propertyValuesFrom(entityIds: readonly string[], results: readon
   }
   return byEntity;
 }
+
+/**
+ * The same read as one column of a caller's statement: the stored values of the entity whose id is
+ * `idSql` (`kindSql` its entity kind, a bound parameter), as a JSON array in the order of
+ * {@link propertyValuesStatements}, each value still its stored JSON text. Read it with
+ * {@link propertyValuesFromJson}.
+ */
+export function propertyValuesJsonColumn(kindSql: string, idSql: string): string {
+  // Aliases of their own (pvj, pdj), so they never capture a name of the caller's statement.
+  return `(SELECT json_group_array(json_array(pvj.name, pvj.position, pvj.value_json, pdj.is_multiselect) ORDER BY pvj.name, pvj.position)
+     FROM property_values pvj LEFT JOIN property_definitions pdj ON pdj.id = pvj.definition_id
+    WHERE pvj.entity_kind = ${kindSql} AND pvj.entity_id = ${idSql})`;
+}
+
+/** The stored values of one entity from its {@link propertyValuesJsonColumn}, as {@link propertyValuesFrom} gives them. */
+export function propertyValuesFromJson(entityId: string, json: string | null): LinkedProperty[] {
+  const rows = (JSON.parse(json ?? "[]") as [string, number, string, number | null][]).map(
+    ([name, position, value_json, is_multiselect]): StoredValueRow => ({ entity_id: entityId, name, position, value_json, is_multiselect }),
+  );
+  return propertyValuesFrom([entityId], [{ results: rows } as unknown as D1Result<unknown>]).get(entityId) ?? [];
+}
