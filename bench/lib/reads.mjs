@@ -112,25 +112,35 @@ async function fullDeviation(call) {
   return deviation;
 }
 
-async function benchA({ aPath, appUrl, minimalUrl, auth, step }) {
+async function benchA({ aPath, appUrl, minimalUrl, url, auth, step }) {
   step("bench A: full Worker vs minimal Worker (alternating rounds, server CPU per request)");
-  const [minimal, full] = await measureRounds(
+  // A third target: the same bundle at LOG_LEVEL=warn, i.e. without its request line, to show what
+  // that line costs end to end here (locally, a write to workerd's stdout pipe per line).
+  const [minimal, full, quiet] = await measureRounds(
     [
       { label: "minimal Worker", url: new URL(aPath, minimalUrl) },
       { label: "full Worker", url: new URL(aPath, appUrl), headers: auth },
+      { label: "full Worker, LOG_LEVEL=warn (no request line)", url: new URL(aPath, await url("app-quiet")), headers: auth },
     ],
     { cpuSeconds: ownWorkerdCpuSeconds },
   );
+  const perRound = (f) => f.rounds.map((x, i) => round(x.reqPerSec / minimal.rounds[i].reqPerSec, 3));
+  const cpuRatio = (f) => round(median(f.rounds.map((x, i) => minimal.rounds[i].cpuUsPerRequest / x.cpuUsPerRequest)), 3);
   const result = {
     path: aPath,
     minimal,
     full,
+    quiet,
     ratio: roundRatio(full, minimal, (x) => x.reqPerSec),
-    perRound: full.rounds.map((x, i) => round(x.reqPerSec / minimal.rounds[i].reqPerSec, 3)),
-    cpuRatio: round(median(full.rounds.map((x, i) => minimal.rounds[i].cpuUsPerRequest / x.cpuUsPerRequest)), 3),
+    perRound: perRound(full),
+    cpuRatio: cpuRatio(full),
+    quietRatio: roundRatio(quiet, minimal, (x) => x.reqPerSec),
+    quietPerRound: perRound(quiet),
+    quietCpuRatio: cpuRatio(quiet),
     target: { median: 0.9, everyRound: 0.8 },
   };
   console.log(`  ratio full/minimal (req/s): ${result.ratio}; rounds ${result.perRound.join(", ")}; by CPU per request: ${result.cpuRatio}`);
+  console.log(`  without the request line: ${result.quietRatio}; rounds ${result.quietPerRound.join(", ")}; by CPU per request: ${result.quietCpuRatio}`);
   return result;
 }
 
@@ -266,6 +276,7 @@ export async function runReadsSection({ root, benchDir, credentials, step }) {
     },
     workers: [
       { ...app, ...worker("app", appModules) },
+      { ...variantOptions, ...worker("app-quiet", appModules, { LOG_LEVEL: "warn" }) },
       ...variants.map((v) => ({ ...variantOptions, ...worker(`layer-${v.name}`, v.modules, v.bindings) })),
       { name: "minimal", compatibilityDate: app.compatibilityDate, modules: true, scriptPath: join(root, "bench", "minimal-worker.js"), d1Databases: app.d1Databases, unsafeDirectSockets: socket },
       { name: "minimal-loop", compatibilityDate: app.compatibilityDate, modulesRoot: join(minimalLoop[0].path, ".."), modules: minimalLoop, d1Databases: app.d1Databases, unsafeDirectSockets: socket },
@@ -323,8 +334,10 @@ export function readsSummary(result, { command, loadAverage, finishedAt }) {
       ...head,
       row(a.minimal),
       row(a.full),
+      row(a.quiet),
       "",
       `Ratio full/minimal (req/s): **${a.ratio}** (median >= ${a.target.median}: ${met(a.ratio >= a.target.median)}; every round >= ${a.target.everyRound}: ${met(Math.min(...a.perRound) >= a.target.everyRound)}); per round: ${a.perRound.join(", ")}. By workerd CPU per request: ${a.cpuRatio}.`,
+      `Without the request log line (LOG_LEVEL=warn): ${a.quietRatio} (per round: ${a.quietPerRound.join(", ")}); by workerd CPU per request: ${a.quietCpuRatio}.`,
     );
   }
   if (result.layers) {

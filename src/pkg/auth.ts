@@ -195,10 +195,13 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 const verifiedTokens = new Map<string, { principal: Principal; expiresAt: number }>();
 export const MAX_CACHED_TOKENS = 2000;
 
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+const encoder = new TextEncoder();
+
 async function tokenCacheKey(token: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(token)));
   let key = "";
-  for (const byte of digest) key += byte.toString(16).padStart(2, "0");
+  for (const byte of digest) key += HEX[byte];
   return key;
 }
 
@@ -231,13 +234,14 @@ export async function authenticate(env: Bindings, authorization: string | undefi
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
   if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.", "scheme");
   if (match[1].startsWith("job.") || match[1].startsWith("monitor.")) return authenticateScoped(env, match[1]);
-  const resolver = keyResolver(env);
-  if (!resolver || !env.AUTH_ISSUER) {
+  // keyResolver(env) has a key set exactly when one of these is set; it is only built on a cache miss.
+  if ((!env.AUTH_JWKS_JSON && !env.AUTH_JWKS_URL) || !env.AUTH_ISSUER) {
     throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
   }
   const cacheKey = await tokenCacheKey(match[1]);
   const cached = verifiedTokens.get(cacheKey);
   if (cached && cached.expiresAt > Date.now()) return cached.principal;
+  const resolver = keyResolver(env)!;
   const audience = env.AUTH_AUDIENCE || "integrity-edge";
   try {
     const { payload } = await jwtVerify(match[1], resolver, {
