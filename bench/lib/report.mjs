@@ -41,7 +41,7 @@ export function markdownSummary(r) {
         loadRow(a.minimal),
         loadRow(a.full),
         "",
-        `Ratio full/minimal (req/s): **${a.ratio}** (target >= ${a.target}: ${verdict(a.ratio >= a.target)}); per round: ${a.full.rounds.map((x, i) => round(x.reqPerSec / a.minimal.rounds[i].reqPerSec, 3)).join(", ")}.`,
+        `Ratio full/minimal (req/s): **${a.ratio}** (target >= ${a.target}: ${verdict(a.ratio >= a.target)}${a.roundTarget === undefined ? "" : `; every round >= ${a.roundTarget}: ${verdict(a.lowestRound >= a.roundTarget)}`}); per round: ${a.full.rounds.map((x, i) => round(x.reqPerSec / a.minimal.rounds[i].reqPerSec, 3)).join(", ")}.`,
         "",
       ]
     : [];
