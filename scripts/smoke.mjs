@@ -649,7 +649,8 @@ async function run() {
     return `${scheduled.documentCount} documents`;
   });
 
-  await check("webhooks: a local receiver subscribed to deviation.created gets a webhook signed as Standard Webhooks specifies after POST /Deviations", async () => {
+  /** A local webhook receiver on 127.0.0.1: records every request (headers, body) and answers 204. */
+  async function startReceiver() {
     const got = [];
     const receiver = createHttpServer((req, res) => {
       let body = "";
@@ -660,6 +661,11 @@ async function run() {
       });
     });
     await new Promise((resolve, reject) => receiver.once("error", reject).listen(0, "127.0.0.1", resolve));
+    return { got, receiver };
+  }
+
+  await check("webhooks: a local receiver subscribed to deviation.created gets a webhook signed as Standard Webhooks specifies after POST /Deviations", async () => {
+    const { got, receiver } = await startReceiver();
     try {
       const url = `http://127.0.0.1:${receiver.address().port}/hooks/${runId}`;
       // Production's rule, on the real server: a private target is refused.
@@ -693,16 +699,7 @@ async function run() {
 
   await check("monitoring loop: a pump's vibration over a controller's limit enters an alarm, raises a deviation on the pump and creates a work item from a template, and a local receiver gets the signed alarm webhook; the same reading creates nothing; a normal reading leaves the alarm", async () => {
     // The webhook side: a local receiver subscribed to alarm events (README, "Webhooks").
-    const got = [];
-    const receiver = createHttpServer((req, res) => {
-      let body = "";
-      req.on("data", (chunk) => (body += chunk));
-      req.on("end", () => {
-        got.push({ headers: req.headers, body });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise((resolve, reject) => receiver.once("error", reject).listen(0, "127.0.0.1", resolve));
+    const { got, receiver } = await startReceiver();
     try {
       const sub = await http("/Subscriptions", { method: "POST", token: admin, body: { url: `http://127.0.0.1:${receiver.address().port}/alarms/${runId}`, filters: [{ entityKind: "alarm" }] } });
       expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
