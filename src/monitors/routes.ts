@@ -29,6 +29,8 @@ import {
   removeItem,
   removePopulation,
   toModel,
+  requireMonitorItem,
+  criticalityHistory,
   toModels,
   toMonitor,
   toMonitors,
@@ -318,8 +320,7 @@ export function monitoringApp() {
     }),
     async (c) => {
       const { id, itemId } = c.req.valid("param");
-      const item = await c.env.DB.prepare("SELECT i.id FROM population_items i JOIN populations p ON p.id = i.population_id WHERE i.id = ?1 AND p.owner_kind = 'monitor' AND p.owner_id = ?2").bind(itemId, id).first();
-      if (!item) throw new ApiError("NotFound", `Population item ${itemId} of monitor ${id} does not exist.`);
+      await requireMonitorItem(c.env.DB, id, itemId);
       const { items, total } = await listAlarmHistory(c.env.DB, itemId, c.req.valid("query"));
       if (total !== undefined) c.header("x-total-count", String(total));
       return c.json(items as z.infer<typeof AlarmHistoryEntrySchema>[], 200);
@@ -389,11 +390,8 @@ export function monitoringApp() {
     async (c) => {
       const { id, itemId } = c.req.valid("param");
       const { skip, take } = c.req.valid("query");
-      const item = await c.env.DB.prepare("SELECT i.id FROM population_items i JOIN populations p ON p.id = i.population_id WHERE i.id = ?1 AND p.owner_kind = 'monitor' AND p.owner_id = ?2").bind(itemId, id).first();
-      if (!item) throw new ApiError("NotFound", `Population item ${itemId} of monitor ${id} does not exist.`);
-      const { results } = await c.env.DB.prepare("SELECT monitor_job_id, criticality, recorded_at FROM criticality_history WHERE item_id = ?1 ORDER BY recorded_at DESC, id LIMIT ?2 OFFSET ?3").bind(itemId, take, skip).all<{ monitor_job_id: string; criticality: number; recorded_at: string }>();
-      const band = (v: number) => (v >= 80 ? "red" : v >= 60 ? "yellow" : "green");
-      return c.json(results.map((r) => ({ monitorJobId: r.monitor_job_id, criticality: r.criticality, band: band(r.criticality), recordedAt: r.recorded_at })), 200);
+      await requireMonitorItem(c.env.DB, id, itemId);
+      return c.json(await criticalityHistory(c.env.DB, itemId, skip, take), 200);
     },
   );
 

@@ -792,3 +792,21 @@ export async function toPopulationItemViews(db: D1Database, rows: readonly (Item
     alarms: alarms.get(r.id) ?? [],
   }));
 }
+
+/** Refuses (404) an item id that is not in one of the monitor's populations. */
+export async function requireMonitorItem(db: D1Database, monitorId: string, itemId: string): Promise<void> {
+  const item = await db
+    .prepare("SELECT i.id FROM population_items i JOIN populations p ON p.id = i.population_id WHERE i.id = ?1 AND p.owner_kind = 'monitor' AND p.owner_id = ?2")
+    .bind(itemId, monitorId)
+    .first();
+  if (!item) throw new ApiError("NotFound", `Population item ${itemId} of monitor ${monitorId} does not exist.`);
+}
+
+/** The criticality values reported for an item, newest first, with their bands. */
+export async function criticalityHistory(db: D1Database, itemId: string, skip: number, take: number) {
+  const { results } = await db
+    .prepare("SELECT monitor_job_id, criticality, recorded_at FROM criticality_history WHERE item_id = ?1 ORDER BY recorded_at DESC, id LIMIT ?2 OFFSET ?3")
+    .bind(itemId, take, skip)
+    .all<{ monitor_job_id: string; criticality: number; recorded_at: string }>();
+  return results.map((r) => ({ monitorJobId: r.monitor_job_id, criticality: r.criticality, band: bandOf(r.criticality)!, recordedAt: r.recorded_at }));
+}
