@@ -31,6 +31,8 @@ import { recordCaller } from "./users/recorder";
 import { configOf } from "./config";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
+/** A read that takes this long (ms) is logged at info like a write or a failure. */
+export const SLOW_REQUEST_MS = 1000;
 
 export interface AppOptions {
   clock?: Clock;
@@ -46,12 +48,19 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     const log = createLogger(c.env.LOG_LEVEL, { requestId });
     c.set("requestId", requestId);
     c.set("log", log);
-    c.set("clock", options.clock ?? systemClock);
+    const clock = options.clock ?? systemClock;
+    c.set("clock", clock);
     c.set("ids", options.ids ?? randomIds);
-    const started = Date.now();
+    const started = clock.now().getTime();
     await next();
     setResponseHeaders(c, (headers) => headers.set("x-request-id", requestId));
-    c.get("log").info("request", { method: c.req.method, path: c.req.path, status: c.res.status, ms: Date.now() - started });
+    const method = c.req.method;
+    const status = c.res.status;
+    const ms = clock.now().getTime() - started;
+    // Writes, failures and slow answers at info; a quick successful read at debug: it is the hot path,
+    // and the platform's own invocation log already records it (docs/decisions.md, "Request ids").
+    const quietRead = (method === "GET" || method === "HEAD") && status < 400 && ms < SLOW_REQUEST_MS;
+    (quietRead ? c.get("log").debug : c.get("log").info)("request", { method, path: c.req.path, status, ms });
   });
 
   // CORS headers are set on the final response, after the route (src/pkg/cors.ts).
