@@ -60,7 +60,9 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     // Writes, failures and slow answers at info; a quick successful read at debug: it is the hot path,
     // and the platform's own invocation log already records it (docs/decisions.md, "Request ids").
     const quietRead = (method === "GET" || method === "HEAD") && status < 400 && ms < SLOW_REQUEST_MS;
-    (quietRead ? c.get("log").debug : c.get("log").info)("request", { method, path: c.req.path, status, ms });
+    const line = { method, path: c.req.path, status, ms };
+    if (quietRead) c.get("log").debug("request", line);
+    else c.get("log").info("request", line);
   });
 
   // CORS headers are set on the final response, after the route (src/pkg/cors.ts).

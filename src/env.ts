@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import type { Logger } from "./pkg/logger";
 import type { Principal } from "./pkg/auth";
 import type { Clock, IdGenerator } from "./platform/services";
@@ -26,9 +27,18 @@ export interface AppVariables {
   apiVersion: string;
   clock: Clock;
   ids: IdGenerator;
+  /** The request schemas of the route a request matched, by validation target (src/pkg/validation-messages.ts). */
+  requestSchemas?: Readonly<Record<string, unknown>>;
 }
 
 export interface AppEnv {
   Bindings: Bindings;
   Variables: AppVariables;
 }
+
+/**
+ * A route's synchronous check or setting before its validators (API version, known query
+ * parameters, permission, the schemas for validation messages): it throws an ApiError to refuse.
+ * `defineRoute` runs a route's steps in one middleware (src/pkg/openapi.ts).
+ */
+export type RouteStep = (c: Context<AppEnv>) => void;

@@ -12,7 +12,7 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from "jose";
-import type { AppEnv, Bindings } from "../env";
+import type { AppEnv, Bindings, RouteStep } from "../env";
 import { ApiError } from "./errors";
 import { PERMISSIONS, type Permission } from "./permissions";
 import { scopeOfToken } from "../dataprocessing/run-options";
@@ -195,14 +195,12 @@ const CLOCK_TOLERANCE_SECONDS = 30;
 const verifiedTokens = new Map<string, { principal: Principal; expiresAt: number }>();
 export const MAX_CACHED_TOKENS = 2000;
 
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 const encoder = new TextEncoder();
 
+/** The token's SHA-256 as a 16-character string (its 16-bit words): a Map key, never shown. */
 async function tokenCacheKey(token: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(token)));
-  let key = "";
-  for (const byte of digest) key += HEX[byte];
-  return key;
+  const digest = await crypto.subtle.digest("SHA-256", encoder.encode(token));
+  return String.fromCharCode(...new Uint16Array(digest));
 }
 
 function rememberToken(key: string, principal: Principal, expiresAt: number): void {
@@ -298,11 +296,11 @@ export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) 
   await next();
 };
 
-export function requirePermission(permission: Permission): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+/** A route step (src/pkg/openapi.ts): the caller must hold `permission`, or the answer is 403. */
+export function requirePermission(permission: Permission): RouteStep {
+  return (c) => {
     if (!c.get("principal").permissions.has(permission)) {
       throw new ApiError("Forbidden", `This operation requires the permission '${permission}'.`);
     }
-    await next();
   };
 }

@@ -15,14 +15,14 @@ export const BOOKMARK_HEADER = "x-session-bookmark";
 const BOOKMARK = /^[0-9a-f]{8}(-[0-9a-f]{8,64}){2,6}$/i;
 
 /** A sent X-Session-Bookmark that is not one is a 400 naming the header (an empty one counts as none). */
-export const requireWellFormedBookmark: MiddlewareHandler = async (c, next) => {
+export const requireWellFormedBookmark: MiddlewareHandler = (c, next) => {
   const sent = c.req.header(BOOKMARK_HEADER)?.trim();
   if (sent && !BOOKMARK.test(sent)) {
     const shown = sent.length > 40 ? `${sent.slice(0, 37)}...` : sent;
     const message = `X-Session-Bookmark '${shown}' is not a bookmark: send back the X-Session-Bookmark of an earlier answer unchanged (hex groups such as 0000000b-00000002-00004ed7-6b3c8ff3c8ebe68c31e2d96ed9ab7431), or leave the header out.`;
     throw new ApiError("BadRequest", message, { errors: [{ field: "header.X-Session-Bookmark", rule: "format", message }] });
   }
-  await next();
+  return next();
 };
 
 export function openSession(db: D1Database, request: Request): D1DatabaseSession {

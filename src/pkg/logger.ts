@@ -11,22 +11,44 @@ export interface Logger {
   with(fields: Record<string, unknown>): Logger;
 }
 
-export function createLogger(level: string | undefined, base: Record<string, unknown> = {}): Logger {
-  const min = rank[(level as LogLevel) in rank ? (level as LogLevel) : "info"];
-  const write = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
-    if (rank[lvl] < min) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields });
+/**
+ * One object per logger, its methods on the prototype: every request makes two (the request id,
+ * then the user), so no closures are made per request.
+ */
+class JsonLogger implements Logger {
+  constructor(
+    private readonly level: string | undefined,
+    private readonly min: number,
+    private readonly base: Record<string, unknown>,
+  ) {}
+
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.write("debug", msg, fields);
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.write("info", msg, fields);
+  }
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    this.write("warn", msg, fields);
+  }
+  error(msg: string, fields?: Record<string, unknown>): void {
+    this.write("error", msg, fields);
+  }
+  with(fields: Record<string, unknown>): Logger {
+    return new JsonLogger(this.level, this.min, { ...this.base, ...fields });
+  }
+
+  private write(lvl: LogLevel, msg: string, fields?: Record<string, unknown>): void {
+    if (rank[lvl] < this.min) return;
+    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...this.base, ...fields });
     if (lvl === "error") console.error(line);
     else if (lvl === "warn") console.warn(line);
     else console.log(line);
-  };
-  return {
-    debug: (m, f) => write("debug", m, f),
-    info: (m, f) => write("info", m, f),
-    warn: (m, f) => write("warn", m, f),
-    error: (m, f) => write("error", m, f),
-    with: (fields) => createLogger(level, { ...base, ...fields }),
-  };
+  }
+}
+
+export function createLogger(level: string | undefined, base: Record<string, unknown> = {}): Logger {
+  return new JsonLogger(level, rank[(level as LogLevel) in rank ? (level as LogLevel) : "info"], base);
 }
 
 /** An error as log fields: message and stack go to the log, never to the client. */

@@ -2,8 +2,7 @@
  * API versions are chosen per request with the `api-version` header, per area of the interface, as
  * the original platform did. An absent header means the latest version of the area.
  */
-import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { RouteStep } from "../env";
 import { ApiError } from "./errors";
 import { originalServiceFor, originalVersions, originalVersionsOf } from "./original-services";
 
@@ -38,10 +37,10 @@ export function latestVersion(area: ApiArea): string {
  * /Plants and /Categories, files 1.3 and 1.2 on /Files, ...) is answered as the route's current one;
  * `api-supported-versions` names the route's own versions.
  */
-export function apiVersion(area: ApiArea, versions: readonly string[] = API_AREAS[area]): MiddlewareHandler<AppEnv> {
+export function apiVersion(area: ApiArea, versions: readonly string[] = API_AREAS[area]): RouteStep {
   const supported = versions.join(", ");
   const latest = versions[versions.length - 1] as string;
-  return async (c, next) => {
+  return (c) => {
     const sent = c.req.header("api-version")?.trim();
     let requested = sent || latest;
     if (sent && !versions.includes(sent)) {
@@ -56,6 +55,5 @@ export function apiVersion(area: ApiArea, versions: readonly string[] = API_AREA
     }
     c.set("apiVersion", requested);
     c.header("api-supported-versions", supported);
-    await next();
   };
 }
