@@ -32,9 +32,19 @@ export default defineConfig({
           // The local /connect/token, as npm start configures it.
           LOCAL_OAUTH_SIGNING_JWK: JSON.stringify(privateJwk),
           LOCAL_OAUTH_CLIENTS: JSON.stringify([
-            { clientId: "integration", clientSecret: "s3cret-for-tests", name: "Integration", permissions: ["properties_read", "files_read"] },
+            {
+              clientId: "integration",
+              clientSecret: "s3cret-for-tests",
+              name: "Integration",
+              permissions: ["properties_read", "files_read"],
+            },
             // The original client's upload (test/compat/users.test.ts): it looks itself up, then posts a file.
-            { clientId: "uploader", clientSecret: "uploader-s3cret", name: "Uploader", permissions: ["users_read", "files_read", "files_write"] },
+            {
+              clientId: "uploader",
+              clientSecret: "uploader-s3cret",
+              name: "Uploader",
+              permissions: ["users_read", "files_read", "files_write"],
+            },
           ]),
           TEST_MIGRATIONS: migrations,
           LOG_LEVEL: "error",

@@ -66,12 +66,17 @@ interface DefinitionRow {
 function catalogFor(db: D1Database, timings: number[]): CatalogLookup {
   return async (names) => {
     const { results, meta } = await db
-      .prepare("SELECT name, format, classification_id, is_multiselect FROM property_definitions WHERE name IN (SELECT value FROM json_each(?1))")
+      .prepare(
+        "SELECT name, format, classification_id, is_multiselect FROM property_definitions WHERE name IN (SELECT value FROM json_each(?1))",
+      )
       .bind(JSON.stringify(names))
       .all<DefinitionRow>();
     timings.push(meta.duration);
     return new Map<string, PropertyInfo>(
-      results.map((r) => [r.name, { name: r.name, format: r.format, classificationId: r.classification_id, isMultiselect: r.is_multiselect === 1 }]),
+      results.map((r) => [
+        r.name,
+        { name: r.name, format: r.format, classificationId: r.classification_id, isMultiselect: r.is_multiselect === 1 },
+      ]),
     );
   };
 }
@@ -132,8 +137,14 @@ async function describePlan(db: D1Database, query: CompiledListQuery, timings: n
     estimatesMs = results.reduce((sum, r) => sum + r.meta.duration, 0);
   }
   const planned = await planListQuery(db, query);
-  const page = await db.prepare(planned.sql).bind(...planned.params).all();
-  const count = await db.prepare(query.count.sql).bind(...query.count.params).all<{ total: number }>();
+  const page = await db
+    .prepare(planned.sql)
+    .bind(...planned.params)
+    .all();
+  const count = await db
+    .prepare(query.count.sql)
+    .bind(...query.count.params)
+    .all<{ total: number }>();
   timings.push(estimatesMs, page.meta.duration, count.meta.duration);
   return {
     plan: planned.plan,

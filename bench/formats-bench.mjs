@@ -115,8 +115,29 @@ const hasHeifEnc = () => has("heif-enc");
 
 /** A grid AVIF from libavif's avifenc: the picture in tiles of about 500 x 500 (AVIF_MAX_PIXELS bounds one coded picture). */
 async function avifGrid(raw, width, height, columns, rows, work) {
-  await sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 1 }).toFile(join(work, "avif-grid.png"));
-  execFileSync("avifenc", ["-j", "all", "-s", "9", "--min", "25", "--max", "35", "-y", "420", "--grid", `${columns}x${rows}`, join(work, "avif-grid.png"), join(work, "grid.avif")], { stdio: "ignore" });
+  await sharp(raw, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 1 })
+    .toFile(join(work, "avif-grid.png"));
+  execFileSync(
+    "avifenc",
+    [
+      "-j",
+      "all",
+      "-s",
+      "9",
+      "--min",
+      "25",
+      "--max",
+      "35",
+      "-y",
+      "420",
+      "--grid",
+      `${columns}x${rows}`,
+      join(work, "avif-grid.png"),
+      join(work, "grid.avif"),
+    ],
+    { stdio: "ignore" },
+  );
   return readFileSync(join(work, "grid.avif"));
 }
 
@@ -136,7 +157,9 @@ async function heicGrid(raw, width, height, work) {
           part.set(raw.subarray((sy * width + sx) * 3, (sy * width + sx) * 3 + 3), (y * tile + x) * 3);
         }
       }
-      await sharp(part, { raw: { width: tile, height: tile, channels: 3 } }).png({ compressionLevel: 1 }).toFile(join(work, "tile.png"));
+      await sharp(part, { raw: { width: tile, height: tile, channels: 3 } })
+        .png({ compressionLevel: 1 })
+        .toFile(join(work, "tile.png"));
       execFileSync("heif-enc", ["-q", "80", "-o", join(work, "tile.heic"), join(work, "tile.png")], { stdio: "ignore" });
       tiles.push(readFileSync(join(work, "tile.heic")));
     }
@@ -151,21 +174,47 @@ async function inputs(width, height, label, work, pixels = photoPixels) {
   const list = [
     { format: "jpeg", label: `${label} JPEG (q85, 4:2:0)`, bytes: await img().jpeg({ quality: 85 }).toBuffer(), sharp: true },
     { format: "png", label: `${label} PNG (RGB, 8-bit)`, bytes: await img().png({ compressionLevel: 6 }).toBuffer(), sharp: true },
-    { format: "png", label: `${label} PNG (interlaced, Adam7)`, bytes: await img().png({ compressionLevel: 6, progressive: true }).toBuffer(), sharp: true },
+    {
+      format: "png",
+      label: `${label} PNG (interlaced, Adam7)`,
+      bytes: await img().png({ compressionLevel: 6, progressive: true }).toBuffer(),
+      sharp: true,
+    },
     { format: "gif", label: `${label} GIF (256 colours)`, bytes: await img().gif({ colours: 256, effort: 1 }).toBuffer(), sharp: true },
     { format: "bmp", label: `${label} BMP (24-bit)`, bytes: bmp(raw, width, height), sharp: false },
     { format: "bmp", label: `${label} BMP (RLE8, 216 colours)`, bytes: rle8Bmp(raw, width, height), sharp: false },
-    { format: "tiff", label: `${label} TIFF (LZW, predictor, strips)`, bytes: await img().tiff({ compression: "lzw", predictor: "horizontal" }).toBuffer(), sharp: true },
-    { format: "tiff", label: `${label} TIFF (Deflate, 256 x 256 tiles)`, bytes: await img().tiff({ compression: "deflate", tile: true, tileWidth: 256, tileHeight: 256 }).toBuffer(), sharp: true },
+    {
+      format: "tiff",
+      label: `${label} TIFF (LZW, predictor, strips)`,
+      bytes: await img().tiff({ compression: "lzw", predictor: "horizontal" }).toBuffer(),
+      sharp: true,
+    },
+    {
+      format: "tiff",
+      label: `${label} TIFF (Deflate, 256 x 256 tiles)`,
+      bytes: await img().tiff({ compression: "deflate", tile: true, tileWidth: 256, tileHeight: 256 }).toBuffer(),
+      sharp: true,
+    },
     { format: "webp", label: `${label} WebP (lossy, q80)`, bytes: await img().webp({ quality: 80 }).toBuffer(), sharp: true },
     { format: "webp", label: `${label} WebP (lossless)`, bytes: await img().webp({ lossless: true, effort: 1 }).toBuffer(), sharp: true },
     { format: "avif", label: `${label} AVIF (q50)`, bytes: await img().avif({ quality: 50, effort: 0 }).toBuffer(), sharp: true },
   ];
   if (has("avifenc")) {
     const [columns, rows] = width === 4032 ? [8, 6] : [16, 12];
-    list.push({ format: "avif", label: `${label} AVIF (grid of ${width / columns} x ${height / rows} tiles, 4:2:0, avifenc quantiser 25-35)`, bytes: await avifGrid(raw, width, height, columns, rows, work), sharp: true });
+    list.push({
+      format: "avif",
+      label: `${label} AVIF (grid of ${width / columns} x ${height / rows} tiles, 4:2:0, avifenc quantiser 25-35)`,
+      bytes: await avifGrid(raw, width, height, columns, rows, work),
+      sharp: true,
+    });
   }
-  if (hasHeifEnc()) list.push({ format: "heic", label: `${label} HEIC (grid of 512 x 512 tiles, as iPhones write)`, bytes: await heicGrid(raw, width, height, work), sharp: false });
+  if (hasHeifEnc())
+    list.push({
+      format: "heic",
+      label: `${label} HEIC (grid of 512 x 512 tiles, as iPhones write)`,
+      bytes: await heicGrid(raw, width, height, work),
+      sharp: false,
+    });
   return list.map((input, i) => ({ ...input, name: `${label.replace(/\W/g, "")}-${i}` }));
 }
 
@@ -188,7 +237,10 @@ export async function runFormatsSection({ root, benchDir, step }) {
   const work = mkdtempSync(join(tmpdir(), "formats-bench-"));
   mkdirSync(benchDir, { recursive: true });
   sharp.cache(false);
-  const missing = [hasHeifEnc() ? "" : "heif-enc not installed: no HEIC", has("avifenc") ? "" : "avifenc not installed: no grid AVIF"].filter(Boolean);
+  const missing = [
+    hasHeifEnc() ? "" : "heif-enc not installed: no HEIC",
+    has("avifenc") ? "" : "avifenc not installed: no grid AVIF",
+  ].filter(Boolean);
   step(`formats: making 12 MP inputs in every format${missing.length ? ` (${missing.join("; ")})` : ""}`);
   const twelve = await inputs(4032, 3024, "12 MP", work);
   // An AVIF that is not a grid is decoded whole up to AVIF_MAX_PIXELS (2 MP): its largest accepted size, for time and memory.
@@ -197,21 +249,35 @@ export async function runFormatsSection({ root, benchDir, step }) {
     format: "avif",
     label: "2 MP AVIF (1632 x 1224, q50; AVIF's limit)",
     name: "avif-2mp",
-    bytes: await sharp(avifRaw, { raw: { width: 1632, height: 1224, channels: 3 } }).avif({ quality: 50, effort: 0 }).toBuffer(),
+    bytes: await sharp(avifRaw, { raw: { width: 1632, height: 1224, channels: 3 } })
+      .avif({ quality: 50, effort: 0 })
+      .toBuffer(),
     sharp: true,
   };
   twelve.push(avifLargest);
   if (hasHeifEnc()) {
     // A HEIC that is one coded picture (what heif-enc and most cameras other than iPhones write) is
     // decoded whole by libheif up to HEIF_MAX_TILE_PIXELS (8 MP): its largest accepted size.
-    await sharp(photoPixels(3264, 2448), { raw: { width: 3264, height: 2448, channels: 3 } }).png({ compressionLevel: 1 }).toFile(join(work, "single.png"));
+    await sharp(photoPixels(3264, 2448), { raw: { width: 3264, height: 2448, channels: 3 } })
+      .png({ compressionLevel: 1 })
+      .toFile(join(work, "single.png"));
     execFileSync("heif-enc", ["-q", "80", "-o", join(work, "single.heic"), join(work, "single.png")], { stdio: "ignore" });
-    twelve.push({ format: "heic", label: "8 MP HEIC (3264 x 2448, one coded picture; its limit)", name: "heic-8mp", bytes: readFileSync(join(work, "single.heic")), sharp: false });
+    twelve.push({
+      format: "heic",
+      label: "8 MP HEIC (3264 x 2448, one coded picture; its limit)",
+      name: "heic-8mp",
+      bytes: readFileSync(join(work, "single.heic")),
+      sharp: false,
+    });
   }
   step("formats: making 48 MP inputs (smooth content, so the lossless files stay near the upload limit)");
   const fortyEight = await inputs(8000, 6000, "48 MP", work, smoothPixels);
-  const overLimit = (input) => (input.bytes.length > UPLOAD_LIMIT ? ` (over the ${UPLOAD_LIMIT / MiB} MiB upload limit: POST /Medias refuses it; measured for the pipeline alone)` : "");
-  for (const input of [...twelve, ...fortyEight]) console.log(`  ${input.label}: ${round(input.bytes.length / MiB, 1)} MiB${overLimit(input)}`);
+  const overLimit = (input) =>
+    input.bytes.length > UPLOAD_LIMIT
+      ? ` (over the ${UPLOAD_LIMIT / MiB} MiB upload limit: POST /Medias refuses it; measured for the pipeline alone)`
+      : "";
+  for (const input of [...twelve, ...fortyEight])
+    console.log(`  ${input.label}: ${round(input.bytes.length / MiB, 1)} MiB${overLimit(input)}`);
   const modules = await buildImageWorker(root, join(benchDir, "image-worker"));
 
   step("formats: time of Medium and Small at 12 MP, workerd vs sharp, alternating rounds");
@@ -253,7 +319,10 @@ export async function runFormatsSection({ root, benchDir, step }) {
           versions: first.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`),
         };
         time.push(row);
-        console.log(`  ${row.label}: workerd ${row.workerdMs} ms, sharp ${row.sharpMs ?? "cannot read it"} ms, ratio ${row.ratio ?? "-"} (target <= ${TARGET}); ${row.versions.join(", ")}`);
+        console.log(
+          `  ${row.label}: workerd ${row.workerdMs} ms, sharp ${row.sharpMs ?? "cannot read it"} ms, ratio ` +
+            `${row.ratio ?? "-"} (target <= ${TARGET}); ${row.versions.join(", ")}`,
+        );
       }
     } finally {
       await mf.dispose();
@@ -267,7 +336,9 @@ export async function runFormatsSection({ root, benchDir, step }) {
     try {
       await request(url, `/images/${input.name}`, { method: "PUT", body: input.bytes });
       await request(url, "/warm");
-      const run = await peakGrowth(workerdPid(), () => request(url, `/process/${input.name}?format=${input.format}&refusals=1`, { method: "POST" }));
+      const run = await peakGrowth(workerdPid(), () =>
+        request(url, `/process/${input.name}?format=${input.format}&refusals=1`, { method: "POST" }),
+      );
       const isolate = await isolateHeap(inspector);
       const row = {
         label: input.label,
@@ -279,12 +350,23 @@ export async function runFormatsSection({ root, benchDir, step }) {
         versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`),
       };
       memory.push(row);
-      console.log(`  ${row.label} (${row.fileMiB} MiB): peak growth ${row.peakGrowthMiB} MiB, isolate after: JS heap ${isolate.heapMiB} + ArrayBuffers ${isolate.arrayBuffersMiB} MiB${row.refused ? `; refused: ${row.refused}` : `; ${row.versions.join(", ")}`}`);
+      console.log(
+        `  ${row.label} (${row.fileMiB} MiB): peak growth ${row.peakGrowthMiB} MiB, isolate after: JS heap ` +
+          `${isolate.heapMiB} + ArrayBuffers ${isolate.arrayBuffersMiB} ` +
+          `MiB${row.refused ? `; refused: ${row.refused}` : `; ${row.versions.join(", ")}`}`,
+      );
     } finally {
       await mf.dispose();
     }
   }
-  const results = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only formats", rounds: ROUNDS, target: TARGET, time, memory };
+  const results = {
+    finishedAt: new Date().toISOString(),
+    command: "npm run bench -- --only formats",
+    rounds: ROUNDS,
+    target: TARGET,
+    time,
+    memory,
+  };
   writeFileSync(join(benchDir, "formats.json"), `${JSON.stringify(results, null, 2)}\n`);
   return results;
 }

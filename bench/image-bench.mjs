@@ -20,7 +20,17 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
-import { bands, buildImageWorker, cpuMs, isolateHeap, peakGrowth, photo, startApp, startImageWorker, workerdPid } from "./image-measure.mjs";
+import {
+  bands,
+  buildImageWorker,
+  cpuMs,
+  isolateHeap,
+  peakGrowth,
+  photo,
+  startApp,
+  startImageWorker,
+  workerdPid,
+} from "./image-measure.mjs";
 import { median, round } from "./lib/load.mjs";
 
 const MiB = 1024 * 1024;
@@ -82,7 +92,9 @@ export async function runImageSection({ root, benchDir, appModules, credentials,
   const modules = await buildImageWorker(root, join(benchDir, "image-worker"));
 
   step("images: time, workerd pipeline vs sharp, alternating rounds");
-  const time = Object.fromEntries(IMAGES.sizes.map((s) => [s.name, { workerd: [], sharp: [], ratios: [], workerdCpu: [], sharpCpu: [], cpuRatios: [] }]));
+  const time = Object.fromEntries(
+    IMAGES.sizes.map((s) => [s.name, { workerd: [], sharp: [], ratios: [], workerdCpu: [], sharpCpu: [], cpuRatios: [] }]),
+  );
   let noopMs;
   let processed;
   {
@@ -129,15 +141,33 @@ export async function runImageSection({ root, benchDir, appModules, credentials,
         const pid = workerdPid();
         const run = await peakGrowth(pid, () => request(url, `/process/${size.name}?mode=${mode}`, { method: "POST" }));
         const isolateAfter = await isolateHeap(inspector);
-        memory[size.name][mode] = { ...run, isolateBefore, isolateAfter, firstRunMs: round(run.result.ms - noopMs, 1), wasmPeakMiB: run.result.json.photon ? round(run.result.json.photon.peakMemoryBytes / MiB, 1) : null };
+        memory[size.name][mode] = {
+          ...run,
+          isolateBefore,
+          isolateAfter,
+          firstRunMs: round(run.result.ms - noopMs, 1),
+          wasmPeakMiB: run.result.json.photon ? round(run.result.json.photon.peakMemoryBytes / MiB, 1) : null,
+        };
         delete memory[size.name][mode].result;
       } finally {
         await mf.dispose();
       }
-      console.log(`  ${size.label} ${mode}: peak growth ${memory[size.name][mode].peakGrowthMiB} MiB (first run ${memory[size.name][mode].firstRunMs} ms)`);
+      console.log(
+        `  ${size.label} ${mode}: peak growth ${memory[size.name][mode].peakGrowthMiB} MiB (first run ` +
+          `${memory[size.name][mode].firstRunMs} ms)`,
+      );
     }
-    const child = JSON.parse(execFileSync("node", [join(root, "bench", "image-sharp.mjs"), join(dir, `${size.name}.jpg`)], { encoding: "utf8" }).trim().split("\n").pop());
-    memory[size.name].sharp = { rssBeforeMiB: round(child.rssBeforeKiB / 1024, 1), peakGrowthMiB: round(child.deltaKiB / 1024, 1), firstRunMs: round(child.ms, 1) };
+    const child = JSON.parse(
+      execFileSync("node", [join(root, "bench", "image-sharp.mjs"), join(dir, `${size.name}.jpg`)], { encoding: "utf8" })
+        .trim()
+        .split("\n")
+        .pop(),
+    );
+    memory[size.name].sharp = {
+      rssBeforeMiB: round(child.rssBeforeKiB / 1024, 1),
+      peakGrowthMiB: round(child.deltaKiB / 1024, 1),
+      firstRunMs: round(child.ms, 1),
+    };
     console.log(`  ${size.label} sharp: peak growth ${memory[size.name].sharp.peakGrowthMiB} MiB`);
   }
 
@@ -172,7 +202,16 @@ export async function runImageSection({ root, benchDir, appModules, credentials,
       await request(url, "/warm");
       const isolateBefore = await isolateHeap(inspector);
       const run = await peakGrowth(workerdPid(), () => request(url, `/process/${c.name}?format=${c.format}`, { method: "POST" }));
-      worst.push({ label: c.label, bytes: c.bytes.length, isolateBefore, peakGrowthMiB: run.peakGrowthMiB, rssBeforeMiB: run.rssBeforeMiB, firstRunMs: round(run.result.ms - noopMs, 1), wasmPeakMiB: round(run.result.json.photon.peakMemoryBytes / MiB, 1), versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`) });
+      worst.push({
+        label: c.label,
+        bytes: c.bytes.length,
+        isolateBefore,
+        peakGrowthMiB: run.peakGrowthMiB,
+        rssBeforeMiB: run.rssBeforeMiB,
+        firstRunMs: round(run.result.ms - noopMs, 1),
+        wasmPeakMiB: round(run.result.json.photon.peakMemoryBytes / MiB, 1),
+        versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`),
+      });
     } finally {
       await mf.dispose();
     }
@@ -189,15 +228,30 @@ export async function runImageSection({ root, benchDir, appModules, credentials,
       await request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(small, "warm.jpg") });
       const isolateBefore = await isolateHeap(inspector);
       const pid = workerdPid();
-      const first = await peakGrowth(pid, () => request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(files[size.name], `${size.name}.jpg`) }));
+      const first = await peakGrowth(pid, () =>
+        request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(files[size.name], `${size.name}.jpg`) }),
+      );
       const sizes = first.result.json.sizes.map((s) => `${s.name} ${s.width}x${s.height}`);
       const runs = [];
-      for (let i = 0; i < 3; i++) runs.push((await request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(files[size.name], `${size.name}.jpg`) })).ms);
-      endToEnd[size.name] = { isolateBefore, peakGrowthMiB: first.peakGrowthMiB, rssBeforeMiB: first.rssBeforeMiB, firstMs: round(first.result.ms, 1), medianMs: round(median(runs), 1), sizes };
+      for (let i = 0; i < 3; i++)
+        runs.push(
+          (await request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(files[size.name], `${size.name}.jpg`) })).ms,
+        );
+      endToEnd[size.name] = {
+        isolateBefore,
+        peakGrowthMiB: first.peakGrowthMiB,
+        rssBeforeMiB: first.rssBeforeMiB,
+        firstMs: round(first.result.ms, 1),
+        medianMs: round(median(runs), 1),
+        sizes,
+      };
     } finally {
       await mf.dispose();
     }
-    console.log(`  ${size.label}: POST /Medias ${endToEnd[size.name].medianMs} ms, peak growth ${endToEnd[size.name].peakGrowthMiB} MiB, ${endToEnd[size.name].sizes.join(", ")}`);
+    console.log(
+      `  ${size.label}: POST /Medias ${endToEnd[size.name].medianMs} ms, peak growth ` +
+        `${endToEnd[size.name].peakGrowthMiB} MiB, ${endToEnd[size.name].sizes.join(", ")}`,
+    );
   }
 
   // The largest upload the route takes (20 MiB): a 48 MP photo at high quality, through the whole
@@ -222,14 +276,24 @@ export async function runImageSection({ root, benchDir, appModules, credentials,
       try {
         await request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(await photo(64, 48), "warm.jpg") });
         const isolateBefore = await isolateHeap(inspector);
-        const run = await peakGrowth(workerdPid(), () => request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(big, name) }));
-        return { isolateBefore, peakGrowthMiB: run.peakGrowthMiB, ms: round(run.result.ms, 1), sizes: run.result.json.sizes.map((x) => `${x.name} ${x.width}x${x.height}`) };
+        const run = await peakGrowth(workerdPid(), () =>
+          request(url, "/Medias", { method: "POST", headers: auth, body: mediaForm(big, name) }),
+        );
+        return {
+          isolateBefore,
+          peakGrowthMiB: run.peakGrowthMiB,
+          ms: round(run.result.ms, 1),
+          sizes: run.result.json.sizes.map((x) => `${x.name} ${x.width}x${x.height}`),
+        };
       } finally {
         await mf.dispose();
       }
     };
     largest = { bytes: big.length, ...(await uploadOnce("large.jpg")), asDocument: await uploadOnce("large.bin") };
-    console.log(`  ${round(largest.bytes / MiB, 1)} MiB: peak growth ${largest.peakGrowthMiB} MiB (as a document: ${largest.asDocument.peakGrowthMiB} MiB), ${largest.ms} ms, ${largest.sizes.join(", ")}`);
+    console.log(
+      `  ${round(largest.bytes / MiB, 1)} MiB: peak growth ${largest.peakGrowthMiB} MiB (as a document: ` +
+        `${largest.asDocument.peakGrowthMiB} MiB), ${largest.ms} ms, ${largest.sizes.join(", ")}`,
+    );
   }
 
   const results = {
@@ -272,31 +336,48 @@ export function imageSummary(r) {
     "| --- | ---: | --- | ---: | ---: | ---: | --- |",
     ...r.sizes.map(
       (s) =>
-        `| ${s.label} ${s.width}x${s.height} | ${s.bytes} | ${s.decoded.blockSize}/8 (${s.decoded.width}x${s.decoded.height}) | ${s.workerdMs} | ${s.sharpMs} | **${s.ratio}** ${verdict(s.ratio <= IMAGES.target)} | ${s.ratios.join(", ")} |`,
+        `| ${s.label} ${s.width}x${s.height} | ${s.bytes} | ${s.decoded.blockSize}/8 ` +
+        `(${s.decoded.width}x${s.decoded.height}) | ${s.workerdMs} | ${s.sharpMs} | **${s.ratio}** ` +
+        `${verdict(s.ratio <= IMAGES.target)} | ${s.ratios.join(", ")} |`,
     ),
     "",
     "CPU time (workerd process, all threads; sharp: this process, all threads, libvips' workers included):",
     "",
     "| JPEG | workerd CPU ms | sharp CPU ms | ratio | per round |",
     "| --- | ---: | ---: | ---: | --- |",
-    ...r.sizes.map((s) => `| ${s.label} | ${s.workerdCpuMs} | ${s.sharpCpuMs} | **${s.cpuRatio}** ${verdict(s.cpuRatio <= IMAGES.target)} | ${s.cpuRatios.join(", ")} |`),
+    ...r.sizes.map(
+      (s) =>
+        `| ${s.label} | ${s.workerdCpuMs} | ${s.sharpCpuMs} | **${s.cpuRatio}** ${verdict(s.cpuRatio <= IMAGES.target)} ` +
+        `| ${s.cpuRatios.join(", ")} |`,
+    ),
     "",
     "Peak memory: growth of the process's resident set during one run in a fresh process (MiB; first-run ms in brackets):",
     "",
-    "| JPEG | workerd pipeline | of it, photon WASM | isolate before: JS heap + ArrayBuffers | workerd, photon alone (naive) | sharp (Node) | POST /Medias (app Worker) |",
+    "| JPEG | workerd pipeline | of it, photon WASM | isolate before: JS heap + ArrayBuffers | workerd, photon " +
+      "alone (naive) | sharp (Node) | POST /Medias (app Worker) |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...r.sizes.map(
       (s) =>
-        `| ${s.label} | **${s.memory.pipeline.peakGrowthMiB}** (${s.memory.pipeline.firstRunMs}) | ${s.memory.pipeline.wasmPeakMiB} | ${s.memory.pipeline.isolateBefore.heapMiB} + ${s.memory.pipeline.isolateBefore.arrayBuffersMiB} | ${s.memory.photon.peakGrowthMiB} (${s.memory.photon.firstRunMs}) | ${s.memory.sharp.peakGrowthMiB} (${s.memory.sharp.firstRunMs}) | **${s.endToEnd.peakGrowthMiB}** (${s.endToEnd.firstMs}; median ${s.endToEnd.medianMs} ms; app isolate before: ${s.endToEnd.isolateBefore.heapMiB} + ${s.endToEnd.isolateBefore.arrayBuffersMiB}) |`,
+        `| ${s.label} | **${s.memory.pipeline.peakGrowthMiB}** (${s.memory.pipeline.firstRunMs}) | ` +
+        `${s.memory.pipeline.wasmPeakMiB} | ${s.memory.pipeline.isolateBefore.heapMiB} + ` +
+        `${s.memory.pipeline.isolateBefore.arrayBuffersMiB} | ${s.memory.photon.peakGrowthMiB} ` +
+        `(${s.memory.photon.firstRunMs}) | ${s.memory.sharp.peakGrowthMiB} (${s.memory.sharp.firstRunMs}) | ` +
+        `**${s.endToEnd.peakGrowthMiB}** (${s.endToEnd.firstMs}; median ${s.endToEnd.medianMs} ms; app isolate before: ` +
+        `${s.endToEnd.isolateBefore.heapMiB} + ${s.endToEnd.isolateBefore.arrayBuffersMiB}) |`,
     ),
     "",
     "Worst cases the limits admit (workerd pipeline, fresh process):",
     "",
     "| input | bytes | isolate before: JS heap + ArrayBuffers MiB | peak growth MiB | of it, photon WASM MiB | first run ms | versions |",
     "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
-    ...r.worst.map((w) => `| ${w.label} | ${w.bytes} | ${w.isolateBefore.heapMiB} + ${w.isolateBefore.arrayBuffersMiB} | **${w.peakGrowthMiB}** | ${w.wasmPeakMiB} | ${w.firstRunMs} | ${w.versions.join(", ")} |`),
+    ...r.worst.map(
+      (w) =>
+        `| ${w.label} | ${w.bytes} | ${w.isolateBefore.heapMiB} + ${w.isolateBefore.arrayBuffersMiB} | ` +
+        `**${w.peakGrowthMiB}** | ${w.wasmPeakMiB} | ${w.firstRunMs} | ${w.versions.join(", ")} |`,
+    ),
     "",
-    `The largest upload POST /Medias takes: a ${r.largest.bytes}-byte 8000x6000 JPEG, app isolate before ${r.largest.isolateBefore.heapMiB} + ${r.largest.isolateBefore.arrayBuffersMiB} MiB, ` +
+    `The largest upload POST /Medias takes: a ${r.largest.bytes}-byte 8000x6000 JPEG, app isolate before ` +
+      `${r.largest.isolateBefore.heapMiB} + ${r.largest.isolateBefore.arrayBuffersMiB} MiB, ` +
       `peak growth **${r.largest.peakGrowthMiB} MiB**, ${r.largest.ms} ms (first request), ${r.largest.sizes.join(", ")}; ` +
       `the same bytes uploaded as a document (stored, not decoded): ${r.largest.asDocument.peakGrowthMiB} MiB.`,
   ].join("\n");
@@ -313,9 +394,21 @@ export async function runPngSection({ root, benchDir, step }) {
   sharp.cache(false);
   step("png: generating a 12 MP PNG photo and a 48 MP banded PNG, building the image Worker");
   const inputs = [
-    { label: "12 MP PNG photo (RGB, 8-bit)", name: "png-12mp", bytes: await sharp(await photo(4032, 3024)).png({ compressionLevel: 6 }).toBuffer(), timed: true },
+    {
+      label: "12 MP PNG photo (RGB, 8-bit)",
+      name: "png-12mp",
+      bytes: await sharp(await photo(4032, 3024))
+        .png({ compressionLevel: 6 })
+        .toBuffer(),
+      timed: true,
+    },
     { label: "48 MP PNG (RGBA, 8-bit, banded)", name: "png-48mp", bytes: await bands(8000, 6000).png().toBuffer(), timed: false },
-    { label: "12 MP PNG (RGBA, 16-bit, banded)", name: "png-12mp-16", bytes: await bands(4032, 3024).toColourspace("rgb16").png().toBuffer(), timed: false },
+    {
+      label: "12 MP PNG (RGBA, 16-bit, banded)",
+      name: "png-12mp-16",
+      bytes: await bands(4032, 3024).toColourspace("rgb16").png().toBuffer(),
+      timed: false,
+    },
   ];
   for (const input of inputs) console.log(`  ${input.label}: ${round(input.bytes.length / MiB, 1)} MiB`);
   const modules = await buildImageWorker(root, join(benchDir, "image-worker"));
@@ -357,20 +450,41 @@ export async function runPngSection({ root, benchDir, step }) {
       const isolateBefore = await isolateHeap(inspector);
       const run = await peakGrowth(workerdPid(), () => request(url, `/process/${input.name}?format=png`, { method: "POST" }));
       const isolateAfter = await isolateHeap(inspector);
-      memory.push({ label: input.label, bytes: input.bytes.length, isolateBefore, isolateAfter, peakGrowthMiB: run.peakGrowthMiB, firstRunMs: round(run.result.ms - noopMs, 1), decoded: run.result.json.decoded, versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`) });
+      memory.push({
+        label: input.label,
+        bytes: input.bytes.length,
+        isolateBefore,
+        isolateAfter,
+        peakGrowthMiB: run.peakGrowthMiB,
+        firstRunMs: round(run.result.ms - noopMs, 1),
+        decoded: run.result.json.decoded,
+        versions: run.result.json.versions.map((v) => `${v.size} ${v.width}x${v.height}`),
+      });
     } finally {
       await mf.dispose();
     }
-    console.log(`  ${input.label}: peak growth ${memory.at(-1).peakGrowthMiB} MiB (isolate after: JS heap ${memory.at(-1).isolateAfter.heapMiB} + ArrayBuffers ${memory.at(-1).isolateAfter.arrayBuffersMiB} MiB), first run ${memory.at(-1).firstRunMs} ms, ${memory.at(-1).versions.join(", ")}`);
+    console.log(
+      `  ${input.label}: peak growth ${memory.at(-1).peakGrowthMiB} MiB (isolate after: JS heap ` +
+        `${memory.at(-1).isolateAfter.heapMiB} + ArrayBuffers ${memory.at(-1).isolateAfter.arrayBuffersMiB} MiB), first ` +
+        `run ${memory.at(-1).firstRunMs} ms, ${memory.at(-1).versions.join(", ")}`,
+    );
   }
   const results = {
     finishedAt: new Date().toISOString(),
     rounds: IMAGES.rounds,
     noopMs: round(noopMs, 2),
-    time: timed.map((i) => ({ label: i.label, bytes: i.bytes.length, workerdMs: round(median(time[i.name].workerd), 1), sharpMs: round(median(time[i.name].sharp), 1), ratio: round(median(time[i.name].ratios), 2), ratios: time[i.name].ratios.map((x) => round(x, 2)) })),
+    time: timed.map((i) => ({
+      label: i.label,
+      bytes: i.bytes.length,
+      workerdMs: round(median(time[i.name].workerd), 1),
+      sharpMs: round(median(time[i.name].sharp), 1),
+      ratio: round(median(time[i.name].ratios), 2),
+      ratios: time[i.name].ratios.map((x) => round(x, 2)),
+    })),
     memory,
   };
-  for (const t of results.time) console.log(`  ${t.label}: workerd ${t.workerdMs} ms, sharp ${t.sharpMs} ms, ratio ${t.ratio} (target <= ${IMAGES.target})`);
+  for (const t of results.time)
+    console.log(`  ${t.label}: workerd ${t.workerdMs} ms, sharp ${t.sharpMs} ms, ratio ${t.ratio} (target <= ${IMAGES.target})`);
   writeFileSync(join(benchDir, "png.json"), `${JSON.stringify(results, null, 2)}\n`);
   return results;
 }

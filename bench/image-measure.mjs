@@ -37,7 +37,9 @@ export function photoPixels(width, height) {
 
 export async function photo(width, height) {
   const raw = photoPixels(width, height);
-  return sharp(raw, { raw: { width, height, channels: 3 } }).jpeg({ quality: 85, chromaSubsampling: "4:2:0" }).toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 85, chromaSubsampling: "4:2:0" })
+    .toBuffer();
 }
 
 /** RGBA with a different colour every 8 rows and a half-transparent right half: compresses to little. */
@@ -93,7 +95,10 @@ export async function buildImageWorker(root, outdir) {
       },
     ],
   });
-  return [{ type: "ESModule", path: join(outdir, "image-worker.js") }, ...[...wasm.keys()].map((name) => ({ type: "CompiledWasm", path: join(outdir, name) }))];
+  return [
+    { type: "ESModule", path: join(outdir, "image-worker.js") },
+    ...[...wasm.keys()].map((name) => ({ type: "CompiledWasm", path: join(outdir, name) })),
+  ];
 }
 
 function appWorkerOptions(root) {
@@ -180,7 +185,15 @@ export async function startApp(root, stateDir, appModules, jwksJson) {
         name: "app",
         modulesRoot: join(appModules[0].path, ".."),
         modules: appModules,
-        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: jwksJson, ENVIRONMENT: "bench", RATE_LIMITS: "off", LOG_LEVEL: "warn" },
+        bindings: {
+          ...app.bindings,
+          AUTH_ISSUER: ISSUER,
+          AUTH_AUDIENCE: AUDIENCE,
+          AUTH_JWKS_JSON: jwksJson,
+          ENVIRONMENT: "bench",
+          RATE_LIMITS: "off",
+          LOG_LEVEL: "warn",
+        },
         unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
         unsafeInspectorProxy: true,
       },
@@ -230,5 +243,3 @@ export async function peakGrowth(pid, work) {
   const peak = statusKiB(pid, "VmHWM");
   return { result, rssBeforeMiB: round(before / 1024, 1), peakGrowthMiB: round((peak - before) / 1024, 1) };
 }
-
-

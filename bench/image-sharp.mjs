@@ -12,7 +12,9 @@ const kib = (name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status())?
 sharp.cache(false);
 const bytes = readFileSync(file);
 // Load libvips' JPEG paths once on a tiny image, so the measurement is the work, not the loading.
-const tiny = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#808080" } }).jpeg().toBuffer();
+const tiny = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#808080" } })
+  .jpeg()
+  .toBuffer();
 await sharp(tiny).resize(32).jpeg().toBuffer();
 
 writeFileSync("/proc/self/clear_refs", "5");
@@ -22,4 +24,6 @@ const medium = await sharp(bytes).resize(1000, 1000, { fit: "inside", withoutEnl
 const small = await sharp(bytes).resize(256, 256, { fit: "inside", withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
 const ms = performance.now() - started;
 const peak = kib("VmHWM");
-console.log(JSON.stringify({ rssBeforeKiB: before, peakKiB: peak, deltaKiB: peak - before, ms, medium: medium.length, small: small.length }));
+console.log(
+  JSON.stringify({ rssBeforeKiB: before, peakKiB: peak, deltaKiB: peak - before, ms, medium: medium.length, small: small.length }),
+);

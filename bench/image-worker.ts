@@ -28,7 +28,10 @@ function naivePhoton(bytes: Uint8Array): { size: string; width: number; height: 
   const image = PhotonImage.new_from_byteslice(bytes);
   const out = [];
   try {
-    for (const [size, limit] of [["Medium", 1000], ["Small", 256]] as const) {
+    for (const [size, limit] of [
+      ["Medium", 1000],
+      ["Small", 256],
+    ] as const) {
       const target = fitWithin(image.get_width(), image.get_height(), limit);
       const resized = photonResize(image, target.width, target.height, SamplingFilter.CatmullRom);
       out.push({ size, width: target.width, height: target.height, bytes: resized.get_bytes_jpeg(85).length });
@@ -59,7 +62,8 @@ export default {
       const format = (url.searchParams.get("format") ?? "jpeg") as ImageFormat;
       const outcome = await processImage(format, bytes);
       // &refusals=1: an image the pipeline refuses (too large, not decoded) is an answer, not an error.
-      if (outcome.integrity !== "passed" && url.searchParams.get("refusals") === "1") return Response.json({ integrity: outcome.integrity, refused: outcome.detail, versions: [] });
+      if (outcome.integrity !== "passed" && url.searchParams.get("refusals") === "1")
+        return Response.json({ integrity: outcome.integrity, refused: outcome.detail, versions: [] });
       if (outcome.integrity !== "passed") return Response.json({ error: outcome.detail }, { status: 500 });
       return Response.json({
         decoded: outcome.decoded,

@@ -33,7 +33,9 @@ import { listsSummary, runListsSection } from "./lib/lists.mjs";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = join(root, ".bench");
 const started = Date.now();
-const loadBefore = loadavg().map((x) => round(x)).join(" ");
+const loadBefore = loadavg()
+  .map((x) => round(x))
+  .join(" ");
 const seconds = () => round((Date.now() - started) / 1000, 1);
 const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // `npm run bench -- --only upload` runs the upload section alone (it starts its own Miniflare);
@@ -44,7 +46,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // job dispatcher and job read section (bench/lib/jobs.mjs); `--only search` the search section
 // (bench/lib/search.mjs); `--only reads` bench A with server CPU, the price of each layer of the
 // request path and the deviation read against the job read (bench/lib/reads.mjs); `--only bodies`
-// 95 MiB uploads with and without Idempotency-Key, memory and time (bench/lib/bodies.mjs); `--only scale` bytes per stored entity and D1's write rate for
+// 95 MiB uploads with and without Idempotency-Key, memory and time (bench/lib/bodies.mjs); `--only scale` bytes per stored entity
+// and D1's write rate for
 // docs/scale.md (bench/lib/scale.mjs); `--only monitors` the monitor dispatcher and
 // monitor read section (bench/lib/monitors.mjs); `--only formats` every image format at 12 and 48 MP
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
@@ -89,7 +92,10 @@ async function createBenchARow(urls, token) {
   });
   if (definition.status === 404 || definition.status === 405) {
     console.log("  POST /PropertyDefinitions is not available yet: falling back to GET /Categories/{id}");
-    const category = expectOk("POST /Categories", await call(urls.app, "/Categories", { method: "POST", token, body: { name: "Bench category" } }));
+    const category = expectOk(
+      "POST /Categories",
+      await call(urls.app, "/Categories", { method: "POST", token, body: { name: "Bench category" } }),
+    );
     return { resource: "Categories", id: category.id };
   }
   return { resource: "PropertyDefinitions", id: expectOk("POST /PropertyDefinitions", definition).id };
@@ -110,7 +116,16 @@ async function benchA(urls, token) {
   // Issue 22: at least 0.9 in the median, and no round under 0.8.
   const perRound = fullFigures.rounds.map((x, i) => x.reqPerSec / minimalFigures.rounds[i].reqPerSec);
   console.log(`  ratio full/minimal: ${ratio} (target >= 0.9, every round >= 0.8; lowest round ${round(Math.min(...perRound), 3)})`);
-  return { resource, path, minimal: minimalFigures, full: fullFigures, ratio, target: 0.9, roundTarget: 0.8, lowestRound: round(Math.min(...perRound), 3) };
+  return {
+    resource,
+    path,
+    minimal: minimalFigures,
+    full: fullFigures,
+    ratio,
+    target: 0.9,
+    roundTarget: 0.8,
+    lowestRound: round(Math.min(...perRound), 3),
+  };
 }
 
 /**
@@ -135,17 +150,35 @@ async function main() {
   mkdirSync(benchDir, { recursive: true });
   if (only === "upload") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runUploadSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    await runUploadSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
     return;
   }
   if (only === "bodies") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runBodiesSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    await runBodiesSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
     return;
   }
   if (only === "scale") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runScaleSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    await runScaleSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
     return;
   }
   if (only === "templates") {
@@ -156,49 +189,148 @@ async function main() {
   if (only === "deviations") {
     const result = await runDeviationSection({ root, benchDir, credentials: await benchCredentials(root), step });
     const command = "npm run bench -- --only deviations";
-    writeFileSync(join(benchDir, "deviations-results.json"), `${JSON.stringify({ finishedAt: new Date().toISOString(), command, machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result }, null, 2)}\n`);
+    writeFileSync(
+      join(benchDir, "deviations-results.json"),
+      `${JSON.stringify(
+        {
+          finishedAt: new Date().toISOString(),
+          command,
+          machine: machine(),
+          load: LOAD,
+          loadAverage: {
+            before: loadBefore,
+            after: loadavg()
+              .map((x) => round(x))
+              .join(" "),
+          },
+          ...result,
+        },
+        null,
+        2,
+      )}\n`,
+    );
     step("done; .bench/deviations-results.json written. Summary for docs/benchmarks.md:\n");
     console.log(deviationSummary(result, command));
     return;
   }
   if (only === "jobs") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runJobsSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
-    const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only jobs", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
+    const result = await runJobsSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
+    const record = {
+      finishedAt: new Date().toISOString(),
+      command: "npm run bench -- --only jobs",
+      machine: machine(),
+      load: LOAD,
+      loadAverage: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => round(x))
+          .join(" "),
+      },
+      ...result,
+    };
     writeFileSync(join(benchDir, "jobs-results.json"), `${JSON.stringify(record, null, 2)}\n`);
     step("done; .bench/jobs-results.json written");
     return;
   }
   if (only === "monitors") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runMonitorsSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
-    const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only monitors", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
+    const result = await runMonitorsSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
+    const record = {
+      finishedAt: new Date().toISOString(),
+      command: "npm run bench -- --only monitors",
+      machine: machine(),
+      load: LOAD,
+      loadAverage: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => round(x))
+          .join(" "),
+      },
+      ...result,
+    };
     writeFileSync(join(benchDir, "monitors-results.json"), `${JSON.stringify(record, null, 2)}\n`);
     step("done; .bench/monitors-results.json written");
     return;
   }
   if (only === "search") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runSearchSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
-    const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only search", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
+    const result = await runSearchSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
+    const record = {
+      finishedAt: new Date().toISOString(),
+      command: "npm run bench -- --only search",
+      machine: machine(),
+      load: LOAD,
+      loadAverage: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => round(x))
+          .join(" "),
+      },
+      ...result,
+    };
     writeFileSync(join(benchDir, "search-results.json"), `${JSON.stringify(record, null, 2)}\n`);
     step("done; .bench/search-results.json written");
     return;
   }
   if (only === "lists") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runListsSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    const result = await runListsSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
     const command = "npm run bench -- --only lists";
-    const loadAverage = { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") };
+    const loadAverage = {
+      before: loadBefore,
+      after: loadavg()
+        .map((x) => round(x))
+        .join(" "),
+    };
     const finishedAt = new Date().toISOString();
-    writeFileSync(join(benchDir, "lists-results.json"), `${JSON.stringify({ finishedAt, command, machine: machine(), loadAverage, ...result }, null, 2)}\n`);
+    writeFileSync(
+      join(benchDir, "lists-results.json"),
+      `${JSON.stringify({ finishedAt, command, machine: machine(), loadAverage, ...result }, null, 2)}\n`,
+    );
     step("done; .bench/lists-results.json written. Summary for docs/benchmarks.md:\n");
     console.log(listsSummary(result, { command, loadAverage, finishedAt }));
     return;
   }
   if (only === "reads") {
     const result = await runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step });
-    const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only reads", machine: machine(), load: LOAD, loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") }, ...result };
+    const record = {
+      finishedAt: new Date().toISOString(),
+      command: "npm run bench -- --only reads",
+      machine: machine(),
+      load: LOAD,
+      loadAverage: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => round(x))
+          .join(" "),
+      },
+      ...result,
+    };
     writeFileSync(join(benchDir, "reads-results.json"), `${JSON.stringify(record, null, 2)}\n`);
     step("done; .bench/reads-results.json written. Summary for docs/benchmarks.md:\n");
     console.log(readsSummary(result, record));
@@ -216,13 +348,23 @@ async function main() {
   }
   if (only === "images") {
     step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runImageSection({ root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step });
+    await runImageSection({
+      root,
+      benchDir,
+      appModules: buildWorkerBundle(root, join(benchDir, "build")),
+      credentials: await benchCredentials(root),
+      step,
+    });
     await runPngSection({ root, benchDir, step });
     await runFormatsSection({ root, benchDir, step });
     return;
   }
   const listOnly = only === "list";
-  step(listOnly ? "building the engine worker (esbuild)" : "building the Worker bundle (wrangler deploy --dry-run) and the engine worker (esbuild)");
+  step(
+    listOnly
+      ? "building the engine worker (esbuild)"
+      : "building the Worker bundle (wrangler deploy --dry-run) and the engine worker (esbuild)",
+  );
   const appModules = listOnly ? undefined : buildWorkerBundle(root, join(benchDir, "build"));
   const engineScript = await buildEngineWorker(root, join(benchDir, "engine"));
   const probe = appModules ? writeProbe(benchDir, appModules) : undefined;
@@ -275,7 +417,11 @@ async function main() {
     if (analyzed) await db.prepare("PRAGMA optimize=0x10002").run();
 
     const a = listOnly ? undefined : await benchA(urls, credentials.token);
-    const b = await benchList(urls, SIZES.map((size) => ({ ...size, values: seeded[size.kind].values })), step);
+    const b = await benchList(
+      urls,
+      SIZES.map((size) => ({ ...size, values: seeded[size.kind].values })),
+      step,
+    );
     const wasmAfter = listOnly ? undefined : await wasmAfterExpression(urls, credentials.token);
 
     const results = {
@@ -285,7 +431,12 @@ async function main() {
       load: LOAD,
       migrations,
       // The machine may be shared (other builds, tests): the 1/5/15-minute load averages give context.
-      loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") },
+      loadAverage: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => round(x))
+          .join(" "),
+      },
       benchA: a,
       benchB: { ...b, statistics: analyzed ? "PRAGMA optimize after seeding" : "none (as after the migrations)" },
       startup: appModules && {
@@ -314,7 +465,15 @@ async function main() {
 /** The template copy section (issue 3); writes .bench/templates-results.json. */
 async function templatesSection(appModules, credentials) {
   const results = await runTemplatesSection({ root, benchDir, appModules, credentials, step });
-  const record = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only templates", machine: machine(), loadAverage: loadavg().map((x) => round(x)).join(" "), ...results };
+  const record = {
+    finishedAt: new Date().toISOString(),
+    command: "npm run bench -- --only templates",
+    machine: machine(),
+    loadAverage: loadavg()
+      .map((x) => round(x))
+      .join(" "),
+    ...results,
+  };
   writeFileSync(join(benchDir, "templates-results.json"), `${JSON.stringify(record, null, 2)}\n`);
   step("done; .bench/templates-results.json written");
 }

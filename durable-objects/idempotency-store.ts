@@ -10,7 +10,10 @@ import { DurableObject } from "cloudflare:workers";
 export interface StoredResponse {
   status: number;
   headers: Record<string, string>;
-  /** The body as sent, or, when `sealed`, the body sealed (src/pkg/idempotency.ts): an answer with secrets is never stored in plain text. */
+  /**
+   * The body as sent, or, when `sealed`, the body sealed (src/pkg/idempotency.ts): an answer with secrets is never stored in
+   * plain text.
+   */
   body: string;
   sealed?: boolean;
 }
@@ -26,10 +29,7 @@ type Entry =
   | { state: "done"; fingerprint: string; head?: string; expiresAt: number; response: StoredResponse };
 
 export type BeginResult =
-  | { outcome: "proceed" }
-  | { outcome: "replay"; response: StoredResponse }
-  | { outcome: "mismatch" }
-  | { outcome: "inProgress" };
+  { outcome: "proceed" } | { outcome: "replay"; response: StoredResponse } | { outcome: "mismatch" } | { outcome: "inProgress" };
 
 /**
  * What a streamed request learns before reading its body: it holds the key (`proceed`, with the
@@ -96,7 +96,10 @@ export class IdempotencyStore extends DurableObject {
     return { outcome: "inProgress" };
   }
 
-  /** Records the fingerprint of a claimed request once its body has passed, so a concurrent retry with another body is told it is a mismatch. */
+  /**
+   * Records the fingerprint of a claimed request once its body has passed, so a concurrent retry with another body is told it is
+   * a mismatch.
+   */
   async fingerprinted(key: string, token: string, fingerprint: string): Promise<void> {
     const entry = await this.ctx.storage.get<Entry>(key);
     if (entry?.state === "pending" && entry.token === token) await this.ctx.storage.put<Entry>(key, { ...entry, fingerprint });
@@ -105,7 +108,8 @@ export class IdempotencyStore extends DurableObject {
   /** Extends a claim while its body is still arriving (a slow upload outlives one lease). */
   async extend(key: string, token: string, leaseMs: number): Promise<void> {
     const entry = await this.ctx.storage.get<Entry>(key);
-    if (entry?.state === "pending" && entry.token === token) await this.ctx.storage.put<Entry>(key, { ...entry, leaseUntil: Date.now() + leaseMs });
+    if (entry?.state === "pending" && entry.token === token)
+      await this.ctx.storage.put<Entry>(key, { ...entry, leaseUntil: Date.now() + leaseMs });
   }
 
   async complete(key: string, fingerprint: string, response: StoredResponse, head?: string): Promise<void> {

@@ -54,6 +54,8 @@ export class JobRunner extends DurableObject<Bindings> {
     if (active) await this.ctx.storage.setAlarm(Date.now() + POLL_INTERVAL_MS);
     else await this.ctx.storage.deleteAlarm();
     // A step's events (a job's status, a monitor job's alarms) leave now: no request follows them to relay.
-    this.ctx.waitUntil(relayOutbox(this.env, log).catch((error: unknown) => log.warn("outbox relay after a step failed", errorFields(error))));
+    this.ctx.waitUntil(
+      relayOutbox(this.env, log).catch((error: unknown) => log.warn("outbox relay after a step failed", errorFields(error))),
+    );
   }
 }

@@ -98,13 +98,17 @@ export class SearchIndex extends DurableObject<Bindings> {
     const indexId = this.meta<string>("indexId");
     const generations = this.liveGenerations();
     if (indexId && !standardIndex(indexId)?.source) {
-      const unmarked = generations.filter((gen) => this.sql.exec(`SELECT 1 FROM ${generationTables(gen).docs} WHERE permission IS NULL LIMIT 1`).toArray().length > 0);
+      const unmarked = generations.filter(
+        (gen) => this.sql.exec(`SELECT 1 FROM ${generationTables(gen).docs} WHERE permission IS NULL LIMIT 1`).toArray().length > 0,
+      );
       if (unmarked.length > 0) {
         const row = await readIndexRow(this.env.DB, indexId);
         const grant = JSON.parse(row?.grant_permissions ?? "[]") as string[];
         // The files client read as the owner: what it returned is the owner's to see.
         const permission = documentPermission(row && grant.includes(PERMISSIONS.filesRead) ? [...grant, userMark(row.owner_id)] : grant);
-        if (permission !== null) for (const gen of unmarked) this.sql.exec(`UPDATE ${generationTables(gen).docs} SET permission = ? WHERE permission IS NULL`, permission);
+        if (permission !== null)
+          for (const gen of unmarked)
+            this.sql.exec(`UPDATE ${generationTables(gen).docs} SET permission = ? WHERE permission IS NULL`, permission);
       }
     }
     for (const gen of generations) this.setMeta(`permissions:${gen}`, undefined);
@@ -138,11 +142,23 @@ export class SearchIndex extends DurableObject<Bindings> {
           for (const doc of batch) {
             const old = this.sql.exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key = ?`, doc.key).toArray()[0];
             if (old) {
-              this.sql.exec(`UPDATE ${t.docs} SET fields = ?, permission = ? WHERE rowid = ?`, JSON.stringify(doc.fields), doc.permission, old.rowid);
+              this.sql.exec(
+                `UPDATE ${t.docs} SET fields = ?, permission = ? WHERE rowid = ?`,
+                JSON.stringify(doc.fields),
+                doc.permission,
+                old.rowid,
+              );
               this.sql.exec(`DELETE FROM ${t.fts} WHERE rowid = ?`, old.rowid);
               this.sql.exec(`INSERT INTO ${t.fts} (rowid, body) VALUES (?, ?)`, old.rowid, searchableText(mapping, doc.fields));
             } else {
-              const { rowid } = this.sql.exec<{ rowid: number }>(`INSERT INTO ${t.docs} (key, fields, permission) VALUES (?, ?, ?) RETURNING rowid`, doc.key, JSON.stringify(doc.fields), doc.permission).one();
+              const { rowid } = this.sql
+                .exec<{ rowid: number }>(
+                  `INSERT INTO ${t.docs} (key, fields, permission) VALUES (?, ?, ?) RETURNING rowid`,
+                  doc.key,
+                  JSON.stringify(doc.fields),
+                  doc.permission,
+                )
+                .one();
               this.sql.exec(`INSERT INTO ${t.fts} (rowid, body) VALUES (?, ?)`, rowid, searchableText(mapping, doc.fields));
             }
           }
@@ -158,7 +174,9 @@ export class SearchIndex extends DurableObject<Bindings> {
         for (const key of keys) {
           // A key ending in ':' stands for every document whose key starts with it (an activity's inputs).
           const rows = key.endsWith(":")
-            ? this.sql.exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key >= ? AND key < ?`, key, `${key.slice(0, -1)};`).toArray()
+            ? this.sql
+                .exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key >= ? AND key < ?`, key, `${key.slice(0, -1)};`)
+                .toArray()
             : this.sql.exec<{ rowid: number }>(`SELECT rowid FROM ${t.docs} WHERE key = ?`, key).toArray();
           for (const { rowid } of rows) {
             this.sql.exec(`DELETE FROM ${t.fts} WHERE rowid = ?`, rowid);
@@ -236,7 +254,11 @@ export class SearchIndex extends DurableObject<Bindings> {
           build.documents += page.length;
           if (page.length > 0) build.cursor = page[page.length - 1]!.key;
           this.setMeta("build", build);
-          if (page.length < PAGE) return await this.commit(indexId, build, { status: "Succeeded", message: `${build.documents} documents from the platform's data.` });
+          if (page.length < PAGE)
+            return await this.commit(indexId, build, {
+              status: "Succeeded",
+              message: `${build.documents} documents from the platform's data.`,
+            });
           if (Date.now() - started > STEP_MS) return void (await this.ctx.storage.setAlarm(Date.now()));
         }
       }
@@ -254,14 +276,24 @@ export class SearchIndex extends DurableObject<Bindings> {
       if (outcome.logs.length > 0) await writeLogs(this.env.DB, indexId, build.syncId, outcome.logs);
       if (!outcome.ok) return await this.fail(indexId, build, outcome.message);
       build.documents = outcome.documents;
-      await this.commit(indexId, build, { status: "Succeeded", message: `${build.documents} documents from the library.` }, outcome.mapping);
+      await this.commit(
+        indexId,
+        build,
+        { status: "Succeeded", message: `${build.documents} documents from the library.` },
+        outcome.mapping,
+      );
     } catch (error) {
       log.error("search synchronisation failed", errorFields(error));
       await this.fail(indexId, build, `The synchronisation stopped: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
-  private async commit(indexId: string, build: Build, outcome: Omit<SyncOutcome, "documents" | "startedAt" | "endedAt" | "syncId" | "reason">, mapping?: Mapping): Promise<void> {
+  private async commit(
+    indexId: string,
+    build: Build,
+    outcome: Omit<SyncOutcome, "documents" | "startedAt" | "endedAt" | "syncId" | "reason">,
+    mapping?: Mapping,
+  ): Promise<void> {
     const previous = this.generation;
     this.ctx.storage.transactionSync(() => {
       this.setMeta("generation", build.generation);
@@ -270,7 +302,12 @@ export class SearchIndex extends DurableObject<Bindings> {
     this.dropGeneration(previous);
     this.refreshedAt.clear();
     const documents = this.countDocuments(build.generation);
-    await finishSync(this.env.DB, indexId, { ...outcome, documents, syncId: build.syncId, reason: build.reason, startedAt: build.startedAt, endedAt: new Date().toISOString() }, mapping);
+    await finishSync(
+      this.env.DB,
+      indexId,
+      { ...outcome, documents, syncId: build.syncId, reason: build.reason, startedAt: build.startedAt, endedAt: new Date().toISOString() },
+      mapping,
+    );
   }
 
   /** A failed synchronisation: the next generation is dropped, the current one stays. */
@@ -280,7 +317,15 @@ export class SearchIndex extends DurableObject<Bindings> {
     this.refreshedAt.clear();
     await writeLog(this.env.DB, indexId, build.syncId, "error", message);
     const documents = this.countDocuments(this.generation);
-    await finishSync(this.env.DB, indexId, { status: "Failed", message, documents, syncId: build.syncId, reason: build.reason, startedAt: build.startedAt, endedAt: new Date().toISOString() });
+    await finishSync(this.env.DB, indexId, {
+      status: "Failed",
+      message,
+      documents,
+      syncId: build.syncId,
+      reason: build.reason,
+      startedAt: build.startedAt,
+      endedAt: new Date().toISOString(),
+    });
   }
 
   private abandon(): void {
@@ -299,13 +344,19 @@ export class SearchIndex extends DurableObject<Bindings> {
     const visible = values.every((p) => mayReadDocument(p, held)) ? undefined : values.filter((p) => mayReadDocument(p, held));
     const compiled = compileSearch(plan, mapping, searcher, gen, visible);
     const ranked = this.sql.exec<{ rid: number; score: number | null }>(compiled.page.sql, ...compiled.page.params).toArray();
-    const total = plan.skip === 0 && ranked.length < plan.take ? ranked.length : this.sql.exec<{ n: number }>(compiled.count.sql, ...compiled.count.params).one().n;
+    const total =
+      plan.skip === 0 && ranked.length < plan.take
+        ? ranked.length
+        : this.sql.exec<{ n: number }>(compiled.count.sql, ...compiled.count.params).one().n;
     const { docs } = generationTables(gen);
     const rows = new Map(
       ranked.length === 0
         ? []
         : this.sql
-            .exec<{ rowid: number; key: string; fields: string }>(`SELECT rowid, key, fields FROM ${docs} WHERE rowid IN (SELECT value FROM json_each(?))`, JSON.stringify(ranked.map((r) => r.rid)))
+            .exec<{ rowid: number; key: string; fields: string }>(
+              `SELECT rowid, key, fields FROM ${docs} WHERE rowid IN (SELECT value FROM json_each(?))`,
+              JSON.stringify(ranked.map((r) => r.rid)),
+            )
             .toArray()
             .map((r) => [r.rowid, r]),
     );
@@ -321,7 +372,11 @@ export class SearchIndex extends DurableObject<Bindings> {
           const type = mapping[f]?.type;
           const value = all[f];
           if ((type !== "text" && type !== "keyword") || value === undefined) continue;
-          const text = Array.isArray(value) ? value.filter((v) => typeof v === "string").join(", ") : typeof value === "string" ? value : "";
+          const text = Array.isArray(value)
+            ? value.filter((v) => typeof v === "string").join(", ")
+            : typeof value === "string"
+              ? value
+              : "";
           const marked = highlight(text, plan.terms);
           if (marked) marks[f] = marked;
         }
@@ -332,7 +387,13 @@ export class SearchIndex extends DurableObject<Bindings> {
     const out: Omit<SearchResult, "index"> = { total, skip: plan.skip, take: plan.take, results };
     if (compiled.facets.length > 0) {
       out.facets = Object.fromEntries(
-        compiled.facets.map((f) => [f.field, this.sql.exec<{ value: SqlStorageValue; n: number }>(f.sql, ...f.params).toArray().map((r) => ({ value: mapping[f.field]?.type === "boolean" ? r.value === 1 : r.value, count: r.n }))]),
+        compiled.facets.map((f) => [
+          f.field,
+          this.sql
+            .exec<{ value: SqlStorageValue; n: number }>(f.sql, ...f.params)
+            .toArray()
+            .map((r) => ({ value: mapping[f.field]?.type === "boolean" ? r.value === 1 : r.value, count: r.n })),
+        ]),
       );
     }
     return out;

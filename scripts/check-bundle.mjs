@@ -65,7 +65,11 @@ function codeOnly(text) {
         else if (ch === "/" && next === "*") state = "block-comment";
         else if (ch === '"' || ch === "'") state = ch;
         else if (ch === "`") state = "template";
-        else if (ch === "/" && (lastSignificant === "" || REGEX_AFTER.has(lastSignificant) || REGEX_AFTER_WORDS.test(out.slice(-12).join("")))) state = "regex";
+        else if (
+          ch === "/" &&
+          (lastSignificant === "" || REGEX_AFTER.has(lastSignificant) || REGEX_AFTER_WORDS.test(out.slice(-12).join("")))
+        )
+          state = "regex";
         else if (ch === "{") depth++;
         else if (ch === "}") {
           if (templateDepths.length > 0 && templateDepths[templateDepths.length - 1] === depth) {
@@ -218,7 +222,8 @@ function main() {
     problems.push(`${s.kind} in our code, ${s.source} (index.js:${s.line}): ${s.text} -- this throws on Workers; use the QuickJS sandbox`);
   }
 
-  if (bundle.includes(DEV_ISSUER)) problems.push(`the bundle contains the local dev issuer '${DEV_ISSUER}'; the local trust belongs only in .dev.vars`);
+  if (bundle.includes(DEV_ISSUER))
+    problems.push(`the bundle contains the local dev issuer '${DEV_ISSUER}'; the local trust belongs only in .dev.vars`);
   const config = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   if (config.includes(DEV_ISSUER) || /^\s*AUTH_JWKS_JSON\s*=/m.test(config)) {
     problems.push("wrangler.toml names the local dev issuer or an inline AUTH_JWKS_JSON; those belong in .dev.vars (locally) or a secret");
@@ -227,7 +232,10 @@ function main() {
     problems.push("wrangler.toml names the local container host; it belongs in .dev.vars (npm start writes it), never in a deployment");
   }
   if (/^\s*WEBHOOK_ALLOWED_TARGETS\s*=\s*["'][^"']+["']/m.test(config)) {
-    problems.push("wrangler.toml lets webhooks reach more than public https hosts (WEBHOOK_ALLOWED_TARGETS is not empty); local receivers belong in .dev.vars (npm start writes it), never in a deployment");
+    problems.push(
+      "wrangler.toml lets webhooks reach more than public https hosts (WEBHOOK_ALLOWED_TARGETS is not empty); local " +
+        "receivers belong in .dev.vars (npm start writes it), never in a deployment",
+    );
   }
 
   if (problems.length > 0) {

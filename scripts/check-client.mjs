@@ -41,7 +41,11 @@ function typeCheck(files) {
   });
   return ts
     .getPreEmitDiagnostics(program)
-    .map((d) => `${d.file ? `${d.file.fileName.split("/").pop()}(${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1})` : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, " ")}`);
+    .map(
+      (d) =>
+        `${d.file ? `${d.file.fileName.split("/").pop()}(${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1})` : ""}: ` +
+        `${ts.flattenDiagnosticMessageText(d.messageText, " ")}`,
+    );
 }
 
 /**
@@ -65,10 +69,12 @@ export async function checkGeneratedClient({ base, token }) {
     writeFileSync(join(dir, "wrong.ts"), WRONG);
 
     const errors = typeCheck([join(dir, "deviations.ts")]);
-    if (errors.length > 0) throw new Error(`examples/client/deviations.ts does not type-check against the generated types:\n${errors.join("\n")}`);
+    if (errors.length > 0)
+      throw new Error(`examples/client/deviations.ts does not type-check against the generated types:\n${errors.join("\n")}`);
     const refused = typeCheck([join(dir, "wrong.ts")]);
     // The wrong body, the unknown path and the misspelt field: each is its own error.
-    if (refused.length < 3) throw new Error(`the generated types accepted calls they must refuse (${refused.length} errors):\n${refused.join("\n")}`);
+    if (refused.length < 3)
+      throw new Error(`the generated types accepted calls they must refuse (${refused.length} errors):\n${refused.join("\n")}`);
 
     const js = ts.transpileModule(ts.sys.readFile(join(dir, "deviations.ts")), {
       compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
@@ -79,7 +85,10 @@ export async function checkGeneratedClient({ base, token }) {
     if (deviation.description !== "Corrosion under insulation near the pump" || !/^"/.test(deviation.etag ?? "")) {
       throw new Error(`the deviation read back is not the one created: ${JSON.stringify(deviation)}`);
     }
-    return `${Math.round(types.length / 1024)} KiB of types, ${refused.length} wrong calls refused, created and read ${deviation.referenceId}`;
+    return (
+      `${Math.round(types.length / 1024)} KiB of types, ${refused.length} wrong calls refused, created and read ` +
+      `${deviation.referenceId}`
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

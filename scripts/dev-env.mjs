@@ -139,7 +139,8 @@ export function allPermissions() {
   const source = readFileSync(join(ROOT, "src", "pkg", "permissions.ts"), "utf8");
   const body = /export\s+const\s+PERMISSIONS\s*=\s*\{([\s\S]*?)\}\s*(?:as\s+const|satisfies|;)/.exec(source)?.[1];
   const values = body ? [...body.matchAll(/^\s*["']?[A-Za-z_$][\w$]*["']?\s*:\s*["']([^"']+)["']/gm)].map((m) => m[1]) : [];
-  if (values.length === 0) throw new Error("Found no permissions in src/pkg/permissions.ts (expected `export const PERMISSIONS = { key: \"value\" }`).");
+  if (values.length === 0)
+    throw new Error('Found no permissions in src/pkg/permissions.ts (expected `export const PERMISSIONS = { key: "value" }`).');
   return [...new Set(values)];
 }
 
@@ -192,12 +193,16 @@ export function devArgs({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [] }) {
  */
 export function startDevServer({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [], stdio = "inherit", detached = false }) {
   const startId = randomBytes(12).toString("base64url");
-  const child = spawn(process.execPath, [WRANGLER_BIN, ...devArgs({ port, persistTo, extra: ["--var", `LOCAL_START_ID:${startId}`, ...extra] })], {
-    cwd: ROOT,
-    env: wranglerEnv(),
-    stdio,
-    detached,
-  });
+  const child = spawn(
+    process.execPath,
+    [WRANGLER_BIN, ...devArgs({ port, persistTo, extra: ["--var", `LOCAL_START_ID:${startId}`, ...extra] })],
+    {
+      cwd: ROOT,
+      env: wranglerEnv(),
+      stdio,
+      detached,
+    },
+  );
   child.startId = startId;
   return child;
 }
@@ -248,7 +253,10 @@ export async function waitForHealth(baseUrl, { timeoutMs = 120_000, child } = {}
   let stranger = false;
   while (Date.now() < deadline) {
     if (child && (child.exitCode !== null || child.signalCode !== null)) {
-      throw new Error(`the server exited with ${child.exitCode ?? child.signalCode} before it was ready${stranger ? ` (another server answers on ${baseUrl})` : ""}`);
+      throw new Error(
+        `the server exited with ${child.exitCode ?? child.signalCode} before it was ` +
+          `ready${stranger ? ` (another server answers on ${baseUrl})` : ""}`,
+      );
     }
     try {
       const response = await fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
@@ -263,7 +271,9 @@ export async function waitForHealth(baseUrl, { timeoutMs = 120_000, child } = {}
     await new Promise((r) => setTimeout(r, 250));
   }
   const why = stranger ? `; another server answers there (not the one this command started)` : "";
-  throw new Error(`${baseUrl}/health did not answer 200 from the server this command started within ${Math.round(timeoutMs / 1000)} s${why}`);
+  throw new Error(
+    `${baseUrl}/health did not answer 200 from the server this command started within ${Math.round(timeoutMs / 1000)} s${why}`,
+  );
 }
 
 /**

@@ -122,7 +122,9 @@ async function startServer(port, inspectorPort) {
   failedBuild.catch(() => undefined);
   const keep = (chunk) => {
     // Strips the terminal colour codes from wrangler's output.
-    for (const line of String(chunk).replace(/\x1b\[[0-9;]*m/g, "").split("\n")) {
+    for (const line of String(chunk)
+      .replace(/\x1b\[[0-9;]*m/g, "")
+      .split("\n")) {
       if (!line.trim()) continue;
       serverLog.push(line);
       if (/Build failed/.test(line)) buildFailed(new Error("wrangler dev could not build the worker (its output is below)"));
@@ -175,13 +177,26 @@ async function run() {
   await prepareLocal({
     persistTo,
     quiet: true,
-    vars: { CONTAINER_HOST_KIND: "local", LOCAL_CONTAINER_HOST_URL: containerHost.url, LOCAL_CONTAINER_HOST_SECRET: containerHost.secret, PUBLIC_API_URL: base, RATE_LIMITS: "off" },
+    vars: {
+      CONTAINER_HOST_KIND: "local",
+      LOCAL_CONTAINER_HOST_URL: containerHost.url,
+      LOCAL_CONTAINER_HOST_SECRET: containerHost.secret,
+      PUBLIC_API_URL: base,
+      RATE_LIMITS: "off",
+    },
   });
   await startServer(port, inspectorPort);
   console.log(`smoke: server ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   const admin = await mintToken();
-  const reader = await mintToken(["--sub", "00000000-0000-4000-8000-00000000beef", "--name", "Smoke Reader", "--permissions", "properties_read"]);
+  const reader = await mintToken([
+    "--sub",
+    "00000000-0000-4000-8000-00000000beef",
+    "--name",
+    "Smoke Reader",
+    "--permissions",
+    "properties_read",
+  ]);
 
   await check("GET /health answers 200", async () => {
     const res = await http("/health");
@@ -199,14 +214,25 @@ async function run() {
 
   await check("npm start refuses a PORT that a server already holds, naming it, before starting anything", async () => {
     const port = new URL(base).port;
-    const second = spawnSync(process.execPath, [join(ROOT, "scripts", "start.mjs")], { cwd: ROOT, env: { ...process.env, PORT: port }, encoding: "utf8", timeout: 30_000 });
+    const second = spawnSync(process.execPath, [join(ROOT, "scripts", "start.mjs")], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: port },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
     expect(second.status === 1, `exit ${second.status ?? second.signal}: ${second.stdout}${second.stderr}`);
-    expect(second.stderr.includes(`port ${port} on 127.0.0.1, the API's port (PORT), is not free`) && second.stderr.includes("another integrity-edge server"), second.stderr);
+    expect(
+      second.stderr.includes(`port ${port} on 127.0.0.1, the API's port (PORT), is not free`) &&
+        second.stderr.includes("another integrity-edge server"),
+      second.stderr,
+    );
     expect(!second.stdout.includes("is running on"), second.stdout);
   });
 
   // The README's TypeScript lines: openapi-typescript types from this server's document, openapi-fetch over them.
-  await check("a client generated from /openapi.json type-checks, refuses wrong calls, and creates and reads a deviation", () => checkGeneratedClient({ base, token: admin }));
+  await check("a client generated from /openapi.json type-checks, refuses wrong calls, and creates and reads a deviation", () =>
+    checkGeneratedClient({ base, token: admin }),
+  );
 
   await check("GET /docs is HTML whose script is served by the worker", async () => {
     const page = await http("/docs");
@@ -214,7 +240,10 @@ async function run() {
     expect(page.text.includes("/docs/assets/swagger-ui-bundle.js"), "the page does not load /docs/assets/swagger-ui-bundle.js");
     const script = await http("/docs/assets/swagger-ui-bundle.js");
     expect(script.status === 200, `swagger-ui-bundle.js: ${script.status}`);
-    expect(/javascript/.test(script.headers.get("content-type") ?? ""), `swagger-ui-bundle.js content-type ${script.headers.get("content-type")}`);
+    expect(
+      /javascript/.test(script.headers.get("content-type") ?? ""),
+      `swagger-ui-bundle.js content-type ${script.headers.get("content-type")}`,
+    );
     return `script ${Math.round(script.text.length / 1024)} KiB`;
   });
 
@@ -251,14 +280,28 @@ async function run() {
     const got = await http(`/Categories/${id}`, { token: admin });
     const etag = got.headers.get("etag");
     expect(got.status === 200 && got.json?.name === `smoke-${runId}` && etag, `get: ${describe(got)}`);
-    const stale = await http("/Categories", { method: "PUT", token: admin, headers: { "if-match": '"stale-etag"' }, body: { id, name: `smoke-renamed-${runId}` } });
+    const stale = await http("/Categories", {
+      method: "PUT",
+      token: admin,
+      headers: { "if-match": '"stale-etag"' },
+      body: { id, name: `smoke-renamed-${runId}` },
+    });
     expect(stale.status === 412 && stale.json?.code === "PreconditionFailed", `stale PUT: ${describe(stale)}`);
-    const renamed = await http("/Categories", { method: "PUT", token: admin, headers: { "if-match": etag }, body: { id, name: `smoke-renamed-${runId}` } });
+    const renamed = await http("/Categories", {
+      method: "PUT",
+      token: admin,
+      headers: { "if-match": etag },
+      body: { id, name: `smoke-renamed-${runId}` },
+    });
     expect(renamed.status === 200 && renamed.json?.name === `smoke-renamed-${runId}`, `PUT: ${describe(renamed)}`);
     expect(renamed.headers.get("etag") && renamed.headers.get("etag") !== etag, "the ETag did not change on update");
     const staleDelete = await http(`/Categories/${id}`, { method: "DELETE", token: admin, headers: { "if-match": etag } });
     expect(staleDelete.status === 412, `stale DELETE: ${describe(staleDelete)}`);
-    const deleted = await http(`/Categories/${id}`, { method: "DELETE", token: admin, headers: { "if-match": renamed.headers.get("etag") } });
+    const deleted = await http(`/Categories/${id}`, {
+      method: "DELETE",
+      token: admin,
+      headers: { "if-match": renamed.headers.get("etag") },
+    });
     expect(deleted.status === 204, `DELETE: ${describe(deleted)}`);
     const gone = await http(`/Categories/${id}`, { token: admin });
     expect(gone.status === 404, `GET after delete: ${describe(gone)}`);
@@ -293,7 +336,12 @@ async function run() {
   });
 
   await check("wrong content type: 415", async () => {
-    const res = await http("/Categories", { method: "POST", token: admin, headers: { "content-type": "text/plain" }, rawBody: JSON.stringify({ name: `smoke-text-${runId}` }) });
+    const res = await http("/Categories", {
+      method: "POST",
+      token: admin,
+      headers: { "content-type": "text/plain" },
+      rawBody: JSON.stringify({ name: `smoke-text-${runId}` }),
+    });
     expect(res.status === 415 && res.json?.code === "UnsupportedMediaType", describe(res));
   });
 
@@ -312,7 +360,10 @@ async function run() {
     const res = await http("/EntityTypes", { token: admin });
     if (res.status === 404) throw new Skip("GET /EntityTypes is not implemented yet");
     expect(res.status === 200, describe(res));
-    expect(listOf(res.json).some((t) => t.name === "General"), `no General in ${res.text.slice(0, 300)}`);
+    expect(
+      listOf(res.json).some((t) => t.name === "General"),
+      `no General in ${res.text.slice(0, 300)}`,
+    );
   });
 
   await check("seeded system statuses", async () => {
@@ -330,13 +381,24 @@ async function run() {
     const res = await http("/PropertyDefinitions/DryRun", {
       method: "POST",
       token: admin,
-      body: { expression: "return a * b + properties.c", properties: [{ name: "a", value: 6 }, { name: "b", value: 7 }, { name: "c", value: 0 }] },
+      body: {
+        expression: "return a * b + properties.c",
+        properties: [
+          { name: "a", value: 6 },
+          { name: "b", value: 7 },
+          { name: "c", value: 0 },
+        ],
+      },
     });
     expect(res.status === 200 && res.json?.valid === true && res.json?.value === 42, describe(res));
   });
 
   await check("sandbox: DryRun answers `while(true){}` with valid false", async () => {
-    const res = await http("/PropertyDefinitions/DryRun", { method: "POST", token: admin, body: { expression: "while(true){}", properties: [] } });
+    const res = await http("/PropertyDefinitions/DryRun", {
+      method: "POST",
+      token: admin,
+      body: { expression: "while(true){}", properties: [] },
+    });
     expect(res.status === 200 && res.json?.valid === false, describe(res));
     return res.json?.errors?.[0]?.rule ?? res.json?.code;
   });
@@ -345,7 +407,11 @@ async function run() {
   // only the sandbox's time limit can stop it.
   await check("sandbox: DryRun stops `while (true) {} return 1` at the time limit", async () => {
     const t0 = Date.now();
-    const res = await http("/PropertyDefinitions/DryRun", { method: "POST", token: admin, body: { expression: "while (true) {} return 1", properties: [] } });
+    const res = await http("/PropertyDefinitions/DryRun", {
+      method: "POST",
+      token: admin,
+      body: { expression: "while (true) {} return 1", properties: [] },
+    });
     expect(res.status === 200 && res.json?.valid === false, describe(res));
     expect(/time|interrupt|longer than|too long/i.test(res.text), `the answer does not mention the time limit: ${res.text.slice(0, 300)}`);
     return `answered in ${Date.now() - t0} ms`;
@@ -366,9 +432,17 @@ async function run() {
       body: { displayName: `smoke-tank-${runId}`, tags: ["tank"], activityTemplates: [{ activityTemplateId: at.json.id }] },
     });
     expect(wt.status === 201 && wt.json.revision === 1, `work template: ${describe(wt)}`);
-    const wi = await http("/WorkItems", { method: "POST", token: admin, body: { displayName: `smoke-T-101-${runId}`, basedOn: [{ id: wt.json.id }] } });
+    const wi = await http("/WorkItems", {
+      method: "POST",
+      token: admin,
+      body: { displayName: `smoke-T-101-${runId}`, basedOn: [{ id: wt.json.id }] },
+    });
     expect(wi.status === 201 && wi.json.basedOn?.[0]?.revision === 1, `work item: ${describe(wi)}`);
-    const edited = await http("/WorkTemplates", { method: "PUT", token: admin, body: { ...wt.json, displayName: `smoke-tank-v2-${runId}` } });
+    const edited = await http("/WorkTemplates", {
+      method: "PUT",
+      token: admin,
+      body: { ...wt.json, displayName: `smoke-tank-v2-${runId}` },
+    });
     expect(edited.status === 200 && edited.json.revision === 2, `template edit: ${describe(edited)}`);
     const kept = await http(`/WorkItems/${wi.json.id}`, { token: admin });
     expect(kept.json?.basedOn?.[0]?.revision === 1, `the work item moved off revision 1: ${describe(kept)}`);
@@ -376,11 +450,19 @@ async function run() {
 
   await check("POST /connect/token: the local machine client gets a token the API accepts", async () => {
     const secret = readFileSync(LOCAL_OAUTH_SECRET_FILE, "utf8").trim();
-    const res = await http("/connect/token", { method: "POST", rawBody: new URLSearchParams({ grant_type: "client_credentials", client_id: LOCAL_OAUTH_CLIENT_ID, client_secret: secret }), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const res = await http("/connect/token", {
+      method: "POST",
+      rawBody: new URLSearchParams({ grant_type: "client_credentials", client_id: LOCAL_OAUTH_CLIENT_ID, client_secret: secret }),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(res.status === 200 && res.json?.access_token, `token: ${describe(res)}`);
     const used = await http("/Categories", { token: res.json.access_token });
     expect(used.status === 200, `with the token: ${describe(used)}`);
-    const wrong = await http("/connect/token", { method: "POST", rawBody: new URLSearchParams({ grant_type: "client_credentials", client_id: LOCAL_OAUTH_CLIENT_ID, client_secret: "wrong" }), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const wrong = await http("/connect/token", {
+      method: "POST",
+      rawBody: new URLSearchParams({ grant_type: "client_credentials", client_id: LOCAL_OAUTH_CLIENT_ID, client_secret: "wrong" }),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(wrong.status === 401 && wrong.json?.error === "invalid_client", `wrong secret: ${describe(wrong)}`);
   });
 
@@ -389,25 +471,52 @@ async function run() {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const send = (method, path, { headers = {}, body } = {}) =>
       new Promise((resolve, reject) => {
-        const req = httpRequest(`${base}${path}`, { method, agent, headers: { authorization: `Bearer ${admin}`, ...headers }, timeout: 8000 }, (res) => {
-          let text = "";
-          res.on("data", (chunk) => (text += chunk));
-          res.on("end", () => resolve({ status: res.statusCode, text }));
-        });
+        const req = httpRequest(
+          `${base}${path}`,
+          { method, agent, headers: { authorization: `Bearer ${admin}`, ...headers }, timeout: 8000 },
+          (res) => {
+            let text = "";
+            res.on("data", (chunk) => (text += chunk));
+            res.on("end", () => resolve({ status: res.statusCode, text }));
+          },
+        );
         req.on("timeout", () => req.destroy(new Error(`${method} ${path} did not answer within 8 s on the kept-alive socket`)));
         req.on("error", reject);
         req.end(body);
       });
     const form = (parts) => {
       const boundary = `smoke${runId}`;
-      const chunks = parts.map(([name, filename, content]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ""}\r\n\r\n${content}\r\n`);
+      const chunks = parts.map(
+        ([name, filename, content]) =>
+          `--${boundary}\r\nContent-Disposition: form-data; ` +
+          `name="${name}"${filename ? `; filename="${filename}"` : ""}\r\n\r\n${content}\r\n`,
+      );
       return { body: chunks.join("") + `--${boundary}--\r\n`, headers: { "content-type": `multipart/form-data; boundary=${boundary}` } };
     };
     const big = "x".repeat(20_000);
     const refusals = [
-      ["/Files", form([["Bogus", null, "1"], ["File", "a.csv", big]])],
-      ["/Files", form([["DataTypeId", null, "no-such-type"], ["File", "a.exe", big]])],
-      ["/Medias", form([["File", "a.bin", big], ["File", "b.bin", big], ["Type", null, "document"]])],
+      [
+        "/Files",
+        form([
+          ["Bogus", null, "1"],
+          ["File", "a.csv", big],
+        ]),
+      ],
+      [
+        "/Files",
+        form([
+          ["DataTypeId", null, "no-such-type"],
+          ["File", "a.exe", big],
+        ]),
+      ],
+      [
+        "/Medias",
+        form([
+          ["File", "a.bin", big],
+          ["File", "b.bin", big],
+          ["Type", null, "document"],
+        ]),
+      ],
     ];
     for (const [path, { body, headers }] of refusals) {
       const refused = await send("POST", path, { body, headers });
@@ -415,7 +524,10 @@ async function run() {
       const t0 = Date.now();
       const health = await send("GET", "/health");
       expect(health.status === 200, `GET after the refusal: ${health.status}`);
-      const created = await send("POST", "/Categories", { body: JSON.stringify({ name: `smoke-keepalive-${runId}-${Date.now()}` }), headers: { "content-type": "application/json" } });
+      const created = await send("POST", "/Categories", {
+        body: JSON.stringify({ name: `smoke-keepalive-${runId}-${Date.now()}` }),
+        headers: { "content-type": "application/json" },
+      });
       expect(created.status === 201, `POST after the refusal: ${created.status} ${created.text.slice(0, 200)}`);
       expect(Date.now() - t0 < 3000, `the next requests took ${Date.now() - t0} ms`);
     }
@@ -461,7 +573,13 @@ async function run() {
     const res = await http("/JobConfigurations", {
       method: "POST",
       token: admin,
-      body: { name: `smoke-${name}-${runId}`, jobDefinition: image, runConfigs: { cpuCores: 1, memory: 1, gpuCores: null, gpuSku: null }, runOptions: { GREETING: "smoke" }, ...extra },
+      body: {
+        name: `smoke-${name}-${runId}`,
+        jobDefinition: image,
+        runConfigs: { cpuCores: 1, memory: 1, gpuCores: null, gpuSku: null },
+        runOptions: { GREETING: "smoke" },
+        ...extra,
+      },
     });
     expect(res.status === 201, `config ${name}: ${describe(res)}`);
     return res.json;
@@ -474,14 +592,21 @@ async function run() {
   });
 
   await check("a job runs examples/hello, prints, posts an output and ends Success", async () => {
-    const type = await http("/OutputTypes", { method: "POST", token: admin, body: { name: `smoke-greeting-${runId}`, schema: { type: "object", required: ["greeting"] } } });
+    const type = await http("/OutputTypes", {
+      method: "POST",
+      token: admin,
+      body: { name: `smoke-greeting-${runId}`, schema: { type: "object", required: ["greeting"] } },
+    });
     expect(type.status === 201, `output type: ${describe(type)}`);
     const config = await jobConfig("hello", "examples/hello:latest", { outputTypeId: type.json.id });
     const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
     expect(run.status === 201 && run.json.jobId, `execution: ${describe(run)}`);
     const job = await jobUntil(run.json.jobId, ["Success", "Failed"]);
     expect(job.status === "Success", `ended ${job.status}: ${job.errorMessage} / ${job.output}`);
-    expect(job.output.includes("GREETING") && !job.output.includes("smoke\n") && job.output.includes("posted an output: 201"), `output: ${job.output}`);
+    expect(
+      job.output.includes("GREETING") && !job.output.includes("smoke\n") && job.output.includes("posted an output: 201"),
+      `output: ${job.output}`,
+    );
     const outputs = await http(`/Jobs/${job.id}/Outputs`, { token: admin });
     expect(outputs.json?.[0]?.output?.greeting === "hello", `outputs: ${describe(outputs)}`);
     return `job ${job.id}`;
@@ -497,28 +622,51 @@ async function run() {
   await check("the local host runs a job jailed: it cannot read the signing key or write into the checkout", async () => {
     const keys = join(ROOT, ".dev", "keys.json");
     const planted = join(ROOT, `jailbreak-${runId}.txt`);
-    const config = await jobConfig("jailbreak", "examples/hello:latest", { runCommand: `cat ${keys} ${join(ROOT, ".dev.vars")}; echo pwned > ${planted}; id -u; echo end` });
+    const config = await jobConfig("jailbreak", "examples/hello:latest", {
+      runCommand: `cat ${keys} ${join(ROOT, ".dev.vars")}; echo pwned > ${planted}; id -u; echo end`,
+    });
     const run = await http(`/Jobs/Execution/${config.id}`, { method: "POST", token: admin });
     const job = await jobUntil(run.json.jobId, ["Success", "Failed"]);
     const key = JSON.parse(readFileSync(keys, "utf8")).privateJwk.d;
-    expect(!job.output.includes(key) && !job.output.includes("privateJwk") && !job.output.includes("LOCAL_CONTAINER_HOST_SECRET"), `output: ${job.output}`);
-    expect(job.output.includes("No such file or directory") && /\n\d+\nend/.test(job.output) && !/\n0\nend/.test(job.output), `output: ${job.output}`);
+    expect(
+      !job.output.includes(key) && !job.output.includes("privateJwk") && !job.output.includes("LOCAL_CONTAINER_HOST_SECRET"),
+      `output: ${job.output}`,
+    );
+    expect(
+      job.output.includes("No such file or directory") && /\n\d+\nend/.test(job.output) && !/\n0\nend/.test(job.output),
+      `output: ${job.output}`,
+    );
     expect(!existsSync(planted), `${planted} was written`);
     return job.output.trim().split("\n").slice(-2, -1)[0] ? `uid ${job.output.trim().split("\n").slice(-2, -1)[0]}` : "";
   });
 
   await check("NODE_OPTIONS in a model's static parameters runs inside the jail and finds no signing key", async () => {
-    let definition = await http("/ModelDefinitions", { method: "POST", token: admin, body: { name: "models/criticality", version: "1.0", location: "ACR" } });
+    let definition = await http("/ModelDefinitions", {
+      method: "POST",
+      token: admin,
+      body: { name: "models/criticality", version: "1.0", location: "ACR" },
+    });
     if (definition.status === 409) definition = await http("/ModelDefinitions/models%2Fcriticality/versions/1.0", { token: admin });
     const keys = join(ROOT, ".dev", "keys.json");
     const steal = `import("node:fs").then((fs) => console.log("STOLEN:" + fs.readFileSync(${JSON.stringify(keys)}, "utf8")))`;
     const model = await http("/Models", {
       method: "POST",
       token: admin,
-      body: { name: `smoke-steal-${runId}`, modelDefinitionName: "models/criticality", modelDefinitionVersion: "1.0", cpuCores: 1, memory: 1, staticParameters: { NODE_OPTIONS: `--import "data:text/javascript,${encodeURIComponent(steal)}"` } },
+      body: {
+        name: `smoke-steal-${runId}`,
+        modelDefinitionName: "models/criticality",
+        modelDefinitionVersion: "1.0",
+        cpuCores: 1,
+        memory: 1,
+        staticParameters: { NODE_OPTIONS: `--import "data:text/javascript,${encodeURIComponent(steal)}"` },
+      },
     });
     expect(model.status === 201, `model: ${describe(model)}`);
-    const monitor = await http("/Monitors", { method: "POST", token: admin, body: { name: `smoke-steal-${runId}`, modelId: model.json.id, status: "Active" } });
+    const monitor = await http("/Monitors", {
+      method: "POST",
+      token: admin,
+      body: { name: `smoke-steal-${runId}`, modelId: model.json.id, status: "Active" },
+    });
     const run = await http(`/MonitorJobs/Execution/${monitor.json.id}`, { method: "POST", token: admin });
     expect(run.status === 201 || run.status === 200, `execution: ${describe(run)}`);
     let job;
@@ -530,12 +678,19 @@ async function run() {
     }
     const key = JSON.parse(readFileSync(keys, "utf8")).privateJwk.d;
     expect(job && ["Succeeded", "Failed"].includes(job.status), `monitor job: ${JSON.stringify(job)?.slice(0, 300)}`);
-    expect(!String(job.output).includes(key) && !String(job.output).includes("STOLEN:{") && String(job.output).includes("ENOENT"), `output: ${job.output}`);
+    expect(
+      !String(job.output).includes(key) && !String(job.output).includes("STOLEN:{") && String(job.output).includes("ENOENT"),
+      `output: ${job.output}`,
+    );
     return `monitor job ${job.status}`;
   });
 
   await check("a three-job chain whose second job fails leaves the third Failed", async () => {
-    const [a, b, c] = [await jobConfig("chain-a", "examples/hello:latest"), await jobConfig("chain-b", "examples/fail:latest"), await jobConfig("chain-c", "examples/hello:latest")];
+    const [a, b, c] = [
+      await jobConfig("chain-a", "examples/hello:latest"),
+      await jobConfig("chain-b", "examples/fail:latest"),
+      await jobConfig("chain-c", "examples/hello:latest"),
+    ];
     const run = await http("/Jobs/ChainExecution", { method: "POST", token: admin, body: { jobConfigIds: [a.id, b.id, c.id] } });
     expect(run.status === 201 && run.json.jobIds?.length === 3, describe(run));
     const [first, second, third] = run.json.jobIds;
@@ -564,26 +719,56 @@ async function run() {
     const before = await outputAfterCron((await http(`/Jobs/${running.id}`, { token: admin })).json.output ?? "");
     await new Promise((r) => setTimeout(r, 3000));
     const after = await outputAfterCron(before);
-    expect(after.length > before.length && after.startsWith(before.slice(0, 10)), `output did not grow: '${before.slice(-40)}' -> '${after.slice(-40)}'`);
+    expect(
+      after.length > before.length && after.startsWith(before.slice(0, 10)),
+      `output did not grow: '${before.slice(-40)}' -> '${after.slice(-40)}'`,
+    );
     const cancelled = await http(`/Jobs/${running.id}/Cancellation`, { method: "POST", token: admin });
     expect(cancelled.status === 200 && cancelled.json.status === "Failed", `cancel: ${describe(cancelled)}`);
     return `${before.split("\n").length - 1} -> ${after.split("\n").length - 1} lines`;
   });
 
   await check("a monitor on a local model image runs on its one-minute schedule (cron fired by hand) and updates criticality", async () => {
-    let definition = await http("/ModelDefinitions", { method: "POST", token: admin, body: { name: "models/criticality", version: "1.0", location: "ACR" } });
+    let definition = await http("/ModelDefinitions", {
+      method: "POST",
+      token: admin,
+      body: { name: "models/criticality", version: "1.0", location: "ACR" },
+    });
     if (definition.status === 409) definition = await http("/ModelDefinitions/models%2Fcriticality/versions/1.0", { token: admin });
     expect(definition.json?.id, `definition: ${describe(definition)}`);
-    const model = await http("/Models", { method: "POST", token: admin, body: { name: `smoke-model-${runId}`, modelDefinitionName: "models/criticality", modelDefinitionVersion: "1.0", cpuCores: 1, memory: 1, staticParameters: { BASE_CRITICALITY: "70" } } });
+    const model = await http("/Models", {
+      method: "POST",
+      token: admin,
+      body: {
+        name: `smoke-model-${runId}`,
+        modelDefinitionName: "models/criticality",
+        modelDefinitionVersion: "1.0",
+        cpuCores: 1,
+        memory: 1,
+        staticParameters: { BASE_CRITICALITY: "70" },
+      },
+    });
     expect(model.status === 201, `model: ${describe(model)}`);
-    const population = await http(`/Models/${model.json.id}/Populations`, { method: "POST", token: admin, body: { name: "plants", assetType: "Plant" } });
+    const population = await http(`/Models/${model.json.id}/Populations`, {
+      method: "POST",
+      token: admin,
+      body: { name: "plants", assetType: "Plant" },
+    });
     const plants = [];
     for (const i of [1, 2]) {
       const plant = await http("/Assets", { method: "POST", token: admin, body: { name: `smoke-plant-${i}-${runId}`, kind: "plant" } });
-      await http(`/Models/${model.json.id}/Populations/${population.json.id}/Items`, { method: "POST", token: admin, body: { assetReference: { id: plant.json.id } } });
+      await http(`/Models/${model.json.id}/Populations/${population.json.id}/Items`, {
+        method: "POST",
+        token: admin,
+        body: { assetReference: { id: plant.json.id } },
+      });
       plants.push(plant.json.id);
     }
-    const monitor = await http("/Monitors", { method: "POST", token: admin, body: { name: `smoke-monitor-${runId}`, modelId: model.json.id, status: "Active", triggerSchedule: "* * * * *" } });
+    const monitor = await http("/Monitors", {
+      method: "POST",
+      token: admin,
+      body: { name: `smoke-monitor-${runId}`, modelId: model.json.id, status: "Active", triggerSchedule: "* * * * *" },
+    });
     expect(monitor.status === 201 && monitor.json.nextRunAt, `monitor: ${describe(monitor)}`);
     // Wait for the minute the monitor is due, then fire the cron by hand (wrangler's /__scheduled runs it now).
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(monitor.json.nextRunAt) + 1500 - Date.now())));
@@ -600,54 +785,95 @@ async function run() {
     expect(job.trigger === "schedule" && job.output.includes("posted the criticality: 201"), `output: ${job.output}`);
     const read = await http(`/Monitors/${monitor.json.id}`, { token: admin });
     const items = read.json.populations[0].items;
-    expect(items.length === 2 && items.every((it) => typeof it.criticality === "number" && it.band && it.lastMonitorJobId === job.id), `items: ${JSON.stringify(items)}`);
+    expect(
+      items.length === 2 && items.every((it) => typeof it.criticality === "number" && it.band && it.lastMonitorJobId === job.id),
+      `items: ${JSON.stringify(items)}`,
+    );
     return items.map((it) => `${it.criticality} ${it.band}`).join(", ");
   });
 
   await check("search: a deviation created over HTTP is found by a word of its description within 5 s", async () => {
     const word = `smokeword${runId.replace(/[^a-z0-9]/g, "")}`;
-    const created = await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-SRCH-${runId}`, description: `hairline ${word} near the weld` } });
+    const created = await http("/Deviations", {
+      method: "POST",
+      token: admin,
+      body: { referenceId: `SMOKE-SRCH-${runId}`, description: `hairline ${word} near the weld` },
+    });
     expect(created.status === 201, `deviation: ${describe(created)}`);
     const t0 = Date.now();
     for (;;) {
-      const found = await http("/Indices/00000000-0000-4000-8000-000000000002/Search", { method: "POST", token: admin, body: { text: word } });
+      const found = await http("/Indices/00000000-0000-4000-8000-000000000002/Search", {
+        method: "POST",
+        token: admin,
+        body: { text: word },
+      });
       if (found.json?.results?.[0]?.id === created.json.id) return `${Date.now() - t0} ms after the 201`;
       if (Date.now() - t0 > 5000) throw new Error(`not found within 5 s: ${describe(found)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   });
 
-  await check("search: a custom index from the README's example library synchronises on its schedule (cron fired by hand) and a saved query over it executes", async () => {
-    const first = `smokefirst${runId.replace(/[^a-z0-9]/g, "")}`;
-    const later = `smokelater${runId.replace(/[^a-z0-9]/g, "")}`;
-    await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-LIB1-${runId}`, description: `${first} bolt`, status: "new" } });
-    const form = new FormData();
-    form.append("Name", `smoke-open-deviations-${runId}`);
-    form.append("DisplayName", "Open deviations (smoke)");
-    form.append("TriggerSchedule", "* * * * *");
-    form.append("File", new File([readFileSync(join(ROOT, "examples", "search", "open-deviations.js"))], "open-deviations.js", { type: "text/javascript" }));
-    const created = await http("/Indices", { method: "POST", token: admin, rawBody: form, headers: { "api-version": "1.1" } });
-    expect(created.status === 201, `index: ${describe(created)}`);
-    const id = created.json.id;
-    const waitFor = async (predicate, what) => {
-      for (let i = 0; i < 80; i++) {
-        const index = await http(`/Indices/${id}`, { token: admin });
-        if (predicate(index.json)) return index.json;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-      throw new Error(`${what}: ${JSON.stringify((await http(`/Indices/${id}`, { token: admin })).json).slice(0, 500)}`);
-    };
-    const ready = await waitFor((i) => i.status === "Ready", "first synchronisation");
-    await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-LIB2-${runId}`, description: `${later} bolt`, status: "active" } });
-    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(ready.nextSynchronizationAt) + 1500 - Date.now())));
-    await fireCron();
-    const scheduled = await waitFor((i) => i.status === "Ready" && i.lastSynchronization?.reason === "trigger schedule", "scheduled synchronisation");
-    const saved = await http("/Queries", { method: "POST", token: admin, body: { name: `smoke query ${runId}`, index: { id }, queryObject: { text: later }, metadata: { action: { isVisible: true, order: 1 } } } });
-    expect(saved.status === 201, `query: ${describe(saved)}`);
-    const run = await http(`/Queries/${saved.json.id}/Execution`, { method: "POST", token: admin });
-    expect(run.status === 200 && run.json.total === 1 && run.json.results[0].fields.referenceId === `SMOKE-LIB2-${runId}`, `execution: ${describe(run)}`);
-    return `${scheduled.documentCount} documents`;
-  });
+  await check(
+    "search: a custom index from the README's example library synchronises on its schedule (cron fired by hand) and " +
+      "a saved query over it executes",
+    async () => {
+      const first = `smokefirst${runId.replace(/[^a-z0-9]/g, "")}`;
+      const later = `smokelater${runId.replace(/[^a-z0-9]/g, "")}`;
+      await http("/Deviations", {
+        method: "POST",
+        token: admin,
+        body: { referenceId: `SMOKE-LIB1-${runId}`, description: `${first} bolt`, status: "new" },
+      });
+      const form = new FormData();
+      form.append("Name", `smoke-open-deviations-${runId}`);
+      form.append("DisplayName", "Open deviations (smoke)");
+      form.append("TriggerSchedule", "* * * * *");
+      form.append(
+        "File",
+        new File([readFileSync(join(ROOT, "examples", "search", "open-deviations.js"))], "open-deviations.js", { type: "text/javascript" }),
+      );
+      const created = await http("/Indices", { method: "POST", token: admin, rawBody: form, headers: { "api-version": "1.1" } });
+      expect(created.status === 201, `index: ${describe(created)}`);
+      const id = created.json.id;
+      const waitFor = async (predicate, what) => {
+        for (let i = 0; i < 80; i++) {
+          const index = await http(`/Indices/${id}`, { token: admin });
+          if (predicate(index.json)) return index.json;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        throw new Error(`${what}: ${JSON.stringify((await http(`/Indices/${id}`, { token: admin })).json).slice(0, 500)}`);
+      };
+      const ready = await waitFor((i) => i.status === "Ready", "first synchronisation");
+      await http("/Deviations", {
+        method: "POST",
+        token: admin,
+        body: { referenceId: `SMOKE-LIB2-${runId}`, description: `${later} bolt`, status: "active" },
+      });
+      await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(ready.nextSynchronizationAt) + 1500 - Date.now())));
+      await fireCron();
+      const scheduled = await waitFor(
+        (i) => i.status === "Ready" && i.lastSynchronization?.reason === "trigger schedule",
+        "scheduled synchronisation",
+      );
+      const saved = await http("/Queries", {
+        method: "POST",
+        token: admin,
+        body: {
+          name: `smoke query ${runId}`,
+          index: { id },
+          queryObject: { text: later },
+          metadata: { action: { isVisible: true, order: 1 } },
+        },
+      });
+      expect(saved.status === 201, `query: ${describe(saved)}`);
+      const run = await http(`/Queries/${saved.json.id}/Execution`, { method: "POST", token: admin });
+      expect(
+        run.status === 200 && run.json.total === 1 && run.json.results[0].fields.referenceId === `SMOKE-LIB2-${runId}`,
+        `execution: ${describe(run)}`,
+      );
+      return `${scheduled.documentCount} documents`;
+    },
+  );
 
   /** A local webhook receiver on 127.0.0.1: records every request (headers, body) and answers 204. */
   async function startReceiver() {
@@ -664,138 +890,218 @@ async function run() {
     return { got, receiver };
   }
 
-  await check("webhooks: a local receiver subscribed to deviation.created gets a webhook signed as Standard Webhooks specifies after POST /Deviations", async () => {
-    const { got, receiver } = await startReceiver();
-    try {
-      const url = `http://127.0.0.1:${receiver.address().port}/hooks/${runId}`;
-      // Production's rule, on the real server: a private target is refused.
-      const refused = await http("/Subscriptions", { method: "POST", token: admin, body: { url: "https://169.254.169.254/hook", filters: [{ entityKind: "deviation" }] } });
-      expect(refused.status === 400, `a link-local target: ${describe(refused)}`);
-      const sub = await http("/Subscriptions", { method: "POST", token: admin, body: { url, filters: [{ entityKind: "deviation", action: "created" }] } });
-      expect(sub.status === 201 && sub.json.secret?.startsWith("whsec_"), `subscription: ${describe(sub)}`);
-      const deviation = await http("/Deviations", { method: "POST", token: admin, body: { referenceId: `SMOKE-HOOK-${runId}`, description: "Corrosion under insulation near the pump" } });
-      expect(deviation.status === 201, `deviation: ${describe(deviation)}`);
-      const t0 = Date.now();
-      let hook;
-      while (!(hook = got.find((h) => h.body.includes(deviation.json.id)))) {
-        if (Date.now() - t0 > 15_000) throw new Error(`no webhook within 15 s (${got.length} other requests)`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const payload = new Webhook(sub.json.secret).verify(hook.body, hook.headers);
-      expect(payload.type === "deviation.created" && payload.data.entityId === deviation.json.id, `payload: ${hook.body.slice(0, 300)}`);
-      expect(hook.headers["webhook-id"] === payload.data.eventId, `webhook-id ${hook.headers["webhook-id"]} is not the event id ${payload.data.eventId}`);
-      let listed;
-      for (let i = 0; i < 50; i++) {
-        listed = await http(`/Subscriptions/${sub.json.id}/Deliveries`, { token: admin });
-        if (listed.json?.[0]?.status === "succeeded") break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(listed.json?.[0]?.status === "succeeded" && listed.json[0].lastResponse?.statusCode === 204, `deliveries: ${describe(listed)}`);
-      return `${Date.now() - t0} ms after the 201`;
-    } finally {
-      receiver.close();
-    }
-  });
-
-  await check("monitoring loop: a pump's vibration over a controller's limit enters an alarm, raises a deviation on the pump and creates a work item from a template, and a local receiver gets the signed alarm webhook; the same reading creates nothing; a normal reading leaves the alarm", async () => {
-    // The webhook side: a local receiver subscribed to alarm events (README, "Webhooks").
-    const { got, receiver } = await startReceiver();
-    try {
-      const sub = await http("/Subscriptions", { method: "POST", token: admin, body: { url: `http://127.0.0.1:${receiver.address().port}/alarms/${runId}`, filters: [{ entityKind: "alarm" }] } });
-      expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
-      const webhook = async (alarmId, action) => {
+  await check(
+    "webhooks: a local receiver subscribed to deviation.created gets a webhook signed as Standard Webhooks " +
+      "specifies after POST /Deviations",
+    async () => {
+      const { got, receiver } = await startReceiver();
+      try {
+        const url = `http://127.0.0.1:${receiver.address().port}/hooks/${runId}`;
+        // Production's rule, on the real server: a private target is refused.
+        const refused = await http("/Subscriptions", {
+          method: "POST",
+          token: admin,
+          body: { url: "https://169.254.169.254/hook", filters: [{ entityKind: "deviation" }] },
+        });
+        expect(refused.status === 400, `a link-local target: ${describe(refused)}`);
+        const sub = await http("/Subscriptions", {
+          method: "POST",
+          token: admin,
+          body: { url, filters: [{ entityKind: "deviation", action: "created" }] },
+        });
+        expect(sub.status === 201 && sub.json.secret?.startsWith("whsec_"), `subscription: ${describe(sub)}`);
+        const deviation = await http("/Deviations", {
+          method: "POST",
+          token: admin,
+          body: { referenceId: `SMOKE-HOOK-${runId}`, description: "Corrosion under insulation near the pump" },
+        });
+        expect(deviation.status === 201, `deviation: ${describe(deviation)}`);
         const t0 = Date.now();
         let hook;
-        while (!(hook = got.find((h) => h.body.includes(alarmId) && h.body.includes(`alarm.${action}`)))) {
-          if (Date.now() - t0 > 15_000) throw new Error(`no alarm.${action} webhook for ${alarmId} within 15 s (${got.length} other requests)`);
+        while (!(hook = got.find((h) => h.body.includes(deviation.json.id)))) {
+          if (Date.now() - t0 > 15_000) throw new Error(`no webhook within 15 s (${got.length} other requests)`);
           await new Promise((r) => setTimeout(r, 100));
         }
         const payload = new Webhook(sub.json.secret).verify(hook.body, hook.headers);
-        expect(payload.type === `alarm.${action}` && payload.data.entityId === alarmId, `webhook: ${hook.body.slice(0, 300)}`);
-        return payload;
-      };
-
-      // What the README's walkthrough does ("From a monitor to a work item in five minutes").
-      const created = async (path, body) => {
-        const res = await http(path, { method: "POST", token: admin, body });
-        expect(res.status === 201, `${path}: ${describe(res)}`);
-        return res.json;
-      };
-      const at = await created("/ActivityTemplates", { displayName: `Measure bearing vibration ${runId}` });
-      const wt = await created("/WorkTemplates", { displayName: `Pump bearing inspection ${runId}`, activityTemplates: [{ activityTemplateId: at.id }] });
-      const plant = await created("/Assets", { name: `smoke-loop-plant-${runId}`, kind: "plant" });
-      const pump = await created("/Assets", { name: `P-101-${runId}`, kind: "equipment", parentId: plant.id });
-      const definition = await http("/ModelDefinitions", { method: "POST", token: admin, body: { name: "models/vibration", version: "1.0", location: "ACR" } });
-      expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
-      const model = await created("/Models", { name: `smoke-vibration-${runId}`, modelDefinitionName: "models/vibration", modelDefinitionVersion: "1.0", cpuCores: 1, memory: 1, configurableParameters: { VIBRATION: "9.4" } });
-      const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
-      await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
-      const monitor = await created("/Monitors", {
-        name: `smoke-pump-watch-${runId}`,
-        modelId: model.id,
-        status: "Active",
-        controllers: [
-          {
-            name: "High vibration",
-            conditions: [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7.1 }],
-            actions: { raiseDeviation: { status: "active" }, createWorkItem: { workTemplateId: wt.id }, setCriticality: { value: 90 } },
-            onLeave: { deviationStatus: "closed" },
-          },
-        ],
-      });
-      const runMonitor = async () => {
-        const run = await http(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST", token: admin });
-        expect(run.status === 201, `execution: ${describe(run)}`);
-        let job;
-        for (let i = 0; i < 60; i++) {
-          await fireCron();
-          job = (await http(`/MonitorJobs/${run.json.id}`, { token: admin })).json;
-          if (["Succeeded", "Failed", "Unknown"].includes(job?.status)) break;
-          await new Promise((r) => setTimeout(r, 750));
+        expect(payload.type === "deviation.created" && payload.data.entityId === deviation.json.id, `payload: ${hook.body.slice(0, 300)}`);
+        expect(
+          hook.headers["webhook-id"] === payload.data.eventId,
+          `webhook-id ${hook.headers["webhook-id"]} is not the event id ${payload.data.eventId}`,
+        );
+        let listed;
+        for (let i = 0; i < 50; i++) {
+          listed = await http(`/Subscriptions/${sub.json.id}/Deliveries`, { token: admin });
+          if (listed.json?.[0]?.status === "succeeded") break;
+          await new Promise((r) => setTimeout(r, 100));
         }
-        expect(job?.status === "Succeeded" && job.output.includes("posted the readings: 201"), `monitor job: ${JSON.stringify(job)?.slice(0, 500)}`);
-        return job;
-      };
-      const item = async () => (await http(`/Monitors/${monitor.id}`, { token: admin })).json.populations[0].items[0];
+        expect(
+          listed.json?.[0]?.status === "succeeded" && listed.json[0].lastResponse?.statusCode === 204,
+          `deliveries: ${describe(listed)}`,
+        );
+        return `${Date.now() - t0} ms after the 201`;
+      } finally {
+        receiver.close();
+      }
+    },
+  );
 
-      // 9.4 mm/s: the alarm is entered with its deviation, work item and criticality.
-      const first = await runMonitor();
-      const entered = await item();
-      const alarm = entered.alarms[0];
-      expect(entered.alarms.length === 1 && alarm.monitorJobId === first.id && alarm.deviationId && alarm.workItemId && entered.criticality === 90, `item: ${JSON.stringify(entered)}`);
-      const inAlarm = listOf((await http(`/Monitors/PopulationItems?monitorIds=${monitor.id}&alarmState=alarm`, { token: admin })).json);
-      expect(inAlarm.length === 1 && inAlarm[0].id === entered.id, `alarmState=alarm: ${JSON.stringify(inAlarm)}`);
-      const deviation = (await http(`/Deviations/${alarm.deviationId}`, { token: admin })).json;
-      expect(deviation.assetReference.equipment?.id === pump.id && deviation.status === "active" && deviation.origin.kind === "monitoring" && deviation.origin.monitor.id === monitor.id && deviation.origin.monitorJobId === first.id, `deviation: ${JSON.stringify(deviation).slice(0, 500)}`);
-      expect(deviation.description.includes("vibration GreaterThen 7.1: 9.4 seen") && deviation.workItemIds[0] === alarm.workItemId, `deviation: ${deviation.description} ${deviation.workItemIds}`);
-      const workItem = (await http(`/WorkItems/${alarm.workItemId}`, { token: admin })).json;
-      expect(workItem.basedOn[0]?.id === wt.id && workItem.deviationIds[0] === alarm.deviationId, `work item: ${JSON.stringify(workItem).slice(0, 400)}`);
-      const enteredHook = await webhook(alarm.id, "entered");
+  await check(
+    "monitoring loop: a pump's vibration over a controller's limit enters an alarm, raises a deviation on the pump " +
+      "and creates a work item from a template, and a local receiver gets the signed alarm webhook; the same reading " +
+      "creates nothing; a normal reading leaves the alarm",
+    async () => {
+      // The webhook side: a local receiver subscribed to alarm events (README, "Webhooks").
+      const { got, receiver } = await startReceiver();
+      try {
+        const sub = await http("/Subscriptions", {
+          method: "POST",
+          token: admin,
+          body: { url: `http://127.0.0.1:${receiver.address().port}/alarms/${runId}`, filters: [{ entityKind: "alarm" }] },
+        });
+        expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
+        const webhook = async (alarmId, action) => {
+          const t0 = Date.now();
+          let hook;
+          while (!(hook = got.find((h) => h.body.includes(alarmId) && h.body.includes(`alarm.${action}`)))) {
+            if (Date.now() - t0 > 15_000)
+              throw new Error(`no alarm.${action} webhook for ${alarmId} within 15 s (${got.length} other requests)`);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          const payload = new Webhook(sub.json.secret).verify(hook.body, hook.headers);
+          expect(payload.type === `alarm.${action}` && payload.data.entityId === alarmId, `webhook: ${hook.body.slice(0, 300)}`);
+          return payload;
+        };
 
-      // The same reading: nothing new.
-      await runMonitor();
-      const still = await item();
-      const history = listOf((await http(`/Monitors/${monitor.id}/PopulationItems/${entered.id}/Alarms`, { token: admin })).json);
-      expect(still.alarms.length === 1 && still.alarms[0].id === alarm.id && history.length === 1, `after the same reading: ${JSON.stringify(still.alarms)} ${JSON.stringify(history)}`);
-      const links = listOf((await http(`/Deviations/${alarm.deviationId}/WorkItems`, { token: admin })).json);
-      expect(links.length === 1, `work items of the deviation: ${JSON.stringify(links)}`);
+        // What the README's walkthrough does ("From a monitor to a work item in five minutes").
+        const created = async (path, body) => {
+          const res = await http(path, { method: "POST", token: admin, body });
+          expect(res.status === 201, `${path}: ${describe(res)}`);
+          return res.json;
+        };
+        const at = await created("/ActivityTemplates", { displayName: `Measure bearing vibration ${runId}` });
+        const wt = await created("/WorkTemplates", {
+          displayName: `Pump bearing inspection ${runId}`,
+          activityTemplates: [{ activityTemplateId: at.id }],
+        });
+        const plant = await created("/Assets", { name: `smoke-loop-plant-${runId}`, kind: "plant" });
+        const pump = await created("/Assets", { name: `P-101-${runId}`, kind: "equipment", parentId: plant.id });
+        const definition = await http("/ModelDefinitions", {
+          method: "POST",
+          token: admin,
+          body: { name: "models/vibration", version: "1.0", location: "ACR" },
+        });
+        expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
+        const model = await created("/Models", {
+          name: `smoke-vibration-${runId}`,
+          modelDefinitionName: "models/vibration",
+          modelDefinitionVersion: "1.0",
+          cpuCores: 1,
+          memory: 1,
+          configurableParameters: { VIBRATION: "9.4" },
+        });
+        const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
+        await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
+        const monitor = await created("/Monitors", {
+          name: `smoke-pump-watch-${runId}`,
+          modelId: model.id,
+          status: "Active",
+          controllers: [
+            {
+              name: "High vibration",
+              conditions: [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7.1 }],
+              actions: { raiseDeviation: { status: "active" }, createWorkItem: { workTemplateId: wt.id }, setCriticality: { value: 90 } },
+              onLeave: { deviationStatus: "closed" },
+            },
+          ],
+        });
+        const runMonitor = async () => {
+          const run = await http(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST", token: admin });
+          expect(run.status === 201, `execution: ${describe(run)}`);
+          let job;
+          for (let i = 0; i < 60; i++) {
+            await fireCron();
+            job = (await http(`/MonitorJobs/${run.json.id}`, { token: admin })).json;
+            if (["Succeeded", "Failed", "Unknown"].includes(job?.status)) break;
+            await new Promise((r) => setTimeout(r, 750));
+          }
+          expect(
+            job?.status === "Succeeded" && job.output.includes("posted the readings: 201"),
+            `monitor job: ${JSON.stringify(job)?.slice(0, 500)}`,
+          );
+          return job;
+        };
+        const item = async () => (await http(`/Monitors/${monitor.id}`, { token: admin })).json.populations[0].items[0];
 
-      // 2.0 mm/s (the monitor read, its parameter changed, sent back): the alarm is left and the deviation closed.
-      const read = await http(`/Monitors/${monitor.id}`, { token: admin });
-      const saved = await http("/Monitors", { method: "PUT", token: admin, headers: { "if-match": read.headers.get("etag") }, body: { ...read.json, configurableParameters: { VIBRATION: "2.0" } } });
-      expect(saved.status === 200, `monitor PUT: ${describe(saved)}`);
-      const third = await runMonitor();
-      const normal = await item();
-      const after = listOf((await http(`/Monitors/${monitor.id}/PopulationItems/${entered.id}/Alarms`, { token: admin })).json);
-      expect(normal.alarms.length === 0 && after.map((e) => e.action).join() === "left,entered" && after[0].monitorJobId === third.id, `after a normal reading: ${JSON.stringify(after)}`);
-      const closed = (await http(`/Deviations/${alarm.deviationId}`, { token: admin })).json;
-      expect(closed.status === "closed", `deviation status ${closed.status}`);
-      await webhook(alarm.id, "left");
-      return `alarm ${alarm.id.slice(0, 8)}: entered (webhook ${enteredHook.data.eventId.slice(0, 8)}), kept, left; deviation closed`;
-    } finally {
-      receiver.close();
-    }
-  });
+        // 9.4 mm/s: the alarm is entered with its deviation, work item and criticality.
+        const first = await runMonitor();
+        const entered = await item();
+        const alarm = entered.alarms[0];
+        expect(
+          entered.alarms.length === 1 &&
+            alarm.monitorJobId === first.id &&
+            alarm.deviationId &&
+            alarm.workItemId &&
+            entered.criticality === 90,
+          `item: ${JSON.stringify(entered)}`,
+        );
+        const inAlarm = listOf((await http(`/Monitors/PopulationItems?monitorIds=${monitor.id}&alarmState=alarm`, { token: admin })).json);
+        expect(inAlarm.length === 1 && inAlarm[0].id === entered.id, `alarmState=alarm: ${JSON.stringify(inAlarm)}`);
+        const deviation = (await http(`/Deviations/${alarm.deviationId}`, { token: admin })).json;
+        expect(
+          deviation.assetReference.equipment?.id === pump.id &&
+            deviation.status === "active" &&
+            deviation.origin.kind === "monitoring" &&
+            deviation.origin.monitor.id === monitor.id &&
+            deviation.origin.monitorJobId === first.id,
+          `deviation: ${JSON.stringify(deviation).slice(0, 500)}`,
+        );
+        expect(
+          deviation.description.includes("vibration GreaterThen 7.1: 9.4 seen") && deviation.workItemIds[0] === alarm.workItemId,
+          `deviation: ${deviation.description} ${deviation.workItemIds}`,
+        );
+        const workItem = (await http(`/WorkItems/${alarm.workItemId}`, { token: admin })).json;
+        expect(
+          workItem.basedOn[0]?.id === wt.id && workItem.deviationIds[0] === alarm.deviationId,
+          `work item: ${JSON.stringify(workItem).slice(0, 400)}`,
+        );
+        const enteredHook = await webhook(alarm.id, "entered");
+
+        // The same reading: nothing new.
+        await runMonitor();
+        const still = await item();
+        const history = listOf((await http(`/Monitors/${monitor.id}/PopulationItems/${entered.id}/Alarms`, { token: admin })).json);
+        expect(
+          still.alarms.length === 1 && still.alarms[0].id === alarm.id && history.length === 1,
+          `after the same reading: ${JSON.stringify(still.alarms)} ${JSON.stringify(history)}`,
+        );
+        const links = listOf((await http(`/Deviations/${alarm.deviationId}/WorkItems`, { token: admin })).json);
+        expect(links.length === 1, `work items of the deviation: ${JSON.stringify(links)}`);
+
+        // 2.0 mm/s (the monitor read, its parameter changed, sent back): the alarm is left and the deviation closed.
+        const read = await http(`/Monitors/${monitor.id}`, { token: admin });
+        const saved = await http("/Monitors", {
+          method: "PUT",
+          token: admin,
+          headers: { "if-match": read.headers.get("etag") },
+          body: { ...read.json, configurableParameters: { VIBRATION: "2.0" } },
+        });
+        expect(saved.status === 200, `monitor PUT: ${describe(saved)}`);
+        const third = await runMonitor();
+        const normal = await item();
+        const after = listOf((await http(`/Monitors/${monitor.id}/PopulationItems/${entered.id}/Alarms`, { token: admin })).json);
+        expect(
+          normal.alarms.length === 0 && after.map((e) => e.action).join() === "left,entered" && after[0].monitorJobId === third.id,
+          `after a normal reading: ${JSON.stringify(after)}`,
+        );
+        const closed = (await http(`/Deviations/${alarm.deviationId}`, { token: admin })).json;
+        expect(closed.status === "closed", `deviation status ${closed.status}`);
+        await webhook(alarm.id, "left");
+        return `alarm ${alarm.id.slice(0, 8)}: entered (webhook ${enteredHook.data.eventId.slice(0, 8)}), kept, left; deviation closed`;
+      } finally {
+        receiver.close();
+      }
+    },
+  );
 
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
     const kept = await http("/Categories", { method: "POST", token: admin, body: { name: `smoke-persist-${runId}` } });

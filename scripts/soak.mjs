@@ -20,7 +20,10 @@ const base = `http://127.0.0.1:${port}`;
 
 function mintToken() {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, "scripts", "token.mjs"), "--expires", "2h"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(ROOT, "scripts", "token.mjs"), "--expires", "2h"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     child.on("exit", (code) => (code === 0 ? resolve(out.trim().split("\n").pop().trim()) : reject(new Error(`token.mjs exited ${code}`))));
@@ -60,17 +63,33 @@ async function request(label, path, { method = "GET", token, body, form, headers
   }
 }
 
-const server = startDevServer({ port, persistTo, detached: true, stdio: ["ignore", "ignore", "ignore"], extra: ["--inspector-port", String(await freePort()), "--show-interactive-dev-session=false"] });
+const server = startDevServer({
+  port,
+  persistTo,
+  detached: true,
+  stdio: ["ignore", "ignore", "ignore"],
+  extra: ["--inspector-port", String(await freePort()), "--show-interactive-dev-session=false"],
+});
 let exitCode = 1;
 try {
   await prepareLocal({ persistTo, quiet: true, vars: { RATE_LIMITS: "off" } });
   await waitForHealth(base, { timeoutMs: 120_000, child: server });
   const token = await mintToken();
   const dataType = `soak-${Date.now().toString(36)}`;
-  await request("setup", "/DataTypes", { method: "POST", token, body: { id: dataType, name: "Soak", allowedExtensions: ["csv"] }, expect: [201] });
-  const shared = (await request("setup", "/Categories", { method: "POST", token, body: { name: `soak shared ${dataType}` }, expect: [201] })).json;
+  await request("setup", "/DataTypes", {
+    method: "POST",
+    token,
+    body: { id: dataType, name: "Soak", allowedExtensions: ["csv"] },
+    expect: [201],
+  });
+  const shared = (
+    await request("setup", "/Categories", { method: "POST", token, body: { name: `soak shared ${dataType}` }, expect: [201] })
+  ).json;
   const deviations = [];
-  for (let i = 0; i < 10; i++) deviations.push((await request("setup", "/Deviations", { method: "POST", token, body: { description: `soak ${i}` }, expect: [201] })).json.id);
+  for (let i = 0; i < 10; i++)
+    deviations.push(
+      (await request("setup", "/Deviations", { method: "POST", token, body: { description: `soak ${i}` }, expect: [201] })).json.id,
+    );
 
   const acknowledgedCategories = new Set();
   const uploads = new Map(); // idempotency key -> file id acknowledged
@@ -88,11 +107,27 @@ try {
       } else if (r < 0.55) {
         const id = deviations[i % deviations.length];
         const read = await request("GET /Deviations/{id}", `/Deviations/${id}`, { token });
-        await request("PUT /Deviations If-Match", "/Deviations", { method: "PUT", token, headers: { "if-match": read.headers.get("etag") }, body: { id, description: `w${w} ${i}` }, expect: [200, 412] });
+        await request("PUT /Deviations If-Match", "/Deviations", {
+          method: "PUT",
+          token,
+          headers: { "if-match": read.headers.get("etag") },
+          body: { id, description: `w${w} ${i}` },
+          expect: [200, 412],
+        });
       } else if (r < 0.7) {
-        await request("PUT /Categories (no If-Match)", "/Categories", { method: "PUT", token, body: { id: shared.id, name: `soak shared ${dataType} ${i}` }, expect: [200, 409] });
+        await request("PUT /Categories (no If-Match)", "/Categories", {
+          method: "PUT",
+          token,
+          body: { id: shared.id, name: `soak shared ${dataType} ${i}` },
+          expect: [200, 409],
+        });
         if (Math.random() < 0.3) {
-          const created = await request("POST /Categories", "/Categories", { method: "POST", token, body: { name: `soak ${dataType} ${w}-${i}` }, expect: [201] });
+          const created = await request("POST /Categories", "/Categories", {
+            method: "POST",
+            token,
+            body: { name: `soak ${dataType} ${w}-${i}` },
+            expect: [201],
+          });
           if (created.status === 201) acknowledgedCategories.add(created.json.id);
         }
       } else if (r < 0.9) {
@@ -108,10 +143,23 @@ try {
           // The connection drops half-way: the client gives up before the answer, then retries.
           const controller = new AbortController();
           setTimeout(() => controller.abort(), Math.random() * 15);
-          await request("POST /Files (dropped)", "/Files", { method: "POST", token, form: form(), headers: { "idempotency-key": key }, expect: [201, 409], signal: controller.signal });
+          await request("POST /Files (dropped)", "/Files", {
+            method: "POST",
+            token,
+            form: form(),
+            headers: { "idempotency-key": key },
+            expect: [201, 409],
+            signal: controller.signal,
+          });
         }
         for (let attempt = 0; attempt < 5; attempt++) {
-          const res = await request("POST /Files (idempotent)", "/Files", { method: "POST", token, form: form(), headers: { "idempotency-key": key }, expect: [201, 409] });
+          const res = await request("POST /Files (idempotent)", "/Files", {
+            method: "POST",
+            token,
+            form: form(),
+            headers: { "idempotency-key": key },
+            expect: [201, 409],
+          });
           if (res.status === 201) {
             uploads.set(key, res.json.id);
             break;
@@ -131,7 +179,8 @@ try {
   // Nothing lost or duplicated: every acknowledged write is readable exactly once.
   const problems = [];
   for (const id of acknowledgedCategories) {
-    if ((await request("check", `/Categories/${id}`, { token })).status !== 200) problems.push(`category ${id} acknowledged but not readable`);
+    if ((await request("check", `/Categories/${id}`, { token })).status !== 200)
+      problems.push(`category ${id} acknowledged but not readable`);
   }
   const files = [];
   for (let skip = 0; ; skip += 500) {
@@ -175,10 +224,16 @@ try {
 
   const sorted = [...latencies].sort((a, b) => a - b);
   const pct = (p) => Math.round(sorted[Math.floor((sorted.length - 1) * p)] ?? 0);
-  console.log(`soak: ${SECONDS} s, ${CONNECTIONS} connections, ${latencies.length} answered requests; p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`);
+  console.log(
+    `soak: ${SECONDS} s, ${CONNECTIONS} connections, ${latencies.length} answered requests; p50 ${pct(0.5)} ms, p99 ${pct(0.99)} ms`,
+  );
   console.log("answers by request kind and status:");
   for (const [label, n3] of [...statuses].sort()) console.log(`  ${label}: ${n3}`);
-  console.log(`acknowledged: ${acknowledgedCategories.size} categories, ${uploads.size} uploads (${files.length} files listed); R2 objects under files/: ${keys.filter((k) => k.startsWith("files/")).length}, orphans: ${orphans.length}`);
+  console.log(
+    `acknowledged: ${acknowledgedCategories.size} categories, ${uploads.size} uploads (${files.length} files ` +
+      `listed); R2 objects under files/: ${keys.filter((k) => k.startsWith("files/")).length}, orphans: ` +
+      `${orphans.length}`,
+  );
   console.log(`unexpected answers: ${unexpected.length}${unexpected.length ? `\n  ${unexpected.slice(0, 10).join("\n  ")}` : ""}`);
   console.log(`lost or duplicated: ${problems.length}${problems.length ? `\n  ${problems.slice(0, 10).join("\n  ")}` : ""}`);
   exitCode = problems.length === 0 && orphans.length === 0 && unexpected.length === 0 ? 0 : 1;

@@ -52,7 +52,8 @@ for (const [name, value, what] of [
   console.error(
     [
       `start: port ${value} on 127.0.0.1, ${what}'s port (${name}), is not free: ${holder}.`,
-      `  Stop that server, or choose other ports, e.g. \`${other} npm start\` (PORT: the API, default ${DEFAULT_PORT}; CONTAINER_HOST_PORT: the local container host, default ${DEFAULT_HOST_PORT}).`,
+      `  Stop that server, or choose other ports, e.g. \`${other} npm start\` (PORT: the API, default ` +
+        `${DEFAULT_PORT}; CONTAINER_HOST_PORT: the local container host, default ${DEFAULT_HOST_PORT}).`,
     ].join("\n"),
   );
   process.exit(1);
@@ -84,7 +85,11 @@ async function fail(message) {
   if (server && server.exitCode === null && server.signalCode === null) server.kill("SIGTERM");
   await containerHost?.close().catch(() => undefined);
   console.error(`start: ${message}`);
-  const tail = readFileSync(LOG_FILE, "utf8").replace(/\x1b\[[0-9;]*m/g, "").trimEnd().split("\n").slice(-40);
+  const tail = readFileSync(LOG_FILE, "utf8")
+    .replace(/\x1b\[[0-9;]*m/g, "")
+    .trimEnd()
+    .split("\n")
+    .slice(-40);
   if (tail.length > 1) console.error(`--- the last lines of ${shown(LOG_FILE)} ---\n${tail.join("\n")}\n---`);
   process.exit(1);
 }
@@ -130,7 +135,12 @@ try {
 console.log(`Starting the Worker (wrangler dev) on ${base}...`);
 // No interactive session: wrangler's hotkeys need its own terminal, and Ctrl-C stops it either way
 // (it is in this script's process group).
-server = startDevServer({ port, persistTo: DEFAULT_PERSIST_DIR, stdio: ["ignore", "pipe", "pipe"], extra: ["--show-interactive-dev-session=false"] });
+server = startDevServer({
+  port,
+  persistTo: DEFAULT_PERSIST_DIR,
+  stdio: ["ignore", "pipe", "pipe"],
+  extra: ["--show-interactive-dev-session=false"],
+});
 
 /**
  * What reaches the console once the server is ready: wrangler's one line per request, reloads, and
@@ -140,7 +150,11 @@ server = startDevServer({ port, persistTo: DEFAULT_PERSIST_DIR, stdio: ["ignore"
 function worthShowing(line) {
   if (/^\s*$/.test(line)) return false;
   if (line.startsWith("{")) return !/"level":"(debug|info)"/.test(line);
-  if (/Your types might be out of date|update available|^\s*⛅️|^─+$|^\s*env\.|Your Worker has access|^Binding\s+Resource|Using (secrets|vars) defined/.test(line)) return false;
+  if (
+    /Your types might be out of date|update available|^\s*⛅️|^─+$|^\s*env\./.test(line) ||
+    /Your Worker has access|^Binding\s+Resource|Using (secrets|vars) defined/.test(line)
+  )
+    return false;
   return true;
 }
 
@@ -155,7 +169,8 @@ function relay(stream, consoleStream) {
     for (const raw of lines) {
       const line = raw.replace(/\x1b\[[0-9;]*m/g, "");
       writeLog(line);
-      if (!ready && /EADDRINUSE|Address already in use/i.test(line)) failure = `port ${port} was taken while wrangler started (PORT); choose another, e.g. \`PORT=${port + 1} npm start\`.`;
+      if (!ready && /EADDRINUSE|Address already in use/i.test(line))
+        failure = `port ${port} was taken while wrangler started (PORT); choose another, e.g. \`PORT=${port + 1} npm start\`.`;
       if (!ready && /Build failed/.test(line)) failure ??= "wrangler could not build or start the Worker.";
       if (ready && worthShowing(line)) consoleStream.write(`${raw}\n`);
     }
@@ -190,7 +205,8 @@ function banner() {
     `  Try it:         curl -H "Authorization: Bearer $(npm run -s token)" ${base}/Categories`,
     `  API reference:  ${base}/docs      (OpenAPI 3.1: ${base}/openapi.json)`,
     `  Fire the cron:  curl "${base}/__scheduled?cron=*+*+*+*+*"`,
-    `  Machine client: POST ${base}/connect/token (client_credentials; client_id local-integration, secret in .dev/local-oauth-client-secret)`,
+    `  Machine client: POST ${base}/connect/token (client_credentials; client_id local-integration, secret in ` +
+      `.dev/local-oauth-client-secret)`,
     `  Job containers: the local container host on ${containerHost.url} (examples/images; README, "Data processing")`,
     ...hostNotes.map((note) => `                  note: ${note}`),
     `  Local state:    ${shown(DEFAULT_PERSIST_DIR)} (kept across restarts; delete it to start empty); keys in .dev/`,

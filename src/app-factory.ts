@@ -32,4 +32,3 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (result, c
 export function newApp(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 }
-

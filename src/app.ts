@@ -176,9 +176,13 @@ function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<A
       c.res = await app.fetch(new Request(c.req.raw.url, { method, headers, body }), c.env, c.executionCtx);
     }
     if (c.res.status === 412) {
-      const error = new ApiError("Conflict", "Other writers changed the resource while this write was applied; send it again (or read it and send If-Match).", {
-        headers: { "retry-after": "1" },
-      });
+      const error = new ApiError(
+        "Conflict",
+        "Other writers changed the resource while this write was applied; send it again (or read it and send If-Match).",
+        {
+          headers: { "retry-after": "1" },
+        },
+      );
       c.res = problemResponse(error, c.get("requestId"), c.req.path);
     }
   };

@@ -69,7 +69,10 @@ export function configOf(env: Bindings): Config {
     const result = ConfigSchema.safeParse(env);
     if (!result.success) {
       const problems = result.error.issues.map((issue) => `${issue.path.join(".")} ${issue.message}`).join("; ");
-      throw new ApiError("Internal", `The deployment's configuration is not valid: ${problems} (wrangler.toml [vars], .dev.vars or secrets).`);
+      throw new ApiError(
+        "Internal",
+        `The deployment's configuration is not valid: ${problems} (wrangler.toml [vars], .dev.vars or secrets).`,
+      );
     }
     config = result.data;
     // Tests vary the settings; a deployment has one set.

@@ -12,9 +12,15 @@ export type Bindings = Env & {
   AUTH_JWKS_JSON?: string;
   /** Key ring sealing job run options (`{version}:{base64 32 bytes}`, comma-separated, current first). */
   DATAPROCESSING_ENCRYPTION_KEY?: string;
-  /** The Cloudflare Images binding, when an operator adds `[images]` to wrangler.toml (not bound by default; IMAGE_RESIZER = "images" uses it). */
+  /**
+   * The Cloudflare Images binding, when an operator adds `[images]` to wrangler.toml (not bound by default; IMAGE_RESIZER =
+   * "images" uses it).
+   */
   IMAGES?: ImagesBinding;
-  /** Set by scripts/dev-env.mjs for each local start (`wrangler dev --var`); /health echoes it so the start script knows its own server answered. */
+  /**
+   * Set by scripts/dev-env.mjs for each local start (`wrangler dev --var`); /health echoes it so the start script knows its own
+   * server answered.
+   */
   LOCAL_START_ID?: string;
   /** Tests only: a service binding that receives webhook deliveries instead of the internet (src/subscriptions/sender.ts). */
   WEBHOOK_TRANSPORT?: Fetcher;

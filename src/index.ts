@@ -66,7 +66,11 @@ export default {
     const runs = jobs.map(([name, job]) => job().catch((error) => log.error("scheduled job failed", { job: name, ...errorFields(error) })));
     for (const run of runs) ctx.waitUntil(run);
     // What the jobs wrote (a job's end, alarms, a disabled subscription) leaves now, not at the next minute.
-    ctx.waitUntil(Promise.allSettled(runs).then(() => relayOutbox(env, log, 50)).catch((error) => log.error("scheduled job failed", { job: "relayOutbox", ...errorFields(error) })));
+    ctx.waitUntil(
+      Promise.allSettled(runs)
+        .then(() => relayOutbox(env, log, 50))
+        .catch((error) => log.error("scheduled job failed", { job: "relayOutbox", ...errorFields(error) })),
+    );
   },
 
   async queue(batch, env, _ctx) {

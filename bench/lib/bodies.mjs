@@ -51,18 +51,27 @@ function formBody(dataTypeId, total, seed) {
   const boundary = `bench-${seed}-${randomBytes(6).toString("hex")}`;
   const head = Buffer.from(
     `--${boundary}\r\nContent-Disposition: form-data; name="DataTypeId"\r\n\r\n${dataTypeId}\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="File"; filename="bench.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      `--${boundary}\r\nContent-Disposition: form-data; name="File"; filename="bench.bin"\r\nContent-Type: ` +
+      `application/octet-stream\r\n\r\n`,
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const file = randomBytes(total - head.length - tail.length);
-  return { body: Buffer.concat([head, file, tail]), contentType: `multipart/form-data; boundary=${boundary}`, checksum: createHash("sha256").update(file).digest("hex"), fileBytes: file.length };
+  return {
+    body: Buffer.concat([head, file, tail]),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    checksum: createHash("sha256").update(file).digest("hex"),
+    fileBytes: file.length,
+  };
 }
 
 const seconds = (start) => Number(process.hrtime.bigint() - start) / 1e9;
 
 export async function benchBodies({ root, benchDir, appModules, credentials, step }) {
   const total = BODIES.mib * MiB;
-  step(`request bodies: ${BODIES.mib} MiB uploads with and without Idempotency-Key; memory growth of workerd; ${BODIES.rounds} alternating rounds`);
+  step(
+    `request bodies: ${BODIES.mib} MiB uploads with and without Idempotency-Key; memory growth of workerd; ` +
+      `${BODIES.rounds} alternating rounds`,
+  );
   const stateDir = join(benchDir, "bodies-state");
   const { mf, url, db } = await startAppMiniflare({ root, stateDir, appModules, credentials });
   try {
@@ -70,20 +79,38 @@ export async function benchBodies({ root, benchDir, appModules, credentials, ste
     await applyMigrations(db, root);
     const pid = workerdPid();
     const token = credentials.token;
-    const dataType = (await request(new URL("/DataTypes", url), { method: "POST", token, json: { id: "bench-bodies", name: "Bench bodies", allowedExtensions: ["bin"] } })).json;
+    const dataType = (
+      await request(new URL("/DataTypes", url), {
+        method: "POST",
+        token,
+        json: { id: "bench-bodies", name: "Bench bodies", allowedExtensions: ["bin"] },
+      })
+    ).json;
     const form = formBody(dataType.id, total, 1);
     const part = randomBytes(total);
     const partChecksum = createHash("sha256").update(part).digest("hex");
 
     const postForm = async (key) => {
-      const res = await request(new URL("/Files", url), { method: "POST", token, body: form.body, headers: { "content-type": form.contentType, ...(key ? { "idempotency-key": key } : {}) } });
-      if (res.json.size !== form.fileBytes || res.json.checksum !== form.checksum) throw new Error("form upload: the stored file differs from the sent bytes");
+      const res = await request(new URL("/Files", url), {
+        method: "POST",
+        token,
+        body: form.body,
+        headers: { "content-type": form.contentType, ...(key ? { "idempotency-key": key } : {}) },
+      });
+      if (res.json.size !== form.fileBytes || res.json.checksum !== form.checksum)
+        throw new Error("form upload: the stored file differs from the sent bytes");
       // 95 MiB a time in the local R2's folder: removed at once (a replay answers for a file already removed).
       if (!res.replayed) await request(new URL(`/Files/${res.json.id}`, url), { method: "DELETE", token });
       return res;
     };
     const putPart = async (key) => {
-      const upload = (await request(new URL("/Files/Uploads", url), { method: "POST", token, json: { dataTypeId: dataType.id, name: "bench.bin", size: total, partSize: total } })).json;
+      const upload = (
+        await request(new URL("/Files/Uploads", url), {
+          method: "POST",
+          token,
+          json: { dataTypeId: dataType.id, name: "bench.bin", size: total, partSize: total },
+        })
+      ).json;
       const res = await request(new URL(`/Files/Uploads/${upload.uploadId}/Parts/1`, url), {
         method: "PUT",
         token,
@@ -145,7 +172,11 @@ export async function benchBodies({ root, benchDir, appModules, credentials, ste
       rounds: BODIES.rounds,
       targetMiB: BODIES.targetMiB,
       rows,
-      timeRatio: { form: ratio("form, Idempotency-Key", "form, no key"), part: ratio("part, Idempotency-Key", "part, no key"), replay: ratio("form, replay of its key", "form, no key") },
+      timeRatio: {
+        form: ratio("form, Idempotency-Key", "form, no key"),
+        part: ratio("part, Idempotency-Key", "part, no key"),
+        replay: ratio("form, replay of its key", "form, no key"),
+      },
       met: rows.every((x) => x.maxGrowthMiB <= BODIES.targetMiB),
       keyedMet: rows.filter((x) => !x.name.includes("no key")).every((x) => x.maxGrowthMiB <= BODIES.targetMiB),
       byName,
@@ -160,14 +191,20 @@ export function bodiesMarkdown(b) {
   return [
     `### Request bodies: ${round(b.bodyBytes / MiB, 0)} MiB uploads with and without Idempotency-Key`,
     "",
-    `Median of ${b.rounds} alternating rounds in one workerd; growth = peak resident set during the request minus the resident set before (whole workerd process).`,
+    `Median of ${b.rounds} alternating rounds in one workerd; growth = peak resident set during the request minus ` +
+      `the resident set before (whole workerd process).`,
     "",
     "| upload | s | growth MiB (median) | growth MiB (max) |",
     "| --- | ---: | ---: | ---: |",
     ...b.rows.map((x) => `| ${x.name} | ${x.seconds} | ${x.growthMiB} | ${x.maxGrowthMiB} |`),
     "",
-    `Time with a key against without (median of per-round ratios): form ${b.timeRatio.form}, part ${b.timeRatio.part}; a replay against a first form upload: ${b.timeRatio.replay}.`,
-    ...b.rows.map((x) => `- ${x.name}: growth at most ${b.targetMiB} MiB in every round: ${x.maxGrowthMiB <= b.targetMiB ? "met" : "**NOT met**"} (max ${x.maxGrowthMiB} MiB).`),
+    `Time with a key against without (median of per-round ratios): form ${b.timeRatio.form}, part ` +
+      `${b.timeRatio.part}; a replay against a first form upload: ${b.timeRatio.replay}.`,
+    ...b.rows.map(
+      (x) =>
+        `- ${x.name}: growth at most ${b.targetMiB} MiB in every round: ` +
+        `${x.maxGrowthMiB <= b.targetMiB ? "met" : "**NOT met**"} (max ${x.maxGrowthMiB} MiB).`,
+    ),
   ].join("\n");
 }
 
@@ -175,7 +212,12 @@ export async function runBodiesSection(options) {
   const started = Date.now();
   const figures = await benchBodies(options);
   const { byName: _byName, ...kept } = figures;
-  const results = { finishedAt: new Date().toISOString(), command: "npm run bench -- --only bodies", seconds: round((Date.now() - started) / 1000, 1), ...kept };
+  const results = {
+    finishedAt: new Date().toISOString(),
+    command: "npm run bench -- --only bodies",
+    seconds: round((Date.now() - started) / 1000, 1),
+    ...kept,
+  };
   writeFileSync(join(options.benchDir, "bodies-results.json"), `${JSON.stringify(results, null, 2)}\n`);
   options.step("request bodies done; .bench/bodies-results.json written. Summary for docs/benchmarks.md:\n");
   console.log(bodiesMarkdown(figures));

@@ -7,7 +7,9 @@ import { join } from "node:path";
 /** Applies migrations/*.sql in order, statement by statement, as `wrangler d1 migrations apply` does. */
 export async function applyMigrations(db, root) {
   const dir = join(root, "migrations");
-  const files = readdirSync(dir).filter((f) => f.endsWith(".sql")).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
   for (const file of files) {
     const statements = readFileSync(join(dir, file), "utf8")
       .split("--> statement-breakpoint")
@@ -61,8 +63,10 @@ export function valueStatements(kind) {
        CASE WHEN v < 35 THEN '1' WHEN v < 60 THEN '2' WHEN v < 80 THEN '3' WHEN v < 92 THEN '4' ELSE '5' END FROM r`,
     `${insert} ${from("300 + abs(random()) % 2201")} SELECT '${kind}', id, 'wallThickness', 0, '${definitionId("wallThickness")}', NULL,
        v / 100.0, CAST(v / 100.0 AS TEXT) FROM r`,
-    `${insert} ${from("abs(random()) % 100")}, a AS (SELECT id, CASE WHEN v < 15 THEN 'north' WHEN v < 35 THEN 'south' WHEN v < 50 THEN 'east'
-       WHEN v < 65 THEN 'west' WHEN v < 80 THEN 'central' WHEN v < 88 THEN 'offshore' WHEN v < 95 THEN 'yard' ELSE 'tankfarm' END AS code FROM r)
+    `${insert} ${from("abs(random()) % 100")}, a AS (SELECT id, CASE WHEN v < 15 THEN 'north' WHEN v < 35 THEN 'south' WHEN v <
+    50 THEN 'east'
+       WHEN v < 65 THEN 'west' WHEN v < 80 THEN 'central' WHEN v < 88 THEN 'offshore' WHEN v < 95 THEN 'yard' ELSE 'tankfarm'
+       END AS code FROM r)
        SELECT '${kind}', id, 'area', 0, '${definitionId("area")}', code, NULL, json_quote(code) FROM a`,
     `${insert} ${from(`CASE WHEN abs(random()) % 100 < 5 THEN NULL ELSE ${START_2021} + abs(random()) % ${FIVE_YEARS} END`)}
        SELECT '${kind}', id, 'inspectedAt', 0, '${definitionId("inspectedAt")}', NULL, v * 1000.0,

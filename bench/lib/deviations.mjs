@@ -26,7 +26,11 @@ const UUID_SQL =
 async function seedDeviations(db, count) {
   await seedBenchDefinitions(db);
   await db.batch(
-    BENCH_PROPERTIES.map((p, i) => db.prepare("INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) VALUES (?1, ?2, ?3)").bind(GENERAL, p.id, i)),
+    BENCH_PROPERTIES.map((p, i) =>
+      db
+        .prepare("INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) VALUES (?1, ?2, ?3)")
+        .bind(GENERAL, p.id, i),
+    ),
   );
   // valueStatements reads the ids from `{kind}_entities`; the deviations are inserted from the same rows.
   await db.prepare("CREATE TABLE deviation_entities (id TEXT PRIMARY KEY, reference_id TEXT NOT NULL, created_at TEXT NOT NULL)").run();
@@ -41,14 +45,16 @@ async function seedDeviations(db, count) {
   await db
     .prepare(
       `INSERT INTO deviations (id, reference_id, description, status, type_id, owner_id, owner_name, etag, created_at, updated_at)
-       SELECT id, reference_id, 'Bench deviation', 'new', ?1, 'owner-' || (rowid % 50), 'Owner ' || (rowid % 50), 'bench', created_at, created_at FROM deviation_entities`,
+       SELECT id, reference_id, 'Bench deviation', 'new', ?1, 'owner-' || (rowid % 50), 'Owner ' || (rowid % 50), 'bench',
+       created_at, created_at FROM deviation_entities`,
     )
     .bind(GENERAL)
     .run();
   for (const statement of valueStatements("deviation")) await db.prepare(statement).run();
   const matching = await db
     .prepare(
-      `SELECT count(*) AS n FROM property_values s JOIN property_values a ON a.entity_kind = 'deviation' AND a.entity_id = s.entity_id AND a.name = 'area'
+      `SELECT count(*) AS n FROM property_values s JOIN property_values a ON a.entity_kind = 'deviation' AND a.entity_id =
+      s.entity_id AND a.name = 'area'
         WHERE s.entity_kind = 'deviation' AND s.name = 'severity' AND s.value_num >= 4 AND a.value_text = 'north'`,
     )
     .first();
@@ -82,14 +88,22 @@ export async function runDeviationSection({ root, benchDir, credentials, step })
       size.url = new URL(`/Deviations?${new URLSearchParams(DEVIATION_QUERY)}`, workers.urls.app);
       const check = await fetch(size.url, { headers: { authorization: `Bearer ${credentials.token}` } });
       const body = await check.json();
-      if (check.status !== 200 || body.length !== 50) throw new Error(`GET /Deviations (${size.label}): HTTP ${check.status}, ${JSON.stringify(body).slice(0, 300)}`);
+      if (check.status !== 200 || body.length !== 50)
+        throw new Error(`GET /Deviations (${size.label}): HTTP ${check.status}, ${JSON.stringify(body).slice(0, 300)}`);
     }
     step("GET /Deviations under load, 10k and 100k in alternating rounds");
     const headers = { authorization: `Bearer ${credentials.token}` };
     const [small, large] = await measureRounds(SIZES.map((s) => ({ label: `${s.label} deviations`, url: s.url, headers })));
     const ratio = roundRatio(large, small, (x) => x.latencyMs.mean);
     console.log(`  ratio 100k/10k mean latency: ${ratio} (target <= 2)`);
-    return { query: DEVIATION_QUERY, sizes: SIZES.map(({ label, deviations, matching }) => ({ label, deviations, matching })), small, large, ratio, target: 2 };
+    return {
+      query: DEVIATION_QUERY,
+      sizes: SIZES.map(({ label, deviations, matching }) => ({ label, deviations, matching })),
+      small,
+      large,
+      ratio,
+      target: 2,
+    };
   } finally {
     for (const { mf } of started) await mf.dispose().catch(() => undefined);
   }
@@ -100,14 +114,18 @@ export function deviationSummary(result, command) {
   return [
     "### B on the real route: GET /Deviations, 10,000 vs 100,000 deviations",
     "",
-    `\`GET /Deviations?${Object.entries(result.query).map(([k, v]) => `${k}=${v}`).join("&")}\` through the whole app (auth, versioning, hydration of each`,
-    `page: type, designations, linked properties, relationships, work item links), matching ${result.sizes.map((s) => `${s.matching} of ${s.deviations}`).join(" and ")}. Command: \`${command}\`.`,
+    `\`GET /Deviations?${Object.entries(result.query)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("&")}\` through the whole app (auth, versioning, hydration of each`,
+    `page: type, designations, linked properties, relationships, work item links), matching ` +
+      `${result.sizes.map((s) => `${s.matching} of ${s.deviations}`).join(" and ")}. Command: \`${command}\`.`,
     "",
     "| target | req/s | p50 ms | p99 ms | mean ms | requests |",
     "| --- | ---: | ---: | ---: | ---: | ---: |",
     row(result.small),
     row(result.large),
     "",
-    `Ratio 100k/10k of mean latency: **${result.ratio}** (target <= ${result.target}: ${result.ratio <= result.target ? "met" : "**NOT met**"}).`,
+    `Ratio 100k/10k of mean latency: **${result.ratio}** (target <= ${result.target}: ` +
+      `${result.ratio <= result.target ? "met" : "**NOT met**"}).`,
   ].join("\n");
 }

@@ -23,15 +23,16 @@ export const LAYER_VARIANTS = [
   },
   {
     name: "no-log-line",
-    layer: "request log line (JSON.stringify + console.log of one line per request)",
-    patches: [["    if (rank[lvl] < min) return;\n", "    return;\n"]],
+    layer: "request log line (a quick read logs it at debug, so at LOG_LEVEL=info only the level check is left to remove)",
+    patches: [["    if (rank[lvl] < this.min) return;\n", "    return;\n"]],
   },
   {
     name: "no-session",
     layer: "D1 session and bookmark (withSession, the X-Session-Bookmark check, copying the response to add its header)",
     patches: [
       [
-        "    const session = openSession(env.DB, request);\n    const response = withBookmark(await app.fetch(request, { ...env, DB: session }, ctx), session);\n",
+        "    const session = openSession(env.DB, request);\n    const response = withBookmark(await app.fetch(request, " +
+          "{ ...env, DB: session }, ctx), session);\n",
         "    const response = await app.fetch(request, env, ctx);\n",
       ],
       ['  app2.use("*", requireWellFormedBookmark);\n', ""],
@@ -41,10 +42,14 @@ export const LAYER_VARIANTS = [
     name: "no-token-check",
     layer: "bearer token (the per-isolate verified-token cache: SHA-256 of the token, lookup, the logger with the user id)",
     patches: [
-      ['    c2.set("principal", await authenticate(c2.env, c2.req.header("authorization")));\n', '    c2.set("principal", BENCH_PRINCIPAL);\n'],
+      [
+        '    c2.set("principal", await authenticate(c2.env, c2.req.header("authorization")));\n',
+        '    c2.set("principal", BENCH_PRINCIPAL);\n',
+      ],
       [
         "var requireAuthentication = ",
-        'var BENCH_PRINCIPAL = { id: "0b0c0000-0000-4000-8000-000000000001", name: "Bench Runner", permissions: new Set(Object.values(PERMISSIONS)), kind: "person" };\nvar requireAuthentication = ',
+        'var BENCH_PRINCIPAL = { id: "0b0c0000-0000-4000-8000-000000000001", name: "Bench Runner", permissions: new ' +
+          'Set(Object.values(PERMISSIONS)), kind: "person" };\nvar requireAuthentication = ',
       ],
     ],
   },
@@ -63,7 +68,12 @@ export const LAYER_VARIANTS = [
     layer: "rate limit on (RATE_LIMITS=on: one READ_LIMITER.limit() call per request; Miniflare's simulation)",
     bindings: { RATE_LIMITS: "on" },
     // The call is made and priced; its answer is ignored, or the loop would be throttled after 1,200 reads.
-    patches: [[/ {2}if \(!success\d*\) \{\n {4}throw new ApiError\("TooManyRequests"/, '  if (false) {\n    throw new ApiError("TooManyRequests"']],
+    patches: [
+      [
+        / {2}if \(!success\d*\) \{\n {4}throw new ApiError\(\s*"TooManyRequests"/,
+        '  if (false) {\n    throw new ApiError("TooManyRequests"',
+      ],
+    ],
     // Added, not removed: its price is this variant minus the full Worker.
     adds: true,
   },
@@ -75,25 +85,31 @@ export const LAYER_VARIANTS = [
   {
     name: "no-request-context",
     layer: "request context middleware (request id, logger, clock, ids, x-request-id header, the log line)",
-    patches: [[/ {2}app2\.use\("\*", async \(c2, next\) => \{\n {4}const incoming = c2\.req\.header\("x-request-id"\);[\s\S]*?\n {2}\}\);\n/, '  app2.use("*", async (c2, next) => {\n    c2.set("requestId", "bench"); c2.set("log", createLogger("error", {})); c2.set("clock", systemClock); c2.set("ids", randomIds);\n    await next();\n  });\n']],
+    patches: [
+      [
+        / {2}app2\.use\("\*", async \(c2, next\) => \{\n {4}const incoming = c2\.req\.header\("x-request-id"\);[\s\S]*?\n {2}\}\);\n/,
+        '  app2.use("*", async (c2, next) => {\n    c2.set("requestId", "bench"); c2.set("log", createLogger("error", ' +
+          '{})); c2.set("clock", systemClock); c2.set("ids", randomIds);\n    await next();\n  });\n',
+      ],
+    ],
   },
   {
     name: "no-route-middleware",
     layer: "route middleware (api-version, unknown query parameters, permission, validation-message schemas)",
     patches: [
-      [
-        "  const middleware = [apiVersion(options.area, options.versions), knownQueryOnly(declaredQueryParameters(route)), requirePermission(options.permission)];\n",
-        "  const middleware = [];\n",
-      ],
-      ["  middleware.push(rememberRequestSchemas(route.request));\n", ""],
+      // The route's steps run as one middleware (src/pkg/openapi.ts, routeSteps).
+      ["  const middleware = [routeSteps(steps)];\n", "  const middleware = [];\n"],
     ],
   },
   {
     name: "no-validation",
     layer: "validation of the id (zod uuid, the Unicode check, the validator middleware)",
     patches: [
-      ['      summary: "Get a property definition",\n      request: { params: IdParam },\n', '      summary: "Get a property definition",\n'],
-      ['      const found = await getDefinition(c2.env.DB, c2.req.valid("param").id);\n', '      const found = await getDefinition(c2.env.DB, c2.req.param("id"));\n'],
+      [/( +)summary: "Get a property definition",\n +request: \{ params: IdParam \},\n/, '$1summary: "Get a property definition",\n'],
+      [
+        '      const found = await getDefinition(c2.env.DB, c2.req.valid("param").id);\n',
+        '      const found = await getDefinition(c2.env.DB, c2.req.param("id"));\n',
+      ],
     ],
   },
   {
@@ -101,7 +117,8 @@ export const LAYER_VARIANTS = [
     layer: "ETag and If-None-Match (jsonWithEtag instead of c.json)",
     patches: [
       [
-        '      const found = await getDefinition(c2.env.DB, c2.req.valid("param").id);\n      return jsonWithEtag(c2, found.value, found.etag);\n',
+        '      const found = await getDefinition(c2.env.DB, c2.req.valid("param").id);\n      return jsonWithEtag(c2, ' +
+          "found.value, found.etag);\n",
         '      const found = await getDefinition(c2.env.DB, c2.req.valid("param").id);\n      return c2.json(found.value, 200);\n',
       ],
     ],
@@ -132,12 +149,19 @@ export const SKELETON = {
 function applyPatch(source, [find, replace], where) {
   if (typeof find === "string") {
     const first = source.indexOf(find);
-    if (first < 0 || source.indexOf(find, first + 1) >= 0) throw new Error(`${where}: the patch ${JSON.stringify(find.slice(0, 80))} must match exactly once (${first < 0 ? "no match" : "several"}); the bundle changed: update bench/lib/layers.mjs`);
+    if (first < 0 || source.indexOf(find, first + 1) >= 0)
+      throw new Error(
+        `${where}: the patch ${JSON.stringify(find.slice(0, 80))} must match exactly once ` +
+          `(${first < 0 ? "no match" : "several"}); the bundle changed: update bench/lib/layers.mjs`,
+      );
     return source.slice(0, first) + replace + source.slice(first + find.length);
   }
   const global = new RegExp(find.source, "g");
   const matches = [...source.matchAll(global)];
-  if (matches.length !== 1) throw new Error(`${where}: the patch ${find} must match exactly once (${matches.length} matches); the bundle changed: update bench/lib/layers.mjs`);
+  if (matches.length !== 1)
+    throw new Error(
+      `${where}: the patch ${find} must match exactly once (${matches.length} matches); the bundle changed: update bench/lib/layers.mjs`,
+    );
   return source.replace(find, replace);
 }
 
@@ -153,8 +177,12 @@ function applyPatch(source, [find, replace], where) {
 export function loopEntry(workerModule) {
   return `// Generated by bench/lib/layers.mjs.
 import worker from "${workerModule}";
-${workerModule === "./index.js" ? `export * from "${workerModule}";
-` : ""}
+${
+  workerModule === "./index.js"
+    ? `export * from "${workerModule}";
+`
+    : ""
+}
 const BOOKMARK = "00000000-00000000-00000000-00000000000000000000000000000000";
 function replaying(real) {
   const memo = new Map();
@@ -167,7 +195,10 @@ function replaying(real) {
     sql,
     values,
     bind: (...next) => statement(sql, next),
-    first: (column) => once("first", sql, values, () => real.prepare(sql).bind(...values).first()).then((row) => (column === undefined || row === null ? row : row[column])),
+    first: (column) =>
+      once("first", sql, values, () => real.prepare(sql).bind(...values).first()).then((row) =>
+        column === undefined || row === null ? row : row[column],
+      ),
     all: () => once("all", sql, values, () => real.prepare(sql).bind(...values).all()),
     raw: (options) => once("raw" + JSON.stringify(options ?? {}), sql, values, () => real.prepare(sql).bind(...values).raw(options)),
     run: () => once("run", sql, values, () => real.prepare(sql).bind(...values).run()),
@@ -207,7 +238,11 @@ export default {
  * the other modules) and returns [{ ...variant, modules }]. \`appModules\` is the bundle, entry first.
  * "full" (no patch) is the bundle as built behind the same loop entry.
  */
-export function writeLayerVariants(appModules, dir, variants = [{ name: "full", layer: "the full Worker", patches: [] }, ...LAYER_VARIANTS, SKELETON]) {
+export function writeLayerVariants(
+  appModules,
+  dir,
+  variants = [{ name: "full", layer: "the full Worker", patches: [] }, ...LAYER_VARIANTS, SKELETON],
+) {
   rmSync(dir, { recursive: true, force: true });
   const [entry, ...rest] = appModules;
   const source = readFileSync(entry.path, "utf8");

@@ -29,15 +29,32 @@ const TOTAL_ROUNDS = Number(process.env.BENCH_LIST_TOTAL_ROUNDS ?? 3);
 const SIZES = (process.env.BENCH_LIST_SIZES ?? "10000,100000").split(",").map(Number);
 /** The tables the seed fills: their indexes are dropped while it runs and built again after (same schema, minutes faster). */
 const SEEDED_TABLES = [
-  "deviations", "work_items", "activities", "work_templates", "activity_templates", "files", "medias", "jobs", "job_configurations",
-  "models", "monitors", "monitor_jobs", "designations", "entity_tags", "property_values", "work_item_templates", "work_item_activity_templates",
+  "deviations",
+  "work_items",
+  "activities",
+  "work_templates",
+  "activity_templates",
+  "files",
+  "medias",
+  "jobs",
+  "job_configurations",
+  "models",
+  "monitors",
+  "monitor_jobs",
+  "designations",
+  "entity_tags",
+  "property_values",
+  "work_item_templates",
+  "work_item_activity_templates",
 ];
 
 const b64url = (bytes) => Buffer.from(bytes).toString("base64url");
 async function seal(rawKey, options) {
   const key = await webcrypto.subtle.importKey("raw", rawKey, "AES-GCM", false, ["encrypt"]);
   const iv = webcrypto.getRandomValues(new Uint8Array(12));
-  const data = new Uint8Array(await webcrypto.subtle.encrypt({ name: "AES-GCM", iv }, key, new TextEncoder().encode(JSON.stringify(options))));
+  const data = new Uint8Array(
+    await webcrypto.subtle.encrypt({ name: "AES-GCM", iv }, key, new TextEncoder().encode(JSON.stringify(options))),
+  );
   return `v1.${b64url(iv)}.${b64url(data)}`;
 }
 
@@ -47,7 +64,11 @@ export function readMatrix(root) {
 
 /** The URL path and query of one case (take=20 on paged lists). */
 export function casePath(matrix, list, entry, { total = false } = {}) {
-  const query = new URLSearchParams({ ...entry.query, ...(list.paged === false ? {} : { take: String(matrix.take) }), ...(total ? { includeTotal: "true" } : {}) });
+  const query = new URLSearchParams({
+    ...entry.query,
+    ...(list.paged === false ? {} : { take: String(matrix.take) }),
+    ...(total ? { includeTotal: "true" } : {}),
+  });
   const text = query.toString();
   return text ? `${list.path}?${text}` : list.path;
 }
@@ -86,7 +107,12 @@ async function timed(url, headers) {
  * per target: every sample per size, per-round medians, and rows seen.
  */
 async function sequentialRounds(targets, sizes, rounds, headers, label) {
-  const out = targets.map(() => ({ samples: sizes.map(() => []), roundMedians: sizes.map(() => []), rows: sizes.map(() => null), totals: sizes.map(() => null) }));
+  const out = targets.map(() => ({
+    samples: sizes.map(() => []),
+    roundMedians: sizes.map(() => []),
+    rows: sizes.map(() => null),
+    totals: sizes.map(() => null),
+  }));
   // One warm-up request per target and size (the isolate's JIT, the page cache, the counts cache).
   for (const target of targets) for (const url of target.urls) await timed(url, headers);
   for (let r = 0; r < rounds; r++) {
@@ -104,7 +130,11 @@ async function sequentialRounds(targets, sizes, rounds, headers, label) {
         out[t].roundMedians[s].push(median(times));
       }
     }
-    console.log(`  ${label}: round ${r + 1} of ${rounds} done (load average ${loadavg().map((x) => round(x)).join(" ")})`);
+    console.log(
+      `  ${label}: round ${r + 1} of ${rounds} done (load average ${loadavg()
+        .map((x) => round(x))
+        .join(" ")})`,
+    );
   }
   return out;
 }
@@ -117,7 +147,17 @@ function summarise(target, measured, sizes) {
   });
   const last = sizes.length - 1;
   const ratio = round(median(measured.roundMedians[last].map((m, r) => m / measured.roundMedians[0][r])), 2);
-  return { list: target.list, case: target.case, path: target.paths, rows: measured.rows, totals: measured.totals, p50Ms: p50, p90Ms: p90, ratio, roundRatios: measured.roundMedians[last].map((m, r) => round(m / measured.roundMedians[0][r], 2)) };
+  return {
+    list: target.list,
+    case: target.case,
+    path: target.paths,
+    rows: measured.rows,
+    totals: measured.totals,
+    p50Ms: p50,
+    p90Ms: p90,
+    ratio,
+    roundRatios: measured.roundMedians[last].map((m, r) => round(m / measured.roundMedians[0][r], 2)),
+  };
 }
 
 /** `npm run bench -- --only lists`. */
@@ -145,7 +185,12 @@ export async function runListsSection({ root, benchDir, appModules, credentials,
       const t0 = performance.now();
       const indexes = await seed(app.db, count, sealed);
       const seconds = round((performance.now() - t0) / 1000, 1);
-      const rows = await app.db.prepare("SELECT (SELECT count(*) FROM deviations) AS deviations, (SELECT count(*) FROM designations) AS designations, (SELECT count(*) FROM property_values) AS property_values").first();
+      const rows = await app.db
+        .prepare(
+          "SELECT (SELECT count(*) FROM deviations) AS deviations, (SELECT count(*) FROM designations) AS designations, " +
+            "(SELECT count(*) FROM property_values) AS property_values",
+        )
+        .first();
       console.log(`  ${count.toLocaleString("en")}: seeded in ${seconds} s (${indexes} indexes rebuilt); ${JSON.stringify(rows)}`);
       seeded.push({ count, seconds, rows });
     }
@@ -156,14 +201,17 @@ export async function runListsSection({ root, benchDir, appModules, credentials,
         paged: list.paged !== false,
         paths: casePath(matrix, list, entry),
         urls: started.map(({ url }) => new URL(casePath(matrix, list, entry), url)),
-        totalUrls: list.paged === false ? undefined : started.map(({ url }) => new URL(casePath(matrix, list, entry, { total: true }), url)),
+        totalUrls:
+          list.paged === false ? undefined : started.map(({ url }) => new URL(casePath(matrix, list, entry, { total: true }), url)),
       })),
     );
     step(`lists: ${targets.length} cases, first page, ${ROUNDS} alternating rounds of ${REQUESTS} requests per case and size`);
     const pages = await sequentialRounds(targets, SIZES, ROUNDS, headers, "pages");
     const pageResults = targets.map((target, i) => summarise(target, pages[i], SIZES));
 
-    const totalTargets = targets.filter((t) => t.totalUrls).map((t) => ({ ...t, urls: t.totalUrls, paths: `${t.paths}&includeTotal=true` }));
+    const totalTargets = targets
+      .filter((t) => t.totalUrls)
+      .map((t) => ({ ...t, urls: t.totalUrls, paths: `${t.paths}&includeTotal=true` }));
     step(`lists: the same with includeTotal=true, ${TOTAL_ROUNDS} rounds`);
     const totals = await sequentialRounds(totalTargets, SIZES, TOTAL_ROUNDS, headers, "totals");
     const totalResults = totalTargets.map((target, i) => summarise(target, totals[i], SIZES));
@@ -172,17 +220,39 @@ export async function runListsSection({ root, benchDir, appModules, credentials,
     // 10 connections (autocannon), where latency is mostly queueing (10 x the service time).
     step("lists: GET /Deviations?statuses=active&take=20 under load (autocannon, as the search bench measured it)");
     const [small, large] = await measureRounds(
-      started.map(({ url }, i) => ({ label: `GET /Deviations?statuses=active&take=20 (${SIZES[i] / 1000}k)`, url: new URL("/Deviations?statuses=active&take=20", url), headers })),
+      started.map(({ url }, i) => ({
+        label: `GET /Deviations?statuses=active&take=20 (${SIZES[i] / 1000}k)`,
+        url: new URL("/Deviations?statuses=active&take=20", url),
+        headers,
+      })),
     );
-    const load = { path: "/Deviations?statuses=active&take=20", small, large, ratio: round(median(large.rounds.map((x, i) => x.latencyMs.p50 / small.rounds[i].latencyMs.p50)), 2) };
+    const load = {
+      path: "/Deviations?statuses=active&take=20",
+      small,
+      large,
+      ratio: round(median(large.rounds.map((x, i) => x.latencyMs.p50 / small.rounds[i].latencyMs.p50)), 2),
+    };
 
     const met = pageResults.filter((r) => r.ratio <= LIST_TARGET.ratio && r.p50Ms[r.p50Ms.length - 1] <= LIST_TARGET.p50Ms).length;
-    console.log(`  pages: ${met} of ${pageResults.length} cases meet both targets (ratio <= ${LIST_TARGET.ratio}, p50 <= ${LIST_TARGET.p50Ms} ms at ${SIZES[SIZES.length - 1].toLocaleString("en")})`);
+    console.log(
+      `  pages: ${met} of ${pageResults.length} cases meet both targets (ratio <= ${LIST_TARGET.ratio}, p50 <= ` +
+        `${LIST_TARGET.p50Ms} ms at ${SIZES[SIZES.length - 1].toLocaleString("en")})`,
+    );
     for (const r of pageResults) {
       const flag = r.ratio <= LIST_TARGET.ratio && r.p50Ms[r.p50Ms.length - 1] <= LIST_TARGET.p50Ms ? "" : "  <-- NOT met";
       console.log(`  ${r.list} / ${r.case}: p50 ${r.p50Ms.join(" / ")} ms, ratio ${r.ratio}, rows ${r.rows.join("/")}${flag}`);
     }
-    return { sizes: SIZES, rounds: ROUNDS, requests: REQUESTS, totalRounds: TOTAL_ROUNDS, target: LIST_TARGET, seeded, pages: pageResults, totals: totalResults, load };
+    return {
+      sizes: SIZES,
+      rounds: ROUNDS,
+      requests: REQUESTS,
+      totalRounds: TOTAL_ROUNDS,
+      target: LIST_TARGET,
+      seeded,
+      pages: pageResults,
+      totals: totalResults,
+      load,
+    };
   } finally {
     for (const { mf } of started) await mf.dispose().catch(() => undefined);
   }
@@ -196,7 +266,8 @@ export function listsSummary(result, { command, loadAverage, finishedAt }) {
   const totals = new Map(result.totals.map((t) => [`${t.list}/${t.case}`, t]));
   const lines = [
     `Run ${finishedAt} (\`${command}\`); load average before/after: ${loadAverage.before} / ${loadAverage.after}.`,
-    `${result.rounds} alternating rounds of ${result.requests} sequential requests per case and size (totals: ${result.totalRounds} rounds);`,
+    `${result.rounds} alternating rounds of ${result.requests} sequential requests per case and size (totals: ` +
+      `${result.totalRounds} rounds);`,
     "p50 over every request; ratio: median over rounds of the round's p50 at 100k / at 10k.",
     "",
     `| list | case | rows | p50 ms ${small} | p50 ms ${large} | ratio | met | with total: p50 ms ${small} / ${large} (ratio) |`,
@@ -207,14 +278,19 @@ export function listsSummary(result, { command, loadAverage, finishedAt }) {
       const met = r.ratio <= result.target.ratio && r.p50Ms[1] <= result.target.p50Ms;
       const t = totals.get(`${r.list}/${r.case}`);
       const total = t ? `${t.p50Ms[0]} / ${t.p50Ms[1]} (${t.ratio})` : "-";
-      lines.push(`| ${list} | ${r.case} | ${r.rows.join(" / ")} | ${r.p50Ms[0]} | ${r.p50Ms[1]} | ${r.ratio} | ${met ? "yes" : "**no**"} | ${total} |`);
+      lines.push(
+        `| ${list} | ${r.case} | ${r.rows.join(" / ")} | ${r.p50Ms[0]} | ${r.p50Ms[1]} | ${r.ratio} | ` +
+          `${met ? "yes" : "**no**"} | ${total} |`,
+      );
     }
   }
   const met = result.pages.filter((r) => r.ratio <= result.target.ratio && r.p50Ms[1] <= result.target.p50Ms).length;
   lines.push(
     "",
-    `Pages: **${met} of ${result.pages.length}** cases meet both targets (ratio <= ${result.target.ratio}, p50 <= ${result.target.p50Ms} ms at ${large}).`,
-    `Under 10 connections (autocannon), \`GET ${result.load.path}\`: p50 ${result.load.small.latencyMs.p50} ms at ${small}, ${result.load.large.latencyMs.p50} ms at ${large}` +
+    `Pages: **${met} of ${result.pages.length}** cases meet both targets (ratio <= ${result.target.ratio}, p50 <= ` +
+      `${result.target.p50Ms} ms at ${large}).`,
+    `Under 10 connections (autocannon), \`GET ${result.load.path}\`: p50 ${result.load.small.latencyMs.p50} ms at ` +
+      `${small}, ${result.load.large.latencyMs.p50} ms at ${large}` +
       ` (${result.load.small.reqPerSec} and ${result.load.large.reqPerSec} req/s; ratio of p50 ${result.load.ratio}).`,
   );
   return lines.join("\n");

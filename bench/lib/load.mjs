@@ -40,7 +40,10 @@ async function loadOnce(target, duration, { warmup = false } = {}) {
   });
   const failed = result.non2xx + result.errors + result.timeouts;
   if (failed > 0) {
-    throw new Error(`${target.label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts out of ${result.requests.total} requests (${target.url})`);
+    throw new Error(
+      `${target.label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts out of ` +
+        `${result.requests.total} requests (${target.url})`,
+    );
   }
   // A warm-up of a slow target may end before its first answer; a measured run may not.
   if (result.requests.total === 0 && !warmup) throw new Error(`${target.label}: no request completed in ${duration} s (${target.url})`);
@@ -76,12 +79,24 @@ export async function measureRounds(targets, { cpuSeconds } = {}) {
       label: target.label,
       requests: rounds.reduce((sum, x) => sum + x.requests, 0),
       reqPerSec: pick((x) => x.reqPerSec),
-      latencyMs: { mean: pick((x) => x.latencyMs.mean), p50: pick((x) => x.latencyMs.p50), p99: pick((x) => x.latencyMs.p99), max: round(Math.max(...rounds.map((x) => x.latencyMs.max))) },
+      latencyMs: {
+        mean: pick((x) => x.latencyMs.mean),
+        p50: pick((x) => x.latencyMs.p50),
+        p99: pick((x) => x.latencyMs.p99),
+        max: round(Math.max(...rounds.map((x) => x.latencyMs.max))),
+      },
       ...(cpuSeconds ? { cpuUsPerRequest: pick((x) => x.cpuUsPerRequest) } : {}),
-      rounds: rounds.map((x) => ({ ...x, reqPerSec: round(x.reqPerSec), latencyMs: { mean: round(x.latencyMs.mean), p50: x.latencyMs.p50, p99: x.latencyMs.p99, max: x.latencyMs.max } })),
+      rounds: rounds.map((x) => ({
+        ...x,
+        reqPerSec: round(x.reqPerSec),
+        latencyMs: { mean: round(x.latencyMs.mean), p50: x.latencyMs.p50, p99: x.latencyMs.p99, max: x.latencyMs.max },
+      })),
     };
     const cpu = cpuSeconds ? `, ${figures.cpuUsPerRequest} µs server CPU per request` : "";
-    console.log(`  ${figures.label}: ${figures.reqPerSec} req/s, p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ms${cpu} (${figures.requests} requests)`);
+    console.log(
+      `  ${figures.label}: ${figures.reqPerSec} req/s, p50 ${figures.latencyMs.p50} ms, p99 ${figures.latencyMs.p99} ` +
+        `ms${cpu} (${figures.requests} requests)`,
+    );
     return figures;
   });
 }

@@ -41,7 +41,14 @@ export async function startWorkers({ root, stateDir, appModules, minimalScript, 
   const app = appWorkerOptions(root);
   const d1Databases = app.d1Databases;
   const socket = [{ host: LOOPBACK, port: 0 }];
-  const appBindings = { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: jwksJson, ENVIRONMENT: "bench", RATE_LIMITS: "off" };
+  const appBindings = {
+    ...app.bindings,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+    AUTH_JWKS_JSON: jwksJson,
+    ENVIRONMENT: "bench",
+    RATE_LIMITS: "off",
+  };
   // A queue has one consumer: the app Worker. The probe only produces.
   const { queueConsumers: _consumers, ...probeOptions } = app;
   const mf = new Miniflare({

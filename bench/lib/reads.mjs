@@ -51,7 +51,8 @@ async function loopCpu(base, path, headers, n, db = "replay", attempt = 1) {
   }
   const text = await res.text();
   const after = ownWorkerdCpuSeconds();
-  if (res.status !== 200 || JSON.parse(text).status !== 200) throw new Error(`loop of ${path} at ${base}: HTTP ${res.status} ${text.slice(0, 300)}`);
+  if (res.status !== 200 || JSON.parse(text).status !== 200)
+    throw new Error(`loop of ${path} at ${base}: HTTP ${res.status} ${text.slice(0, 300)}`);
   return ((after - before) * 1e6) / n;
 }
 
@@ -90,9 +91,18 @@ function api(base, token) {
 
 /** A deviation showing everything a deviation can: type properties, designations, a relationship, a work item link. */
 async function fullDeviation(call) {
-  const severity = await call("POST", "/PropertyDefinitions", { name: "benchSeverity", format: "integer", unit: "metre", applicationRule: "Deviation" });
+  const severity = await call("POST", "/PropertyDefinitions", {
+    name: "benchSeverity",
+    format: "integer",
+    unit: "metre",
+    applicationRule: "Deviation",
+  });
   const area = await call("POST", "/PropertyDefinitions", { name: "benchArea", format: "text", applicationRule: "Deviation" });
-  const type = await call("POST", "/DeviationTypes", { name: "Bench corrosion", icon: { name: "corrosion", color: "#FF8800" }, propertyDefinitions: [{ id: severity.id }, { id: area.id }] });
+  const type = await call("POST", "/DeviationTypes", {
+    name: "Bench corrosion",
+    icon: { name: "corrosion", color: "#FF8800" },
+    propertyDefinitions: [{ id: severity.id }, { id: area.id }],
+  });
   const plant = await call("POST", "/Assets", { kind: "plant", name: "Bench plant", parentId: null });
   const mainSystem = await call("POST", "/Assets", { kind: "mainSystem", name: "Bench main system", parentId: plant.id });
   const equipment = await call("POST", "/Assets", { kind: "equipment", name: "Bench pump", parentId: mainSystem.id });
@@ -139,18 +149,31 @@ async function benchA({ aPath, appUrl, minimalUrl, url, auth, step }) {
     quietCpuRatio: cpuRatio(quiet),
     target: { median: 0.9, everyRound: 0.8 },
   };
-  console.log(`  ratio full/minimal (req/s): ${result.ratio}; rounds ${result.perRound.join(", ")}; by CPU per request: ${result.cpuRatio}`);
-  console.log(`  without the request line: ${result.quietRatio}; rounds ${result.quietPerRound.join(", ")}; by CPU per request: ${result.quietCpuRatio}`);
+  console.log(
+    `  ratio full/minimal (req/s): ${result.ratio}; rounds ${result.perRound.join(", ")}; by CPU per request: ${result.cpuRatio}`,
+  );
+  console.log(
+    `  without the request line: ${result.quietRatio}; rounds ${result.quietPerRound.join(", ")}; by CPU per ` +
+      `request: ${result.quietCpuRatio}`,
+  );
   return result;
 }
 
 async function layerPrices({ aPath, variants, url, auth, step }) {
-  step(`layers: ${READS.loopRequests} reads in a row inside the isolate, per build (${variants.length} builds and the minimal Worker, ${READS.layerRounds} rounds)`);
-  const builds = [...(await Promise.all(variants.map(async (v) => ({ name: v.name, base: await url(`layer-${v.name}`), headers: auth })))), { name: "minimal", base: await url("minimal-loop"), headers: {} }];
+  step(
+    `layers: ${READS.loopRequests} reads in a row inside the isolate, per build (${variants.length} builds and the ` +
+      `minimal Worker, ${READS.layerRounds} rounds)`,
+  );
+  const builds = [
+    ...(await Promise.all(variants.map(async (v) => ({ name: v.name, base: await url(`layer-${v.name}`), headers: auth })))),
+    { name: "minimal", base: await url("minimal-loop"), headers: {} },
+  ];
   // The real-D1 loops run a quarter as many requests: each costs about eight times as much.
   const targets = [
     ...builds.map((b) => ({ ...b, path: aPath, db: "replay", n: READS.loopRequests })),
-    ...builds.filter((b) => READS.realLoops.includes(b.name)).map((b) => ({ ...b, path: aPath, db: "real", n: Math.ceil(READS.loopRequests / 4) })),
+    ...builds
+      .filter((b) => READS.realLoops.includes(b.name))
+      .map((b) => ({ ...b, path: aPath, db: "real", n: Math.ceil(READS.loopRequests / 4) })),
   ];
   const figures = await loopRounds(targets, READS.layerRounds);
   const of = (name, db = "replay") => figures[targets.findIndex((t) => t.name === name && t.db === db)];
@@ -177,8 +200,16 @@ async function layerPrices({ aPath, variants, url, auth, step }) {
     realD1: Object.fromEntries(READS.realLoops.filter((n) => of(n, "real")).map((n) => [n, summary(of(n, "real"))])),
   };
   console.log(`  in the isolate: full Worker ${loops.full.us} µs per request, minimal ${loops.minimal.us} µs`);
-  for (const l of layers) console.log(`  ${l.variant}: ${l.price.us} µs per request (rounds ${l.price.rounds.join(", ")})${l.priceRealD1 ? `; with the real D1 ${l.priceRealD1.us} µs` : ""}`);
-  console.log(`  with the real D1: ${Object.entries(loops.realD1).map(([n, s]) => `${n} ${s.us} µs`).join(", ")}`);
+  for (const l of layers)
+    console.log(
+      `  ${l.variant}: ${l.price.us} µs per request (rounds ` +
+        `${l.price.rounds.join(", ")})${l.priceRealD1 ? `; with the real D1 ${l.priceRealD1.us} µs` : ""}`,
+    );
+  console.log(
+    `  with the real D1: ${Object.entries(loops.realD1)
+      .map(([n, s]) => `${n} ${s.us} µs`)
+      .join(", ")}`,
+  );
   return { loops, layers };
 }
 
@@ -204,7 +235,10 @@ async function deviationVsJob({ call, db, appUrl, url, auth, step }) {
     ],
     { cpuSeconds: ownWorkerdCpuSeconds },
   );
-  const ratios = (read) => ({ median: roundRatio(read, jobRead, (x) => x.reqPerSec), rounds: read.rounds.map((x, i) => round(x.reqPerSec / jobRead.rounds[i].reqPerSec, 3)) });
+  const ratios = (read) => ({
+    median: roundRatio(read, jobRead, (x) => x.reqPerSec),
+    rounds: read.rounds.map((x, i) => round(x.reqPerSec / jobRead.rounds[i].reqPerSec, 3)),
+  });
   // The same three reads looped inside the isolate with the real D1: CPU per request, the noise of HTTP out.
   const base = await url("layer-full");
   const n = Math.ceil(READS.loopRequests / 4);
@@ -230,8 +264,15 @@ async function deviationVsJob({ call, db, appUrl, url, auth, step }) {
     target: 0.8,
   };
   const l = result.loopedRealD1;
-  console.log(`  deviation/job (req/s): nothing linked ${result.bareRatio.median} (rounds ${result.bareRatio.rounds.join(", ")}), everything shown ${result.fullRatio.median} (rounds ${result.fullRatio.rounds.join(", ")})`);
-  console.log(`  looped with the real D1: job ${l.job.us} µs, deviation ${l.bare.us} / ${l.full.us} µs per request; job/deviation CPU ${l.bareCpuRatio} / ${l.fullCpuRatio}`);
+  console.log(
+    `  deviation/job (req/s): nothing linked ${result.bareRatio.median} (rounds ` +
+      `${result.bareRatio.rounds.join(", ")}), everything shown ${result.fullRatio.median} (rounds ` +
+      `${result.fullRatio.rounds.join(", ")})`,
+  );
+  console.log(
+    `  looped with the real D1: job ${l.job.us} µs, deviation ${l.bare.us} / ${l.full.us} µs per request; ` +
+      `job/deviation CPU ${l.bareCpuRatio} / ${l.fullCpuRatio}`,
+  );
   return result;
 }
 
@@ -259,7 +300,13 @@ export async function runReadsSection({ root, benchDir, credentials, step }) {
   // A queue has one consumer: the app Worker. The variants only produce.
   const { queueConsumers: _consumers, ...variantOptions } = app;
   const socket = [{ host: LOOPBACK, port: 0 }];
-  const worker = (name, modules, extra = {}) => ({ name, modulesRoot: join(modules[0].path, ".."), modules, bindings: { ...bindings, ...extra }, unsafeDirectSockets: socket });
+  const worker = (name, modules, extra = {}) => ({
+    name,
+    modulesRoot: join(modules[0].path, ".."),
+    modules,
+    bindings: { ...bindings, ...extra },
+    unsafeDirectSockets: socket,
+  });
   const mf = new Miniflare({
     host: LOOPBACK,
     port: 0,
@@ -278,8 +325,22 @@ export async function runReadsSection({ root, benchDir, credentials, step }) {
       { ...app, ...worker("app", appModules) },
       { ...variantOptions, ...worker("app-quiet", appModules, { LOG_LEVEL: "warn" }) },
       ...variants.map((v) => ({ ...variantOptions, ...worker(`layer-${v.name}`, v.modules, v.bindings) })),
-      { name: "minimal", compatibilityDate: app.compatibilityDate, modules: true, scriptPath: join(root, "bench", "minimal-worker.js"), d1Databases: app.d1Databases, unsafeDirectSockets: socket },
-      { name: "minimal-loop", compatibilityDate: app.compatibilityDate, modulesRoot: join(minimalLoop[0].path, ".."), modules: minimalLoop, d1Databases: app.d1Databases, unsafeDirectSockets: socket },
+      {
+        name: "minimal",
+        compatibilityDate: app.compatibilityDate,
+        modules: true,
+        scriptPath: join(root, "bench", "minimal-worker.js"),
+        d1Databases: app.d1Databases,
+        unsafeDirectSockets: socket,
+      },
+      {
+        name: "minimal-loop",
+        compatibilityDate: app.compatibilityDate,
+        modulesRoot: join(minimalLoop[0].path, ".."),
+        modules: minimalLoop,
+        d1Databases: app.d1Databases,
+        unsafeDirectSockets: socket,
+      },
     ],
   });
   try {
@@ -300,10 +361,14 @@ export async function runReadsSection({ root, benchDir, credentials, step }) {
     // Bench A's row, read by every Worker from the same database; each answers it before anything is measured.
     const definition = await call("POST", "/PropertyDefinitions", { name: "benchProbe", format: "text", applicationRule: "Deviation" });
     const aPath = `/PropertyDefinitions/${definition.id}`;
-    for (const [name, base, headers] of [["minimal", minimalUrl, {}], ...(await Promise.all(variants.map(async (v) => [v.name, await url(`layer-${v.name}`), auth])))]) {
+    for (const [name, base, headers] of [
+      ["minimal", minimalUrl, {}],
+      ...(await Promise.all(variants.map(async (v) => [v.name, await url(`layer-${v.name}`), auth]))),
+    ]) {
       const res = await fetch(new URL(aPath, base), { headers });
       const body = await res.json();
-      if (res.status !== 200 || body.id !== definition.id) throw new Error(`${name}: GET ${aPath}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
+      if (res.status !== 200 || body.id !== definition.id)
+        throw new Error(`${name}: GET ${aPath}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 200)}`);
     }
     const context = { aPath, appUrl, minimalUrl, url, auth, call, db, variants, step };
     return {
@@ -323,7 +388,9 @@ export function readsSummary(result, { command, loadAverage, finishedAt }) {
   const head = ["| target | req/s | p50 ms | p99 ms | workerd CPU µs/request | requests |", "| --- | ---: | ---: | ---: | ---: | ---: |"];
   const met = (ok) => (ok ? "met" : "**NOT met**");
   const lines = [
-    `Run ${finishedAt} (\`${command}\`); load average before/after: ${loadAverage.before} / ${loadAverage.after}; autocannon ${LOAD.connections} connections, ${LOAD.rounds} alternating rounds of ${LOAD.duration} s after a ${LOAD.warmup} s warm-up.`,
+    `Run ${finishedAt} (\`${command}\`); load average before/after: ${loadAverage.before} / ${loadAverage.after}; ` +
+      `autocannon ${LOAD.connections} connections, ${LOAD.rounds} alternating rounds of ${LOAD.duration} s after a ` +
+      `${LOAD.warmup} s warm-up.`,
   ];
   const a = result.benchA;
   if (a) {
@@ -336,21 +403,33 @@ export function readsSummary(result, { command, loadAverage, finishedAt }) {
       row(a.full),
       row(a.quiet),
       "",
-      `Ratio full/minimal (req/s): **${a.ratio}** (median >= ${a.target.median}: ${met(a.ratio >= a.target.median)}; every round >= ${a.target.everyRound}: ${met(Math.min(...a.perRound) >= a.target.everyRound)}); per round: ${a.perRound.join(", ")}. By workerd CPU per request: ${a.cpuRatio}.`,
-      `Without the request log line (LOG_LEVEL=warn): ${a.quietRatio} (per round: ${a.quietPerRound.join(", ")}); by workerd CPU per request: ${a.quietCpuRatio}.`,
+      `Ratio full/minimal (req/s): **${a.ratio}** (median >= ${a.target.median}: ${met(a.ratio >= a.target.median)}; ` +
+        `every round >= ${a.target.everyRound}: ${met(Math.min(...a.perRound) >= a.target.everyRound)}); per round: ` +
+        `${a.perRound.join(", ")}. By workerd CPU per request: ${a.cpuRatio}.`,
+      `Without the request log line (LOG_LEVEL=warn): ${a.quietRatio} (per round: ${a.quietPerRound.join(", ")}); by ` +
+        `workerd CPU per request: ${a.quietCpuRatio}.`,
     );
   }
   if (result.layers) {
     const l = result.loops;
     lines.push(
       "",
-      `Layers: ${l.rounds} rounds of ${l.requestsPerLoop} reads in a row inside each build's isolate (D1 replayed from memory): the full Worker ${l.full.us} µs of workerd CPU per request, the minimal Worker ${l.minimal.us} µs. A layer's price is the full Worker's figure minus the build without it (median of the per-round differences; "with the real D1": the same with every request a query to the local D1):`,
+      `Layers: ${l.rounds} rounds of ${l.requestsPerLoop} reads in a row inside each build's isolate (D1 replayed ` +
+        `from memory): the full Worker ${l.full.us} µs of workerd CPU per request, the minimal Worker ${l.minimal.us} ` +
+        `µs. A layer's price is the full Worker's figure minus the build without it (median of the per-round ` +
+        `differences; "with the real D1": the same with every request a query to the local D1):`,
       "",
       "| layer | µs/request | per round | with the real D1 |",
       "| --- | ---: | --- | ---: |",
-      ...result.layers.map((x) => `| ${x.layer}${x.added ? " (added: the build with it minus the full Worker)" : ""} | ${x.price.us} | ${x.price.rounds.join(", ")} | ${x.priceRealD1?.us ?? ""} |`),
+      ...result.layers.map(
+        (x) =>
+          `| ${x.layer}${x.added ? " (added: the build with it minus the full Worker)" : ""} | ${x.price.us} | ` +
+          `${x.price.rounds.join(", ")} | ${x.priceRealD1?.us ?? ""} |`,
+      ),
       "",
-      `With the real D1 (µs of workerd CPU per request): ${Object.entries(l.realD1).map(([n, s]) => `${n} ${s.us}`).join(", ")}.`,
+      `With the real D1 (µs of workerd CPU per request): ${Object.entries(l.realD1)
+        .map(([n, s]) => `${n} ${s.us}`)
+        .join(", ")}.`,
     );
   }
   const r = result.reads;
@@ -365,8 +444,13 @@ export function readsSummary(result, { command, loadAverage, finishedAt }) {
       row(r.bare),
       row(r.full),
       "",
-      `Deviation/job (req/s, median of per-round ratios): nothing linked **${r.bareRatio.median}** (rounds ${r.bareRatio.rounds.join(", ")}), everything shown **${r.fullRatio.median}** (rounds ${r.fullRatio.rounds.join(", ")}); target >= ${r.target}: ${met(r.bareRatio.median >= r.target && r.fullRatio.median >= r.target)}.`,
-      `Looped inside the isolate with the real D1 (µs of workerd CPU per request): job ${x.job.us}, deviation nothing linked ${x.bare.us}, everything shown ${x.full.us}; the deviation read's rate relative to the job's by CPU: ${x.bareCpuRatio} and ${x.fullCpuRatio}.`,
+      `Deviation/job (req/s, median of per-round ratios): nothing linked **${r.bareRatio.median}** (rounds ` +
+        `${r.bareRatio.rounds.join(", ")}), everything shown **${r.fullRatio.median}** (rounds ` +
+        `${r.fullRatio.rounds.join(", ")}); target >= ${r.target}: ` +
+        `${met(r.bareRatio.median >= r.target && r.fullRatio.median >= r.target)}.`,
+      `Looped inside the isolate with the real D1 (µs of workerd CPU per request): job ${x.job.us}, deviation nothing ` +
+        `linked ${x.bare.us}, everything shown ${x.full.us}; the deviation read's rate relative to the job's by CPU: ` +
+        `${x.bareCpuRatio} and ${x.fullCpuRatio}.`,
     );
   }
   return lines.join("\n");

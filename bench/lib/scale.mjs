@@ -67,10 +67,19 @@ function delta(before, after) {
 async function d1WriteRate(benchDir, seconds) {
   const persist = join(benchDir, "d1-write-state");
   rmSync(persist, { recursive: true, force: true });
-  const mf = new Miniflare({ modules: true, scriptPath: join(here, "..", "d1-write-worker.js"), compatibilityDate: "2025-01-01", d1Databases: ["DB"], d1Persist: persist });
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: join(here, "..", "d1-write-worker.js"),
+    compatibilityDate: "2025-01-01",
+    d1Databases: ["DB"],
+    d1Persist: persist,
+  });
   try {
     const result = {};
-    for (const [label, batch] of [["single", 1], ["batch50", 50]]) {
+    for (const [label, batch] of [
+      ["single", 1],
+      ["batch50", 50],
+    ]) {
       const { rows, seconds: took } = await (await mf.dispatchFetch(`http://probe/?seconds=${seconds}&batch=${batch}`)).json();
       result[label] = { rowsPerSecond: round(rows / took, 0), callsPerSecond: round(rows / batch / took, 1) };
     }
@@ -83,7 +92,9 @@ async function d1WriteRate(benchDir, seconds) {
 
 export async function runScaleSection({ root, benchDir, appModules, credentials, step }) {
   const started = Date.now();
-  const loadBefore = loadavg().map((x) => round(x)).join(" ");
+  const loadBefore = loadavg()
+    .map((x) => round(x))
+    .join(" ");
   const stateDir = join(benchDir, "scale-state");
   const { mf, url, db, worker } = await startAppMiniflare({ root, stateDir, appModules, credentials });
   const headers = { authorization: `Bearer ${credentials.token}`, "content-type": "application/json" };
@@ -91,21 +102,27 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
     const response = await fetch(new URL(path, url), {
       method,
       // A fresh connection each time (bench/lib/upload.mjs: undici reusing one workerd closed as idle fails).
-      headers: { connection: "close", ...(raw ? { authorization: headers.authorization, ...(type ? { "content-type": type } : {}) } : headers) },
+      headers: {
+        connection: "close",
+        ...(raw ? { authorization: headers.authorization, ...(type ? { "content-type": type } : {}) } : headers),
+      },
       body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
     }).catch((error) => {
       throw new Error(`${method} ${path}: ${error.message}: ${error.cause?.message ?? error.cause ?? "no cause"}`, { cause: error });
     });
     const text = await response.text();
-    if (response.status < 200 || response.status > 299) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 400)}`);
+    if (response.status < 200 || response.status > 299)
+      throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 400)}`);
     return text ? JSON.parse(text) : undefined;
   };
   /** Runs `make(i)` for i < count, CONCURRENCY at a time. */
   const many = async (count, make) => {
     let next = 0;
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) await make(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < count) await make(next++);
+      }),
+    );
   };
   try {
     await applyMigrations(db, root);
@@ -116,7 +133,8 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
     const plant = await call("/Assets", { method: "POST", body: { kind: "plant", name: "North plant", parentId: null } });
     const system = await call("/Assets", { method: "POST", body: { kind: "mainSystem", name: "Feed water", parentId: plant.id } });
     const pumps = [];
-    for (let i = 0; i < 20; i++) pumps.push(await call("/Assets", { method: "POST", body: { kind: "equipment", name: `P-${100 + i}`, parentId: system.id } }));
+    for (let i = 0; i < 20; i++)
+      pumps.push(await call("/Assets", { method: "POST", body: { kind: "equipment", name: `P-${100 + i}`, parentId: system.id } }));
     const definitions = [
       { name: "zone", format: "text", value: (i) => `zone-${i % 12}` },
       { name: "severity", format: "integer", unit: "metre", value: (i) => (i % 5) + 1 },
@@ -125,17 +143,52 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
       { name: "insulated", format: "boolean", value: (i) => i % 2 === 0 },
     ];
     const definitionIds = [];
-    for (const d of definitions) definitionIds.push((await call("/PropertyDefinitions", { method: "POST", body: { name: d.name, format: d.format, ...(d.unit ? { unit: d.unit } : {}), applicationRule: "Deviation" } })).id);
-    const deviationType = await call("/DeviationTypes", { method: "POST", body: { name: "Corrosion", icon: { name: "corrosion", color: "#E53935" }, propertyDefinitions: definitionIds.map((id) => ({ id })) } });
-    const inputNames = ["thickness1", "thickness2", "thickness3", "thickness4", "coatingIntact", "temperature", "pressure", "remark", "photoTaken", "inspector"];
+    for (const d of definitions)
+      definitionIds.push(
+        (
+          await call("/PropertyDefinitions", {
+            method: "POST",
+            body: { name: d.name, format: d.format, ...(d.unit ? { unit: d.unit } : {}), applicationRule: "Deviation" },
+          })
+        ).id,
+      );
+    const deviationType = await call("/DeviationTypes", {
+      method: "POST",
+      body: { name: "Corrosion", icon: { name: "corrosion", color: "#E53935" }, propertyDefinitions: definitionIds.map((id) => ({ id })) },
+    });
+    const inputNames = [
+      "thickness1",
+      "thickness2",
+      "thickness3",
+      "thickness4",
+      "coatingIntact",
+      "temperature",
+      "pressure",
+      "remark",
+      "photoTaken",
+      "inspector",
+    ];
     const formats = ["decimal", "decimal", "decimal", "decimal", "boolean", "decimal", "decimal", "text", "boolean", "text"];
     const template = await call("/ActivityTemplates", {
       method: "POST",
-      body: { displayName: "Measure wall thickness", description: "Ultrasonic thickness at the four marked points.", inputTemplates: inputNames.map((name, i) => ({ name, displayName: name, format: formats[i], required: false, order: i + 1 })) },
+      body: {
+        displayName: "Measure wall thickness",
+        description: "Ultrasonic thickness at the four marked points.",
+        inputTemplates: inputNames.map((name, i) => ({ name, displayName: name, format: formats[i], required: false, order: i + 1 })),
+      },
     });
-    const inputValue = (format, i, k) => (format === "decimal" ? round(7 + ((i * 7 + k) % 30) / 10, 1) : format === "boolean" ? (i + k) % 2 === 0 : `reading ${i}-${k} by inspector ${i % 17}`);
+    const inputValue = (format, i, k) =>
+      format === "decimal"
+        ? round(7 + ((i * 7 + k) % 30) / 10, 1)
+        : format === "boolean"
+          ? (i + k) % 2 === 0
+          : `reading ${i}-${k} by inspector ${i % 17}`;
     await call("/DataTypes", { method: "POST", body: { id: "scale-readings", name: "Readings", allowedExtensions: ["csv"] } });
-    const csv = Buffer.from(Array.from({ length: 32 }, (_, r) => `P-${r},${(7 + r / 10).toFixed(2)},2026-11-2${r % 10}T08:00:00Z\n`).join("").padEnd(1024, "#"));
+    const csv = Buffer.from(
+      Array.from({ length: 32 }, (_, r) => `P-${r},${(7 + r / 10).toFixed(2)},2026-11-2${r % 10}T08:00:00Z\n`)
+        .join("")
+        .padEnd(1024, "#"),
+    );
 
     const kinds = [
       {
@@ -145,7 +198,9 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
           call("/Deviations", {
             method: "POST",
             body: {
-              description: `Corrosion under insulation on the discharge flange of pump P-${100 + (i % 20)}; wall loss estimated at ${(i % 30) / 10} mm (round ${i}).`,
+              description:
+                `Corrosion under insulation on the discharge flange of pump P-${100 + (i % 20)}; wall loss estimated at ` +
+                `${(i % 30) / 10} mm (round ${i}).`,
               status: "new",
               typeId: deviationType.id,
               assetReference: { mainSystem: { id: system.id }, equipment: { id: pumps[i % 20].id } },
@@ -159,7 +214,11 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
         make: (i) =>
           call("/Activities", {
             method: "POST",
-            body: { basedOn: { id: template.id }, displayName: `Measure P-${100 + (i % 20)}`, inputs: template.inputTemplates.map((t, k) => ({ id: t.id, value: inputValue(formats[k], i, k) })) },
+            body: {
+              basedOn: { id: template.id },
+              displayName: `Measure P-${100 + (i % 20)}`,
+              inputs: template.inputTemplates.map((t, k) => ({ id: t.id, value: inputValue(formats[k], i, k) })),
+            },
           }),
       },
       {
@@ -168,7 +227,13 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
         make: (i) =>
           call("/WorkItems", {
             method: "POST",
-            body: { displayName: `Follow up CUI on P-${100 + (i % 20)} #${i}`, referenceId: `WI-${i}`, dueDate: "2026-12-01T08:00:00Z", tags: ["pump", "corrosion"], designations: [{ id: pumps[i % 20].id }] },
+            body: {
+              displayName: `Follow up CUI on P-${100 + (i % 20)} #${i}`,
+              referenceId: `WI-${i}`,
+              dueDate: "2026-12-01T08:00:00Z",
+              tags: ["pump", "corrosion"],
+              designations: [{ id: pumps[i % 20].id }],
+            },
           }),
       },
       {
@@ -194,7 +259,9 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
       const after = dbstat(d1File);
       const d = delta(before, after);
       const outbox = d.tables.outbox ?? { bytes: 0, rows: 0, payload: 0 };
-      const entityBytes = Object.entries(d.tables).filter(([name]) => name !== "outbox" && name !== "processed_events").reduce((sum, [, x]) => sum + x.bytes, 0);
+      const entityBytes = Object.entries(d.tables)
+        .filter(([name]) => name !== "outbox" && name !== "processed_events")
+        .reduce((sum, [, x]) => sum + x.bytes, 0);
       const row = {
         key: kind.key,
         name: kind.name,
@@ -204,19 +271,38 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
         bytesPerEntity: Math.round(entityBytes / N),
         outboxBytesPerEntity: Math.round(outbox.bytes / N),
         outboxRowsPerEntity: round(outbox.rows / N, 2),
-        rowsPerEntity: round(Object.entries(d.tables).filter(([name]) => name !== "outbox" && name !== "processed_events").reduce((sum, [, x]) => sum + x.rows, 0) / N, 2),
-        tables: Object.fromEntries(Object.entries(d.tables).map(([name, x]) => [name, { bytesPerEntity: Math.round(x.bytes / N), rowsPerEntity: round(x.rows / N, 2), payloadPerEntity: Math.round(x.payload / N) }])),
+        rowsPerEntity: round(
+          Object.entries(d.tables)
+            .filter(([name]) => name !== "outbox" && name !== "processed_events")
+            .reduce((sum, [, x]) => sum + x.rows, 0) / N,
+          2,
+        ),
+        tables: Object.fromEntries(
+          Object.entries(d.tables).map(([name, x]) => [
+            name,
+            { bytesPerEntity: Math.round(x.bytes / N), rowsPerEntity: round(x.rows / N, 2), payloadPerEntity: Math.round(x.payload / N) },
+          ]),
+        ),
       };
       perKind.push(row);
-      console.log(`  ${row.bytesPerEntity} B per entity (+ ${row.outboxBytesPerEntity} B of outbox), ${row.rowsPerEntity} rows; ${row.perSecond} per second at ${CONCURRENCY} connections`);
+      console.log(
+        `  ${row.bytesPerEntity} B per entity (+ ${row.outboxBytesPerEntity} B of outbox), ${row.rowsPerEntity} rows; ` +
+          `${row.perSecond} per second at ${CONCURRENCY} connections`,
+      );
     }
 
     step("scale: search documents (events -> queue -> one SearchIndex Durable Object per index)");
     // Each standard index lives in its own object's SQLite file, named by the object's id.
     const namespace = await mf.getDurableObjectNamespace("SEARCH", "app");
     const indexFile = (indexId) => join(stateDir, "do", "app-SearchIndex", `${namespace.idFromName(indexId).toString()}.sqlite`);
-    const sumTables = (stat, prefix) => Object.entries(stat.tables).filter(([name]) => name.startsWith(prefix)).reduce((sum, [, x]) => sum + x.bytes, 0);
-    const docRows = (stat) => Object.entries(stat.tables).filter(([name]) => name.startsWith("docs")).reduce((sum, [, x]) => sum + (x.rows ?? 0), 0);
+    const sumTables = (stat, prefix) =>
+      Object.entries(stat.tables)
+        .filter(([name]) => name.startsWith(prefix))
+        .reduce((sum, [, x]) => sum + x.bytes, 0);
+    const docRows = (stat) =>
+      Object.entries(stat.tables)
+        .filter(([name]) => name.startsWith("docs"))
+        .reduce((sum, [, x]) => sum + (x.rows ?? 0), 0);
     // An index no entity feeds (risks): what an index's tables cost empty, taken off every figure.
     await call(`/Indices/${SEARCH_INDICES.risks}/Search`, { method: "POST", body: { text: "pump" } });
     const empty = dbstat(indexFile(SEARCH_INDICES.risks));
@@ -225,19 +311,33 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
       const documents = docRows(stat);
       const docs = sumTables(stat, "docs") - sumTables(empty, "docs");
       const fts = sumTables(stat, "fts") - sumTables(empty, "fts");
-      return { documents, docsBytesPerDocument: Math.round(docs / documents), ftsBytesPerDocument: Math.round(fts / documents), bytesPerDocument: Math.round((docs + fts) / documents), fileBytes: stat.pageCount * stat.pageSize };
+      return {
+        documents,
+        docsBytesPerDocument: Math.round(docs / documents),
+        ftsBytesPerDocument: Math.round(fts / documents),
+        bytesPerDocument: Math.round((docs + fts) / documents),
+        fileBytes: stat.pageCount * stat.pageSize,
+      };
     };
     // An activity's 10 inputs: 6 decimals in the number-inputs index, 2 texts and 2 booleans in the text-inputs one.
     const expected = { deviations: N + 1, workItems: N + 1, activities: N + 1, numberInputs: (N + 1) * 6, textInputs: (N + 1) * 4 };
     const deadline = Date.now() + 300_000;
     let search;
     for (;;) {
-      const got = Object.fromEntries(Object.keys(expected).map((name) => [name, existsSync(indexFile(SEARCH_INDICES[name])) ? docRows(dbstat(indexFile(SEARCH_INDICES[name]))) : 0]));
+      const got = Object.fromEntries(
+        Object.keys(expected).map((name) => [
+          name,
+          existsSync(indexFile(SEARCH_INDICES[name])) ? docRows(dbstat(indexFile(SEARCH_INDICES[name]))) : 0,
+        ]),
+      );
       if (Object.keys(expected).every((name) => got[name] >= expected[name])) {
         search = Object.fromEntries(Object.keys(expected).map((name) => [name, measureIndex(SEARCH_INDICES[name])]));
         break;
       }
-      if (Date.now() > deadline) throw new Error(`the indices did not receive every document within 5 minutes: ${JSON.stringify(got)} of ${JSON.stringify(expected)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the indices did not receive every document within 5 minutes: ${JSON.stringify(got)} of ${JSON.stringify(expected)}`,
+        );
       // The cron relays what the waitUntil relay left.
       await worker.scheduled({ scheduledTime: new Date(), cron: "* * * * *" }).catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -251,7 +351,10 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
       activity: Math.round(search.activities.bytesPerDocument + perActivity("numberInputs") + perActivity("textInputs")),
     };
     for (const [name, x] of Object.entries(search).filter(([name]) => name !== "perEntity")) {
-      console.log(`  ${name}: ${x.documents} documents, ${x.bytesPerDocument} B each (docs ${x.docsBytesPerDocument} + FTS5 ${x.ftsBytesPerDocument})`);
+      console.log(
+        `  ${name}: ${x.documents} documents, ${x.bytesPerDocument} B each (docs ${x.docsBytesPerDocument} + FTS5 ` +
+          `${x.ftsBytesPerDocument})`,
+      );
     }
 
     step(`scale: write rate, POST /Deviations for ${SECONDS} s at 1 and at 10 connections`);
@@ -262,19 +365,32 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
       let next = 100_000 * connections;
       const until = Date.now() + SECONDS * 1000;
       const t = Date.now();
-      await Promise.all(Array.from({ length: connections }, async () => {
-        while (Date.now() < until) {
-          await deviationKind.make(next++);
-          made++;
-        }
-      }));
+      await Promise.all(
+        Array.from({ length: connections }, async () => {
+          while (Date.now() < until) {
+            await deviationKind.make(next++);
+            made++;
+          }
+        }),
+      );
       const seconds = (Date.now() - t) / 1000;
       const rowsPerDeviation = perKind[0].rowsPerEntity + perKind[0].outboxRowsPerEntity;
-      rate.push({ connections, deviations: made, seconds: round(seconds, 1), perSecond: round(made / seconds, 1), rowsPerSecond: round((made * rowsPerDeviation) / seconds, 0) });
-      console.log(`  ${connections} connection(s): ${round(made / seconds, 1)} deviations/s (${round((made * rowsPerDeviation) / seconds, 0)} rows/s)`);
+      rate.push({
+        connections,
+        deviations: made,
+        seconds: round(seconds, 1),
+        perSecond: round(made / seconds, 1),
+        rowsPerSecond: round((made * rowsPerDeviation) / seconds, 0),
+      });
+      console.log(
+        `  ${connections} connection(s): ${round(made / seconds, 1)} deviations/s ` +
+          `(${round((made * rowsPerDeviation) / seconds, 0)} rows/s)`,
+      );
     }
 
-    step(`scale: D1 alone, ${SECONDS} s each: single-row INSERTs one per call, then batches of 50 (bench/d1-write-worker.js, inside workerd)`);
+    step(
+      `scale: D1 alone, ${SECONDS} s each: single-row INSERTs one per call, then batches of 50 (bench/d1-write-worker.js, inside workerd)`,
+    );
     const d1Alone = await d1WriteRate(benchDir, SECONDS);
     for (const [label, x] of Object.entries(d1Alone)) console.log(`  ${label}: ${x.rowsPerSecond} rows/s (${x.callsPerSecond} calls/s)`);
 
@@ -293,7 +409,12 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
       d1Alone,
       // What the outbox and the consumer's dedup table hold at the end (every write above, nothing pruned).
       totals: Object.fromEntries(["outbox", "processed_events"].map((name) => [name, final.tables[name] ?? null])),
-      loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x)).join(" ") },
+      loadAverage: {
+        before: loadBefore,
+        after: loadavg()
+          .map((x) => round(x))
+          .join(" "),
+      },
     };
     writeFileSync(join(benchDir, "scale-results.json"), `${JSON.stringify(results, null, 2)}\n`);
     step("scale done; .bench/scale-results.json written. Tables for docs/scale.md:\n");
@@ -308,26 +429,43 @@ export async function runScaleSection({ root, benchDir, appModules, credentials,
 const millions = (n) => (n >= 1e9 ? `${round(n / 1e9, 1)} billion` : `${round(n / 1e6, 1)} million`);
 
 export function scaleMarkdown(r) {
-  const searchOf = { deviation: r.search.perEntity.deviation, workItem: r.search.perEntity.workItem, activity: r.search.perEntity.activity };
+  const searchOf = {
+    deviation: r.search.perEntity.deviation,
+    workItem: r.search.perEntity.workItem,
+    activity: r.search.perEntity.activity,
+  };
   return [
     `Run ${r.finishedAt} (\`${r.command}\`), ${r.count} of each kind, ${r.concurrency} at a time; page size ${r.pageSize} B.`,
     "",
     "| entity | D1 bytes each | rows | in 10 GB of D1 | outbox bytes (events) | search bytes (index DOs) |",
     "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ...r.kinds.map((k) => `| ${k.name} | ${k.bytesPerEntity} | ${k.rowsPerEntity} | ${millions((10 * GB) / k.bytesPerEntity)} | ${k.outboxBytesPerEntity} (${k.outboxRowsPerEntity}) | ${searchOf[k.key] ?? "-"} |`),
+    ...r.kinds.map(
+      (k) =>
+        `| ${k.name} | ${k.bytesPerEntity} | ${k.rowsPerEntity} | ${millions((10 * GB) / k.bytesPerEntity)} | ` +
+        `${k.outboxBytesPerEntity} (${k.outboxRowsPerEntity}) | ${searchOf[k.key] ?? "-"} |`,
+    ),
     "",
     "| search index (one Durable Object each) | documents | bytes per document | docs + FTS5 | in 10 GB |",
     "| --- | ---: | ---: | --- | ---: |",
     ...Object.entries(r.search)
       .filter(([name]) => name !== "perEntity")
-      .map(([name, x]) => `| ${name} | ${x.documents} | ${x.bytesPerDocument} | ${x.docsBytesPerDocument} + ${x.ftsBytesPerDocument} | ${millions((10 * GB) / x.bytesPerDocument)} |`),
+      .map(
+        ([name, x]) =>
+          `| ${name} | ${x.documents} | ${x.bytesPerDocument} | ${x.docsBytesPerDocument} + ${x.ftsBytesPerDocument} | ` +
+          `${millions((10 * GB) / x.bytesPerDocument)} |`,
+      ),
     "",
     "| write rate (POST /Deviations, one D1 batch each) | deviations/s | D1 rows/s |",
     "| --- | ---: | ---: |",
     ...r.rate.map((x) => `| ${x.connections} connection(s), ${x.seconds} s | ${x.perSecond} | ${x.rowsPerSecond} |`),
     "",
-    `Outbox at the end: ${r.totals.outbox?.rows} events in ${r.totals.outbox?.bytes} B (${Math.round(r.totals.outbox?.bytes / r.totals.outbox?.rows)} B each); processed_events: ${r.totals.processed_events?.rows} rows in ${r.totals.processed_events?.bytes} B.`,
+    `Outbox at the end: ${r.totals.outbox?.rows} events in ${r.totals.outbox?.bytes} B ` +
+      `(${Math.round(r.totals.outbox?.bytes / r.totals.outbox?.rows)} B each); processed_events: ` +
+      `${r.totals.processed_events?.rows} rows in ${r.totals.processed_events?.bytes} B.`,
     "",
-    `D1 alone (bench/d1-write-worker.js: 400-byte rows, one index, inside workerd): ${r.d1Alone.single.rowsPerSecond} single-row INSERTs/s one per call; ${r.d1Alone.batch50.rowsPerSecond} rows/s in batches of 50 (${r.d1Alone.batch50.callsPerSecond} batches/s). Load average before/after: ${r.loadAverage.before} / ${r.loadAverage.after}.`,
+    `D1 alone (bench/d1-write-worker.js: 400-byte rows, one index, inside workerd): ` +
+      `${r.d1Alone.single.rowsPerSecond} single-row INSERTs/s one per call; ${r.d1Alone.batch50.rowsPerSecond} rows/s ` +
+      `in batches of 50 (${r.d1Alone.batch50.callsPerSecond} batches/s). Load average before/after: ` +
+      `${r.loadAverage.before} / ${r.loadAverage.after}.`,
   ].join("\n");
 }

@@ -39,15 +39,22 @@ export function summariseProfile(file) {
   const glue = new Map();
   profile.samples.forEach((id, i) => {
     const frame = nodes.get(id).callFrame;
-    if (/quickjs|photon/i.test(`${frame.functionName} ${frame.url}`)) glue.set(frame.functionName, (glue.get(frame.functionName) ?? 0) + (profile.timeDeltas[i] ?? 0));
+    if (/quickjs|photon/i.test(`${frame.functionName} ${frame.url}`))
+      glue.set(frame.functionName, (glue.get(frame.functionName) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
-  const intervals = profile.timeDeltas.slice(1).filter((d) => d > 0).sort((a, b) => a - b);
+  const intervals = profile.timeDeltas
+    .slice(1)
+    .filter((d) => d > 0)
+    .sort((a, b) => a - b);
   return {
     cpuMs: round(cpuUs / 1000),
     samples,
     sampleIntervalMs: round((intervals[Math.floor(intervals.length / 2)] ?? 0) / 1000, 3),
     wallMs: round((profile.endTime - profile.startTime) / 1000),
-    hottest: [...self].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([name, us]) => ({ name, ms: round(us / 1000) })),
+    hottest: [...self]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([name, us]) => ({ name, ms: round(us / 1000) })),
     wasmFrames: [...new Set(wasmFrames)],
     wasmGlue: [...glue].map(([name, us]) => ({ name, ms: round(us / 1000) })),
   };
@@ -118,10 +125,6 @@ export default {
   writeFileSync(join(dir, "probe.js"), PROBE);
   return {
     modulesRoot: benchDir,
-    modules: [
-      { type: "ESModule", path: join(dir, "entry.js") },
-      { type: "ESModule", path: join(dir, "probe.js") },
-      ...appModules,
-    ],
+    modules: [{ type: "ESModule", path: join(dir, "entry.js") }, { type: "ESModule", path: join(dir, "probe.js") }, ...appModules],
   };
 }

@@ -21,7 +21,6 @@ const WARMUP = Number(process.env.BENCH_TEMPLATE_WARMUP ?? 5);
 export const TEMPLATE_SHAPE = { activityTemplates: 50, sections: 2, inputTemplates: 500 };
 const GENERAL = "00000000-0000-4000-8000-000000000001";
 
-
 async function request(base, path, { method = "GET", token, json } = {}) {
   const response = await fetch(new URL(path, base), {
     method,
@@ -51,15 +50,28 @@ async function freezeWorkTemplate(db, id, revision) {
   const workItem = crypto.randomUUID();
   const now = new Date().toISOString();
   await db.batch([
-    db.prepare("INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) VALUES (?1, 'bench', 'new', ?2, 'bench', '[]', 'e', ?3, ?3)").bind(workItem, GENERAL, now),
-    db.prepare("INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at) VALUES (?1, ?2, ?3, 0, ?4)").bind(workItem, id, revision, now),
+    db
+      .prepare(
+        "INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) " +
+          "VALUES (?1, 'bench', 'new', ?2, 'bench', '[]', 'e', ?3, ?3)",
+      )
+      .bind(workItem, GENERAL, now),
+    db
+      .prepare(
+        "INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at) " +
+          "VALUES (?1, ?2, ?3, 0, ?4)",
+      )
+      .bind(workItem, id, revision, now),
   ]);
 }
 
 async function freezeActivityTemplate(db, id, revision) {
   const now = new Date().toISOString();
   await db
-    .prepare("INSERT INTO activities (id, based_on_id, based_on_revision, display_name, status, owner_id, etag, created_at, updated_at) VALUES (?1, ?2, ?3, 'bench', 'new', 'bench', 'e', ?4, ?4)")
+    .prepare(
+      "INSERT INTO activities (id, based_on_id, based_on_revision, display_name, status, owner_id, etag, created_at, " +
+        "updated_at) VALUES (?1, ?2, ?3, 'bench', 'new', 'bench', 'e', ?4, ?4)",
+    )
     .bind(crypto.randomUUID(), id, revision, now)
     .run();
 }
@@ -74,7 +86,8 @@ async function measurePair({ url, token, path, copyId, inPlaceId, freeze, readPa
     await freeze(copyId, copyRead.revision);
     await settle();
     const c = await timed(() => request(url, path, { method: "PUT", token, json: headerBody(copyRead, `copy ${i}`) }));
-    if (c.result.revision !== copyRead.revision + 1) throw new Error(`expected a copy as revision ${copyRead.revision + 1}, got ${c.result.revision}`);
+    if (c.result.revision !== copyRead.revision + 1)
+      throw new Error(`expected a copy as revision ${copyRead.revision + 1}, got ${c.result.revision}`);
     copyRead = c.result;
     return c.ms;
   };
@@ -98,7 +111,15 @@ async function measurePair({ url, token, path, copyId, inPlaceId, freeze, readPa
   const p90 = (values) => round([...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)], 2);
   const copyMs = round(median(copy), 2);
   const inPlaceMs = round(median(inPlace), 2);
-  return { runs: RUNS, copyMs, inPlaceMs, copyP90Ms: p90(copy), inPlaceP90Ms: p90(inPlace), ratio: round(copyMs / inPlaceMs, 2), target: 3 };
+  return {
+    runs: RUNS,
+    copyMs,
+    inPlaceMs,
+    copyP90Ms: p90(copy),
+    inPlaceP90Ms: p90(inPlace),
+    ratio: round(copyMs / inPlaceMs, 2),
+    target: 3,
+  };
 }
 
 export async function runTemplatesSection({ root, benchDir, appModules, credentials, step }) {
@@ -108,11 +129,31 @@ export async function runTemplatesSection({ root, benchDir, appModules, credenti
     const token = credentials.token;
     step("templates: migrations and seeding through the API");
     await applyMigrations(db, root);
-    const inputs = Array.from({ length: TEMPLATE_SHAPE.inputTemplates }, (_, i) => ({ name: `input_${i}`, displayName: `Input ${i}`, format: i % 2 ? "decimal" : "text", required: i % 5 === 0 }));
-    const bigActivity = async (name) => (await request(url, "/ActivityTemplates", { method: "POST", token, json: { displayName: name, referenceId: name, inputTemplates: inputs } })).id;
+    const inputs = Array.from({ length: TEMPLATE_SHAPE.inputTemplates }, (_, i) => ({
+      name: `input_${i}`,
+      displayName: `Input ${i}`,
+      format: i % 2 ? "decimal" : "text",
+      required: i % 5 === 0,
+    }));
+    const bigActivity = async (name) =>
+      (
+        await request(url, "/ActivityTemplates", {
+          method: "POST",
+          token,
+          json: { displayName: name, referenceId: name, inputTemplates: inputs },
+        })
+      ).id;
     const activityIds = [];
     for (let i = 0; i < TEMPLATE_SHAPE.activityTemplates; i++) {
-      activityIds.push((await request(url, "/ActivityTemplates", { method: "POST", token, json: { displayName: `Activity ${i}`, inputTemplates: inputs.slice(0, 10) } })).id);
+      activityIds.push(
+        (
+          await request(url, "/ActivityTemplates", {
+            method: "POST",
+            token,
+            json: { displayName: `Activity ${i}`, inputTemplates: inputs.slice(0, 10) },
+          })
+        ).id,
+      );
     }
     const sections = Array.from({ length: TEMPLATE_SHAPE.sections }, (_, i) => ({ id: crypto.randomUUID(), displayName: `Section ${i}` }));
     const bigWork = async (name) =>
@@ -129,7 +170,9 @@ export async function runTemplatesSection({ root, benchDir, appModules, credenti
         })
       ).id;
 
-    step(`templates: PUT /WorkTemplates, ${TEMPLATE_SHAPE.activityTemplates} activity templates: copy vs in place (${RUNS} each, alternating)`);
+    step(
+      `templates: PUT /WorkTemplates, ${TEMPLATE_SHAPE.activityTemplates} activity templates: copy vs in place (${RUNS} each, alternating)`,
+    );
     const work = await measurePair({
       url,
       token,

@@ -53,7 +53,11 @@ async function startUploadWorkers({ root, stateDir, appModules, jwksJson }) {
     handleRuntimeStdio: (stdout, stderr) => {
       for (const stream of [stdout, stderr]) {
         if (process.env.BENCH_UPLOAD_LOGS === "1") stream.pipe(process.stdout);
-        else createInterface({ input: stream }).on("line", (line) => line.includes('"level":"error"') && workerErrors.push(line.slice(0, 2000)));
+        else
+          createInterface({ input: stream }).on(
+            "line",
+            (line) => line.includes('"level":"error"') && workerErrors.push(line.slice(0, 2000)),
+          );
       }
     },
     workers: [
@@ -62,7 +66,14 @@ async function startUploadWorkers({ root, stateDir, appModules, jwksJson }) {
         name: "app",
         modulesRoot: join(appModules[0].path, ".."),
         modules: appModules,
-        bindings: { ...app.bindings, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE, AUTH_JWKS_JSON: jwksJson, ENVIRONMENT: "bench", RATE_LIMITS: "off" },
+        bindings: {
+          ...app.bindings,
+          AUTH_ISSUER: ISSUER,
+          AUTH_AUDIENCE: AUDIENCE,
+          AUTH_JWKS_JSON: jwksJson,
+          ENVIRONMENT: "bench",
+          RATE_LIMITS: "off",
+        },
         unsafeDirectSockets: socket,
       },
       {
@@ -78,7 +89,8 @@ async function startUploadWorkers({ root, stateDir, appModules, jwksJson }) {
   try {
     await mf.ready;
     const urls = { app: await mf.unsafeGetDirectURL("app"), r2put: await mf.unsafeGetDirectURL("r2put") };
-    for (const url of Object.values(urls)) if (url.hostname !== LOOPBACK) throw new Error(`a worker listens on ${url.host}, not on loopback`);
+    for (const url of Object.values(urls))
+      if (url.hostname !== LOOPBACK) throw new Error(`a worker listens on ${url.host}, not on loopback`);
     return { mf, urls, db: await mf.getD1Database("DB", "app") };
   } catch (error) {
     await mf.dispose().catch(() => undefined);
@@ -109,7 +121,10 @@ async function request(url, { method = "GET", token, json, body, headers = {} } 
   const text = await response.text();
   lastServerTiming = response.headers.get("server-timing") ?? "";
   if (response.status < 200 || response.status > 299) {
-    throw new Error(`${method} ${url}: HTTP ${response.status}: ${text.slice(0, 300)}\nWorker errors:\n${workerErrors.slice(-5).join("\n") || "(none logged)"}`);
+    throw new Error(
+      `${method} ${url}: HTTP ${response.status}: ${text.slice(0, 300)}\nWorker ` +
+        `errors:\n${workerErrors.slice(-5).join("\n") || "(none logged)"}`,
+    );
   }
   return text ? JSON.parse(text) : undefined;
 }
@@ -119,7 +134,11 @@ const mbPerSecond = (bytes, s) => round(bytes / 1e6 / s, 1);
 
 async function singlePut(urls, bytes, name) {
   const start = process.hrtime.bigint();
-  const stored = await request(new URL(`/put/${name}`, urls.r2put), { method: "PUT", body: bytes, headers: { "content-type": "application/octet-stream" } });
+  const stored = await request(new URL(`/put/${name}`, urls.r2put), {
+    method: "PUT",
+    body: bytes,
+    headers: { "content-type": "application/octet-stream" },
+  });
   const s = seconds(start);
   if (stored.size !== bytes.length) throw new Error(`single put stored ${stored.size} bytes, not ${bytes.length}`);
   return s;
@@ -153,7 +172,8 @@ async function multipartUpload(urls, token, dataTypeId, bytes, concurrency, expe
   const total = seconds(start);
   const completion = Number(process.hrtime.bigint() - partsDone) / 1e9;
   const timing = Object.fromEntries([...lastServerTiming.matchAll(/(\w+);dur=(\d+)/g)].map((m) => [m[1], Number(m[2]) / 1000]));
-  if (file.size !== bytes.length || file.checksum !== expectedChecksum) throw new Error("multipart upload: the stored file differs from the sent bytes");
+  if (file.size !== bytes.length || file.checksum !== expectedChecksum)
+    throw new Error("multipart upload: the stored file differs from the sent bytes");
   await request(new URL(`/Files/${file.id}`, urls.app), { method: "DELETE", token });
   return { total, completion, assemble: timing.assemble ?? 0, hash: timing.hash ?? 0 };
 }
@@ -165,7 +185,8 @@ async function formUpload(urls, token, dataTypeId, bytes, expectedChecksum) {
   const start = process.hrtime.bigint();
   const file = await request(new URL("/Files", urls.app), { method: "POST", token, body: form });
   const s = seconds(start);
-  if (file.size !== bytes.length || file.checksum !== expectedChecksum) throw new Error("form upload: the stored file differs from the sent bytes");
+  if (file.size !== bytes.length || file.checksum !== expectedChecksum)
+    throw new Error("form upload: the stored file differs from the sent bytes");
   await request(new URL(`/Files/${file.id}`, urls.app), { method: "DELETE", token });
   return s;
 }
@@ -179,21 +200,38 @@ function compositeSha256(bytes, partSize) {
   const count = Math.ceil(bytes.length / partSize);
   if (count === 1) return createHash("sha256").update(bytes).digest("hex");
   const digests = [];
-  for (let i = 0; i < count; i++) digests.push(createHash("sha256").update(bytes.subarray(i * partSize, (i + 1) * partSize)).digest());
+  for (let i = 0; i < count; i++)
+    digests.push(
+      createHash("sha256")
+        .update(bytes.subarray(i * partSize, (i + 1) * partSize))
+        .digest(),
+    );
   return `sha256-parts:${createHash("sha256").update(Buffer.concat(digests)).digest("hex")}-${count}`;
 }
 
 /**
  * Runs the upload section and returns its figures. `step` prints progress.
- * @param {{ root: string, benchDir: string, appModules: object[], credentials: { jwksJson: string, token: string }, step: (text: string) => void }} options
+ * @param {{ root: string, benchDir: string, appModules: object[], credentials: { jwksJson: string, token: string }, step: (text:
+ * string) => void }} options
  */
 export async function benchUpload({ root, benchDir, appModules, credentials, step }) {
-  step(`upload bench: ${UPLOAD.mib} MiB in ${UPLOAD.partMib} MiB parts (1, 2, 4 in flight) vs one R2 put; ${UPLOAD.rounds} alternating rounds`);
-  const { mf, urls, db } = await startUploadWorkers({ root, stateDir: join(benchDir, "upload-state"), appModules, jwksJson: credentials.jwksJson });
+  step(
+    `upload bench: ${UPLOAD.mib} MiB in ${UPLOAD.partMib} MiB parts (1, 2, 4 in flight) vs one R2 put; ${UPLOAD.rounds} alternating rounds`,
+  );
+  const { mf, urls, db } = await startUploadWorkers({
+    root,
+    stateDir: join(benchDir, "upload-state"),
+    appModules,
+    jwksJson: credentials.jwksJson,
+  });
   try {
     await applyMigrations(db, root);
     const token = credentials.token;
-    const dataType = await request(new URL("/DataTypes", urls.app), { method: "POST", token, json: { id: "bench-binary", name: "Bench binary", allowedExtensions: ["bin"] } });
+    const dataType = await request(new URL("/DataTypes", urls.app), {
+      method: "POST",
+      token,
+      json: { id: "bench-binary", name: "Bench binary", allowedExtensions: ["bin"] },
+    });
     const bytes = randomBytes(UPLOAD.mib * MiB);
     const checksum = compositeSha256(bytes, UPLOAD.partMib * MiB);
     const formBytes = bytes.subarray(0, UPLOAD.formMib * MiB);
@@ -214,7 +252,10 @@ export async function benchUpload({ root, benchDir, appModules, credentials, ste
       formSingle.push(await singlePut(urls, formBytes, "form"));
       form.push(await formUpload(urls, token, dataType.id, formBytes, formChecksum));
       const line = UPLOAD.concurrencies.map((c) => `${c}x ${round(multipart[c].at(-1).total, 2)} s`).join(", ");
-      console.log(`  round ${r + 1}: single put ${round(single.at(-1), 2)} s; multipart ${line}; form ${round(form.at(-1), 2)} s vs put ${round(formSingle.at(-1), 2)} s`);
+      console.log(
+        `  round ${r + 1}: single put ${round(single.at(-1), 2)} s; multipart ${line}; form ${round(form.at(-1), 2)} s ` +
+          `vs put ${round(formSingle.at(-1), 2)} s`,
+      );
     }
 
     const bytesTotal = bytes.length;
@@ -275,13 +316,17 @@ export function uploadMarkdown(u) {
     "| --- | ---: | ---: | ---: | ---: |",
     `| single R2 put (minimal Worker) | ${u.single.seconds} | ${u.single.mbPerSecond} | | 1 |`,
     ...u.multipart.map(
-      (x) => `| resumable upload, ${x.concurrency} part(s) in flight | ${x.seconds} | ${x.mbPerSecond} | ${x.completionSeconds} (${x.assembleSeconds} + ${x.hashSeconds}) | ${x.ratio} |`,
+      (x) =>
+        `| resumable upload, ${x.concurrency} part(s) in flight | ${x.seconds} | ${x.mbPerSecond} | ` +
+        `${x.completionSeconds} (${x.assembleSeconds} + ${x.hashSeconds}) | ${x.ratio} |`,
     ),
     "",
-    `Best ratio (throughput, multipart/single): **${u.best.ratio}** with ${u.best.concurrency} in flight (target >= ${u.target}: ${verdict(u.best.ratio >= u.target)}); ` +
+    `Best ratio (throughput, multipart/single): **${u.best.ratio}** with ${u.best.concurrency} in flight (target >= ` +
+      `${u.target}: ${verdict(u.best.ratio >= u.target)}); ` +
       `per round: ${u.multipart.find((x) => x.concurrency === u.best.concurrency).ratios.join(", ")}.`,
     "",
-    `Form upload (POST /Files, streamed, hashed, ${round(u.form.sizeBytes / MiB, 0)} MiB): ${u.form.seconds} s, ${u.form.mbPerSecond} MB/s; ` +
+    `Form upload (POST /Files, streamed, hashed, ${round(u.form.sizeBytes / MiB, 0)} MiB): ${u.form.seconds} s, ` +
+      `${u.form.mbPerSecond} MB/s; ` +
       `a single put of the same bytes: ${u.form.singlePutSeconds} s, ${u.form.singlePutMbPerSecond} MB/s; ratio ${u.form.ratio}.`,
   ].join("\n");
 }

@@ -29,7 +29,11 @@ if (command === "run") {
 const fakeDocker = join(dir, "docker");
 writeFileSync(fakeDocker, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(dir, "fake-docker.mjs"))} "$@"\n`);
 chmodSync(fakeDocker, 0o755);
-const calls = () => readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+const calls = () =>
+  readFileSync(record, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
 
 let host, put, until;
 before(async () => {
@@ -42,19 +46,52 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const spec = (name, extra = {}) => ({ name, image: "registry.example:5000/scoring/model:1.4", command: null, environment: {}, cpuCores: 2, memoryGb: 1.5, gpuCores: null, gpuSku: null, timeoutSeconds: 30, ...extra });
+const spec = (name, extra = {}) => ({
+  name,
+  image: "registry.example:5000/scoring/model:1.4",
+  command: null,
+  environment: {},
+  cpuCores: 2,
+  memoryGb: 1.5,
+  gpuCores: null,
+  gpuSku: null,
+  timeoutSeconds: 30,
+  ...extra,
+});
 
 test("the host finds the daemon through `docker info`", () => {
   assert.equal(host.docker, true);
 });
 
 test("docker run names the group, sizes it, and passes variable names only on the command line", async () => {
-  assert.equal((await put("containergroup-d1", spec("containergroup-d1", { environment: { jobId: "d1", SECRET: "s3cr3t value" } }))).status, 201);
+  assert.equal(
+    (await put("containergroup-d1", spec("containergroup-d1", { environment: { jobId: "d1", SECRET: "s3cr3t value" } }))).status,
+    201,
+  );
   const state = await until("containergroup-d1", ["succeeded", "failed"]);
   assert.equal(state.phase, "succeeded");
   assert.match(state.output, /inside the container/);
   const run = calls().find((c) => c.command === "run" && c.args.includes("containergroup-d1"));
-  assert.deepEqual(run.args, ["--rm", "--name", "containergroup-d1", "--cpus", "2", "--memory", "1536m", "--pids-limit", "256", "--security-opt", "no-new-privileges", "--cap-drop", "ALL", "-e", "jobId", "-e", "SECRET", "registry.example:5000/scoring/model:1.4"]);
+  assert.deepEqual(run.args, [
+    "--rm",
+    "--name",
+    "containergroup-d1",
+    "--cpus",
+    "2",
+    "--memory",
+    "1536m",
+    "--pids-limit",
+    "256",
+    "--security-opt",
+    "no-new-privileges",
+    "--cap-drop",
+    "ALL",
+    "-e",
+    "jobId",
+    "-e",
+    "SECRET",
+    "registry.example:5000/scoring/model:1.4",
+  ]);
   assert.ok(!JSON.stringify(run.args).includes("s3cr3t"), "a value is never on the command line");
   // The CLI gets the values to forward, and nothing else of this process.
   assert.equal(run.env.SECRET, "s3cr3t value");
@@ -63,11 +100,38 @@ test("docker run names the group, sizes it, and passes variable names only on th
 });
 
 test("a run command replaces the entrypoint; GPUs are asked for", () => {
-  assert.deepEqual(dockerRunArgs("containergroup-g", { ...spec("containergroup-g"), command: "python score.py --all", gpuCores: 2, gpuSku: "V100" }, { jobId: "g" }), [
-    "run", "--rm", "--name", "containergroup-g", "--cpus", "2", "--memory", "1536m", "--pids-limit", "256", "--security-opt", "no-new-privileges",
-    "--cap-drop", "ALL", "--gpus", "2", "-e", "jobId",
-    "--entrypoint", "/bin/sh", "registry.example:5000/scoring/model:1.4", "-c", "python score.py --all",
-  ]);
+  assert.deepEqual(
+    dockerRunArgs(
+      "containergroup-g",
+      { ...spec("containergroup-g"), command: "python score.py --all", gpuCores: 2, gpuSku: "V100" },
+      { jobId: "g" },
+    ),
+    [
+      "run",
+      "--rm",
+      "--name",
+      "containergroup-g",
+      "--cpus",
+      "2",
+      "--memory",
+      "1536m",
+      "--pids-limit",
+      "256",
+      "--security-opt",
+      "no-new-privileges",
+      "--cap-drop",
+      "ALL",
+      "--gpus",
+      "2",
+      "-e",
+      "jobId",
+      "--entrypoint",
+      "/bin/sh",
+      "registry.example:5000/scoring/model:1.4",
+      "-c",
+      "python score.py --all",
+    ],
+  );
 });
 
 test("the container's exit code and last error line fail the group", async () => {
@@ -89,6 +153,7 @@ test("the time limit removes the container too", async () => {
   await put("containergroup-d4", spec("containergroup-d4", { timeoutSeconds: 1, environment: { FAKE_SLEEP_MS: "60000" } }));
   const state = await until("containergroup-d4", ["failed"]);
   assert.match(state.error, /time limit of 1 s reached/);
-  for (let i = 0; i < 50 && !calls().some((c) => c.command === "rm" && c.args[1] === "containergroup-d4"); i++) await new Promise((r) => setTimeout(r, 100));
+  for (let i = 0; i < 50 && !calls().some((c) => c.command === "rm" && c.args[1] === "containergroup-d4"); i++)
+    await new Promise((r) => setTimeout(r, 100));
   assert.ok(calls().some((c) => c.command === "rm" && c.args[1] === "containergroup-d4"));
 });

@@ -85,8 +85,16 @@ function processesWith(marker) {
 const jailFolders = () => readdirSync(tmpdir()).filter((d) => d.startsWith("integrity-edge-job-"));
 
 test("answers only requests carrying its secret", async () => {
-  for (const [method, path] of [["GET", "/images"], ["PUT", "/groups/containergroup-x"], ["GET", "/groups/containergroup-x"], ["DELETE", "/groups/containergroup-x"]]) {
-    const none = await fetch(`${host.url}${path}`, { method, body: method === "PUT" ? JSON.stringify(spec("containergroup-x", "t/env")) : undefined });
+  for (const [method, path] of [
+    ["GET", "/images"],
+    ["PUT", "/groups/containergroup-x"],
+    ["GET", "/groups/containergroup-x"],
+    ["DELETE", "/groups/containergroup-x"],
+  ]) {
+    const none = await fetch(`${host.url}${path}`, {
+      method,
+      body: method === "PUT" ? JSON.stringify(spec("containergroup-x", "t/env")) : undefined,
+    });
     assert.equal(none.status, 401, `${method} ${path} without the secret`);
     const wrong = await fetch(`${host.url}${path}`, { method, headers: { authorization: `Bearer ${host.secret.slice(1)}x` } });
     assert.equal(wrong.status, 401, `${method} ${path} with a wrong secret`);
@@ -100,10 +108,14 @@ test("lists the images of its folder with the machine's capacity", async () => {
   assert.ok(body.capacity.maxCpuCores >= 1);
 });
 
-test("isolates jobs on this machine (CI runs as root: namespaces, a uid per job, cgroups)", { skip: process.getuid?.() !== 0 && "only root is sure to have every isolation tool" }, () => {
-  assert.equal(host.isolation.mode, "root");
-  assert.ok(host.isolation.cgroups, "cgroups are made for the jobs");
-});
+test(
+  "isolates jobs on this machine (CI runs as root: namespaces, a uid per job, cgroups)",
+  { skip: process.getuid?.() !== 0 && "only root is sure to have every isolation tool" },
+  () => {
+    assert.equal(host.isolation.mode, "root");
+    assert.ok(host.isolation.cgroups, "cgroups are made for the jobs");
+  },
+);
 
 test("where jobs cannot be isolated, folder images are refused, never run bare", async () => {
   const bare = await startContainerHost({ port: 0, imagesDir, isolation: { mode: "none", reason: "no namespaces here" } });
@@ -119,7 +131,11 @@ test("where jobs cannot be isolated, folder images are refused, never run bare",
 });
 
 test("runs with only the group's environment", async () => {
-  assert.equal((await client.put("containergroup-env1", spec("containergroup-env1", "t/env", { environment: { VISIBLE: "yes", jobId: "env1" } }))).status, 201);
+  assert.equal(
+    (await client.put("containergroup-env1", spec("containergroup-env1", "t/env", { environment: { VISIBLE: "yes", jobId: "env1" } })))
+      .status,
+    201,
+  );
   const state = await client.until("containergroup-env1", ["succeeded", "failed"]);
   assert.equal(state.phase, "succeeded", state.error);
   assert.equal(state.exitCode, 0);
@@ -130,7 +146,10 @@ test("runs with only the group's environment", async () => {
 test("a job cannot read the service's keys or state, as a command or through NODE_OPTIONS", async () => {
   assert.ok(isolated());
   const keys = join(ROOT, ".dev", "keys.json");
-  const state = await run("containergroup-steal", `cat ${sentinel} ${keys} ${join(ROOT, ".dev.vars")}; ls ${ROOT}; cat /proc/1/environ; echo done`);
+  const state = await run(
+    "containergroup-steal",
+    `cat ${sentinel} ${keys} ${join(ROOT, ".dev.vars")}; ls ${ROOT}; cat /proc/1/environ; echo done`,
+  );
   assert.doesNotMatch(state.output, new RegExp(SENTINEL_TEXT));
   assert.doesNotMatch(state.output, /privateJwk|package\.json|LOCAL_CONTAINER_HOST_SECRET/);
   assert.match(state.output, /No such file or directory/);
@@ -157,7 +176,10 @@ test("a job runs as an unprivileged uid in a working folder of its own, removed 
 });
 
 test("a job cannot write into the checkout", async () => {
-  const state = await run("containergroup-plant", `echo pwned > ${planted}; echo pwned > ${join(ROOT, "package.json")}; echo pwned > /usr/pwned`);
+  const state = await run(
+    "containergroup-plant",
+    `echo pwned > ${planted}; echo pwned > ${join(ROOT, "package.json")}; echo pwned > /usr/pwned`,
+  );
   assert.equal(existsSync(planted), false);
   assert.doesNotMatch(readFileSync(join(ROOT, "package.json"), "utf8"), /pwned/);
   assert.equal(existsSync("/usr/pwned"), false);
@@ -165,7 +187,10 @@ test("a job cannot write into the checkout", async () => {
 });
 
 test("a job sees neither other jobs nor the host's processes", async () => {
-  await client.put("containergroup-other", spec("containergroup-other", "t/shell", { command: "echo other-secret > /job/mine; exec sleep 1801" }));
+  await client.put(
+    "containergroup-other",
+    spec("containergroup-other", "t/shell", { command: "echo other-secret > /job/mine; exec sleep 1801" }),
+  );
   await client.until("containergroup-other", ["running"]);
   const state = await run("containergroup-peek", "ps -eo args; cat /proc/*/root/job/mine 2>&1; ls /tmp/integrity-edge-job-* 2>&1");
   assert.doesNotMatch(state.output, /sleep 1801|other-secret|wrangler|check-server/);
@@ -176,7 +201,9 @@ test("a job sees neither other jobs nor the host's processes", async () => {
 test("cancellation ends every process of the job, including ones that called setsid or double-forked", async () => {
   await client.put(
     "containergroup-escape",
-    spec("containergroup-escape", "t/shell", { command: "setsid sh -c 'exec sleep 1711' & (setsid sh -c 'sleep 1712 & exit 0' &); nohup sleep 1713 & sleep 1714" }),
+    spec("containergroup-escape", "t/shell", {
+      command: "setsid sh -c 'exec sleep 1711' & (setsid sh -c 'sleep 1712 & exit 0' &); nohup sleep 1713 & sleep 1714",
+    }),
   );
   await client.until("containergroup-escape", ["running"]);
   for (let i = 0; i < 50 && processesWith("sleep 171").length < 4; i++) await new Promise((r) => setTimeout(r, 100));
@@ -187,7 +214,10 @@ test("cancellation ends every process of the job, including ones that called set
 });
 
 test("the time limit ends the escapes too", async () => {
-  await client.put("containergroup-slow1", spec("containergroup-slow1", "t/shell", { command: "setsid sh -c 'exec sleep 1721' & exec sleep 1722", timeoutSeconds: 1 }));
+  await client.put(
+    "containergroup-slow1",
+    spec("containergroup-slow1", "t/shell", { command: "setsid sh -c 'exec sleep 1721' & exec sleep 1722", timeoutSeconds: 1 }),
+  );
   const state = await client.until("containergroup-slow1", ["failed", "succeeded"]);
   assert.equal(state.phase, "failed");
   assert.match(state.error, /time limit of 1 s/);
@@ -196,7 +226,9 @@ test("the time limit ends the escapes too", async () => {
 });
 
 test("a job cannot start more processes than its limit", async () => {
-  const state = await run("containergroup-forks", "i=0; while [ $i -lt 1000 ]; do sleep 1731 & i=$((i+1)); done; echo forked-all", { timeoutSeconds: 20 });
+  const state = await run("containergroup-forks", "i=0; while [ $i -lt 1000 ]; do sleep 1731 & i=$((i+1)); done; echo forked-all", {
+    timeoutSeconds: 20,
+  });
   assert.ok(processesWith("sleep 1731").length <= MAX_PROCESSES, "never more than the limit at once");
   assert.doesNotMatch(state.output, /forked-all/);
   assert.match(state.output, /fork|Resource temporarily unavailable/i);
@@ -205,7 +237,9 @@ test("a job cannot start more processes than its limit", async () => {
 });
 
 test("a job cannot write more than its disk limit (2 GB asked, 64 MiB given)", async () => {
-  const state = await run("containergroup-fill", "dd if=/dev/zero of=/job/big bs=1M count=2048 2>&1; ls -l /job/big", { timeoutSeconds: 30 });
+  const state = await run("containergroup-fill", "dd if=/dev/zero of=/job/big bs=1M count=2048 2>&1; ls -l /job/big", {
+    timeoutSeconds: 30,
+  });
   assert.match(state.output, /No space left on device|File too large/);
   const size = Number(/(\d+) \w+ +\d+ [\d:]+ \/job\/big/.exec(state.output)?.[1] ?? /\s(\d{6,})\s/.exec(state.output)?.[1]);
   assert.ok(size <= DISK_MB * 1024 * 1024, `wrote ${size} bytes`);
@@ -214,7 +248,9 @@ test("a job cannot write more than its disk limit (2 GB asked, 64 MiB given)", a
 test("a job reaches the API's port on its loopback, and no other local server", async () => {
   const apiPort = api.address().port;
   const hostPort = new URL(host.url).port;
-  const probe = (port) => `fetch('http://127.0.0.1:${port}/probe').then(async (r) => console.log('${port}:', r.status, await r.text()), (e) => console.log('${port}: refused', e.cause?.code))`;
+  const probe = (port) =>
+    `fetch('http://127.0.0.1:${port}/probe').then(async (r) => console.log('${port}:', r.status, await r.text()), ` +
+    `(e) => console.log('${port}: refused', e.cause?.code))`;
   const state = await run("containergroup-net", `node -e "${probe(apiPort)}"; node -e "${probe(hostPort)}"`);
   assert.match(state.output, new RegExp(`${apiPort}: 200 api answered /probe`));
   assert.match(state.output, new RegExp(`${hostPort}: refused`));

@@ -19,7 +19,12 @@ export const spec = (name, image, extra = {}) => ({
 export function hostClient(host) {
   const auth = { authorization: `Bearer ${host.secret}` };
   const client = {
-    put: (name, body) => fetch(`${host.url}/groups/${name}`, { method: "PUT", headers: { ...auth, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) }),
+    put: (name, body) =>
+      fetch(`${host.url}/groups/${name}`, {
+        method: "PUT",
+        headers: { ...auth, "content-type": "application/json" },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      }),
     get: async (name, tail = 1 << 20) => {
       const res = await fetch(`${host.url}/groups/${name}?tailBytes=${tail}`, { headers: auth });
       return res.status === 404 ? null : res.json();

@@ -31,11 +31,7 @@ export function shellQuote(value) {
  * HOME and TMPDIR inside the jail) and its command, run from its working folder.
  */
 export function entryScript(command, environment, nodeDir) {
-  const lines = [
-    `export PATH=${shellQuote(`${nodeDir}:/usr/local/bin:/usr/bin:/bin`)}`,
-    "export HOME=/job",
-    "export TMPDIR=/job/.tmp",
-  ];
+  const lines = [`export PATH=${shellQuote(`${nodeDir}:/usr/local/bin:/usr/bin:/bin`)}`, "export HOME=/job", "export TMPDIR=/job/.tmp"];
   for (const [name, value] of Object.entries(environment)) {
     if (!ENV_NAME.test(name)) throw new Error(`the environment variable name ${JSON.stringify(name)} is not a valid name`);
     if (String(value).includes("\0")) throw new Error(`the environment variable ${name} holds a NUL character`);
@@ -89,7 +85,8 @@ function makeCgroups(cgroups, name, limits) {
   const cpuDir = join(cgroups.dirs.cpu, name);
   for (const dir of [memoryDir, pidsDir, cpuDir]) mkdirSync(dir, { recursive: true });
   writeFileSync(join(memoryDir, "memory.limit_in_bytes"), String(memory));
-  if (existsSync(join(memoryDir, "memory.memsw.limit_in_bytes"))) writeFileSync(join(memoryDir, "memory.memsw.limit_in_bytes"), String(memory));
+  if (existsSync(join(memoryDir, "memory.memsw.limit_in_bytes")))
+    writeFileSync(join(memoryDir, "memory.memsw.limit_in_bytes"), String(memory));
   writeFileSync(join(pidsDir, "pids.max"), String(limits.maxProcesses));
   writeFileSync(join(cpuDir, "cpu.cfs_period_us"), "100000");
   writeFileSync(join(cpuDir, "cpu.cfs_quota_us"), String(quota));
@@ -125,15 +122,27 @@ async function removeCgroups(dirs) {
  * filesystem, process and network isolation, rlimits but no cgroups) or `none` with the reason.
  */
 export function detectIsolation() {
-  if (process.platform !== "linux") return { mode: "none", reason: "job isolation needs Linux namespaces (this is " + process.platform + ")" };
-  const missing = ["unshare", "setpriv", "prlimit", "chroot", "ip", "mount"].filter((tool) => spawnSync("sh", ["-c", `command -v ${tool}`], { env: { PATH: SYSTEM_PATH } }).status !== 0);
+  if (process.platform !== "linux")
+    return { mode: "none", reason: "job isolation needs Linux namespaces (this is " + process.platform + ")" };
+  const missing = ["unshare", "setpriv", "prlimit", "chroot", "ip", "mount"].filter(
+    (tool) => spawnSync("sh", ["-c", `command -v ${tool}`], { env: { PATH: SYSTEM_PATH } }).status !== 0,
+  );
   if (missing.length > 0) return { mode: "none", reason: `job isolation needs ${missing.join(", ")} (util-linux, coreutils, iproute2)` };
   const root = process.getuid?.() === 0;
   const cgroups = root ? findCgroups() : null;
   const probe = { mode: root ? "root" : "user", cgroups };
   const image = mkdtempSync(join(tmpdir(), "integrity-edge-probe-"));
   try {
-    const run = jailCommand(probe, { name: "containergroup-probe", imageDir: image, command: "echo jailed", environment: {}, limits: DEFAULT_LIMITS, timeoutSeconds: 10, apiPort: 0, apiSocket: "" });
+    const run = jailCommand(probe, {
+      name: "containergroup-probe",
+      imageDir: image,
+      command: "echo jailed",
+      environment: {},
+      limits: DEFAULT_LIMITS,
+      timeoutSeconds: 10,
+      apiPort: 0,
+      apiSocket: "",
+    });
     const result = spawnSync(run.command, run.args, { env: run.env, encoding: "utf8", timeout: 20_000 });
     run.cleanUp();
     if (result.status === 0 && result.stdout.trim() === "jailed") return probe;
@@ -168,7 +177,19 @@ function jailCommand(isolation, { name, imageDir, command, environment, limits, 
   const cpuSeconds = Math.max(1, Math.ceil(timeoutSeconds * Math.max(1, limits.cpuCores)) + 1);
   const unshare = ["unshare", "--pid", "--fork", "--kill-child", "--mount", "--net", "--ipc", "--uts"];
   if (isolation.mode === "user") unshare.push("--user", "--map-root-user");
-  const jailArgs = [JAIL_SCRIPT, jail, imageDir, String(uid), String(limits.diskMb), String(apiPort), apiSocket, process.execPath, FORWARDER, String(limits.maxProcesses), String(cpuSeconds)];
+  const jailArgs = [
+    JAIL_SCRIPT,
+    jail,
+    imageDir,
+    String(uid),
+    String(limits.diskMb),
+    String(apiPort),
+    apiSocket,
+    process.execPath,
+    FORWARDER,
+    String(limits.maxProcesses),
+    String(cpuSeconds),
+  ];
   // A shell that joins the job's cgroups first, so everything the job ever starts is inside them.
   const join_ = 'for d in $JOB_CGROUPS; do echo $$ > "$d/cgroup.procs" || exit 125; done; exec "$@"';
   return {

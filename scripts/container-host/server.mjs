@@ -27,7 +27,15 @@ const GROUP_NAME = /^containergroup-[A-Za-z0-9-]{1,100}$/;
 /** setTimeout fires at once past 2^31 - 1 ms (24.8 days): longer limits are held at this. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** What the Docker CLI itself needs from this process to reach its daemon (never given to a job). */
-const DOCKER_CLIENT_VARS = ["HOME", "DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY", "XDG_RUNTIME_DIR"];
+const DOCKER_CLIENT_VARS = [
+  "HOME",
+  "DOCKER_HOST",
+  "DOCKER_CONTEXT",
+  "DOCKER_CONFIG",
+  "DOCKER_CERT_PATH",
+  "DOCKER_TLS_VERIFY",
+  "XDG_RUNTIME_DIR",
+];
 
 /** The images of a folder: each sub-folder with an image.json. */
 export function readImages(imagesDir = DEFAULT_IMAGES_DIR, log = () => {}) {
@@ -58,7 +66,16 @@ function dockerAnswers(docker) {
  * `ps` shows them): `-e NAME` takes each value from the Docker CLI's own environment.
  */
 export function dockerRunArgs(name, spec, environment, maxProcesses = DEFAULT_LIMITS.maxProcesses) {
-  const args = ["run", "--rm", "--name", name, "--cpus", String(spec.cpuCores ?? 1), "--memory", `${Math.round((spec.memoryGb ?? 1) * 1024)}m`];
+  const args = [
+    "run",
+    "--rm",
+    "--name",
+    name,
+    "--cpus",
+    String(spec.cpuCores ?? 1),
+    "--memory",
+    `${Math.round((spec.memoryGb ?? 1) * 1024)}m`,
+  ];
   args.push("--pids-limit", String(maxProcesses), "--security-opt", "no-new-privileges", "--cap-drop", "ALL");
   if (spec.gpuCores) args.push("--gpus", String(spec.gpuCores));
   for (const key of Object.keys(environment)) args.push("-e", key);
@@ -165,14 +182,30 @@ export async function startContainerHost({
 } = {}) {
   const groups = new Map();
   const docker = dockerAnswers(dockerCommand);
-  const capacity = { maxCpuCores: cpus().length, maxMemoryGb: Math.max(1, Math.floor(totalmem() / 1024 ** 3)), maxGpuCores: 0, gpuSkus: [] };
+  const capacity = {
+    maxCpuCores: cpus().length,
+    maxMemoryGb: Math.max(1, Math.floor(totalmem() / 1024 ** 3)),
+    maxGpuCores: 0,
+    gpuSkus: [],
+  };
   const jail = isolation ?? detectIsolation();
   if (jail.mode === "none") log(`jobs from folder images cannot run here: ${jail.reason}`);
   const bridge = await apiBridge(apiUrl);
 
   /** A group's record, reserved under its name before anything else happens (so a start is never done twice). */
   function reserve(name) {
-    const group = { name, spec: null, phase: "pending", exitCode: null, error: null, tail: new Tail(OUTPUT_CAP_BYTES), child: null, timer: null, stop: null, docker: false };
+    const group = {
+      name,
+      spec: null,
+      phase: "pending",
+      exitCode: null,
+      error: null,
+      tail: new Tail(OUTPUT_CAP_BYTES),
+      child: null,
+      timer: null,
+      stop: null,
+      docker: false,
+    };
     groups.set(name, group);
     return group;
   }
@@ -182,14 +215,21 @@ export async function startContainerHost({
     group.spec = spec;
     const images = readImages(imagesDir, log);
     const at = String(spec.image ?? "").lastIndexOf(":");
-    const [imageName, imageTag] = at > 0 && !String(spec.image).slice(at).includes("/") ? [spec.image.slice(0, at), spec.image.slice(at + 1)] : [String(spec.image ?? ""), "latest"];
+    const [imageName, imageTag] =
+      at > 0 && !String(spec.image).slice(at).includes("/")
+        ? [spec.image.slice(0, at), spec.image.slice(at + 1)]
+        : [String(spec.image ?? ""), "latest"];
     const image = images.find((i) => i.name === imageName && i.tag === imageTag);
     const environment = Object.fromEntries(Object.entries(spec.environment ?? {}).map(([k, v]) => [k, String(v)]));
     let child;
     if (image) {
       const command = spec.command || image.command;
       if (!command) return fail(group, `image ${spec.image} has no command and the config gives none`);
-      if (jail.mode === "none") return fail(group, `the local container host cannot isolate jobs on this machine, so it runs none: ${jail.reason} (README, "Data processing")`);
+      if (jail.mode === "none")
+        return fail(
+          group,
+          `the local container host cannot isolate jobs on this machine, so it runs none: ${jail.reason} (README, "Data processing")`,
+        );
       const limits = {
         memoryGb: Math.min(Number(spec.memoryGb) || DEFAULT_LIMITS.memoryGb, capacity.maxMemoryGb),
         cpuCores: Math.min(Number(spec.cpuCores) || DEFAULT_LIMITS.cpuCores, capacity.maxCpuCores),
@@ -199,14 +239,27 @@ export async function startContainerHost({
       try {
         const timeoutSeconds = Number(spec.timeoutSeconds) || 3600;
         // Only the job's environment: nothing of this process (tokens, keys) leaks into a job.
-        ({ child, stop: group.stop } = startJailed(jail, { name, imageDir: image.dir, command, environment, limits, timeoutSeconds, apiPort: bridge?.port ?? 0, apiSocket: bridge?.path ?? "" }));
+        ({ child, stop: group.stop } = startJailed(jail, {
+          name,
+          imageDir: image.dir,
+          command,
+          environment,
+          limits,
+          timeoutSeconds,
+          apiPort: bridge?.port ?? 0,
+          apiSocket: bridge?.path ?? "",
+        }));
       } catch (error) {
         return fail(group, `could not start: ${error.message}`);
       }
     } else if (docker) {
       const client = Object.fromEntries(DOCKER_CLIENT_VARS.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
       group.docker = true;
-      child = spawn(dockerCommand, dockerRunArgs(name, spec, environment, maxProcesses), { env: { ...client, ...environment, PATH: process.env.PATH }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+      child = spawn(dockerCommand, dockerRunArgs(name, spec, environment, maxProcesses), {
+        env: { ...client, ...environment, PATH: process.env.PATH },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
     } else {
       return fail(group, `no local image ${spec.image} (folders of ${imagesDir}) and no Docker daemon answers`);
     }
@@ -216,7 +269,10 @@ export async function startContainerHost({
     child.stdout.on("data", (chunk) => group.tail.push(chunk));
     child.stderr.on("data", (chunk) => {
       group.tail.push(chunk);
-      const lines = String(chunk).split("\n").map((l) => l.trim()).filter(Boolean);
+      const lines = String(chunk)
+        .split("\n")
+        .map((l) => l.trim())
+        .filter(Boolean);
       if (lines.length > 0) lastErrorLine = lines[lines.length - 1];
     });
     child.on("error", (error) => {
@@ -233,10 +289,13 @@ export async function startContainerHost({
       else fail(group, `${lastErrorLine || (signal ? `killed by ${signal}` : "the container failed")} (exit code ${code ?? signal})`);
     });
     const limit = Number(spec.timeoutSeconds) || 3600;
-    group.timer = setTimeout(() => {
-      fail(group, `time limit of ${limit} s reached; the container was stopped`);
-      kill(group);
-    }, Math.min(limit * 1000, MAX_TIMER_MS));
+    group.timer = setTimeout(
+      () => {
+        fail(group, `time limit of ${limit} s reached; the container was stopped`);
+        kill(group);
+      },
+      Math.min(limit * 1000, MAX_TIMER_MS),
+    );
     log(`started ${name} (${spec.image})`);
   }
 
@@ -285,7 +344,12 @@ export async function startContainerHost({
       const url = new URL(req.url, "http://host");
       const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
       if (req.method === "GET" && parts.length === 1 && parts[0] === "images") {
-        const images = readImages(imagesDir, log).map(({ name, tag, description, command }) => ({ name, tag, description: description ?? null, command: command ?? null }));
+        const images = readImages(imagesDir, log).map(({ name, tag, description, command }) => ({
+          name,
+          tag,
+          description: description ?? null,
+          command: command ?? null,
+        }));
         return send(200, { images, capacity });
       }
       if (parts.length === 2 && parts[0] === "groups") {
@@ -301,7 +365,8 @@ export async function startContainerHost({
             let text = "";
             for await (const chunk of req) text += chunk;
             spec = JSON.parse(text);
-            if (!spec || typeof spec !== "object" || typeof spec.image !== "string" || spec.image === "") throw new Error("the body must be a group spec with an image");
+            if (!spec || typeof spec !== "object" || typeof spec.image !== "string" || spec.image === "")
+              throw new Error("the body must be a group spec with an image");
           } catch (error) {
             if (groups.get(name) === reserved) groups.delete(name);
             return send(400, { error: error.message });
@@ -313,7 +378,9 @@ export async function startContainerHost({
         if (req.method === "GET") {
           if (!group) return send(404, { error: "unknown group" });
           const asked = url.searchParams.has("tailBytes") ? Number(url.searchParams.get("tailBytes")) : OUTPUT_CAP_BYTES;
-          const { output, truncated } = group.tail.read(Number.isFinite(asked) && asked >= 0 ? Math.min(asked, OUTPUT_CAP_BYTES) : OUTPUT_CAP_BYTES);
+          const { output, truncated } = group.tail.read(
+            Number.isFinite(asked) && asked >= 0 ? Math.min(asked, OUTPUT_CAP_BYTES) : OUTPUT_CAP_BYTES,
+          );
           return send(200, { phase: group.phase, exitCode: group.exitCode, error: group.error, output, outputTruncated: truncated });
         }
         if (req.method === "DELETE") {
@@ -358,7 +425,14 @@ export async function startContainerHost({
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const port = Number(process.argv[2] || process.env.CONTAINER_HOST_PORT || DEFAULT_HOST_PORT);
-  const hostServer = await startContainerHost({ port, apiUrl: process.env.PUBLIC_API_URL ?? "", log: (line) => console.log(`container host: ${line}`) });
-  console.log(`container host listening on ${hostServer.url} (images: ${DEFAULT_IMAGES_DIR}; isolation: ${hostServer.isolation.mode}${hostServer.docker ? "; Docker available" : ""})`);
+  const hostServer = await startContainerHost({
+    port,
+    apiUrl: process.env.PUBLIC_API_URL ?? "",
+    log: (line) => console.log(`container host: ${line}`),
+  });
+  console.log(
+    `container host listening on ${hostServer.url} (images: ${DEFAULT_IMAGES_DIR}; isolation: ` +
+      `${hostServer.isolation.mode}${hostServer.docker ? "; Docker available" : ""})`,
+  );
   console.log(`its secret (LOCAL_CONTAINER_HOST_SECRET): ${hostServer.secret}`);
 }

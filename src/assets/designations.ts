@@ -69,7 +69,12 @@ interface AssetLookupRow {
 }
 
 function toRef(row: AssetLookupRow): AssetRef {
-  return { id: row.id, kind: row.kind, name: row.name, plant: row.plant_id && row.plant_name !== null ? { id: row.plant_id, name: row.plant_name } : null };
+  return {
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    plant: row.plant_id && row.plant_name !== null ? { id: row.plant_id, name: row.plant_name } : null,
+  };
 }
 
 /**
@@ -100,7 +105,11 @@ export async function resolveDesignations(db: D1Database, requested: readonly Re
     } else if (request.kind !== undefined && row.kind !== request.kind) {
       errors.push({ field: request.field, rule: "assetKind", message: `The asset '${row.name}' is a ${row.kind}, not a ${request.kind}.` });
     } else if (!(DESIGNATION_KINDS as readonly string[]).includes(row.kind)) {
-      errors.push({ field: request.field, rule: "assetKind", message: `The asset '${row.name}' is a ${row.kind}; only ${DESIGNATION_KINDS.join(", ")} can be designated.` });
+      errors.push({
+        field: request.field,
+        rule: "assetKind",
+        message: `The asset '${row.name}' is a ${row.kind}; only ${DESIGNATION_KINDS.join(", ")} can be designated.`,
+      });
     } else if (seen.has(id)) {
       errors.push({ field: request.field, rule: "unique", message: `The asset '${row.name}' is designated more than once.` });
     } else {
@@ -121,7 +130,12 @@ export function deleteDesignationsStatement(db: D1Database, entityKind: string, 
  * designated assets, then a derived row for each one's plant (a plant designated directly keeps its
  * direct row). Asset ids travel as one JSON parameter.
  */
-export function replaceDesignationsStatements(db: D1Database, entityKind: string, entityId: string, assets: readonly AssetRef[]): D1PreparedStatement[] {
+export function replaceDesignationsStatements(
+  db: D1Database,
+  entityKind: string,
+  entityId: string,
+  assets: readonly AssetRef[],
+): D1PreparedStatement[] {
   const statements = [deleteDesignationsStatement(db, entityKind, entityId)];
   if (assets.length === 0) return statements;
   const direct = assets.map((a) => ({ kind: a.kind, id: a.id }));
@@ -209,12 +223,18 @@ export interface DesignationFilters {
 
 export const designationFilterShape = {
   equipmentIds: z.string().optional().openapi({ description: "Only entities designating any of these equipment (comma-separated ids)." }),
-  mainSystemIds: z.string().optional().openapi({ description: "Only entities designating any of these main systems (comma-separated ids)." }),
-  plantNames: z
+  mainSystemIds: z
     .string()
     .optional()
-    .openapi({ description: "Only entities designating these plants, directly or through a designated asset (comma-separated names, case-insensitive)." }),
-  designObjectIds: z.string().optional().openapi({ description: "Only entities designating any of these design objects (comma-separated ids)." }),
+    .openapi({ description: "Only entities designating any of these main systems (comma-separated ids)." }),
+  plantNames: z.string().optional().openapi({
+    description:
+      "Only entities designating these plants, directly or through a designated asset (comma-separated names, case-insensitive).",
+  }),
+  designObjectIds: z
+    .string()
+    .optional()
+    .openapi({ description: "Only entities designating any of these design objects (comma-separated ids)." }),
 };
 
 /**
@@ -228,7 +248,8 @@ export function designationConditions(entityKind: string, idExpression: string, 
     if (ids.length === 0) return;
     conditions.push(
       (values) =>
-        `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = '${kind}' AND ${values.oneOf("asset_id", ids)})`,
+        `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND ` +
+        `asset_kind = '${kind}' AND ${values.oneOf("asset_id", ids)})`,
     );
   };
   byIds("equipment", filters.equipmentIds, "query.equipmentIds");
@@ -243,9 +264,11 @@ export function designationConditions(entityKind: string, idExpression: string, 
     conditions.push(
       withProbe(
         (values) =>
-          `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND asset_kind = 'plant' AND asset_id IN ${plants(values)})`,
+          `${idExpression} IN (SELECT entity_id FROM designations WHERE entity_kind = ${values.value(entityKind)} AND ` +
+          `asset_kind = 'plant' AND asset_id IN ${plants(values)})`,
         (values) =>
-          `EXISTS (SELECT 1 FROM designations pd WHERE pd.entity_kind = ${values.value(entityKind)} AND pd.entity_id = ${idExpression} AND pd.asset_kind = 'plant' AND pd.asset_id IN ${plants(values)})`,
+          `EXISTS (SELECT 1 FROM designations pd WHERE pd.entity_kind = ${values.value(entityKind)} AND pd.entity_id = ` +
+          `${idExpression} AND pd.asset_kind = 'plant' AND pd.asset_id IN ${plants(values)})`,
       ),
     );
   }

@@ -38,7 +38,9 @@ const KindListQuery = z.object(kindQueryShape);
 
 /** A body without `kind` is one of the path's kind; a body naming another kind is refused by the schema's own rules. */
 const withKind = (kind: AssetKind) => (body: unknown) =>
-  body !== null && typeof body === "object" && !Array.isArray(body) && (body as { kind?: unknown }).kind === undefined ? { ...body, kind } : body;
+  body !== null && typeof body === "object" && !Array.isArray(body) && (body as { kind?: unknown }).kind === undefined
+    ? { ...body, kind }
+    : body;
 
 /** The asset, when it is of `kind`; another kind is a 404 like an unknown id. */
 async function assetOfKind(db: D1Database, id: string, kind: AssetKind): Promise<{ value: Asset; etag: string }> {
@@ -58,20 +60,28 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
       // The singular spellings' operationIds end in "Alias" (GET /MainSystem: listMainSystemAlias).
       const alias = index === 0 ? {} : { operationIdSuffix: "Alias" };
       app.openapi(
-        defineRoute({ ...read, ...alias }, {
-          method: "get",
-          path,
-          tags,
-          summary: `List assets of kind ${kind}${also}`,
-          description: `The original product's path; the same as GET /Assets?kinds=${kind}.`,
-          request: { query: KindListQuery },
-          responses: {
-            200: {
-              ...json(z.array(Schema), `One page of ${kind} assets.`),
-              headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+        defineRoute(
+          { ...read, ...alias },
+          {
+            method: "get",
+            path,
+            tags,
+            summary: `List assets of kind ${kind}${also}`,
+            description: `The original product's path; the same as GET /Assets?kinds=${kind}.`,
+            request: { query: KindListQuery },
+            responses: {
+              200: {
+                ...json(z.array(Schema), `One page of ${kind} assets.`),
+                headers: {
+                  "x-total-count": {
+                    description: "Matches before skip and take; only with includeTotal=true.",
+                    schema: { type: "integer" },
+                  },
+                },
+              },
             },
           },
-        }),
+        ),
         async (c) => {
           const { items, total } = await listAssets(c.env.DB, { ...c.req.valid("query"), kinds: kind });
           if (total !== undefined) c.header("x-total-count", String(total));
@@ -79,30 +89,38 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       );
       app.openapi(
-        defineRoute({ ...read, ...alias, errors: [404] }, {
-          method: "get",
-          path: `${path}/{id}`,
-          tags,
-          summary: `Get an asset of kind ${kind}${also}`,
-          description: "An asset of another kind is a 404.",
-          request: { params: IdParam },
-          responses: { 200: json(Schema, "The asset, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-        }),
+        defineRoute(
+          { ...read, ...alias, errors: [404] },
+          {
+            method: "get",
+            path: `${path}/{id}`,
+            tags,
+            summary: `Get an asset of kind ${kind}${also}`,
+            description: "An asset of another kind is a 404.",
+            request: { params: IdParam },
+            responses: { 200: json(Schema, "The asset, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+          },
+        ),
         async (c) => {
           const found = await assetOfKind(c.env.DB, c.req.valid("param").id, kind);
           return jsonWithEtag(c, found.value, found.etag);
         },
       );
       app.openapi(
-        defineRoute({ ...write, ...alias }, {
-          method: "post",
-          path,
-          tags,
-          summary: `Create an asset of kind ${kind}${also}`,
-          description: `The same as POST /Assets with kind ${kind}; \`kind\` may be left out (another kind is a 400). Parent rules as for POST /Assets.`,
-          request: { body: { required: true, content: { "application/json": { schema: CreateBody } } } },
-          responses: { 201: json(Schema, "The created asset.") },
-        }),
+        defineRoute(
+          { ...write, ...alias },
+          {
+            method: "post",
+            path,
+            tags,
+            summary: `Create an asset of kind ${kind}${also}`,
+            description:
+              `The same as POST /Assets with kind ${kind}; \`kind\` may be left out (another kind is a 400). Parent rules as ` +
+              `for POST /Assets.`,
+            request: { body: { required: true, content: { "application/json": { schema: CreateBody } } } },
+            responses: { 201: json(Schema, "The created asset.") },
+          },
+        ),
         async (c) => {
           const body = c.req.valid("json");
           if (body.kind !== kind) throw kindMismatch(kind, body.kind);
@@ -112,15 +130,20 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       );
       app.openapi(
-        defineRoute({ ...write, ...alias, errors: [404, 409, 412] }, {
-          method: "put",
-          path,
-          tags,
-          summary: `Replace an asset of kind ${kind} (the id is in the body)${also}`,
-          description: `The same as PUT /Assets for an asset of kind ${kind}; an id of another kind is a 404. \`kind\` may be left out; kind and parent cannot change.`,
-          request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateBody } } } },
-          responses: { 200: json(Schema, "The updated asset.") },
-        }),
+        defineRoute(
+          { ...write, ...alias, errors: [404, 409, 412] },
+          {
+            method: "put",
+            path,
+            tags,
+            summary: `Replace an asset of kind ${kind} (the id is in the body)${also}`,
+            description:
+              `The same as PUT /Assets for an asset of kind ${kind}; an id of another kind is a 404. \`kind\` may be left ` +
+              `out; kind and parent cannot change.`,
+            request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateBody } } } },
+            responses: { 200: json(Schema, "The updated asset.") },
+          },
+        ),
         async (c) => {
           const body = c.req.valid("json");
           await assetOfKind(c.env.DB, body.id, kind);
@@ -129,15 +152,18 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
         },
       );
       app.openapi(
-        defineRoute({ ...write, ...alias, errors: [404, 409, 412] }, {
-          method: "delete",
-          path: `${path}/{id}`,
-          tags,
-          summary: `Delete an asset of kind ${kind} that nothing uses${also}`,
-          description: "As DELETE /Assets/{id}; an asset of another kind is a 404.",
-          request: { params: IdParam, headers: IfMatchHeader },
-          responses: { 204: { description: "Deleted." } },
-        }),
+        defineRoute(
+          { ...write, ...alias, errors: [404, 409, 412] },
+          {
+            method: "delete",
+            path: `${path}/{id}`,
+            tags,
+            summary: `Delete an asset of kind ${kind} that nothing uses${also}`,
+            description: "As DELETE /Assets/{id}; an asset of another kind is a 404.",
+            request: { params: IdParam, headers: IfMatchHeader },
+            responses: { 204: { description: "Deleted." } },
+          },
+        ),
         async (c) => {
           const { id } = c.req.valid("param");
           await assetOfKind(c.env.DB, id, kind);
@@ -160,24 +186,35 @@ const DesignObjectSchema = AssetSchema.openapi("DesignObject");
 /** `GET {mainsystems}/{id}/DesignObjects`: the design objects of a main system (its client's get_design_objects). */
 function designObjectsRoute(app: OpenAPIHono<AppEnv>, path: string, also: string): void {
   app.openapi(
-    defineRoute({ ...read, errors: [404], operationIdSuffix: also ? "Alias" : "" }, {
-      method: "get",
-      path: `${path}/{id}/DesignObjects`,
-      tags,
-      summary: `The design objects of a main system${also ? " (also /MainSystems/{id}/DesignObjects)" : ""}`,
-      description: "Its child assets of kind designObject, as GET /Assets?kinds=designObject&parentIds={id}. An id that is not a main system is a 404.",
-      request: { params: IdParam, query: KindListQuery.omit({ parentIds: true }) },
-      responses: {
-        200: {
-          ...json(z.array(DesignObjectSchema), "One page of the main system's design objects."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+    defineRoute(
+      { ...read, errors: [404], operationIdSuffix: also ? "Alias" : "" },
+      {
+        method: "get",
+        path: `${path}/{id}/DesignObjects`,
+        tags,
+        summary: `The design objects of a main system${also ? " (also /MainSystems/{id}/DesignObjects)" : ""}`,
+        description:
+          "Its child assets of kind designObject, as GET /Assets?kinds=designObject&parentIds={id}. An id that is not a " +
+          "main system is a 404.",
+        request: { params: IdParam, query: KindListQuery.omit({ parentIds: true }) },
+        responses: {
+          200: {
+            ...json(z.array(DesignObjectSchema), "One page of the main system's design objects."),
+            headers: {
+              "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+            },
+          },
         },
       },
-    }),
+    ),
     async (c) => {
       const { id } = c.req.valid("param");
       const mainSystem = await assetOfKind(c.env.DB, id, "mainSystem");
-      const { items, total } = await listAssets(c.env.DB, { ...c.req.valid("query"), kinds: "designObject", parentIds: mainSystem.value.id });
+      const { items, total } = await listAssets(c.env.DB, {
+        ...c.req.valid("query"),
+        kinds: "designObject",
+        parentIds: mainSystem.value.id,
+      });
       if (total !== undefined) c.header("x-total-count", String(total));
       return c.json(items, 200);
     },

@@ -1,7 +1,18 @@
 /** GET /Assets: ids, excludeIds, searchText (name), kinds, parentIds, plantNames, order and paging. */
 import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, defineList, enumCondition, inList, listQueryShape, parseUuidList, runListQuery, splitCsv, type Condition, noProperties } from "../pkg/query";
+import {
+  compileListQuery,
+  defineList,
+  enumCondition,
+  inList,
+  listQueryShape,
+  parseUuidList,
+  runListQuery,
+  splitCsv,
+  type Condition,
+  noProperties,
+} from "../pkg/query";
 import { ASSET_KINDS } from "./designations";
 import type { Asset } from "./schema";
 import { ASSET_JOINS, ASSET_SELECT, toAsset, type AssetRow } from "./store";
@@ -24,16 +35,24 @@ const assetList = defineList({
   defaultOrder: "name asc",
 });
 
-
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const AssetListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name." }),
-  kinds: z.string().optional().openapi({ description: `Only these kinds (comma-separated: ${ASSET_KINDS.join(", ")}).`, example: "plant,mainSystem" }),
+  kinds: z
+    .string()
+    .optional()
+    .openapi({ description: `Only these kinds (comma-separated: ${ASSET_KINDS.join(", ")}).`, example: "plant,mainSystem" }),
   parentIds: z.string().optional().openapi({ description: "Only children of these assets (comma-separated ids)." }),
-  plantNames: z.string().optional().openapi({ description: "Only assets of these plants (the plants themselves included; comma-separated names, case-insensitive)." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, kind, plant.name, createdAt, updatedAt. Default: name asc.", example: "kind asc, name asc" }),
+  plantNames: z
+    .string()
+    .optional()
+    .openapi({ description: "Only assets of these plants (the plants themselves included; comma-separated names, case-insensitive)." }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over name, kind, plant.name, createdAt, updatedAt. Default: name asc.",
+    example: "kind asc, name asc",
+  }),
   skip,
   take,
   includeTotal,
@@ -51,7 +70,10 @@ function listConditions(query: z.infer<typeof AssetListQuery>): Condition[] {
   return conditions;
 }
 
-export async function listAssets(db: D1Database, query: z.infer<typeof AssetListQuery>): Promise<{ items: Asset[]; total: number | undefined }> {
+export async function listAssets(
+  db: D1Database,
+  query: z.infer<typeof AssetListQuery>,
+): Promise<{ items: Asset[]; total: number | undefined }> {
   const compiled = await compileListQuery(assetList, query, noProperties, listConditions(query));
   const { items, total } = await runListQuery<AssetRow>(db, compiled);
   return { items: items.map((row) => toAsset(row).value), total };

@@ -27,7 +27,9 @@ export function assetsApp() {
       responses: {
         200: {
           ...json(z.array(AssetSchema), "One page of assets."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -41,14 +43,17 @@ export function assetsApp() {
   kindRoutes(app);
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Assets/{id}",
-      tags,
-      summary: "Get an asset",
-      request: { params: IdParam },
-      responses: { 200: json(AssetSchema, "The asset, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Assets/{id}",
+        tags,
+        summary: "Get an asset",
+        request: { params: IdParam },
+        responses: { 200: json(AssetSchema, "The asset, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+      },
+    ),
     async (c) => {
       const found = await getAsset(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -63,7 +68,8 @@ export function assetsApp() {
       summary: "Create an asset",
       description:
         "Parent rules: an organization has no parent; a plant's parent is an organization or none; a main system's parent is a plant; " +
-        "equipment's parent is a main system or a plant; a design object's parent is a plant or a main system. Plant names are unique (case-insensitive).",
+        "equipment's parent is a main system or a plant; a design object's parent is a plant or a main system. Plant " +
+        "names are unique (case-insensitive).",
       request: { body: { required: true, content: { "application/json": { schema: CreateAssetSchema } } } },
       responses: { 201: json(AssetSchema, "The created asset.") },
     }),
@@ -75,14 +81,17 @@ export function assetsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/Assets",
-      tags,
-      summary: "Replace an asset (the id is in the body); kind and parent cannot change",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateAssetSchema } } } },
-      responses: { 200: json(AssetSchema, "The updated asset.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/Assets",
+        tags,
+        summary: "Replace an asset (the id is in the body); kind and parent cannot change",
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateAssetSchema } } } },
+        responses: { 200: json(AssetSchema, "The updated asset.") },
+      },
+    ),
     async (c) => {
       const updated = await updateAsset(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -90,15 +99,18 @@ export function assetsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/Assets/{id}",
-      tags,
-      summary: "Delete an asset nothing uses",
-      description: "Refused (409 InUse) while an entity designates it, it has child assets, or a file's access metadata names it.",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/Assets/{id}",
+        tags,
+        summary: "Delete an asset nothing uses",
+        description: "Refused (409 InUse) while an entity designates it, it has child assets, or a file's access metadata names it.",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteAsset(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

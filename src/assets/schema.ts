@@ -25,7 +25,10 @@ export const AssetSchema = z
     name: z.string(),
     parentId: z.uuid().nullable(),
     parent: AssetLinkSchema.nullable().openapi({ description: "The parent asset; null for an organization or a plant without one." }),
-    plant: z.object({ id: z.uuid(), name: z.string() }).nullable().openapi({ description: "The plant the asset belongs to (itself for a plant; null for an organization)." }),
+    plant: z
+      .object({ id: z.uuid(), name: z.string() })
+      .nullable()
+      .openapi({ description: "The plant the asset belongs to (itself for a plant; null for an organization)." }),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
@@ -43,7 +46,8 @@ const fields = {
     .default(null)
     .openapi({
       description:
-        "The parent asset; cannot be changed. organization: none; plant: an organization or none; mainSystem: a plant; equipment: a main system or a plant; designObject: a plant or a main system.",
+        "The parent asset; cannot be changed. organization: none; plant: an organization or none; mainSystem: a plant; " +
+        "equipment: a main system or a plant; designObject: a plant or a main system.",
     }),
   metadata: MetadataSchema,
 };
@@ -51,7 +55,10 @@ const fields = {
 export const CreateAssetSchema = z.object(fields).strict().openapi("CreateAsset");
 export const UpdateAssetSchema = updateBodyOf(
   AssetSchema,
-  { ...fields, parentId: z.uuid().nullable().optional().openapi({ description: "Cannot be changed; when absent the current parent is kept." }) },
+  {
+    ...fields,
+    parentId: z.uuid().nullable().optional().openapi({ description: "Cannot be changed; when absent the current parent is kept." }),
+  },
   "UpdateAsset",
   { parent: "parentId counts" },
 );

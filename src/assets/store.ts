@@ -6,7 +6,16 @@ import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
-import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
+import {
+  assertStatement,
+  conflict,
+  isAssertionFailure,
+  isForeignKeyViolation,
+  newEtagToken,
+  parseJson,
+  runBatch,
+  type WriteContext,
+} from "../pkg/db";
 import type { Versioned } from "../pkg/resource";
 import type { AssetKind } from "./designations";
 import { PARENT_RULES, type Asset, type AssetInput, type AssetUpdate } from "./schema";
@@ -31,7 +40,8 @@ const KIND = "asset";
 
 /** Columns of a read, with the parent's and the plant's names (aliases a, par, pl). */
 export const ASSET_SELECT =
-  "a.id, a.kind, a.name, a.parent_id, a.plant_id, a.metadata, a.etag, a.created_at, a.updated_at, par.kind AS parent_kind, par.name AS parent_name, pl.name AS plant_name";
+  "a.id, a.kind, a.name, a.parent_id, a.plant_id, a.metadata, a.etag, a.created_at, a.updated_at, par.kind AS " +
+  "parent_kind, par.name AS parent_name, pl.name AS plant_name";
 export const ASSET_JOINS = ["LEFT JOIN assets par ON par.id = a.parent_id", "LEFT JOIN assets pl ON pl.id = a.plant_id"];
 
 /** FNV-1a, 32 bits, as hex: enough to tell two short texts apart in an ETag. */
@@ -60,7 +70,10 @@ export function toAsset(row: AssetRow): Versioned<Asset> {
       kind: row.kind,
       name: row.name,
       parentId: row.parent_id,
-      parent: row.parent_id && row.parent_kind && row.parent_name !== null ? { id: row.parent_id, kind: row.parent_kind, name: row.parent_name } : null,
+      parent:
+        row.parent_id && row.parent_kind && row.parent_name !== null
+          ? { id: row.parent_id, kind: row.parent_kind, name: row.parent_name }
+          : null,
       plant: row.plant_id && row.plant_name !== null ? { id: row.plant_id, name: row.plant_name } : null,
       metadata: parseJson<Record<string, unknown>>(row.metadata),
       createdAt: row.created_at,
@@ -71,7 +84,10 @@ export function toAsset(row: AssetRow): Versioned<Asset> {
 }
 
 async function readRow(db: D1Database, id: string): Promise<AssetRow | null> {
-  return db.prepare(`SELECT ${ASSET_SELECT} FROM assets a ${ASSET_JOINS.join(" ")} WHERE a.id = ?1`).bind(id.toLowerCase()).first<AssetRow>();
+  return db
+    .prepare(`SELECT ${ASSET_SELECT} FROM assets a ${ASSET_JOINS.join(" ")} WHERE a.id = ?1`)
+    .bind(id.toLowerCase())
+    .first<AssetRow>();
 }
 
 export async function getAsset(db: D1Database, id: string): Promise<Versioned<Asset>> {
@@ -81,10 +97,16 @@ export async function getAsset(db: D1Database, id: string): Promise<Versioned<As
 }
 
 const plantNameTaken = (name: string) =>
-  conflict(`A plant named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "Plant names are unique (case-insensitive)." }]);
+  conflict(`A plant named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "Plant names are unique (case-insensitive)." },
+  ]);
 
 /** Checks the parent against the kind's rules; returns the parent row (or null) and the derived plant id. */
-async function checkParent(db: D1Database, kind: AssetKind, parentId: string | null): Promise<{ parent: AssetRow | null; plantId: string | null }> {
+async function checkParent(
+  db: D1Database,
+  kind: AssetKind,
+  parentId: string | null,
+): Promise<{ parent: AssetRow | null; plantId: string | null }> {
   const rule = PARENT_RULES[kind];
   if (parentId === null) {
     if (!rule.optional) throw invalid("body.parentId", "required", `A ${kind} needs a parent: ${rule.parents.join(" or ")}.`);
@@ -94,12 +116,20 @@ async function checkParent(db: D1Database, kind: AssetKind, parentId: string | n
   const parent = await readRow(db, parentId);
   if (!parent) throw invalid("body.parentId", "exists", `The asset ${parentId} does not exist.`);
   if (!rule.parents.includes(parent.kind)) {
-    throw invalid("body.parentId", "parentKind", `A ${kind}'s parent must be a ${rule.parents.join(" or ")}; '${parent.name}' is a ${parent.kind}.`);
+    throw invalid(
+      "body.parentId",
+      "parentKind",
+      `A ${kind}'s parent must be a ${rule.parents.join(" or ")}; '${parent.name}' is a ${parent.kind}.`,
+    );
   }
   return { parent, plantId: parent.kind === "plant" ? parent.id : parent.plant_id };
 }
 
-function readBack(row: Omit<AssetRow, "parent_kind" | "parent_name" | "plant_name">, parent: AssetRow | null, plantName: string | null): Versioned<Asset> {
+function readBack(
+  row: Omit<AssetRow, "parent_kind" | "parent_name" | "plant_name">,
+  parent: AssetRow | null,
+  plantName: string | null,
+): Versioned<Asset> {
   return toAsset({ ...row, parent_kind: parent?.kind ?? null, parent_name: parent?.name ?? null, plant_name: plantName });
 }
 
@@ -151,9 +181,14 @@ export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promis
   if (!current) throw notFound("Asset", input.id);
   assertVersion(ctx, toAsset(current).etag);
   const errors: FieldProblem[] = [];
-  if (input.kind !== current.kind) errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
+  if (input.kind !== current.kind)
+    errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
   if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
-    errors.push({ field: "body.parentId", rule: "immutable", message: "The parent cannot be changed; create the asset under its new parent instead." });
+    errors.push({
+      field: "body.parentId",
+      rule: "immutable",
+      message: "The parent cannot be changed; create the asset under its new parent instead.",
+    });
   }
   if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
   const etag = newEtagToken();
@@ -172,7 +207,12 @@ export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promis
       ctx.db
         .prepare("UPDATE assets SET name = ?1, name_key = ?7, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
         .bind(input.name, metadata, etag, ctx.now, current.id, current.etag, nameKey(input.name)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value }, { table: "assets", etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value },
+        { table: "assets", etag },
+      ),
     ],
     input.name,
   );
@@ -210,7 +250,8 @@ export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> 
       // Re-checked inside the batch, so a designation or child added since the check above aborts it.
       assertStatement(
         ctx.db,
-        "NOT EXISTS (SELECT 1 FROM designations WHERE asset_id = ?1) AND NOT EXISTS (SELECT 1 FROM assets WHERE parent_id = ?1) AND NOT EXISTS (SELECT 1 FROM files WHERE object_id = ?1)",
+        "NOT EXISTS (SELECT 1 FROM designations WHERE asset_id = ?1) AND NOT EXISTS (SELECT 1 FROM assets WHERE " +
+          "parent_id = ?1) AND NOT EXISTS (SELECT 1 FROM files WHERE object_id = ?1)",
         current.id,
       ),
       ctx.db.prepare("DELETE FROM assets WHERE id = ?1 AND etag = ?2").bind(current.id, current.etag),

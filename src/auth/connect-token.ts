@@ -26,7 +26,9 @@ function oauthError(status: number, error: string, description: string, headers:
 
 /** Constant-time comparison of two secrets (as UTF-8 bytes). */
 async function sameSecret(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([a, b].map(async (s) => new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)))));
+  const [x, y] = await Promise.all(
+    [a, b].map(async (s) => new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)))),
+  );
   let diff = 0;
   for (let i = 0; i < x!.length; i++) diff |= x![i]! ^ y![i]!;
   return diff === 0;
@@ -39,9 +41,11 @@ export function registerConnectToken(app: Hono<AppEnv>): void {
       return oauthError(404, "not_configured", "This deployment issues no tokens: get one from its identity provider.");
     }
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase();
-    if (type !== "application/x-www-form-urlencoded") return oauthError(400, "invalid_request", "The body must be application/x-www-form-urlencoded.");
+    if (type !== "application/x-www-form-urlencoded")
+      return oauthError(400, "invalid_request", "The body must be application/x-www-form-urlencoded.");
     const form = new URLSearchParams(await c.req.text());
-    if (form.get("grant_type") !== "client_credentials") return oauthError(400, "unsupported_grant_type", "Only grant_type=client_credentials is supported.");
+    if (form.get("grant_type") !== "client_credentials")
+      return oauthError(400, "unsupported_grant_type", "Only grant_type=client_credentials is supported.");
     let clientId = form.get("client_id");
     let clientSecret = form.get("client_secret");
     const basic = /^Basic\s+(.+)$/i.exec(c.req.header("authorization") ?? "");
@@ -63,7 +67,8 @@ export function registerConnectToken(app: Hono<AppEnv>): void {
       return oauthError(
         400,
         "invalid_scope",
-        `The client ${client.clientId} may not have the scope${refused.length > 1 ? "s" : ""} ${refused.join(" ")}; it may ask for ${client.permissions.join(" ") || "none"} (or leave scope out for all of them).`,
+        `The client ${client.clientId} may not have the scope${refused.length > 1 ? "s" : ""} ${refused.join(" ")}; it ` +
+          `may ask for ${client.permissions.join(" ") || "none"} (or leave scope out for all of them).`,
       );
     }
     const permissions = requested.length > 0 ? client.permissions.filter((p) => requested.includes(p)) : client.permissions;
@@ -76,6 +81,9 @@ export function registerConnectToken(app: Hono<AppEnv>): void {
       .setIssuedAt()
       .setExpirationTime(`${TOKEN_SECONDS}s`)
       .sign(await importJWK(jwk, "ES256"));
-    return Response.json({ access_token: token, token_type: "Bearer", expires_in: TOKEN_SECONDS, scope: permissions.join(" ") }, { headers: { "cache-control": "no-store" } });
+    return Response.json(
+      { access_token: token, token_type: "Bearer", expires_in: TOKEN_SECONDS, scope: permissions.join(" ") },
+      { headers: { "cache-control": "no-store" } },
+    );
   });
 }

@@ -53,48 +53,77 @@ const ChangeSchema = z
   .openapi("Change");
 
 const ChangesQuery = z.object({
-  since: z.string().regex(/^\d{1,18}$/, "a cursor from an earlier answer (digits)").optional().openapi({ description: "Changes after this cursor; absent: from the oldest kept." }),
-  types: z.string().optional().openapi({ description: `Comma-separated kinds (default: every kind the caller may read): ${Object.keys(CHANGE_KINDS).join(", ")}.` }),
+  since: z
+    .string()
+    .regex(/^\d{1,18}$/, "a cursor from an earlier answer (digits)")
+    .optional()
+    .openapi({ description: "Changes after this cursor; absent: from the oldest kept." }),
+  types: z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated kinds (default: every kind the caller may read): ${Object.keys(CHANGE_KINDS).join(", ")}.` }),
   take: z.coerce.number().int().min(1).max(MAX_TAKE).default(100),
 });
 
 export function changesApp() {
   const app = newApp();
   app.openapi(
-    defineRoute({ permission: PERMISSIONS.workRead, area: "platform", errors: [] }, {
-      method: "get",
-      path: "/Changes",
-      tags: ["Changes"],
-      summary: "Changes since a cursor (offline sync), oldest first, with tombstones for deletions",
-      description:
-        "Pages with `since` = the answer's `next` until `hasMore` is false. The feed holds 7 days; an older cursor answers 410 CursorExpired (resynchronise from the lists); a cursor beyond the newest change answers 400 naming the newest. Kinds are filtered by the caller's permissions; files and media are not in the feed.",
-      request: { query: ChangesQuery },
-      responses: { 200: json(z.object({ changes: z.array(ChangeSchema), next: z.string(), hasMore: z.boolean() }), "One page of changes.") },
-    }),
+    defineRoute(
+      { permission: PERMISSIONS.workRead, area: "platform", errors: [] },
+      {
+        method: "get",
+        path: "/Changes",
+        tags: ["Changes"],
+        summary: "Changes since a cursor (offline sync), oldest first, with tombstones for deletions",
+        description:
+          "Pages with `since` = the answer's `next` until `hasMore` is false. The feed holds 7 days; an older cursor " +
+          "answers 410 CursorExpired (resynchronise from the lists); a cursor beyond the newest change answers 400 naming " +
+          "the newest. Kinds are filtered by the caller's permissions; files and media are not in the feed.",
+        request: { query: ChangesQuery },
+        responses: {
+          200: json(z.object({ changes: z.array(ChangeSchema), next: z.string(), hasMore: z.boolean() }), "One page of changes."),
+        },
+      },
+    ),
     async (c) => {
       const { since, types, take } = c.req.valid("query");
       const principal = c.get("principal");
-      const readable = Object.entries(CHANGE_KINDS).filter(([, permission]) => principal.permissions.has(permission)).map(([kind]) => kind);
-      const asked = types ? types.split(",").map((t) => t.trim()).filter(Boolean) : readable;
+      const readable = Object.entries(CHANGE_KINDS)
+        .filter(([, permission]) => principal.permissions.has(permission))
+        .map(([kind]) => kind);
+      const asked = types
+        ? types
+            .split(",")
+            .map((t) => t.trim())
+            .filter(Boolean)
+        : readable;
       for (const type of asked) {
         if (!Object.hasOwn(CHANGE_KINDS, type)) {
           throw new ApiError("InvalidQuery", `types: '${type}' is not a kind of the feed (${Object.keys(CHANGE_KINDS).join(", ")}).`, {
             errors: [{ field: "query.types", rule: "enum", message: `'${type}' is not a kind of the feed.` }],
           });
         }
-        if (!readable.includes(type)) throw new ApiError("Forbidden", `Reading changes of ${type} needs the permission '${CHANGE_KINDS[type]}'.`);
+        if (!readable.includes(type))
+          throw new ApiError("Forbidden", `Reading changes of ${type} needs the permission '${CHANGE_KINDS[type]}'.`);
       }
       const after = since === undefined ? 0 : Number(since);
       if (after > 0) {
         const bounds = await outboxBounds(c.env.DB);
         if (bounds.oldest !== null && after < bounds.oldest - 1) {
-          throw new ApiError("CursorExpired", "The cursor is older than the changes kept (7 days): resynchronise from the lists, then follow the feed from the cursor of its first page.");
+          throw new ApiError(
+            "CursorExpired",
+            "The cursor is older than the changes kept (7 days): resynchronise from the lists, then follow the feed from " +
+              "the cursor of its first page.",
+          );
         }
         // A cursor no answer gave (another deployment's, a restored database's, a typo) would get
         // empty pages forever: say so, naming the newest cursor to continue from.
         const newest = bounds.newest ?? (await newestEverAssigned(c.env.DB));
         if (after > newest) {
-          const message = `since ${after} is beyond the newest change (cursor ${newest}): no answer of this feed gave it. Continue from since=${newest}, or resynchronise from the lists if the cursor came from another deployment. (A cursor from a moment ago on another replica: send the X-Session-Bookmark of that answer.)`;
+          const message =
+            `since ${after} is beyond the newest change (cursor ${newest}): no answer of this feed gave it. Continue from ` +
+            `since=${newest}, or resynchronise from the lists if the cursor came from another deployment. (A cursor from a ` +
+            `moment ago on another replica: send the X-Session-Bookmark of that answer.)`;
           throw new ApiError("InvalidQuery", message, { errors: [{ field: "query.since", rule: "beyondNewest", message }] });
         }
       }

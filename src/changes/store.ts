@@ -11,7 +11,9 @@ export interface ChangeRow {
 
 /** The oldest and newest cursors the outbox holds (null when it holds none). */
 export async function outboxBounds(db: D1Database): Promise<{ oldest: number | null; newest: number | null }> {
-  const row = await db.prepare("SELECT min(seq) AS oldest, max(seq) AS newest FROM outbox").first<{ oldest: number | null; newest: number | null }>();
+  const row = await db
+    .prepare("SELECT min(seq) AS oldest, max(seq) AS newest FROM outbox")
+    .first<{ oldest: number | null; newest: number | null }>();
   return { oldest: row?.oldest ?? null, newest: row?.newest ?? null };
 }
 

@@ -94,7 +94,10 @@ export async function getConfigRow(db: D1Database, id: string): Promise<ConfigRo
 }
 
 /** The weekly frequency as a schedule rule: minute 0 of `hour` on `dayOfWeek`, from `startDate`, in the config's zone. */
-export function frequencyRule(frequency: { dayOfWeek: string; hour: number; startDate: string } | null, timeZone: string | null): ScheduleRule | null {
+export function frequencyRule(
+  frequency: { dayOfWeek: string; hour: number; startDate: string } | null,
+  timeZone: string | null,
+): ScheduleRule | null {
   if (!frequency) return null;
   const day = DAYS_OF_WEEK.indexOf(frequency.dayOfWeek as (typeof DAYS_OF_WEEK)[number]);
   return { cron: `0 ${frequency.hour} * * ${day}`, timeZone, startAt: frequency.startDate };
@@ -112,7 +115,11 @@ export function normaliseRunOptions(value: RunOptions | string | undefined, fiel
   const problems: FieldProblem[] = [];
   for (const name of Object.keys(options)) {
     if (name === JOB_ENV.jobId || name.startsWith("INTEGRITY_EDGE_")) {
-      problems.push({ field: `${field}.${name}`, rule: "reserved", message: `'${name}' is set by the service for every job and cannot be a run option.` });
+      problems.push({
+        field: `${field}.${name}`,
+        rule: "reserved",
+        message: `'${name}' is set by the service for every job and cannot be a run option.`,
+      });
     } else if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) {
       problems.push({ field: `${field}.${name}`, rule: "pattern", message: `'${name}' is not an environment variable name.` });
     }
@@ -134,18 +141,43 @@ async function validateConfig(env: Bindings, input: JobConfigurationInput, selfI
   const problems: FieldProblem[] = [];
   const { images, capacity } = await viaHost(() => hostFor(env).listImages());
   if (!images.some((i) => i.name === imageName && i.tag === imageTag)) {
-    problems.push({ field: "body.jobDefinition", rule: "exists", message: `The container host offers no image ${imageName}:${imageTag} (GET /JobDefinitions).` });
+    problems.push({
+      field: "body.jobDefinition",
+      rule: "exists",
+      message: `The container host offers no image ${imageName}:${imageTag} (GET /JobDefinitions).`,
+    });
   }
   const rc = input.runConfigs;
-  if (rc.cpuCores > capacity.maxCpuCores) problems.push({ field: "body.runConfigs.cpuCores", rule: "maximum", message: `The host runs groups of at most ${capacity.maxCpuCores} CPU cores.` });
-  if (rc.memory > capacity.maxMemoryGb) problems.push({ field: "body.runConfigs.memory", rule: "maximum", message: `The host runs groups of at most ${capacity.maxMemoryGb} GiB.` });
+  if (rc.cpuCores > capacity.maxCpuCores)
+    problems.push({
+      field: "body.runConfigs.cpuCores",
+      rule: "maximum",
+      message: `The host runs groups of at most ${capacity.maxCpuCores} CPU cores.`,
+    });
+  if (rc.memory > capacity.maxMemoryGb)
+    problems.push({
+      field: "body.runConfigs.memory",
+      rule: "maximum",
+      message: `The host runs groups of at most ${capacity.maxMemoryGb} GiB.`,
+    });
   if ((rc.gpuCores ?? 0) > 0) {
-    if (rc.gpuCores! > capacity.maxGpuCores) problems.push({ field: "body.runConfigs.gpuCores", rule: "maximum", message: `The host runs groups of at most ${capacity.maxGpuCores} GPU cores.` });
-    if (!rc.gpuSku) problems.push({ field: "body.runConfigs.gpuSku", rule: "required", message: "gpuSku is required when gpuCores is set." });
+    if (rc.gpuCores! > capacity.maxGpuCores)
+      problems.push({
+        field: "body.runConfigs.gpuCores",
+        rule: "maximum",
+        message: `The host runs groups of at most ${capacity.maxGpuCores} GPU cores.`,
+      });
+    if (!rc.gpuSku)
+      problems.push({ field: "body.runConfigs.gpuSku", rule: "required", message: "gpuSku is required when gpuCores is set." });
     else if (!capacity.gpuSkus.includes(rc.gpuSku)) {
-      problems.push({ field: "body.runConfigs.gpuSku", rule: "enum", message: `The host offers the GPU SKUs ${capacity.gpuSkus.join(", ") || "(none)"}, not ${rc.gpuSku}.` });
+      problems.push({
+        field: "body.runConfigs.gpuSku",
+        rule: "enum",
+        message: `The host offers the GPU SKUs ${capacity.gpuSkus.join(", ") || "(none)"}, not ${rc.gpuSku}.`,
+      });
     }
-  } else if (rc.gpuSku) problems.push({ field: "body.runConfigs.gpuSku", rule: "dependency", message: "gpuSku needs gpuCores of at least 1." });
+  } else if (rc.gpuSku)
+    problems.push({ field: "body.runConfigs.gpuSku", rule: "dependency", message: "gpuSku needs gpuCores of at least 1." });
   const rule = frequencyRule(input.frequency, input.timeZone);
   if (input.timeZone && !rule) {
     const problem = scheduleRuleProblem({ cron: "0 0 * * 0", timeZone: input.timeZone });
@@ -153,7 +185,12 @@ async function validateConfig(env: Bindings, input: JobConfigurationInput, selfI
   }
   if (rule) {
     const problem = scheduleRuleProblem(rule);
-    if (problem) problems.push({ field: problem.part === "timeZone" ? "body.timeZone" : "body.frequency", rule: problem.part, message: problem.message });
+    if (problem)
+      problems.push({
+        field: problem.part === "timeZone" ? "body.timeZone" : "body.frequency",
+        rule: problem.part,
+        message: problem.message,
+      });
   }
   if (input.outputTypeId) {
     const found = await env.DB.prepare("SELECT 1 AS ok FROM output_types WHERE id = ?1").bind(input.outputTypeId).first();
@@ -163,7 +200,8 @@ async function validateConfig(env: Bindings, input: JobConfigurationInput, selfI
     const chainProblem = await chainProblemFrom(env.DB, input.nextConfigId, selfId);
     if (chainProblem) problems.push({ field: "body.nextConfigId", rule: chainProblem.rule, message: chainProblem.message });
   }
-  if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join(" "), { errors: problems });
+  if (problems.length > 0)
+    throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join(" "), { errors: problems });
   return { imageName, imageTag, runOptions, rule };
 }
 
@@ -201,7 +239,8 @@ const CHAIN_WITHIN_LIMIT = `
   + (WITH RECURSIVE down(id, depth) AS (
      SELECT next_config_id, 1 FROM job_configurations WHERE id = ?1 AND next_config_id IS NOT NULL
      UNION ALL
-     SELECT c.next_config_id, down.depth + 1 FROM job_configurations c JOIN down ON c.id = down.id WHERE c.next_config_id IS NOT NULL AND down.depth <= ${MAX_CHAIN_LENGTH}
+     SELECT c.next_config_id, down.depth + 1 FROM job_configurations c JOIN down ON c.id = down.id WHERE c.next_config_id IS
+     NOT NULL AND down.depth <= ${MAX_CHAIN_LENGTH}
    ) SELECT coalesce(max(depth), 0) FROM down)
   <= ${MAX_CHAIN_LENGTH}`;
 
@@ -220,15 +259,21 @@ async function chainProblemFrom(db: D1Database, nextId: string, selfId: string |
   let from = selfId ? `config ${selfId}` : "this config";
   let after = 0;
   while (current) {
-    if (seen.has(current)) return { rule: "acyclic", message: `nextConfigId makes a cycle: ${from} leads back to job configuration ${current}.` };
+    if (seen.has(current))
+      return { rule: "acyclic", message: `nextConfigId makes a cycle: ${from} leads back to job configuration ${current}.` };
     if (before + 1 + after >= MAX_CHAIN_LENGTH) {
       return chainTooLong(
         `this nextConfigId makes one of more than ${MAX_CHAIN_LENGTH}` +
-          (before > 0 ? ` (${before} config${before === 1 ? "" : "s"} chain into this one, and more than ${MAX_CHAIN_LENGTH - 1 - before} follow it).` : ` (more than ${MAX_CHAIN_LENGTH - 1} configs follow this one).`),
+          (before > 0
+            ? ` (${before} config${before === 1 ? "" : "s"} chain into this one, and more than ${MAX_CHAIN_LENGTH - 1 - before} follow it).`
+            : ` (more than ${MAX_CHAIN_LENGTH - 1} configs follow this one).`),
       );
     }
     seen.add(current);
-    const row: { next_config_id: string | null } | null = await db.prepare("SELECT next_config_id FROM job_configurations WHERE id = ?1").bind(current).first();
+    const row: { next_config_id: string | null } | null = await db
+      .prepare("SELECT next_config_id FROM job_configurations WHERE id = ?1")
+      .bind(current)
+      .first();
     if (!row) return { rule: "exists", message: `Job configuration ${current} (named by ${from}) does not exist.` };
     after += 1;
     from = `job configuration ${current}`;
@@ -239,15 +284,25 @@ async function chainProblemFrom(db: D1Database, nextId: string, selfId: string |
 
 /** The 400 of a chain past the limit that a concurrent write made between the check and the batch. */
 const chainLimitRaced = () =>
-  new ApiError("ValidationFailed", `body.nextConfigId: A chain has at most ${MAX_CHAIN_LENGTH} configs; with a change saved meanwhile, this nextConfigId makes a longer one.`, {
-    errors: [{ field: "body.nextConfigId", ...chainTooLong("with a change saved meanwhile, this nextConfigId makes a longer one.") }],
-  });
+  new ApiError(
+    "ValidationFailed",
+    `body.nextConfigId: A chain has at most ${MAX_CHAIN_LENGTH} configs; with a change saved meanwhile, this ` +
+      `nextConfigId makes a longer one.`,
+    {
+      errors: [{ field: "body.nextConfigId", ...chainTooLong("with a change saved meanwhile, this nextConfigId makes a longer one.") }],
+    },
+  );
 
 /**
  * Runs a config write's batch; when the write links the config to a next one, the batch ends with an
  * assertion that the chain through it is still within MAX_CHAIN_LENGTH (see CHAIN_WITHIN_LIMIT).
  */
-async function runChainBatch(db: D1Database, linkedId: string | null, statements: D1PreparedStatement[], onUnique: () => ApiError): Promise<D1Result[]> {
+async function runChainBatch(
+  db: D1Database,
+  linkedId: string | null,
+  statements: D1PreparedStatement[],
+  onUnique: () => ApiError,
+): Promise<D1Result[]> {
   try {
     return await runBatch(db, linkedId ? [...statements, assertStatement(db, CHAIN_WITHIN_LIMIT, linkedId)] : statements, onUnique);
   } catch (error) {
@@ -256,14 +311,28 @@ async function runChainBatch(db: D1Database, linkedId: string | null, statements
   }
 }
 
-const nameTaken = (name: string) => conflict(`A job configuration named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+const nameTaken = (name: string) =>
+  conflict(`A job configuration named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "The name is already used." },
+  ]);
 
 /** The event payload: never the run options (names or values). */
 function eventPayload(id: string, input: JobConfigurationInput, resolved: Resolved) {
-  return { id, name: input.name, jobDefinition: `${resolved.imageName}:${resolved.imageTag}`, nextConfigId: input.nextConfigId, frequency: input.frequency };
+  return {
+    id,
+    name: input.name,
+    jobDefinition: `${resolved.imageName}:${resolved.imageTag}`,
+    nextConfigId: input.nextConfigId,
+    frequency: input.frequency,
+  };
 }
 
-export async function createConfig(ctx: WriteContext, env: Bindings, principal: Principal, input: JobConfigurationInput): Promise<ConfigRow> {
+export async function createConfig(
+  ctx: WriteContext,
+  env: Bindings,
+  principal: Principal,
+  input: JobConfigurationInput,
+): Promise<ConfigRow> {
   const resolved = await validateConfig(env, input, null);
   const id = ctx.uuid();
   const owner = ownerOrCaller(input.objectOwner, principal);
@@ -275,15 +344,34 @@ export async function createConfig(ctx: WriteContext, env: Bindings, principal: 
     [
       ctx.db
         .prepare(
-          `INSERT INTO job_configurations (id, name, description, image_name, image_tag, cpu_cores, memory_gb, gpu_cores, gpu_sku, run_options_enc,
-             run_command, next_config_id, frequency, time_zone, output_type_id, timeout_minutes, object_owner_id, object_owner_name, etag, created_at, updated_at, created_by, name_key)
+          `INSERT INTO job_configurations (id, name, description, image_name, image_tag, cpu_cores, memory_gb, gpu_cores,
+          gpu_sku, run_options_enc,
+             run_command, next_config_id, frequency, time_zone, output_type_id, timeout_minutes, object_owner_id,
+             object_owner_name, etag, created_at, updated_at, created_by, name_key)
            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?20, ?21, ?22)`,
         )
         .bind(
-          id, input.name, input.description, resolved.imageName, resolved.imageTag, input.runConfigs.cpuCores, input.runConfigs.memory,
-          input.runConfigs.gpuCores, input.runConfigs.gpuSku, sealed, input.runCommand, input.nextConfigId,
-          input.frequency ? JSON.stringify(input.frequency) : null, input.timeZone, input.outputTypeId, input.timeoutMinutes,
-          owner.id, owner.name, etag, ctx.now, ctx.actorId,
+          id,
+          input.name,
+          input.description,
+          resolved.imageName,
+          resolved.imageTag,
+          input.runConfigs.cpuCores,
+          input.runConfigs.memory,
+          input.runConfigs.gpuCores,
+          input.runConfigs.gpuSku,
+          sealed,
+          input.runCommand,
+          input.nextConfigId,
+          input.frequency ? JSON.stringify(input.frequency) : null,
+          input.timeZone,
+          input.outputTypeId,
+          input.timeoutMinutes,
+          owner.id,
+          owner.name,
+          etag,
+          ctx.now,
+          ctx.actorId,
           nameKey(input.name),
         ),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, resolved.rule, new Date(ctx.now)),
@@ -298,7 +386,9 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
   const current = await getConfigRow(ctx.db, input.id);
   assertVersion(ctx, current.etag);
   const resolved = await validateConfig(env, input, input.id);
-  const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: current.object_owner_id, name: current.object_owner_name };
+  const owner = input.objectOwner
+    ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
+    : { id: current.object_owner_id, name: current.object_owner_name };
   const sealed = await sealRunOptions(env, resolved.runOptions);
   const etag = newEtagToken();
   const [update] = await runChainBatch(
@@ -307,20 +397,44 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
     [
       ctx.db
         .prepare(
-          `UPDATE job_configurations SET name = ?1, name_key = ?22, description = ?2, image_name = ?3, image_tag = ?4, cpu_cores = ?5, memory_gb = ?6, gpu_cores = ?7,
-             gpu_sku = ?8, run_options_enc = ?9, run_command = ?10, next_config_id = ?11, frequency = ?12, time_zone = ?13, output_type_id = ?14,
+          `UPDATE job_configurations SET name = ?1, name_key = ?22, description = ?2, image_name = ?3, image_tag = ?4,
+          cpu_cores = ?5, memory_gb = ?6, gpu_cores = ?7,
+             gpu_sku = ?8, run_options_enc = ?9, run_command = ?10, next_config_id = ?11, frequency = ?12, time_zone = ?13,
+             output_type_id = ?14,
              timeout_minutes = ?15, object_owner_id = ?16, object_owner_name = ?17, etag = ?18, updated_at = ?19
            WHERE id = ?20 AND etag = ?21`,
         )
         .bind(
-          input.name, input.description, resolved.imageName, resolved.imageTag, input.runConfigs.cpuCores, input.runConfigs.memory,
-          input.runConfigs.gpuCores, input.runConfigs.gpuSku, sealed, input.runCommand, input.nextConfigId,
-          input.frequency ? JSON.stringify(input.frequency) : null, input.timeZone, input.outputTypeId, input.timeoutMinutes,
-          owner.id, owner.name, etag, ctx.now, input.id, current.etag,
+          input.name,
+          input.description,
+          resolved.imageName,
+          resolved.imageTag,
+          input.runConfigs.cpuCores,
+          input.runConfigs.memory,
+          input.runConfigs.gpuCores,
+          input.runConfigs.gpuSku,
+          sealed,
+          input.runCommand,
+          input.nextConfigId,
+          input.frequency ? JSON.stringify(input.frequency) : null,
+          input.timeZone,
+          input.outputTypeId,
+          input.timeoutMinutes,
+          owner.id,
+          owner.name,
+          etag,
+          ctx.now,
+          input.id,
+          current.etag,
           nameKey(input.name),
         ),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(input.id, input, resolved) }, { table: "job_configurations", etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(input.id, input, resolved) },
+        { table: "job_configurations", etag },
+      ),
     ],
     () => nameTaken(input.name),
   );
@@ -331,16 +445,27 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
 export async function deleteConfig(ctx: WriteContext, id: string): Promise<void> {
   const current = await getConfigRow(ctx.db, id);
   assertVersion(ctx, current.etag);
-  const pointing = await ctx.db.prepare("SELECT id, name FROM job_configurations WHERE next_config_id = ?1 LIMIT 1").bind(id).first<{ id: string; name: string }>();
-  if (pointing) throw new ApiError("InUse", `Job configuration '${pointing.name}' (${pointing.id}) chains to this one with nextConfigId; change it first.`);
+  const pointing = await ctx.db
+    .prepare("SELECT id, name FROM job_configurations WHERE next_config_id = ?1 LIMIT 1")
+    .bind(id)
+    .first<{ id: string; name: string }>();
+  if (pointing)
+    throw new ApiError(
+      "InUse",
+      `Job configuration '${pointing.name}' (${pointing.id}) chains to this one with nextConfigId; change it first.`,
+    );
   const [removed] = await ctx.db.batch([
     ctx.db
-      .prepare("DELETE FROM job_configurations WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations WHERE next_config_id = ?1)")
+      .prepare(
+        "DELETE FROM job_configurations WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations " +
+          "WHERE next_config_id = ?1)",
+      )
       .bind(id, current.etag),
     scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, null, new Date(ctx.now)),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);
-  if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The job configuration changed while it was being deleted; read it again.");
+  if (removed?.meta.changes !== 1)
+    throw new ApiError("Conflict", "The job configuration changed while it was being deleted; read it again.");
 }
 
 /** A config as a run needs it, options opened. */
@@ -372,12 +497,18 @@ export async function configChain(env: Bindings, firstId: string): Promise<Runna
   let id: string | null = firstId;
   while (id) {
     if (seen.has(id)) {
-      throw new ApiError("Conflict", `The chain of job configuration ${firstId} loops back to job configuration ${id}; nothing was run. Set a nextConfigId in the loop to null (or to a config outside it) and run it again.`);
+      throw new ApiError(
+        "Conflict",
+        `The chain of job configuration ${firstId} loops back to job configuration ${id}; nothing was run. Set a ` +
+          `nextConfigId in the loop to null (or to a config outside it) and run it again.`,
+      );
     }
     if (chain.length === MAX_CHAIN_LENGTH) {
       throw new ApiError(
         "Conflict",
-        `The chain of job configuration ${firstId} has more than ${MAX_CHAIN_LENGTH} configs, the most one chain may have; nothing was run. Shorten it (set the nextConfigId of job configuration ${chain[MAX_CHAIN_LENGTH - 1]!.id} to null) and run it again.`,
+        `The chain of job configuration ${firstId} has more than ${MAX_CHAIN_LENGTH} configs, the most one chain may ` +
+          `have; nothing was run. Shorten it (set the nextConfigId of job configuration ` +
+          `${chain[MAX_CHAIN_LENGTH - 1]!.id} to null) and run it again.`,
       );
     }
     seen.add(id);

@@ -33,11 +33,20 @@ export async function kickChain(env: Bindings, chainId: string): Promise<void> {
 }
 
 /** POST /Jobs/Execution/{id}: the config's chain; the body's options merged over the first config's (rule 2). */
-export async function executeConfig(ctx: WriteContext, env: Bindings, configId: string, bodyOptions: RunOptions | string | undefined, apiUrl: string, owner: { id: string; name: string | null }) {
+export async function executeConfig(
+  ctx: WriteContext,
+  env: Bindings,
+  configId: string,
+  bodyOptions: RunOptions | string | undefined,
+  apiUrl: string,
+  owner: { id: string; name: string | null },
+) {
   requireHost(env);
   const extra = normaliseRunOptions(bodyOptions, "body.runOptions");
   const chain = await configChain(env, configId);
-  const jobs = chain.map((config, i) => plannedFromConfig(config, i === 0 ? { ...config.runOptions, ...extra } : config.runOptions, apiUrl));
+  const jobs = chain.map((config, i) =>
+    plannedFromConfig(config, i === 0 ? { ...config.runOptions, ...extra } : config.runOptions, apiUrl),
+  );
   return createChain(ctx, env, { jobs, owner });
 }
 
@@ -46,7 +55,13 @@ export async function executeConfig(ctx: WriteContext, env: Bindings, configId: 
  * spec's body carries options per config: both shapes are accepted, and the per-config shape may name
  * only the first config (naming another is a 400 that says so), so no option is silently dropped.
  */
-export async function executeChain(ctx: WriteContext, env: Bindings, body: { jobConfigIds: string[]; runOptions?: RunOptions | Record<string, RunOptions> | (RunOptions | null)[] }, apiUrl: string, owner: { id: string; name: string | null }) {
+export async function executeChain(
+  ctx: WriteContext,
+  env: Bindings,
+  body: { jobConfigIds: string[]; runOptions?: RunOptions | Record<string, RunOptions> | (RunOptions | null)[] },
+  apiUrl: string,
+  owner: { id: string; name: string | null },
+) {
   requireHost(env);
   const [firstId] = body.jobConfigIds;
   let extra: RunOptions = {};
@@ -55,19 +70,38 @@ export async function executeChain(ctx: WriteContext, env: Bindings, body: { job
   if (Array.isArray(given)) {
     // The spec's "run options for each job config", in the order of jobConfigIds.
     if (given.length > body.jobConfigIds.length) {
-      throw invalid("body.runOptions", "maxItems", `There are ${given.length} run option entries for ${body.jobConfigIds.length} job configs.`);
+      throw invalid(
+        "body.runOptions",
+        "maxItems",
+        `There are ${given.length} run option entries for ${body.jobConfigIds.length} job configs.`,
+      );
     }
     for (const [i, entry] of given.entries()) {
       if (i > 0 && entry !== null && Object.keys(entry).length > 0) {
-        throw invalid(`body.runOptions.${i}`, "firstJobOnly", `Run options of a chain execution go to the first job only (rule 3); entry ${i} (config ${body.jobConfigIds[i]}) must be empty. Later jobs take their configs' own options.`);
+        throw invalid(
+          `body.runOptions.${i}`,
+          "firstJobOnly",
+          `Run options of a chain execution go to the first job only (rule 3); entry ${i} (config ` +
+            `${body.jobConfigIds[i]}) must be empty. Later jobs take their configs' own options.`,
+        );
       }
     }
     extra = normaliseRunOptions(given[0] ?? {}, "body.runOptions.0");
   } else if (perConfig) {
     for (const [key, value] of Object.entries(given)) {
-      if (typeof value !== "object" || value === null) throw invalid(`body.runOptions.${key}`, "type", "Run options are either one object of strings or an object per config id, not a mix.");
+      if (typeof value !== "object" || value === null)
+        throw invalid(
+          `body.runOptions.${key}`,
+          "type",
+          "Run options are either one object of strings or an object per config id, not a mix.",
+        );
       if (key !== firstId) {
-        throw invalid(`body.runOptions.${key}`, "firstJobOnly", `Run options of a chain execution go to the first job only (rule 3); config ${key} is not the first (${firstId}). Later jobs take their configs' own options.`);
+        throw invalid(
+          `body.runOptions.${key}`,
+          "firstJobOnly",
+          `Run options of a chain execution go to the first job only (rule 3); config ${key} is not the first ` +
+            `(${firstId}). Later jobs take their configs' own options.`,
+        );
       }
       extra = normaliseRunOptions(value as RunOptions, `body.runOptions.${key}`);
     }
@@ -82,7 +116,15 @@ export async function executeChain(ctx: WriteContext, env: Bindings, body: { job
 
 /** A monitor job's run of a model image: one job, no config, its end reported to `endHook`. */
 export async function startAdHocJob(env: Bindings, request: AdHocRunRequest, now = new Date()): Promise<{ jobId: string }> {
-  const ctx: WriteContext = { db: env.DB, now: now.toISOString(), actorId: request.objectOwnerId, actorName: null, requestId: null as unknown as string, uuid: () => randomIds.uuid(), expectedEtag: undefined };
+  const ctx: WriteContext = {
+    db: env.DB,
+    now: now.toISOString(),
+    actorId: request.objectOwnerId,
+    actorName: null,
+    requestId: null as unknown as string,
+    uuid: () => randomIds.uuid(),
+    expectedEtag: undefined,
+  };
   const job: PlannedJob = {
     configurationId: null,
     runOptions: request.environment,
@@ -118,7 +160,15 @@ export const jobConfigScheduleKind: ScheduleKind = {
       try {
         const chain = await configChain(env, run.ownerId);
         const owner = { id: chain[0]!.objectOwnerId, name: null };
-        const ctx: WriteContext = { db: env.DB, now: new Date().toISOString(), actorId: null, actorName: null, requestId: run.runKey, uuid: () => randomIds.uuid(), expectedEtag: undefined };
+        const ctx: WriteContext = {
+          db: env.DB,
+          now: new Date().toISOString(),
+          actorId: null,
+          actorName: null,
+          requestId: run.runKey,
+          uuid: () => randomIds.uuid(),
+          expectedEtag: undefined,
+        };
         const jobs = chain.map((config) => plannedFromConfig(config, config.runOptions, apiUrlOf(env)));
         const created = await createChain(ctx, env, { jobs, owner, runKey: run.runKey });
         await kickChain(env, created.chainId);
@@ -135,7 +185,9 @@ export const jobConfigScheduleKind: ScheduleKind = {
 
 /** The minute cron's refresh: every chain with an active job gets a step (output refreshed, ends noticed, lost runners revived). */
 export async function refreshActiveJobs(env: Bindings, log: Logger, limit = 1000): Promise<number> {
-  const { results } = await env.DB.prepare("SELECT DISTINCT chain_id FROM jobs WHERE status IN ('Started', 'InProgress') LIMIT ?1").bind(limit).all<{ chain_id: string }>();
+  const { results } = await env.DB.prepare("SELECT DISTINCT chain_id FROM jobs WHERE status IN ('Started', 'InProgress') LIMIT ?1")
+    .bind(limit)
+    .all<{ chain_id: string }>();
   const outcomes = await Promise.allSettled(results.map((r) => kickChain(env, r.chain_id)));
   for (const outcome of outcomes) if (outcome.status === "rejected") log.warn("job refresh failed", errorFields(outcome.reason));
   return results.length;

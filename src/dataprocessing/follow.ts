@@ -49,15 +49,25 @@ export const START: OutputPosition = { seen: "", offset: 0 };
  * What `tail` adds to what the reader has. `truncated` says the tail is not the whole output (its
  * beginning was cut, possibly inside a character: the replacement characters a cut leaves are dropped).
  */
-export function continueOutput(position: OutputPosition, tail: string, truncated: boolean): { text: string; gap: boolean; next: OutputPosition } {
+export function continueOutput(
+  position: OutputPosition,
+  tail: string,
+  truncated: boolean,
+): { text: string; gap: boolean; next: OutputPosition } {
   const text = truncated ? tail.replace(/^\uFFFD+/, "") : tail;
   const next: OutputPosition = { seen: text, offset: truncated ? null : text.length };
   if (position.seen === "" && (position.offset === 0 || position.offset === null)) return { text, gap: false, next };
   // Nothing the reader lacks: no output yet, or an older state of what it has (a stored output the
   // runner refreshed before the reader's last live read).
-  if (text === "" || position.seen.includes(text)) return { text: "", gap: false, next: text === "" ? position : { seen: position.seen, offset: position.offset } };
+  if (text === "" || position.seen.includes(text))
+    return { text: "", gap: false, next: text === "" ? position : { seen: position.seen, offset: position.offset } };
   // The whole output, and the reader's exact place in it.
-  if (!truncated && position.offset !== null && position.offset <= text.length && text.slice(0, position.offset).endsWith(position.seen.slice(-Math.min(position.offset, position.seen.length)))) {
+  if (
+    !truncated &&
+    position.offset !== null &&
+    position.offset <= text.length &&
+    text.slice(0, position.offset).endsWith(position.seen.slice(-Math.min(position.offset, position.seen.length)))
+  ) {
     return { text: text.slice(position.offset), gap: false, next };
   }
   const anchor = position.seen.slice(-ANCHOR_CHARS);
@@ -67,7 +77,8 @@ export function continueOutput(position: OutputPosition, tail: string, truncated
     if (at < 0) break;
     const end = at + anchor.length;
     // Everything before the anchor in the tail must also be what the reader has.
-    if (position.seen.endsWith(text.slice(Math.max(0, end - position.seen.length), end))) return { text: text.slice(end), gap: false, next };
+    if (position.seen.endsWith(text.slice(Math.max(0, end - position.seen.length), end)))
+      return { text: text.slice(end), gap: false, next };
     from = at - 1;
   }
   // Less of the text sent is left at the tail's start than the anchor: the longest overlap that is still telling.
@@ -90,11 +101,20 @@ export function encodeCursor(position: OutputPosition): string {
 export function decodeCursor(cursor: string, field: string): OutputPosition {
   try {
     const binary = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
-    const parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0)))) as { o?: unknown; a?: unknown };
-    if (typeof parsed.a !== "string" || parsed.a.length > ANCHOR_CHARS || !(parsed.o === null || (Number.isSafeInteger(parsed.o) && (parsed.o as number) >= 0))) throw new Error("shape");
+    const parsed = JSON.parse(
+      new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))),
+    ) as { o?: unknown; a?: unknown };
+    if (
+      typeof parsed.a !== "string" ||
+      parsed.a.length > ANCHOR_CHARS ||
+      !(parsed.o === null || (Number.isSafeInteger(parsed.o) && (parsed.o as number) >= 0))
+    )
+      throw new Error("shape");
     return { seen: parsed.a, offset: parsed.o as number | null };
   } catch {
-    const message = `${field.replace(/^(query|header)\./, "")} is not a cursor of this job's output: send back the cursor (or SSE event id) an earlier answer gave, unchanged, or leave it out to read from the start.`;
+    const message =
+      `${field.replace(/^(query|header)\./, "")} is not a cursor of this job's output: send back the cursor (or SSE ` +
+      `event id) an earlier answer gave, unchanged, or leave it out to read from the start.`;
     throw new ApiError("ValidationFailed", message, { errors: [{ field, rule: "cursor", message }] });
   }
 }
@@ -132,10 +152,21 @@ export async function readOutput(env: Bindings, jobId: string, position: OutputP
   const job = await findJob(env.DB, jobId);
   if (!job) throw new ApiError("NotFound", `Job ${jobId} does not exist.`);
   const live = await liveState(env, job, log);
-  const source = live ? { output: live.output, truncated: live.outputTruncated } : { output: job.output ?? "", truncated: job.output_truncated === 1 };
+  const source = live
+    ? { output: live.output, truncated: live.outputTruncated }
+    : { output: job.output ?? "", truncated: job.output_truncated === 1 };
   const { text, gap, next } = continueOutput(position, source.output, source.truncated);
   const ended = !ACTIVE_STATUSES.includes(job.status);
-  return { jobId, status: job.status, text, gap, cursor: encodeCursor(next), live: live !== null, ended, ...(ended ? { end: endOf(job) } : {}) };
+  return {
+    jobId,
+    status: job.status,
+    text,
+    gap,
+    cursor: encodeCursor(next),
+    live: live !== null,
+    ended,
+    ...(ended ? { end: endOf(job) } : {}),
+  };
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -156,7 +187,13 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * errorMessage, cancelledBy, cancelledAt, endedAt }), `limit` (the stream's time is up while the job
  * runs: { reason, seconds }; reconnect with Last-Event-ID); comments as heartbeats.
  */
-export function followOutput(env: Bindings, job: JobRow, start: OutputPosition, signal: AbortSignal, log: Logger): ReadableStream<Uint8Array> {
+export function followOutput(
+  env: Bindings,
+  job: JobRow,
+  start: OutputPosition,
+  signal: AbortSignal,
+  log: Logger,
+): ReadableStream<Uint8Array> {
   const { maxMs, pollMs } = followSettings(env);
   const deadline = Date.now() + maxMs;
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -179,7 +216,8 @@ export function followOutput(env: Bindings, job: JobRow, start: OutputPosition, 
       if (timer !== null) clearTimeout(timer);
     }
   };
-  const event = (name: string, data: unknown, id?: string) => send(`${id ? `id: ${id}\n` : ""}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  const event = (name: string, data: unknown, id?: string) =>
+    send(`${id ? `id: ${id}\n` : ""}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 
   const run = async () => {
     let position = start;
@@ -190,7 +228,14 @@ export function followOutput(env: Bindings, job: JobRow, start: OutputPosition, 
     let current: JobRow | null = job;
     for (;;) {
       if (stop.signal.aborted) return;
-      if (!current) return void (await event("end", { status: "Unknown", errorMessage: `Job ${job.id} no longer exists.`, cancelledBy: null, cancelledAt: null, endedAt: null }));
+      if (!current)
+        return void (await event("end", {
+          status: "Unknown",
+          errorMessage: `Job ${job.id} no longer exists.`,
+          cancelledBy: null,
+          cancelledAt: null,
+          endedAt: null,
+        }));
       if (current.status !== status) {
         status = current.status;
         await event("status", { status });
@@ -214,12 +259,19 @@ export function followOutput(env: Bindings, job: JobRow, start: OutputPosition, 
       const containerEnded = current.status === "InProgress" && (live?.phase === "succeeded" || live?.phase === "failed");
       if (containerEnded && !kicked) {
         kicked = true;
-        await kickChain(env, current.chain_id).catch((error: unknown) => log.warn("job step not asked for", { jobId: job.id, ...errorFields(error) }));
+        await kickChain(env, current.chain_id).catch((error: unknown) =>
+          log.warn("job step not asked for", { jobId: job.id, ...errorFields(error) }),
+        );
         current = await findJob(env.DB, job.id);
         continue;
       }
       if (Date.now() >= deadline) {
-        return void (await event("limit", { reason: "maxDuration", seconds: Math.round(maxMs / 1000), status: current.status, message: "The stream's time is up while the job runs: reconnect with Last-Event-ID (EventSource does) to go on where it stopped." }));
+        return void (await event("limit", {
+          reason: "maxDuration",
+          seconds: Math.round(maxMs / 1000),
+          status: current.status,
+          message: "The stream's time is up while the job runs: reconnect with Last-Event-ID (EventSource does) to go on where it stopped.",
+        }));
       }
       if (Date.now() - beat >= HEARTBEAT_MS) {
         await send(": the job is still running\n\n");

@@ -9,7 +9,9 @@ export async function viaHost<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     if (error instanceof HostUnavailableError) {
-      throw new ApiError("HostUnavailable", `The container host is not answering; try again shortly. (${error.message})`, { headers: { "retry-after": "30" } });
+      throw new ApiError("HostUnavailable", `The container host is not answering; try again shortly. (${error.message})`, {
+        headers: { "retry-after": "30" },
+      });
     }
     if (error instanceof HostNotConfiguredError) throw new ApiError("NotConfigured", error.message);
     throw error;

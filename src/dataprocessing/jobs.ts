@@ -135,7 +135,11 @@ export interface NewChain {
  * Creates every job of a chain in one batch, all Started (created, not run yet). Returns the chain
  * id and job ids; when `runKey` was used before, returns that chain instead and `created: false`.
  */
-export async function createChain(ctx: WriteContext, env: Bindings, chain: NewChain): Promise<{ chainId: string; jobIds: string[]; created: boolean }> {
+export async function createChain(
+  ctx: WriteContext,
+  env: Bindings,
+  chain: NewChain,
+): Promise<{ chainId: string; jobIds: string[]; created: boolean }> {
   const chainId = ctx.uuid();
   const jobIds = chain.jobs.map(() => ctx.uuid());
   const statements: D1PreparedStatement[] = [];
@@ -145,16 +149,34 @@ export async function createChain(ctx: WriteContext, env: Bindings, chain: NewCh
     statements.push(
       ctx.db
         .prepare(
-          `INSERT INTO jobs (id, configuration_id, chain_id, chain_position, status, spec, run_options_enc, run_key, end_hook_kind, end_hook_ref,
+          `INSERT INTO jobs (id, configuration_id, chain_id, chain_position, status, spec, run_options_enc, run_key,
+          end_hook_kind, end_hook_ref,
              object_owner_id, object_owner_name, etag, created_at, updated_at, created_by)
            VALUES (?1, ?2, ?3, ?4, 'Started', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14)`,
         )
         .bind(
-          id, job.configurationId, chainId, position, JSON.stringify(job.spec), sealed, position === 0 ? (chain.runKey ?? null) : null,
-          chain.endHook?.kind ?? null, chain.endHook?.ref ?? null, chain.owner.id, chain.owner.name, newEtagToken(), ctx.now, ctx.actorId,
+          id,
+          job.configurationId,
+          chainId,
+          position,
+          JSON.stringify(job.spec),
+          sealed,
+          position === 0 ? (chain.runKey ?? null) : null,
+          chain.endHook?.kind ?? null,
+          chain.endHook?.ref ?? null,
+          chain.owner.id,
+          chain.owner.name,
+          newEtagToken(),
+          ctx.now,
+          ctx.actorId,
         ),
       // The event names the job, never its options.
-      outboxStatement(ctx.db, ctx, { entityKind: "job", entityId: id, action: "created", payload: { id, chainId, configurationId: job.configurationId, status: "Started" } }),
+      outboxStatement(ctx.db, ctx, {
+        entityKind: "job",
+        entityId: id,
+        action: "created",
+        payload: { id, chainId, configurationId: job.configurationId, status: "Started" },
+      }),
     );
   }
   try {
@@ -181,11 +203,14 @@ export const OUTPUT_TAIL_BYTES = 64 * 1024;
  * (docs/decisions.md, "Webhooks": a job that failed is `job.updated` with status Failed).
  */
 const JOB_EVENT_PAYLOAD =
-  "json_object('id', id, 'chainId', chain_id, 'configurationId', configuration_id, 'status', status, 'errorMessage', error_message, 'startedAt', started_at, 'endedAt', ended_at, 'cancelledAt', cancelled_at)";
+  "json_object('id', id, 'chainId', chain_id, 'configurationId', configuration_id, 'status', status, " +
+  "'errorMessage', error_message, 'startedAt', started_at, 'endedAt', ended_at, 'cancelledAt', cancelled_at)";
 
 /** A UUID v4 made in SQL, for the events of a statement that changes several jobs. */
 const SQL_UUID =
-  "lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))";
+  "lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) " +
+  "|| '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || " +
+  "lower(hex(randomblob(6)))";
 
 /**
  * Moves an active job to a new state; no effect on a job that has already ended. Returns whether it
@@ -212,7 +237,10 @@ export async function updateActiveJob(
   const entries = Object.entries(changes);
   const sets = entries.map(([column], i) => `${column} = ?${i + 3}`);
   const update = db
-    .prepare(`UPDATE jobs SET ${[...sets, "etag = ?2", `updated_at = ?${entries.length + 3}`].join(", ")} WHERE id = ?1 AND status IN ('Started', 'InProgress')`)
+    .prepare(
+      `UPDATE jobs SET ${[...sets, "etag = ?2", `updated_at = ?${entries.length + 3}`].join(", ")} WHERE id = ?1 AND ` +
+        `status IN ('Started', 'InProgress')`,
+    )
     .bind(id, newEtagToken(), ...entries.map(([, value]) => value), now);
   if (changes.status === undefined) return (await update.run()).meta.changes === 1;
   const [result] = await db.batch([
@@ -237,7 +265,15 @@ export interface Cancellation {
  * Fails every job of the chain after `position` that has not ended, naming the job that failed; when
  * that job was cancelled, the later ones are cancelled by the same person (a cancellation stops the chain).
  */
-export async function failLaterJobs(db: D1Database, chainId: string, position: number, failedJobId: string, reason: string, now: string, cancellation: Cancellation | null = null): Promise<void> {
+export async function failLaterJobs(
+  db: D1Database,
+  chainId: string,
+  position: number,
+  failedJobId: string,
+  reason: string,
+  now: string,
+  cancellation: Cancellation | null = null,
+): Promise<void> {
   const message = `Not run: job ${failedJobId} earlier in the chain failed (${reason}).`;
   await db.batch([
     db
@@ -259,7 +295,11 @@ export async function failLaterJobs(db: D1Database, chainId: string, position: n
 }
 
 /** Rule 6's record: an output the job posted that its type refused (the newest 20 are kept). */
-export async function recordOutputRejection(db: D1Database, job: JobRow, rejection: { at: string; jobOutputTypeId: string | null; errors: string[] }): Promise<void> {
+export async function recordOutputRejection(
+  db: D1Database,
+  job: JobRow,
+  rejection: { at: string; jobOutputTypeId: string | null; errors: string[] },
+): Promise<void> {
   const list = [...(parseJson<unknown[]>(job.output_rejections) ?? []), rejection].slice(-20);
   await db.prepare("UPDATE jobs SET output_rejections = ?1 WHERE id = ?2").bind(JSON.stringify(list), job.id).run();
 }

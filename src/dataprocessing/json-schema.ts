@@ -103,14 +103,22 @@ export function schemaProblems(schema: unknown): SchemaProblem[] {
     // The meta-check reports each failure once per enclosing keyword; keep the innermost.
     const seen = new Set<string>();
     return result.errors
-      .filter((e) => e.keyword !== "$ref" && e.keyword !== "properties" && e.keyword !== "additionalProperties" && e.keyword !== "items" && e.keyword !== "anyOf")
+      .filter(
+        (e) =>
+          e.keyword !== "$ref" &&
+          e.keyword !== "properties" &&
+          e.keyword !== "additionalProperties" &&
+          e.keyword !== "items" &&
+          e.keyword !== "anyOf",
+      )
       .map((e) => `${e.instanceLocation === "#" ? "the schema" : e.instanceLocation.slice(1)}: ${e.error}`)
       .filter((m) => !seen.has(m) && seen.add(m))
       .slice(0, 20)
       .map(whole);
   }
   const patterns = patternProblems(schema);
-  if (patterns.length > 0) return patterns.slice(0, 20).map(({ pointer, rule, message }) => ({ pointer, rule, message: `${pointer}: ${message}` }));
+  if (patterns.length > 0)
+    return patterns.slice(0, 20).map(({ pointer, rule, message }) => ({ pointer, rule, message: `${pointer}: ${message}` }));
   try {
     new UserSchemaValidator(schema as Schema, draftOf(schema)).validate(null);
   } catch (error) {
@@ -127,7 +135,8 @@ export function validateOutput(schema: unknown, value: unknown): string[] {
     result = new UserSchemaValidator(schema as Schema, draftOf(schema), false).validate(value);
   } catch (error) {
     // Only a schema saved before its patterns were checked can get here: refuse rather than guess.
-    if (error instanceof UserPatternError) return [`the output type's schema has a pattern that cannot run (${error.message}); correct the output type`];
+    if (error instanceof UserPatternError)
+      return [`the output type's schema has a pattern that cannot run (${error.message}); correct the output type`];
     throw error;
   }
   if (result.valid) return [];

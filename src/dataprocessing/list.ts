@@ -1,7 +1,19 @@
 /** Lists of job configs and jobs on the shared query engine. */
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../pkg/errors";
-import { compileListQuery, defineList, enumCondition, inList, listQueryShape, noProperties, parseDateValue, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
+import {
+  compileListQuery,
+  defineList,
+  enumCondition,
+  inList,
+  listQueryShape,
+  noProperties,
+  parseDateValue,
+  parseUuidList,
+  runListQuery,
+  splitCsv,
+  type Condition,
+} from "../pkg/query";
 import { CONFIG_JOIN, CONFIG_SELECT, type ConfigRow } from "./configs";
 import type { JobRow } from "./jobs";
 import type { JobOutputRow } from "./outputs";
@@ -32,13 +44,18 @@ export const ConfigListQuery = z.object({
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name or description." }),
   objectOwnerIds: z.string().optional().openapi({ description: "Only configs of these owners (comma-separated user ids)." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, jobDefinition, objectOwner.id, createdAt, updatedAt. Default: name asc." }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over name, jobDefinition, objectOwner.id, createdAt, updatedAt. Default: name asc.",
+  }),
   skip,
   take,
   includeTotal,
 });
 
-export async function listConfigRows(db: D1Database, query: z.infer<typeof ConfigListQuery>): Promise<{ items: ConfigRow[]; total: number | undefined }> {
+export async function listConfigRows(
+  db: D1Database,
+  query: z.infer<typeof ConfigListQuery>,
+): Promise<{ items: ConfigRow[]; total: number | undefined }> {
   const conditions: Condition[] = [];
   const owners = splitCsv(query.objectOwnerIds);
   if (owners.length > 0) conditions.push(inList("c.object_owner_id", owners));
@@ -68,13 +85,26 @@ export const JobListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the error message." }),
-  statuses: z.string().optional().openapi({ description: `Only jobs in these statuses (comma-separated: ${JOB_STATUSES.join(", ")}).`, example: "InProgress,Failed" }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: `Only jobs in these statuses (comma-separated: ${JOB_STATUSES.join(", ")}).`, example: "InProgress,Failed" }),
   configurationIds: z.string().optional().openapi({ description: "Only jobs of these configs (comma-separated ids)." }),
-  configurationId: z.string().optional().openapi({ description: "One config id, as the original client sends it (same as configurationIds)." }),
+  configurationId: z
+    .string()
+    .optional()
+    .openapi({ description: "One config id, as the original client sends it (same as configurationIds)." }),
   chainIds: z.string().optional().openapi({ description: "Only jobs of these chains (comma-separated ids)." }),
-  createdFrom: z.string().optional().openapi({ description: "Only jobs created at or after this instant (ISO 8601).", example: "2026-11-01T00:00:00Z" }),
+  createdFrom: z
+    .string()
+    .optional()
+    .openapi({ description: "Only jobs created at or after this instant (ISO 8601).", example: "2026-11-01T00:00:00Z" }),
   createdTo: z.string().optional().openapi({ description: "Only jobs created before this instant (ISO 8601)." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over status, configurationId, chainId, chainPosition, startedAt, endedAt, createdAt, updatedAt. Default: createdAt desc." }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over status, configurationId, chainId, chainPosition, startedAt, endedAt, " +
+      "createdAt, updatedAt. Default: createdAt desc.",
+  }),
   skip,
   take,
   includeTotal,
@@ -90,10 +120,16 @@ function instant(value: string | undefined, field: string): string | null {
   return new Date(parsed).toISOString();
 }
 
-export async function listJobRows(db: D1Database, query: z.infer<typeof JobListQuery>): Promise<{ items: JobRow[]; total: number | undefined }> {
+export async function listJobRows(
+  db: D1Database,
+  query: z.infer<typeof JobListQuery>,
+): Promise<{ items: JobRow[]; total: number | undefined }> {
   const conditions: Condition[] = [];
   conditions.push(...enumCondition(query.statuses, JOB_STATUSES, "query.statuses", "j.status", "a job status"));
-  const configIds = [...parseUuidList(query.configurationIds, "query.configurationIds"), ...parseUuidList(query.configurationId, "query.configurationId")];
+  const configIds = [
+    ...parseUuidList(query.configurationIds, "query.configurationIds"),
+    ...parseUuidList(query.configurationId, "query.configurationId"),
+  ];
   if (configIds.length > 0) conditions.push(inList("j.configuration_id", configIds));
   const chainIds = parseUuidList(query.chainIds, "query.chainIds");
   if (chainIds.length > 0) conditions.push(inList("j.chain_id", chainIds));
@@ -122,14 +158,20 @@ export const JobOutputListQuery = z.object({
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the output's JSON text." }),
   jobOutputTypeIds: z.string().optional().openapi({ description: "Only outputs of these output types (comma-separated ids)." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over createdAt, jobOutputTypeId. Default: createdAt asc (oldest first)." }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over createdAt, jobOutputTypeId. Default: createdAt asc (oldest first).",
+  }),
   skip,
   take,
   includeTotal,
 });
 
 /** One job's outputs, paged like every list (the job's existence is the caller's check). */
-export async function listJobOutputRows(db: D1Database, jobId: string, query: z.infer<typeof JobOutputListQuery>): Promise<{ items: JobOutputRow[]; total: number | undefined }> {
+export async function listJobOutputRows(
+  db: D1Database,
+  jobId: string,
+  query: z.infer<typeof JobOutputListQuery>,
+): Promise<{ items: JobOutputRow[]; total: number | undefined }> {
   const conditions: Condition[] = [(v) => `o.job_id = ${v.value(jobId)}`];
   const types = parseUuidList(query.jobOutputTypeIds, "query.jobOutputTypeIds");
   if (types.length > 0) conditions.push(inList("o.job_output_type_id", types));

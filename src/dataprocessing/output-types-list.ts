@@ -24,13 +24,19 @@ export const OutputTypeListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name.", example: "scores" }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, createdAt, updatedAt. Default: name asc.", example: "createdAt desc" }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over name, createdAt, updatedAt. Default: name asc.",
+    example: "createdAt desc",
+  }),
   skip,
   take,
   includeTotal,
 });
 
-export async function listOutputTypes(db: D1Database, query: z.infer<typeof OutputTypeListQuery>): Promise<{ items: OutputType[]; total: number | undefined }> {
+export async function listOutputTypes(
+  db: D1Database,
+  query: z.infer<typeof OutputTypeListQuery>,
+): Promise<{ items: OutputType[]; total: number | undefined }> {
   const { items, total } = await runListQuery<OutputTypeRow>(db, await compileListQuery(outputTypeList, query, noProperties));
   return { items: items.map(toOutputType), total };
 }

@@ -18,8 +18,17 @@ export interface OutputTypeRow {
 }
 
 const KIND = "outputType";
-export const toOutputType = (row: OutputTypeRow): OutputType => ({ id: row.id, name: row.name, schema: parseJson(row.schema), createdAt: row.created_at, updatedAt: row.updated_at });
-const nameTaken = (name: string) => conflict(`An output type named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+export const toOutputType = (row: OutputTypeRow): OutputType => ({
+  id: row.id,
+  name: row.name,
+  schema: parseJson(row.schema),
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+const nameTaken = (name: string) =>
+  conflict(`An output type named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "The name is already used." },
+  ]);
 
 function checkSchema(schema: unknown): void {
   if (schema === null) return;
@@ -27,7 +36,14 @@ function checkSchema(schema: unknown): void {
   if (problems.length > 0) {
     throw new ApiError("ValidationFailed", `body.schema is not a valid JSON Schema: ${problems.map((p) => p.message).join("; ")}.`, {
       // A pattern's field is its place in the schema: body.schema.properties.code.pattern.
-      errors: problems.map(({ pointer, rule, message }) => ({ field: `body.schema${pointer.split("/").map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~")).join(".")}`, rule, message })),
+      errors: problems.map(({ pointer, rule, message }) => ({
+        field: `body.schema${pointer
+          .split("/")
+          .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
+          .join(".")}`,
+        rule,
+        message,
+      })),
     });
   }
 }
@@ -44,7 +60,10 @@ export async function loadOutputType(db: D1Database, id: string): Promise<Output
   return row ? { id: row.id, name: row.name, schema: parseJson(row.schema) } : null;
 }
 
-export async function createOutputType(ctx: WriteContext, input: { name: string; schema: unknown }): Promise<{ value: OutputType; etag: string }> {
+export async function createOutputType(
+  ctx: WriteContext,
+  input: { name: string; schema: unknown },
+): Promise<{ value: OutputType; etag: string }> {
   checkSchema(input.schema);
   const id = ctx.uuid();
   const etag = newEtagToken();
@@ -52,7 +71,12 @@ export async function createOutputType(ctx: WriteContext, input: { name: string;
   await runBatch(
     ctx.db,
     [
-      ctx.db.prepare("INSERT INTO output_types (id, name, schema, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)").bind(id, input.name, schema, etag, ctx.now, ctx.actorId, nameKey(input.name)),
+      ctx.db
+        .prepare(
+          "INSERT INTO output_types (id, name, schema, etag, created_at, updated_at, created_by, name_key) VALUES (?1, " +
+            "?2, ?3, ?4, ?5, ?5, ?6, ?7)",
+        )
+        .bind(id, input.name, schema, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: { id, name: input.name } }),
     ],
     () => nameTaken(input.name),
@@ -60,7 +84,10 @@ export async function createOutputType(ctx: WriteContext, input: { name: string;
   return getOutputType(ctx.db, id);
 }
 
-export async function updateOutputType(ctx: WriteContext, input: { id: string; name: string; schema: unknown }): Promise<{ value: OutputType; etag: string }> {
+export async function updateOutputType(
+  ctx: WriteContext,
+  input: { id: string; name: string; schema: unknown },
+): Promise<{ value: OutputType; etag: string }> {
   const current = await getOutputType(ctx.db, input.id);
   assertVersion(ctx, current.etag);
   checkSchema(input.schema);
@@ -70,8 +97,21 @@ export async function updateOutputType(ctx: WriteContext, input: { id: string; n
     [
       ctx.db
         .prepare("UPDATE output_types SET name = ?1, name_key = ?7, schema = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-        .bind(input.name, input.schema === null ? null : JSON.stringify(input.schema), etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name } }, { table: "output_types", etag }),
+        .bind(
+          input.name,
+          input.schema === null ? null : JSON.stringify(input.schema),
+          etag,
+          ctx.now,
+          input.id,
+          current.etag,
+          nameKey(input.name),
+        ),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name } },
+        { table: "output_types", etag },
+      ),
     ],
     () => nameTaken(input.name),
   );
@@ -81,10 +121,17 @@ export async function updateOutputType(ctx: WriteContext, input: { id: string; n
 export async function deleteOutputType(ctx: WriteContext, id: string): Promise<void> {
   const current = await getOutputType(ctx.db, id);
   assertVersion(ctx, current.etag);
-  const used = await ctx.db.prepare("SELECT name FROM job_configurations WHERE output_type_id = ?1 LIMIT 1").bind(id).first<{ name: string }>();
+  const used = await ctx.db
+    .prepare("SELECT name FROM job_configurations WHERE output_type_id = ?1 LIMIT 1")
+    .bind(id)
+    .first<{ name: string }>();
   if (used) throw new ApiError("InUse", `Job configuration '${used.name}' uses this output type.`);
   const [removed] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM output_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations WHERE output_type_id = ?1)").bind(id, current.etag),
+    ctx.db
+      .prepare(
+        "DELETE FROM output_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations WHERE output_type_id = ?1)",
+      )
+      .bind(id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);
   if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The output type changed while it was being deleted; read it again.");

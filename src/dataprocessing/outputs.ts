@@ -21,21 +21,35 @@ export interface JobOutputRow {
   created_at: string;
 }
 
-const toOutput = (row: JobOutputRow): JobOutput => ({ id: row.id, jobId: row.job_id, jobOutputTypeId: row.job_output_type_id, output: JSON.parse(row.output), createdAt: row.created_at });
+const toOutput = (row: JobOutputRow): JobOutput => ({
+  id: row.id,
+  jobId: row.job_id,
+  jobOutputTypeId: row.job_output_type_id,
+  output: JSON.parse(row.output),
+  createdAt: row.created_at,
+});
 
-export async function createJobOutput(ctx: WriteContext, principal: Principal, input: { jobId: string; jobOutputTypeId: string | null; output: unknown }): Promise<JobOutput> {
+export async function createJobOutput(
+  ctx: WriteContext,
+  principal: Principal,
+  input: { jobId: string; jobOutputTypeId: string | null; output: unknown },
+): Promise<JobOutput> {
   if (principal.jobId !== undefined && principal.jobId !== input.jobId) {
     throw new ApiError("Forbidden", "A job token may post outputs of its own job only.");
   }
   const job = await getJob(ctx.db, input.jobId);
-  if (!ACTIVE_STATUSES.includes(job.status)) throw new ApiError("Conflict", `Job ${job.id} has ended (${job.status}); it takes no more outputs.`);
+  if (!ACTIVE_STATUSES.includes(job.status))
+    throw new ApiError("Conflict", `Job ${job.id} has ended (${job.status}); it takes no more outputs.`);
   const typeId = input.jobOutputTypeId ?? (JSON.parse(job.spec) as JobSpec).outputTypeId;
   const text = JSON.stringify(input.output ?? null);
   if (text.length > MAX_OUTPUT_BYTES) throw new ApiError("PayloadTooLarge", `An output is at most ${MAX_OUTPUT_BYTES} bytes of JSON.`);
   let errors: string[] = [];
   if (typeId) {
     const type = await loadOutputType(ctx.db, typeId);
-    if (!type) throw new ApiError("ValidationFailed", `Output type ${typeId} does not exist.`, { errors: [{ field: "body.jobOutputTypeId", rule: "exists", message: `Output type ${typeId} does not exist.` }] });
+    if (!type)
+      throw new ApiError("ValidationFailed", `Output type ${typeId} does not exist.`, {
+        errors: [{ field: "body.jobOutputTypeId", rule: "exists", message: `Output type ${typeId} does not exist.` }],
+      });
     errors = validateOutput(type.schema, input.output);
   }
   if (errors.length > 0) {
@@ -46,7 +60,10 @@ export async function createJobOutput(ctx: WriteContext, principal: Principal, i
   }
   const id = ctx.uuid();
   await ctx.db
-    .prepare("INSERT INTO job_outputs (id, job_id, job_output_type_id, output, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)")
+    .prepare(
+      "INSERT INTO job_outputs (id, job_id, job_output_type_id, output, etag, created_at, updated_at, created_by) " +
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
+    )
     .bind(id, job.id, typeId, text, newEtagToken(), ctx.now, ctx.actorId)
     .run();
   return { id, jobId: job.id, jobOutputTypeId: typeId, output: input.output ?? null, createdAt: ctx.now };
@@ -59,7 +76,11 @@ export async function getJobOutput(db: D1Database, id: string): Promise<JobOutpu
 }
 
 /** A page of one job's outputs (GET /Jobs/{id}/Outputs): skip/take, order, includeTotal, as every list. */
-export async function listJobOutputs(db: D1Database, jobId: string, query: z.infer<typeof JobOutputListQuery>): Promise<{ items: JobOutput[]; total: number | undefined }> {
+export async function listJobOutputs(
+  db: D1Database,
+  jobId: string,
+  query: z.infer<typeof JobOutputListQuery>,
+): Promise<{ items: JobOutput[]; total: number | undefined }> {
   await getJob(db, jobId);
   const { items, total } = await listJobOutputRows(db, jobId, query);
   return { items: items.map(toOutput), total };

@@ -18,7 +18,10 @@ interface KeyRing {
 const rings = new Map<string, Promise<KeyRing>>();
 
 function notConfigured(): ApiError {
-  return new ApiError("NotConfigured", "Run options cannot be stored: the secret DATAPROCESSING_ENCRYPTION_KEY is not set (README, \"Data processing\").");
+  return new ApiError(
+    "NotConfigured",
+    'Run options cannot be stored: the secret DATAPROCESSING_ENCRYPTION_KEY is not set (README, "Data processing").',
+  );
 }
 
 function fromBase64(text: string): Uint8Array {
@@ -33,7 +36,10 @@ function toBase64Url(bytes: Uint8Array): string {
 }
 
 async function parseRing(secret: string): Promise<KeyRing> {
-  const entries = secret.split(",").map((part) => part.trim()).filter(Boolean);
+  const entries = secret
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
   const byVersion = new Map<string, CryptoKey>();
   let current: KeyRing["current"] | undefined;
   for (const entry of entries) {
@@ -68,7 +74,9 @@ export interface SecretSource {
 export async function sealRunOptions(env: SecretSource, options: RunOptions): Promise<string> {
   const { current } = await keyRing(env.DATAPROCESSING_ENCRYPTION_KEY);
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const data = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, current.key, new TextEncoder().encode(JSON.stringify(options))));
+  const data = new Uint8Array(
+    await crypto.subtle.encrypt({ name: "AES-GCM", iv }, current.key, new TextEncoder().encode(JSON.stringify(options))),
+  );
   return `v${current.version}.${toBase64Url(iv)}.${toBase64Url(data)}`;
 }
 
@@ -78,7 +86,11 @@ export async function openRunOptions(env: SecretSource, sealed: string): Promise
   if (!match) throw new Error("stored run options are not a sealed blob");
   const ring = await keyRing(env.DATAPROCESSING_ENCRYPTION_KEY);
   const key = ring.byVersion.get(match[1]!);
-  if (!key) throw new ApiError("NotConfigured", `Run options were sealed with key version ${match[1]}, which DATAPROCESSING_ENCRYPTION_KEY no longer holds.`);
+  if (!key)
+    throw new ApiError(
+      "NotConfigured",
+      `Run options were sealed with key version ${match[1]}, which DATAPROCESSING_ENCRYPTION_KEY no longer holds.`,
+    );
   const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64(match[2]!) }, key, fromBase64(match[3]!));
   return JSON.parse(new TextDecoder().decode(plain)) as RunOptions;
 }
@@ -117,14 +129,19 @@ const macKeys = new Map<string, Promise<CryptoKey>>();
 async function macKey(env: SecretSource, version: string): Promise<CryptoKey | null> {
   const secret = env.DATAPROCESSING_ENCRYPTION_KEY;
   if (!secret) throw notConfigured();
-  const entry = secret.split(",").map((p) => p.trim()).find((p) => p.startsWith(`${version}:`));
+  const entry = secret
+    .split(",")
+    .map((p) => p.trim())
+    .find((p) => p.startsWith(`${version}:`));
   if (!entry) return null;
   const cacheKey = `${version}:${entry}`;
   let key = macKeys.get(cacheKey);
   if (!key) {
     const raw = fromBase64(entry.slice(version.length + 1));
     // A separate key for MACs: SHA-256 of a label and the AES key, so the AES key is never used twice.
-    const derived = new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array([...new TextEncoder().encode("integrity-edge job token\0"), ...raw])));
+    const derived = new Uint8Array(
+      await crypto.subtle.digest("SHA-256", new Uint8Array([...new TextEncoder().encode("integrity-edge job token\0"), ...raw])),
+    );
     key = crypto.subtle.importKey("raw", derived, { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
     macKeys.set(cacheKey, key);
   }
@@ -142,13 +159,18 @@ const purposeKeys = new Map<string, Promise<CryptoKey>>();
 async function purposeKey(env: SecretSource, version: string, purpose: string): Promise<CryptoKey | null> {
   const secret = env.DATAPROCESSING_ENCRYPTION_KEY;
   if (!secret) throw notConfigured();
-  const entry = secret.split(",").map((p) => p.trim()).find((p) => p.startsWith(`${version}:`));
+  const entry = secret
+    .split(",")
+    .map((p) => p.trim())
+    .find((p) => p.startsWith(`${version}:`));
   if (!entry) return null;
   const cacheKey = `${purpose}\0${entry}`;
   let key = purposeKeys.get(cacheKey);
   if (!key) {
     const raw = fromBase64(entry.slice(version.length + 1));
-    const derived = new Uint8Array(await crypto.subtle.digest("SHA-256", new Uint8Array([...new TextEncoder().encode(`integrity-edge sealed ${purpose}\0`), ...raw])));
+    const derived = new Uint8Array(
+      await crypto.subtle.digest("SHA-256", new Uint8Array([...new TextEncoder().encode(`integrity-edge sealed ${purpose}\0`), ...raw])),
+    );
     key = crypto.subtle.importKey("raw", derived, "AES-GCM", false, ["encrypt", "decrypt"]);
     purposeKeys.set(cacheKey, key);
     key.catch(() => purposeKeys.delete(cacheKey));
@@ -169,7 +191,11 @@ export async function openText(env: SecretSource, purpose: string, sealed: strin
   const match = /^v([A-Za-z0-9]{1,16})\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]*)$/.exec(sealed);
   if (!match) throw new Error("not a sealed blob");
   const key = await purposeKey(env, match[1]!, purpose);
-  if (!key) throw new ApiError("NotConfigured", `A sealed value names key version ${match[1]}, which DATAPROCESSING_ENCRYPTION_KEY no longer holds.`);
+  if (!key)
+    throw new ApiError(
+      "NotConfigured",
+      `A sealed value names key version ${match[1]}, which DATAPROCESSING_ENCRYPTION_KEY no longer holds.`,
+    );
   const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64(match[2]!) }, key, fromBase64(match[3]!));
   return new TextDecoder().decode(plain);
 }

@@ -6,7 +6,8 @@
  *   Started --(container group started)--> InProgress --(exit 0)--> Success --> next job of the chain starts
  *      |                                       |--(exit != 0, lost container, time limit, host silent past deadline)--> Failed
  *      |--(cannot start before the deadline)--> Failed                                     --> later jobs of the chain Failed
- *   Started/InProgress --(Cancellation)--> Failed, cancelledBy/cancelledAt set              --> later jobs of the chain Failed (and cancelled)
+ *   Started/InProgress --(Cancellation)--> Failed, cancelledBy/cancelledAt set              --> later jobs of the chain Failed
+ * (and cancelled)
  *
  * Every host call is idempotent by group name, so a step interrupted anywhere (a Worker restart
  * mid-start) is simply run again by the next alarm; a job never waits past its deadline.
@@ -16,7 +17,16 @@ import { errorFields, type Logger } from "../pkg/logger";
 import type { JobEnd } from "./contract";
 import { jobEndHooks } from "./end-hooks";
 import { hostFor, HostUnavailableError, JOB_ENV, type GroupState } from "./host";
-import { chainJobs, failLaterJobs, groupName, OUTPUT_TAIL_BYTES, updateActiveJob, type Cancellation, type JobRow, type JobSpec } from "./jobs";
+import {
+  chainJobs,
+  failLaterJobs,
+  groupName,
+  OUTPUT_TAIL_BYTES,
+  updateActiveJob,
+  type Cancellation,
+  type JobRow,
+  type JobSpec,
+} from "./jobs";
 import { jobTokenFor, openRunOptions } from "./run-options";
 
 /** Time a run may exceed its own time limit (container start, the host's last report) before it fails. */
@@ -67,7 +77,8 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
         const startedAt = job.started_at ?? nowIso;
         const deadline = job.deadline_at ?? deadlineOf(spec, new Date(startedAt));
         if (!job.started_at) await updateActiveJob(env.DB, job.id, nowIso, { started_at: startedAt, deadline_at: deadline });
-        if (nowIso > deadline) return await endJob(env, job, "Failed", `The job could not be started before its deadline (${deadline}).`, null, nowIso, log);
+        if (nowIso > deadline)
+          return await endJob(env, job, "Failed", `The job could not be started before its deadline (${deadline}).`, null, nowIso, log);
         await host.startGroup({
           name,
           image: spec.image,
@@ -94,7 +105,15 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
       }
       if (state.phase === "failed") return await endJob(env, job, "Failed", failureOf(state), output, nowIso, log);
       if (job.deadline_at && nowIso > job.deadline_at) {
-        return await endJob(env, job, "Failed", `The job ran past its time limit of ${spec.timeoutSeconds} s and was stopped.`, output, nowIso, log);
+        return await endJob(
+          env,
+          job,
+          "Failed",
+          `The job ran past its time limit of ${spec.timeoutSeconds} s and was stopped.`,
+          output,
+          nowIso,
+          log,
+        );
       }
       await updateActiveJob(env.DB, job.id, nowIso, { ...output, host_unreachable_since: null });
       return { active: true };
@@ -103,7 +122,15 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
       const since = job.host_unreachable_since ?? nowIso;
       const deadline = job.deadline_at ?? deadlineOf(spec, new Date(job.started_at ?? nowIso));
       if (nowIso > deadline) {
-        return await endJob(env, job, "Failed", `The container host has not answered since ${since} and the job's deadline (${deadline}) passed.`, null, nowIso, log);
+        return await endJob(
+          env,
+          job,
+          "Failed",
+          `The container host has not answered since ${since} and the job's deadline (${deadline}) passed.`,
+          null,
+          nowIso,
+          log,
+        );
       }
       if (!job.host_unreachable_since) await updateActiveJob(env.DB, job.id, nowIso, { host_unreachable_since: since });
       log.warn("container host not answering", { jobId: job.id, ...errorFields(error) });
@@ -128,10 +155,20 @@ async function endJob(
   log: Logger,
   cancellation: Cancellation | null = null,
 ): Promise<StepResult> {
-  const cancelled = cancellation ? { cancelled_by_id: cancellation.by.id, cancelled_by_name: cancellation.by.name, cancelled_at: cancellation.at } : {};
-  const applied = await updateActiveJob(env.DB, job.id, nowIso, { status, error_message: error, ended_at: nowIso, ...(output ?? {}), ...cancelled });
+  const cancelled = cancellation
+    ? { cancelled_by_id: cancellation.by.id, cancelled_by_name: cancellation.by.name, cancelled_at: cancellation.at }
+    : {};
+  const applied = await updateActiveJob(env.DB, job.id, nowIso, {
+    status,
+    error_message: error,
+    ended_at: nowIso,
+    ...(output ?? {}),
+    ...cancelled,
+  });
   // Remove the container whatever happened; a host that does not answer leaves it to its own time limit.
-  await hostFor(env).removeGroup(groupName(job.id)).catch((e: unknown) => log.warn("container not removed", { jobId: job.id, ...errorFields(e) }));
+  await hostFor(env)
+    .removeGroup(groupName(job.id))
+    .catch((e: unknown) => log.warn("container not removed", { jobId: job.id, ...errorFields(e) }));
   if (status === "Failed") await failLaterJobs(env.DB, job.chain_id, job.chain_position, job.id, error ?? "failed", nowIso, cancellation);
   if (applied) await notifyEnd(env, { ...job, status, error_message: error, output: output?.output ?? job.output }, log);
   return { active: false };
@@ -141,7 +178,9 @@ async function notifyEnd(env: Bindings, job: JobRow, log: Logger): Promise<void>
   if (!job.end_hook_kind || !job.end_hook_ref) return;
   const hook = jobEndHooks.find((h) => h.kind === job.end_hook_kind);
   if (!hook) return log.warn("no end hook of this kind", { jobId: job.id, kind: job.end_hook_kind });
-  const { results } = await env.DB.prepare("SELECT job_output_type_id, output FROM job_outputs WHERE job_id = ?1 ORDER BY created_at, id").bind(job.id).all<{ job_output_type_id: string | null; output: string }>();
+  const { results } = await env.DB.prepare("SELECT job_output_type_id, output FROM job_outputs WHERE job_id = ?1 ORDER BY created_at, id")
+    .bind(job.id)
+    .all<{ job_output_type_id: string | null; output: string }>();
   const end: JobEnd = {
     jobId: job.id,
     status: job.status,
@@ -157,12 +196,23 @@ async function notifyEnd(env: Bindings, job: JobRow, log: Logger): Promise<void>
  * `cancelledAt` set so a client tells it from a failure without reading the message; container
  * removed, the rest of its chain failed and cancelled alike.
  */
-export async function cancelJob(env: Bindings, jobId: string, by: { id: string; name: string | null }, now: Date, log: Logger): Promise<boolean> {
+export async function cancelJob(
+  env: Bindings,
+  jobId: string,
+  by: { id: string; name: string | null },
+  now: Date,
+  log: Logger,
+): Promise<boolean> {
   const job = await env.DB.prepare("SELECT * FROM jobs WHERE id = ?1").bind(jobId).first<JobRow>();
   if (!job || (job.status !== "Started" && job.status !== "InProgress")) return false;
   const at = now.toISOString();
   // The output it had written stays readable (the container is removed next).
-  const state = job.status === "InProgress" ? await hostFor(env).inspectGroup(groupName(job.id), OUTPUT_TAIL_BYTES).catch(() => null) : null;
+  const state =
+    job.status === "InProgress"
+      ? await hostFor(env)
+          .inspectGroup(groupName(job.id), OUTPUT_TAIL_BYTES)
+          .catch(() => null)
+      : null;
   const output = state ? { output: state.output, output_truncated: state.outputTruncated ? 1 : 0 } : null;
   await endJob(env, job, "Failed", `Cancelled by ${by.name || by.id} at ${at}.`, output, at, log, { by, at });
   return true;

@@ -26,7 +26,14 @@ const runConfigsFields = {
   cpuCores: z.number().positive().max(64).openapi({ example: 1 }),
   memory: z.number().positive().max(1024).openapi({ description: "GiB.", example: 1.5 }),
   gpuCores: z.number().int().min(0).max(16).nullable().default(null),
-  gpuSku: z.string().trim().min(1).max(40).nullable().default(null).openapi({ description: "A GPU SKU the host offers (e.g. K80); required with gpuCores." }),
+  gpuSku: z
+    .string()
+    .trim()
+    .min(1)
+    .max(40)
+    .nullable()
+    .default(null)
+    .openapi({ description: "A GPU SKU the host offers (e.g. K80); required with gpuCores." }),
 };
 export const RunConfigsSchema = z.object(runConfigsFields).strict().openapi("RunConfigs");
 /** RunConfigs as written: the spec (2.7) spells the SKU `gpusku`; answers say `gpuSku`. */
@@ -41,8 +48,14 @@ const optionValue = z.string().max(32 * 1024);
 
 export const RunOptionsSchema = z
   .record(optionName, optionValue)
-  .refine((o) => Object.keys(o).length <= MAX_RUN_OPTIONS, { message: `at most ${MAX_RUN_OPTIONS} run options`, params: { rule: "maxItems" } })
-  .openapi("RunOptions", { description: "Environment variables of the job: names to values. Stored encrypted.", example: { THRESHOLD: "0.8" } });
+  .refine((o) => Object.keys(o).length <= MAX_RUN_OPTIONS, {
+    message: `at most ${MAX_RUN_OPTIONS} run options`,
+    params: { rule: "maxItems" },
+  })
+  .openapi("RunOptions", {
+    description: "Environment variables of the job: names to values. Stored encrypted.",
+    example: { THRESHOLD: "0.8" },
+  });
 
 export const FrequencySchema = z
   .object({
@@ -64,7 +77,9 @@ export const JobConfigurationSchema = z
     jobDefinition: z.string().openapi({ description: "The image, `name:tag` (GET /JobDefinitions).", example: "examples/hello:latest" }),
     runConfigs: RunConfigsSchema,
     runOptions: z.record(z.string(), z.string().nullable()).openapi({
-      description: "Names and values. Values are shown to holders of `dataprocessing_write` and to the config's owner; others see the names with null values.",
+      description:
+        "Names and values. Values are shown to holders of `dataprocessing_write` and to the config's owner; others see " +
+        "the names with null values.",
     }),
     runCommand: z.string().nullable(),
     nextConfigId: z.uuid().nullable(),
@@ -83,12 +98,19 @@ export type JobConfiguration = z.infer<typeof JobConfigurationSchema>;
 const configFields = {
   name: z.string().trim().min(1).max(200),
   description: z.string().max(4000).nullable().default(null),
-  jobDefinition: z.string().trim().min(3).max(300).regex(/^[^:\s]+(:[^:\s]+)?$/, "an image `name:tag` (the tag defaults to latest)"),
+  jobDefinition: z
+    .string()
+    .trim()
+    .min(3)
+    .max(300)
+    .regex(/^[^:\s]+(:[^:\s]+)?$/, "an image `name:tag` (the tag defaults to latest)"),
   runConfigs: RunConfigsInputSchema,
   runOptions: z
     .union([RunOptionsSchema, z.string().max(64 * 1024)])
     .default({})
-    .openapi({ description: "An object of strings; older clients' docker-style `-e KEY=VALUE` string is accepted and stored as the object." }),
+    .openapi({
+      description: "An object of strings; older clients' docker-style `-e KEY=VALUE` string is accepted and stored as the object.",
+    }),
   runCommand: z.string().trim().min(1).max(4000).nullable().default(null),
   nextConfigId: z.uuid().nullable().default(null),
   frequency: FrequencySchema.nullable().default(null),
@@ -107,7 +129,10 @@ export const OutputTypeSchema = z
   .object({
     id: z.uuid(),
     name: z.string(),
-    schema: z.unknown().nullable().openapi({ description: "A JSON Schema (drafts 4, 7, 2019-09, 2020-12), or null for unstructured outputs." }),
+    schema: z
+      .unknown()
+      .nullable()
+      .openapi({ description: "A JSON Schema (drafts 4, 7, 2019-09, 2020-12), or null for unstructured outputs." }),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })
@@ -127,7 +152,10 @@ export const JobSchema = z
     chainPosition: z.number().int(),
     status: z.enum(JOB_STATUSES),
     errorMessage: z.string().nullable(),
-    output: z.string().nullable().openapi({ description: "The container's output so far (refreshed every minute), at most 64 KiB, the tail kept." }),
+    output: z
+      .string()
+      .nullable()
+      .openapi({ description: "The container's output so far (refreshed every minute), at most 64 KiB, the tail kept." }),
     outputTruncated: z.boolean(),
     containerGroup: z.string().openapi({ example: "containergroup-0b9f3c5e-8a4f-4d6c-9a51-2c1f0e6a7b10" }),
     image: z.string(),
@@ -140,7 +168,12 @@ export const JobSchema = z
     cancelledBy: z
       .object({ id: z.string().nullable(), name: z.string().nullable() })
       .nullable()
-      .openapi({ description: "Who cancelled the job (POST /Jobs/{id}/Cancellation), or a job before it in its chain; null when it was not cancelled. A cancelled job is Failed, as the spec's statuses have no Cancelled: this field tells it from a failure." }),
+      .openapi({
+        description:
+          "Who cancelled the job (POST /Jobs/{id}/Cancellation), or a job before it in its chain; null when it was not " +
+          "cancelled. A cancelled job is Failed, as the spec's statuses have no Cancelled: this field tells it from a " +
+          "failure.",
+      }),
     cancelledAt: z.string().nullable().openapi({ description: "When it was cancelled; null when it was not." }),
     objectOwner: PersonSchema,
     createdAt: z.iso.datetime(),
@@ -162,8 +195,10 @@ export const ChainExecutionSchema = z
       .optional()
       .openapi({
         description:
-          "Options for the FIRST job only (rule 3): an object of strings; the per-config form `{ <configId>: {...} }`, which may name only the first config; " +
-          "or the spec's \"run options for each job config\", an array in the order of jobConfigIds whose later entries must be empty or null.",
+          "Options for the FIRST job only (rule 3): an object of strings; the per-config form `{ <configId>: {...} }`, " +
+          "which may name only the first config; " +
+          'or the spec\'s "run options for each job config", an array in the order of jobConfigIds whose later entries ' +
+          "must be empty or null.",
       }),
   })
   .strict()

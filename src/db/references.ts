@@ -41,7 +41,9 @@ export type UsedEntity = keyof typeof USAGE;
 
 /** How many rows refer to `id` through the entity's columns in {@link USAGE}, in one round trip. */
 export async function countUses(db: D1Database, entity: UsedEntity, id: string): Promise<number> {
-  const counts = await db.batch<{ n: number }>(USAGE[entity].map(({ table, column }) => db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?1`).bind(id)));
+  const counts = await db.batch<{ n: number }>(
+    USAGE[entity].map(({ table, column }) => db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?1`).bind(id)),
+  );
   return counts.reduce((sum, result) => sum + (result.results[0]?.n ?? 0), 0);
 }
 
@@ -62,10 +64,13 @@ export const OWN_CHECKS: Record<string, string> = {
   "designations.asset_id": "deleteAsset (src/assets/store.ts): designations",
   "activity_templates.activity_type_id": "the activity type delete (src/templates/activity-types/store.ts)",
   "activities.activity_type_id": "the activity type delete (src/templates/activity-types/store.ts)",
-  "work_template_activity_templates.activity_template_id": "deleteActivityTemplate (src/templates/activity/write.ts): listed by a work template",
-  "work_item_activity_templates.activity_template_id": "deleteActivityTemplate (src/templates/activity/write.ts): a revision a work item used is in_use",
+  "work_template_activity_templates.activity_template_id":
+    "deleteActivityTemplate (src/templates/activity/write.ts): listed by a work template",
+  "work_item_activity_templates.activity_template_id":
+    "deleteActivityTemplate (src/templates/activity/write.ts): a revision a work item used is in_use",
   "activities.based_on_id": "deleteActivityTemplate (src/templates/activity/write.ts): a revision activities are based on is in_use",
-  "work_item_templates.work_template_id": "the work template delete (src/templates/work/write.ts): a revision a work item is based on is in_use",
+  "work_item_templates.work_template_id":
+    "the work template delete (src/templates/work/write.ts): a revision a work item is based on is in_use",
   "job_configurations.output_type_id": "the output type delete (src/dataprocessing/output-types.ts)",
   "job_configurations.next_config_id": "the job configuration delete (src/dataprocessing/configs.ts): a chain pointing at it",
   "monitors.model_ref": "deleteModel (src/monitors/store.ts)",
@@ -127,9 +132,11 @@ export const NOT_USAGE: Record<string, string> = {
   "activities.owner_id": PERSON,
   "activities.responsible_id": PERSON,
   "activity_inputs.activity_id": CHILD,
-  "activity_inputs.input_template_id": "names the input template of the frozen revision the activity is based on (revisions are never changed once in use)",
+  "activity_inputs.input_template_id":
+    "names the input template of the frozen revision the activity is based on (revisions are never changed once in use)",
   "file_references.owner_id": CHILD,
-  "file_references.platform_file_id": "a copy of a file reference pointing at an uploaded file; it stays readable as a reference after the file goes",
+  "file_references.platform_file_id":
+    "a copy of a file reference pointing at an uploaded file; it stays readable as a reference after the file goes",
   "schedules.owner_id": CHILD,
   "job_configurations.object_owner_id": PERSON,
   "jobs.configuration_id": HISTORY,

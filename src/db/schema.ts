@@ -3,7 +3,17 @@
  * `npm run db:generate` and reviewed before they are committed; docs/storage.md describes each table.
  */
 import { sql } from "drizzle-orm";
-import { foreignKey, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
+import {
+  foreignKey,
+  index,
+  integer,
+  primaryKey,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+  type AnySQLiteColumn,
+} from "drizzle-orm/sqlite-core";
 
 const audit = {
   etag: text("etag").notNull(),
@@ -243,7 +253,11 @@ export const medias = sqliteTable(
     ...audit,
   },
   // Default order createdAt desc, id: each filter's index ends with it (see deviations).
-  (t) => [index("medias_created_idx").on(sql`${t.createdAt} desc`, t.id), index("medias_type_idx").on(t.declaredType, sql`${t.createdAt} desc`, t.id), index("medias_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id)],
+  (t) => [
+    index("medias_created_idx").on(sql`${t.createdAt} desc`, t.id),
+    index("medias_type_idx").on(t.declaredType, sql`${t.createdAt} desc`, t.id),
+    index("medias_owner_idx").on(t.ownerId, sql`${t.createdAt} desc`, t.id),
+  ],
 );
 
 /** Data types of uploaded files (spec 2.9): id and name unique across the API. */
@@ -355,7 +369,9 @@ export const assets = sqliteTable(
   (t) => [
     index("assets_kind_name_idx").on(t.kind, t.nameKey),
     index("assets_parent_idx").on(t.parentId),
-    uniqueIndex("assets_plant_name_uq").on(t.nameKey).where(sql`${t.kind} = 'plant'`),
+    uniqueIndex("assets_plant_name_uq")
+      .on(t.nameKey)
+      .where(sql`${t.kind} = 'plant'`),
   ],
 );
 
@@ -467,7 +483,10 @@ export const deviationWorkItems = sqliteTable(
     createdAt: text("created_at").notNull(),
     createdBy: text("created_by"),
   },
-  (t) => [primaryKey({ columns: [t.deviationId, t.workItemId] }), index("deviation_work_items_work_item_idx").on(t.workItemId, t.deviationId)],
+  (t) => [
+    primaryKey({ columns: [t.deviationId, t.workItemId] }),
+    index("deviation_work_items_work_item_idx").on(t.workItemId, t.deviationId),
+  ],
 );
 
 /** Activity types (the `type` of activity templates and activities). */
@@ -510,14 +529,24 @@ export const workTemplates = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.id, t.revision] }),
-    uniqueIndex("work_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
+    uniqueIndex("work_templates_latest_uq")
+      .on(t.id)
+      .where(sql`${t.isLatest} = 1`),
     // Lists show latest revisions only: partial indexes over them. Without statistics SQLite takes
     // an equality on is_latest for a selective one (about ten rows) and walked an index led by it
     // rather than the few templates a selective filter names (docs/decisions.md, "List queries").
-    index("work_templates_latest_name_idx").on(sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("work_templates_latest_status_idx").on(t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("work_templates_latest_owner_idx").on(t.ownerId, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("work_templates_latest_owner_status_idx").on(t.ownerId, t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_name_idx")
+      .on(sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_status_idx")
+      .on(t.status, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_owner_idx")
+      .on(t.ownerId, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("work_templates_latest_owner_status_idx")
+      .on(t.ownerId, t.status, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
   ],
 );
 
@@ -580,14 +609,28 @@ export const activityTemplates = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.id, t.revision] }),
-    uniqueIndex("activity_templates_latest_uq").on(t.id).where(sql`${t.isLatest} = 1`),
+    uniqueIndex("activity_templates_latest_uq")
+      .on(t.id)
+      .where(sql`${t.isLatest} = 1`),
     // Partial indexes over the latest revisions, as for work templates.
-    index("activity_templates_latest_name_idx").on(sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("activity_templates_latest_status_idx").on(t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("activity_templates_latest_type_idx").on(t.activityTypeId, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("activity_templates_latest_owner_idx").on(t.ownerId, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("activity_templates_latest_owner_status_idx").on(t.ownerId, t.status, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
-    index("activity_templates_latest_template_type_idx").on(t.templateType, sql`lower(${t.displayName})`, t.id).where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_name_idx")
+      .on(sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_status_idx")
+      .on(t.status, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_type_idx")
+      .on(t.activityTypeId, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_owner_idx")
+      .on(t.ownerId, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_owner_status_idx")
+      .on(t.ownerId, t.status, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
+    index("activity_templates_latest_template_type_idx")
+      .on(t.templateType, sql`lower(${t.displayName})`, t.id)
+      .where(sql`${t.isLatest} = 1`),
     index("activity_templates_activity_type_idx").on(t.activityTypeId),
   ],
 );
@@ -608,7 +651,10 @@ export const inputTemplates = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.activityTemplateId, t.activityTemplateRevision, t.id] }),
-    foreignKey({ columns: [t.activityTemplateId, t.activityTemplateRevision], foreignColumns: [activityTemplates.id, activityTemplates.revision] }),
+    foreignKey({
+      columns: [t.activityTemplateId, t.activityTemplateRevision],
+      foreignColumns: [activityTemplates.id, activityTemplates.revision],
+    }),
   ],
 );
 
@@ -748,7 +794,10 @@ export const fileReferences = sqliteTable(
     createdAt: text("created_at").notNull(),
     createdBy: text("created_by"),
   },
-  (t) => [index("file_references_owner_idx").on(t.ownerKind, t.ownerId, t.createdAt), index("file_references_platform_file_idx").on(t.platformFileId)],
+  (t) => [
+    index("file_references_owner_idx").on(t.ownerKind, t.ownerId, t.createdAt),
+    index("file_references_platform_file_idx").on(t.platformFileId),
+  ],
 );
 
 // --- Schedules (the minute dispatcher, src/pkg/schedule) ---
@@ -775,7 +824,12 @@ export const schedules = sqliteTable(
     lastError: text("last_error"),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.kind, t.ownerId] }), index("schedules_due_idx").on(t.nextRunAt).where(sql`${t.nextRunAt} IS NOT NULL`)],
+  (t) => [
+    primaryKey({ columns: [t.kind, t.ownerId] }),
+    index("schedules_due_idx")
+      .on(t.nextRunAt)
+      .where(sql`${t.nextRunAt} IS NOT NULL`),
+  ],
 );
 
 /**
@@ -873,7 +927,9 @@ export const jobs = sqliteTable(
     index("jobs_chain_idx").on(t.chainId, t.chainPosition),
     // Default order createdAt desc, chainPosition, id: each filter's index ends with it (see deviations).
     index("jobs_config_idx").on(t.configurationId, sql`${t.createdAt} desc`, t.chainPosition, t.id),
-    index("jobs_active_idx").on(t.status).where(sql`${t.status} IN ('Started', 'InProgress')`),
+    index("jobs_active_idx")
+      .on(t.status)
+      .where(sql`${t.status} IN ('Started', 'InProgress')`),
     index("jobs_status_idx").on(t.status, sql`${t.createdAt} desc`, t.chainPosition, t.id),
     index("jobs_created_idx").on(sql`${t.createdAt} desc`, t.chainPosition, t.id),
   ],
@@ -1069,7 +1125,10 @@ export const criticalityHistory = sqliteTable(
     criticality: real("criticality").notNull(),
     recordedAt: text("recorded_at").notNull(),
   },
-  (t) => [index("criticality_history_item_idx").on(t.itemId, t.recordedAt), uniqueIndex("criticality_history_job_uq").on(t.itemId, t.monitorJobId)],
+  (t) => [
+    index("criticality_history_item_idx").on(t.itemId, t.recordedAt),
+    uniqueIndex("criticality_history_job_uq").on(t.itemId, t.monitorJobId),
+  ],
 );
 
 /**
@@ -1124,7 +1183,10 @@ export const monitorAlarmEvents = sqliteTable(
     conditions: text("conditions").notNull(),
     recordedAt: text("recorded_at").notNull(),
   },
-  (t) => [uniqueIndex("monitor_alarm_events_action_uq").on(t.alarmId, t.action), index("monitor_alarm_events_item_idx").on(t.itemId, t.recordedAt)],
+  (t) => [
+    uniqueIndex("monitor_alarm_events_action_uq").on(t.alarmId, t.action),
+    index("monitor_alarm_events_item_idx").on(t.itemId, t.recordedAt),
+  ],
 );
 
 /**
@@ -1173,7 +1235,11 @@ export const searchIndices = sqliteTable(
     lastSync: text("last_sync"),
     ...audit,
   },
-  (t) => [uniqueIndex("search_indices_name_uq").on(t.nameKey), index("search_indices_owner_idx").on(t.ownerId, t.id), index("search_indices_type_idx").on(t.type, t.id)],
+  (t) => [
+    uniqueIndex("search_indices_name_uq").on(t.nameKey),
+    index("search_indices_owner_idx").on(t.ownerId, t.id),
+    index("search_indices_type_idx").on(t.type, t.id),
+  ],
 );
 
 /** The lines a custom library logged and what each synchronisation reported (`GET /Indices/{id}/Logs`). */
@@ -1205,7 +1271,11 @@ export const searchQueries = sqliteTable(
     metadata: text("metadata"),
     ...audit,
   },
-  (t) => [index("search_queries_owner_idx").on(t.ownerId, t.id), index("search_queries_index_idx").on(t.indexId, t.id), index("search_queries_name_idx").on(sql`lower(${t.name})`, t.id)],
+  (t) => [
+    index("search_queries_owner_idx").on(t.ownerId, t.id),
+    index("search_queries_index_idx").on(t.indexId, t.id),
+    index("search_queries_name_idx").on(sql`lower(${t.name})`, t.id),
+  ],
 );
 
 /**
@@ -1240,7 +1310,10 @@ export const activityMediaReferences = sqliteTable(
     createdAt: text("created_at").notNull(),
     createdBy: text("created_by"),
   },
-  (t) => [primaryKey({ columns: [t.activityId, t.mediaReferenceId] }), index("activity_media_references_reference_idx").on(t.mediaReferenceId, t.activityId)],
+  (t) => [
+    primaryKey({ columns: [t.activityId, t.mediaReferenceId] }),
+    index("activity_media_references_reference_idx").on(t.mediaReferenceId, t.activityId),
+  ],
 );
 
 /**
@@ -1303,7 +1376,10 @@ export const webhookSubscriptionFilters = sqliteTable(
     entityKind: text("entity_kind").notNull(),
     action: text("action").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.subscriptionId, t.entityKind, t.action] }), index("webhook_subscription_filters_match_idx").on(t.entityKind, t.action)],
+  (t) => [
+    primaryKey({ columns: [t.subscriptionId, t.entityKind, t.action] }),
+    index("webhook_subscription_filters_match_idx").on(t.entityKind, t.action),
+  ],
 );
 
 /**

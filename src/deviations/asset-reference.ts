@@ -25,7 +25,8 @@ export function toAssetReference(refs: readonly AssetRef[]): Deviation["assetRef
   }
   // A plant designated directly (a deviation a monitor raised on a Plant item, issue 25) is the plant too.
   const direct = refs.find((ref) => ref.kind === "plant");
-  reference.plant = SLOTS.map((slot) => reference[slot]?.plant).find((plant) => plant) ?? (direct ? { id: direct.id, name: direct.name } : null);
+  reference.plant =
+    SLOTS.map((slot) => reference[slot]?.plant).find((plant) => plant) ?? (direct ? { id: direct.id, name: direct.name } : null);
   return reference;
 }
 

@@ -34,11 +34,20 @@ export async function readLinkedProperties(
  * The statements of one linked-property read: the links of the types (first), then the stored values
  * of the entities (one per chunk of ids). Pass their results, in order, to {@link linkedPropertiesFrom}.
  */
-export function linkedPropertiesStatements(db: D1Database, entityKind: string, rule: string, entityIds: readonly string[], types: LinkedTypes): D1PreparedStatement[] {
+export function linkedPropertiesStatements(
+  db: D1Database,
+  entityKind: string,
+  rule: string,
+  entityIds: readonly string[],
+  types: LinkedTypes,
+): D1PreparedStatement[] {
   const typeSet =
     "typeIds" in types
       ? { sql: "SELECT value FROM json_each(?1)", values: JSON.stringify(types.typeIds) }
-      : { sql: `SELECT ${types.typesOf.typeColumn} FROM ${types.typesOf.table} WHERE id IN (SELECT value FROM json_each(?1))`, values: JSON.stringify([...new Set(entityIds)]) };
+      : {
+          sql: `SELECT ${types.typesOf.typeColumn} FROM ${types.typesOf.table} WHERE id IN (SELECT value FROM json_each(?1))`,
+          values: JSON.stringify([...new Set(entityIds)]),
+        };
   const links = db
     .prepare(
       `SELECT l.entity_type_id, d.name FROM entity_type_properties l JOIN property_definitions d ON d.id = l.property_definition_id
@@ -50,7 +59,10 @@ export function linkedPropertiesStatements(db: D1Database, entityKind: string, r
 }
 
 /** The linked properties by entity id from the results of {@link linkedPropertiesStatements} (same order). */
-export function linkedPropertiesFrom(entities: readonly { id: string; typeId: string }[], results: readonly D1Result<unknown>[]): Map<string, LinkedProperty[]> {
+export function linkedPropertiesFrom(
+  entities: readonly { id: string; typeId: string }[],
+  results: readonly D1Result<unknown>[],
+): Map<string, LinkedProperty[]> {
   const result = new Map<string, LinkedProperty[]>();
   const [linksResult, ...valueResults] = results;
   const values = propertyValuesFrom(
@@ -78,10 +90,16 @@ export function linkedPropertiesFrom(entities: readonly { id: string; typeId: st
  * (`typeIdSql`, an SQL expression; `ruleSql` the application rule, a bound parameter), in link order,
  * and its stored values (`kindSql`, `idSql`). Read them with {@link linkedPropertiesFromJson}.
  */
-export function linkedPropertiesJsonColumns(kindSql: string, ruleSql: string, idSql: string, typeIdSql: string): { names: string; values: string } {
+export function linkedPropertiesJsonColumns(
+  kindSql: string,
+  ruleSql: string,
+  idSql: string,
+  typeIdSql: string,
+): { names: string; values: string } {
   return {
     // Aliases of their own (lpj, ldj), so they never capture a name of the caller's statement.
-    names: `(SELECT json_group_array(ldj.name ORDER BY lpj.position) FROM entity_type_properties lpj JOIN property_definitions ldj ON ldj.id = lpj.property_definition_id
+    names: `(SELECT json_group_array(ldj.name ORDER BY lpj.position) FROM entity_type_properties lpj JOIN property_definitions
+    ldj ON ldj.id = lpj.property_definition_id
               WHERE lpj.entity_type_id = ${typeIdSql} AND ldj.application_rule = ${ruleSql})`,
     values: propertyValuesJsonColumn(kindSql, idSql),
   };

@@ -29,7 +29,9 @@ export const deviationList = defineList({
   alias: "d",
   entityKind: DEVIATION_KIND,
   idColumn: "id",
-  select: DEVIATION_COLUMNS.split(", ").map((column) => `d.${column}`).join(", "),
+  select: DEVIATION_COLUMNS.split(", ")
+    .map((column) => `d.${column}`)
+    .join(", "),
   fields: {
     referenceId: { column: "d.reference_id" },
     status: { column: "d.status" },
@@ -55,7 +57,10 @@ export const DeviationListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the referenceId." }),
-  statuses: z.string().optional().openapi({ description: "Only these statuses: system status names or user status ids (comma-separated).", example: "new,active" }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: "Only these statuses: system status names or user status ids (comma-separated).", example: "new,active" }),
   objectOwnerIds: z.string().optional().openapi({ description: "Only deviations owned by these users (comma-separated ids)." }),
   typeIds: z.string().optional().openapi({ description: "Only deviations of these types (comma-separated ids)." }),
   riskIds: z.string().optional().openapi({ description: "Only deviations referencing these risks (comma-separated ids)." }),
@@ -63,7 +68,8 @@ export const DeviationListQuery = z.object({
   properties: properties.openapi({ description: `${properties.description ?? ""} Names are Deviation-rule property definitions.` }),
   order: order.openapi({
     description:
-      "Comma-separated `{field} [asc|desc]` over referenceId, status, type.name, objectOwner.name, risk.name, createdAt, updatedAt and properties.{name}. Default: createdAt desc.",
+      "Comma-separated `{field} [asc|desc]` over referenceId, status, type.name, objectOwner.name, risk.name, " +
+      "createdAt, updatedAt and properties.{name}. Default: createdAt desc.",
     example: "properties.Severity desc, referenceId asc",
   }),
   skip,
@@ -76,7 +82,8 @@ export type DeviationListParams = z.infer<typeof DeviationListQuery>;
 export const DeviationUniqueValuesQuery = z.object({
   ...uniqueValuesQueryShape,
   fieldNames: uniqueValuesQueryShape.fieldNames.openapi({
-    description: "Required. Comma-separated: status, objectOwner (value: id, displayName: name), type, risk, referenceId, properties.{name}.",
+    description:
+      "Required. Comma-separated: status, objectOwner (value: id, displayName: name), type, risk, referenceId, properties.{name}.",
     example: "status,objectOwner,type,properties.Severity",
   }),
 });
@@ -98,11 +105,17 @@ export function compileDeviationList(db: D1Database, params: DeviationListParams
   return compileListQuery(deviationList, params, deviationCatalog(db), deviationConditions(params));
 }
 
-export async function listDeviations(db: D1Database, params: DeviationListParams): Promise<{ items: Versioned<Deviation>[]; total: number | undefined }> {
+export async function listDeviations(
+  db: D1Database,
+  params: DeviationListParams,
+): Promise<{ items: Versioned<Deviation>[]; total: number | undefined }> {
   const { items, total } = await runListQuery<DeviationRow>(db, await compileDeviationList(db, params));
   return { items: await hydrateDeviations(db, items), total };
 }
 
-export async function deviationUniqueValues(db: D1Database, params: z.infer<typeof DeviationUniqueValuesQuery>): Promise<UniqueValuesResult[]> {
+export async function deviationUniqueValues(
+  db: D1Database,
+  params: z.infer<typeof DeviationUniqueValuesQuery>,
+): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(deviationList, params, deviationCatalog(db)));
 }

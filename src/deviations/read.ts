@@ -3,13 +3,24 @@
  * and work item links. A page is hydrated in one batch; a single read is one statement with its
  * parts as columns, so each costs one D1 round trip (test/contract/read-round-trips.test.ts).
  */
-import { designationsFrom, designationsFromJson, designationsJsonColumn, designationsStatement, type AssetRef } from "../assets/designations";
+import {
+  designationsFrom,
+  designationsFromJson,
+  designationsJsonColumn,
+  designationsStatement,
+  type AssetRef,
+} from "../assets/designations";
 import { notFound } from "../pkg/errors";
 import { parseJson } from "../pkg/db";
 import type { Versioned } from "../pkg/resource";
 import type { LinkedProperty } from "../properties/values";
 import { toAssetReference } from "./asset-reference";
-import { linkedPropertiesFrom, linkedPropertiesFromJson, linkedPropertiesJsonColumns, linkedPropertiesStatements } from "./linked-properties";
+import {
+  linkedPropertiesFrom,
+  linkedPropertiesFromJson,
+  linkedPropertiesJsonColumns,
+  linkedPropertiesStatements,
+} from "./linked-properties";
 import { INSPECTION_ORIGIN, type Deviation, type DeviationOrigin } from "./schema";
 
 export const DEVIATION_KIND = "deviation";
@@ -34,7 +45,9 @@ export interface DeviationRow {
   updated_at: string;
 }
 
-export const DEVIATION_COLUMNS = "id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, origin, etag, created_at, updated_at";
+export const DEVIATION_COLUMNS =
+  "id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, origin, " +
+  "etag, created_at, updated_at";
 
 export interface Relationship {
   id: string;
@@ -94,7 +107,11 @@ function partsStatements(db: D1Database, ids: readonly string[], typeIds: readon
   const idList = JSON.stringify(ids);
   const types =
     typeIds === undefined
-      ? db.prepare("SELECT id, name FROM entity_types WHERE id IN (SELECT type_id FROM deviations WHERE id IN (SELECT value FROM json_each(?1)))").bind(idList)
+      ? db
+          .prepare(
+            "SELECT id, name FROM entity_types WHERE id IN (SELECT type_id FROM deviations WHERE id IN (SELECT value FROM json_each(?1)))",
+          )
+          .bind(idList)
       : db.prepare("SELECT id, name FROM entity_types WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(typeIds));
   return [
     types,
@@ -104,9 +121,20 @@ function partsStatements(db: D1Database, ids: readonly string[], typeIds: readon
           WHERE r.deviation_id IN (SELECT value FROM json_each(?1))`,
       )
       .bind(idList),
-    db.prepare("SELECT deviation_id, work_item_id FROM deviation_work_items WHERE deviation_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id").bind(idList),
+    db
+      .prepare(
+        "SELECT deviation_id, work_item_id FROM deviation_work_items WHERE deviation_id IN (SELECT value FROM " +
+          "json_each(?1)) ORDER BY work_item_id",
+      )
+      .bind(idList),
     designationsStatement(db, DEVIATION_KIND, ids),
-    ...linkedPropertiesStatements(db, DEVIATION_KIND, DEVIATION_RULE, ids, typeIds === undefined ? { typesOf: { table: "deviations", typeColumn: "type_id" } } : { typeIds }),
+    ...linkedPropertiesStatements(
+      db,
+      DEVIATION_KIND,
+      DEVIATION_RULE,
+      ids,
+      typeIds === undefined ? { typesOf: { table: "deviations", typeColumn: "type_id" } } : { typeIds },
+    ),
   ];
 }
 
@@ -171,7 +199,8 @@ const PARTS = {
   typeName: "(SELECT tj.name FROM entity_types tj WHERE tj.id = d.type_id)",
   relationships: `(SELECT json_group_array(json_array(rj.related_id, oj.reference_id))
      FROM deviation_relationships rj JOIN deviations oj ON oj.id = rj.related_id WHERE rj.deviation_id = d.id)`,
-  workItems: "(SELECT json_group_array(wj.work_item_id ORDER BY wj.work_item_id) FROM deviation_work_items wj WHERE wj.deviation_id = d.id)",
+  workItems:
+    "(SELECT json_group_array(wj.work_item_id ORDER BY wj.work_item_id) FROM deviation_work_items wj WHERE wj.deviation_id = d.id)",
   assets: designationsJsonColumn("?2", "d.id"),
   linkedNames: LINKED.names,
   values: LINKED.values,
@@ -194,7 +223,12 @@ async function readDeviation(db: D1Database, id: string): Promise<{ row: Deviati
     typeName: found.part_typeName ?? "",
     assets: designationsFromJson(row.id, found.part_assets),
     properties: linkedPropertiesFromJson(found.part_linkedNames, found.part_values, row.id),
-    relationships: sortRelationships((JSON.parse(found.part_relationships ?? "[]") as [string, string][]).map(([relatedId, referenceId]) => ({ id: relatedId, referenceId }))),
+    relationships: sortRelationships(
+      (JSON.parse(found.part_relationships ?? "[]") as [string, string][]).map(([relatedId, referenceId]) => ({
+        id: relatedId,
+        referenceId,
+      })),
+    ),
     workItemIds: JSON.parse(found.part_workItems ?? "[]") as string[],
   };
   return { row, current: await composeDeviation(row, parts) };

@@ -12,7 +12,11 @@ import type { Relationship } from "./read";
  * Checks the requested related ids: no self-link, no duplicate, each exists. Returns them with
  * their referenceIds, or the problems found.
  */
-export async function checkRelationships(db: D1Database, selfId: string, requested: readonly { id: string }[]): Promise<{ related: Relationship[]; errors: FieldProblem[] }> {
+export async function checkRelationships(
+  db: D1Database,
+  selfId: string,
+  requested: readonly { id: string }[],
+): Promise<{ related: Relationship[]; errors: FieldProblem[] }> {
   const ids = requested.map((r) => r.id.toLowerCase());
   const errors: FieldProblem[] = [];
   if (ids.length === 0) return { related: [], errors };
@@ -47,7 +51,9 @@ export function replaceRelationshipsStatements(
   now: string,
 ): D1PreparedStatement[] {
   const list = JSON.stringify(relatedIds);
-  const touched = [...new Set([...relatedIds, ...previousIds])].filter((other) => !(relatedIds.includes(other) && previousIds.includes(other)));
+  const touched = [...new Set([...relatedIds, ...previousIds])].filter(
+    (other) => !(relatedIds.includes(other) && previousIds.includes(other)),
+  );
   const statements = [
     db
       .prepare(
@@ -59,8 +65,16 @@ export function replaceRelationshipsStatements(
   ];
   if (relatedIds.length > 0) {
     statements.push(
-      db.prepare("INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT ?1, value, ?3 FROM json_each(?2)").bind(id, list, now),
-      db.prepare("INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT value, ?1, ?3 FROM json_each(?2)").bind(id, list, now),
+      db
+        .prepare(
+          "INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT ?1, value, ?3 FROM json_each(?2)",
+        )
+        .bind(id, list, now),
+      db
+        .prepare(
+          "INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT value, ?1, ?3 FROM json_each(?2)",
+        )
+        .bind(id, list, now),
     );
   }
   if (touched.length > 0) statements.push(touchDeviationsStatement(db, touched));
@@ -69,7 +83,9 @@ export function replaceRelationshipsStatements(
 
 /** Gives deviations a new etag token (their representation changed through another entity). */
 export function touchDeviationsStatement(db: D1Database, ids: readonly string[]): D1PreparedStatement {
-  return db.prepare("UPDATE deviations SET etag = ?1 WHERE id IN (SELECT value FROM json_each(?2))").bind(newEtagToken(), JSON.stringify(ids));
+  return db
+    .prepare("UPDATE deviations SET etag = ?1 WHERE id IN (SELECT value FROM json_each(?2))")
+    .bind(newEtagToken(), JSON.stringify(ids));
 }
 
 export function relationshipsProblem(errors: FieldProblem[]): ApiError {

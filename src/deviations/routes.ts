@@ -15,7 +15,8 @@ const tags = ["Deviations"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
 const RULES =
-  "typeId defaults to General. properties: only Deviation-rule definitions linked to the type. assetReference: a main system, a design object and/or " +
+  "typeId defaults to General. properties: only Deviation-rule definitions linked to the type. assetReference: a " +
+  "main system, a design object and/or " +
   "equipment by id; equipment and a design object must belong to the given main system, and all to one plant (derived, read-only). " +
   "relationships are symmetric (the related deviation lists this one too); no self-links or duplicates.";
 
@@ -32,7 +33,9 @@ export function deviationsApp() {
       responses: {
         200: {
           ...json(z.array(DeviationSchema), "One page of deviations."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -60,14 +63,17 @@ export function deviationsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Deviations/{id}",
-      tags,
-      summary: "Get a deviation",
-      request: { params: IdParam },
-      responses: { 200: json(DeviationSchema, "The deviation, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Deviations/{id}",
+        tags,
+        summary: "Get a deviation",
+        request: { params: IdParam },
+        responses: { 200: json(DeviationSchema, "The deviation, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+      },
+    ),
     async (c) => {
       const found = await getDeviation(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -80,7 +86,9 @@ export function deviationsApp() {
       path: "/Deviations",
       tags,
       summary: "Create a deviation",
-      description: `${RULES} referenceId, when absent, is DEV- and the first 8 hex digits of the id (upper-case); referenceIds are unique (case-insensitive, 409).`,
+      description:
+        `${RULES} referenceId, when absent, is DEV- and the first 8 hex digits of the id (upper-case); referenceIds are ` +
+        `unique (case-insensitive, 409).`,
       request: { body: { required: true, content: { "application/json": { schema: CreateDeviationSchema } } } },
       responses: { 201: json(DeviationSchema, "The created deviation.") },
     }),
@@ -92,15 +100,20 @@ export function deviationsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/Deviations",
-      tags,
-      summary: "Replace a deviation (the id is in the body)",
-      description: `${RULES} Absent referenceId, typeId and objectOwner keep their current values; relationships replace the list (and the reverse rows).`,
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateDeviationSchema } } } },
-      responses: { 200: json(DeviationSchema, "The updated deviation.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/Deviations",
+        tags,
+        summary: "Replace a deviation (the id is in the body)",
+        description:
+          `${RULES} Absent referenceId, typeId and objectOwner keep their current values; relationships replace the list ` +
+          `(and the reverse rows).`,
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateDeviationSchema } } } },
+        responses: { 200: json(DeviationSchema, "The updated deviation.") },
+      },
+    ),
     async (c) => {
       const updated = await updateDeviation(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -108,14 +121,17 @@ export function deviationsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 412] }, {
-      method: "delete",
-      path: "/Deviations/{id}",
-      tags,
-      summary: "Delete a deviation with its relationships, designations, property values and work item links",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 412] },
+      {
+        method: "delete",
+        path: "/Deviations/{id}",
+        tags,
+        summary: "Delete a deviation with its relationships, designations, property values and work item links",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteDeviation(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

@@ -22,7 +22,10 @@ export const AssetReferenceSchema = z
     mainSystem: AssetRefSchema.nullable(),
     designObject: AssetRefSchema.nullable(),
     equipment: AssetRefSchema.nullable(),
-    plant: z.object({ id: z.uuid(), name: z.string() }).nullable().openapi({ description: "Derived from the designated assets; read-only." }),
+    plant: z
+      .object({ id: z.uuid(), name: z.string() })
+      .nullable()
+      .openapi({ description: "Derived from the designated assets; read-only." }),
   })
   .openapi("DeviationAssetReference");
 
@@ -39,9 +42,19 @@ export const DeviationOriginSchema = z
     monitorJobId: z.uuid().nullable(),
     alarmId: z.uuid().nullable(),
   })
-  .openapi("DeviationOrigin", { description: "inspection: made through the API; monitoring: raised by a monitor's alarm (the monitor, controller, monitor job and alarm). Read-only." });
+  .openapi("DeviationOrigin", {
+    description:
+      "inspection: made through the API; monitoring: raised by a monitor's alarm (the monitor, controller, monitor " +
+      "job and alarm). Read-only.",
+  });
 export type DeviationOrigin = z.infer<typeof DeviationOriginSchema>;
-export const INSPECTION_ORIGIN: DeviationOrigin = { kind: "inspection", monitor: null, controller: null, monitorJobId: null, alarmId: null };
+export const INSPECTION_ORIGIN: DeviationOrigin = {
+  kind: "inspection",
+  monitor: null,
+  controller: null,
+  monitorJobId: null,
+  alarmId: null,
+};
 
 export const DeviationSchema = z
   .object({
@@ -53,9 +66,13 @@ export const DeviationSchema = z
     objectOwner: z.object({ id: z.string(), name: z.string().nullable() }),
     risk: z.object({ id: z.string(), name: z.string().nullable() }).nullable(),
     assetReference: AssetReferenceSchema,
-    properties: z.array(z.object({ name: z.string(), value: z.unknown() })).openapi({ description: "Every Deviation property linked to the type, in link order." }),
+    properties: z
+      .array(z.object({ name: z.string(), value: z.unknown() }))
+      .openapi({ description: "Every Deviation property linked to the type, in link order." }),
     relationships: z.array(z.object({ id: z.uuid(), referenceId: z.string() })).openapi({ description: "Related deviations (symmetric)." }),
-    workItemIds: z.array(z.uuid()).openapi({ description: "Linked work items; read-only (link with POST /Deviations/{id}/WorkItems/{workItemId})." }),
+    workItemIds: z
+      .array(z.uuid())
+      .openapi({ description: "Linked work items; read-only (link with POST /Deviations/{id}/WorkItems/{workItemId})." }),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     origin: DeviationOriginSchema,
     createdAt: z.iso.datetime(),
@@ -88,13 +105,20 @@ const fields = {
     .min(1)
     .max(100)
     .optional()
-    .openapi({ description: "Unique (case-insensitive). On create, when absent: DEV- and the first 8 hex digits of the id, upper-case. On PUT, when absent: kept." }),
+    .openapi({
+      description:
+        "Unique (case-insensitive). On create, when absent: DEV- and the first 8 hex digits of the id, upper-case. On " +
+        "PUT, when absent: kept.",
+    }),
   description: z.string().max(10_000).nullable().default(null),
   status: StatusSchema.default("new"),
   typeId: z
     .uuid()
     .optional()
-    .openapi({ description: `A deviation type (GET /DeviationTypes). Default on create: General (${DEFAULT_ENTITY_TYPE_ID}); on PUT, when absent: kept.` }),
+    .openapi({
+      description:
+        `A deviation type (GET /DeviationTypes). Default on create: General (${DEFAULT_ENTITY_TYPE_ID}); on PUT, when ` + `absent: kept.`,
+    }),
   objectOwner: PersonSchema.nullable().optional().openapi({ description: "Default on create: the caller; on PUT, when absent: kept." }),
   risk: RiskSchema.nullable().default(null),
   assetReference: AssetReferenceInputSchema.default({ mainSystem: null, designObject: null, equipment: null }),
@@ -107,12 +131,19 @@ const fields = {
     .array(RelationshipInput)
     .max(MAX_RELATIONSHIPS)
     .default([])
-    .openapi({ description: `Related deviations by id (symmetric: the other side lists this one too); no self-links, no duplicates; at most ${MAX_RELATIONSHIPS}.` }),
+    .openapi({
+      description:
+        `Related deviations by id (symmetric: the other side lists this one too); no self-links, no duplicates; at most ` +
+        `${MAX_RELATIONSHIPS}.`,
+    }),
   metadata: MetadataSchema,
 };
 
 export const CreateDeviationSchema = z.object(fields).strict().openapi("CreateDeviation");
-export const UpdateDeviationSchema = updateBodyOf(DeviationSchema, fields, "UpdateDeviation", { type: "typeId counts", origin: "set when the deviation is made" });
+export const UpdateDeviationSchema = updateBodyOf(DeviationSchema, fields, "UpdateDeviation", {
+  type: "typeId counts",
+  origin: "set when the deviation is made",
+});
 
 export type DeviationInput = z.infer<typeof CreateDeviationSchema>;
 export type DeviationUpdate = z.infer<typeof UpdateDeviationSchema>;

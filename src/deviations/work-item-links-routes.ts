@@ -29,13 +29,22 @@ export function deviationWorkItemLinksApp() {
       tags: ["Deviations"],
       summary: "The work items linked to a deviation",
       request: { params: z.object({ id: uuidParam("id") }) },
-      responses: { 200: { description: "Linked work items, by id.", content: { "application/json": { schema: z.array(LinkedWorkItemSchema) } } } },
+      responses: {
+        200: { description: "Linked work items, by id.", content: { "application/json": { schema: z.array(LinkedWorkItemSchema) } } },
+      },
     }),
     async (c) => c.json(await workItemsOfDeviation(c.env.DB, c.req.valid("param").id), 200),
   );
 
   app.openapi(
-    defineRoute(write, { method: "post", path: "/Deviations/{id}/WorkItems/{workItemId}", tags: ["Deviations"], summary: "Link a work item", request: { params: DeviationSide }, responses: linked }),
+    defineRoute(write, {
+      method: "post",
+      path: "/Deviations/{id}/WorkItems/{workItemId}",
+      tags: ["Deviations"],
+      summary: "Link a work item",
+      request: { params: DeviationSide },
+      responses: linked,
+    }),
     async (c) => {
       const { id, workItemId } = c.req.valid("param");
       await linkWorkItem(writeContext(c), id, workItemId);
@@ -44,7 +53,14 @@ export function deviationWorkItemLinksApp() {
   );
 
   app.openapi(
-    defineRoute(write, { method: "delete", path: "/Deviations/{id}/WorkItems/{workItemId}", tags: ["Deviations"], summary: "Unlink a work item", request: { params: DeviationSide }, responses: unlinked }),
+    defineRoute(write, {
+      method: "delete",
+      path: "/Deviations/{id}/WorkItems/{workItemId}",
+      tags: ["Deviations"],
+      summary: "Unlink a work item",
+      request: { params: DeviationSide },
+      responses: unlinked,
+    }),
     async (c) => {
       const { id, workItemId } = c.req.valid("param");
       await unlinkWorkItem(writeContext(c), id, workItemId);
@@ -59,13 +75,26 @@ export function deviationWorkItemLinksApp() {
       tags: ["Work items"],
       summary: "The deviations linked to a work item",
       request: { params: z.object({ id: uuidParam("id") }) },
-      responses: { 200: { description: "Linked deviations, by referenceId.", content: { "application/json": { schema: z.array(DeviationSchema) } } } },
+      responses: {
+        200: { description: "Linked deviations, by referenceId.", content: { "application/json": { schema: z.array(DeviationSchema) } } },
+      },
     }),
-    async (c) => c.json((await deviationsOfWorkItem(c.env.DB, c.req.valid("param").id)).map((d) => d.value), 200),
+    async (c) =>
+      c.json(
+        (await deviationsOfWorkItem(c.env.DB, c.req.valid("param").id)).map((d) => d.value),
+        200,
+      ),
   );
 
   app.openapi(
-    defineRoute(write, { method: "post", path: "/WorkItems/{id}/Deviations/{deviationId}", tags: ["Work items"], summary: "Link a deviation", request: { params: WorkItemSide }, responses: linked }),
+    defineRoute(write, {
+      method: "post",
+      path: "/WorkItems/{id}/Deviations/{deviationId}",
+      tags: ["Work items"],
+      summary: "Link a deviation",
+      request: { params: WorkItemSide },
+      responses: linked,
+    }),
     async (c) => {
       const { id, deviationId } = c.req.valid("param");
       await linkWorkItem(writeContext(c), deviationId, id);
@@ -74,7 +103,14 @@ export function deviationWorkItemLinksApp() {
   );
 
   app.openapi(
-    defineRoute(write, { method: "delete", path: "/WorkItems/{id}/Deviations/{deviationId}", tags: ["Work items"], summary: "Unlink a deviation", request: { params: WorkItemSide }, responses: unlinked }),
+    defineRoute(write, {
+      method: "delete",
+      path: "/WorkItems/{id}/Deviations/{deviationId}",
+      tags: ["Work items"],
+      summary: "Unlink a deviation",
+      request: { params: WorkItemSide },
+      responses: unlinked,
+    }),
     async (c) => {
       const { id, deviationId } = c.req.valid("param");
       await unlinkWorkItem(writeContext(c), deviationId, id);

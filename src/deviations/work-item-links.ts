@@ -42,7 +42,9 @@ interface WorkItemRow {
 /** 404 naming the side that does not exist. */
 async function assertBothExist(db: D1Database, deviationId: string, workItemId: string): Promise<void> {
   const row = await db
-    .prepare("SELECT EXISTS (SELECT 1 FROM deviations WHERE id = ?1) AS deviation, EXISTS (SELECT 1 FROM work_items WHERE id = ?2) AS workItem")
+    .prepare(
+      "SELECT EXISTS (SELECT 1 FROM deviations WHERE id = ?1) AS deviation, EXISTS (SELECT 1 FROM work_items WHERE id = ?2) AS workItem",
+    )
     .bind(deviationId, workItemId)
     .first<{ deviation: number; workItem: number }>();
   if (!row?.deviation) throw notFound("Deviation", deviationId);
@@ -77,7 +79,9 @@ export async function deviationsOfWorkItem(db: D1Database, workItemId: string): 
   if (!exists) throw notFound("Work item", id);
   const { results } = await db
     .prepare(
-      `SELECT ${DEVIATION_COLUMNS.split(", ").map((c) => `d.${c}`).join(", ")}
+      `SELECT ${DEVIATION_COLUMNS.split(", ")
+        .map((c) => `d.${c}`)
+        .join(", ")}
          FROM deviation_work_items l JOIN deviations d ON d.id = l.deviation_id
         WHERE l.work_item_id = ?1 ORDER BY d.reference_id, d.id`,
     )
@@ -90,8 +94,18 @@ export async function deviationsOfWorkItem(db: D1Database, workItemId: string): 
 function followUps(ctx: WriteContext, deviationId: string, workItemId: string, linked: boolean): D1PreparedStatement[] {
   const payload = { deviationId, workItemId, linked };
   return [
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: deviationId, action: "updated", payload }, "previousChanged"),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: WORK_ITEM_KIND, entityId: workItemId, action: "updated", payload }, "previousChanged"),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: DEVIATION_KIND, entityId: deviationId, action: "updated", payload },
+      "previousChanged",
+    ),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: WORK_ITEM_KIND, entityId: workItemId, action: "updated", payload },
+      "previousChanged",
+    ),
     ctx.db.prepare("UPDATE deviations SET etag = ?1 WHERE id = ?2 AND changes() > 0").bind(newEtagToken(), deviationId),
     ctx.db.prepare("UPDATE work_items SET etag = ?1 WHERE id = ?2 AND changes() > 0").bind(newEtagToken(), workItemId),
   ];

@@ -9,12 +9,35 @@ import { deleteDesignationsStatement, replaceDesignationsStatements, type AssetR
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
-import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
+import {
+  assertStatement,
+  conflict,
+  isAssertionFailure,
+  isForeignKeyViolation,
+  isUniqueViolation,
+  newEtagToken,
+  type WriteContext,
+} from "../pkg/db";
 import type { Versioned } from "../pkg/resource";
-import { deletePropertyValuesStatement, replacePropertyValuesStatements, resolveLinkedValues, toLinkedProperties, toPropertyValueRows, type ResolvedProperty } from "../properties/values";
+import {
+  deletePropertyValuesStatement,
+  replacePropertyValuesStatements,
+  resolveLinkedValues,
+  toLinkedProperties,
+  toPropertyValueRows,
+  type ResolvedProperty,
+} from "../properties/values";
 import { checkStatus, ownerOrCaller, type Person } from "../work/common";
 import { resolveAssetReference } from "./asset-reference";
-import { composeDeviation, DEVIATION_KIND, DEVIATION_RULE, readForWrite, sortRelationships, type DeviationRow, type Relationship } from "./read";
+import {
+  composeDeviation,
+  DEVIATION_KIND,
+  DEVIATION_RULE,
+  readForWrite,
+  sortRelationships,
+  type DeviationRow,
+  type Relationship,
+} from "./read";
 import { checkRelationships, replaceRelationshipsStatements, touchDeviationsStatement } from "./relationships";
 import type { Deviation, DeviationInput, DeviationUpdate } from "./schema";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
@@ -61,7 +84,13 @@ async function checkInput(db: D1Database, selfId: string, typeId: string, input:
   // Values are checked against the type only when it is one (else every name would be unknown too).
   const properties = type
     ? await collect(errors, () =>
-        resolveLinkedValues(db, { entityTypeId: typeId, applicationRule: DEVIATION_RULE, values: input.properties, field: "body.properties", entityTypeField: "body.typeId" }),
+        resolveLinkedValues(db, {
+          entityTypeId: typeId,
+          applicationRule: DEVIATION_RULE,
+          values: input.properties,
+          field: "body.properties",
+          entityTypeField: "body.typeId",
+        }),
       )
     : undefined;
   if (errors.length > 0 || !type || status === undefined || !assets || !properties) {
@@ -70,7 +99,13 @@ async function checkInput(db: D1Database, selfId: string, typeId: string, input:
   return { status, typeName: type.name, assets, properties, related };
 }
 
-function rowFor(id: string, input: DeviationInput, checked: Checked, fixed: { referenceId: string; typeId: string; owner: Person; createdAt: string; origin: string | null }, now: string): DeviationRow {
+function rowFor(
+  id: string,
+  input: DeviationInput,
+  checked: Checked,
+  fixed: { referenceId: string; typeId: string; owner: Person; createdAt: string; origin: string | null },
+  now: string,
+): DeviationRow {
   return {
     id,
     reference_id: fixed.referenceId,
@@ -108,7 +143,8 @@ async function runWrite(db: D1Database, statements: D1PreparedStatement[], refer
       ]);
     }
     // A related deviation, an asset or the type was deleted between the checks and the write.
-    if (isForeignKeyViolation(error)) throw conflict("A related deviation, a designated asset or the type was deleted meanwhile; read them again.");
+    if (isForeignKeyViolation(error))
+      throw conflict("A related deviation, a designated asset or the type was deleted meanwhile; read them again.");
     throw error;
   }
 }
@@ -132,12 +168,34 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
     [
       ctx.db
         .prepare(
-          `INSERT INTO deviations (id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name, metadata, etag, created_at, updated_at, created_by, reference_key)
+          `INSERT INTO deviations (id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name,
+          metadata, etag, created_at, updated_at, created_by, reference_key)
            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)`,
         )
-        .bind(id, row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.reference_id)),
+        .bind(
+          id,
+          row.reference_id,
+          row.description,
+          row.status,
+          row.type_id,
+          row.owner_id,
+          row.owner_name,
+          row.risk_id,
+          row.risk_name,
+          row.metadata,
+          row.etag,
+          ctx.now,
+          ctx.actorId,
+          nameKey(row.reference_id),
+        ),
       ...dependentStatements(ctx, row, checked),
-      ...replaceRelationshipsStatements(ctx.db, id, checked.related.map((r) => r.id), [], ctx.now),
+      ...replaceRelationshipsStatements(
+        ctx.db,
+        id,
+        checked.related.map((r) => r.id),
+        [],
+        ctx.now,
+      ),
       outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: id, action: "created", payload: created.value }),
     ],
     referenceId,
@@ -154,11 +212,20 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
   // while no main system, design object or equipment is given, since the body has no slot for it.
   const plant = current.value.assetReference.plant;
   const slotsGiven = checked.assets.length > 0;
-  const viaSlot = current.value.assetReference.mainSystem ?? current.value.assetReference.designObject ?? current.value.assetReference.equipment;
+  const viaSlot =
+    current.value.assetReference.mainSystem ?? current.value.assetReference.designObject ?? current.value.assetReference.equipment;
   if (!slotsGiven && plant && !viaSlot) checked.assets.push({ id: plant.id, kind: "plant", name: plant.name, plant });
-  const owner = input.objectOwner ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null } : { id: currentRow.owner_id, name: currentRow.owner_name };
+  const owner = input.objectOwner
+    ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
+    : { id: currentRow.owner_id, name: currentRow.owner_name };
   const referenceId = input.referenceId ?? currentRow.reference_id;
-  const row = rowFor(currentRow.id, input, checked, { referenceId, typeId, owner, createdAt: currentRow.created_at, origin: currentRow.origin }, ctx.now);
+  const row = rowFor(
+    currentRow.id,
+    input,
+    checked,
+    { referenceId, typeId, owner, createdAt: currentRow.created_at, origin: currentRow.origin },
+    ctx.now,
+  );
   const updated = await composeDeviation(row, {
     typeName: checked.typeName,
     assets: checked.assets,
@@ -172,10 +239,25 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
       assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
       ctx.db
         .prepare(
-          `UPDATE deviations SET reference_id = ?1, reference_key = ?13, description = ?2, status = ?3, type_id = ?4, owner_id = ?5, owner_name = ?6, risk_id = ?7, risk_name = ?8,
+          `UPDATE deviations SET reference_id = ?1, reference_key = ?13, description = ?2, status = ?3, type_id = ?4, owner_id
+          = ?5, owner_name = ?6, risk_id = ?7, risk_name = ?8,
                   metadata = ?9, etag = ?10, updated_at = ?11 WHERE id = ?12`,
         )
-        .bind(row.reference_id, row.description, row.status, row.type_id, row.owner_id, row.owner_name, row.risk_id, row.risk_name, row.metadata, row.etag, ctx.now, row.id, nameKey(row.reference_id)),
+        .bind(
+          row.reference_id,
+          row.description,
+          row.status,
+          row.type_id,
+          row.owner_id,
+          row.owner_name,
+          row.risk_id,
+          row.risk_name,
+          row.metadata,
+          row.etag,
+          ctx.now,
+          row.id,
+          nameKey(row.reference_id),
+        ),
       ...dependentStatements(ctx, row, checked),
       ...replaceRelationshipsStatements(
         ctx.db,
@@ -184,7 +266,12 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
         current.value.relationships.map((r) => r.id),
         ctx.now,
       ),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value }, { table: "deviations", etag: row.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value },
+        { table: "deviations", etag: row.etag },
+      ),
     ],
     referenceId,
   );
@@ -203,12 +290,19 @@ export async function deleteDeviation(ctx: WriteContext, id: string): Promise<vo
       ...(related.length > 0 ? [touchDeviationsStatement(ctx.db, related)] : []),
       ctx.db.prepare("DELETE FROM deviation_relationships WHERE deviation_id = ?1 OR related_id = ?1").bind(row.id),
       // The linked work items show this deviation in deviationIds, so their representation changes.
-      ctx.db.prepare("UPDATE work_items SET etag = ?1 WHERE id IN (SELECT work_item_id FROM deviation_work_items WHERE deviation_id = ?2)").bind(newEtagToken(), row.id),
+      ctx.db
+        .prepare("UPDATE work_items SET etag = ?1 WHERE id IN (SELECT work_item_id FROM deviation_work_items WHERE deviation_id = ?2)")
+        .bind(newEtagToken(), row.id),
       ctx.db.prepare("DELETE FROM deviation_work_items WHERE deviation_id = ?1").bind(row.id),
       deleteDesignationsStatement(ctx.db, DEVIATION_KIND, row.id),
       deletePropertyValuesStatement(ctx.db, DEVIATION_KIND, row.id),
       ctx.db.prepare("DELETE FROM deviations WHERE id = ?1").bind(row.id),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: row.id, action: "deleted", payload: null }, "previousChanged"),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: DEVIATION_KIND, entityId: row.id, action: "deleted", payload: null },
+        "previousChanged",
+      ),
     ],
     row.reference_id,
   );

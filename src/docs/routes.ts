@@ -36,7 +36,7 @@ function registerPublicRoutes(app: OpenAPIHono<AppEnv>): void {
     operationId: "getHealth",
     tags: ["Platform"],
     summary: "Whether the service answers",
-    description: "Needs no token. `{ \"status\": \"ok\" }` while the Worker runs.",
+    description: 'Needs no token. `{ "status": "ok" }` while the Worker runs.',
     security: [],
     responses: {
       200: {
@@ -52,8 +52,10 @@ function registerPublicRoutes(app: OpenAPIHono<AppEnv>): void {
     tags: ["Platform"],
     summary: "Get a token for a machine client (OAuth 2.0 client credentials)",
     description:
-      "RFC 6749 4.4, as the original product's identity server answered it. Locally only: `npm start` configures one client, `local-integration`, " +
-      "whose secret is in `.dev/local-oauth-client-secret`; a deployment gets its tokens from its identity provider (README, \"Machine clients\") and answers 404. " +
+      "RFC 6749 4.4, as the original product's identity server answered it. Locally only: `npm start` configures one " +
+      "client, `local-integration`, " +
+      "whose secret is in `.dev/local-oauth-client-secret`; a deployment gets its tokens from its identity provider " +
+      '(README, "Machine clients") and answers 404. ' +
       "The client id and secret go in the form or as HTTP Basic; `scope` (space-separated permissions) narrows the client's permissions.",
     security: [],
     request: {
@@ -66,7 +68,10 @@ function registerPublicRoutes(app: OpenAPIHono<AppEnv>): void {
                 grant_type: z.literal("client_credentials"),
                 client_id: z.string().optional().openapi({ example: "local-integration" }),
                 client_secret: z.string().optional(),
-                scope: z.string().optional().openapi({ description: "Space-separated permissions, a subset of the client's.", example: "files_read files_write" }),
+                scope: z
+                  .string()
+                  .optional()
+                  .openapi({ description: "Space-separated permissions, a subset of the client's.", example: "files_read files_write" }),
               })
               .openapi("TokenRequest"),
           },
@@ -89,7 +94,10 @@ function registerPublicRoutes(app: OpenAPIHono<AppEnv>): void {
           },
         },
       },
-      400: { description: "invalid_request, unsupported_grant_type or invalid_scope.", content: { "application/json": { schema: OAuthError } } },
+      400: {
+        description: "invalid_request, unsupported_grant_type or invalid_scope.",
+        content: { "application/json": { schema: OAuthError } },
+      },
       401: { description: "invalid_client: unknown client or wrong secret.", content: { "application/json": { schema: OAuthError } } },
       404: { description: "not_configured: this deployment issues no tokens.", content: { "application/json": { schema: OAuthError } } },
     },
@@ -112,13 +120,15 @@ const DOCS_HTML = `<!doctype html>
 </html>`;
 
 export function registerDocs(app: OpenAPIHono<AppEnv>): void {
-  for (const [name, parameter] of Object.entries(SHARED_HEADERS)) app.openAPIRegistry.registerComponent("parameters", name, parameter as never);
+  for (const [name, parameter] of Object.entries(SHARED_HEADERS))
+    app.openAPIRegistry.registerComponent("parameters", name, parameter as never);
   registerPublicRoutes(app);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "A JWT from the identity provider (locally: `npm run token`). Permissions are read from the `permissions` or `scope` claim.",
+    description:
+      "A JWT from the identity provider (locally: `npm run token`). Permissions are read from the `permissions` or `scope` claim.",
   });
 
   app.doc31("/openapi.json", (c) => ({
@@ -127,7 +137,8 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
       title: "integrity-edge",
       version: "1.0.0",
       description: [
-        "Industrial asset-integrity API: deviations, revisioned templates, work items, media, data processing, monitors, upload and search.",
+        "Industrial asset-integrity API: deviations, revisioned templates, work items, media, data processing, " +
+          "monitors, upload and search.",
         "",
         "Conventions: JSON in camelCase; ids are UUIDs; times ISO 8601 UTC. Errors are RFC 9457 problem details.",
         "Select an API version per request with the `api-version` header (absent = latest of the area): " +
@@ -148,7 +159,10 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
   app.get("/swagger/:version/swagger.json", async (c) => {
     const version = c.req.param("version");
     if (!swaggerVersionKnown(version)) {
-      const error = new ApiError("NotFound", `No API version '${version}': swagger/{version}/swagger.json takes ${knownVersions().join(", ")} or a major version such as v1.`);
+      const error = new ApiError(
+        "NotFound",
+        `No API version '${version}': swagger/{version}/swagger.json takes ${knownVersions().join(", ")} or a major version such as v1.`,
+      );
       return problemResponse(error, c.get("requestId"), c.req.path);
     }
     const url = new URL(c.req.url);

@@ -71,7 +71,9 @@ export function guardedOutboxStatement(
     return db.prepare(`${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE changes() > 0`).bind(...values);
   }
   return db
-    .prepare(`${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM ${guard.table} WHERE id = ?3 AND etag = ?9)`)
+    .prepare(
+      `${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM ${guard.table} WHERE id = ?3 AND etag = ?9)`,
+    )
     .bind(...values, guard.etag);
 }
 
@@ -97,7 +99,8 @@ export async function relayOutbox(env: Bindings, log: Logger, maxRounds = 10): P
   let sent = 0;
   for (let round = 0; round < maxRounds; round++) {
     const { results } = await env.DB.prepare(
-      "SELECT seq, id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id FROM outbox WHERE dispatched_at IS NULL ORDER BY seq LIMIT ?1",
+      "SELECT seq, id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id FROM outbox WHERE " +
+        "dispatched_at IS NULL ORDER BY seq LIMIT ?1",
     )
       .bind(RELAY_BATCH)
       .all<OutboxRow>();

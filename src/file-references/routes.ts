@@ -34,26 +34,32 @@ export function fileReferencesApp({ base, owner, tag, listSummary }: FileReferen
   const lower = (id: string) => id.toLowerCase();
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: `${base}/{id}/FileReferences`,
-      tags,
-      summary: listSummary,
-      request: { params: IdParam },
-      responses: { 200: json(z.array(FileReferenceSchema), "The file references, oldest first.") },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: `${base}/{id}/FileReferences`,
+        tags,
+        summary: listSummary,
+        request: { params: IdParam },
+        responses: { 200: json(z.array(FileReferenceSchema), "The file references, oldest first.") },
+      },
+    ),
     async (c) => c.json(await listFileReferences(c.env.DB, owner, lower(c.req.valid("param").id)), 200),
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: `${base}/{id}/FileReferences/{fileReferenceId}`,
-      tags,
-      summary: `Get one file reference of a ${what}`,
-      request: { params: RefParams },
-      responses: { 200: json(FileReferenceSchema, "The file reference.") },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: `${base}/{id}/FileReferences/{fileReferenceId}`,
+        tags,
+        summary: `Get one file reference of a ${what}`,
+        request: { params: RefParams },
+        responses: { 200: json(FileReferenceSchema, "The file reference.") },
+      },
+    ),
     async (c) => {
       const { id, fileReferenceId } = c.req.valid("param");
       return c.json(await getFileReference(c.env.DB, owner, lower(id), lower(fileReferenceId)), 200);
@@ -61,15 +67,18 @@ export function fileReferencesApp({ base, owner, tag, listSummary }: FileReferen
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404] }, {
-      method: "post",
-      path: `${base}/{id}/FileReferences`,
-      tags,
-      summary: `Link a file reference to a ${what}`,
-      description: "Platform: platformFile.id of a file you can see (POST /Files). External: url, http or https only. name is optional.",
-      request: { params: IdParam, body: { required: true, content: { "application/json": { schema: CreateFileReferenceSchema } } } },
-      responses: { 201: json(FileReferenceSchema, "The created file reference.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404] },
+      {
+        method: "post",
+        path: `${base}/{id}/FileReferences`,
+        tags,
+        summary: `Link a file reference to a ${what}`,
+        description: "Platform: platformFile.id of a file you can see (POST /Files). External: url, http or https only. name is optional.",
+        request: { params: IdParam, body: { required: true, content: { "application/json": { schema: CreateFileReferenceSchema } } } },
+        responses: { 201: json(FileReferenceSchema, "The created file reference.") },
+      },
+    ),
     async (c) => {
       const id = lower(c.req.valid("param").id);
       const created = await createFileReference(writeContext(c), viewerOf(c.get("principal")), owner, id, c.req.valid("json"));
@@ -79,14 +88,20 @@ export function fileReferencesApp({ base, owner, tag, listSummary }: FileReferen
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404] }, {
-      method: "delete",
-      path: `${base}/{id}/FileReferences`,
-      tags,
-      summary: "Unlink a file reference (named by the fileReferenceId query parameter)",
-      request: { params: IdParam, query: z.object({ fileReferenceId: z.uuid().optional().openapi({ description: "Required: the file reference to unlink." }) }) },
-      responses: { 204: { description: "Unlinked." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404] },
+      {
+        method: "delete",
+        path: `${base}/{id}/FileReferences`,
+        tags,
+        summary: "Unlink a file reference (named by the fileReferenceId query parameter)",
+        request: {
+          params: IdParam,
+          query: z.object({ fileReferenceId: z.uuid().optional().openapi({ description: "Required: the file reference to unlink." }) }),
+        },
+        responses: { 204: { description: "Unlinked." } },
+      },
+    ),
     async (c) => {
       const { fileReferenceId } = c.req.valid("query");
       if (!fileReferenceId) {
@@ -99,14 +114,17 @@ export function fileReferencesApp({ base, owner, tag, listSummary }: FileReferen
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404] }, {
-      method: "delete",
-      path: `${base}/{id}/FileReferences/{fileReferenceId}`,
-      tags,
-      summary: "Unlink a file reference",
-      request: { params: RefParams },
-      responses: { 204: { description: "Unlinked." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404] },
+      {
+        method: "delete",
+        path: `${base}/{id}/FileReferences/{fileReferenceId}`,
+        tags,
+        summary: "Unlink a file reference",
+        request: { params: RefParams },
+        responses: { 204: { description: "Unlinked." } },
+      },
+    ),
     async (c) => {
       const { id, fileReferenceId } = c.req.valid("param");
       await deleteFileReference(writeContext(c), owner, lower(id), lower(fileReferenceId));

@@ -21,8 +21,19 @@ export type FileReference = z.infer<typeof FileReferenceSchema>;
 export const CreateFileReferenceSchema = z
   .object({
     location: z.enum(FILE_LOCATIONS),
-    platformFile: z.object({ id: z.string().trim().min(1).max(200) }).strict().nullable().default(null).openapi({ description: "Required when location = Platform." }),
-    url: z.string().trim().max(2048).nullable().default(null).openapi({ description: "Required when location = External; http or https only." }),
+    platformFile: z
+      .object({ id: z.string().trim().min(1).max(200) })
+      .strict()
+      .nullable()
+      .default(null)
+      .openapi({ description: "Required when location = Platform." }),
+    url: z
+      .string()
+      .trim()
+      .max(2048)
+      .nullable()
+      .default(null)
+      .openapi({ description: "Required when location = External; http or https only." }),
     name: z.string().trim().max(500).nullable().default(null),
   })
   .strict()

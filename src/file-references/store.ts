@@ -43,7 +43,11 @@ export interface FileReferenceOwner {
   what: string;
 }
 
-export const WORK_ITEM_OWNER: FileReferenceOwner = { kind: "workItem", exists: (id) => `EXISTS (SELECT 1 FROM work_items WHERE id = ${id})`, what: "Work item" };
+export const WORK_ITEM_OWNER: FileReferenceOwner = {
+  kind: "workItem",
+  exists: (id) => `EXISTS (SELECT 1 FROM work_items WHERE id = ${id})`,
+  what: "Work item",
+};
 export const WORK_TEMPLATE_OWNER: FileReferenceOwner = {
   kind: "workTemplate",
   exists: (id) => `EXISTS (SELECT 1 FROM work_templates WHERE id = ${id} AND is_latest = 1)`,
@@ -51,7 +55,10 @@ export const WORK_TEMPLATE_OWNER: FileReferenceOwner = {
 };
 
 async function assertOwner(db: D1Database, owner: FileReferenceOwner, ownerId: string): Promise<void> {
-  const found = await db.prepare(`SELECT ${owner.exists("?1")} AS found`).bind(ownerId).first<{ found: number }>();
+  const found = await db
+    .prepare(`SELECT ${owner.exists("?1")} AS found`)
+    .bind(ownerId)
+    .first<{ found: number }>();
   if (!found?.found) throw notFound(owner.what, ownerId);
 }
 
@@ -66,7 +73,10 @@ export async function listFileReferences(db: D1Database, owner: FileReferenceOwn
 
 export async function getFileReference(db: D1Database, owner: FileReferenceOwner, ownerId: string, id: string): Promise<FileReference> {
   await assertOwner(db, owner, ownerId);
-  const row = await db.prepare(`SELECT ${COLUMNS} FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2 AND id = ?3`).bind(owner.kind, ownerId, id).first<FileReferenceRow>();
+  const row = await db
+    .prepare(`SELECT ${COLUMNS} FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2 AND id = ?3`)
+    .bind(owner.kind, ownerId, id)
+    .first<FileReferenceRow>();
   if (!row) throw notFound("File reference", id);
   return toFileReference(row);
 }
@@ -80,7 +90,15 @@ export async function createFileReference(
 ): Promise<FileReference> {
   await assertOwner(ctx.db, owner, ownerId);
   const checked = await checkFileReference(ctx.db, viewer, input);
-  const row: FileReferenceRow = { id: ctx.uuid(), location: checked.location, platform_file_id: checked.platformFileId, url: checked.url, name: checked.name, inherited_from: null, created_at: ctx.now };
+  const row: FileReferenceRow = {
+    id: ctx.uuid(),
+    location: checked.location,
+    platform_file_id: checked.platformFileId,
+    url: checked.url,
+    name: checked.name,
+    inherited_from: null,
+    created_at: ctx.now,
+  };
   const reference = toFileReference(row);
   const [inserted] = await ctx.db.batch([
     // Written only while the owner exists (it may be deleted between the check and this batch).
@@ -90,7 +108,12 @@ export async function createFileReference(
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE ${owner.exists("?3")}`,
       )
       .bind(row.id, owner.kind, ownerId, row.location, row.platform_file_id, row.url, row.name, ctx.now, ctx.actorId),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: { ...reference, ownerKind: owner.kind, ownerId } }, "previousChanged"),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: KIND, entityId: row.id, action: "created", payload: { ...reference, ownerKind: owner.kind, ownerId } },
+      "previousChanged",
+    ),
   ]);
   if (inserted?.meta.changes !== 1) throw notFound(owner.what, ownerId);
   return reference;
@@ -100,7 +123,12 @@ export async function deleteFileReference(ctx: WriteContext, owner: FileReferenc
   await assertOwner(ctx.db, owner, ownerId);
   const [removed] = await ctx.db.batch([
     ctx.db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2 AND id = ?3").bind(owner.kind, ownerId, id),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { ownerKind: owner.kind, ownerId } }, "previousChanged"),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: KIND, entityId: id, action: "deleted", payload: { ownerKind: owner.kind, ownerId } },
+      "previousChanged",
+    ),
   ]);
   if (removed?.meta.changes !== 1) throw notFound("File reference", id);
 }

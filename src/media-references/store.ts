@@ -10,7 +10,17 @@ import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
-import { compileListQuery, csvInList, defineList, inList, listQueryShape, noProperties, parseUuidList, runListQuery, type Condition } from "../pkg/query";
+import {
+  compileListQuery,
+  csvInList,
+  defineList,
+  inList,
+  listQueryShape,
+  noProperties,
+  parseUuidList,
+  runListQuery,
+  type Condition,
+} from "../pkg/query";
 
 export const MEDIA_REFERENCE_KIND = "mediaReference";
 
@@ -49,7 +59,8 @@ const fields = {
 export const CreateMediaReferenceSchema = z.object(fields).strict().openapi("CreateMediaReference");
 export const UpdateMediaReferenceSchema = updateBodyOf(MediaReferenceSchema, fields, "UpdateMediaReference");
 
-const SELECT = "SELECT r.*, md.name AS media_name, md.declared_type AS media_type FROM media_references r LEFT JOIN medias md ON md.id = r.media_id";
+const SELECT =
+  "SELECT r.*, md.name AS media_name, md.declared_type AS media_type FROM media_references r LEFT JOIN medias md ON md.id = r.media_id";
 
 export function toMediaReference(row: MediaReferenceRow) {
   return {
@@ -75,16 +86,36 @@ async function assertMedia(db: D1Database, mediaId: string): Promise<void> {
   if (!found) throw invalid("body.mediaId", "exists", `There is no media ${mediaId} (upload it with POST /Medias).`);
 }
 
-export async function createMediaReference(ctx: WriteContext, input: z.infer<typeof CreateMediaReferenceSchema>): Promise<MediaReferenceRow> {
+export async function createMediaReference(
+  ctx: WriteContext,
+  input: z.infer<typeof CreateMediaReferenceSchema>,
+): Promise<MediaReferenceRow> {
   await assertMedia(ctx.db, input.mediaId);
   const id = ctx.uuid();
   const etag = newEtagToken();
   try {
     await ctx.db.batch([
       ctx.db
-        .prepare("INSERT INTO media_references (id, media_id, display_name, description, owner_id, owner_name, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?5)")
-        .bind(id, input.mediaId, input.displayName ?? null, input.description ?? null, ctx.actorId ?? "unknown", ctx.actorName, etag, ctx.now),
-      outboxStatement(ctx.db, ctx, { entityKind: MEDIA_REFERENCE_KIND, entityId: id, action: "created", payload: { id, mediaId: input.mediaId } }),
+        .prepare(
+          "INSERT INTO media_references (id, media_id, display_name, description, owner_id, owner_name, etag, created_at, " +
+            "updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?5)",
+        )
+        .bind(
+          id,
+          input.mediaId,
+          input.displayName ?? null,
+          input.description ?? null,
+          ctx.actorId ?? "unknown",
+          ctx.actorName,
+          etag,
+          ctx.now,
+        ),
+      outboxStatement(ctx.db, ctx, {
+        entityKind: MEDIA_REFERENCE_KIND,
+        entityId: id,
+        action: "created",
+        payload: { id, mediaId: input.mediaId },
+      }),
     ]);
   } catch (error) {
     // The media was deleted between the check and the insert.
@@ -94,16 +125,27 @@ export async function createMediaReference(ctx: WriteContext, input: z.infer<typ
   return getMediaReference(ctx.db, id);
 }
 
-export async function updateMediaReference(ctx: WriteContext, input: z.infer<typeof UpdateMediaReferenceSchema>): Promise<MediaReferenceRow> {
+export async function updateMediaReference(
+  ctx: WriteContext,
+  input: z.infer<typeof UpdateMediaReferenceSchema>,
+): Promise<MediaReferenceRow> {
   const current = await getMediaReference(ctx.db, input.id);
   assertVersion(ctx, current.etag);
   if (input.mediaId !== current.media_id) await assertMedia(ctx.db, input.mediaId);
   const etag = newEtagToken();
   const [updated] = await ctx.db.batch([
     ctx.db
-      .prepare("UPDATE media_references SET media_id = ?2, display_name = ?3, description = ?4, etag = ?5, updated_at = ?6 WHERE id = ?1 AND etag = ?7")
+      .prepare(
+        "UPDATE media_references SET media_id = ?2, display_name = ?3, description = ?4, etag = ?5, updated_at = ?6 " +
+          "WHERE id = ?1 AND etag = ?7",
+      )
       .bind(input.id, input.mediaId, input.displayName ?? null, input.description ?? null, etag, ctx.now, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: MEDIA_REFERENCE_KIND, entityId: input.id, action: "updated", payload: { id: input.id, mediaId: input.mediaId } }, { table: "media_references", etag }),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: MEDIA_REFERENCE_KIND, entityId: input.id, action: "updated", payload: { id: input.id, mediaId: input.mediaId } },
+      { table: "media_references", etag },
+    ),
   ]);
   if (updated!.meta.changes === 0) throw preconditionFailed();
   return getMediaReference(ctx.db, input.id);
@@ -113,9 +155,19 @@ export async function deleteMediaReference(ctx: WriteContext, id: string): Promi
   const current = await getMediaReference(ctx.db, id);
   assertVersion(ctx, current.etag);
   const [, deleted] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM activity_media_references WHERE media_reference_id = ?1 AND EXISTS (SELECT 1 FROM media_references WHERE id = ?1 AND etag = ?2)").bind(id, current.etag),
+    ctx.db
+      .prepare(
+        "DELETE FROM activity_media_references WHERE media_reference_id = ?1 AND EXISTS (SELECT 1 FROM media_references " +
+          "WHERE id = ?1 AND etag = ?2)",
+      )
+      .bind(id, current.etag),
     ctx.db.prepare("DELETE FROM media_references WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: MEDIA_REFERENCE_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: MEDIA_REFERENCE_KIND, entityId: id, action: "deleted", payload: null },
+      "previousChanged",
+    ),
   ]);
   if (deleted!.meta.changes === 0) throw preconditionFailed();
 }
@@ -129,21 +181,37 @@ async function assertActivity(db: D1Database, activityId: string): Promise<void>
 export async function activityMediaReferences(db: D1Database, activityId: string): Promise<MediaReferenceRow[]> {
   await assertActivity(db, activityId);
   const { results } = await db
-    .prepare(`${SELECT} JOIN activity_media_references l ON l.media_reference_id = r.id WHERE l.activity_id = ?1 ORDER BY l.created_at, r.id`)
+    .prepare(
+      `${SELECT} JOIN activity_media_references l ON l.media_reference_id = r.id WHERE l.activity_id = ?1 ORDER BY l.created_at, r.id`,
+    )
     .bind(activityId)
     .all<MediaReferenceRow>();
   return results;
 }
 
 /** Links a reference to an activity; linking it again changes nothing (and is no error). */
-export async function linkMediaReference(ctx: WriteContext, activityId: string, referenceId: string): Promise<{ row: MediaReferenceRow; created: boolean }> {
+export async function linkMediaReference(
+  ctx: WriteContext,
+  activityId: string,
+  referenceId: string,
+): Promise<{ row: MediaReferenceRow; created: boolean }> {
   await assertActivity(ctx.db, activityId);
   const row = await getMediaReference(ctx.db, referenceId);
   let inserted: D1Result | undefined;
   try {
     [inserted] = await ctx.db.batch([
-      ctx.db.prepare("INSERT OR IGNORE INTO activity_media_references (activity_id, media_reference_id, created_at, created_by) VALUES (?1, ?2, ?3, ?4)").bind(activityId, referenceId, ctx.now, ctx.actorId),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceLinked: referenceId } }, "previousChanged"),
+      ctx.db
+        .prepare(
+          "INSERT OR IGNORE INTO activity_media_references (activity_id, media_reference_id, created_at, created_by) " +
+            "VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(activityId, referenceId, ctx.now, ctx.actorId),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceLinked: referenceId } },
+        "previousChanged",
+      ),
     ]);
   } catch (error) {
     if (isForeignKeyViolation(error)) throw new ApiError("NotFound", "The activity or the media reference was deleted meanwhile.");
@@ -155,8 +223,15 @@ export async function linkMediaReference(ctx: WriteContext, activityId: string, 
 export async function unlinkMediaReference(ctx: WriteContext, activityId: string, referenceId: string): Promise<void> {
   await assertActivity(ctx.db, activityId);
   const [removed] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM activity_media_references WHERE activity_id = ?1 AND media_reference_id = ?2").bind(activityId, referenceId),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceUnlinked: referenceId } }, "previousChanged"),
+    ctx.db
+      .prepare("DELETE FROM activity_media_references WHERE activity_id = ?1 AND media_reference_id = ?2")
+      .bind(activityId, referenceId),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceUnlinked: referenceId } },
+      "previousChanged",
+    ),
   ]);
   if (removed!.meta.changes === 0) throw notFound("Media reference link", `${activityId}/${referenceId}`);
 }
@@ -164,7 +239,12 @@ export async function unlinkMediaReference(ctx: WriteContext, activityId: string
 /** The 409 of deleting a media that media references use. */
 export async function assertMediaUnreferenced(db: D1Database, mediaId: string): Promise<void> {
   const row = await db.prepare("SELECT count(*) AS n FROM media_references WHERE media_id = ?1").bind(mediaId).first<{ n: number }>();
-  if (row && row.n > 0) throw new ApiError("InUse", `Media ${mediaId} is used by ${row.n} media reference${row.n === 1 ? "" : "s"}; delete or re-point ${row.n === 1 ? "it" : "them"} first (GET /MediaReferences?mediaIds=${mediaId}).`);
+  if (row && row.n > 0)
+    throw new ApiError(
+      "InUse",
+      `Media ${mediaId} is used by ${row.n} media reference${row.n === 1 ? "" : "s"}; delete or re-point ` +
+        `${row.n === 1 ? "it" : "them"} first (GET /MediaReferences?mediaIds=${mediaId}).`,
+    );
 }
 
 // --- List ------------------------------------------------------------------------------------------
@@ -184,7 +264,9 @@ const mediaReferenceList = defineList({
   },
   searchColumns: ["r.display_name", "r.description"],
   defaultOrder: "createdAt desc",
-  select: "r.*, (SELECT name FROM medias WHERE id = r.media_id) AS media_name, (SELECT declared_type FROM medias WHERE id = r.media_id) AS media_type",
+  select:
+    "r.*, (SELECT name FROM medias WHERE id = r.media_id) AS media_name, (SELECT declared_type FROM medias WHERE id " +
+    "= r.media_id) AS media_type",
 });
 
 export const MediaReferenceListQuery = z.object({
@@ -194,7 +276,9 @@ export const MediaReferenceListQuery = z.object({
   mediaIds: z.string().optional().openapi({ description: "Only references to these media (comma-separated ids)." }),
   activityIds: z.string().optional().openapi({ description: "Only references linked to any of these activities (comma-separated ids)." }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over displayName, objectOwner.name, createdAt, updatedAt. Default: createdAt desc." }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over displayName, objectOwner.name, createdAt, updatedAt. Default: createdAt desc.",
+  }),
   skip,
   take,
   includeTotal,
@@ -205,7 +289,10 @@ export async function listMediaReferences(db: D1Database, query: z.infer<typeof 
   const media = parseUuidList(query.mediaIds, "query.mediaIds");
   if (media.length > 0) conditions.push(inList("r.media_id", media));
   const activityIds = parseUuidList(query.activityIds, "query.activityIds");
-  if (activityIds.length > 0) conditions.push((values) => `r.id IN (SELECT media_reference_id FROM activity_media_references WHERE activity_id IN ${values.list(activityIds)})`);
+  if (activityIds.length > 0)
+    conditions.push(
+      (values) => `r.id IN (SELECT media_reference_id FROM activity_media_references WHERE activity_id IN ${values.list(activityIds)})`,
+    );
   conditions.push(...csvInList("r.owner_id", query.objectOwnerIds));
   return runListQuery<MediaReferenceRow>(db, await compileListQuery(mediaReferenceList, query, noProperties, conditions));
 }

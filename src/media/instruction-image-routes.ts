@@ -36,9 +36,14 @@ export function instructionImageRoutes() {
         tags,
         summary: "Set a property definition's instruction image",
         description:
-          "image is base64 (a data: URL is accepted), at most 5 MiB decoded. It must be an image by its magic bytes and decode completely (spec 2.6); " +
+          "image is base64 (a data: URL is accepted), at most 5 MiB decoded. It must be an image by its magic bytes and " +
+          "decode completely (spec 2.6); " +
           "contentType, when given, must be an image type, but the stored type is the detected one. If-Match takes the image's ETag.",
-        request: { params: IdParam, headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: PutInstructionImageSchema } } } },
+        request: {
+          params: IdParam,
+          headers: IfMatchHeader,
+          body: { required: true, content: { "application/json": { schema: PutInstructionImageSchema } } },
+        },
         responses: { 204: { description: "Stored; the new image's ETag is in the ETag header." } },
       },
     ),
@@ -97,4 +102,3 @@ export function instructionImageRoutes() {
 
   return app;
 }
-

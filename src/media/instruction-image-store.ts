@@ -33,7 +33,10 @@ export async function readDefinitionImage(db: D1Database, definitionId: string):
 
 /** The image key alone, for reads (null: no image; 404: no definition). */
 export async function instructionImageKeyOf(db: D1Database, definitionId: string): Promise<string | null> {
-  const row = await db.prepare("SELECT instruction_image_key AS key FROM property_definitions WHERE id = ?1").bind(definitionId).first<{ key: string | null }>();
+  const row = await db
+    .prepare("SELECT instruction_image_key AS key FROM property_definitions WHERE id = ?1")
+    .bind(definitionId)
+    .first<{ key: string | null }>();
   if (!row) throw notFound("Property definition", definitionId);
   return row.key;
 }
@@ -47,7 +50,12 @@ export async function writeInstructionImageKey(ctx: WriteContext, state: Definit
     ctx.db
       .prepare("UPDATE property_definitions SET instruction_image_key = ?1, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
       .bind(key, etag, ctx.now, id, state.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: DEFINITION_KIND, entityId: id, action: "updated", payload: updated }, { table: "property_definitions", etag }),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: DEFINITION_KIND, entityId: id, action: "updated", payload: updated },
+      { table: "property_definitions", etag },
+    ),
   ]);
 }
 
@@ -57,7 +65,10 @@ export async function referencedInstructionImageKeys(db: D1Database, keys: strin
   for (let i = 0; i < keys.length; i += 100) {
     const chunk = keys.slice(i, i + 100);
     const { results } = await db
-      .prepare(`SELECT instruction_image_key AS key FROM property_definitions WHERE instruction_image_key IN (${chunk.map((_, j) => `?${j + 1}`).join(", ")})`)
+      .prepare(
+        `SELECT instruction_image_key AS key FROM property_definitions WHERE instruction_image_key IN ` +
+          `(${chunk.map((_, j) => `?${j + 1}`).join(", ")})`,
+      )
       .bind(...chunk)
       .all<{ key: string }>();
     for (const row of results) found.add(row.key);

@@ -30,7 +30,8 @@ export function imageEtag(key: string): string {
 
 function decodeBase64(text: string): Uint8Array {
   const compact = text.replace(/\s+/g, "");
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) throw invalid("body.image", "base64", "image must be base64 (standard alphabet).");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1)
+    throw invalid("body.image", "base64", "image must be base64 (standard alphabet).");
   const binary = atob(compact);
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
@@ -44,7 +45,10 @@ export function encodeBase64(bytes: Uint8Array): string {
 }
 
 /** The bytes and the type to store them as, or a 400 naming the check that failed. */
-export async function validateInstructionImage(input: { image: string; contentType?: string | undefined }): Promise<{ bytes: Uint8Array; contentType: string }> {
+export async function validateInstructionImage(input: {
+  image: string;
+  contentType?: string | undefined;
+}): Promise<{ bytes: Uint8Array; contentType: string }> {
   let image = input.image;
   let declared = input.contentType;
   const dataUrl = /^data:([^;,]+)?(;[^,]*)?;base64,/i.exec(image);
@@ -63,11 +67,16 @@ export async function validateInstructionImage(input: { image: string; contentTy
   const format = sniffFormat(bytes);
   if (!format) throw invalid("body.image", "magicBytes", "image is not an image: its first bytes match no image format of spec 2.6.");
   const outcome = await processImage(format, bytes, undefined, CHECK_ONLY);
-  if (outcome.integrity === "failed") throw invalid("body.image", "integrity", `image is a corrupt ${format.toUpperCase()}: ${outcome.detail}`);
+  if (outcome.integrity === "failed")
+    throw invalid("body.image", "integrity", `image is a corrupt ${format.toUpperCase()}: ${outcome.detail}`);
   return { bytes, contentType: FORMAT_MIME[format] };
 }
 
-export async function putInstructionImage(c: Context<AppEnv>, definitionId: string, input: { image: string; contentType?: string | undefined }): Promise<string> {
+export async function putInstructionImage(
+  c: Context<AppEnv>,
+  definitionId: string,
+  input: { image: string; contentType?: string | undefined },
+): Promise<string> {
   const { bytes, contentType } = await validateInstructionImage(input);
   const ctx = writeContext(c);
   const log = c.get("log");

@@ -4,7 +4,18 @@
  * media by id, so the list shows them all.
  */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, csvInList, defineList, enumCondition, listQueryShape, noProperties, parseDateValue, queryError, runListQuery, type Condition } from "../pkg/query";
+import {
+  compileListQuery,
+  csvInList,
+  defineList,
+  enumCondition,
+  listQueryShape,
+  noProperties,
+  parseDateValue,
+  queryError,
+  runListQuery,
+  type Condition,
+} from "../pkg/query";
 import { MEDIA_TYPES, type Media } from "./schema";
 import { toRecord, type MediaRow } from "./store";
 
@@ -32,11 +43,22 @@ export const MediaListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name." }),
-  types: z.string().optional().openapi({ description: `Only media of these types (comma-separated: ${MEDIA_TYPES.join(", ")}).`, example: "image" }),
+  types: z
+    .string()
+    .optional()
+    .openapi({ description: `Only media of these types (comma-separated: ${MEDIA_TYPES.join(", ")}).`, example: "image" }),
   objectOwnerIds: z.string().optional().openapi({ description: "Only media uploaded by these users (comma-separated ids: owner.id)." }),
-  createdFrom: z.string().optional().openapi({ description: "Only media uploaded at or after this instant (ISO 8601).", example: "2026-11-01T00:00:00Z" }),
+  createdFrom: z
+    .string()
+    .optional()
+    .openapi({ description: "Only media uploaded at or after this instant (ISO 8601).", example: "2026-11-01T00:00:00Z" }),
   createdTo: z.string().optional().openapi({ description: "Only media uploaded before this instant (ISO 8601)." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, type, contentType, size, isImage, owner.id, owner.name, createdAt. Default: createdAt desc (newest first).", example: "name asc" }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over name, type, contentType, size, isImage, owner.id, owner.name, " +
+      "createdAt. Default: createdAt desc (newest first).",
+    example: "name asc",
+  }),
   skip,
   take,
   includeTotal,
@@ -60,7 +82,10 @@ function listConditions(query: z.infer<typeof MediaListQuery>): Condition[] {
   return conditions;
 }
 
-export async function listMedia(db: D1Database, query: z.infer<typeof MediaListQuery>): Promise<{ items: Media[]; total: number | undefined }> {
+export async function listMedia(
+  db: D1Database,
+  query: z.infer<typeof MediaListQuery>,
+): Promise<{ items: Media[]; total: number | undefined }> {
   const { items, total } = await runListQuery<MediaRow>(db, await compileListQuery(mediaList, query, noProperties, listConditions(query)));
   return { items: items.map((row) => toRecord(row).media), total };
 }

@@ -22,7 +22,10 @@ const write = { permission: PERMISSIONS.mediaWrite, area: "media" } as const;
 const dataHeaders = {
   etag: { description: "The stored version's ETag.", schema: { type: "string" } },
   "x-media-size": { description: "The stored version whose bytes are sent: Original, Medium or Small.", schema: { type: "string" } },
-  "x-media-size-fallback": { description: "true when the size asked for does not exist and the original was sent instead.", schema: { type: "string" } },
+  "x-media-size-fallback": {
+    description: "true when the size asked for does not exist and the original was sent instead.",
+    schema: { type: "string" },
+  },
   "content-range": { description: "On 206 and 416.", schema: { type: "string" } },
 } as const;
 
@@ -38,8 +41,10 @@ export function mediaApp() {
         tags,
         summary: "Upload a media file; images are recognised (spec 2.6) and resized",
         description:
-          "multipart/form-data with the fields File and Type (image or document); field names and the Type value are matched without regard to case. " +
-          "At most 20 MiB. The upload succeeds for any file: recognition says which of the four checks failed, and a corrupt image keeps only its original.",
+          "multipart/form-data with the fields File and Type (image or document); field names and the Type value are " +
+          "matched without regard to case. " +
+          "At most 20 MiB. The upload succeeds for any file: recognition says which of the four checks failed, and a " +
+          "corrupt image keeps only its original.",
         request: { body: { required: true, content: { "multipart/form-data": { schema: UPLOAD_MEDIA_FORM } } } },
         responses: { 201: json(MediaSchema, "The stored media, with its ETag and Location.") },
       },
@@ -57,12 +62,16 @@ export function mediaApp() {
       path: "/Medias",
       tags,
       summary: "List media (newest first)",
-      description: "Filters: ids, excludeIds, searchText (name), types, objectOwnerIds, createdFrom/createdTo; order and paging as every list. The original client's Media object reads it with no query.",
+      description:
+        "Filters: ids, excludeIds, searchText (name), types, objectOwnerIds, createdFrom/createdTo; order and paging as " +
+        "every list. The original client's Media object reads it with no query.",
       request: { query: MediaListQuery },
       responses: {
         200: {
           ...json(z.array(MediaSchema), "One page of media."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -100,11 +109,17 @@ export function mediaApp() {
         tags,
         summary: "Get a media's bytes, for images in one of three sizes",
         description:
-          "size (Original, Medium, Small; images only, else 400) defaults to Original. One byte range (Range, If-Range) is served as 206; a range past the end is a 416 problem (code RangeNotSatisfiable) " +
-          "with Content-Range: bytes */size. X-Media-Size names the version sent; X-Media-Size-Fallback: true when the size does not exist and the original was sent.",
+          "size (Original, Medium, Small; images only, else 400) defaults to Original. One byte range (Range, If-Range) " +
+          "is served as 206; a range past the end is a 416 problem (code RangeNotSatisfiable) " +
+          "with Content-Range: bytes */size. X-Media-Size names the version sent; X-Media-Size-Fallback: true when the " +
+          "size does not exist and the original was sent.",
         request: { params: IdParam, query: MediaDataQuery, headers: RangeHeaders },
         responses: {
-          200: { description: "The bytes.", headers: dataHeaders, content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+          200: {
+            description: "The bytes.",
+            headers: dataHeaders,
+            content: { "application/octet-stream": { schema: z.string().openapi({ format: "binary" }) } },
+          },
           206: { description: "One range of the bytes.", headers: dataHeaders },
           304: { description: "Not modified (If-None-Match)." },
           416: RANGE_NOT_SATISFIABLE_RESPONSE,
@@ -141,7 +156,11 @@ export function mediaApp() {
         throw error;
       });
       // After the row: a failure here leaves objects no row names, which the orphan sweep removes.
-      await deleteObjects(c.env.MEDIA, record.versions.map((v) => v.key), c.get("log"));
+      await deleteObjects(
+        c.env.MEDIA,
+        record.versions.map((v) => v.key),
+        c.get("log"),
+      );
       return c.body(null, 204);
     },
   );

@@ -11,19 +11,35 @@ const CHECK = z.enum(["passed", "failed"]);
 
 export const RecognitionSchema = z
   .object({
-    extension: CHECK.openapi({ description: "Check 1: the file name ends in .jpg, .jpeg, .png, .gif, .bmp, .tiff (.tif), .ico, .webp, .heic, .svg or .avif." }),
-    mimeType: CHECK.openapi({ description: "Check 2: the part's declared Content-Type is an image type of spec 2.6 (or a common alias such as image/jpg)." }),
-    magicBytes: CHECK.openapi({ description: "Check 3: the first bytes are an image format's signature; they decide the format, whatever the name says." }),
-    integrity: z
-      .enum(["passed", "failed", "notChecked"])
-      .openapi({ description: "Check 4: the image decoded completely. notChecked (detail says why): a format kept as uploaded (ICO, SVG), an image past the pixel limits (120 MP; a HEIC or AVIF that is one coded picture rather than a grid of tiles: 8 MP and 2 MP), an encoding not read (arithmetic-coded or 12-bit JPEG, a BMP holding a JPEG or PNG, some TIFF compressions), or not an image." }),
+    extension: CHECK.openapi({
+      description: "Check 1: the file name ends in .jpg, .jpeg, .png, .gif, .bmp, .tiff (.tif), .ico, .webp, .heic, .svg or .avif.",
+    }),
+    mimeType: CHECK.openapi({
+      description: "Check 2: the part's declared Content-Type is an image type of spec 2.6 (or a common alias such as image/jpg).",
+    }),
+    magicBytes: CHECK.openapi({
+      description: "Check 3: the first bytes are an image format's signature; they decide the format, whatever the name says.",
+    }),
+    integrity: z.enum(["passed", "failed", "notChecked"]).openapi({
+      description:
+        "Check 4: the image decoded completely. notChecked (detail says why): a format kept as uploaded (ICO, SVG), an " +
+        "image past the pixel limits (120 MP; a HEIC or AVIF that is one coded picture rather than a grid of tiles: 8 " +
+        "MP and 2 MP), an encoding not read (arithmetic-coded or 12-bit JPEG, a BMP holding a JPEG or PNG, some TIFF " +
+        "compressions), or not an image.",
+    }),
     detectedFormat: z.enum(IMAGE_FORMATS).nullable().openapi({ description: "The format the magic bytes identify." }),
-    failedChecks: z.array(z.enum(["extension", "mimeType", "magicBytes", "integrity"])).openapi({ description: "The checks that failed, in the order above." }),
+    failedChecks: z
+      .array(z.enum(["extension", "mimeType", "magicBytes", "integrity"]))
+      .openapi({ description: "The checks that failed, in the order above." }),
     detail: z.string().nullable().openapi({ description: "Why integrity failed or was not checked." }),
     location: z
       .enum(["none", "kept", "removed"])
       .optional()
-      .openapi({ description: "The GPS position in the original's metadata (EXIF, XMP): none found, kept (the original carries it; Medium and Small never do), or removed on upload (StripLocation=true). Absent for media stored before this was recorded." }),
+      .openapi({
+        description:
+          "The GPS position in the original's metadata (EXIF, XMP): none found, kept (the original carries it; Medium and " +
+          "Small never do), or removed on upload (StripLocation=true). Absent for media stored before this was recorded.",
+      }),
   })
   .openapi("MediaRecognition");
 export type Recognition = z.infer<typeof RecognitionSchema>;
@@ -35,7 +51,9 @@ export const MediaSizeSchema = z
     height: z.number().int().nullable(),
     contentType: z.string(),
     size: z.number().int().openapi({ description: "Bytes." }),
-    isOriginal: z.boolean().openapi({ description: "True when this size is served with the original's bytes (the image is already within it)." }),
+    isOriginal: z
+      .boolean()
+      .openapi({ description: "True when this size is served with the original's bytes (the image is already within it)." }),
   })
   .openapi("MediaSize");
 export type MediaSizeEntry = z.infer<typeof MediaSizeSchema>;
@@ -45,10 +63,18 @@ export const MediaSchema = z
     id: z.uuid(),
     name: z.string().openapi({ description: "The uploaded file's name (without any path)." }),
     type: z.enum(MEDIA_TYPES).openapi({ description: "The type the client declared." }),
-    contentType: z.string().openapi({ description: "What GET /Medias/{id}/Data serves: the detected format's type for images, else the declared type (application/octet-stream when none or an image type)." }),
+    contentType: z.string().openapi({
+      description:
+        "What GET /Medias/{id}/Data serves: the detected format's type for images, else the declared type " +
+        "(application/octet-stream when none or an image type).",
+    }),
     size: z.number().int().openapi({ description: "Bytes of the original." }),
     checksum: z.string().openapi({ description: "SHA-256 of the original, hex." }),
-    isImage: z.boolean().openapi({ description: "Extension, MIME type and magic bytes all say image. A corrupt image stays an image (integrity: failed) and keeps only its original." }),
+    isImage: z.boolean().openapi({
+      description:
+        "Extension, MIME type and magic bytes all say image. A corrupt image stays an image (integrity: failed) and " +
+        "keeps only its original.",
+    }),
     width: z.number().int().nullable().openapi({ description: "As shown (EXIF orientation applied); null for SVG and non-images." }),
     height: z.number().int().nullable(),
     sizes: z.array(MediaSizeSchema).openapi({ description: "The sizes GET /Medias/{id}/Data serves without falling back." }),
@@ -66,13 +92,17 @@ export type Media = z.infer<typeof MediaSchema>;
 export const UPLOAD_MEDIA_FORM = {
   type: "object" as const,
   required: ["File", "Type"],
-  description: "Field names are matched without regard to case (File, file, FILE, ...); fields other than File, Type and StripLocation are ignored.",
+  description:
+    "Field names are matched without regard to case (File, file, FILE, ...); fields other than File, Type and StripLocation are ignored.",
   properties: {
     File: { type: "string", format: "binary", description: "The file; its name is the part's filename, its type the part's Content-Type." },
     Type: { type: "string", description: "image or document (any case).", example: "image" },
     StripLocation: {
       type: "string",
-      description: "true: remove the GPS position (EXIF GPS directory, XMP) from the stored original of a JPEG, PNG, TIFF, WebP, HEIC or AVIF (other formats carry none this service reads). Default false: the original is kept as uploaded. Medium and Small never carry EXIF.",
+      description:
+        "true: remove the GPS position (EXIF GPS directory, XMP) from the stored original of a JPEG, PNG, TIFF, WebP, " +
+        "HEIC or AVIF (other formats carry none this service reads). Default false: the original is kept as uploaded. " +
+        "Medium and Small never carry EXIF.",
       example: "true",
     },
   } as Record<string, { type: "string"; format?: string; description?: string; example?: string }>,
@@ -82,7 +112,11 @@ export const MediaDataQuery = z.object({
   size: z
     .string()
     .optional()
-    .openapi({ param: { name: "size", in: "query" }, description: "Original, Medium or Small (any case); images only.", example: "Medium" }),
+    .openapi({
+      param: { name: "size", in: "query" },
+      description: "Original, Medium or Small (any case); images only.",
+      example: "Medium",
+    }),
 });
 
 export const RangeHeaders = z.object({
@@ -101,7 +135,10 @@ export const InstructionImageSchema = z
 export const PutInstructionImageSchema = z
   .object({
     image: z.string().min(1),
-    contentType: z.string().optional().openapi({ description: "Optional; when given it must be an image type of spec 2.6. The magic bytes decide the stored type." }),
+    contentType: z
+      .string()
+      .optional()
+      .openapi({ description: "Optional; when given it must be an image type of spec 2.6. The magic bytes decide the stored type." }),
   })
   .strict()
   .openapi("PutInstructionImage");

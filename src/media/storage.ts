@@ -48,12 +48,24 @@ export async function putVersions(bucket: R2Bucket, mediaId: string, versions: V
         customMetadata: { mediaId, size: v.size },
         ...(v.sha256 ? { sha256: v.sha256 } : {}),
       });
-      return { size: v.size, key, bytes: v.bytes.byteLength, contentType: v.contentType, width: v.width, height: v.height, etag: object.etag };
+      return {
+        size: v.size,
+        key,
+        bytes: v.bytes.byteLength,
+        contentType: v.contentType,
+        width: v.width,
+        height: v.height,
+        etag: object.etag,
+      };
     }),
   );
   const failed = results.find((r) => r.status === "rejected");
   if (failed) {
-    await deleteObjects(bucket, versions.map((v) => mediaKey(mediaId, v.size)), log);
+    await deleteObjects(
+      bucket,
+      versions.map((v) => mediaKey(mediaId, v.size)),
+      log,
+    );
     throw failed.reason;
   }
   return results.map((r) => (r as PromiseFulfilledResult<StoredVersion>).value);

@@ -46,7 +46,8 @@ export interface MediaRow {
 }
 
 export const COLUMNS =
-  "id, name, content_type, size, checksum, declared_type, is_image, image_format, width, height, variants, recognition, owner_id, owner_name, etag, created_at";
+  "id, name, content_type, size, checksum, declared_type, is_image, image_format, width, height, variants, " +
+  "recognition, owner_id, owner_name, etag, created_at";
 export const KIND = "media";
 
 /** How a requested size is served: by its own object, or by the original (see `servedVersion`). */
@@ -77,7 +78,14 @@ export function sizeEntries(isImage: boolean, integrity: Recognition["integrity"
     const own = versions.find((v) => v.size === name);
     const version = own ?? (isImage && integrity === "passed" ? original : undefined);
     if (!version) continue;
-    entries.push({ name, width: version.width, height: version.height, contentType: version.contentType, size: version.bytes, isOriginal: version === original });
+    entries.push({
+      name,
+      width: version.width,
+      height: version.height,
+      contentType: version.contentType,
+      size: version.bytes,
+      isOriginal: version === original,
+    });
   }
   return entries;
 }
@@ -124,7 +132,8 @@ export async function insertMedia(ctx: WriteContext, media: Media, versions: Sto
   await runBatch(ctx.db, [
     ctx.db
       .prepare(
-        `INSERT INTO medias (id, name, content_type, size, checksum, declared_type, is_image, image_format, width, height, variants, recognition,
+        `INSERT INTO medias (id, name, content_type, size, checksum, declared_type, is_image, image_format, width, height,
+        variants, recognition,
            owner_id, owner_name, etag, created_at, updated_at, created_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17)`,
       )

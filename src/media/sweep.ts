@@ -60,7 +60,8 @@ export async function sweepMediaOrphans(env: Bindings, now: Date, log: Logger): 
   const results: SweepResult[] = [];
   for (const swept of PREFIXES) {
     const result = await sweepPage(env, swept, now);
-    if (result.deleted.length > 0) log.warn("orphaned media objects deleted", { prefix: swept.prefix, count: result.deleted.length, keys: result.deleted.slice(0, 20) });
+    if (result.deleted.length > 0)
+      log.warn("orphaned media objects deleted", { prefix: swept.prefix, count: result.deleted.length, keys: result.deleted.slice(0, 20) });
     results.push(result);
   }
   return results;

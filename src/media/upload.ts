@@ -38,7 +38,8 @@ async function readFilePart(part: FormPart, capacityHint: number): Promise<Uint8
   let buffer = new Uint8Array(Math.min(Math.max(capacityHint, 64 * 1024), MEDIA_MAX_BODY_BYTES));
   let length = 0;
   for await (const chunk of part.chunks) {
-    if (length + chunk.length > MEDIA_MAX_BYTES) throw invalid("body.File", "maxSize", `The file is larger than ${MEDIA_MAX_BYTES} bytes, the most this route accepts.`);
+    if (length + chunk.length > MEDIA_MAX_BYTES)
+      throw invalid("body.File", "maxSize", `The file is larger than ${MEDIA_MAX_BYTES} bytes, the most this route accepts.`);
     if (length + chunk.length > buffer.length) {
       const grown = new Uint8Array(Math.min(Math.max(buffer.length * 2, length + chunk.length), MEDIA_MAX_BYTES));
       grown.set(buffer.subarray(0, length));
@@ -75,20 +76,21 @@ export async function readUploadForm(c: Context<AppEnv>): Promise<UploadForm> {
     } else if (name === "striplocation") {
       if (stripLocation !== undefined) throw invalid("body.StripLocation", "single", "Send one StripLocation field.");
       stripLocation = (await fieldText(part, "body.StripLocation", 16)).trim().toLowerCase();
-      if (stripLocation !== "true" && stripLocation !== "false") throw invalid("body.StripLocation", "boolean", "StripLocation must be true or false.");
+      if (stripLocation !== "true" && stripLocation !== "false")
+        throw invalid("body.StripLocation", "boolean", "StripLocation must be true or false.");
     }
   }
   if (!file) throw invalid("body.File", "required", "The form needs a File field holding the file.");
   if (file.bytes.length === 0) throw invalid("body.File", "notEmpty", "The file is empty.");
   if (type === undefined) throw invalid("body.Type", "required", "The form needs a Type field: image or document.");
   const normalised = type.trim().toLowerCase();
-  if (!(MEDIA_TYPES as readonly string[]).includes(normalised)) throw invalid("body.Type", "enum", `Type must be image or document, not '${type}'.`);
+  if (!(MEDIA_TYPES as readonly string[]).includes(normalised))
+    throw invalid("body.Type", "enum", `Type must be image or document, not '${type}'.`);
   return { file, type: normalised as MediaType, stripLocation: stripLocation === "true" };
 }
 
 /** The name without any client path, control characters or surrounding space, at most 255 characters. */
 export function cleanFileName(name: string): string {
-   
   const base = (name.split(/[\\/]/).pop() ?? "").replace(/[\u0000-\u001f\u007f]/g, "").trim();
   return (base || "file").slice(0, 255);
 }
@@ -96,7 +98,8 @@ export function cleanFileName(name: string): string {
 /** What a non-image is served as: its declared type, unless it claims to be an image it is not. */
 function documentContentType(declared: string): string {
   const type = declared.split(";")[0]?.trim().toLowerCase() ?? "";
-  if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(type) || type.startsWith("image/")) return "application/octet-stream";
+  if (!/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/.test(type) || type.startsWith("image/"))
+    return "application/octet-stream";
   return type;
 }
 
@@ -125,7 +128,14 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
     ...(image?.versions ?? []).map((v) => ({ size: v.size, bytes: v.bytes, contentType: v.contentType, width: v.width, height: v.height })),
   ];
   const versions = await putVersions(c.env.MEDIA, id, toStore, log);
-  const rec = { ...recognition(checks, image?.integrity ?? "notChecked", format ? (image?.detail ?? null) : `not an image (${failedFirst(checks)} failed), so not decoded`), location: location.state };
+  const rec = {
+    ...recognition(
+      checks,
+      image?.integrity ?? "notChecked",
+      format ? (image?.detail ?? null) : `not an image (${failedFirst(checks)} failed), so not decoded`,
+    ),
+    location: location.state,
+  };
   const media: Media = {
     id,
     name,
@@ -145,7 +155,11 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
   try {
     etag = await insertMedia(ctx, media, versions, format ?? null);
   } catch (error) {
-    await deleteObjects(c.env.MEDIA, versions.map((v) => v.key), log);
+    await deleteObjects(
+      c.env.MEDIA,
+      versions.map((v) => v.key),
+      log,
+    );
     throw error;
   }
   return { media, versions, etag };
@@ -156,7 +170,11 @@ export async function uploadMedia(c: Context<AppEnv>, form: UploadForm): Promise
  * position, "removed" when StripLocation took it out, "none" when it has none (GIF, BMP, ICO and SVG
  * have no place for one).
  */
-function originalLocation(format: ImageFormat | null, bytes: Uint8Array, strip: boolean): { bytes: Uint8Array; state: "none" | "kept" | "removed" } {
+function originalLocation(
+  format: ImageFormat | null,
+  bytes: Uint8Array,
+  strip: boolean,
+): { bytes: Uint8Array; state: "none" | "kept" | "removed" } {
   if (!format || !LOCATION_FORMATS.has(format)) return { bytes, state: "none" };
   // Only a strip copies the file; reporting what it carries reads it in place.
   if (!strip) return { bytes, state: hasLocation(format, bytes) ? "kept" : "none" };
@@ -165,7 +183,9 @@ function originalLocation(format: ImageFormat | null, bytes: Uint8Array, strip: 
 }
 
 function failedFirst(checks: ReturnType<typeof firstChecks>): string {
-  return [!checks.extension && "extension", !checks.mimeType && "mimeType", !checks.detectedFormat && "magicBytes"].filter(Boolean).join(", ");
+  return [!checks.extension && "extension", !checks.mimeType && "mimeType", !checks.detectedFormat && "magicBytes"]
+    .filter(Boolean)
+    .join(", ");
 }
 
 /**
@@ -178,10 +198,18 @@ async function resizeOrKeep(format: ImageFormat, bytes: Uint8Array, log: Logger,
     const byBinding = env.IMAGE_RESIZER === "images" && env.IMAGES ? await resizeWithImagesBinding(env.IMAGES, format, bytes) : null;
     if (byBinding) return byBinding;
     const outcome = await processImage(format, bytes);
-    if (outcome.integrity !== "passed") log.info("image kept without resized versions", { format, integrity: outcome.integrity, detail: outcome.detail });
+    if (outcome.integrity !== "passed")
+      log.info("image kept without resized versions", { format, integrity: outcome.integrity, detail: outcome.detail });
     return outcome;
   } catch (error) {
     log.error("resizing failed; the original is kept", { format, ...errorFields(error) });
-    return { width: null, height: null, integrity: "notChecked", detail: "the resized versions could not be made", versions: [], decoded: null };
+    return {
+      width: null,
+      height: null,
+      integrity: "notChecked",
+      detail: "the resized versions could not be made",
+      versions: [],
+      decoded: null,
+    };
   }
 }

@@ -4,7 +4,17 @@
  * history of one item (entries and exits, newest first, paged).
  */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, defineList, inList, listQueryShape, noProperties, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
+import {
+  compileListQuery,
+  defineList,
+  inList,
+  listQueryShape,
+  noProperties,
+  parseUuidList,
+  runListQuery,
+  splitCsv,
+  type Condition,
+} from "../pkg/query";
 import { invalid } from "../pkg/errors";
 import { ASSET_TYPES, type AssetType } from "./schema";
 import type { ItemRow } from "./store";
@@ -19,7 +29,10 @@ const populationItemList = defineList({
   entityKind: "populationItem",
   idColumn: "id",
   // Each matches one row per item (keys); items of models have no monitor and are left out by a condition.
-  joins: ["LEFT JOIN populations ppop ON ppop.id = pi.population_id", "LEFT JOIN monitors pmon ON pmon.id = ppop.owner_id AND ppop.owner_kind = 'monitor'"],
+  joins: [
+    "LEFT JOIN populations ppop ON ppop.id = pi.population_id",
+    "LEFT JOIN monitors pmon ON pmon.id = ppop.owner_id AND ppop.owner_kind = 'monitor'",
+  ],
   select: "pi.*, ppop.name AS population_name, ppop.asset_type, pmon.id AS monitor_ref, pmon.name AS monitor_name",
   fields: {
     criticality: { column: "pi.criticality", type: "number" },
@@ -37,12 +50,19 @@ export const PopulationItemsQuery = z.object({
   monitorIds: z.string().optional().openapi({ description: "Comma-separated monitor ids." }),
   assetIds: z.string().optional().openapi({ description: "Comma-separated asset ids; needs assetType." }),
   assetType: z.enum(ASSET_TYPES).optional(),
-  alarmState: z.enum(ALARM_STATES).optional().openapi({ description: "alarm: items with at least one active alarm; normal: items with none (issue 25)." }),
+  alarmState: z
+    .enum(ALARM_STATES)
+    .optional()
+    .openapi({ description: "alarm: items with at least one active alarm; normal: items with none (issue 25)." }),
   alarmControllers: z.string().optional().openapi({ description: "Comma-separated controller names: items in alarm for any of them." }),
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the asset name." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over criticality, assetName, createdAt, monitorCreatedAt. Default: monitorCreatedAt asc, createdAt asc." }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over criticality, assetName, createdAt, monitorCreatedAt. Default: " +
+      "monitorCreatedAt asc, createdAt asc.",
+  }),
   skip,
   take: take.default(1000).openapi({ description: "At most 1,000; default 1,000 (as before paging existed)." }),
   includeTotal,
@@ -52,7 +72,8 @@ const ACTIVE_ALARM = "SELECT 1 FROM monitor_alarms pal WHERE pal.item_id = pi.id
 
 export async function listPopulationItemRows(db: D1Database, query: z.infer<typeof PopulationItemsQuery>) {
   const assetIds = splitCsv(query.assetIds);
-  if (assetIds.length > 0 && !query.assetType) throw invalid("query.assetType", "required", "assetType is required when assetIds has values.");
+  if (assetIds.length > 0 && !query.assetType)
+    throw invalid("query.assetType", "required", "assetType is required when assetIds has values.");
   const conditions: Condition[] = [() => "pmon.id IS NOT NULL"];
   const monitors = parseUuidList(query.monitorIds, "query.monitorIds");
   if (monitors.length > 0) conditions.push(inList("pmon.id", monitors));
@@ -62,7 +83,10 @@ export async function listPopulationItemRows(db: D1Database, query: z.infer<type
   if (query.alarmState === "normal") conditions.push(() => `NOT EXISTS (${ACTIVE_ALARM})`);
   const controllers = splitCsv(query.alarmControllers);
   if (controllers.length > 0) conditions.push((values) => `EXISTS (${ACTIVE_ALARM} AND pal.controller IN ${values.list(controllers)})`);
-  return runListQuery<ItemRow & { population_name: string; asset_type: AssetType; monitor_ref: string; monitor_name: string }>(db, await compileListQuery(populationItemList, query, noProperties, conditions));
+  return runListQuery<ItemRow & { population_name: string; asset_type: AssetType; monitor_ref: string; monitor_name: string }>(
+    db,
+    await compileListQuery(populationItemList, query, noProperties, conditions),
+  );
 }
 
 // --- Alarm history of one item ---------------------------------------------------------------------
@@ -86,7 +110,9 @@ const alarmHistoryList = defineList({
 export const AlarmHistoryQuery = z.object({
   controllers: z.string().optional().openapi({ description: "Comma-separated controller names." }),
   actions: z.string().optional().openapi({ description: "Comma-separated: entered, left." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over recordedAt, controller, action. Default: recordedAt desc (newest first)." }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over recordedAt, controller, action. Default: recordedAt desc (newest first).",
+  }),
   skip,
   take,
   includeTotal,
@@ -109,9 +135,14 @@ export async function listAlarmHistory(db: D1Database, itemId: string, query: z.
   const controllers = splitCsv(query.controllers);
   if (controllers.length > 0) conditions.push(inList("ah.controller", controllers));
   const actions = splitCsv(query.actions);
-  for (const action of actions) if (action !== "entered" && action !== "left") throw invalid("query.actions", "enum", `'${action}' is not an alarm action: entered or left.`);
+  for (const action of actions)
+    if (action !== "entered" && action !== "left")
+      throw invalid("query.actions", "enum", `'${action}' is not an alarm action: entered or left.`);
   if (actions.length > 0) conditions.push(inList("ah.action", actions));
-  const { items, total } = await runListQuery<AlarmHistoryRow>(db, await compileListQuery(alarmHistoryList, query, noProperties, conditions));
+  const { items, total } = await runListQuery<AlarmHistoryRow>(
+    db,
+    await compileListQuery(alarmHistoryList, query, noProperties, conditions),
+  );
   return {
     total,
     items: items.map((r) => ({

@@ -68,13 +68,21 @@ export function controllerHolds(controller: Controller, variables: ReadonlyMap<s
 export function conditionsSeen(controller: Controller | null, variables: ReadonlyMap<string, number> | undefined): ConditionSeen[] {
   return (controller?.conditions ?? []).map((c) => {
     const value = variables?.get(c.variableName);
-    return { variableName: c.variableName, operator: c.operator, comparisonValue: c.comparisonValue, value: value ?? null, holds: value !== undefined && conditionHolds(c.operator, value, c.comparisonValue) };
+    return {
+      variableName: c.variableName,
+      operator: c.operator,
+      comparisonValue: c.comparisonValue,
+      value: value ?? null,
+      holds: value !== undefined && conditionHolds(c.operator, value, c.comparisonValue),
+    };
   });
 }
 
 /** "vibration GreaterThen 7.1: 9.4 seen; temperature LessThan 80: not reported" */
 export function describeConditions(seen: readonly ConditionSeen[]): string {
-  return seen.map((c) => `${c.variableName} ${c.operator} ${c.comparisonValue}: ${c.value === null ? "not reported" : `${c.value} seen`}`).join("; ");
+  return seen
+    .map((c) => `${c.variableName} ${c.operator} ${c.comparisonValue}: ${c.value === null ? "not reported" : `${c.value} seen`}`)
+    .join("; ");
 }
 
 /** The actions of a controller, checked and resolved against the catalogue as it is now. */
@@ -112,12 +120,22 @@ export async function prepareActions(db: D1Database, controller: Controller, fie
     const given = actions.raiseDeviation;
     const base = `${field}.actions.raiseDeviation`;
     const typeId = (given.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
-    const type = await db.prepare(`SELECT t.name FROM entity_types t WHERE t.id = ?1 AND ${IS_DEVIATION_TYPE}`).bind(typeId).first<{ name: string }>();
-    if (!type) problems.push({ field: `${base}.typeId`, rule: "exists", message: `${typeId} is not a deviation type (GET /DeviationTypes).` });
+    const type = await db
+      .prepare(`SELECT t.name FROM entity_types t WHERE t.id = ?1 AND ${IS_DEVIATION_TYPE}`)
+      .bind(typeId)
+      .first<{ name: string }>();
+    if (!type)
+      problems.push({ field: `${base}.typeId`, rule: "exists", message: `${typeId} is not a deviation type (GET /DeviationTypes).` });
     const status = await collect(problems, () => checkStatus(db, given.status ?? DEFAULT_STATUS, `${base}.status`));
     let properties: ResolvedProperty[] | undefined;
     if (type) {
-      const checked = await checkLinkedValues(db, { entityTypeId: typeId, applicationRule: DEVIATION_RULE, values: given.properties ?? [], field: `${base}.properties`, entityTypeField: `${base}.typeId` });
+      const checked = await checkLinkedValues(db, {
+        entityTypeId: typeId,
+        applicationRule: DEVIATION_RULE,
+        values: given.properties ?? [],
+        field: `${base}.properties`,
+        entityTypeField: `${base}.typeId`,
+      });
       if (checked.ok) properties = checked.properties;
       else problems.push(...checked.errors);
     }
@@ -128,11 +146,17 @@ export async function prepareActions(db: D1Database, controller: Controller, fie
     const id = actions.createWorkItem.workTemplateId.toLowerCase();
     const found = await db.prepare("SELECT 1 AS found FROM work_templates WHERE id = ?1 AND is_latest = 1").bind(id).first();
     if (found) workTemplateId = id;
-    else problems.push({ field: `${field}.actions.createWorkItem.workTemplateId`, rule: "exists", message: `The work template ${id} does not exist.` });
+    else
+      problems.push({
+        field: `${field}.actions.createWorkItem.workTemplateId`,
+        rule: "exists",
+        message: `The work template ${id} does not exist.`,
+      });
   }
   let leaveStatus: string | null = null;
   if (controller.onLeave?.deviationStatus !== undefined) {
-    leaveStatus = (await collect(problems, () => checkStatus(db, controller.onLeave!.deviationStatus!, `${field}.onLeave.deviationStatus`))) ?? null;
+    leaveStatus =
+      (await collect(problems, () => checkStatus(db, controller.onLeave!.deviationStatus!, `${field}.onLeave.deviationStatus`))) ?? null;
   }
   return { deviation, workTemplateId, criticality: actions.setCriticality?.value ?? null, leaveStatus, problems };
 }
@@ -145,9 +169,17 @@ export async function checkControllers(db: D1Database, controllers: readonly Con
   const problems: FieldProblem[] = [];
   const seen = new Set<string>();
   for (const [i, controller] of controllers.entries()) {
-    if (seen.has(controller.name)) problems.push({ field: `${field}.${i}.name`, rule: "unique", message: `Another controller of this monitor is named '${controller.name}'; alarms are kept per controller name, so names are unique.` });
+    if (seen.has(controller.name))
+      problems.push({
+        field: `${field}.${i}.name`,
+        rule: "unique",
+        message:
+          `Another controller of this monitor is named '${controller.name}'; alarms are kept per controller name, so ` +
+          `names are unique.`,
+      });
     seen.add(controller.name);
     if (controller.actions || controller.onLeave) problems.push(...(await prepareActions(db, controller, `${field}.${i}`)).problems);
   }
-  if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
+  if (problems.length > 0)
+    throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
 }

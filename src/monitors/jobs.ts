@@ -57,7 +57,10 @@ interface MonitorJobRow {
 export async function toMonitorJobs(db: D1Database, rows: readonly MonitorJobRow[]) {
   if (rows.length === 0) return [];
   const ids = JSON.stringify([...new Set(rows.map((r) => r.monitor_ref))]);
-  const { results } = await db.prepare("SELECT id, monitor_id, name FROM monitors WHERE id IN (SELECT value FROM json_each(?1))").bind(ids).all<{ id: string; monitor_id: string; name: string }>();
+  const { results } = await db
+    .prepare("SELECT id, monitor_id, name FROM monitors WHERE id IN (SELECT value FROM json_each(?1))")
+    .bind(ids)
+    .all<{ id: string; monitor_id: string; name: string }>();
   const monitors = new Map(results.map((m) => [m.id, m]));
   return rows.map((r) => monitorJobOf(r, monitors.get(r.monitor_ref)));
 }
@@ -91,7 +94,13 @@ export async function getMonitorJobRow(db: D1Database, id: string): Promise<Moni
 
 export async function listMonitorJobs(db: D1Database, monitorIds: string[]) {
   const { results } = monitorIds.length
-    ? await db.prepare(`SELECT * FROM monitor_jobs WHERE monitor_ref IN (${monitorIds.map((_, i) => `?${i + 1}`).join(", ")}) ORDER BY created_at DESC LIMIT 500`).bind(...monitorIds).all<MonitorJobRow>()
+    ? await db
+        .prepare(
+          `SELECT * FROM monitor_jobs WHERE monitor_ref IN (${monitorIds.map((_, i) => `?${i + 1}`).join(", ")}) ORDER BY ` +
+            `created_at DESC LIMIT 500`,
+        )
+        .bind(...monitorIds)
+        .all<MonitorJobRow>()
     : await db.prepare("SELECT * FROM monitor_jobs ORDER BY created_at DESC LIMIT 500").all<MonitorJobRow>();
   return toMonitorJobs(db, results);
 }
@@ -109,7 +118,10 @@ export async function populationAssetCount(db: D1Database, monitorRef: string): 
 }
 
 export async function populationAssetPage(db: D1Database, monitorRef: string, skip: number, take: number): Promise<string[]> {
-  const { results } = await db.prepare(`${POPULATION_ASSETS} ORDER BY i.asset_id LIMIT ?2 OFFSET ?3`).bind(monitorRef, take, skip).all<{ asset_id: string }>();
+  const { results } = await db
+    .prepare(`${POPULATION_ASSETS} ORDER BY i.asset_id LIMIT ?2 OFFSET ?3`)
+    .bind(monitorRef, take, skip)
+    .all<{ asset_id: string }>();
   return results.map((r) => r.asset_id);
 }
 
@@ -122,8 +134,12 @@ export async function populationAssetPage(db: D1Database, monitorRef: string, sk
  */
 async function populationParameters(db: D1Database, monitorRef: string, monitorJobId: string): Promise<Record<string, string>> {
   const count = await populationAssetCount(db, monitorRef);
-  const parameters: Record<string, string> = { populationAssetCount: String(count), populationAssetIdsPath: `/MonitorJobs/${monitorJobId}/PopulationAssetIds` };
-  if (count <= POPULATION_IDS_IN_ENVIRONMENT) parameters.populationAssetIds = (await populationAssetPage(db, monitorRef, 0, POPULATION_IDS_IN_ENVIRONMENT)).join(",");
+  const parameters: Record<string, string> = {
+    populationAssetCount: String(count),
+    populationAssetIdsPath: `/MonitorJobs/${monitorJobId}/PopulationAssetIds`,
+  };
+  if (count <= POPULATION_IDS_IN_ENVIRONMENT)
+    parameters.populationAssetIds = (await populationAssetPage(db, monitorRef, 0, POPULATION_IDS_IN_ENVIRONMENT)).join(",");
   return parameters;
 }
 
@@ -131,24 +147,53 @@ async function populationParameters(db: D1Database, monitorRef: string, monitorJ
  * Starts a monitor job. With a run key (a schedule occurrence, an event), a second trigger with the
  * same key returns the first job and starts nothing.
  */
-export async function executeMonitor(env: Bindings, monitorRef: string, trigger: string, runKey: string | null, now = new Date(), triggerDepth = 0): Promise<{ row: MonitorJobRow; created: boolean }> {
+export async function executeMonitor(
+  env: Bindings,
+  monitorRef: string,
+  trigger: string,
+  runKey: string | null,
+  now = new Date(),
+  triggerDepth = 0,
+): Promise<{ row: MonitorJobRow; created: boolean }> {
   const monitor = await getMonitorRow(env.DB, monitorRef);
   const model = await getModelRow(env.DB, monitor.model_ref);
   const definition = await findDefinitionByVersion(env.DB, model.definition_name, model.definition_version);
-  if (!definition) throw new ApiError("Conflict", `Model ${model.model_id}'s definition ${model.definition_name} ${model.definition_version} no longer exists.`);
+  if (!definition)
+    throw new ApiError(
+      "Conflict",
+      `Model ${model.model_id}'s definition ${model.definition_name} ${model.definition_version} no longer exists.`,
+    );
   // An ACR model runs on the container host: none configured is a 501 before a monitor job exists.
   if (definition.location === "ACR") requireHost(env);
   const effective = effectiveOf(monitor, model);
   const id = crypto.randomUUID();
-  const parameters = { ...effective.staticParameters, ...effective.configurableParameters, monitorId: monitor.monitor_id, ...(await populationParameters(env.DB, monitor.id, id)) };
+  const parameters = {
+    ...effective.staticParameters,
+    ...effective.configurableParameters,
+    monitorId: monitor.monitor_id,
+    ...(await populationParameters(env.DB, monitor.id, id)),
+  };
   const nowIso = now.toISOString();
   const deadline = new Date(now.getTime() + MONITOR_JOB_DEADLINE_MINUTES * 60_000).toISOString();
   try {
     await env.DB.prepare(
-      `INSERT INTO monitor_jobs (id, monitor_ref, status, definition_name, definition_version, location, parameters, trigger_kind, run_key, deadline_at, created_at, updated_at, trigger_depth)
+      `INSERT INTO monitor_jobs (id, monitor_ref, status, definition_name, definition_version, location, parameters,
+      trigger_kind, run_key, deadline_at, created_at, updated_at, trigger_depth)
        VALUES (?1, ?2, 'Started', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)`,
     )
-      .bind(id, monitor.id, model.definition_name, model.definition_version, definition.location, JSON.stringify(parameters), trigger, runKey, deadline, nowIso, triggerDepth)
+      .bind(
+        id,
+        monitor.id,
+        model.definition_name,
+        model.definition_version,
+        definition.location,
+        JSON.stringify(parameters),
+        trigger,
+        runKey,
+        deadline,
+        nowIso,
+        triggerDepth,
+      )
       .run();
   } catch (error) {
     if (runKey && isUniqueViolation(error)) {
@@ -170,7 +215,9 @@ export async function executeMonitor(env: Bindings, monitorRef: string, trigger:
       objectOwnerId: monitor.owner_id,
       endHook: { kind: MONITOR_JOB_HOOK, ref: id },
     });
-    await env.DB.prepare("UPDATE monitor_jobs SET job_id = ?1, status = 'InProgress', updated_at = ?2 WHERE id = ?3 AND status = 'Started'").bind(jobId, nowIso, id).run();
+    await env.DB.prepare("UPDATE monitor_jobs SET job_id = ?1, status = 'InProgress', updated_at = ?2 WHERE id = ?3 AND status = 'Started'")
+      .bind(jobId, nowIso, id)
+      .run();
   }
   return { row: await getMonitorJobRow(env.DB, id), created: true };
 }
@@ -192,7 +239,13 @@ export function criticalityReports(outputs: unknown[]): { reports: CriticalityRe
     if (!Array.isArray(list)) continue;
     for (const [i, entry] of list.entries()) {
       const { assetId, criticality } = (entry ?? {}) as { assetId?: unknown; criticality?: unknown };
-      if (typeof assetId !== "string" || typeof criticality !== "number" || !Number.isFinite(criticality) || criticality < 0 || criticality > 100) {
+      if (
+        typeof assetId !== "string" ||
+        typeof criticality !== "number" ||
+        !Number.isFinite(criticality) ||
+        criticality < 0 ||
+        criticality > 100
+      ) {
         problems.push(`criticality[${i}] is not { assetId: string, criticality: 0 to 100 }`);
       } else reports.push({ assetId, criticality });
     }
@@ -201,7 +254,13 @@ export function criticalityReports(outputs: unknown[]): { reports: CriticalityRe
 }
 
 /** Applies reported criticality to the monitor's items of each asset, with history (once per job and item). */
-export async function applyCriticality(db: D1Database, monitorRef: string, monitorJobId: string, reports: CriticalityReport[], nowIso: string): Promise<number> {
+export async function applyCriticality(
+  db: D1Database,
+  monitorRef: string,
+  monitorJobId: string,
+  reports: CriticalityReport[],
+  nowIso: string,
+): Promise<number> {
   if (reports.length === 0) return 0;
   const statements = reports.flatMap((r) => [
     db
@@ -271,7 +330,10 @@ export function outsideMessage(assetIds: string[], what = "Criticality"): string
   if (assetIds.length === 0) return null;
   const named = assetIds.slice(0, NAMED_ASSETS).join(", ");
   const more = assetIds.length > NAMED_ASSETS ? ` and ${assetIds.length - NAMED_ASSETS} more` : "";
-  return `${what} ignored for ${assetIds.length} asset${assetIds.length === 1 ? "" : "s"} outside the monitor's populations: ${named}${more}.`;
+  return (
+    `${what} ignored for ${assetIds.length} asset${assetIds.length === 1 ? "" : "s"} outside the monitor's ` +
+    `populations: ${named}${more}.`
+  );
 }
 
 /** Who the loop's writes are by: no person (actor null), in the request that reported the end when there is one. */
@@ -299,9 +361,13 @@ export async function finishMonitorJob(
   const db = env.DB;
   const ended = status === "Succeeded" || status === "Failed" || status === "Unknown";
   // One query for both kinds of report: the assets that no item of the monitor references.
-  const unknown = status === "Succeeded" ? new Set(await assetsOutsidePopulations(db, row.monitor_ref, [...reports.criticality, ...reports.variables])) : new Set<string>();
+  const unknown =
+    status === "Succeeded"
+      ? new Set(await assetsOutsidePopulations(db, row.monitor_ref, [...reports.criticality, ...reports.variables]))
+      : new Set<string>();
   const outsideOf = (list: readonly { assetId: string }[]) => [...new Set(list.map((r) => r.assetId))].filter((id) => unknown.has(id));
-  const outside = unknown.size > 0 ? [outsideMessage(outsideOf(reports.criticality)), outsideMessage(outsideOf(reports.variables), "Variables")] : [];
+  const outside =
+    unknown.size > 0 ? [outsideMessage(outsideOf(reports.criticality)), outsideMessage(outsideOf(reports.variables), "Variables")] : [];
   const message = [error, ...outside].filter(Boolean).join(" ") || null;
   const from = statusesBefore(status);
   // A monitor without controllers and without active alarms has nothing to evaluate: the job is
@@ -311,19 +377,35 @@ export async function finishMonitorJob(
   const [change] = await db.batch([
     db
       .prepare(
-        `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at = ?5, reports = coalesce(?8, reports),
+        `UPDATE monitor_jobs SET status = ?1, error_message = ?2, output = coalesce(?3, output), completed_at = ?4, updated_at
+        = ?5, reports = coalesce(?8, reports),
            evaluated_at = CASE WHEN ?1 = 'Succeeded'
                                 AND (SELECT controllers FROM monitors WHERE id = monitor_jobs.monitor_ref) = '[]'
-                                AND NOT EXISTS (SELECT 1 FROM monitor_alarms WHERE monitor_ref = monitor_jobs.monitor_ref AND active_key IS NOT NULL)
+                                AND NOT EXISTS (SELECT 1 FROM monitor_alarms WHERE monitor_ref = monitor_jobs.monitor_ref AND
+                                active_key IS NOT NULL)
                                THEN ?5 ELSE evaluated_at END
          WHERE id = ?6 AND status IN (SELECT value FROM json_each(?7))
          RETURNING evaluated_at`,
       )
-      .bind(status, message, output, ended ? nowIso : null, nowIso, row.id, JSON.stringify(from), status === "Succeeded" ? JSON.stringify(reports) : null),
+      .bind(
+        status,
+        message,
+        output,
+        ended ? nowIso : null,
+        nowIso,
+        row.id,
+        JSON.stringify(from),
+        status === "Succeeded" ? JSON.stringify(reports) : null,
+      ),
     guardedOutboxStatement(
       db,
       { now: nowIso, actorId: null, requestId: context.requestId },
-      { entityKind: "monitorJob", entityId: row.id, action: "updated", payload: { id: row.id, monitorId: row.monitor_ref, status, errorMessage: message, ended } },
+      {
+        entityKind: "monitorJob",
+        entityId: row.id,
+        action: "updated",
+        payload: { id: row.id, monitorId: row.monitor_ref, status, errorMessage: message, ended },
+      },
       "previousChanged",
     ),
   ]);
@@ -340,7 +422,11 @@ export async function finishMonitorJob(
  * Evaluates the controllers of a Succeeded monitor job that was not evaluated yet, on the variables
  * it kept, and marks it evaluated (adding what the evaluation had to say to its error message).
  */
-export async function evaluateIfPending(env: Bindings, monitorJobId: string, context: FinishContext = { requestId: null }): Promise<boolean> {
+export async function evaluateIfPending(
+  env: Bindings,
+  monitorJobId: string,
+  context: FinishContext = { requestId: null },
+): Promise<boolean> {
   const row = await env.DB.prepare("SELECT * FROM monitor_jobs WHERE id = ?1").bind(monitorJobId).first<MonitorJobRow>();
   if (!row || row.status !== "Succeeded" || row.evaluated_at !== null) return false;
   const reports = row.reports ? (JSON.parse(row.reports) as ModelReports) : { criticality: [], variables: [] };
@@ -348,7 +434,8 @@ export async function evaluateIfPending(env: Bindings, monitorJobId: string, con
   const result = await evaluateControllers(env, row, reports.variables ?? [], { actorId: null, requestId: context.requestId, now });
   const note = result.notes.join(" ") || null;
   await env.DB.prepare(
-    `UPDATE monitor_jobs SET evaluated_at = ?1, error_message = CASE WHEN ?2 IS NULL THEN error_message ELSE trim(coalesce(error_message, '') || ' ' || ?2) END
+    `UPDATE monitor_jobs SET evaluated_at = ?1, error_message = CASE WHEN ?2 IS NULL THEN error_message ELSE
+    trim(coalesce(error_message, '') || ' ' || ?2) END
      WHERE id = ?3 AND evaluated_at IS NULL`,
   )
     .bind(now, note, row.id)
@@ -391,9 +478,12 @@ export async function expireMonitorJobs(env: Bindings, now: Date): Promise<numbe
   // The same minute, the repair of evaluations a crash left undone, and the causes of events the
   // queue has long delivered (kept as long as the outbox keeps its rows).
   await evaluatePendingMonitorJobs(env, now);
-  await env.DB.prepare("DELETE FROM monitor_event_causes WHERE created_at < ?1").bind(new Date(now.getTime() - OUTBOX_RETENTION_MS).toISOString()).run();
+  await env.DB.prepare("DELETE FROM monitor_event_causes WHERE created_at < ?1")
+    .bind(new Date(now.getTime() - OUTBOX_RETENTION_MS).toISOString())
+    .run();
   const result = await env.DB.prepare(
-    `UPDATE monitor_jobs SET status = 'Failed', error_message = 'No result before the deadline (' || deadline_at || ').', completed_at = ?1, updated_at = ?1
+    `UPDATE monitor_jobs SET status = 'Failed', error_message = 'No result before the deadline (' || deadline_at || ').',
+    completed_at = ?1, updated_at = ?1
      WHERE status IN ('Started', 'InProgress') AND deadline_at < ?1`,
   )
     .bind(now.toISOString())
@@ -408,7 +498,9 @@ export const monitorScheduleKind: ScheduleKind = {
     const failed: string[] = [];
     const startOne = async (run: DueRun) => {
       try {
-        const monitor = await env.DB.prepare("SELECT status FROM monitors WHERE id = ?1").bind(run.ownerId).first<Pick<MonitorRow, "status">>();
+        const monitor = await env.DB.prepare("SELECT status FROM monitors WHERE id = ?1")
+          .bind(run.ownerId)
+          .first<Pick<MonitorRow, "status">>();
         // Only Active monitors run on their schedule; a Draft or Deprecated one keeps its schedule for later.
         if (monitor?.status === "Active") await executeMonitor(env, run.ownerId, "schedule", run.runKey);
       } catch (error) {

@@ -48,8 +48,13 @@ export const DefinitionListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name or version." }),
-  locations: z.string().optional().openapi({ description: `Comma-separated: ${LOCATIONS.join(", ")}.` }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, version, location, createdDate. Default: name asc, createdDate asc." }),
+  locations: z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated: ${LOCATIONS.join(", ")}.` }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over name, version, location, createdDate. Default: name asc, createdDate asc.",
+  }),
   skip,
   take,
   includeTotal,
@@ -64,7 +69,11 @@ export async function listDefinitionRows<T>(db: D1Database, query: z.infer<typeo
 const VERSIONS_ORDER = "createdDate asc, version asc";
 
 export const DefinitionVersionListQuery = DefinitionListQuery.extend({
-  order: order.openapi({ description: `Comma-separated \`{field} [asc|desc]\` over name, version, location, createdDate. Default: ${VERSIONS_ORDER} (oldest first).`, example: "createdDate desc" }),
+  order: order.openapi({
+    description:
+      `Comma-separated \`{field} [asc|desc]\` over name, version, location, createdDate. Default: ${VERSIONS_ORDER} ` + `(oldest first).`,
+    example: "createdDate desc",
+  }),
 });
 
 /** The versions of the definition named `name` (case-insensitively, as every name lookup), with the list's filters and paging. */
@@ -101,10 +110,17 @@ export const ModelListQuery = z.object({
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name, MOD number or description." }),
   properties: properties.openapi({ description: "Filter on Model properties, as on every list." }),
-  statuses: z.string().optional().openapi({ description: `Comma-separated: ${STATUSES.join(", ")}.` }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated: ${STATUSES.join(", ")}.` }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids." }),
   modelDefinitionNames: z.string().optional().openapi({ description: "Comma-separated model definition names." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, modelId, status, modelDefinitionName, modelDefinitionVersion, objectOwner.name, createdAt, updatedAt and properties.{name}. Default: createdAt desc." }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over name, modelId, status, modelDefinitionName, modelDefinitionVersion, " +
+      "objectOwner.name, createdAt, updatedAt and properties.{name}. Default: createdAt desc.",
+  }),
   skip,
   take,
   includeTotal,
@@ -125,7 +141,10 @@ export async function listModelRows(db: D1Database, query: z.infer<typeof ModelL
 
 export const ModelUniqueValuesQuery = z.object({
   ...uniqueValuesQueryShape,
-  fieldNames: uniqueValuesQueryShape.fieldNames.openapi({ description: "Required. Comma-separated: name, modelId, status, modelDefinitionName, modelDefinitionVersion, objectOwner, properties.{name}." }),
+  fieldNames: uniqueValuesQueryShape.fieldNames.openapi({
+    description:
+      "Required. Comma-separated: name, modelId, status, modelDefinitionName, modelDefinitionVersion, objectOwner, properties.{name}.",
+  }),
 });
 
 export async function modelUniqueValues(db: D1Database, query: UniqueValuesInput) {
@@ -157,10 +176,16 @@ export const MonitorListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name, MON number or instructions." }),
-  statuses: z.string().optional().openapi({ description: `Comma-separated: ${STATUSES.join(", ")}.` }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated: ${STATUSES.join(", ")}.` }),
   modelIds: z.string().optional().openapi({ description: "Only monitors of these models (comma-separated ids)." }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, monitorId, status, objectOwner.name, createdAt, updatedAt. Default: createdAt desc." }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over name, monitorId, status, objectOwner.name, createdAt, updatedAt. Default: createdAt desc.",
+  }),
   skip,
   take,
   includeTotal,
@@ -181,7 +206,9 @@ export async function listMonitorRows(db: D1Database, query: z.infer<typeof Moni
 
 export const MonitorUniqueValuesQuery = z.object({
   ...uniqueValuesQueryShape,
-  fieldNames: uniqueValuesQueryShape.fieldNames.openapi({ description: "Required. Comma-separated: name, monitorId, status, model (value: id, displayName: name), objectOwner." }),
+  fieldNames: uniqueValuesQueryShape.fieldNames.openapi({
+    description: "Required. Comma-separated: name, monitorId, status, model (value: id, displayName: name), objectOwner.",
+  }),
 });
 
 export async function monitorUniqueValues(db: D1Database, query: UniqueValuesInput) {

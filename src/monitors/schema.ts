@@ -9,7 +9,12 @@ export const STATUSES = ["Draft", "Active", "Deprecated"] as const;
 export const ASSET_TYPES = ["Plant", "MainSystem", "Organization", "Equipment"] as const;
 export type AssetType = (typeof ASSET_TYPES)[number];
 /** The asset catalogue's kind of each population asset type. */
-export const ASSET_KIND_OF: Record<AssetType, string> = { Plant: "plant", MainSystem: "mainSystem", Organization: "organization", Equipment: "equipment" };
+export const ASSET_KIND_OF: Record<AssetType, string> = {
+  Plant: "plant",
+  MainSystem: "mainSystem",
+  Organization: "organization",
+  Equipment: "equipment",
+};
 export const GPU_SKUS = ["K80"] as const;
 export const OPERATORS = ["LessThan", "LessThanOrEqual", "GreaterThen", "GreaterThanOrEqual", "Equal"] as const;
 export const MONITOR_JOB_STATUSES = ["Unknown", "Started", "InProgress", "Failed", "Succeeded"] as const;
@@ -19,11 +24,28 @@ const params = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an e
 const name = z.string().trim().min(1).max(200);
 
 export const ModelDefinitionSchema = z
-  .object({ id: z.uuid(), name: z.string(), version: z.string(), uri: z.string().nullable(), location: z.enum(LOCATIONS), createdDate: z.string() })
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    version: z.string(),
+    uri: z.string().nullable(),
+    location: z.enum(LOCATIONS),
+    createdDate: z.string(),
+  })
   .openapi("ModelDefinition");
 const definitionFields = {
-  name: z.string().trim().min(1).max(200).regex(/^[^:\s]+$/, "an image name without a tag"),
-  version: z.string().trim().min(1).max(128).regex(/^[^:\s]+$/, "an image tag"),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[^:\s]+$/, "an image name without a tag"),
+  version: z
+    .string()
+    .trim()
+    .min(1)
+    .max(128)
+    .regex(/^[^:\s]+$/, "an image tag"),
   uri: z.url().max(2000).nullable().default(null),
   location: z.enum(LOCATIONS),
 };
@@ -54,9 +76,14 @@ export const PopulationItemSchema = z
     populationId: z.uuid(),
     assetReference: z.object({ id: z.string(), name: z.string().nullable() }),
     criticality: z.number().nullable(),
-    band: z.enum(["green", "yellow", "red"]).nullable().openapi({ description: "0–59 green, 60–79 yellow, 80–100 red; null without a criticality." }),
+    band: z
+      .enum(["green", "yellow", "red"])
+      .nullable()
+      .openapi({ description: "0–59 green, 60–79 yellow, 80–100 red; null without a criticality." }),
     lastMonitorJobId: z.uuid().nullable(),
-    alarms: z.array(ActiveAlarmSchema).openapi({ description: "The controllers in alarm for this item now (a monitor's items; always empty for a model's). Empty: normal." }),
+    alarms: z.array(ActiveAlarmSchema).openapi({
+      description: "The controllers in alarm for this item now (a monitor's items; always empty for a model's). Empty: normal.",
+    }),
   })
   .openapi("PopulationItem");
 export const AlarmHistoryEntrySchema = z
@@ -67,7 +94,15 @@ export const AlarmHistoryEntrySchema = z
     action: z.enum(["entered", "left"]),
     monitorJobId: z.uuid(),
     conditions: z
-      .array(z.object({ variableName: z.string(), operator: z.string(), comparisonValue: z.number(), value: z.number().nullable(), holds: z.boolean() }))
+      .array(
+        z.object({
+          variableName: z.string(),
+          operator: z.string(),
+          comparisonValue: z.number(),
+          value: z.number().nullable(),
+          holds: z.boolean(),
+        }),
+      )
       .openapi({ description: "The controller's conditions with the values the job reported (null: not reported): what decided it." }),
     recordedAt: z.string(),
     deviationId: z.uuid().nullable(),
@@ -75,9 +110,18 @@ export const AlarmHistoryEntrySchema = z
   })
   .openapi("AlarmHistoryEntry");
 export const PopulationSchema = z
-  .object({ id: z.uuid(), name: z.string(), description: z.string().nullable(), assetType: z.enum(ASSET_TYPES), items: z.array(PopulationItemSchema) })
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    assetType: z.enum(ASSET_TYPES),
+    items: z.array(PopulationItemSchema),
+  })
   .openapi("Population");
-export const CreatePopulationSchema = z.object({ name, description: z.string().max(4000).nullable().default(null), assetType: z.enum(ASSET_TYPES) }).strict().openapi("CreatePopulation");
+export const CreatePopulationSchema = z
+  .object({ name, description: z.string().max(4000).nullable().default(null), assetType: z.enum(ASSET_TYPES) })
+  .strict()
+  .openapi("CreatePopulation");
 export const CreatePopulationItemSchema = z
   .object({ assetReference: z.object({ id: z.string().trim().min(1).max(200), name: z.string().max(200).nullable().optional() }).strict() })
   .strict()
@@ -99,8 +143,12 @@ export const ModelSchema = z
     configurableParameters: z.record(z.string(), z.string()),
     staticParameters: z.record(z.string(), z.string()),
     objectOwner: PersonSchema,
-    typeId: z.uuid().openapi({ description: "The entity type whose linked property definitions (application rule Model) the properties follow." }),
-    properties: z.array(z.object({ name: z.string(), value: z.unknown() })).openapi({ description: "Values of the Model properties linked to the type." }),
+    typeId: z
+      .uuid()
+      .openapi({ description: "The entity type whose linked property definitions (application rule Model) the properties follow." }),
+    properties: z
+      .array(z.object({ name: z.string(), value: z.unknown() }))
+      .openapi({ description: "Values of the Model properties linked to the type." }),
     populations: z.array(PopulationSchema),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -116,7 +164,10 @@ const modelFields = {
   configurableParameters: params.default({}),
   staticParameters: params.default({}),
   objectOwner: PersonSchema.nullable().optional(),
-  typeId: z.uuid().optional().openapi({ description: `An entity type for Model (or every kind). Default: General (${DEFAULT_ENTITY_TYPE_ID}).` }),
+  typeId: z
+    .uuid()
+    .optional()
+    .openapi({ description: `An entity type for Model (or every kind). Default: General (${DEFAULT_ENTITY_TYPE_ID}).` }),
   properties: z
     .array(z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict())
     .max(200)
@@ -131,7 +182,9 @@ export const UpdateModelSchema = updateBodyOf(ModelSchema, modelFields, "UpdateM
 const ConditionSchema = z
   .object({
     variableName: z.string().trim().min(1).max(200),
-    operator: z.enum([...OPERATORS, "GreaterThan"]).openapi({ description: "GreaterThen is the spec's spelling; GreaterThan is accepted and stored as GreaterThen." }),
+    operator: z
+      .enum([...OPERATORS, "GreaterThan"])
+      .openapi({ description: "GreaterThen is the spec's spelling; GreaterThan is accepted and stored as GreaterThen." }),
     comparisonValue: z.number(),
   })
   .strict();
@@ -141,9 +194,22 @@ export const ControllerActionsSchema = z
   .object({
     raiseDeviation: z
       .object({
-        typeId: z.uuid().optional().openapi({ description: `A deviation type (GET /DeviationTypes). Default: General (${DEFAULT_ENTITY_TYPE_ID}).` }),
-        status: z.string().trim().min(1).max(100).optional().openapi({ description: "A system status name or a user status id. Default: new." }),
-        properties: z.array(PropertyValueInput).max(200).optional().openapi({ description: "Values of the Deviation properties linked to the type, checked as any deviation's." }),
+        typeId: z
+          .uuid()
+          .optional()
+          .openapi({ description: `A deviation type (GET /DeviationTypes). Default: General (${DEFAULT_ENTITY_TYPE_ID}).` }),
+        status: z
+          .string()
+          .trim()
+          .min(1)
+          .max(100)
+          .optional()
+          .openapi({ description: "A system status name or a user status id. Default: new." }),
+        properties: z
+          .array(PropertyValueInput)
+          .max(200)
+          .optional()
+          .openapi({ description: "Values of the Deviation properties linked to the type, checked as any deviation's." }),
       })
       .strict()
       .nullable()
@@ -154,7 +220,9 @@ export const ControllerActionsSchema = z
       .strict()
       .nullable()
       .optional()
-      .openapi({ description: "Create a work item from a work template on the item's asset; linked to the raised deviation when there is one." }),
+      .openapi({
+        description: "Create a work item from a work template on the item's asset; linked to the raised deviation when there is one.",
+      }),
     setCriticality: z
       .object({ value: z.number().min(0).max(100) })
       .strict()
@@ -166,12 +234,35 @@ export const ControllerActionsSchema = z
   .openapi("ControllerActions");
 export const ControllerSchema = z
   .object({
-    name: z.string().trim().min(1).max(200).openapi({ description: "Unique within the monitor: an alarm is kept per population item and controller name." }),
-    conditions: z.array(ConditionSchema).max(50).openapi({ description: "The controller holds for an item when every condition holds; a variable the model did not report makes its condition not hold. No conditions: never holds." }),
-    alarmOnNoData: z.boolean().optional().openapi({ description: "When true, a condition variable the model did not report for an item is itself an alarm. Default false." }),
+    name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .openapi({ description: "Unique within the monitor: an alarm is kept per population item and controller name." }),
+    conditions: z
+      .array(ConditionSchema)
+      .max(50)
+      .openapi({
+        description:
+          "The controller holds for an item when every condition holds; a variable the model did not report makes its " +
+          "condition not hold. No conditions: never holds.",
+      }),
+    alarmOnNoData: z
+      .boolean()
+      .optional()
+      .openapi({ description: "When true, a condition variable the model did not report for an item is itself an alarm. Default false." }),
     actions: ControllerActionsSchema.optional(),
     onLeave: z
-      .object({ deviationStatus: z.string().trim().min(1).max(100).optional().openapi({ description: "Set on the deviation the alarm raised when the alarm is left; absent: the deviation stays as it is." }) })
+      .object({
+        deviationStatus: z
+          .string()
+          .trim()
+          .min(1)
+          .max(100)
+          .optional()
+          .openapi({ description: "Set on the deviation the alarm raised when the alarm is left; absent: the deviation stays as it is." }),
+      })
       .strict()
       .optional(),
   })
@@ -185,7 +276,9 @@ export const TriggerEventSchema = z
   ])
   .nullable()
   .openapi("TriggerEvent", {
-    description: "`fileProcessed`: a file of `dataTypeId` reached status processed. `deviationChanged`: a deviation on an asset of one of the monitor's populations was created or changed.",
+    description:
+      "`fileProcessed`: a file of `dataTypeId` reached status processed. `deviationChanged`: a deviation on an asset " +
+      "of one of the monitor's populations was created or changed.",
   });
 
 export const MonitorSchema = z
@@ -206,9 +299,17 @@ export const MonitorSchema = z
     gpuCores: z.number().nullable(),
     gpuSku: z.string().nullable(),
     configurableParameters: z.record(z.string(), z.string()),
-    inherited: z.object({ cpuCores: z.boolean(), memory: z.boolean(), gpuCores: z.boolean(), gpuSku: z.boolean(), configurableParameters: z.boolean() }).openapi({
-      description: "Which effective values come from the model (true) or are overridden by the monitor (false).",
-    }),
+    inherited: z
+      .object({
+        cpuCores: z.boolean(),
+        memory: z.boolean(),
+        gpuCores: z.boolean(),
+        gpuSku: z.boolean(),
+        configurableParameters: z.boolean(),
+      })
+      .openapi({
+        description: "Which effective values come from the model (true) or are overridden by the monitor (false).",
+      }),
     controllers: z.array(ControllerSchema),
     objectOwner: PersonSchema,
     populations: z.array(PopulationSchema),
@@ -228,8 +329,14 @@ const monitorFields = {
   memory: resources.memory.nullable().default(null),
   gpuCores: z.number().int().min(0).max(16).nullable().default(null),
   gpuSku: z.enum(GPU_SKUS).nullable().default(null),
-  configurableParameters: params.nullable().default(null).openapi({ description: "Null: inherited from the model; an object overrides it whole." }),
-  staticParameters: z.unknown().optional().openapi({ description: "Never accepted: static parameters come from the model and cannot be overridden." }),
+  configurableParameters: params
+    .nullable()
+    .default(null)
+    .openapi({ description: "Null: inherited from the model; an object overrides it whole." }),
+  staticParameters: z
+    .unknown()
+    .optional()
+    .openapi({ description: "Never accepted: static parameters come from the model and cannot be overridden." }),
   controllers: z.array(ControllerSchema).max(200).default([]).openapi({ description: "At most 200; names unique." }),
   objectOwner: PersonSchema.nullable().optional(),
 };
@@ -241,12 +348,20 @@ const monitorSpellings = {
   GPUSKU: { of: "gpuSku", schema: monitorFields.gpuSku },
   model: {
     of: "modelId",
-    schema: z.union([z.uuid(), z.object({ id: z.uuid() }).loose()]).openapi({ description: "The model: its id, or an object with its id." }),
+    schema: z
+      .union([z.uuid(), z.object({ id: z.uuid() }).loose()])
+      .openapi({ description: "The model: its id, or an object with its id." }),
     convert: (value: unknown) => (typeof value === "string" ? value : (value as { id: string }).id),
   },
 };
 export const CreateMonitorSchema = resourceBody(monitorFields, "CreateMonitor", { spellings: monitorSpellings });
-export const UpdateMonitorSchema = updateBodyOf(MonitorSchema, monitorFields, "UpdateMonitor", { monitorId: "the MON number", inherited: "send a value to override the model's" }, monitorSpellings);
+export const UpdateMonitorSchema = updateBodyOf(
+  MonitorSchema,
+  monitorFields,
+  "UpdateMonitor",
+  { monitorId: "the MON number", inherited: "send a value to override the model's" },
+  monitorSpellings,
+);
 
 export const MonitorJobSchema = z
   .object({
@@ -262,7 +377,9 @@ export const MonitorJobSchema = z
     trigger: z.string(),
     createdDate: z.string(),
     completedDate: z.string().nullable(),
-    statusToken: z.string().optional().openapi({ description: "External models only, in the answer of the execution: the bearer token that may set this monitor's job statuses." }),
+    statusToken: z.string().optional().openapi({
+      description: "External models only, in the answer of the execution: the bearer token that may set this monitor's job statuses.",
+    }),
   })
   .openapi("MonitorJob");
 

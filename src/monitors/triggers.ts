@@ -31,7 +31,8 @@ async function monitorsFor(env: Bindings, event: DomainEvent, cause: Cause | nul
     const file = event.payload as { status?: string; dataType?: { id?: string } } | null;
     if (file?.status !== "processed" || !file.dataType?.id) return [];
     const { results } = await env.DB.prepare(
-      `SELECT id FROM monitors WHERE status = 'Active' AND json_extract(trigger_event, '$.kind') = 'fileProcessed' AND json_extract(trigger_event, '$.dataTypeId') = ?1`,
+      `SELECT id FROM monitors WHERE status = 'Active' AND json_extract(trigger_event, '$.kind') = 'fileProcessed' ` +
+        `AND json_extract(trigger_event, '$.dataTypeId') = ?1`,
     )
       .bind(file.dataType.id)
       .all<{ id: string }>();
@@ -54,11 +55,19 @@ async function monitorsFor(env: Bindings, event: DomainEvent, cause: Cause | nul
 
 /** The outbox event handler (registered in src/index.ts). */
 export async function triggerMonitors(event: DomainEvent, env: Bindings, log: Logger): Promise<void> {
-  const cause = event.entityKind === "deviation" ? await env.DB.prepare("SELECT monitor_ref, depth FROM monitor_event_causes WHERE event_id = ?1").bind(event.id).first<Cause>() : null;
+  const cause =
+    event.entityKind === "deviation"
+      ? await env.DB.prepare("SELECT monitor_ref, depth FROM monitor_event_causes WHERE event_id = ?1").bind(event.id).first<Cause>()
+      : null;
   const depth = (cause?.depth ?? 0) + 1;
   const monitors = await monitorsFor(env, event, cause);
   if (monitors.length > 0 && depth > MAX_TRIGGER_DEPTH) {
-    log.warn("monitor jobs not started: trigger depth reached", { eventId: event.id, depth, maxDepth: MAX_TRIGGER_DEPTH, monitorIds: monitors });
+    log.warn("monitor jobs not started: trigger depth reached", {
+      eventId: event.id,
+      depth,
+      maxDepth: MAX_TRIGGER_DEPTH,
+      monitorIds: monitors,
+    });
     return;
   }
   for (const monitorRef of monitors) {

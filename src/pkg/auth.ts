@@ -4,14 +4,7 @@
  * `npm start`, or the keys of an offline deployment), with the configured issuer and audience.
  */
 import type { MiddlewareHandler } from "hono";
-import {
-  createLocalJWKSet,
-  createRemoteJWKSet,
-  errors as joseErrors,
-  jwtVerify,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from "jose";
+import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { AppEnv, Bindings, RouteStep } from "../env";
 import { ApiError } from "./errors";
 import { PERMISSIONS, type Permission } from "./permissions";
@@ -84,8 +77,10 @@ function unauthorized(description?: string, check: TokenCheck = description ? "c
   return new TokenRefused(check, description);
 }
 
-const when = (seconds: unknown) => (typeof seconds === "number" && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : "an unreadable time");
-const shown = (value: unknown) => (Array.isArray(value) ? value.map((v) => `'${String(v)}'`).join(", ") : value === undefined ? "none" : `'${String(value)}'`);
+const when = (seconds: unknown) =>
+  typeof seconds === "number" && Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : "an unreadable time";
+const shown = (value: unknown) =>
+  Array.isArray(value) ? value.map((v) => `'${String(v)}'`).join(", ") : value === undefined ? "none" : `'${String(value)}'`;
 
 /** A jose failure as the check it failed, in words; null for what is not a token problem. */
 function refusalOf(error: unknown, env: Bindings, audience: string): ApiError | null {
@@ -97,9 +92,15 @@ function refusalOf(error: unknown, env: Bindings, audience: string): ApiError | 
     if (error.reason === "missing") return unauthorized(`The token has no ${error.claim} claim.`, "claims");
     switch (error.claim) {
       case "iss":
-        return unauthorized(`The token's issuer ${shown(payload.iss)} is not the one this service trusts ('${env.AUTH_ISSUER}', AUTH_ISSUER).`, "issuer");
+        return unauthorized(
+          `The token's issuer ${shown(payload.iss)} is not the one this service trusts ('${env.AUTH_ISSUER}', AUTH_ISSUER).`,
+          "issuer",
+        );
       case "aud":
-        return unauthorized(`The token is for the audience ${shown(payload.aud)}, not this API's ('${audience}', AUTH_AUDIENCE).`, "audience");
+        return unauthorized(
+          `The token is for the audience ${shown(payload.aud)}, not this API's ('${audience}', AUTH_AUDIENCE).`,
+          "audience",
+        );
       case "nbf":
         return unauthorized(`The token is not valid yet: its nbf is ${when(payload.nbf)}.`, "notYetValid");
       case "iat":
@@ -108,15 +109,25 @@ function refusalOf(error: unknown, env: Bindings, audience: string): ApiError | 
         return unauthorized(`The token's ${error.claim} claim is not accepted.`, "claims");
     }
   }
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return unauthorized("The token's algorithm is not accepted (RS, PS, ES or EdDSA signatures only).", "algorithm");
+  if (error instanceof joseErrors.JOSEAlgNotAllowed)
+    return unauthorized("The token's algorithm is not accepted (RS, PS, ES or EdDSA signatures only).", "algorithm");
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) {
-    return unauthorized("The token's signature does not verify: it was signed by a key this service does not trust, or changed after it was signed.", "signature");
+    return unauthorized(
+      "The token's signature does not verify: it was signed by a key this service does not trust, or changed after it was signed.",
+      "signature",
+    );
   }
   if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) {
-    return unauthorized("The token's signature cannot be checked: no key this service trusts has its key id (kid) and algorithm.", "signature");
+    return unauthorized(
+      "The token's signature cannot be checked: no key this service trusts has its key id (kid) and algorithm.",
+      "signature",
+    );
   }
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) {
-    return unauthorized("The token's signature cannot be checked now: the identity provider's keys (AUTH_JWKS_URL) could not be read.", "keys");
+    return unauthorized(
+      "The token's signature cannot be checked now: the identity provider's keys (AUTH_JWKS_URL) could not be read.",
+      "keys",
+    );
   }
   if (error instanceof joseErrors.JWSInvalid || error instanceof joseErrors.JWTInvalid || error instanceof joseErrors.JOSENotSupported) {
     return unauthorized("The token is not a well-formed JWT (three base64url parts: header, claims, signature).", "format");
@@ -182,7 +193,9 @@ function principalFrom(payload: JWTPayload): Principal {
         ? (payload["preferred_username"] as string)
         : payload.sub;
   const clientId = machineClientOf(payload);
-  return clientId === undefined ? { id: payload.sub, name, permissions, kind: "person" } : { id: payload.sub, name, permissions, kind: "client", clientId };
+  return clientId === undefined
+    ? { id: payload.sub, name, permissions, kind: "person" }
+    : { id: payload.sub, name, permissions, kind: "client", clientId };
 }
 
 const CLOCK_TOLERANCE_SECONDS = 30;
@@ -220,10 +233,13 @@ export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
  */
 function checkLifetime(env: Bindings, payload: JWTPayload): void {
   const now = Math.floor(Date.now() / 1000);
-  const max = Number((env as { AUTH_MAX_TOKEN_LIFETIME_SECONDS?: string }).AUTH_MAX_TOKEN_LIFETIME_SECONDS) || DEFAULT_MAX_TOKEN_LIFETIME_SECONDS;
-  if (payload.iat !== undefined && payload.iat > now + CLOCK_TOLERANCE_SECONDS) throw unauthorized(`The token is not valid yet: its iat (${when(payload.iat)}) is in the future.`, "notYetValid");
+  const max =
+    Number((env as { AUTH_MAX_TOKEN_LIFETIME_SECONDS?: string }).AUTH_MAX_TOKEN_LIFETIME_SECONDS) || DEFAULT_MAX_TOKEN_LIFETIME_SECONDS;
+  if (payload.iat !== undefined && payload.iat > now + CLOCK_TOLERANCE_SECONDS)
+    throw unauthorized(`The token is not valid yet: its iat (${when(payload.iat)}) is in the future.`, "notYetValid");
   const from = payload.iat ?? now;
-  if (payload.exp! - from > max + CLOCK_TOLERANCE_SECONDS) throw unauthorized(`The token lives longer than the ${max} seconds this service accepts.`, "lifetime");
+  if (payload.exp! - from > max + CLOCK_TOLERANCE_SECONDS)
+    throw unauthorized(`The token lives longer than the ${max} seconds this service accepts.`, "lifetime");
 }
 
 /** Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. */
@@ -266,21 +282,43 @@ export async function authenticate(env: Bindings, authorization: string | undefi
  */
 async function authenticateScoped(env: Bindings, token: string): Promise<Principal> {
   const scoped = await scopeOfToken(env, token).catch(() => null);
-  if (!scoped) throw unauthorized("The job or monitor token's signature does not verify: it is malformed, or was not made by this service with its current keys.", "signature");
+  if (!scoped)
+    throw unauthorized(
+      "The job or monitor token's signature does not verify: it is malformed, or was not made by this service with its current keys.",
+      "signature",
+    );
   if (scoped.scope === "monitor") {
     const monitor = await env.DB.prepare("SELECT id FROM monitors WHERE id = ?1").bind(scoped.id).first<{ id: string }>();
     if (!monitor) throw unauthorized("The monitor token's monitor no longer exists.", "expired");
-    return { id: `monitor:${scoped.id}`, name: `monitor ${scoped.id}`, permissions: new Set([PERMISSIONS.monitorJobsStatus, PERMISSIONS.monitorJobAssetsRead]), monitorRef: scoped.id };
+    return {
+      id: `monitor:${scoped.id}`,
+      name: `monitor ${scoped.id}`,
+      permissions: new Set([PERMISSIONS.monitorJobsStatus, PERMISSIONS.monitorJobAssetsRead]),
+      monitorRef: scoped.id,
+    };
   }
   const jobId = scoped.id;
   const job = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1").bind(jobId).first<{ status: string }>();
-  if (!job || (job.status !== "Started" && job.status !== "InProgress")) throw unauthorized("The job token has expired: its job has ended.", "expired");
-  return { id: `job:${jobId}`, name: `job ${jobId}`, permissions: new Set([PERMISSIONS.jobOutputsWrite, PERMISSIONS.monitorJobAssetsRead]), jobId };
+  if (!job || (job.status !== "Started" && job.status !== "InProgress"))
+    throw unauthorized("The job token has expired: its job has ended.", "expired");
+  return {
+    id: `job:${jobId}`,
+    name: `job ${jobId}`,
+    permissions: new Set([PERMISSIONS.jobOutputsWrite, PERMISSIONS.monitorJobAssetsRead]),
+    jobId,
+  };
 }
 
 /** Paths anyone may read: the health check and the API reference. */
 export function isPublicPath(path: string): boolean {
-  return path === "/health" || path === "/connect/token" || path === "/openapi.json" || path === "/docs" || path.startsWith("/docs/") || /^\/swagger\/[^/]+\/swagger\.json$/i.test(path);
+  return (
+    path === "/health" ||
+    path === "/connect/token" ||
+    path === "/openapi.json" ||
+    path === "/docs" ||
+    path.startsWith("/docs/") ||
+    /^\/swagger\/[^/]+\/swagger\.json$/i.test(path)
+  );
 }
 
 export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -19,7 +19,10 @@ export const requireWellFormedBookmark: MiddlewareHandler = (c, next) => {
   const sent = c.req.header(BOOKMARK_HEADER)?.trim();
   if (sent && !BOOKMARK.test(sent)) {
     const shown = sent.length > 40 ? `${sent.slice(0, 37)}...` : sent;
-    const message = `X-Session-Bookmark '${shown}' is not a bookmark: send back the X-Session-Bookmark of an earlier answer unchanged (hex groups such as 0000000b-00000002-00004ed7-6b3c8ff3c8ebe68c31e2d96ed9ab7431), or leave the header out.`;
+    const message =
+      `X-Session-Bookmark '${shown}' is not a bookmark: send back the X-Session-Bookmark of an earlier answer ` +
+      `unchanged (hex groups such as 0000000b-00000002-00004ed7-6b3c8ff3c8ebe68c31e2d96ed9ab7431), or leave the ` +
+      `header out.`;
     throw new ApiError("BadRequest", message, { errors: [{ field: "header.X-Session-Bookmark", rule: "format", message }] });
   }
   return next();

@@ -13,9 +13,32 @@ import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "../env";
 
-export const CORS_ALLOW_HEADERS = ["Authorization", "Content-Type", "Content-Encoding", "X-Session-Bookmark", "If-Match", "If-None-Match", "Idempotency-Key", "api-version", "x-request-id"];
+export const CORS_ALLOW_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "Content-Encoding",
+  "X-Session-Bookmark",
+  "If-Match",
+  "If-None-Match",
+  "Idempotency-Key",
+  "api-version",
+  "x-request-id",
+];
 export const CORS_ALLOW_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-export const CORS_EXPOSE_HEADERS = ["ETag", "Location", "x-request-id", "x-session-bookmark", "api-supported-versions", "idempotent-replayed", "www-authenticate", "X-Total-Count", "X-Media-Size", "X-Media-Size-Fallback", "Content-Range", "Content-Disposition"];
+export const CORS_EXPOSE_HEADERS = [
+  "ETag",
+  "Location",
+  "x-request-id",
+  "x-session-bookmark",
+  "api-supported-versions",
+  "idempotent-replayed",
+  "www-authenticate",
+  "X-Total-Count",
+  "X-Media-Size",
+  "X-Media-Size-Fallback",
+  "Content-Range",
+  "Content-Disposition",
+];
 const EXPOSED = CORS_EXPOSE_HEADERS.join(",");
 
 /** CORS_ORIGINS as a list, per value of the setting (it does not change within an isolate, but tests vary it). */

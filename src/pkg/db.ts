@@ -46,11 +46,7 @@ export function conflict(detail: string, errors?: FieldProblem[]): ApiError {
 }
 
 /** Runs a batch and maps a unique-constraint failure to a 409 naming the field. */
-export async function runBatch(
-  db: D1Database,
-  statements: D1PreparedStatement[],
-  onUnique?: () => ApiError,
-): Promise<D1Result[]> {
+export async function runBatch(db: D1Database, statements: D1PreparedStatement[], onUnique?: () => ApiError): Promise<D1Result[]> {
   try {
     return await db.batch(statements);
   } catch (error) {

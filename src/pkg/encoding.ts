@@ -13,9 +13,13 @@ export function decodeRequestBody(request: Request): Request | Response {
   if (!encoding || encoding === "identity" || !request.body) return request;
   const format = SUPPORTED[encoding];
   if (!format) {
-    const error = new ApiError("UnsupportedMediaType", `Content-Encoding '${encoding}' is not accepted; send the body uncompressed, gzip or deflate.`, {
-      headers: { "accept-encoding": "gzip, deflate" },
-    });
+    const error = new ApiError(
+      "UnsupportedMediaType",
+      `Content-Encoding '${encoding}' is not accepted; send the body uncompressed, gzip or deflate.`,
+      {
+        headers: { "accept-encoding": "gzip, deflate" },
+      },
+    );
     return problemResponse(error, request.headers.get("x-request-id") ?? crypto.randomUUID(), new URL(request.url).pathname);
   }
   const headers = new Headers(request.headers);

@@ -109,11 +109,7 @@ export class ApiError extends Error {
   readonly errors: FieldProblem[] | undefined;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(
-    code: ErrorCode,
-    detail: string,
-    options: { errors?: FieldProblem[]; headers?: Record<string, string> } = {},
-  ) {
+  constructor(code: ErrorCode, detail: string, options: { errors?: FieldProblem[]; headers?: Record<string, string> } = {}) {
     super(detail);
     this.name = "ApiError";
     this.code = code;

@@ -205,7 +205,9 @@ function sessionOf(c: Context<AppEnv>): D1DatabaseSession | null {
  */
 async function touchSession(c: Context<AppEnv>): Promise<void> {
   if (!sessionOf(c)) return;
-  await c.env.DB.prepare("SELECT 1").first().catch(() => undefined);
+  await c.env.DB.prepare("SELECT 1")
+    .first()
+    .catch(() => undefined);
 }
 
 async function replayedBody(c: Context<AppEnv>, key: string, response: StoredResponse): Promise<string> {
@@ -214,6 +216,10 @@ async function replayedBody(c: Context<AppEnv>, key: string, response: StoredRes
     return await openText(c.env, SEALED_ANSWER, response.body);
   } catch {
     const where = response.headers.location ? ` (it is at ${response.headers.location})` : "";
-    throw new ApiError("Conflict", `The first request with Idempotency-Key '${key}' succeeded, but its answer was sealed under a key the service no longer holds and cannot be replayed; read what it created${where} instead.`);
+    throw new ApiError(
+      "Conflict",
+      `The first request with Idempotency-Key '${key}' succeeded, but its answer was sealed under a key the service ` +
+        `no longer holds and cannot be replayed; read what it created${where} instead.`,
+    );
   }
 }

@@ -49,7 +49,10 @@ export function formBoundary(contentType: string | undefined): string | null {
   for (const param of params) {
     const eq = param.indexOf("=");
     if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== "boundary") continue;
-    const value = param.slice(eq + 1).trim().replace(/^"(.*)"$/, "$1");
+    const value = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, "$1");
     // RFC 2046: 1 to 70 characters.
     if (value.length >= 1 && value.length <= 70) return value;
   }

@@ -35,8 +35,14 @@ const BATCH = 200;
 /** The step's name in `one_off_steps` (migration 0015). */
 export const NAME_KEY_STEP = "name-keys";
 
-/** The next unkeyed rows of every table past its cursor, read in one batch. D1 allows only a few compound SELECT terms, so not one UNION. */
-const UNKEYED = KEYED_NAMES.map(([table, column, key]) => `SELECT rowid AS r, ${column} AS name FROM ${table} WHERE ${key} IS NULL AND rowid > ?1 ORDER BY rowid LIMIT ${BATCH}`);
+/**
+ * The next unkeyed rows of every table past its cursor, read in one batch. D1 allows only a few compound SELECT terms, so not one
+ * UNION.
+ */
+const UNKEYED = KEYED_NAMES.map(
+  ([table, column, key]) =>
+    `SELECT rowid AS r, ${column} AS name FROM ${table} WHERE ${key} IS NULL AND rowid > ?1 ORDER BY rowid LIMIT ${BATCH}`,
+);
 
 interface Unkeyed {
   t: number;
@@ -51,7 +57,11 @@ export type NameKeyCursor = number[];
  * Keys the next batch of unkeyed rows of every table past `cursor`; returns the cursor after them
  * and whether every table is done (fewer than a batch were left).
  */
-export async function keyLegacyNames(env: Bindings, log: Logger, cursor: NameKeyCursor = KEYED_NAMES.map(() => 0)): Promise<{ cursor: NameKeyCursor; finished: boolean }> {
+export async function keyLegacyNames(
+  env: Bindings,
+  log: Logger,
+  cursor: NameKeyCursor = KEYED_NAMES.map(() => 0),
+): Promise<{ cursor: NameKeyCursor; finished: boolean }> {
   const reads = await env.DB.batch<Omit<Unkeyed, "t">>(UNKEYED.map((sql, t) => env.DB.prepare(sql).bind(cursor[t] ?? 0)));
   const results = reads.flatMap((read, t) => read.results.map((row) => ({ ...row, t })));
   const next = reads.map((read, t) => Math.max(cursor[t] ?? 0, ...read.results.map((row) => row.r)));
@@ -84,7 +94,9 @@ let doneHere = false;
 /** The minute cron's part: one batch of {@link keyLegacyNames} while the step is pending, nothing once it is done. */
 export async function runNameKeyBackfill(env: Bindings, log: Logger, now: Date): Promise<void> {
   if (doneHere) return;
-  const step = await env.DB.prepare("SELECT state, cursor FROM one_off_steps WHERE name = ?1").bind(NAME_KEY_STEP).first<{ state: string; cursor: string | null }>();
+  const step = await env.DB.prepare("SELECT state, cursor FROM one_off_steps WHERE name = ?1")
+    .bind(NAME_KEY_STEP)
+    .first<{ state: string; cursor: string | null }>();
   if (!step || step.state === "done") {
     doneHere = true;
     return;

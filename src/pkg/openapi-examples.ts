@@ -95,12 +95,21 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   "POST /Deviations": deviation,
   // PUT replaces: the whole deviation, as read (read-only fields are ignored).
   "PUT /Deviations": { id: DEVIATION, ...deviation, status: "active", relationships: [], properties: [] },
-  "POST /DeviationTypes": { name: "Corrosion", description: "Loss of wall from corrosion of any kind.", icon: { name: "corrosion", color: "#E53935" } },
+  "POST /DeviationTypes": {
+    name: "Corrosion",
+    description: "Loss of wall from corrosion of any kind.",
+    icon: { name: "corrosion", color: "#E53935" },
+  },
   "POST /WorkItems": workItem,
   "PUT /WorkItems": { id: WORK_ITEM, ...workItem, status: "active" },
   "POST /WorkTemplates": workTemplate,
   "POST /ActivityTemplates": activityTemplate,
-  "POST /Activities": { basedOn: { id: ACTIVITY_TEMPLATE }, workItemId: WORK_ITEM, displayName: "Measure wall thickness at P-101", inputs: [{ id: "thickness", value: 7.9 }] },
+  "POST /Activities": {
+    basedOn: { id: ACTIVITY_TEMPLATE },
+    workItemId: WORK_ITEM,
+    displayName: "Measure wall thickness at P-101",
+    inputs: [{ id: "thickness", value: 7.9 }],
+  },
   "POST /Assets": { kind: "equipment", name: "P-101 feed pump", parentId: FEED_WATER },
   "POST /Categories": { name: "Corrosion" },
   "POST /PropertyDefinitions": {
@@ -114,7 +123,10 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   "POST /JobConfigurations": jobConfiguration,
   // PUT replaces: run options left out are removed, so send them again.
   "PUT /JobConfigurations": { id: JOB_CONFIG, ...jobConfiguration },
-  "POST /Jobs/ChainExecution": { jobConfigIds: [JOB_CONFIG, "7b6a5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"], runOptions: { GREETING: "first job only" } },
+  "POST /Jobs/ChainExecution": {
+    jobConfigIds: [JOB_CONFIG, "7b6a5c4d-3e2f-4a1b-8c9d-0e1f2a3b4c5d"],
+    runOptions: { GREETING: "first job only" },
+  },
   "POST /OutputTypes": {
     name: "remaining-life",
     schema: { type: "object", required: ["assetId", "years"], properties: { assetId: { type: "string" }, years: { type: "number" } } },
@@ -132,7 +144,11 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     queryObject: search,
     metadata: { action: { isVisible: true, order: 1 } },
   },
-  "POST /MediaReferences": { mediaId: "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f", displayName: "P-101 flange", description: "Insulation removed, north side." },
+  "POST /MediaReferences": {
+    mediaId: "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f",
+    displayName: "P-101 flange",
+    description: "Insulation removed, north side.",
+  },
   "POST /UserStatuses": { name: "Awaiting scaffolding", status: "active", order: 1 },
   "POST /DataTypes": { id: "thickness-measurements", name: "Thickness measurements", allowedExtensions: ["csv", "xlsx"] },
   "POST /Classifications": {

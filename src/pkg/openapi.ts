@@ -45,7 +45,9 @@ const problem = (description: string) => ({
 });
 
 const COMMON_ERRORS = {
-  400: problem(`Validation failed, a malformed query, an unsupported api-version, or a JSON body nested deeper than ${MAX_JSON_DEPTH} levels.`),
+  400: problem(
+    `Validation failed, a malformed query, an unsupported api-version, or a JSON body nested deeper than ${MAX_JSON_DEPTH} levels.`,
+  ),
   401: problem("Missing or invalid bearer token (see WWW-Authenticate)."),
   403: problem("The token lacks the permission this route requires."),
   500: problem("Unexpected failure; the body carries only the request id."),
@@ -63,7 +65,6 @@ export const ERROR_RESPONSES = {
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
-
 
 function bodyLimit(maxBytes: number | undefined, json: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -126,7 +127,9 @@ function jsonDepthLimit(): MiddlewareHandler<AppEnv> {
     const text = await c.req.text();
     const at = jsonDepthExceeded(text);
     if (at >= 0) {
-      const message = `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels (level ${MAX_JSON_DEPTH + 1} opens at character ${at}); at most ${MAX_JSON_DEPTH} are accepted.`;
+      const message =
+        `The JSON body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels (level ${MAX_JSON_DEPTH + 1} opens ` +
+        `at character ${at}); at most ${MAX_JSON_DEPTH} are accepted.`;
       throw new ApiError("ValidationFailed", message, { errors: [{ field: "body", rule: "maxDepth", message }] });
     }
     await next();
@@ -171,9 +174,18 @@ function knownQueryOnly(accepted: readonly string[]): RouteStep {
     if (!c.req.url.includes("?")) return;
     const unknown = [...new Set(new URL(c.req.url).searchParams.keys())].filter((name) => !known.has(name));
     if (unknown.length > 0) {
-      throw new ApiError("InvalidQuery", `${c.req.method} ${c.req.routePath} does not know the query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}; ${listed}.`, {
-        errors: unknown.map((name) => ({ field: `query.${name}`, rule: "unknownParameter", message: `'${name}' is not a query parameter of this route; ${listed}.` })),
-      });
+      throw new ApiError(
+        "InvalidQuery",
+        `${c.req.method} ${c.req.routePath} does not know the query parameter${unknown.length > 1 ? "s" : ""} ` +
+          `${unknown.join(", ")}; ${listed}.`,
+        {
+          errors: unknown.map((name) => ({
+            field: `query.${name}`,
+            rule: "unknownParameter",
+            message: `'${name}' is not a query parameter of this route; ${listed}.`,
+          })),
+        },
+      );
     }
   };
 }
@@ -197,7 +209,12 @@ export function declaredQueryParameters(route: Pick<RouteConfig, "request">): st
 
 export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors?: never }>(options: RouteOptions, route: R): Defined<R> {
   // The schemas go first with the checks: a validation message describes a field from its schema.
-  const steps = [apiVersion(options.area, options.versions), knownQueryOnly(declaredQueryParameters(route)), requirePermission(options.permission), rememberRequestSchemas(route.request)];
+  const steps = [
+    apiVersion(options.area, options.versions),
+    knownQueryOnly(declaredQueryParameters(route)),
+    requirePermission(options.permission),
+    rememberRequestSchemas(route.request),
+  ];
   const middleware: MiddlewareHandler<AppEnv>[] = [routeSteps(steps)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
   if (route.method !== "get" && route.method !== "head") middleware.push(bodyLimit(options.bodyLimit, hasJsonBody));
@@ -219,7 +236,8 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
   const key = `${route.method.toUpperCase()} ${route.path}`;
   const config = createRoute({
     ...route,
-    operationId: (route.operationId ?? OPERATION_IDS[key] ?? deriveOperationId(route.method, route.path)) + (options.operationIdSuffix ?? ""),
+    operationId:
+      (route.operationId ?? OPERATION_IDS[key] ?? deriveOperationId(route.method, route.path)) + (options.operationIdSuffix ?? ""),
     security: [{ bearer: [] }],
     description: [route.description, `Requires the permission \`${options.permission}\`.`].filter(Boolean).join("\n\n"),
     "x-permission": options.permission,
@@ -250,7 +268,13 @@ const ACTIONS: Record<string, [verb: string, suffix?: string]> = {
 };
 
 /** Plurals the trailing-s rule gets wrong, and words that stay as they are. */
-const IRREGULAR: Record<string, string> = { Indices: "Index", Medias: "Media", Statuses: "Status", UniqueValues: "UniqueValues", Data: "Data" };
+const IRREGULAR: Record<string, string> = {
+  Indices: "Index",
+  Medias: "Media",
+  Statuses: "Status",
+  UniqueValues: "UniqueValues",
+  Data: "Data",
+};
 
 const pascal = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
 
@@ -281,12 +305,20 @@ export function deriveOperationId(method: string, path: string): string {
   const action = verbOf === "get" ? undefined : literals.find((word) => ACTIONS[word]);
   if (action) {
     const [verb, suffix = ""] = ACTIONS[action]!;
-    return verb + literals.filter((word) => word !== action).map(singular).join("") + suffix;
+    return (
+      verb +
+      literals
+        .filter((word) => word !== action)
+        .map(singular)
+        .join("") +
+      suffix
+    );
   }
   const last = literals.at(-1) ?? "Root";
   const head = literals.slice(0, -1).map(singular).join("");
   if (endsWithParameter) {
-    const verb = ({ get: "get", put: "update", patch: "update", delete: "delete", post: "link" } as Record<string, string>)[verbOf] ?? verbOf;
+    const verb =
+      ({ get: "get", put: "update", patch: "update", delete: "delete", post: "link" } as Record<string, string>)[verbOf] ?? verbOf;
     return verb + head + singular(last);
   }
   switch (verbOf) {
@@ -342,7 +374,8 @@ export const SHARED_HEADERS: Record<string, HeaderParameter> = {
     in: "header",
     required: false,
     description:
-      "The `X-Session-Bookmark` of the last answer you got: this request then sees at least everything that answer had written, on whichever database replica it is served (read your own writes).",
+      "The `X-Session-Bookmark` of the last answer you got: this request then sees at least everything that answer " +
+      "had written, on whichever database replica it is served (read your own writes).",
     schema: { type: "string" },
   },
   IdempotencyKey: {
@@ -350,7 +383,9 @@ export const SHARED_HEADERS: Record<string, HeaderParameter> = {
     in: "header",
     required: false,
     description:
-      "Makes a retried POST safe: a repeat with the same key and request replays the first answer (with `idempotent-replayed: true`); the same key with another request is a 422, while the first is still running a 409. 1 to 255 visible ASCII characters, kept per user.",
+      "Makes a retried POST safe: a repeat with the same key and request replays the first answer (with " +
+      "`idempotent-replayed: true`); the same key with another request is a 422, while the first is still running a " +
+      "409. 1 to 255 visible ASCII characters, kept per user.",
     schema: { type: "string", minLength: 1, maxLength: 255, example: "create-deviation-7f3a9c" },
   },
   IfNoneMatch: {
@@ -375,11 +410,16 @@ export const SHARED_HEADERS: Record<string, HeaderParameter> = {
  * (every route: src/index.ts opens the D1 session with it), Idempotency-Key (POST, and routes marked idempotent), If-None-Match
  * (reads that answer 304) and If-Match (writes that answer 412), unless the route declares one itself.
  */
-function honouredHeaders(route: Omit<RouteConfig, "middleware">, options: RouteOptions, errors: Record<number, unknown>): (HeaderParameter | { $ref: string })[] {
+function honouredHeaders(
+  route: Omit<RouteConfig, "middleware">,
+  options: RouteOptions,
+  errors: Record<number, unknown>,
+): (HeaderParameter | { $ref: string })[] {
   const declared = new Set<string>();
   const shape = (route.request?.headers as { shape?: Record<string, unknown> } | undefined)?.shape;
   for (const name of Object.keys(shape ?? {})) declared.add(name.toLowerCase());
-  for (const p of (route.parameters as { name?: string; in?: string }[] | undefined) ?? []) if (p.in === "header" && p.name) declared.add(p.name.toLowerCase());
+  for (const p of (route.parameters as { name?: string; in?: string }[] | undefined) ?? [])
+    if (p.in === "header" && p.name) declared.add(p.name.toLowerCase());
 
   const versions = options.versions ?? API_AREAS[options.area];
   const latest = versions[versions.length - 1]!;
@@ -391,7 +431,10 @@ function honouredHeaders(route: Omit<RouteConfig, "middleware">, options: RouteO
     required: false,
     description:
       `The API version of this request; absent means the latest, ${latest}.` +
-      (originals.length > 0 ? ` Also accepted, answered as ${latest}, as the original product's services sent them: ${originals.map((o) => `${o.version} (${o.service})`).join(", ")}.` : ""),
+      (originals.length > 0
+        ? ` Also accepted, answered as ${latest}, as the original product's services sent them: ` +
+          `${originals.map((o) => `${o.version} (${o.service})`).join(", ")}.`
+        : ""),
     schema: { type: "string", enum: [...versions], default: latest },
   };
   const shared: (keyof typeof SHARED_HEADERS)[] = ["SessionBookmark"];
@@ -400,7 +443,9 @@ function honouredHeaders(route: Omit<RouteConfig, "middleware">, options: RouteO
   if (errors[412] && route.method !== "get") shared.push("IfMatch");
   return [
     ...(declared.has("api-version") ? [] : [apiVersionHeader]),
-    ...shared.filter((name) => !declared.has(SHARED_HEADERS[name]!.name.toLowerCase())).map((name) => ({ $ref: `#/components/parameters/${name}` })),
+    ...shared
+      .filter((name) => !declared.has(SHARED_HEADERS[name]!.name.toLowerCase()))
+      .map((name) => ({ $ref: `#/components/parameters/${name}` })),
   ];
 }
 
@@ -419,7 +464,10 @@ export const IdParam = z.object({
 
 /** Request headers documented on every update and delete. */
 export const IfMatchHeader = z.object({
-  "if-match": z.string().optional().openapi({ description: "The ETag from a read; the write fails with 412 when it is no longer current." }),
+  "if-match": z
+    .string()
+    .optional()
+    .openapi({ description: "The ETag from a read; the write fails with 412 when it is no longer current." }),
 });
 
 /** A JSON response of a route: `responses: { 200: json(Schema, "What it is.") }`. */

@@ -33,7 +33,17 @@ export const ORIGINAL_SERVICES: readonly OriginalService[] = [
   {
     service: "Maintenance (quality)",
     versions: ["1.0"],
-    resources: ["Deviations", "WorkItems", "Activities", "ActivityTemplates", "ActivityTypes", "WorkTemplates", "Medias", "MediaReferences", ...SHARED],
+    resources: [
+      "Deviations",
+      "WorkItems",
+      "Activities",
+      "ActivityTemplates",
+      "ActivityTypes",
+      "WorkTemplates",
+      "Medias",
+      "MediaReferences",
+      ...SHARED,
+    ],
   },
   { service: "Identity (idsvr)", versions: ["1.0"], resources: ["Users"] },
 ];

@@ -45,14 +45,19 @@ export function contentRange(range: ByteRange, size: number): string {
  * tells the client the current length so it can ask again (RFC 9110, 15.5.17).
  */
 export function rangeNotSatisfiable(size: number): ApiError {
-  return new ApiError("RangeNotSatisfiable", `The range cannot be satisfied: the representation has ${size} bytes (Content-Range: bytes */${size}).`, {
-    headers: { "content-range": `bytes */${size}` },
-  });
+  return new ApiError(
+    "RangeNotSatisfiable",
+    `The range cannot be satisfied: the representation has ${size} bytes (Content-Range: bytes */${size}).`,
+    {
+      headers: { "content-range": `bytes */${size}` },
+    },
+  );
 }
 
 /** The OpenAPI response of a 416, for the routes that serve ranges. */
 export const RANGE_NOT_SATISFIABLE_RESPONSE = {
-  description: "The range cannot be satisfied (it starts past the end): a problem with code RangeNotSatisfiable and `Content-Range: bytes */size`.",
+  description:
+    "The range cannot be satisfied (it starts past the end): a problem with code RangeNotSatisfiable and `Content-Range: bytes */size`.",
   headers: { "content-range": { description: "bytes */size", schema: { type: "string" } } },
   content: { "application/problem+json": { schema: ProblemSchema } },
 } as const;

@@ -21,9 +21,13 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!limiter) return next();
   const { success } = await limiter.limit({ key: `${read ? "r" : "w"}:${principal.id}` });
   if (!success) {
-    throw new ApiError("TooManyRequests", `Too many ${read ? "reads" : "writes"} from this user in the last minute; retry after ${RATE_LIMIT_PERIOD_SECONDS} s.`, {
-      headers: { "retry-after": String(RATE_LIMIT_PERIOD_SECONDS) },
-    });
+    throw new ApiError(
+      "TooManyRequests",
+      `Too many ${read ? "reads" : "writes"} from this user in the last minute; retry after ${RATE_LIMIT_PERIOD_SECONDS} s.`,
+      {
+        headers: { "retry-after": String(RATE_LIMIT_PERIOD_SECONDS) },
+      },
+    );
   }
   await next();
 };

@@ -86,7 +86,11 @@ function compile(source: string, dialect: PatternDialect): PatternCheck {
     // Parses only; a RegExp is compiled to something executable when it first runs, which never happens.
     new RegExp(source, dialect === "unicode" ? "u" : "");
   } catch (error) {
-    return { ok: false, rule: "syntax", message: `It is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}.` };
+    return {
+      ok: false,
+      rule: "syntax",
+      message: `It is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}.`,
+    };
   }
   let translated: string;
   try {
@@ -107,7 +111,9 @@ function compile(source: string, dialect: PatternDialect): PatternCheck {
     return {
       ok: false,
       rule: "tooLarge",
-      message: `It compiles to ${size} instructions, more than the ${MAX_PROGRAM_SIZE} allowed (matching time grows with it); use smaller repetition counts ({n,m}).`,
+      message:
+        `It compiles to ${size} instructions, more than the ${MAX_PROGRAM_SIZE} allowed (matching time grows with it); ` +
+        `use smaller repetition counts ({n,m}).`,
     };
   }
   return { ok: true, pattern: { source, test: (text: string) => re2.test(text) } };
@@ -122,9 +128,20 @@ function unsupported(construct: string, lacks: string): UserPatternError {
 function re2Refusal(error: RE2JSException): PatternCheck {
   const text = error.message.replace(/^error parsing regexp: /, "");
   if (/invalid repeat count|expression too large|nests too deeply/.test(text)) {
-    return { ok: false, rule: "tooLarge", message: `It is too large for the linear-time engine (${text}); a repetition count is at most 1000, nested ones included.` };
+    return {
+      ok: false,
+      rule: "tooLarge",
+      message: `It is too large for the linear-time engine (${text}); a repetition count is at most 1000, nested ones included.`,
+    };
   }
-  if (/\\[pP]/.test(text)) return { ok: false, rule: "unsupported", message: `It uses a Unicode property RE2 does not know (${text}); use a general category such as \\p{L} or a script such as \\p{Greek}.` };
+  if (/\\[pP]/.test(text))
+    return {
+      ok: false,
+      rule: "unsupported",
+      message:
+        `It uses a Unicode property RE2 does not know (${text}); use a general category such as \\p{L} or a script such ` +
+        `as \\p{Greek}.`,
+    };
   return { ok: false, rule: "unsupported", message: `RE2 cannot compile it (${text}).` };
 }
 
@@ -288,7 +305,8 @@ function translate(source: string, unicode: boolean): string {
         throw unsupported("\\c without a control letter", "such escape; write \\x{..} instead");
       }
       case "k":
-        if (source[i] === "<") throw unsupported(`a named backreference (\\k${source.slice(i, source.indexOf(">", i) + 1)})`, "backreferences");
+        if (source[i] === "<")
+          throw unsupported(`a named backreference (\\k${source.slice(i, source.indexOf(">", i) + 1)})`, "backreferences");
         return "k";
       case "p":
       case "P":
@@ -325,7 +343,8 @@ function translate(source: string, unicode: boolean): string {
         return hex(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
       }
     }
-    if (unit >= 0xd800 && unit <= 0xdfff) throw unsupported(`a lone surrogate (\\u${digits})`, "half characters: it matches whole code points");
+    if (unit >= 0xd800 && unit <= 0xdfff)
+      throw unsupported(`a lone surrogate (\\u${digits})`, "half characters: it matches whole code points");
     return hex(unit);
   };
 
@@ -346,7 +365,8 @@ function translate(source: string, unicode: boolean): string {
       items = negated ? `${hex(0x80)}-${hex(MAX_CODE_POINT)}` : `${hex(0)}-${hex(0x7f)}`;
     } else if (name === undefined || name === "General_Category" || name === "gc") {
       const short = CATEGORIES[value!] ?? (SHORT_CATEGORIES.has(value!) ? value : undefined);
-      if (short === undefined) throw unsupported(`the Unicode property ${text}`, "properties but general categories (\\p{L}) and scripts (\\p{Script=Greek})");
+      if (short === undefined)
+        throw unsupported(`the Unicode property ${text}`, "properties but general categories (\\p{L}) and scripts (\\p{Script=Greek})");
       return `\\${negated ? "P" : "p"}{${short}}`;
     } else {
       throw unsupported(`the Unicode property ${text}`, "properties but general categories (\\p{L}) and scripts (\\p{Script=Greek})");
@@ -450,6 +470,9 @@ function translate(source: string, unicode: boolean): string {
       i = source.indexOf(">", i) + 1;
       return "(";
     }
-    throw new UserPatternError("unsupported", `It uses an inline modifier group \`${source.slice(i, source.indexOf(":", i) + 1)}\`, which user patterns do not support.`);
+    throw new UserPatternError(
+      "unsupported",
+      `It uses an inline modifier group \`${source.slice(i, source.indexOf(":", i) + 1)}\`, which user patterns do not support.`,
+    );
   }
 }

@@ -51,7 +51,10 @@ function readOnlyField(description?: string) {
   return z
     .unknown()
     .optional()
-    .openapi({ readOnly: true, description: `Read-only${description ? ` (${description})` : ""}: accepted as the GET returned it and ignored.` });
+    .openapi({
+      readOnly: true,
+      description: `Read-only${description ? ` (${description})` : ""}: accepted as the GET returned it and ignored.`,
+    });
 }
 
 /**
@@ -90,14 +93,19 @@ function withoutDefault(schema: z.ZodType): z.ZodType {
 export function resourceBody<W extends z.ZodRawShape>(writable: W, name: string, options: BodyOptions = {}) {
   const spellings = options.spellings ?? {};
   const aliased = new Set(Object.values(spellings).map((s) => s.of));
-  const readOnlyKeys = options.read ? Object.keys(options.read.shape).filter((key) => !(key in writable) && !(key in spellings) && key !== "id") : [];
+  const readOnlyKeys = options.read
+    ? Object.keys(options.read.shape).filter((key) => !(key in writable) && !(key in spellings) && key !== "id")
+    : [];
   // A whole-object PUT names its resource by `id` (a UUID unless `writable` says otherwise).
   const shape: Record<string, z.ZodType> = { ...(options.read ? { id: z.uuid() } : {}) };
   // A field with another spelling may come under either name (neither takes its default here, or a
   // default would disagree with the other spelling): which is required, or defaulted, is settled below.
-  for (const [key, field] of Object.entries(writable)) shape[key] = aliased.has(key) ? withoutDefault(field as z.ZodType).optional() : (field as z.ZodType);
+  for (const [key, field] of Object.entries(writable))
+    shape[key] = aliased.has(key) ? withoutDefault(field as z.ZodType).optional() : (field as z.ZodType);
   for (const [key, spelling] of Object.entries(spellings)) {
-    shape[key] = withoutDefault(spelling.schema).optional().openapi({ description: `Another spelling of ${spelling.of}; answers use ${spelling.of}.` });
+    shape[key] = withoutDefault(spelling.schema)
+      .optional()
+      .openapi({ description: `Another spelling of ${spelling.of}; answers use ${spelling.of}.` });
   }
   for (const key of readOnlyKeys) shape[key] = readOnlyField(options.readOnlyNotes?.[key]);
   return z
@@ -112,7 +120,12 @@ export function resourceBody<W extends z.ZodRawShape>(writable: W, name: string,
         if (given === undefined) continue;
         const value = spelling.convert ? spelling.convert(given) : given;
         if (kept[spelling.of] !== undefined && !sameValue(kept[spelling.of], value)) {
-          ctx.addIssue({ code: "custom", path: [key], message: `${key} is another spelling of ${spelling.of}, and the two name different values; send one.`, params: { rule: "conflict" } });
+          ctx.addIssue({
+            code: "custom",
+            path: [key],
+            message: `${key} is another spelling of ${spelling.of}, and the two name different values; send one.`,
+            params: { rule: "conflict" },
+          });
           continue;
         }
         kept[spelling.of] = value;

@@ -68,7 +68,9 @@ export type Target = "json" | "form" | "query" | "param" | "header" | string;
  * Middleware `defineRoute` puts before the validators: it tells the validation hook which schemas
  * this request is checked against, so a message can say what a field must be and show its example.
  */
-export function rememberRequestSchemas(request: { query?: unknown; params?: unknown; headers?: unknown; body?: { content?: object } } | undefined): RouteStep {
+export function rememberRequestSchemas(
+  request: { query?: unknown; params?: unknown; headers?: unknown; body?: { content?: object } } | undefined,
+): RouteStep {
   const content = (request?.body?.content ?? {}) as Record<string, { schema?: unknown } | undefined>;
   const schemas: Partial<Record<Target, unknown>> = {
     query: request?.query,
@@ -261,7 +263,11 @@ function bareNoun(schema: Schema, plural: boolean, depth: number): string {
 
 /** What the field must be, with an example when its schema shows one or its format has a usual one. */
 function expectation(schema: Schema | null, issue: Issue): string {
-  if (!schema) return FALLBACK_NOUNS[issue.expected ?? ""] ?? (issue.format ? (FORMAT_NOUNS[issue.format]?.[0] ?? `a valid ${issue.format}`) : "a valid value");
+  if (!schema)
+    return (
+      FALLBACK_NOUNS[issue.expected ?? ""] ??
+      (issue.format ? (FORMAT_NOUNS[issue.format]?.[0] ?? `a valid ${issue.format}`) : "a valid value")
+    );
   const described = noun(schema);
   const example = exampleOf(schema);
   const format = formatOf(unwrap(schema).schema);
@@ -345,26 +351,52 @@ function sentence(issue: Issue, target: Target, root: unknown, data: unknown): {
     }
     case "invalid_format":
       if (issue.format === "regex" || issue.format === "starts_with" || issue.format === "ends_with" || issue.format === "includes") {
-        return { message: `${name} ${given(input)} does not have the form this field takes${schema && exampleOf(schema) !== undefined ? `, such as ${quote(exampleOf(schema))}` : ""}.`, own: true };
+        return {
+          message:
+            `${name} ${given(input)} does not have the form this field ` +
+            `takes${schema && exampleOf(schema) !== undefined ? `, such as ${quote(exampleOf(schema))}` : ""}.`,
+          own: true,
+        };
       }
       return { message: `${name} must be ${expectation(schema, issue)}, not ${given(input)}.`, own: true };
     case "too_small": {
       const size = sizeOf(input);
       if (issue.origin === "string") {
         if (Number(issue.minimum) === 1) return { message: `${name} must not be empty.`, own: true };
-        return { message: `${name} must be at least ${plural(issue.minimum ?? 0, "character")} long${size !== null ? ` (it has ${size})` : ""}.`, own: true };
+        return {
+          message: `${name} must be at least ${plural(issue.minimum ?? 0, "character")} long${size !== null ? ` (it has ${size})` : ""}.`,
+          own: true,
+        };
       }
       if (issue.origin === "array" || issue.origin === "set") {
-        if (Number(issue.minimum) === 1) return { message: `${name} must list at least one item${schema ? `: ${expectation(schema, issue)}` : ""}.`, own: true };
-        return { message: `${name} must list at least ${plural(issue.minimum ?? 0, "item")}${size !== null ? ` (it has ${size})` : ""}.`, own: true };
+        if (Number(issue.minimum) === 1)
+          return { message: `${name} must list at least one item${schema ? `: ${expectation(schema, issue)}` : ""}.`, own: true };
+        return {
+          message: `${name} must list at least ${plural(issue.minimum ?? 0, "item")}${size !== null ? ` (it has ${size})` : ""}.`,
+          own: true,
+        };
       }
-      return { message: `${name} must be ${issue.inclusive === false ? "greater than" : "at least"} ${bound(issue.minimum)}, not ${given(input)}.`, own: true };
+      return {
+        message: `${name} must be ${issue.inclusive === false ? "greater than" : "at least"} ${bound(issue.minimum)}, not ${given(input)}.`,
+        own: true,
+      };
     }
     case "too_big": {
       const size = sizeOf(input);
-      if (issue.origin === "string") return { message: `${name} must be at most ${plural(issue.maximum ?? 0, "character")} long${size !== null ? ` (it has ${size})` : ""}.`, own: true };
-      if (issue.origin === "array" || issue.origin === "set") return { message: `${name} must list at most ${plural(issue.maximum ?? 0, "item")}${size !== null ? ` (it has ${size})` : ""}.`, own: true };
-      return { message: `${name} must be ${issue.inclusive === false ? "less than" : "at most"} ${bound(issue.maximum)}, not ${given(input)}.`, own: true };
+      if (issue.origin === "string")
+        return {
+          message: `${name} must be at most ${plural(issue.maximum ?? 0, "character")} long${size !== null ? ` (it has ${size})` : ""}.`,
+          own: true,
+        };
+      if (issue.origin === "array" || issue.origin === "set")
+        return {
+          message: `${name} must list at most ${plural(issue.maximum ?? 0, "item")}${size !== null ? ` (it has ${size})` : ""}.`,
+          own: true,
+        };
+      return {
+        message: `${name} must be ${issue.inclusive === false ? "less than" : "at most"} ${bound(issue.maximum)}, not ${given(input)}.`,
+        own: true,
+      };
     }
     case "invalid_value": {
       const values = issue.values ?? [];
@@ -394,7 +426,12 @@ const VALIDATION_TARGET_NAMES: Record<string, string> = { json: "body", query: "
  * zod issues as field problems: `field` and `rule` as clients rely on them, `message` a sentence;
  * and the problem's `detail`, every sentence in one.
  */
-export function fieldProblems(c: Context | undefined, target: Target, issues: readonly Issue[], data: unknown): { errors: FieldProblem[]; detail: string } {
+export function fieldProblems(
+  c: Context | undefined,
+  target: Target,
+  issues: readonly Issue[],
+  data: unknown,
+): { errors: FieldProblem[]; detail: string } {
   const root = c ? (c as Context<AppEnv>).get("requestSchemas")?.[target] : undefined;
   const prefix = VALIDATION_TARGET_NAMES[target] ?? target;
   const details: string[] = [];

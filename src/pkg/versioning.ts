@@ -46,10 +46,18 @@ export function apiVersion(area: ApiArea, versions: readonly string[] = API_AREA
     if (sent && !versions.includes(sent)) {
       if (originalServiceFor(c.req.routePath, sent) === undefined) {
         const originals = originalVersionsOf(c.req.routePath).filter((o) => !versions.includes(o.version));
-        const also = originals.length > 0 ? `; also accepted, as the original product's services sent them: ${originals.map((o) => `${o.version} (${o.service})`).join(", ")}` : "";
-        throw new ApiError("UnsupportedApiVersion", `API version '${sent}' is not supported by ${c.req.method} ${c.req.routePath}; supported: ${supported}${also}.`, {
-          headers: { "api-supported-versions": supported },
-        });
+        const also =
+          originals.length > 0
+            ? `; also accepted, as the original product's services sent them: ` +
+              `${originals.map((o) => `${o.version} (${o.service})`).join(", ")}`
+            : "";
+        throw new ApiError(
+          "UnsupportedApiVersion",
+          `API version '${sent}' is not supported by ${c.req.method} ${c.req.routePath}; supported: ${supported}${also}.`,
+          {
+            headers: { "api-supported-versions": supported },
+          },
+        );
       }
       requested = latest;
     }

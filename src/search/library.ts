@@ -72,12 +72,20 @@ for (const name of NAMES) clients[name] = client(name);
 export const services = Object.freeze({
   ...clients,
   get(name) {
-    if (!Object.prototype.hasOwnProperty.call(clients, name)) throw new Error("no client '" + String(name) + "'; the clients are " + NAMES.join(", "));
+    if (!Object.prototype.hasOwnProperty.call(clients, name)) {
+      throw new Error("no client '" + String(name) + "'; the clients are " + NAMES.join(", "));
+    }
     return clients[name];
   },
 });
 const line = (level) => (...parts) => log(level, parts.map((p) => (typeof p === "string" ? p : stringify(p))).join(" "));
-export const logger = Object.freeze({ debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error"), log: line("info") });
+export const logger = Object.freeze({
+  debug: line("debug"),
+  info: line("info"),
+  warn: line("warn"),
+  error: line("error"),
+  log: line("info"),
+});
 /** The driver's way to the host. A library may use it too: it can only send what it could yield. */
 export const __driver = Object.freeze({
   mapping(value) { emit("m", stringify(value)); },
@@ -108,7 +116,9 @@ const done = globalThis.__ie_done;
 delete globalThis.__ie_done;
 try {
   if (typeof Library !== "function" || !(Library.prototype instanceof IndexBuilder)) {
-    throw new TypeError("the library's default export must be a class extending IndexBuilder (import { IndexBuilder } from \\"${BASE_MODULE}\\")");
+    throw new TypeError(
+      "the library's default export must be a class extending IndexBuilder (import { IndexBuilder } from \\"${BASE_MODULE}\\")",
+    );
   }
   const builder = new Library(services, logger);
   __driver.mapping(await builder.mapping());
@@ -130,8 +140,7 @@ export interface LibrarySink {
 }
 
 export type LibraryOutcome =
-  | { ok: true; mapping: Mapping; documents: number; logs: LogLine[] }
-  | { ok: false; message: string; logs: LogLine[] };
+  { ok: true; mapping: Mapping; documents: number; logs: LogLine[] } | { ok: false; message: string; logs: LogLine[] };
 
 export interface LogLine {
   level: string;
@@ -177,12 +186,14 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
           for (const p of known.permissions) used.add(p);
           return known.json;
         }
-        if (answers.size + pending.size >= MAX_CALLS) return JSON.stringify({ error: `a synchronisation may make at most ${MAX_CALLS} distinct client calls` });
+        if (answers.size + pending.size >= MAX_CALLS)
+          return JSON.stringify({ error: `a synchronisation may make at most ${MAX_CALLS} distinct client calls` });
         pending.set(key, { service, method, args: JSON.parse(argsJson) as unknown });
         return SUSPEND;
       },
       log(level, message) {
-        if (logs.length < MAX_LOG_LINES) logs.push({ level: ["debug", "info", "warn", "error"].includes(level) ? level : "info", message: message.slice(0, 2000) });
+        if (logs.length < MAX_LOG_LINES)
+          logs.push({ level: ["debug", "info", "warn", "error"].includes(level) ? level : "info", message: message.slice(0, 2000) });
       },
       emit(kind, json) {
         if (pending.size > 0) return; // this round is already suspended; its output is discarded
@@ -213,7 +224,10 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
       if (round === MAX_ROUNDS - 1) break;
       for (const [key, request] of pending) {
         const answer = await callClient(env, row, grant, request.service, request.method, request.args);
-        answers.set(key, { json: JSON.stringify(answer), permissions: "value" in answer ? clientReadPermissions(request.service, row.owner_id) : [] });
+        answers.set(key, {
+          json: JSON.stringify(answer),
+          permissions: "value" in answer ? clientReadPermissions(request.service, row.owner_id) : [],
+        });
       }
       continue;
     }
@@ -229,7 +243,13 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
           : `The library failed: ${result.message ?? "unknown error"}`;
     return { ok: false, message, logs };
   }
-  return { ok: false, message: `The library needed more than ${MAX_ROUNDS} rounds of client calls; make the calls it needs before awaiting their answers one by one (e.g. Promise.all), or fewer of them.`, logs };
+  return {
+    ok: false,
+    message:
+      `The library needed more than ${MAX_ROUNDS} rounds of client calls; make the calls it needs before awaiting ` +
+      `their answers one by one (e.g. Promise.all), or fewer of them.`,
+    logs,
+  };
 }
 
 interface Host {
@@ -246,7 +266,11 @@ async function runRound(source: string, timeMs: number, host: Host): Promise<Rou
   let runtime;
   try {
     // Also stops at once when the run is suspended or failed: nothing it does afterwards counts.
-    runtime = lease.module.newRuntime({ memoryLimitBytes: LIBRARY_MEMORY_BYTES, maxStackSizeBytes: 256 * 1024, interruptHandler: () => suspended || outcome?.kind === "failed" || meter.handler() });
+    runtime = lease.module.newRuntime({
+      memoryLimitBytes: LIBRARY_MEMORY_BYTES,
+      maxStackSizeBytes: 256 * 1024,
+      interruptHandler: () => suspended || outcome?.kind === "failed" || meter.handler(),
+    });
   } catch (error) {
     discardEngine(lease);
     throw error;
@@ -280,7 +304,10 @@ async function runRound(source: string, timeMs: number, host: Host): Promise<Rou
         host.emit(str(kind), str(json));
       } catch (error) {
         // The interrupt handler stops the library on its next poll (uncatchable).
-        outcome = { kind: "failed", message: error instanceof Stop ? error.message : error instanceof Error ? error.message : String(error) };
+        outcome = {
+          kind: "failed",
+          message: error instanceof Stop ? error.message : error instanceof Error ? error.message : String(error),
+        };
       }
       return undefined;
     });
@@ -293,7 +320,11 @@ async function runRound(source: string, timeMs: number, host: Host): Promise<Rou
     if (evaluated.error) {
       const dumped = context.dump(evaluated.error) as { name?: string; message?: string } | string;
       evaluated.error.dispose();
-      if (!outcome) outcome = typeof dumped === "object" && dumped ? { kind: "failed", message: `${dumped.name ?? "Error"}: ${dumped.message ?? ""}` } : { kind: "failed", message: String(dumped) };
+      if (!outcome)
+        outcome =
+          typeof dumped === "object" && dumped
+            ? { kind: "failed", message: `${dumped.name ?? "Error"}: ${dumped.message ?? ""}` }
+            : { kind: "failed", message: String(dumped) };
     } else {
       for (let i = 0; i < 1_000_000 && !outcome && !meter.interrupted; i++) {
         const jobs = runtime.executePendingJobs();
@@ -308,7 +339,10 @@ async function runRound(source: string, timeMs: number, host: Host): Promise<Rou
       if (!outcome && state.type === "rejected") {
         const dumped = context.dump(state.error) as { name?: string; message?: string } | string;
         state.error.dispose();
-        outcome = typeof dumped === "object" && dumped ? { kind: "failed", message: `${dumped.name ?? "Error"}: ${dumped.message ?? ""}` } : { kind: "failed", message: String(dumped) };
+        outcome =
+          typeof dumped === "object" && dumped
+            ? { kind: "failed", message: `${dumped.name ?? "Error"}: ${dumped.message ?? ""}` }
+            : { kind: "failed", message: String(dumped) };
       } else if (state.type === "fulfilled") state.value.dispose();
       evaluated.value.dispose();
     }

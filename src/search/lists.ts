@@ -2,7 +2,20 @@
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../pkg/auth";
 import { PERMISSIONS } from "../pkg/permissions";
-import { compileListQuery, csvInList, defineList, enumCondition, equals, inList, listQueryShape, noProperties, parseUuidList, runListQuery, splitCsv, type Condition } from "../pkg/query";
+import {
+  compileListQuery,
+  csvInList,
+  defineList,
+  enumCondition,
+  equals,
+  inList,
+  listQueryShape,
+  noProperties,
+  parseUuidList,
+  runListQuery,
+  splitCsv,
+  type Condition,
+} from "../pkg/query";
 import type { IndexRow } from "./store";
 import type { QueryRow } from "./queries";
 
@@ -24,7 +37,11 @@ const indexList = defineList({
   },
   searchColumns: ["si.name", "si.display_name"],
   defaultOrder: "type desc, name asc",
-  select: "si.id, si.name, si.display_name, si.description, si.type, si.owner_id, si.owner_name, si.trigger_schedule, si.mapping, si.library_file_name, si.status, si.document_count, si.last_sync, si.etag, si.created_at, si.updated_at, (SELECT next_run_at FROM schedules WHERE kind = 'search-index' AND owner_id = si.id) AS next_run_at",
+  select:
+    "si.id, si.name, si.display_name, si.description, si.type, si.owner_id, si.owner_name, si.trigger_schedule, " +
+    "si.mapping, si.library_file_name, si.status, si.document_count, si.last_sync, si.etag, si.created_at, " +
+    "si.updated_at, (SELECT next_run_at FROM schedules WHERE kind = 'search-index' AND owner_id = si.id) AS " +
+    "next_run_at",
 });
 
 export const IndexListQuery = z.object({
@@ -33,7 +50,11 @@ export const IndexListQuery = z.object({
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name or display name." }),
   types: z.string().optional().openapi({ description: "Comma-separated: standard, custom." }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, displayName, type, status, objectOwner.name, documentCount, createdAt. Default: standard first, then by name." }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over name, displayName, type, status, objectOwner.name, documentCount, " +
+      "createdAt. Default: standard first, then by name.",
+  }),
   skip,
   take,
   includeTotal,
@@ -78,8 +99,15 @@ export const QueryListQuery = z.object({
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name or description." }),
   indexIds: z.string().optional().openapi({ description: "Only queries of these indices (comma-separated ids)." }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids (others' need query_read_all)." }),
-  isVisible: z.enum(["true", "false"]).optional().openapi({ description: "Only queries whose metadata.action.isVisible is this (the My Actions page: `isVisible=true&order=metadata.action.order`)." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, objectOwner.name, index.name, metadata.action.order, createdAt, updatedAt. Default: name." }),
+  isVisible: z.enum(["true", "false"]).optional().openapi({
+    description:
+      "Only queries whose metadata.action.isVisible is this (the My Actions page: `isVisible=true&order=metadata.action.order`).",
+  }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over name, objectOwner.name, index.name, metadata.action.order, " +
+      "createdAt, updatedAt. Default: name.",
+  }),
   skip,
   take,
   includeTotal,
@@ -92,7 +120,11 @@ export async function listQueryRows(db: D1Database, principal: Principal, query:
   if (indexIds.length > 0) conditions.push(inList("sq.index_id", indexIds));
   conditions.push(...csvInList("sq.owner_id", query.objectOwnerIds));
   if (query.isVisible !== undefined) {
-    conditions.push(query.isVisible === "true" ? () => "json_extract(sq.metadata, '$.action.isVisible') = 1" : () => "COALESCE(json_extract(sq.metadata, '$.action.isVisible'), 0) = 0");
+    conditions.push(
+      query.isVisible === "true"
+        ? () => "json_extract(sq.metadata, '$.action.isVisible') = 1"
+        : () => "COALESCE(json_extract(sq.metadata, '$.action.isVisible'), 0) = 0",
+    );
   }
   return runListQuery<QueryRow>(db, await compileListQuery(queryList, query, noProperties, conditions));
 }
@@ -117,21 +149,38 @@ const logList = defineList({
   select: "lg.seq, lg.at, lg.level, lg.message, lg.sync_id AS syncId",
 });
 
-export const IndexLogLineSchema = z.object({ seq: z.number().int(), at: z.string(), level: z.string(), message: z.string(), syncId: z.string().nullable() });
+export const IndexLogLineSchema = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  level: z.string(),
+  message: z.string(),
+  syncId: z.string().nullable(),
+});
 export type IndexLogLine = z.infer<typeof IndexLogLineSchema>;
 
 export const IndexLogQuery = z.object({
   syncId: z.string().max(64).optional().openapi({ description: "Only the lines of this synchronisation." }),
   levels: z.string().optional().openapi({ description: "Only lines of these levels. Comma-separated.", example: "warn,error" }),
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the message.", example: "timeout" }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over seq, at, level, syncId. Default: seq desc (newest first).", example: "seq asc" }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over seq, at, level, syncId. Default: seq desc (newest first).",
+    example: "seq asc",
+  }),
   skip,
   take,
   includeTotal,
 });
 
-export async function listIndexLogs(db: D1Database, indexId: string, query: z.infer<typeof IndexLogQuery>): Promise<{ items: IndexLogLine[]; total: number | undefined }> {
+export async function listIndexLogs(
+  db: D1Database,
+  indexId: string,
+  query: z.infer<typeof IndexLogQuery>,
+): Promise<{ items: IndexLogLine[]; total: number | undefined }> {
   const levels = splitCsv(query.levels);
-  const conditions = [equals("lg.index_id", indexId), ...(query.syncId === undefined ? [] : [equals("lg.sync_id", query.syncId)]), ...(levels.length > 0 ? [inList("lg.level", levels)] : [])];
+  const conditions = [
+    equals("lg.index_id", indexId),
+    ...(query.syncId === undefined ? [] : [equals("lg.sync_id", query.syncId)]),
+    ...(levels.length > 0 ? [inList("lg.level", levels)] : []),
+  ];
   return runListQuery<IndexLogLine>(db, await compileListQuery(logList, query, noProperties, conditions));
 }

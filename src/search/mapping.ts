@@ -44,11 +44,16 @@ export function mappingProblems(mapping: unknown, maxFields = DEFAULT_MAX_FIELDS
       continue;
     }
     const f = field as Record<string, unknown>;
-    for (const key of Object.keys(f)) if (!METADATA_KEYS.has(key)) problems.push(`field '${name}': unknown metadata key '${key}' (allowed: ${[...METADATA_KEYS].join(", ")})`);
+    for (const key of Object.keys(f))
+      if (!METADATA_KEYS.has(key))
+        problems.push(`field '${name}': unknown metadata key '${key}' (allowed: ${[...METADATA_KEYS].join(", ")})`);
     if (!FIELD_TYPES.includes(f.type as FieldType)) problems.push(`field '${name}': type must be one of ${FIELD_TYPES.join(", ")}`);
-    if (typeof f.displayName !== "string" || f.displayName.length === 0 || f.displayName.length > 200) problems.push(`field '${name}': displayName must be a text of 1 to 200 characters`);
-    for (const flag of ["alwaysShow", "isIdentity"]) if (f[flag] !== undefined && typeof f[flag] !== "boolean") problems.push(`field '${name}': ${flag} must be true or false`);
-    if (f.isIdentity === true && f.type !== "keyword" && f.type !== "text") problems.push(`field '${name}': an isIdentity field holds names, so its type is keyword or text`);
+    if (typeof f.displayName !== "string" || f.displayName.length === 0 || f.displayName.length > 200)
+      problems.push(`field '${name}': displayName must be a text of 1 to 200 characters`);
+    for (const flag of ["alwaysShow", "isIdentity"])
+      if (f[flag] !== undefined && typeof f[flag] !== "boolean") problems.push(`field '${name}': ${flag} must be true or false`);
+    if (f.isIdentity === true && f.type !== "keyword" && f.type !== "text")
+      problems.push(`field '${name}': an isIdentity field holds names, so its type is keyword or text`);
     if (problems.length > 50) break;
   }
   return problems;
@@ -90,7 +95,8 @@ export function checkEntry(mapping: Mapping, entry: unknown): { key: string; fie
   const { id, ...rest } = entry as Record<string, unknown>;
   if (typeof id !== "string" && typeof id !== "number") return { problem: "an entry needs an id (a text or number)" };
   const key = String(id);
-  if (key.length === 0 || key.length > MAX_KEY_CHARS) return { problem: `entry '${key.slice(0, 40)}': its id must have 1 to ${MAX_KEY_CHARS} characters` };
+  if (key.length === 0 || key.length > MAX_KEY_CHARS)
+    return { problem: `entry '${key.slice(0, 40)}': its id must have 1 to ${MAX_KEY_CHARS} characters` };
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(rest)) {
     const field = mapping[name];

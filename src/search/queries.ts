@@ -32,16 +32,26 @@ export interface QueryRow {
 }
 
 const Owner = z.object({ id: z.string().min(1).max(200), name: z.string().max(200).nullable().optional() });
-const ActionSchema = z.object({ isVisible: z.boolean(), order: z.number().int() }).strict().openapi({ description: "Place on the My Actions page." });
+const ActionSchema = z
+  .object({ isVisible: z.boolean(), order: z.number().int() })
+  .strict()
+  .openapi({ description: "Place on the My Actions page." });
 const MetadataSchema = z
   .record(z.string(), z.unknown())
   .superRefine((value, ctx) => {
     if (value.action !== undefined && !ActionSchema.safeParse(value.action).success) {
-      ctx.addIssue({ code: "custom", path: ["action"], message: "metadata.action must be { isVisible: boolean, order: integer } (no other keys)" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["action"],
+        message: "metadata.action must be { isVisible: boolean, order: integer } (no other keys)",
+      });
     }
     if (JSON.stringify(value).length > 16_384) ctx.addIssue({ code: "custom", message: "metadata is at most 16 KiB of JSON" });
   })
-  .openapi({ description: "Free JSON; `action` must be `{ isVisible: boolean, order: integer }` when present.", example: { action: { isVisible: true, order: 1 } } });
+  .openapi({
+    description: "Free JSON; `action` must be `{ isVisible: boolean, order: integer }` when present.",
+    example: { action: { isVisible: true, order: 1 } },
+  });
 
 const fields = {
   name: z.string().trim().min(1).max(200),
@@ -92,18 +102,30 @@ export async function visibleQuery(db: D1Database, principal: Principal, id: str
 }
 
 /** The index a query is saved for: one the caller sees, with a mapping the request is valid against. */
-async function checkedIndex(db: D1Database, principal: Principal, apiVersion: string, indexId: string, request: SearchRequest): Promise<IndexRow> {
+async function checkedIndex(
+  db: D1Database,
+  principal: Principal,
+  apiVersion: string,
+  indexId: string,
+  request: SearchRequest,
+): Promise<IndexRow> {
   const index = await readIndexRow(db, indexId);
-  if (!index || !maySeeIndex(principal, index, apiVersion)) throw invalid("body.index.id", "exists", `There is no index ${indexId} you may see.`);
+  if (!index || !maySeeIndex(principal, index, apiVersion))
+    throw invalid("body.index.id", "exists", `There is no index ${indexId} you may see.`);
   const mapping = mappingOf(index);
-  if (!mapping) throw new ApiError("Conflict", `Index '${index.name}' has not synchronised yet, so its fields are not known; save the query after its first synchronisation.`);
+  if (!mapping)
+    throw new ApiError(
+      "Conflict",
+      `Index '${index.name}' has not synchronised yet, so its fields are not known; save the query after its first synchronisation.`,
+    );
   planSearch(mapping, request, "body.queryObject");
   return index;
 }
 
 function ownerOf(principal: Principal, given: z.infer<typeof Owner> | undefined): { id: string; name: string | null } {
   if (!given || given.id === principal.id) return { id: principal.id, name: principal.name ?? null };
-  if (!principal.permissions.has(PERMISSIONS.queryReadAll)) throw new ApiError("Forbidden", "Saving a query for another owner needs the permission 'query_read_all'.");
+  if (!principal.permissions.has(PERMISSIONS.queryReadAll))
+    throw new ApiError("Forbidden", "Saving a query for another owner needs the permission 'query_read_all'.");
   return { id: given.id, name: given.name ?? null };
 }
 
@@ -114,9 +136,29 @@ export async function createQuery(ctx: WriteContext, principal: Principal, apiVe
   const etag = newEtagToken();
   await ctx.db.batch([
     ctx.db
-      .prepare("INSERT INTO search_queries (id, name, description, owner_id, owner_name, index_id, query_object, metadata, etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)")
-      .bind(id, input.name, input.description ?? null, owner.id, owner.name, input.index.id, JSON.stringify(input.queryObject), input.metadata ? JSON.stringify(input.metadata) : null, etag, ctx.now, ctx.actorId),
-    outboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "created", payload: { id, name: input.name, indexId: input.index.id } }),
+      .prepare(
+        "INSERT INTO search_queries (id, name, description, owner_id, owner_name, index_id, query_object, metadata, " +
+          "etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+      )
+      .bind(
+        id,
+        input.name,
+        input.description ?? null,
+        owner.id,
+        owner.name,
+        input.index.id,
+        JSON.stringify(input.queryObject),
+        input.metadata ? JSON.stringify(input.metadata) : null,
+        etag,
+        ctx.now,
+        ctx.actorId,
+      ),
+    outboxStatement(ctx.db, ctx, {
+      entityKind: QUERY_KIND,
+      entityId: id,
+      action: "created",
+      payload: { id, name: input.name, indexId: input.index.id },
+    }),
   ]);
   return visibleQuery(ctx.db, principal, id);
 }
@@ -135,9 +177,34 @@ export async function updateQuery(ctx: WriteContext, principal: Principal, apiVe
   const etag = newEtagToken();
   const [updated] = await ctx.db.batch([
     ctx.db
-      .prepare("UPDATE search_queries SET name = ?2, description = ?3, owner_id = ?4, owner_name = ?5, index_id = ?6, query_object = ?7, metadata = ?8, etag = ?9, updated_at = ?10 WHERE id = ?1 AND etag = ?11")
-      .bind(input.id, input.name, input.description ?? null, owner.id, owner.name, input.index.id, JSON.stringify(input.queryObject), input.metadata ? JSON.stringify(input.metadata) : null, etag, ctx.now, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name, indexId: input.index.id } }, { table: "search_queries", etag }),
+      .prepare(
+        "UPDATE search_queries SET name = ?2, description = ?3, owner_id = ?4, owner_name = ?5, index_id = ?6, " +
+          "query_object = ?7, metadata = ?8, etag = ?9, updated_at = ?10 WHERE id = ?1 AND etag = ?11",
+      )
+      .bind(
+        input.id,
+        input.name,
+        input.description ?? null,
+        owner.id,
+        owner.name,
+        input.index.id,
+        JSON.stringify(input.queryObject),
+        input.metadata ? JSON.stringify(input.metadata) : null,
+        etag,
+        ctx.now,
+        current.etag,
+      ),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      {
+        entityKind: QUERY_KIND,
+        entityId: input.id,
+        action: "updated",
+        payload: { id: input.id, name: input.name, indexId: input.index.id },
+      },
+      { table: "search_queries", etag },
+    ),
   ]);
   if (updated!.meta.changes === 0) throw preconditionFailed();
   return (await ctx.db.prepare(`${SELECT} WHERE q.id = ?1`).bind(input.id).first<QueryRow & { index_name: string | null }>())!;

@@ -18,13 +18,42 @@ export const FACET_VALUES = 50;
 
 export const SearchRequestSchema = z
   .object({
-    text: z.string().max(MAX_TEXT).optional().openapi({ description: "Free text: words (all must match), prefixes (`pum*`), phrases in double quotes; case and accents are ignored.", example: "corrosion pum*" }),
-    filter: z.string().max(8000).optional().openapi({ description: "Field filter, grammar of section 4.1 over mapping fields (`status eq 'open' and objectOwner eq me`); `me` on an isIdentity field is the caller.", example: "status eq 'open'" }),
-    order: z.string().max(2000).optional().openapi({ description: "`{field} asc|desc, ...` over mapping fields, or `relevance` (the default with text; otherwise by document id).", example: "relevance, updatedAt desc" }),
+    text: z.string().max(MAX_TEXT).optional().openapi({
+      description: "Free text: words (all must match), prefixes (`pum*`), phrases in double quotes; case and accents are ignored.",
+      example: "corrosion pum*",
+    }),
+    filter: z
+      .string()
+      .max(8000)
+      .optional()
+      .openapi({
+        description:
+          "Field filter, grammar of section 4.1 over mapping fields (`status eq 'open' and objectOwner eq me`); `me` on " +
+          "an isIdentity field is the caller.",
+        example: "status eq 'open'",
+      }),
+    order: z.string().max(2000).optional().openapi({
+      description: "`{field} asc|desc, ...` over mapping fields, or `relevance` (the default with text; otherwise by document id).",
+      example: "relevance, updatedAt desc",
+    }),
     skip: z.number().int().min(0).max(100_000).optional(),
-    take: z.number().int().min(1).max(MAX_SEARCH_TAKE).optional().openapi({ description: `Default ${DEFAULT_SEARCH_TAKE}, at most ${MAX_SEARCH_TAKE}.` }),
-    facets: z.array(z.string().max(64)).max(MAX_FACETS).optional().openapi({ description: `Fields to count values of (at most ${MAX_FACETS}; the ${FACET_VALUES} most frequent values each).` }),
-    fields: z.array(z.string().max(64)).max(200).optional().openapi({ description: "Fields to return; default the alwaysShow fields; `[\"*\"]` every field." }),
+    take: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SEARCH_TAKE)
+      .optional()
+      .openapi({ description: `Default ${DEFAULT_SEARCH_TAKE}, at most ${MAX_SEARCH_TAKE}.` }),
+    facets: z
+      .array(z.string().max(64))
+      .max(MAX_FACETS)
+      .optional()
+      .openapi({ description: `Fields to count values of (at most ${MAX_FACETS}; the ${FACET_VALUES} most frequent values each).` }),
+    fields: z
+      .array(z.string().max(64))
+      .max(200)
+      .optional()
+      .openapi({ description: 'Fields to return; default the alwaysShow fields; `["*"]` every field.' }),
     highlight: z.boolean().optional().openapi({ description: "Mark the matched words in the returned text fields (default true)." }),
   })
   .strict()
@@ -42,7 +71,10 @@ export const SearchResultSchema = z
         id: z.string(),
         score: z.number().nullable().openapi({ description: "Relevance (higher is better) when text was given." }),
         fields: z.record(z.string(), z.unknown()),
-        highlights: z.record(z.string(), z.string()).optional().openapi({ description: "Text fields with the matched words in <mark></mark> (the rest of the text HTML-escaped)." }),
+        highlights: z
+          .record(z.string(), z.string())
+          .optional()
+          .openapi({ description: "Text fields with the matched words in <mark></mark> (the rest of the text HTML-escaped)." }),
       }),
     ),
     facets: z.record(z.string(), z.array(z.object({ value: z.unknown(), count: z.number().int() }))).optional(),
@@ -89,7 +121,10 @@ export function ftsQuery(text: string | undefined, field = "body.text"): { match
     const raw = m[1] ?? m[2] ?? "";
     const prefix = m[1] === undefined && raw.endsWith("*");
     // Keep letters, digits and marks; anything else separates words, as the tokenizer does.
-    const words = raw.normalize("NFC").split(/[^\p{L}\p{N}\p{M}]+/u).filter(Boolean);
+    const words = raw
+      .normalize("NFC")
+      .split(/[^\p{L}\p{N}\p{M}]+/u)
+      .filter(Boolean);
     if (words.length === 0) continue;
     terms.push(...words);
     const quoted = `"${words.join(" ")}"`;
@@ -102,7 +137,12 @@ export function ftsQuery(text: string | undefined, field = "body.text"): { match
 const fieldList = (mapping: Mapping, names: readonly string[], what: string) =>
   names.map((name, i) => {
     const resolved = resolveField(mapping, name);
-    if (!resolved) throw invalidField(`${what}[${i}]`, "unknownField", `'${name}' is not a field of this index; its fields are ${Object.keys(mapping).slice(0, 60).join(", ")}.`);
+    if (!resolved)
+      throw invalidField(
+        `${what}[${i}]`,
+        "unknownField",
+        `'${name}' is not a field of this index; its fields are ${Object.keys(mapping).slice(0, 60).join(", ")}.`,
+      );
     return resolved;
   });
 
@@ -113,19 +153,38 @@ export function planSearch(mapping: Mapping, request: SearchRequest, path = "bod
   try {
     filter = parseFilter(request.filter, { acceptMe: true });
   } catch (error) {
-    if (error instanceof ApiError) throw new ApiError("ValidationFailed", error.message, { errors: [{ field: `${path}.filter`, rule: "syntax", message: error.message }] });
+    if (error instanceof ApiError)
+      throw new ApiError("ValidationFailed", error.message, {
+        errors: [{ field: `${path}.filter`, rule: "syntax", message: error.message }],
+      });
     throw error;
   }
   const resolveTerm = (node: FilterNode): FilterNode => {
     if (node.kind !== "term") return { ...node, children: node.children.map(resolveTerm) };
     const field = resolveField(mapping, node.property);
-    if (!field) throw invalidField(`${path}.filter`, "unknownField", `Filter term '${node.text}': '${node.property}' is not a field of this index; its fields are ${Object.keys(mapping).slice(0, 60).join(", ")}.`);
+    if (!field)
+      throw invalidField(
+        `${path}.filter`,
+        "unknownField",
+        `Filter term '${node.text}': '${node.property}' is not a field of this index; its fields are ` +
+          `${Object.keys(mapping).slice(0, 60).join(", ")}.`,
+      );
     const type = mapping[field]!.type;
     for (const v of node.values) {
       if (v.kind === "null") continue;
       const isMe = v.kind === "string" && v.value === ME_LITERAL;
-      const ok = isMe ? mapping[field]!.isIdentity === true : type === "number" ? v.kind === "number" : type === "boolean" ? v.kind === "boolean" : v.kind === "string";
-      if (!ok) throw invalidField(`${path}.filter`, "type", `Filter term '${node.text}': ${isMe ? `'me' applies only to identity fields` : `'${field}' is a ${type} field; ${type === "number" ? "write a number" : type === "boolean" ? "write true or false" : "quote the value in single quotes"}`}.`);
+      const ok = isMe
+        ? mapping[field]!.isIdentity === true
+        : type === "number"
+          ? v.kind === "number"
+          : type === "boolean"
+            ? v.kind === "boolean"
+            : v.kind === "string";
+      if (!ok) {
+        const hint = type === "number" ? "write a number" : type === "boolean" ? "write true or false" : "quote the value in single quotes";
+        const why = isMe ? `'me' applies only to identity fields` : `'${field}' is a ${type} field; ${hint}`;
+        throw invalidField(`${path}.filter`, "type", `Filter term '${node.text}': ${why}.`);
+      }
     }
     return { ...node, property: field };
   };
@@ -133,8 +192,22 @@ export function planSearch(mapping: Mapping, request: SearchRequest, path = "bod
   const order = parseOrderOrRelevance(mapping, request.order, path);
   const facets = fieldList(mapping, request.facets ?? [], `${path}.facets`);
   const all = request.fields?.length === 1 && request.fields[0] === "*";
-  const fields = all ? Object.keys(mapping) : request.fields ? fieldList(mapping, request.fields, `${path}.fields`) : Object.keys(mapping).filter((k) => mapping[k]!.alwaysShow);
-  return { match, terms, filter, order, skip: request.skip ?? 0, take: request.take ?? DEFAULT_SEARCH_TAKE, facets, fields, highlight: request.highlight ?? true };
+  const fields = all
+    ? Object.keys(mapping)
+    : request.fields
+      ? fieldList(mapping, request.fields, `${path}.fields`)
+      : Object.keys(mapping).filter((k) => mapping[k]!.alwaysShow);
+  return {
+    match,
+    terms,
+    filter,
+    order,
+    skip: request.skip ?? 0,
+    take: request.take ?? DEFAULT_SEARCH_TAKE,
+    facets,
+    fields,
+    highlight: request.highlight ?? true,
+  };
 }
 
 function parseOrderOrRelevance(mapping: Mapping, text: string | undefined, path: string): PlannedSearch["order"] {
@@ -142,13 +215,21 @@ function parseOrderOrRelevance(mapping: Mapping, text: string | undefined, path:
   try {
     requests = parseOrder(text);
   } catch (error) {
-    if (error instanceof ApiError) throw new ApiError("ValidationFailed", error.message, { errors: [{ field: `${path}.order`, rule: "syntax", message: error.message }] });
+    if (error instanceof ApiError)
+      throw new ApiError("ValidationFailed", error.message, {
+        errors: [{ field: `${path}.order`, rule: "syntax", message: error.message }],
+      });
     throw error;
   }
   return requests.map((r) => {
     if (r.field.toLowerCase() === "relevance") return { field: null, direction: r.direction };
     const field = resolveField(mapping, r.field);
-    if (!field) throw invalidField(`${path}.order`, "unknownField", `Order term ${r.index}: '${r.field}' is not a field of this index (or 'relevance').`);
+    if (!field)
+      throw invalidField(
+        `${path}.order`,
+        "unknownField",
+        `Order term ${r.index}: '${r.field}' is not a field of this index (or 'relevance').`,
+      );
     return { field, direction: r.direction };
   });
 }
@@ -173,7 +254,8 @@ function literal(v: FilterLiteral, searcher: Searcher, params: Params): string[]
 }
 
 function filterSql(node: FilterNode, mapping: Mapping, searcher: Searcher, params: Params): string {
-  if (node.kind !== "term") return `(${node.children.map((c) => filterSql(c, mapping, searcher, params)).join(node.kind === "and" ? " AND " : " OR ")})`;
+  if (node.kind !== "term")
+    return `(${node.children.map((c) => filterSql(c, mapping, searcher, params)).join(node.kind === "and" ? " AND " : " OR ")})`;
   const path = params.add(pathOf(node.property));
   const type = mapping[node.property]!.type;
   const isNull = node.values.length === 1 && node.values[0]!.kind === "null";
@@ -221,7 +303,13 @@ export function generationTables(generation: number): { docs: string; fts: strin
  * text-only query of such a caller never reads `docs_N` until the page is known; the full-text match
  * always drives the join (CROSS JOIN), never a walk of every document.
  */
-export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: Searcher, generation: number, visible?: readonly string[]): CompiledSearch {
+export function compileSearch(
+  plan: PlannedSearch,
+  mapping: Mapping,
+  searcher: Searcher,
+  generation: number,
+  visible?: readonly string[],
+): CompiledSearch {
   const { docs, fts } = generationTables(generation);
   const needsDocs = plan.filter !== undefined || plan.order.some((o) => o.field !== null) || visible !== undefined;
   const build = (facetField?: string) => {
@@ -233,7 +321,8 @@ export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: S
     const where: string[] = [];
     if (plan.match) where.push(`${fts} MATCH ${params.add(plan.match)}`);
     if (plan.filter) where.push(filterSql(plan.filter, mapping, searcher, params));
-    if (visible !== undefined) where.push(`(m.permission IS NULL OR m.permission IN (SELECT value FROM json_each(${params.add(JSON.stringify(visible))})))`);
+    if (visible !== undefined)
+      where.push(`(m.permission IS NULL OR m.permission IN (SELECT value FROM json_each(${params.add(JSON.stringify(visible))})))`);
     return { params, sql: `FROM ${tables}${each}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""}` };
   };
   const base = build();
@@ -245,7 +334,9 @@ export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: S
     const type = mapping[o.field]!.type;
     const path = p.add(pathOf(o.field));
     // An array sorts by its first element; text ignores case.
-    const value = `CASE json_type(m.fields, ${path}) WHEN 'array' THEN json_extract(m.fields, ${p.add(pathOf(o.field) + "[0]")}) ELSE json_extract(m.fields, ${path}) END`;
+    const value =
+      `CASE json_type(m.fields, ${path}) WHEN 'array' THEN json_extract(m.fields, ${p.add(pathOf(o.field) + "[0]")}) ` +
+      `ELSE json_extract(m.fields, ${path}) END`;
     const sortable = type === "text" || type === "keyword" ? `lower(${value})` : value;
     return `${sortable} IS NULL, ${sortable} ${o.direction.toUpperCase()}`;
   });
@@ -255,7 +346,9 @@ export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: S
   const rid = plan.match ? `${fts}.rowid` : "m.rowid";
   const score = plan.match ? `-bm25(${fts})` : "NULL";
   const page = {
-    sql: `SELECT ${rid} AS rid, ${score} AS score${withDocs ? ", m.key AS key, m.fields AS fields" : ""} ${base.sql} ORDER BY ${orderSql.join(", ")} LIMIT ${p.add(plan.take)} OFFSET ${p.add(plan.skip)}`,
+    sql:
+      `SELECT ${rid} AS rid, ${score} AS score${withDocs ? ", m.key AS key, m.fields AS fields" : ""} ${base.sql} ` +
+      `ORDER BY ${orderSql.join(", ")} LIMIT ${p.add(plan.take)} OFFSET ${p.add(plan.skip)}`,
     params: p.values,
   };
   const countBase = build();
@@ -264,7 +357,9 @@ export function compileSearch(plan: PlannedSearch, mapping: Mapping, searcher: S
     const b = build(field);
     return {
       field,
-      sql: `SELECT j.value AS value, count(DISTINCT m.rowid) AS n ${b.sql}${b.sql.includes(" WHERE ") ? " AND" : " WHERE"} j.value IS NOT NULL GROUP BY j.value ORDER BY n DESC, j.value LIMIT ${FACET_VALUES}`,
+      sql:
+        `SELECT j.value AS value, count(DISTINCT m.rowid) AS n ${b.sql}${b.sql.includes(" WHERE ") ? " AND" : " WHERE"} ` +
+        `j.value IS NOT NULL GROUP BY j.value ORDER BY n DESC, j.value LIMIT ${FACET_VALUES}`,
       params: b.params.values,
     };
   });

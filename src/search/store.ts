@@ -53,7 +53,8 @@ export interface SyncOutcome {
 }
 
 export const INDEX_COLUMNS =
-  "id, name, display_name, description, type, owner_id, owner_name, trigger_schedule, mapping, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by, " +
+  "id, name, display_name, description, type, owner_id, owner_name, trigger_schedule, mapping, library_file_name, " +
+  "grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by, " +
   "(SELECT next_run_at FROM schedules WHERE kind = 'search-index' AND owner_id = search_indices.id) AS next_run_at";
 
 export async function readIndexRow(db: D1Database, id: string): Promise<IndexRow | null> {
@@ -81,11 +82,19 @@ export function maySeeIndex(principal: Principal, row: Pick<IndexRow, "type" | "
 
 /** Changing an index (owner, file, schedule, deletion, resynchronisation): its owner with index_write, or an index_admin. */
 export function mayChangeIndex(principal: Principal, row: Pick<IndexRow, "owner_id">): boolean {
-  return principal.permissions.has(PERMISSIONS.indexAdmin) || (row.owner_id === principal.id && principal.permissions.has(PERMISSIONS.indexWrite));
+  return (
+    principal.permissions.has(PERMISSIONS.indexAdmin) ||
+    (row.owner_id === principal.id && principal.permissions.has(PERMISSIONS.indexWrite))
+  );
 }
 
 /** Reads an index the caller may see, or 404 (an index you may not see does not exist for you). */
-export async function visibleIndex(db: D1Database, principal: Principal, idOrName: { id: string } | { name: string }, apiVersion: string): Promise<IndexRow> {
+export async function visibleIndex(
+  db: D1Database,
+  principal: Principal,
+  idOrName: { id: string } | { name: string },
+  apiVersion: string,
+): Promise<IndexRow> {
   const row = "id" in idOrName ? await readIndexRow(db, idOrName.id) : await readIndexByName(db, idOrName.name);
   if (!row || !maySeeIndex(principal, row, apiVersion)) throw notFound("Index", "id" in idOrName ? idOrName.id : idOrName.name);
   return row;
@@ -132,17 +141,41 @@ export async function createIndex(ctx: WriteContext, input: NewIndex): Promise<I
   const statements = [
     ctx.db
       .prepare(
-        `INSERT INTO search_indices (id, name, display_name, description, type, owner_id, owner_name, trigger_schedule, mapping, library, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by, name_key)
+        `INSERT INTO search_indices (id, name, display_name, description, type, owner_id, owner_name, trigger_schedule,
+        mapping, library, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at,
+        created_by, name_key)
          VALUES (?1, ?2, ?3, NULL, 'custom', ?4, ?5, ?6, NULL, ?7, ?8, ?9, 'Pending', 0, NULL, ?10, ?11, ?11, ?12, ?13)`,
       )
-      .bind(input.id, input.name, input.displayName, input.owner.id, input.owner.name, input.triggerSchedule, input.library, input.libraryFileName, JSON.stringify(input.grant), etag, ctx.now, ctx.actorId, nameKey(input.name)),
+      .bind(
+        input.id,
+        input.name,
+        input.displayName,
+        input.owner.id,
+        input.owner.name,
+        input.triggerSchedule,
+        input.library,
+        input.libraryFileName,
+        JSON.stringify(input.grant),
+        etag,
+        ctx.now,
+        ctx.actorId,
+        nameKey(input.name),
+      ),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, input.id, scheduleRule(input.triggerSchedule), new Date(ctx.now)),
-    outboxStatement(ctx.db, ctx, { entityKind: INDEX_KIND, entityId: input.id, action: "created", payload: { id: input.id, name: input.name } }),
+    outboxStatement(ctx.db, ctx, {
+      entityKind: INDEX_KIND,
+      entityId: input.id,
+      action: "created",
+      payload: { id: input.id, name: input.name },
+    }),
   ];
   try {
     await ctx.db.batch(statements);
   } catch (error) {
-    if (isUniqueViolation(error)) throw conflict(`An index named '${input.name}' already exists (names are unique, ignoring case).`, [{ field: "body.name", rule: "unique", message: "An index with this name exists." }]);
+    if (isUniqueViolation(error))
+      throw conflict(`An index named '${input.name}' already exists (names are unique, ignoring case).`, [
+        { field: "body.name", rule: "unique", message: "An index with this name exists." },
+      ]);
     throw error;
   }
   return (await readIndexRow(ctx.db, input.id))!;
@@ -166,11 +199,31 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
     ctx.db
       .prepare(
         `UPDATE search_indices SET name = ?2, name_key = ?13, display_name = ?3, owner_id = ?4, owner_name = ?5, trigger_schedule = ?6,
-           library = COALESCE(?7, library), library_file_name = COALESCE(?8, library_file_name), grant_permissions = COALESCE(?9, grant_permissions),
+           library = COALESCE(?7, library), library_file_name = COALESCE(?8, library_file_name), grant_permissions =
+           COALESCE(?9, grant_permissions),
            etag = ?10, updated_at = ?11 WHERE id = ?1 AND etag = ?12`,
       )
-      .bind(current.id, update.name, update.displayName, update.owner.id, update.owner.name, update.triggerSchedule, library?.source ?? null, library?.fileName ?? null, library ? JSON.stringify(library.grant) : null, etag, ctx.now, current.etag, nameKey(update.name)),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: INDEX_KIND, entityId: current.id, action: "updated", payload: { id: current.id, name: update.name } }, { table: "search_indices", etag }),
+      .bind(
+        current.id,
+        update.name,
+        update.displayName,
+        update.owner.id,
+        update.owner.name,
+        update.triggerSchedule,
+        library?.source ?? null,
+        library?.fileName ?? null,
+        library ? JSON.stringify(library.grant) : null,
+        etag,
+        ctx.now,
+        current.etag,
+        nameKey(update.name),
+      ),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: INDEX_KIND, entityId: current.id, action: "updated", payload: { id: current.id, name: update.name } },
+      { table: "search_indices", etag },
+    ),
   ];
   if (current.type === "custom" || current.trigger_schedule !== update.triggerSchedule) {
     statements.push(scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, current.id, scheduleRule(update.triggerSchedule), new Date(ctx.now)));
@@ -179,7 +232,10 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
   try {
     results = await ctx.db.batch(statements);
   } catch (error) {
-    if (isUniqueViolation(error)) throw conflict(`An index named '${update.name}' already exists (names are unique, ignoring case).`, [{ field: "body.name", rule: "unique", message: "An index with this name exists." }]);
+    if (isUniqueViolation(error))
+      throw conflict(`An index named '${update.name}' already exists (names are unique, ignoring case).`, [
+        { field: "body.name", rule: "unique", message: "An index with this name exists." },
+      ]);
     throw error;
   }
   if (results[0]!.meta.changes === 0) throw preconditionFailed();
@@ -188,7 +244,10 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
 
 /** Deletes a custom index with its saved queries, schedule and logs (the caller empties its Durable Object). */
 export async function deleteIndex(ctx: WriteContext, row: IndexRow): Promise<void> {
-  if (row.type !== "custom") throw new ApiError("Conflict", `'${row.name}' is a standard index; only custom indices can be deleted (spec 4.2 rule 9).`, { errors: [{ field: "path.id", rule: "customOnly", message: "Only a custom index can be deleted." }] });
+  if (row.type !== "custom")
+    throw new ApiError("Conflict", `'${row.name}' is a standard index; only custom indices can be deleted (spec 4.2 rule 9).`, {
+      errors: [{ field: "path.id", rule: "customOnly", message: "Only a custom index can be deleted." }],
+    });
   assertVersion(ctx, row.etag);
   const { results } = await ctx.db.prepare("SELECT id FROM search_queries WHERE index_id = ?1").bind(row.id).all<{ id: string }>();
   await ctx.db.batch([
@@ -214,8 +273,20 @@ export async function finishSync(db: D1Database, indexId: string, outcome: SyncO
   await db.batch([
     db
       .prepare("UPDATE search_indices SET status = ?2, document_count = ?3, last_sync = ?4, mapping = COALESCE(?5, mapping) WHERE id = ?1")
-      .bind(indexId, outcome.status === "Succeeded" ? "Ready" : "Failed", outcome.documents, JSON.stringify(outcome), mapping ? JSON.stringify(mapping) : null),
-    logStatement(db, indexId, outcome.syncId, outcome.status === "Succeeded" ? "info" : "error", `Synchronisation ${outcome.status === "Succeeded" ? "succeeded" : "failed"}: ${outcome.message}`),
+      .bind(
+        indexId,
+        outcome.status === "Succeeded" ? "Ready" : "Failed",
+        outcome.documents,
+        JSON.stringify(outcome),
+        mapping ? JSON.stringify(mapping) : null,
+      ),
+    logStatement(
+      db,
+      indexId,
+      outcome.syncId,
+      outcome.status === "Succeeded" ? "info" : "error",
+      `Synchronisation ${outcome.status === "Succeeded" ? "succeeded" : "failed"}: ${outcome.message}`,
+    ),
   ]);
 }
 
@@ -224,7 +295,9 @@ export const MAX_LOG_MESSAGE = 2000;
 export const MAX_LOG_LINES = 5000;
 
 function logStatement(db: D1Database, indexId: string, syncId: string | null, level: string, message: string): D1PreparedStatement {
-  return db.prepare("INSERT INTO search_index_logs (index_id, sync_id, level, message, at) VALUES (?1, ?2, ?3, ?4, ?5)").bind(indexId, syncId, level, message.slice(0, MAX_LOG_MESSAGE), new Date().toISOString());
+  return db
+    .prepare("INSERT INTO search_index_logs (index_id, sync_id, level, message, at) VALUES (?1, ?2, ?3, ?4, ?5)")
+    .bind(indexId, syncId, level, message.slice(0, MAX_LOG_MESSAGE), new Date().toISOString());
 }
 
 export async function writeLog(db: D1Database, indexId: string, syncId: string | null, level: string, message: string): Promise<void> {
@@ -232,9 +305,21 @@ export async function writeLog(db: D1Database, indexId: string, syncId: string |
 }
 
 /** Several lines at once (a library's logger output), then pruning to the newest {@link MAX_LOG_LINES}. */
-export async function writeLogs(db: D1Database, indexId: string, syncId: string, lines: readonly { level: string; message: string }[]): Promise<void> {
+export async function writeLogs(
+  db: D1Database,
+  indexId: string,
+  syncId: string,
+  lines: readonly { level: string; message: string }[],
+): Promise<void> {
   const statements = lines.map((l) => logStatement(db, indexId, syncId, l.level, l.message));
-  statements.push(db.prepare("DELETE FROM search_index_logs WHERE index_id = ?1 AND seq <= (SELECT seq FROM search_index_logs WHERE index_id = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)").bind(indexId, MAX_LOG_LINES));
+  statements.push(
+    db
+      .prepare(
+        "DELETE FROM search_index_logs WHERE index_id = ?1 AND seq <= (SELECT seq FROM search_index_logs WHERE index_id " +
+          "= ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+      )
+      .bind(indexId, MAX_LOG_LINES),
+  );
   for (let i = 0; i < statements.length; i += 50) await db.batch(statements.slice(i, i + 50));
 }
 

@@ -50,7 +50,9 @@ export const searchScheduleKind: ScheduleKind = {
 
 /** Minute cron: standard indices that never synchronised start now (a fresh deployment, existing data). */
 export async function startPendingIndices(env: Bindings, log: Logger): Promise<void> {
-  const { results } = await env.DB.prepare("SELECT id FROM search_indices WHERE type = 'standard' AND status = 'Pending'").all<{ id: string }>();
+  const { results } = await env.DB.prepare("SELECT id FROM search_indices WHERE type = 'standard' AND status = 'Pending'").all<{
+    id: string;
+  }>();
   const withSource = new Set(STANDARD_INDICES.filter((i) => i.source).map((i) => i.id));
   for (const { id } of results) {
     if (!withSource.has(id)) continue;

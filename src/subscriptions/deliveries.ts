@@ -47,8 +47,10 @@ export interface DeliveryRow {
 }
 
 const COLUMNS =
-  "d.id, d.subscription_id, d.event_id, d.event_type, d.entity_kind, d.entity_id, d.occurred_at, d.truncated, d.status, d.attempts, d.round, d.round_attempts, " +
-  "d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_response_excerpt, d.last_error, d.delivered_at, d.redelivered_at, d.created_at, d.updated_at";
+  "d.id, d.subscription_id, d.event_id, d.event_type, d.entity_kind, d.entity_id, d.occurred_at, d.truncated, " +
+  "d.status, d.attempts, d.round, d.round_attempts, " +
+  "d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_response_excerpt, d.last_error, " +
+  "d.delivered_at, d.redelivered_at, d.created_at, d.updated_at";
 
 export function toDelivery(row: Omit<DeliveryRow, "payload">): Delivery {
   return {
@@ -63,7 +65,9 @@ export function toDelivery(row: Omit<DeliveryRow, "payload">): Delivery {
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
     lastAttemptAt: row.last_attempt_at,
-    lastResponse: row.last_attempt_at ? { statusCode: row.last_status_code, excerpt: row.last_response_excerpt, error: row.last_error } : null,
+    lastResponse: row.last_attempt_at
+      ? { statusCode: row.last_status_code, excerpt: row.last_response_excerpt, error: row.last_error }
+      : null,
     deliveredAt: row.delivered_at,
     redeliveredAt: row.redelivered_at,
     truncated: row.truncated === 1,
@@ -90,7 +94,11 @@ const deliveryList = defineList({
   select: COLUMNS,
 });
 
-export async function listDeliveries(db: D1Database, subscriptionId: string, query: z.infer<typeof DeliveryListQuery>): Promise<{ items: Delivery[]; total: number | undefined }> {
+export async function listDeliveries(
+  db: D1Database,
+  subscriptionId: string,
+  query: z.infer<typeof DeliveryListQuery>,
+): Promise<{ items: Delivery[]; total: number | undefined }> {
   const conditions: Condition[] = [(v) => `d.subscription_id = ${v.value(subscriptionId)}`];
   const search = searchCondition(deliveryList, query.searchText);
   if (search) conditions.push(search);
@@ -103,7 +111,10 @@ export async function listDeliveries(db: D1Database, subscriptionId: string, que
 }
 
 export async function getDelivery(db: D1Database, subscriptionId: string, id: string): Promise<Delivery & { payload: unknown }> {
-  const row = await db.prepare(`SELECT ${COLUMNS}, d.payload FROM webhook_deliveries d WHERE d.id = ?1 AND d.subscription_id = ?2`).bind(id, subscriptionId).first<DeliveryRow>();
+  const row = await db
+    .prepare(`SELECT ${COLUMNS}, d.payload FROM webhook_deliveries d WHERE d.id = ?1 AND d.subscription_id = ?2`)
+    .bind(id, subscriptionId)
+    .first<DeliveryRow>();
   if (!row) throw notFound("Delivery", id);
   return { ...toDelivery(row), payload: JSON.parse(row.payload) as unknown };
 }
@@ -128,7 +139,8 @@ const CHUNK = 50;
 export async function fanOutEvent(event: DomainEvent, env: Bindings, log: Logger): Promise<void> {
   const { results } = await env.DB.prepare(
     `SELECT s.id, s.filters FROM webhook_subscriptions s
-     WHERE s.enabled = 1 AND EXISTS (SELECT 1 FROM webhook_subscription_filters f WHERE f.subscription_id = s.id AND f.entity_kind = ?1 AND f.action IN (?2, '*'))`,
+     WHERE s.enabled = 1 AND EXISTS (SELECT 1 FROM webhook_subscription_filters f WHERE f.subscription_id = s.id AND
+     f.entity_kind = ?1 AND f.action IN (?2, '*'))`,
   )
     .bind(event.entityKind, event.action)
     .all<{ id: string; filters: string }>();
@@ -141,10 +153,22 @@ export async function fanOutEvent(event: DomainEvent, env: Bindings, log: Logger
     await env.DB.batch(
       matching.slice(i, i + CHUNK).map((s) =>
         env.DB.prepare(
-          `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, entity_kind, entity_id, occurred_at, payload, truncated, status, attempts, round, round_attempts, next_attempt_at, created_at, updated_at)
+          `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, entity_kind, entity_id, occurred_at,
+          payload, truncated, status, attempts, round, round_attempts, next_attempt_at, created_at, updated_at)
            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', 0, 0, 0, ?10, ?10, ?10)
            ON CONFLICT (subscription_id, event_id) DO NOTHING`,
-        ).bind(crypto.randomUUID(), s.id, event.id, type, event.entityKind, event.entityId, event.occurredAt, body.text, body.truncated ? 1 : 0, now),
+        ).bind(
+          crypto.randomUUID(),
+          s.id,
+          event.id,
+          type,
+          event.entityKind,
+          event.entityId,
+          event.occurredAt,
+          body.text,
+          body.truncated ? 1 : 0,
+          now,
+        ),
       ),
     );
   }
@@ -154,13 +178,19 @@ export async function fanOutEvent(event: DomainEvent, env: Bindings, log: Logger
 
 /** Hands the pending deliveries that `where` selects (and that no message carries yet) to the queue. */
 async function enqueuePending(env: Bindings, where: string, bindings: unknown[]): Promise<number> {
-  const { results } = await env.DB.prepare(`SELECT id, round FROM webhook_deliveries WHERE ${where} AND status = 'pending' AND enqueued_at IS NULL LIMIT 500`)
+  const { results } = await env.DB.prepare(
+    `SELECT id, round FROM webhook_deliveries WHERE ${where} AND status = 'pending' AND enqueued_at IS NULL LIMIT 500`,
+  )
     .bind(...bindings)
     .all<{ id: string; round: number }>();
   for (let i = 0; i < results.length; i += CHUNK) {
     const chunk = results.slice(i, i + CHUNK);
-    await env.WEBHOOKS.sendBatch(chunk.map((d) => ({ body: { deliveryId: d.id, round: d.round } satisfies DeliveryMessage, contentType: "json" as const })));
-    await env.DB.prepare("UPDATE webhook_deliveries SET enqueued_at = ?1 WHERE id IN (SELECT value FROM json_each(?2)) AND enqueued_at IS NULL")
+    await env.WEBHOOKS.sendBatch(
+      chunk.map((d) => ({ body: { deliveryId: d.id, round: d.round } satisfies DeliveryMessage, contentType: "json" as const })),
+    );
+    await env.DB.prepare(
+      "UPDATE webhook_deliveries SET enqueued_at = ?1 WHERE id IN (SELECT value FROM json_each(?2)) AND enqueued_at IS NULL",
+    )
       .bind(new Date().toISOString(), JSON.stringify(chunk.map((d) => d.id)))
       .run();
   }
@@ -173,22 +203,29 @@ async function enqueuePending(env: Bindings, where: string, bindings: unknown[])
  */
 export async function redeliver(env: Bindings, subscriptionId: string, id: string, now: string): Promise<Delivery> {
   const row = await env.DB.prepare(
-    `SELECT d.round, s.enabled, s.disabled_reason FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = ?1 AND d.subscription_id = ?2`,
+    `SELECT d.round, s.enabled, s.disabled_reason FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = ` +
+      `d.subscription_id WHERE d.id = ?1 AND d.subscription_id = ?2`,
   )
     .bind(id, subscriptionId)
     .first<{ round: number; enabled: number; disabled_reason: string | null }>();
   if (!row) throw notFound("Delivery", id);
   if (row.enabled !== 1) {
-    throw new ApiError("Conflict", `Subscription ${subscriptionId} is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ""}; enable it (PUT /Subscriptions with enabled true) before redelivering.`);
+    throw new ApiError(
+      "Conflict",
+      `Subscription ${subscriptionId} is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ""}; enable it ` +
+        `(PUT /Subscriptions with enabled true) before redelivering.`,
+    );
   }
   const round = row.round + 1;
   const updated = await env.DB.prepare(
-    `UPDATE webhook_deliveries SET status = 'pending', round = ?1, round_attempts = 0, next_attempt_at = ?2, lease_until = NULL, enqueued_at = NULL, redelivered_at = ?2, updated_at = ?2
+    `UPDATE webhook_deliveries SET status = 'pending', round = ?1, round_attempts = 0, next_attempt_at = ?2, lease_until =
+    NULL, enqueued_at = NULL, redelivered_at = ?2, updated_at = ?2
      WHERE id = ?3 AND round = ?4`,
   )
     .bind(round, now, id, row.round)
     .run();
-  if (updated.meta.changes !== 1) throw new ApiError("Conflict", `Delivery ${id} was redelivered by someone else at the same moment; read it again.`);
+  if (updated.meta.changes !== 1)
+    throw new ApiError("Conflict", `Delivery ${id} was redelivered by someone else at the same moment; read it again.`);
   await enqueuePending(env, "id = ?1", [id]);
   return toDelivery((await env.DB.prepare(`SELECT ${COLUMNS} FROM webhook_deliveries d WHERE d.id = ?1`).bind(id).first<DeliveryRow>())!);
 }
@@ -210,7 +247,8 @@ export async function sweepDeliveries(env: Bindings, now: Date, log: Logger): Pr
   const lost = await env.DB.prepare(
     `UPDATE webhook_deliveries SET status = 'pending', enqueued_at = NULL, next_attempt_at = ?1, updated_at = ?1
      WHERE status IN ('pending', 'retrying') AND coalesce(next_attempt_at, created_at) < ?2 AND (lease_until IS NULL OR lease_until < ?1)
-       AND id IN (SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'retrying') AND coalesce(next_attempt_at, created_at) < ?2 LIMIT 200)`,
+       AND id IN (SELECT id FROM webhook_deliveries WHERE status IN ('pending', 'retrying') AND coalesce(next_attempt_at,
+       created_at) < ?2 LIMIT 200)`,
   )
     .bind(nowIso, stuckBefore)
     .run();
@@ -218,6 +256,9 @@ export async function sweepDeliveries(env: Bindings, now: Date, log: Logger): Pr
   // Pending rows of a fan-out that stopped between its insert and its send.
   const unsent = await enqueuePending(env, "created_at < ?1", [new Date(now.getTime() - 60_000).toISOString()]);
   const cutoff = new Date(now.getTime() - DELIVERY_RETENTION_MS).toISOString();
-  await env.DB.prepare("DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < ?1 LIMIT 1000)").bind(cutoff).run();
-  if (lost.meta.changes > 0 || unsent > 0) log.warn("webhook deliveries handed to the queue again", { lost: lost.meta.changes, requeued, unsent });
+  await env.DB.prepare("DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries WHERE created_at < ?1 LIMIT 1000)")
+    .bind(cutoff)
+    .run();
+  if (lost.meta.changes > 0 || unsent > 0)
+    log.warn("webhook deliveries handed to the queue again", { lost: lost.meta.changes, requeued, unsent });
 }

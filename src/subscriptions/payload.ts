@@ -48,8 +48,12 @@ export function webhookBody(event: DomainEvent, publicApiUrl: string): WebhookBo
     occurredAt: event.occurredAt,
     actorId: event.actorId,
   };
-  const envelope = (body: Record<string, unknown>) => JSON.stringify({ type: eventType(event.entityKind, event.action), timestamp: event.occurredAt, data: body });
+  const envelope = (body: Record<string, unknown>) =>
+    JSON.stringify({ type: eventType(event.entityKind, event.action), timestamp: event.occurredAt, data: body });
   const full = envelope({ ...data, entity: redact(event.payload ?? null) });
   if (new TextEncoder().encode(full).byteLength <= MAX_PAYLOAD_BYTES) return { text: full, truncated: false };
-  return { text: envelope({ ...data, truncated: true, link: entityLink(event.entityKind, event.entityId, publicApiUrl) }), truncated: true };
+  return {
+    text: envelope({ ...data, truncated: true, link: entityLink(event.entityKind, event.entityId, publicApiUrl) }),
+    truncated: true,
+  };
 }

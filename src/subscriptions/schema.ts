@@ -10,21 +10,29 @@ const KINDS = Object.keys(EVENT_KINDS).sort();
 
 export const FilterSchema = z
   .object({
-    entityKind: z.string().min(1).max(64).openapi({ description: `The entity kind: one of ${KINDS.join(", ")} (GET /Subscriptions/EventTypes lists them with their actions).`, example: "deviation" }),
-    action: z
+    entityKind: z
       .string()
       .min(1)
-      .max(32)
-      .nullable()
-      .optional()
-      .openapi({ description: "The action (created, updated, deleted; an alarm's entered, left). Absent or null: any action of the kind.", example: "created" }),
+      .max(64)
+      .openapi({
+        description: `The entity kind: one of ${KINDS.join(", ")} (GET /Subscriptions/EventTypes lists them with their actions).`,
+        example: "deviation",
+      }),
+    action: z.string().min(1).max(32).nullable().optional().openapi({
+      description: "The action (created, updated, deleted; an alarm's entered, left). Absent or null: any action of the kind.",
+      example: "created",
+    }),
     statuses: z
       .array(z.string().min(1).max(64))
       .min(1)
       .max(20)
       .nullable()
       .optional()
-      .openapi({ description: "Only events whose entity carries one of these `status` values (a job `Failed`, a file `processed`). Absent or null: any.", example: ["Failed"] }),
+      .openapi({
+        description:
+          "Only events whose entity carries one of these `status` values (a job `Failed`, a file `processed`). Absent or null: any.",
+        example: ["Failed"],
+      }),
   })
   .strict()
   .openapi("SubscriptionFilter");
@@ -49,11 +57,20 @@ const StoredFilterSchema = z
 export const SubscriptionSchema = z
   .object({
     id: z.uuid(),
-    url: z.string().openapi({ description: "Where deliveries are POSTed (https to a public host).", example: "https://hooks.example.com/integrity" }),
+    url: z
+      .string()
+      .openapi({ description: "Where deliveries are POSTed (https to a public host).", example: "https://hooks.example.com/integrity" }),
     description: z.string().nullable(),
     filters: z.array(StoredFilterSchema).openapi({ description: "The events wanted: an event is delivered when any filter matches it." }),
-    enabled: z.boolean().openapi({ description: "false: no event is delivered. The service sets it false after three days of only failed attempts, or when the receiver answers 410 Gone." }),
-    disabledReason: z.string().nullable().openapi({ description: "Why the service disabled the subscription (null when enabled, or disabled by a person)." }),
+    enabled: z.boolean().openapi({
+      description:
+        "false: no event is delivered. The service sets it false after three days of only failed attempts, or when the " +
+        "receiver answers 410 Gone.",
+    }),
+    disabledReason: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why the service disabled the subscription (null when enabled, or disabled by a person)." }),
     disabledAt: z.string().nullable(),
     secretRotatedAt: z.string().openapi({ description: "When the current signing secret was made (creation or the last rotation)." }),
     createdAt: z.string(),
@@ -65,12 +82,17 @@ export type Subscription = z.infer<typeof SubscriptionSchema>;
 
 export const SubscriptionWithSecretSchema = SubscriptionSchema.extend({
   secret: z.string().openapi({
-    description: "The signing secret (`whsec_...`), shown this once: keep it to verify the `webhook-signature` header. It is never shown again; rotate it to get a new one.",
+    description:
+      "The signing secret (`whsec_...`), shown this once: keep it to verify the `webhook-signature` header. It is " +
+      "never shown again; rotate it to get a new one.",
     example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
   }),
 }).openapi("SubscriptionWithSecret");
 
-const url = z.string().min(1).max(2048).openapi({ description: "https URL of a public host (README, \"Webhooks\": what is refused).", example: "https://hooks.example.com/integrity" });
+const url = z.string().min(1).max(2048).openapi({
+  description: 'https URL of a public host (README, "Webhooks": what is refused).',
+  example: "https://hooks.example.com/integrity",
+});
 const filters = z.array(FilterSchema).min(1).max(MAX_FILTERS);
 const description = z.string().trim().max(1000).nullable().default(null);
 const enabled = z.boolean().default(true).openapi({ description: "Default true. Setting it true again clears disabledReason." });
@@ -90,8 +112,14 @@ export const SubscriptionListQuery = z.object({
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the URL or the description." }),
   enabled: z.enum(["true", "false"]).optional().openapi({ description: "Only enabled (true) or disabled (false) subscriptions." }),
-  entityKinds: z.string().optional().openapi({ description: "Only subscriptions with a filter on one of these entity kinds (comma-separated).", example: "deviation,alarm" }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over url, description, enabled, createdAt, updatedAt. Default: createdAt desc; ties by id." }),
+  entityKinds: z.string().optional().openapi({
+    description: "Only subscriptions with a filter on one of these entity kinds (comma-separated).",
+    example: "deviation,alarm",
+  }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over url, description, enabled, createdAt, updatedAt. Default: createdAt desc; ties by id.",
+  }),
   skip,
   take,
   includeTotal,
@@ -110,14 +138,20 @@ export const DeliverySchema = z
     entityId: z.string(),
     occurredAt: z.string(),
     status: z.enum(DELIVERY_STATUSES).openapi({
-      description: "pending (queued, not tried yet), retrying (failed; nextAttemptAt says when it is tried again), succeeded (a 2xx answer), deadLettered (given up: every attempt failed, or the subscription was disabled).",
+      description:
+        "pending (queued, not tried yet), retrying (failed; nextAttemptAt says when it is tried again), succeeded (a " +
+        "2xx answer), deadLettered (given up: every attempt failed, or the subscription was disabled).",
     }),
     attempts: z.number().int().openapi({ description: "Attempts so far, redeliveries included." }),
     nextAttemptAt: z.string().nullable(),
     lastAttemptAt: z.string().nullable(),
     lastResponse: z
       .object({
-        statusCode: z.number().int().nullable().openapi({ description: "The receiver's HTTP status; null when no answer came (see error)." }),
+        statusCode: z
+          .number()
+          .int()
+          .nullable()
+          .openapi({ description: "The receiver's HTTP status; null when no answer came (see error)." }),
         excerpt: z.string().nullable().openapi({ description: "The first 200 characters of the answer's body." }),
         error: z.string().nullable().openapi({ description: "Why the attempt failed, when it did." }),
       })
@@ -140,9 +174,19 @@ export const DeliveryDetailSchema = DeliverySchema.extend({
 export const DeliveryListQuery = z.object({
   ids,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the event type, the entity id or the event id." }),
-  statuses: z.string().optional().openapi({ description: `Comma-separated: ${DELIVERY_STATUSES.join(", ")}.`, example: "retrying,deadLettered" }),
-  eventTypes: z.string().optional().openapi({ description: "Comma-separated event types (`deviation.created`).", example: "deviation.created" }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over createdAt, updatedAt, status, attempts, eventType, lastAttemptAt. Default: createdAt desc; ties by id." }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated: ${DELIVERY_STATUSES.join(", ")}.`, example: "retrying,deadLettered" }),
+  eventTypes: z
+    .string()
+    .optional()
+    .openapi({ description: "Comma-separated event types (`deviation.created`).", example: "deviation.created" }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over createdAt, updatedAt, status, attempts, eventType, lastAttemptAt. " +
+      "Default: createdAt desc; ties by id.",
+  }),
   skip,
   take,
   includeTotal,

@@ -20,7 +20,11 @@ export function newSigningSecret(): string {
 
 export async function sealSecret(env: SecretSource, secret: string): Promise<string> {
   if (!env.DATAPROCESSING_ENCRYPTION_KEY) {
-    throw new ApiError("NotConfigured", "Webhook subscriptions cannot be stored: their secrets are sealed under the secret DATAPROCESSING_ENCRYPTION_KEY, which is not set (README, \"Webhooks\").");
+    throw new ApiError(
+      "NotConfigured",
+      "Webhook subscriptions cannot be stored: their secrets are sealed under the secret " +
+        'DATAPROCESSING_ENCRYPTION_KEY, which is not set (README, "Webhooks").',
+    );
   }
   return sealText(env, PURPOSE, secret);
 }

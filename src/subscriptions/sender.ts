@@ -69,7 +69,11 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
       } catch (error) {
         // The consumer itself failed (D1, the key ring): the queue tries the message again, and past
         // its max_retries hands it to the dead-letter queue. At least a lease long, so it is free again.
-        log.error("webhook delivery could not be processed", { deliveryId: message.body?.deliveryId, attempts: message.attempts, ...errorFields(error) });
+        log.error("webhook delivery could not be processed", {
+          deliveryId: message.body?.deliveryId,
+          attempts: message.attempts,
+          ...errorFields(error),
+        });
         message.retry({ delaySeconds: Math.min(3600, 60 * 2 ** Math.min(message.attempts, 6)) });
       }
     }),
@@ -80,7 +84,8 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
 export async function attemptDelivery(env: Bindings, message: DeliveryMessage, now: Date, log: Logger): Promise<Outcome> {
   const nowIso = now.toISOString();
   const row = await env.DB.prepare(
-    `SELECT d.*, s.url, s.enabled, s.disabled_reason, s.secret_sealed FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = ?1`,
+    `SELECT d.*, s.url, s.enabled, s.disabled_reason, s.secret_sealed FROM webhook_deliveries d JOIN ` +
+      `webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = ?1`,
   )
     .bind(message.deliveryId)
     .first<AttemptRow>();
@@ -92,7 +97,8 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
     return { kind: "done" };
   }
   const claimed = await env.DB.prepare(
-    `UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2 AND round = ?3 AND status IN ('pending', 'retrying') AND (lease_until IS NULL OR lease_until <= ?4)`,
+    `UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2 AND round = ?3 AND status IN ('pending', ` +
+      `'retrying') AND (lease_until IS NULL OR lease_until <= ?4)`,
   )
     .bind(new Date(now.getTime() + LEASE_MS).toISOString(), row.id, row.round, nowIso)
     .run();
@@ -105,7 +111,11 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
   const secret = await openSecret(env, row.secret_sealed);
   const request = new Request(target.url, {
     method: "POST",
-    headers: { "content-type": "application/json", "user-agent": "integrity-edge-webhooks/1", ...signedHeaders(secret, row.event_id, row.payload, now) },
+    headers: {
+      "content-type": "application/json",
+      "user-agent": "integrity-edge-webhooks/1",
+      ...signedHeaders(secret, row.event_id, row.payload, now),
+    },
     body: row.payload,
     redirect: "manual",
   });
@@ -115,24 +125,45 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
   if (answer.statusCode !== null && answer.statusCode >= 200 && answer.statusCode < 300) {
     await env.DB.batch([
       env.DB.prepare(
-        `UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, round_attempts = ?1, last_attempt_at = ?2, last_status_code = ?3, last_response_excerpt = ?4,
+        `UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, round_attempts = ?1, last_attempt_at =
+        ?2, last_status_code = ?3, last_response_excerpt = ?4,
            last_error = NULL, delivered_at = ?2, next_attempt_at = NULL, lease_until = NULL, updated_at = ?2 WHERE id = ?5 AND round = ?6`,
       ).bind(attempts, nowIso, answer.statusCode, answer.excerpt, row.id, row.round),
-      env.DB.prepare("UPDATE webhook_subscriptions SET failing_since = NULL, last_success_at = ?1 WHERE id = ?2").bind(nowIso, row.subscription_id),
+      env.DB.prepare("UPDATE webhook_subscriptions SET failing_since = NULL, last_success_at = ?1 WHERE id = ?2").bind(
+        nowIso,
+        row.subscription_id,
+      ),
     ]);
     at.log.info("webhook delivered", { host, status: answer.statusCode, attempts });
     return { kind: "done" };
   }
   const exhausted = attempts >= MAX_ATTEMPTS;
-  const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(BACKOFF_SECONDS[Math.min(attempts, BACKOFF_SECONDS.length) - 1]!, answer.retryAfterSeconds ?? 0));
+  const delaySeconds = Math.min(
+    MAX_DELAY_SECONDS,
+    Math.max(BACKOFF_SECONDS[Math.min(attempts, BACKOFF_SECONDS.length) - 1]!, answer.retryAfterSeconds ?? 0),
+  );
   const nextAttemptAt = exhausted ? null : new Date(now.getTime() + delaySeconds * 1000).toISOString();
   const error = answer.error ?? (exhausted ? `Given up after ${attempts} attempts.` : null);
   const [, , subscription] = await env.DB.batch([
     env.DB.prepare(
-      `UPDATE webhook_deliveries SET status = ?1, attempts = attempts + 1, round_attempts = ?2, last_attempt_at = ?3, last_status_code = ?4, last_response_excerpt = ?5,
+      `UPDATE webhook_deliveries SET status = ?1, attempts = attempts + 1, round_attempts = ?2, last_attempt_at = ?3,
+      last_status_code = ?4, last_response_excerpt = ?5,
          last_error = ?6, next_attempt_at = ?7, lease_until = NULL, updated_at = ?3 WHERE id = ?8 AND round = ?9`,
-    ).bind(exhausted ? "deadLettered" : "retrying", attempts, nowIso, answer.statusCode, answer.excerpt, error, nextAttemptAt, row.id, row.round),
-    env.DB.prepare("UPDATE webhook_subscriptions SET failing_since = coalesce(failing_since, ?1), last_failure_at = ?1 WHERE id = ?2").bind(nowIso, row.subscription_id),
+    ).bind(
+      exhausted ? "deadLettered" : "retrying",
+      attempts,
+      nowIso,
+      answer.statusCode,
+      answer.excerpt,
+      error,
+      nextAttemptAt,
+      row.id,
+      row.round,
+    ),
+    env.DB.prepare("UPDATE webhook_subscriptions SET failing_since = coalesce(failing_since, ?1), last_failure_at = ?1 WHERE id = ?2").bind(
+      nowIso,
+      row.subscription_id,
+    ),
     env.DB.prepare("SELECT failing_since FROM webhook_subscriptions WHERE id = ?1").bind(row.subscription_id),
   ]);
   at.log.warn("webhook attempt failed", { host, status: answer.statusCode, error: answer.error, attempts, exhausted });
@@ -141,7 +172,8 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
     answer.statusCode === 410
       ? `The receiver answered 410 Gone at ${nowIso}: it no longer wants these deliveries.`
       : now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS
-        ? `Every attempt since ${failingSince} failed (three days or more); the last at ${nowIso}: ${answer.statusCode !== null ? `HTTP ${answer.statusCode}` : answer.error}.`
+        ? `Every attempt since ${failingSince} failed (three days or more); the last at ${nowIso}: ` +
+          `${answer.statusCode !== null ? `HTTP ${answer.statusCode}` : answer.error}.`
         : null;
   if (reason) {
     const disabled = await disableSubscription(env, row.subscription_id, reason, nowIso);
@@ -153,9 +185,16 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
 }
 
 /** Dead-letters a delivery of this round with a reason (keeping the last answer when `keepAnswer`). */
-async function giveUp(env: Bindings, row: Pick<DeliveryRow, "id" | "round">, nowIso: string, reason: string, keepAnswer = false): Promise<void> {
+async function giveUp(
+  env: Bindings,
+  row: Pick<DeliveryRow, "id" | "round">,
+  nowIso: string,
+  reason: string,
+  keepAnswer = false,
+): Promise<void> {
   await env.DB.prepare(
-    `UPDATE webhook_deliveries SET status = 'deadLettered', last_error = ?1, last_attempt_at = CASE WHEN ?5 THEN last_attempt_at ELSE coalesce(last_attempt_at, ?2) END,
+    `UPDATE webhook_deliveries SET status = 'deadLettered', last_error = ?1, last_attempt_at = CASE WHEN ?5 THEN
+    last_attempt_at ELSE coalesce(last_attempt_at, ?2) END,
        next_attempt_at = NULL, lease_until = NULL, updated_at = ?2 WHERE id = ?3 AND round = ?4`,
   )
     .bind(reason, nowIso, row.id, row.round, keepAnswer ? 1 : 0)
@@ -167,8 +206,16 @@ async function disableSubscription(env: Bindings, id: string, reason: string, no
   const etag = newEtagToken();
   const event = { actorId: null, requestId: null, now: nowIso };
   const [update] = await env.DB.batch([
-    env.DB.prepare("UPDATE webhook_subscriptions SET enabled = 0, disabled_reason = ?1, disabled_at = ?2, etag = ?3, updated_at = ?2 WHERE id = ?4 AND enabled = 1").bind(reason, nowIso, etag, id),
-    guardedOutboxStatement(env.DB, event, { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "updated", payload: { id, enabled: false, disabledReason: reason } }, { table: "webhook_subscriptions", etag }),
+    env.DB.prepare(
+      "UPDATE webhook_subscriptions SET enabled = 0, disabled_reason = ?1, disabled_at = ?2, etag = ?3, updated_at = " +
+        "?2 WHERE id = ?4 AND enabled = 1",
+    ).bind(reason, nowIso, etag, id),
+    guardedOutboxStatement(
+      env.DB,
+      event,
+      { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "updated", payload: { id, enabled: false, disabledReason: reason } },
+      { table: "webhook_subscriptions", etag },
+    ),
   ]);
   return update?.meta.changes === 1;
 }
@@ -184,7 +231,9 @@ export async function send(transport: WebhookTransport, request: Request): Promi
     return {
       statusCode: null,
       excerpt: null,
-      error: timedOut ? `No answer within ${ATTEMPT_TIMEOUT_MS / 1000} seconds.` : `The request failed: ${withoutUrls(error instanceof Error ? error.message : String(error))}`,
+      error: timedOut
+        ? `No answer within ${ATTEMPT_TIMEOUT_MS / 1000} seconds.`
+        : `The request failed: ${withoutUrls(error instanceof Error ? error.message : String(error))}`,
       retryAfterSeconds: null,
     };
   }
@@ -195,7 +244,11 @@ export async function send(transport: WebhookTransport, request: Request): Promi
   return {
     statusCode,
     excerpt,
-    error: redirected ? `The receiver answered a redirect (${statusCode}); redirects are not followed: subscribe the final URL.` : statusCode >= 300 ? `The receiver answered HTTP ${statusCode}.` : null,
+    error: redirected
+      ? `The receiver answered a redirect (${statusCode}); redirects are not followed: subscribe the final URL.`
+      : statusCode >= 300
+        ? `The receiver answered HTTP ${statusCode}.`
+        : null,
     retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
   };
 }
@@ -244,7 +297,13 @@ export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, e
         `UPDATE webhook_deliveries SET status = 'deadLettered', last_error = ?1, next_attempt_at = NULL, lease_until = NULL, updated_at = ?2
          WHERE id = ?3 AND round = ?4 AND status IN ('pending', 'retrying')`,
       )
-        .bind("Dead-lettered by the queue: the service failed to process this delivery after its retries (see the service's logs); redeliver it to try again.", nowIso, deliveryId, round)
+        .bind(
+          "Dead-lettered by the queue: the service failed to process this delivery after its retries (see the service's " +
+            "logs); redeliver it to try again.",
+          nowIso,
+          deliveryId,
+          round,
+        )
         .run();
       log.error("webhook delivery dead-lettered by the queue", { deliveryId, round, attempts: message.attempts });
       message.ack();

@@ -32,7 +32,9 @@ interface SubscriptionRow {
   updated_at: string;
 }
 
-const COLUMNS = "s.id, s.url, s.description, s.filters, s.enabled, s.disabled_reason, s.disabled_at, s.secret_rotated_at, s.etag, s.created_at, s.updated_at";
+const COLUMNS =
+  "s.id, s.url, s.description, s.filters, s.enabled, s.disabled_reason, s.disabled_at, s.secret_rotated_at, " +
+  "s.etag, s.created_at, s.updated_at";
 
 function toSubscription(row: SubscriptionRow): Versioned<Subscription> {
   return {
@@ -53,7 +55,13 @@ function toSubscription(row: SubscriptionRow): Versioned<Subscription> {
 }
 
 /** What the outbox says about a subscription: never its secret. */
-const eventPayload = (s: Subscription) => ({ id: s.id, url: s.url, filters: s.filters, enabled: s.enabled, disabledReason: s.disabledReason });
+const eventPayload = (s: Subscription) => ({
+  id: s.id,
+  url: s.url,
+  filters: s.filters,
+  enabled: s.enabled,
+  disabledReason: s.disabledReason,
+});
 
 const subscriptionList = defineList({
   table: "webhook_subscriptions",
@@ -72,13 +80,19 @@ const subscriptionList = defineList({
   select: COLUMNS,
 });
 
-export async function listSubscriptions(db: D1Database, query: z.infer<typeof SubscriptionListQuery>): Promise<{ items: Subscription[]; total: number | undefined }> {
+export async function listSubscriptions(
+  db: D1Database,
+  query: z.infer<typeof SubscriptionListQuery>,
+): Promise<{ items: Subscription[]; total: number | undefined }> {
   const conditions: Condition[] = [];
   const search = searchCondition(subscriptionList, query.searchText);
   if (search) conditions.push(search);
   if (query.enabled !== undefined) conditions.push((v) => `s.enabled = ${v.value(query.enabled === "true" ? 1 : 0)}`);
   const kinds = splitCsv(query.entityKinds);
-  if (kinds.length > 0) conditions.push((v) => `EXISTS (SELECT 1 FROM webhook_subscription_filters f WHERE f.subscription_id = s.id AND f.entity_kind IN ${v.list(kinds)})`);
+  if (kinds.length > 0)
+    conditions.push(
+      (v) => `EXISTS (SELECT 1 FROM webhook_subscription_filters f WHERE f.subscription_id = s.id AND f.entity_kind IN ${v.list(kinds)})`,
+    );
   const compiled = await compileListQuery(subscriptionList, query, noProperties, conditions);
   const { items, total } = await runListQuery<SubscriptionRow>(db, compiled);
   return { items: items.map((row) => toSubscription(row).value), total };
@@ -105,14 +119,28 @@ export function checkFilters(filters: readonly Filter[], principal: Principal | 
   const stored = filters.map((filter, i) => {
     const kind = EVENT_KINDS[filter.entityKind];
     if (!kind) {
-      problems.push({ field: `body.filters.${i}.entityKind`, rule: "enum", message: `'${filter.entityKind}' is not an entity kind with events; known: ${Object.keys(EVENT_KINDS).sort().join(", ")}.` });
+      problems.push({
+        field: `body.filters.${i}.entityKind`,
+        rule: "enum",
+        message: `'${filter.entityKind}' is not an entity kind with events; known: ${Object.keys(EVENT_KINDS).sort().join(", ")}.`,
+      });
     } else {
       if (filter.action != null && !kind.actions.includes(filter.action)) {
-        problems.push({ field: `body.filters.${i}.action`, rule: "enum", message: `'${filter.action}' is not an action of ${filter.entityKind} events; they are ${kind.actions.join(", ")} (or leave action out for any).` });
+        problems.push({
+          field: `body.filters.${i}.action`,
+          rule: "enum",
+          message:
+            `'${filter.action}' is not an action of ${filter.entityKind} events; they are ${kind.actions.join(", ")} (or ` +
+            `leave action out for any).`,
+        });
       }
       if (principal && !principal.permissions.has(kind.permission)) missing.set(filter.entityKind, kind.permission);
     }
-    return { entityKind: filter.entityKind, action: filter.action ?? null, statuses: filter.statuses ? [...new Set(filter.statuses)] : null };
+    return {
+      entityKind: filter.entityKind,
+      action: filter.action ?? null,
+      statuses: filter.statuses ? [...new Set(filter.statuses)] : null,
+    };
   });
   if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join(" "), { errors: problems });
   if (missing.size > 0) {
@@ -134,13 +162,18 @@ export function checkUrl(raw: string, settings: TargetSettings): string {
  * batch's guarded update set), so a refused update leaves the old filters.
  */
 function filterStatements(db: D1Database, id: string, filters: readonly StoredFilter[], guardEtag?: string): D1PreparedStatement[] {
-  const pairs = [...new Set(filters.map((f) => JSON.stringify([f.entityKind, f.action ?? "*"])))].map((p) => JSON.parse(p) as [string, string]);
+  const pairs = [...new Set(filters.map((f) => JSON.stringify([f.entityKind, f.action ?? "*"])))].map(
+    (p) => JSON.parse(p) as [string, string],
+  );
   const guard = guardEtag ? " AND EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = ?1 AND etag = ?3)" : "";
   const bind = (statement: D1PreparedStatement, ...values: unknown[]) => statement.bind(...values, ...(guardEtag ? [guardEtag] : []));
   return [
     bind(db.prepare(`DELETE FROM webhook_subscription_filters WHERE subscription_id = ?1${guard.replace("?3", "?2")}`), id),
     bind(
-      db.prepare(`INSERT INTO webhook_subscription_filters (subscription_id, entity_kind, action) SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?2) WHERE 1${guard}`),
+      db.prepare(
+        `INSERT INTO webhook_subscription_filters (subscription_id, entity_kind, action) SELECT ?1, json_extract(value, ` +
+          `'$[0]'), json_extract(value, '$[1]') FROM json_each(?2) WHERE 1${guard}`,
+      ),
       id,
       JSON.stringify(pairs),
     ),
@@ -152,7 +185,12 @@ export interface Created {
   secret: string;
 }
 
-export async function createSubscription(ctx: WriteContext, env: TargetSettings & { DATAPROCESSING_ENCRYPTION_KEY?: string }, principal: Principal | undefined, input: SubscriptionInput): Promise<Created> {
+export async function createSubscription(
+  ctx: WriteContext,
+  env: TargetSettings & { DATAPROCESSING_ENCRYPTION_KEY?: string },
+  principal: Principal | undefined,
+  input: SubscriptionInput,
+): Promise<Created> {
   const url = checkUrl(input.url, env);
   const filters = checkFilters(input.filters, principal);
   const secret = newSigningSecret();
@@ -174,17 +212,34 @@ export async function createSubscription(ctx: WriteContext, env: TargetSettings 
   await runBatch(ctx.db, [
     ctx.db
       .prepare(
-        `INSERT INTO webhook_subscriptions (id, url, description, filters, enabled, disabled_reason, disabled_at, secret_sealed, secret_rotated_at, etag, created_at, updated_at, created_by)
+        `INSERT INTO webhook_subscriptions (id, url, description, filters, enabled, disabled_reason, disabled_at,
+        secret_sealed, secret_rotated_at, etag, created_at, updated_at, created_by)
          VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?8, ?8, ?10)`,
       )
-      .bind(id, url, subscription.description, JSON.stringify(filters), input.enabled ? 1 : 0, subscription.disabledAt, sealed, ctx.now, etag, ctx.actorId),
+      .bind(
+        id,
+        url,
+        subscription.description,
+        JSON.stringify(filters),
+        input.enabled ? 1 : 0,
+        subscription.disabledAt,
+        sealed,
+        ctx.now,
+        etag,
+        ctx.actorId,
+      ),
     ...filterStatements(ctx.db, id, filters),
     outboxStatement(ctx.db, ctx, { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "created", payload: eventPayload(subscription) }),
   ]);
   return { subscription: { value: subscription, etag }, secret };
 }
 
-export async function updateSubscription(ctx: WriteContext, env: TargetSettings, principal: Principal | undefined, input: SubscriptionInput & { id: string }): Promise<Versioned<Subscription>> {
+export async function updateSubscription(
+  ctx: WriteContext,
+  env: TargetSettings,
+  principal: Principal | undefined,
+  input: SubscriptionInput & { id: string },
+): Promise<Versioned<Subscription>> {
   const current = await getSubscription(ctx.db, input.id);
   const version = assertVersion(ctx, current.etag);
   const url = checkUrl(input.url, env);
@@ -210,9 +265,25 @@ export async function updateSubscription(ctx: WriteContext, env: TargetSettings,
            failing_since = CASE WHEN ?4 = 1 AND enabled = 0 THEN NULL ELSE failing_since END, etag = ?7, updated_at = ?8
          WHERE id = ?9 AND etag = ?10`,
       )
-      .bind(url, subscription.description, JSON.stringify(filters), input.enabled ? 1 : 0, subscription.disabledReason, disabledAt, etag, ctx.now, input.id, version),
+      .bind(
+        url,
+        subscription.description,
+        JSON.stringify(filters),
+        input.enabled ? 1 : 0,
+        subscription.disabledReason,
+        disabledAt,
+        etag,
+        ctx.now,
+        input.id,
+        version,
+      ),
     ...filterStatements(ctx.db, input.id, filters, etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: SUBSCRIPTION_KIND, entityId: input.id, action: "updated", payload: eventPayload(subscription) }, { table: "webhook_subscriptions", etag }),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: SUBSCRIPTION_KIND, entityId: input.id, action: "updated", payload: eventPayload(subscription) },
+      { table: "webhook_subscriptions", etag },
+    ),
   ]);
   return { value: subscription, etag };
 }
@@ -226,9 +297,22 @@ export async function rotateSecret(ctx: WriteContext, env: { DATAPROCESSING_ENCR
   const subscription: Subscription = { ...current.value, secretRotatedAt: ctx.now, updatedAt: ctx.now };
   await commitVersioned(ctx, [
     ctx.db
-      .prepare("UPDATE webhook_subscriptions SET secret_sealed = ?1, secret_rotated_at = ?2, etag = ?3, updated_at = ?2 WHERE id = ?4 AND etag = ?5")
+      .prepare(
+        "UPDATE webhook_subscriptions SET secret_sealed = ?1, secret_rotated_at = ?2, etag = ?3, updated_at = ?2 WHERE " +
+          "id = ?4 AND etag = ?5",
+      )
       .bind(sealed, ctx.now, etag, id, version),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "updated", payload: { ...eventPayload(subscription), secretRotatedAt: ctx.now } }, { table: "webhook_subscriptions", etag }),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      {
+        entityKind: SUBSCRIPTION_KIND,
+        entityId: id,
+        action: "updated",
+        payload: { ...eventPayload(subscription), secretRotatedAt: ctx.now },
+      },
+      { table: "webhook_subscriptions", etag },
+    ),
   ]);
   return { subscription: { value: subscription, etag }, secret };
 }
@@ -239,6 +323,11 @@ export async function deleteSubscription(ctx: WriteContext, id: string): Promise
   const version = assertVersion(ctx, current.etag);
   await commitVersioned(ctx, [
     ctx.db.prepare("DELETE FROM webhook_subscriptions WHERE id = ?1 AND etag = ?2").bind(id, version),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "deleted", payload: null },
+      "previousChanged",
+    ),
   ]);
 }

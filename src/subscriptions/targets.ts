@@ -33,7 +33,8 @@ export function checkTarget(raw: string, settings: TargetSettings): TargetCheck 
   } catch {
     return { ok: false, reason: "is not an absolute URL" };
   }
-  if (url.username || url.password) return { ok: false, reason: "carries credentials (user:password@); put them nowhere: deliveries are signed" };
+  if (url.username || url.password)
+    return { ok: false, reason: "carries credentials (user:password@); put them nowhere: deliveries are signed" };
   if (url.hash) return { ok: false, reason: "has a fragment (#...), which is never sent" };
   if (allowedByList(url, settings.WEBHOOK_ALLOWED_TARGETS)) return { ok: true, url: url.href };
   if (url.protocol !== "https:") return { ok: false, reason: `must use https, not ${url.protocol.replace(/:$/, "")}` };
@@ -48,7 +49,10 @@ function defaultPort(protocol: string): string {
 
 /** Whether the URL matches one of the configured patterns (scheme, host and port; `*` any port). */
 export function allowedByList(url: URL, list: string | undefined): boolean {
-  for (const entry of (list ?? "").split(",").map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (list ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const match = /^(https?):\/\/(\[[0-9a-fA-F:.]+\]|[^/:]+)(?::(\*|\d{1,5}))?\/?$/.exec(entry);
     if (!match) continue;
     const [, scheme, host, port] = match;
@@ -72,7 +76,8 @@ export function refusedHost(hostname: string): string | null {
   if (v4) return refusedIpv4(v4) ? `names the ${refusedIpv4(v4)} address ${host}` : null;
   if (host === "localhost" || REFUSED_SUFFIXES.some((suffix) => host.endsWith(suffix))) return `names a local host (${host})`;
   if (!host.includes(".")) return `names a single-label host (${host}), which is not a public name`;
-  if (LOOPBACK_NAMES.some((name) => host === name || host.endsWith(`.${name}`))) return `names ${host}, which always resolves to a loopback address`;
+  if (LOOPBACK_NAMES.some((name) => host === name || host.endsWith(`.${name}`)))
+    return `names ${host}, which always resolves to a loopback address`;
   const wildcard = WILDCARD_DNS.find((name) => host.endsWith(`.${name}`));
   if (wildcard) {
     const embedded = host.slice(0, -(wildcard.length + 1)).match(/(\d{1,3})[.-](\d{1,3})[.-](\d{1,3})[.-](\d{1,3})$/);
@@ -129,9 +134,19 @@ function refusedIpv6(text: string): string | null {
   const inGlobalUnicast = g0 >= 0x2000 && g0 <= 0x3fff;
   if (!inGlobalUnicast) {
     const isMapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
-    const kind = groups.every((g) => g === 0) ? "unspecified" : groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1 ? "loopback"
-      : (g0 & 0xffc0) === 0xfe80 ? "link-local" : (g0 & 0xfe00) === 0xfc00 ? "unique local (private)" : (g0 & 0xff00) === 0xff00 ? "multicast"
-      : isMapped ? "IPv4-mapped" : "non-global";
+    const kind = groups.every((g) => g === 0)
+      ? "unspecified"
+      : groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1
+        ? "loopback"
+        : (g0 & 0xffc0) === 0xfe80
+          ? "link-local"
+          : (g0 & 0xfe00) === 0xfc00
+            ? "unique local (private)"
+            : (g0 & 0xff00) === 0xff00
+              ? "multicast"
+              : isMapped
+                ? "IPv4-mapped"
+                : "non-global";
     return `names the ${kind} IPv6 address [${text}]`;
   }
   if (g0 === 0x2001 && g1 === 0x0db8) return `names the documentation IPv6 address [${text}]`;

@@ -74,7 +74,10 @@ export async function editLatestRevision<Row extends RevisionRow, State extends 
     const statements = revisionWriteStatements(ctx.db, edit.kind, read, {
       header: Object.fromEntries(edit.kind.columns.map((c) => [c, (row as unknown as Record<string, SqlValue>)[c]!])),
       dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
-      sideEffects: () => [...(plan.index ?? []), outboxStatement(ctx.db, ctx, { entityKind: edit.entityKind, entityId: id, action: "updated", payload: written.value })],
+      sideEffects: () => [
+        ...(plan.index ?? []),
+        outboxStatement(ctx.db, ctx, { entityKind: edit.entityKind, entityId: id, action: "updated", payload: written.value }),
+      ],
     });
     try {
       await ctx.db.batch(statements);
@@ -123,7 +126,12 @@ export async function deleteLatestRevision<Row extends RevisionRow & { id: strin
       await ctx.db.batch([
         ...deleteLatestRevisionStatements(ctx.db, remove.kind, read),
         ...(await remove.statements(state)),
-        outboxStatement(ctx.db, ctx, { entityKind: remove.entityKind, entityId: id, action: "deleted", payload: { revision: read.revision, latestRevision } }),
+        outboxStatement(ctx.db, ctx, {
+          entityKind: remove.entityKind,
+          entityId: id,
+          action: "deleted",
+          payload: { revision: read.revision, latestRevision },
+        }),
       ]);
       return;
     } catch (error) {

@@ -29,7 +29,8 @@ export function isWorkTemplateRevisionInUseSql(idSql: string, revisionSql: strin
 export function isActivityTemplateRevisionInUseSql(idSql: string, revisionSql: string): string {
   return (
     `(EXISTS (SELECT 1 FROM activities WHERE based_on_id = ${idSql} AND based_on_revision = ${revisionSql})` +
-    ` OR EXISTS (SELECT 1 FROM work_item_activity_templates WHERE activity_template_id = ${idSql} AND activity_template_revision = ${revisionSql}))`
+    ` OR EXISTS (SELECT 1 FROM work_item_activity_templates WHERE activity_template_id = ${idSql} AND ` +
+    `activity_template_revision = ${revisionSql}))`
   );
 }
 
@@ -57,7 +58,21 @@ export interface RevisionedKind {
 export const WORK_TEMPLATE_KIND: RevisionedKind = {
   entityKind: "workTemplate",
   table: "work_templates",
-  columns: ["display_name", "reference_id", "status", "type_id", "owner_id", "owner_name", "tags", "properties", "metadata", "etag", "created_at", "updated_at", "created_by"],
+  columns: [
+    "display_name",
+    "reference_id",
+    "status",
+    "type_id",
+    "owner_id",
+    "owner_name",
+    "tags",
+    "properties",
+    "metadata",
+    "etag",
+    "created_at",
+    "updated_at",
+    "created_by",
+  ],
   dependents: [
     {
       table: "section_templates",
@@ -78,7 +93,21 @@ export const WORK_TEMPLATE_KIND: RevisionedKind = {
 export const ACTIVITY_TEMPLATE_KIND: RevisionedKind = {
   entityKind: "activityTemplate",
   table: "activity_templates",
-  columns: ["display_name", "reference_id", "status", "owner_id", "owner_name", "activity_type_id", "template_type", "description", "metadata", "etag", "created_at", "updated_at", "created_by"],
+  columns: [
+    "display_name",
+    "reference_id",
+    "status",
+    "owner_id",
+    "owner_name",
+    "activity_type_id",
+    "template_type",
+    "description",
+    "metadata",
+    "etag",
+    "created_at",
+    "updated_at",
+    "created_by",
+  ],
   dependents: [
     {
       table: "input_templates",
@@ -127,7 +156,12 @@ function headerValues(kind: RevisionedKind, header: Record<string, SqlValue>): S
  * The statements of one write, in batch order: the guard, the header (update in place, or retire
  * the old latest and insert the copy), the copy of every dependent, the change, the side effects.
  */
-export function revisionWriteStatements(db: D1Database, kind: RevisionedKind, read: ReadRevision, write: RevisionWrite): D1PreparedStatement[] {
+export function revisionWriteStatements(
+  db: D1Database,
+  kind: RevisionedKind,
+  read: ReadRevision,
+  write: RevisionWrite,
+): D1PreparedStatement[] {
   const { copies, revision } = targetOf(read);
   const values = headerValues(kind, write.header);
   const isLatestWithEtag = `EXISTS (SELECT 1 FROM ${kind.table} WHERE id = ?1 AND revision = ?2 AND is_latest = 1 AND etag = ?3)`;
@@ -138,7 +172,14 @@ export function revisionWriteStatements(db: D1Database, kind: RevisionedKind, re
     statements.push(db.prepare(`UPDATE ${kind.table} SET ${set} WHERE id = ?1 AND revision = ?2`).bind(read.id, read.revision, ...values));
   } else {
     statements.push(
-      assertStatement(db, `${isLatestWithEtag} AND NOT EXISTS (SELECT 1 FROM ${kind.table} WHERE id = ?1 AND revision = ?4)`, read.id, read.revision, read.etag, revision),
+      assertStatement(
+        db,
+        `${isLatestWithEtag} AND NOT EXISTS (SELECT 1 FROM ${kind.table} WHERE id = ?1 AND revision = ?4)`,
+        read.id,
+        read.revision,
+        read.etag,
+        revision,
+      ),
     );
     // The old latest steps down before the copy arrives: the partial unique index allows one latest per id.
     statements.push(db.prepare(`UPDATE ${kind.table} SET is_latest = 0 WHERE id = ?1 AND revision = ?2`).bind(read.id, read.revision));
@@ -155,18 +196,31 @@ export function revisionWriteStatements(db: D1Database, kind: RevisionedKind, re
 }
 
 /** Copies every dependent row of one revision to another, keeping their ids. */
-export function copyDependentsStatement(db: D1Database, dependent: DependentTable, templateId: string, from: number, to: number): D1PreparedStatement {
+export function copyDependentsStatement(
+  db: D1Database,
+  dependent: DependentTable,
+  templateId: string,
+  from: number,
+  to: number,
+): D1PreparedStatement {
   const columns = dependent.columns.join(", ");
   return db
     .prepare(
       `INSERT INTO ${dependent.table} (${dependent.templateIdColumn}, ${dependent.revisionColumn}, ${columns})
-       SELECT ${dependent.templateIdColumn}, ?3, ${columns} FROM ${dependent.table} WHERE ${dependent.templateIdColumn} = ?1 AND ${dependent.revisionColumn} = ?2`,
+       SELECT ${dependent.templateIdColumn}, ?3, ${columns} FROM ${dependent.table} WHERE ${dependent.templateIdColumn} = ?1
+       AND ${dependent.revisionColumn} = ?2`,
     )
     .bind(templateId, from, to);
 }
 
 /** Inserts dependent rows (objects keyed by column name) of one revision; all rows travel as one JSON parameter. */
-export function insertDependentsStatements(db: D1Database, dependent: DependentTable, templateId: string, revision: number, rows: readonly Record<string, SqlValue>[]): D1PreparedStatement[] {
+export function insertDependentsStatements(
+  db: D1Database,
+  dependent: DependentTable,
+  templateId: string,
+  revision: number,
+  rows: readonly Record<string, SqlValue>[],
+): D1PreparedStatement[] {
   if (rows.length === 0) return [];
   const extracted = dependent.columns.map((column) => `json_extract(value, '$.${column}')`).join(", ");
   return [
@@ -180,15 +234,30 @@ export function insertDependentsStatements(db: D1Database, dependent: DependentT
 }
 
 /** Deletes dependent rows of one revision: the listed ids, or all of them. */
-export function deleteDependentsStatement(db: D1Database, dependent: DependentTable, templateId: string, revision: number, ids?: readonly string[]): D1PreparedStatement {
+export function deleteDependentsStatement(
+  db: D1Database,
+  dependent: DependentTable,
+  templateId: string,
+  revision: number,
+  ids?: readonly string[],
+): D1PreparedStatement {
   const base = `DELETE FROM ${dependent.table} WHERE ${dependent.templateIdColumn} = ?1 AND ${dependent.revisionColumn} = ?2`;
   if (ids === undefined) return db.prepare(base).bind(templateId, revision);
   return db.prepare(`${base} AND id IN (SELECT value FROM json_each(?3))`).bind(templateId, revision, JSON.stringify(ids));
 }
 
 /** Replaces every dependent row of one revision. */
-export function replaceDependentsStatements(db: D1Database, dependent: DependentTable, templateId: string, revision: number, rows: readonly Record<string, SqlValue>[]): D1PreparedStatement[] {
-  return [deleteDependentsStatement(db, dependent, templateId, revision), ...insertDependentsStatements(db, dependent, templateId, revision, rows)];
+export function replaceDependentsStatements(
+  db: D1Database,
+  dependent: DependentTable,
+  templateId: string,
+  revision: number,
+  rows: readonly Record<string, SqlValue>[],
+): D1PreparedStatement[] {
+  return [
+    deleteDependentsStatement(db, dependent, templateId, revision),
+    ...insertDependentsStatements(db, dependent, templateId, revision, rows),
+  ];
 }
 
 /**
@@ -199,7 +268,8 @@ export function deleteLatestRevisionStatements(db: D1Database, kind: RevisionedK
   return [
     assertStatement(
       db,
-      `EXISTS (SELECT 1 FROM ${kind.table} WHERE id = ?1 AND revision = ?2 AND is_latest = 1 AND etag = ?3) AND NOT ${kind.inUseSql("?1", "?2")}`,
+      `EXISTS (SELECT 1 FROM ${kind.table} WHERE id = ?1 AND revision = ?2 AND is_latest = 1 AND etag = ?3) AND NOT ` +
+        `${kind.inUseSql("?1", "?2")}`,
       read.id,
       read.revision,
       read.etag,
@@ -207,7 +277,9 @@ export function deleteLatestRevisionStatements(db: D1Database, kind: RevisionedK
     ...kind.dependents.map((dependent) => deleteDependentsStatement(db, dependent, read.id, read.revision)),
     db.prepare(`DELETE FROM ${kind.table} WHERE id = ?1 AND revision = ?2`).bind(read.id, read.revision),
     db
-      .prepare(`UPDATE ${kind.table} SET is_latest = 1 WHERE id = ?1 AND revision = (SELECT max(revision) FROM ${kind.table} WHERE id = ?1)`)
+      .prepare(
+        `UPDATE ${kind.table} SET is_latest = 1 WHERE id = ?1 AND revision = (SELECT max(revision) FROM ${kind.table} WHERE id = ?1)`,
+      )
       .bind(read.id),
   ];
 }

@@ -2,13 +2,9 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 
-export const OrderSchema = z
-  .number()
-  .int()
-  .min(0)
-  .max(1_000_000)
-  .optional()
-  .openapi({ description: "Position among its siblings (ascending; ties by id). Default: its index in a list, or after the last one when added alone." });
+export const OrderSchema = z.number().int().min(0).max(1_000_000).optional().openapi({
+  description: "Position among its siblings (ascending; ties by id). Default: its index in a list, or after the last one when added alone.",
+});
 
 /**
  * The representation ETag of a revision: the row's etag, marked when the revision is frozen, so a
@@ -25,7 +21,11 @@ export function positions<T extends { order?: number | undefined }>(items: reado
 }
 
 /** Ids for dependents: the given id (lower-cased), else a new one; duplicates are reported on `field`. */
-export function dependentIds(items: readonly { id?: string | undefined }[], field: (index: number) => string, newId: () => string): { ids: string[]; problems: FieldProblem[] } {
+export function dependentIds(
+  items: readonly { id?: string | undefined }[],
+  field: (index: number) => string,
+  newId: () => string,
+): { ids: string[]; problems: FieldProblem[] } {
   const seen = new Set<string>();
   const problems: FieldProblem[] = [];
   const ids = items.map((item, index) => {
@@ -43,7 +43,11 @@ export function throwProblems(problems: readonly FieldProblem[]): void {
 }
 
 /** Ids among `ids` that name no latest revision in `table` (work_templates or activity_templates). */
-export async function missingTemplates(db: D1Database, table: "activity_templates" | "work_templates", ids: readonly string[]): Promise<Set<string>> {
+export async function missingTemplates(
+  db: D1Database,
+  table: "activity_templates" | "work_templates",
+  ids: readonly string[],
+): Promise<Set<string>> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return new Set();
   const { results } = await db

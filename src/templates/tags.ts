@@ -23,15 +23,20 @@ export async function listTags(db: D1Database, searchText: string | undefined): 
 export function tagsApp() {
   const app = newApp();
   app.openapi(
-    defineRoute({ permission: PERMISSIONS.workRead, area: "workManagement" }, {
-      method: "get",
-      path: "/Tags",
-      tags: ["Tags"],
-      summary: "Every distinct tag of work items and work templates, sorted",
-      description: "Tags of work templates count at their latest revision. Sorted by binary collation (exact spelling; tags differing in case are distinct).",
-      request: { query: TagsQuery },
-      responses: { 200: json(z.array(z.string()), "The tags.") },
-    }),
+    defineRoute(
+      { permission: PERMISSIONS.workRead, area: "workManagement" },
+      {
+        method: "get",
+        path: "/Tags",
+        tags: ["Tags"],
+        summary: "Every distinct tag of work items and work templates, sorted",
+        description:
+          "Tags of work templates count at their latest revision. Sorted by binary collation (exact spelling; tags " +
+          "differing in case are distinct).",
+        request: { query: TagsQuery },
+        responses: { 200: json(z.array(z.string()), "The tags.") },
+      },
+    ),
     async (c) => c.json(await listTags(c.env.DB, c.req.valid("query").searchText), 200),
   );
   return app;

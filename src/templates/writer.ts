@@ -47,10 +47,16 @@ export interface Written<T> {
  * New ids come from `ids`, the IdGenerator every writer takes its ids from (a function does not
  * cross the RPC boundary, so the object passes its own).
  */
-export async function executeTemplateOperation(db: D1Database, context: WriterContext, operation: TemplateOperation, ids: IdGenerator): Promise<WriterResult> {
+export async function executeTemplateOperation(
+  db: D1Database,
+  context: WriterContext,
+  operation: TemplateOperation,
+  ids: IdGenerator,
+): Promise<WriterResult> {
   const ctx: WriteContext = { ...context, db, uuid: () => ids.uuid() };
   try {
-    const written = operation.template === "work" ? await runWorkTemplateOperation(ctx, operation) : await runActivityTemplateOperation(ctx, operation);
+    const written =
+      operation.template === "work" ? await runWorkTemplateOperation(ctx, operation) : await runActivityTemplateOperation(ctx, operation);
     return { ok: true, value: written.value, etag: written.etag };
   } catch (error) {
     if (error instanceof ApiError && error.code !== "Internal") {
@@ -71,7 +77,13 @@ export function writerName(operation: Pick<TemplateOperation, "template" | "id">
 /** Sends an operation to the template's writer and returns its result, or throws its ApiError. */
 export async function writeTemplate<T>(c: Context<AppEnv>, operation: TemplateOperation): Promise<Written<T>> {
   const ctx = writeContext(c);
-  const context: WriterContext = { now: ctx.now, actorId: ctx.actorId, actorName: ctx.actorName, requestId: ctx.requestId, expectedEtag: ctx.expectedEtag };
+  const context: WriterContext = {
+    now: ctx.now,
+    actorId: ctx.actorId,
+    actorName: ctx.actorName,
+    requestId: ctx.requestId,
+    expectedEtag: ctx.expectedEtag,
+  };
   const stub = c.env.TEMPLATES.get(c.env.TEMPLATES.idFromName(writerName(operation)));
   const result = (await stub.write(context, operation)) as WriterResult;
   if (!result.ok) {

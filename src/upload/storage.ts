@@ -99,7 +99,10 @@ export async function compositeChecksum(partChecksums: readonly string[]): Promi
  * passed on under R2's backpressure, so the part is never held whole (a tee would buffer for the
  * slower branch: up to a whole 95 MiB part when the client sends faster than R2 takes).
  */
-export function hashWhileStreaming(body: ReadableStream<Uint8Array>, size: number): { stream: ReadableStream<Uint8Array>; checksum: Promise<string> } {
+export function hashWhileStreaming(
+  body: ReadableStream<Uint8Array>,
+  size: number,
+): { stream: ReadableStream<Uint8Array>; checksum: Promise<string> } {
   const digest = new crypto.DigestStream("SHA-256");
   // An aborted hash (the body failed) rejects its digest, which nobody awaits then.
   digest.digest.catch(() => undefined);

@@ -60,11 +60,14 @@ function keyOf(principal: Principal): string {
 const UPSERT = `INSERT INTO users (id, name, kind, client_id, first_seen_at, last_seen_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
   ON CONFLICT (id) DO UPDATE SET name = excluded.name, kind = excluded.kind, client_id = excluded.client_id,
     first_seen_at = min(users.first_seen_at, excluded.first_seen_at), last_seen_at = max(users.last_seen_at, excluded.last_seen_at)
-  WHERE users.last_seen_at <= ?6 OR users.name IS NOT excluded.name OR users.kind IS NOT excluded.kind OR users.client_id IS NOT excluded.client_id`;
+  WHERE users.last_seen_at <= ?6 OR users.name IS NOT excluded.name OR users.kind IS NOT excluded.kind OR users.client_id IS
+  NOT excluded.client_id`;
 
 export function recordStatement(db: D1Database, principal: Principal, now: Date): D1PreparedStatement {
   const staleBefore = new Date(now.getTime() - RECORD_INTERVAL_MS).toISOString();
-  return db.prepare(UPSERT).bind(principal.id, principal.name, kindOf(principal), principal.clientId ?? null, now.toISOString(), staleBefore);
+  return db
+    .prepare(UPSERT)
+    .bind(principal.id, principal.name, kindOf(principal), principal.clientId ?? null, now.toISOString(), staleBefore);
 }
 
 function remember(id: string, sighting: Sighting): void {

@@ -17,7 +17,7 @@ const read = { permission: PERMISSIONS.usersRead, area: "identity" } as const;
 const RECORDING =
   "Every person and machine client that calls the API is recorded from its token (id = `sub`, name, kind, client id) after the response, " +
   "at most once every five minutes per principal and isolate, so `lastSeenAt` is accurate to five minutes. The directory is read-only; " +
-  "an `objectOwner` anywhere may name a user who is not (yet) in it (docs/decisions.md, \"Users\").";
+  'an `objectOwner` anywhere may name a user who is not (yet) in it (docs/decisions.md, "Users").';
 
 export function usersApp() {
   const app = newApp();
@@ -33,7 +33,9 @@ export function usersApp() {
       responses: {
         200: {
           ...json(z.array(UserSchema), "One page of users, ordered by name unless `order` says otherwise."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -62,17 +64,30 @@ export function usersApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Users/{id}",
-      tags,
-      summary: "Get a user by id",
-      description: RECORDING,
-      request: {
-        params: z.object({ id: z.string().min(1).max(200).openapi({ param: { name: "id", in: "path" }, description: "The user's id (a token's `sub`).", example: "client:local-integration" }) }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Users/{id}",
+        tags,
+        summary: "Get a user by id",
+        description: RECORDING,
+        request: {
+          params: z.object({
+            id: z
+              .string()
+              .min(1)
+              .max(200)
+              .openapi({
+                param: { name: "id", in: "path" },
+                description: "The user's id (a token's `sub`).",
+                example: "client:local-integration",
+              }),
+          }),
+        },
+        responses: { 200: json(UserSchema, "The user, with an ETag."), ...notModified },
       },
-      responses: { 200: json(UserSchema, "The user, with an ETag."), ...notModified },
-    }),
+    ),
     async (c) => {
       const user = await getUser(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, user, await userEtag(user));

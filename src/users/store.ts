@@ -37,7 +37,14 @@ const userList = defineList({
 });
 
 function toUser(row: UserRow): User {
-  return { id: row.id, name: row.name, kind: row.kind === "client" ? "client" : "person", clientId: row.client_id, firstSeenAt: row.first_seen_at, lastSeenAt: row.last_seen_at };
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind === "client" ? "client" : "person",
+    clientId: row.client_id,
+    firstSeenAt: row.first_seen_at,
+    lastSeenAt: row.last_seen_at,
+  };
 }
 
 /** A strong validator of a user's answer (the rows carry no etag column: they change only by sightings). */
@@ -46,7 +53,10 @@ export async function userEtag(user: User): Promise<string> {
   return [...digest.slice(0, 10)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export async function listUsers(db: D1Database, query: z.infer<typeof UserListQuery>): Promise<{ items: User[]; total: number | undefined }> {
+export async function listUsers(
+  db: D1Database,
+  query: z.infer<typeof UserListQuery>,
+): Promise<{ items: User[]; total: number | undefined }> {
   const keyword = searchCondition(userList, query.keyword);
   const compiled = await compileListQuery(userList, query, noProperties, [
     ...(keyword ? [keyword] : []),
@@ -72,5 +82,12 @@ export async function currentUser(db: D1Database, principal: Principal, now: Dat
   const recorded = await findUser(db, principal.id);
   if (recorded) return recorded;
   const at = now.toISOString();
-  return { id: principal.id, name: principal.name, kind: kindOf(principal), clientId: principal.clientId ?? null, firstSeenAt: at, lastSeenAt: at };
+  return {
+    id: principal.id,
+    name: principal.name,
+    kind: kindOf(principal),
+    clientId: principal.clientId ?? null,
+    firstSeenAt: at,
+    lastSeenAt: at,
+  };
 }

@@ -37,17 +37,33 @@ async function settle<T>(check: Promise<T>, problems: FieldProblem[]): Promise<T
 }
 
 /** Checks the fields of a create (`current` null) or an update; omitted optional fields keep their current value. */
-export async function checkWorkItemFields(ctx: WriteContext, input: Omit<CreateWorkItemInput, "basedOn">, current: WorkItemRow | null): Promise<WorkItemFields> {
+export async function checkWorkItemFields(
+  ctx: WriteContext,
+  input: Omit<CreateWorkItemInput, "basedOn">,
+  current: WorkItemRow | null,
+): Promise<WorkItemFields> {
   const db = ctx.db;
   const problems: FieldProblem[] = [];
   const typeId = input.typeId?.toLowerCase() ?? current?.type_id ?? DEFAULT_ENTITY_TYPE_ID;
   const [status, properties, designations] = await Promise.all([
     settle(checkStatus(db, input.status ?? current?.status ?? DEFAULT_STATUS), problems),
     settle(
-      resolveLinkedValues(db, { entityTypeId: typeId, applicationRule: "WorkItem", values: input.properties, field: "body.properties", entityTypeField: "body.typeId" }),
+      resolveLinkedValues(db, {
+        entityTypeId: typeId,
+        applicationRule: "WorkItem",
+        values: input.properties,
+        field: "body.properties",
+        entityTypeField: "body.typeId",
+      }),
       problems,
     ),
-    settle(resolveDesignations(db, input.designations.map((d, i) => ({ id: d.id, field: `body.designations.${i}.id` }))), problems),
+    settle(
+      resolveDesignations(
+        db,
+        input.designations.map((d, i) => ({ id: d.id, field: `body.designations.${i}.id` })),
+      ),
+      problems,
+    ),
   ]);
   let dueDate: string | null = null;
   try {
@@ -60,7 +76,8 @@ export async function checkWorkItemFields(ctx: WriteContext, input: Omit<CreateW
     throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
   }
   const caller = ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? "" };
-  const owner = input.objectOwner || !current ? ownerOrCaller(input.objectOwner, caller) : { id: current.owner_id, name: current.owner_name };
+  const owner =
+    input.objectOwner || !current ? ownerOrCaller(input.objectOwner, caller) : { id: current.owner_id, name: current.owner_name };
   return { status, dueDate, owner, typeId, properties, designations, tags: normaliseTags(input.tags) };
 }
 

@@ -56,7 +56,11 @@ export interface InstantiationSources {
  * Reads what instantiating `templateIds` copies. Callers that make many work items from the same
  * templates (the monitoring loop, issue 25) read once and pass the sources to each prepareInstantiation.
  */
-export async function readInstantiationSources(db: D1Database, templateIds: readonly string[], usedRevisions: ReadonlyMap<string, number> = new Map()): Promise<InstantiationSources> {
+export async function readInstantiationSources(
+  db: D1Database,
+  templateIds: readonly string[],
+  usedRevisions: ReadonlyMap<string, number> = new Map(),
+): Promise<InstantiationSources> {
   const works = await readLatestWorkTemplates(db, templateIds);
   const activityTemplateIds = [...new Set([...works.values()].flatMap((w) => w.activityTemplates.map((a) => a.activityTemplateId)))];
   const revisions = await readActivityTemplateRevisions(
@@ -67,10 +71,20 @@ export async function readInstantiationSources(db: D1Database, templateIds: read
 }
 
 /** Reads the templates (unless given) and prepares the statements; throws ValidationFailed naming missing templates. */
-export async function prepareInstantiation(ctx: WriteContext, request: InstantiationRequest, sources?: InstantiationSources): Promise<Instantiation> {
+export async function prepareInstantiation(
+  ctx: WriteContext,
+  request: InstantiationRequest,
+  sources?: InstantiationSources,
+): Promise<Instantiation> {
   if (request.templates.length === 0) return { ...EMPTY, assertions: [], writes: [] };
   const db = ctx.db;
-  const { works, revisions } = sources ?? (await readInstantiationSources(db, request.templates.map((t) => t.id), request.usedRevisions));
+  const { works, revisions } =
+    sources ??
+    (await readInstantiationSources(
+      db,
+      request.templates.map((t) => t.id),
+      request.usedRevisions,
+    ));
   const errors: FieldProblem[] = request.templates
     .filter((t) => !works.has(t.id))
     .map((t) => ({ field: t.field, rule: "exists", message: `The work template ${t.id} does not exist.` }));
@@ -78,7 +92,11 @@ export async function prepareInstantiation(ctx: WriteContext, request: Instantia
   const ordered = request.templates.map((t) => works.get(t.id)!);
   const missing = request.templates.filter((t) => works.get(t.id)!.activityTemplates.some((a) => !revisions.has(a.activityTemplateId)));
   if (missing.length > 0) {
-    const problems = missing.map((t) => ({ field: t.field, rule: "activityTemplate", message: `The work template ${t.id} uses an activity template that does not exist.` }));
+    const problems = missing.map((t) => ({
+      field: t.field,
+      rule: "activityTemplate",
+      message: `The work template ${t.id} uses an activity template that does not exist.`,
+    }));
     throw new ApiError("ValidationFailed", problems.map((e) => e.message).join("; "), { errors: problems });
   }
 
@@ -137,7 +155,13 @@ export async function prepareInstantiation(ctx: WriteContext, request: Instantia
   };
 }
 
-function basedOnStatements(db: D1Database, workItemId: string, basedOn: readonly { id: string; revision: number }[], first: number, now: string): D1PreparedStatement[] {
+function basedOnStatements(
+  db: D1Database,
+  workItemId: string,
+  basedOn: readonly { id: string; revision: number }[],
+  first: number,
+  now: string,
+): D1PreparedStatement[] {
   return jsonRowStatements(
     db,
     `INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at)
@@ -152,7 +176,14 @@ function basedOnStatements(db: D1Database, workItemId: string, basedOn: readonly
 /** Copies of the templates' file references, owned by the work item and pointing back at their origin. */
 function fileReferenceCopies(ctx: WriteContext, workItemId: string, works: readonly WorkTemplateRevision[]): D1PreparedStatement[] {
   const copies = works.flatMap((w) =>
-    w.fileReferences.map((f) => ({ id: ctx.uuid(), location: f.location, platformFileId: f.platformFileId, url: f.url, name: f.name, inheritedFrom: f.id })),
+    w.fileReferences.map((f) => ({
+      id: ctx.uuid(),
+      location: f.location,
+      platformFileId: f.platformFileId,
+      url: f.url,
+      name: f.name,
+      inheritedFrom: f.id,
+    })),
   );
   return jsonRowStatements(
     ctx.db,

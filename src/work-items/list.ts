@@ -25,7 +25,9 @@ export const workItemList = defineList({
   alias: "w",
   entityKind: KIND,
   idColumn: "id",
-  select: WORK_ITEM_COLUMNS.split(", ").map((c) => `w.${c}`).join(", "),
+  select: WORK_ITEM_COLUMNS.split(", ")
+    .map((c) => `w.${c}`)
+    .join(", "),
   fields: {
     displayName: { column: "w.display_name", indexed: true },
     referenceId: { column: "w.reference_id" },
@@ -48,11 +50,15 @@ export const WorkItemListQuery = z.object({
   ...dateFilterShape("dueDateFrom", "dueDateTo", "dueDates", "dueDate"),
   objectOwnerIds: z.string().optional().openapi({ description: "Only work items owned by these users (comma-separated ids)." }),
   tags: z.string().optional().openapi({ description: "Only work items carrying any of these tags (comma-separated, exact)." }),
-  basedOnIds: z.string().optional().openapi({ description: "Only work items based on any of these work templates (comma-separated ids, any revision)." }),
+  basedOnIds: z
+    .string()
+    .optional()
+    .openapi({ description: "Only work items based on any of these work templates (comma-separated ids, any revision)." }),
   ...designationFilterShape,
   order: listQueryShape.order.openapi({
     description:
-      "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, dueDate, objectOwner.name, createdAt, updatedAt and properties.{name} (WorkItem properties). Default: displayName asc.",
+      "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, dueDate, objectOwner.name, " +
+      "createdAt, updatedAt and properties.{name} (WorkItem properties). Default: displayName asc.",
   }),
 });
 
@@ -70,10 +76,19 @@ function conditions(params: WorkItemListParams): Condition[] {
   const basedOnIds = parseUuidList(params.basedOnIds, "query.basedOnIds");
   return [
     ...statusesCondition("w.status", params.statuses),
-    ...dateConditions("w.due_date", params.dueDateFrom, params.dueDateTo, params.dueDates, { from: "dueDateFrom", to: "dueDateTo", days: "dueDates" }),
+    ...dateConditions("w.due_date", params.dueDateFrom, params.dueDateTo, params.dueDates, {
+      from: "dueDateFrom",
+      to: "dueDateTo",
+      days: "dueDates",
+    }),
     ...csvInList("w.owner_id", params.objectOwnerIds),
     ...tagsCondition(KIND, "w.id", params.tags),
-    ...(basedOnIds.length > 0 ? [(v: Parameters<Condition>[0]) => `w.id IN (SELECT work_item_id FROM work_item_templates WHERE work_template_id IN ${v.list(basedOnIds)})`] : []),
+    ...(basedOnIds.length > 0
+      ? [
+          (v: Parameters<Condition>[0]) =>
+            `w.id IN (SELECT work_item_id FROM work_item_templates WHERE work_template_id IN ${v.list(basedOnIds)})`,
+        ]
+      : []),
     ...designationConditions(KIND, "w.id", params),
   ];
 }
@@ -84,6 +99,9 @@ export async function listWorkItems(db: D1Database, params: WorkItemListParams):
   return { items: await toWorkItems(db, items), total };
 }
 
-export async function workItemUniqueValues(db: D1Database, params: z.infer<typeof WorkItemUniqueValuesQuery>): Promise<UniqueValuesResult[]> {
+export async function workItemUniqueValues(
+  db: D1Database,
+  params: z.infer<typeof WorkItemUniqueValuesQuery>,
+): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(workItemList, params, catalogFor(db, "WorkItem")));
 }

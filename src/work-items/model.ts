@@ -20,7 +20,8 @@ export interface WorkItemRow {
   updated_at: string;
 }
 
-export const WORK_ITEM_COLUMNS = "id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at";
+export const WORK_ITEM_COLUMNS =
+  "id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at";
 export const KIND = "workItem";
 
 export async function findWorkItemRow(db: D1Database, id: string): Promise<WorkItemRow | null> {
@@ -38,11 +39,15 @@ export async function toWorkItems(db: D1Database, rows: readonly WorkItemRow[]):
     db.batch<{ owner: string; id: string; revision: number | null }>([
       db
         .prepare(
-          "SELECT work_item_id AS owner, work_template_id AS id, work_template_revision AS revision FROM work_item_templates WHERE work_item_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id, position",
+          "SELECT work_item_id AS owner, work_template_id AS id, work_template_revision AS revision FROM " +
+            "work_item_templates WHERE work_item_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id, position",
         )
         .bind(json),
       db
-        .prepare("SELECT work_item_id AS owner, deviation_id AS id, NULL AS revision FROM deviation_work_items WHERE work_item_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id, created_at, deviation_id")
+        .prepare(
+          "SELECT work_item_id AS owner, deviation_id AS id, NULL AS revision FROM deviation_work_items WHERE " +
+            "work_item_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id, created_at, deviation_id",
+        )
         .bind(json),
     ]),
   ]);

@@ -31,7 +31,9 @@ export function workItemsApp() {
       responses: {
         200: {
           ...json(z.array(WorkItemSchema), "One page of work items."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -55,14 +57,17 @@ export function workItemsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/WorkItems/{id}",
-      tags,
-      summary: "Get a work item",
-      request: { params: IdParam },
-      responses: { 200: json(WorkItemSchema, "The work item, with its ETag."), ...notModified },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/WorkItems/{id}",
+        tags,
+        summary: "Get a work item",
+        request: { params: IdParam },
+        responses: { 200: json(WorkItemSchema, "The work item, with its ETag."), ...notModified },
+      },
+    ),
     async (c) => {
       const found = await getWorkItem(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -70,14 +75,17 @@ export function workItemsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/WorkItems/{id}/ActivityTemplates",
-      tags,
-      summary: "The activity template revisions the work item used (not necessarily the latest)",
-      request: { params: IdParam },
-      responses: { 200: json(z.array(UsedActivityTemplateSchema), "The revisions, in the order first used.") },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/WorkItems/{id}/ActivityTemplates",
+        tags,
+        summary: "The activity template revisions the work item used (not necessarily the latest)",
+        request: { params: IdParam },
+        responses: { 200: json(z.array(UsedActivityTemplateSchema), "The revisions, in the order first used.") },
+      },
+    ),
     async (c) => c.json(await usedActivityTemplates(c.env.DB, c.req.valid("param").id), 200),
   );
 
@@ -88,7 +96,9 @@ export function workItemsApp() {
       tags,
       summary: "Create a work item, instantiating the work templates in basedOn",
       description:
-        "For each work template in basedOn (its latest revision), every activity template becomes an activity with its inputs, the template's tags are merged into the work item's and its file references are copied. The revisions used are recorded (which freezes them).",
+        "For each work template in basedOn (its latest revision), every activity template becomes an activity with its " +
+        "inputs, the template's tags are merged into the work item's and its file references are copied. The revisions " +
+        "used are recorded (which freezes them).",
       request: { body: { required: true, content: { "application/json": { schema: CreateWorkItemSchema } } } },
       responses: { 201: json(WorkItemSchema, "The created work item.") },
     }),
@@ -100,15 +110,18 @@ export function workItemsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/WorkItems",
-      tags,
-      summary: "Replace a work item (the id is in the body); templates added to basedOn are instantiated",
-      description: "A template already in basedOn cannot be removed (400 `instantiated`); an absent basedOn leaves it unchanged.",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateWorkItemSchema } } } },
-      responses: { 200: json(WorkItemSchema, "The updated work item.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/WorkItems",
+        tags,
+        summary: "Replace a work item (the id is in the body); templates added to basedOn are instantiated",
+        description: "A template already in basedOn cannot be removed (400 `instantiated`); an absent basedOn leaves it unchanged.",
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateWorkItemSchema } } } },
+        responses: { 200: json(WorkItemSchema, "The updated work item.") },
+      },
+    ),
     async (c) => {
       const updated = await updateWorkItem(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -116,14 +129,17 @@ export function workItemsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/WorkItems/{id}",
-      tags,
-      summary: "Delete a work item with its activities, file references, links and values",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/WorkItems/{id}",
+        tags,
+        summary: "Delete a work item with its activities, file references, links and values",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteWorkItem(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

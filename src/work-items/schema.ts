@@ -8,13 +8,10 @@ import { MetadataSchema } from "../properties/entity-types/schema";
 export const MAX_BASED_ON = 20;
 export const MAX_PROPERTIES = 200;
 
-const DateTimeInput = z
-  .string()
-  .trim()
-  .max(40)
-  .nullable()
-  .default(null)
-  .openapi({ description: "ISO 8601 date-time (UTC when no zone is given); returned as ISO 8601 UTC with milliseconds.", example: "2026-12-01T08:00:00Z" });
+const DateTimeInput = z.string().trim().max(40).nullable().default(null).openapi({
+  description: "ISO 8601 date-time (UTC when no zone is given); returned as ISO 8601 UTC with milliseconds.",
+  example: "2026-12-01T08:00:00Z",
+});
 
 const PropertyInput = z
   .object({ name: z.string().min(1).max(200), value: z.unknown().optional() })
@@ -39,7 +36,9 @@ export const WorkItemSchema = z
     typeId: z.uuid().openapi({ description: "The work type (an entity type)." }),
     tags: z.array(z.string()),
     properties: z.array(z.object({ name: z.string(), value: z.unknown() })),
-    basedOn: z.array(z.object({ id: z.uuid(), revision: z.number().int() })).openapi({ description: "The work template revisions the work item was created from." }),
+    basedOn: z
+      .array(z.object({ id: z.uuid(), revision: z.number().int() }))
+      .openapi({ description: "The work template revisions the work item was created from." }),
     designations: z.array(AssetRefSchema),
     deviationIds: z.array(z.uuid()).openapi({ description: "Read-only: linked deviations (linked through /WorkItems/{id}/Deviations)." }),
     metadata: z.record(z.string(), z.unknown()).nullable(),
@@ -58,7 +57,11 @@ const fields = {
   objectOwner: PersonSchema.nullable().optional().openapi({ description: "Default on create: the logged-in user." }),
   typeId: z.uuid().optional().openapi({ description: "The work type (an entity type). Default: General." }),
   tags: TagsSchema,
-  properties: z.array(PropertyInput).max(MAX_PROPERTIES).default([]).openapi({ description: "Values of WorkItem-rule definitions linked to the type." }),
+  properties: z
+    .array(PropertyInput)
+    .max(MAX_PROPERTIES)
+    .default([])
+    .openapi({ description: "Values of WorkItem-rule definitions linked to the type." }),
   designations: DesignationsInputSchema,
   metadata: MetadataSchema,
 };
@@ -66,11 +69,10 @@ const fields = {
 export const CreateWorkItemSchema = z
   .object({
     ...fields,
-    basedOn: z
-      .array(BasedOnInput)
-      .max(MAX_BASED_ON)
-      .default([])
-      .openapi({ description: "Work templates to instantiate (their latest revisions): every activity with its inputs, the tags and the file references." }),
+    basedOn: z.array(BasedOnInput).max(MAX_BASED_ON).default([]).openapi({
+      description:
+        "Work templates to instantiate (their latest revisions): every activity with its inputs, the tags and the file references.",
+    }),
   })
   .strict()
   .openapi("CreateWorkItem");
@@ -85,7 +87,8 @@ export const UpdateWorkItemSchema = updateBodyOf(
       .optional()
       .openapi({
         description:
-          "Absent: unchanged. Otherwise the full list: templates not yet in it are instantiated; a template already instantiated cannot be removed (400).",
+          "Absent: unchanged. Otherwise the full list: templates not yet in it are instantiated; a template already " +
+          "instantiated cannot be removed (400).",
       }),
   },
   "UpdateWorkItem",

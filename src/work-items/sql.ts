@@ -39,7 +39,13 @@ export function jsonRowStatements<T>(db: D1Database, sqlWithJson: string, rows: 
 
 /** Outbox rows for many events in as few statements as their payloads allow. */
 export function outboxManyStatements(db: D1Database, ctx: EventContext, events: readonly EventInput[]): D1PreparedStatement[] {
-  const rows = events.map((e) => ({ id: crypto.randomUUID(), kind: e.entityKind, entity: e.entityId, action: e.action, payload: JSON.stringify(e.payload ?? null) }));
+  const rows = events.map((e) => ({
+    id: crypto.randomUUID(),
+    kind: e.entityKind,
+    entity: e.entityId,
+    action: e.action,
+    payload: JSON.stringify(e.payload ?? null),
+  }));
   return jsonRowStatements(
     db,
     `INSERT INTO outbox (id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id)

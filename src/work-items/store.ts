@@ -32,7 +32,8 @@ function duplicateBasedOn(basedOn: readonly { id: string }[]): FieldProblem[] {
   const problems: FieldProblem[] = [];
   basedOn.forEach((b, i) => {
     const id = b.id.toLowerCase();
-    if (seen.has(id)) problems.push({ field: `body.basedOn.${i}.id`, rule: "unique", message: `The work template ${id} is listed more than once.` });
+    if (seen.has(id))
+      problems.push({ field: `body.basedOn.${i}.id`, rule: "unique", message: `The work template ${id} is listed more than once.` });
     seen.add(id);
   });
   return problems;
@@ -42,7 +43,15 @@ function validationFailed(problems: FieldProblem[]): ApiError {
   return new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
 }
 
-function rowOf(id: string, input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null }, fields: WorkItemFields, tags: string[], etag: string, createdAt: string, now: string): WorkItemRow {
+function rowOf(
+  id: string,
+  input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null },
+  fields: WorkItemFields,
+  tags: string[],
+  etag: string,
+  createdAt: string,
+  now: string,
+): WorkItemRow {
   return {
     id,
     display_name: input.displayName,
@@ -60,7 +69,12 @@ function rowOf(id: string, input: { displayName: string; referenceId: string | n
   };
 }
 
-function workItemOf(row: WorkItemRow, fields: WorkItemFields, basedOn: { id: string; revision: number }[], deviationIds: string[]): WorkItem {
+function workItemOf(
+  row: WorkItemRow,
+  fields: WorkItemFields,
+  basedOn: { id: string; revision: number }[],
+  deviationIds: string[],
+): WorkItem {
   return {
     id: row.id,
     displayName: row.display_name,
@@ -118,10 +132,25 @@ export function workItemCreateStatements(
     ...instantiation.assertions,
     ctx.db
       .prepare(
-        `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at, created_by)
+        `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags,
+        metadata, etag, created_at, updated_at, created_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
       )
-      .bind(id, row.display_name, row.reference_id, row.status, row.due_date, row.type_id, row.owner_id, row.owner_name, row.tags, row.metadata, row.etag, ctx.now, ctx.actorId),
+      .bind(
+        id,
+        row.display_name,
+        row.reference_id,
+        row.status,
+        row.due_date,
+        row.type_id,
+        row.owner_id,
+        row.owner_name,
+        row.tags,
+        row.metadata,
+        row.etag,
+        ctx.now,
+        ctx.actorId,
+      ),
     ...fieldStatements(ctx, id, fields, tags),
     ...instantiation.writes,
     outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
@@ -137,7 +166,14 @@ export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInp
   const id = ctx.uuid();
   const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
   return retrying("work item", async (attempt) => {
-    const instantiation = await prepareInstantiation(ctx, { workItemId: id, owner: fields.owner, templates, usedRevisions: new Map(), firstActivityPosition: 0, firstBasedOnPosition: 0 });
+    const instantiation = await prepareInstantiation(ctx, {
+      workItemId: id,
+      owner: fields.owner,
+      templates,
+      usedRevisions: new Map(),
+      firstActivityPosition: 0,
+      firstBasedOnPosition: 0,
+    });
     const { statements, value, etag } = workItemCreateStatements(ctx, id, input, fields, instantiation);
     await hooks.beforeWrite?.(attempt);
     const done = await runGuarded(ctx.db, statements);
@@ -160,7 +196,12 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
     if (!current) throw notFound("Work item", id);
     assertVersion(ctx, current.etag);
     const [existing, deviations, next] = await ctx.db.batch<Record<string, unknown>>([
-      ctx.db.prepare("SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE work_item_id = ?1 ORDER BY position").bind(id),
+      ctx.db
+        .prepare(
+          "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
+            "work_item_id = ?1 ORDER BY position",
+        )
+        .bind(id),
       ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
       ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
     ]);
@@ -172,7 +213,9 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
         removed.map((b) => ({
           field: "body.basedOn",
           rule: "instantiated",
-          message: `The work template ${b.id} (revision ${b.revision}) was instantiated in this work item and cannot be removed from basedOn.`,
+          message:
+            `The work template ${b.id} (revision ${b.revision}) was instantiated in this work item and cannot be removed ` +
+            `from basedOn.`,
         })),
       );
     }
@@ -184,7 +227,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
       owner: fields.owner,
       templates,
       usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
-      firstActivityPosition: ((next?.results[0] as { position: number } | undefined)?.position) ?? 0,
+      firstActivityPosition: (next?.results[0] as { position: number } | undefined)?.position ?? 0,
       firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
     });
     const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
@@ -198,13 +241,32 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
       ...instantiation.assertions,
       ctx.db
         .prepare(
-          `UPDATE work_items SET display_name = ?1, reference_id = ?2, status = ?3, due_date = ?4, type_id = ?5, owner_id = ?6, owner_name = ?7, tags = ?8,
+          `UPDATE work_items SET display_name = ?1, reference_id = ?2, status = ?3, due_date = ?4, type_id = ?5, owner_id = ?6,
+          owner_name = ?7, tags = ?8,
                   metadata = ?9, etag = ?10, updated_at = ?11 WHERE id = ?12`,
         )
-        .bind(row.display_name, row.reference_id, row.status, row.due_date, row.type_id, row.owner_id, row.owner_name, row.tags, row.metadata, row.etag, ctx.now, id),
+        .bind(
+          row.display_name,
+          row.reference_id,
+          row.status,
+          row.due_date,
+          row.type_id,
+          row.owner_id,
+          row.owner_name,
+          row.tags,
+          row.metadata,
+          row.etag,
+          ctx.now,
+          id,
+        ),
       ...fieldStatements(ctx, id, fields, tags),
       ...instantiation.writes,
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "updated", payload: item }, { table: "work_items", etag: row.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: id, action: "updated", payload: item },
+        { table: "work_items", etag: row.etag },
+      ),
       ...activityEvents(ctx, instantiation),
     ]);
     return done ? { value: item, etag: row.etag } : undefined;
@@ -241,7 +303,11 @@ export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<voi
       db.prepare("DELETE FROM work_item_activity_templates WHERE work_item_id = ?1").bind(id),
       db.prepare("DELETE FROM work_items WHERE id = ?1").bind(id),
       outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }),
-      ...outboxManyStatements(db, ctx, results.map((a) => ({ entityKind: "activity", entityId: a.id, action: "deleted" as const, payload: { workItemId: id } }))),
+      ...outboxManyStatements(
+        db,
+        ctx,
+        results.map((a) => ({ entityKind: "activity", entityId: a.id, action: "deleted" as const, payload: { workItemId: id } })),
+      ),
     ]);
     return done ? true : undefined;
   });

@@ -47,7 +47,9 @@ export async function readLatestWorkTemplates(db: D1Database, ids: readonly stri
   if (ids.length === 0) return found;
   const json = JSON.stringify([...new Set(ids)]);
   const [templates, wtats, files] = await db.batch<Record<string, unknown>>([
-    db.prepare("SELECT id, revision, etag, tags FROM work_templates WHERE is_latest = 1 AND id IN (SELECT value FROM json_each(?1))").bind(json),
+    db
+      .prepare("SELECT id, revision, etag, tags FROM work_templates WHERE is_latest = 1 AND id IN (SELECT value FROM json_each(?1))")
+      .bind(json),
     db
       .prepare(
         `SELECT w.work_template_id, w.id, w.activity_template_id, w.position
@@ -65,13 +67,29 @@ export async function readLatestWorkTemplates(db: D1Database, ids: readonly stri
       .bind(json),
   ]);
   for (const t of (templates?.results ?? []) as { id: string; revision: number; etag: string; tags: string }[]) {
-    found.set(t.id, { id: t.id, revision: t.revision, etag: t.etag, tags: JSON.parse(t.tags) as string[], activityTemplates: [], fileReferences: [] });
+    found.set(t.id, {
+      id: t.id,
+      revision: t.revision,
+      etag: t.etag,
+      tags: JSON.parse(t.tags) as string[],
+      activityTemplates: [],
+      fileReferences: [],
+    });
   }
   for (const w of (wtats?.results ?? []) as { work_template_id: string; id: string; activity_template_id: string; position: number }[]) {
     found.get(w.work_template_id)?.activityTemplates.push({ id: w.id, activityTemplateId: w.activity_template_id, position: w.position });
   }
-  for (const f of (files?.results ?? []) as { id: string; owner_id: string; location: string; platform_file_id: string | null; url: string | null; name: string | null }[]) {
-    found.get(f.owner_id)?.fileReferences.push({ id: f.id, location: f.location, platformFileId: f.platform_file_id, url: f.url, name: f.name });
+  for (const f of (files?.results ?? []) as {
+    id: string;
+    owner_id: string;
+    location: string;
+    platform_file_id: string | null;
+    url: string | null;
+    name: string | null;
+  }[]) {
+    found
+      .get(f.owner_id)
+      ?.fileReferences.push({ id: f.id, location: f.location, platformFileId: f.platform_file_id, url: f.url, name: f.name });
   }
   return found;
 }
@@ -90,7 +108,10 @@ function keyOf(id: string, revision: number): string {
  * Activity template revisions with their input templates, in one batch: each request names a
  * revision or "latest". The map is keyed by the requested id (one request per id).
  */
-export async function readActivityTemplateRevisions(db: D1Database, requests: readonly RevisionRequest[]): Promise<Map<string, ActivityTemplateRevision>> {
+export async function readActivityTemplateRevisions(
+  db: D1Database,
+  requests: readonly RevisionRequest[],
+): Promise<Map<string, ActivityTemplateRevision>> {
   const found = new Map<string, ActivityTemplateRevision>();
   if (requests.length === 0) return found;
   const json = JSON.stringify(requests.map((r) => ({ id: r.id, revision: r.revision === "latest" ? null : r.revision })));
@@ -101,7 +122,8 @@ export async function readActivityTemplateRevisions(db: D1Database, requests: re
     db.prepare(`${ACTIVITY_TEMPLATE_SELECT} WHERE a.id IN (SELECT json_extract(value, '$.id') FROM json_each(?1)) AND ${match}`).bind(json),
     db
       .prepare(
-        `SELECT i.activity_template_id, i.activity_template_revision, i.id, i.name, i.display_name, i.format, i.required, i.position, i.metadata
+        `SELECT i.activity_template_id, i.activity_template_revision, i.id, i.name, i.display_name, i.format, i.required,
+        i.position, i.metadata
            FROM input_templates i JOIN activity_templates a ON a.id = i.activity_template_id AND a.revision = i.activity_template_revision
           WHERE a.id IN (SELECT json_extract(value, '$.id') FROM json_each(?1)) AND ${match}
           ORDER BY i.position, i.id`,
@@ -136,25 +158,33 @@ export async function readUsedRevisions(db: D1Database, workItemId: string): Pro
  * when it was read as such). One statement per kind, the revisions in one JSON parameter; when one
  * fails the whole batch rolls back and the caller reads again.
  */
-export function templateAssertions(db: D1Database, works: readonly WorkTemplateRevision[], activities: readonly ActivityTemplateRevision[]): D1PreparedStatement[] {
+export function templateAssertions(
+  db: D1Database,
+  works: readonly WorkTemplateRevision[],
+  activities: readonly ActivityTemplateRevision[],
+): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   if (works.length > 0) {
     const json = JSON.stringify(works.map((w) => ({ id: w.id, revision: w.revision, etag: w.etag })));
     statements.push(
       assertStatement(
         db,
-        `NOT EXISTS (SELECT 1 FROM json_each(?1) j WHERE NOT EXISTS (SELECT 1 FROM work_templates t WHERE t.id = json_extract(j.value, '$.id')
+        `NOT EXISTS (SELECT 1 FROM json_each(?1) j WHERE NOT EXISTS (SELECT 1 FROM work_templates t WHERE t.id =
+        json_extract(j.value, '$.id')
            AND t.revision = json_extract(j.value, '$.revision') AND t.etag = json_extract(j.value, '$.etag') AND t.is_latest = 1))`,
         json,
       ),
     );
   }
   if (activities.length > 0) {
-    const json = JSON.stringify(activities.map((a) => ({ id: a.row.id, revision: a.row.revision, etag: a.row.etag, latest: a.asLatest ? 1 : 0 })));
+    const json = JSON.stringify(
+      activities.map((a) => ({ id: a.row.id, revision: a.row.revision, etag: a.row.etag, latest: a.asLatest ? 1 : 0 })),
+    );
     statements.push(
       assertStatement(
         db,
-        `NOT EXISTS (SELECT 1 FROM json_each(?1) j WHERE NOT EXISTS (SELECT 1 FROM activity_templates t WHERE t.id = json_extract(j.value, '$.id')
+        `NOT EXISTS (SELECT 1 FROM json_each(?1) j WHERE NOT EXISTS (SELECT 1 FROM activity_templates t WHERE t.id =
+        json_extract(j.value, '$.id')
            AND t.revision = json_extract(j.value, '$.revision') AND t.etag = json_extract(j.value, '$.etag')
            AND (json_extract(j.value, '$.latest') = 0 OR t.is_latest = 1)))`,
         json,

@@ -21,7 +21,10 @@ export async function retrying<T>(what: string, attempt: (n: number) => Promise<
     const done = await attempt(n);
     if (done !== undefined) return done;
   }
-  throw new ApiError("Conflict", `The ${what} or the templates it is based on kept changing while it was written (${MAX_ATTEMPTS} attempts); try again.`);
+  throw new ApiError(
+    "Conflict",
+    `The ${what} or the templates it is based on kept changing while it was written (${MAX_ATTEMPTS} attempts); try again.`,
+  );
 }
 
 /** Runs a guarded batch; undefined when a guard failed (the batch changed nothing). */

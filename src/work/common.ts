@@ -32,15 +32,10 @@ export function toPerson(id: string | null, name: string | null): Person | null 
 /** The status every entity starts in when none is given (a system status). */
 export const DEFAULT_STATUS = "new";
 
-export const StatusSchema = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .openapi({
-    description: "A system status name (GET /SystemStatuses, e.g. new, active) or the id of a user status (GET /UserStatuses). Default: new.",
-    example: "active",
-  });
+export const StatusSchema = z.string().trim().min(1).max(100).openapi({
+  description: "A system status name (GET /SystemStatuses, e.g. new, active) or the id of a user status (GET /UserStatuses). Default: new.",
+  example: "active",
+});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -74,7 +69,11 @@ export const TagsSchema = z
   .array(z.string().trim().min(1).max(MAX_TAG_LENGTH))
   .max(MAX_TAGS)
   .default([])
-  .openapi({ description: `Free strings for categorisation; duplicates are removed, order kept. At most ${MAX_TAGS} of ${MAX_TAG_LENGTH} characters.`, example: ["pump", "annual"] });
+  .openapi({
+    description:
+      `Free strings for categorisation; duplicates are removed, order kept. At most ${MAX_TAGS} of ${MAX_TAG_LENGTH} ` + `characters.`,
+    example: ["pump", "annual"],
+  });
 
 /** Tags without duplicates (exact), in first-seen order. */
 export function normaliseTags(tags: readonly string[]): string[] {
@@ -85,7 +84,12 @@ export function normaliseTags(tags: readonly string[]): string[] {
  * The statements that replace an entity's rows in entity_tags (entity_kind workItem or workTemplate),
  * for the entity's write batch. The tags travel as one JSON parameter.
  */
-export function replaceTagsStatements(db: D1Database, entityKind: string, entityId: string, tags: readonly string[]): D1PreparedStatement[] {
+export function replaceTagsStatements(
+  db: D1Database,
+  entityKind: string,
+  entityId: string,
+  tags: readonly string[],
+): D1PreparedStatement[] {
   const statements = [db.prepare("DELETE FROM entity_tags WHERE entity_kind = ?1 AND entity_id = ?2").bind(entityKind, entityId)];
   if (tags.length > 0) {
     statements.push(
@@ -107,8 +111,12 @@ export function tagsCondition(entityKind: string, idExpression: string, raw: str
   if (tags.length === 0) return [];
   return [
     withProbe(
-      (values) => `${idExpression} IN (SELECT entity_id FROM entity_tags WHERE ${values.oneOf("tag", tags)} AND entity_kind = ${values.value(entityKind)})`,
-      (values) => `EXISTS (SELECT 1 FROM entity_tags pt WHERE pt.entity_kind = ${values.value(entityKind)} AND pt.entity_id = ${idExpression} AND ${values.oneOf("pt.tag", tags)})`,
+      (values) =>
+        `${idExpression} IN (SELECT entity_id FROM entity_tags WHERE ${values.oneOf("tag", tags)} AND entity_kind = ` +
+        `${values.value(entityKind)})`,
+      (values) =>
+        `EXISTS (SELECT 1 FROM entity_tags pt WHERE pt.entity_kind = ${values.value(entityKind)} AND pt.entity_id = ` +
+        `${idExpression} AND ${values.oneOf("pt.tag", tags)})`,
     ),
   ];
 }

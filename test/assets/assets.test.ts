@@ -12,7 +12,13 @@ describe("assets: create, read, replace, delete", () => {
     const equipment = await createAsset("equipment", mainSystem.id);
     const direct = await createAsset("equipment", plant.id);
     expect(AssetSchema.safeParse(plant).success).toBe(true);
-    expect(plant).toMatchObject({ kind: "plant", parentId: organization.id, parent: { id: organization.id, kind: "organization" }, plant: { id: plant.id }, metadata: { region: "north" } });
+    expect(plant).toMatchObject({
+      kind: "plant",
+      parentId: organization.id,
+      parent: { id: organization.id, kind: "organization" },
+      plant: { id: plant.id },
+      metadata: { region: "north" },
+    });
     expect(organization).toMatchObject({ parent: null, plant: null });
     expect(equipment).toMatchObject({ parent: { id: mainSystem.id, kind: "mainSystem" }, plant: { id: plant.id, name: plant.name } });
     expect(direct).toMatchObject({ plant: { id: plant.id } });
@@ -42,9 +48,17 @@ describe("assets: create, read, replace, delete", () => {
     const afterPlant = await call(`/Assets/${equipment.id}`, { headers: { "if-none-match": etag } });
     expect(afterPlant.status).toBe(200);
     // If-Match with the ETag read before the plant's rename is stale too.
-    const stale = await call("/Assets", { method: "PUT", body: { ...afterPlant.body, name: unique("late") }, headers: { "if-match": etag } });
+    const stale = await call("/Assets", {
+      method: "PUT",
+      body: { ...afterPlant.body, name: unique("late") },
+      headers: { "if-match": etag },
+    });
     expect(stale.status).toBe(412);
-    const fresh = await call("/Assets", { method: "PUT", body: { ...afterPlant.body, name: unique("ok") }, headers: { "if-match": afterPlant.headers.get("etag")! } });
+    const fresh = await call("/Assets", {
+      method: "PUT",
+      body: { ...afterPlant.body, name: unique("ok") },
+      headers: { "if-match": afterPlant.headers.get("etag")! },
+    });
     expect(fresh.status).toBe(200);
   });
 
@@ -52,10 +66,18 @@ describe("assets: create, read, replace, delete", () => {
     const { plant } = await createPlantTree();
     const read = await call(`/Assets/${plant.id}`);
     const name = unique("renamed");
-    const res = await call("/Assets", { method: "PUT", body: { ...read.body, name, metadata: null }, headers: { "if-match": read.headers.get("etag")! } });
+    const res = await call("/Assets", {
+      method: "PUT",
+      body: { ...read.body, name, metadata: null },
+      headers: { "if-match": read.headers.get("etag")! },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name, metadata: null, plant: { id: plant.id, name } });
-    const stale = await call("/Assets", { method: "PUT", body: { ...read.body, name: unique("late") }, headers: { "if-match": read.headers.get("etag")! } });
+    const stale = await call("/Assets", {
+      method: "PUT",
+      body: { ...read.body, name: unique("late") },
+      headers: { "if-match": read.headers.get("etag")! },
+    });
     expect(stale.status).toBe(412);
     expect(stale.body.code).toBe("PreconditionFailed");
     expect((await eventsOf(plant.id)).map((e) => e.action)).toEqual(["created", "updated"]);
@@ -82,9 +104,12 @@ describe("assets: create, read, replace, delete", () => {
     const lone = await createAsset("organization");
     const dataType = unique("dt");
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at) VALUES (?1, ?1, '[]', 'e', 'now', 'now')").bind(dataType),
       env.DB.prepare(
-        `INSERT INTO files (id, name, data_type_id, size, content_type, r2_key, state, status, owner_id, object_type, object_id, etag, created_at, updated_at)
+        "INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at) VALUES (?1, ?1, '[]', 'e', 'now', 'now')",
+      ).bind(dataType),
+      env.DB.prepare(
+        `INSERT INTO files (id, name, data_type_id, size, content_type, r2_key, state, status, owner_id, object_type,
+        object_id, etag, created_at, updated_at)
          VALUES (?1, 'a.txt', ?2, 1, 'text/plain', 'k', 'ready', 'uploaded', 'u', 'organization', ?3, 'e', 'now', 'now')`,
       ).bind(crypto.randomUUID(), dataType, lone.id),
     ]);
@@ -107,8 +132,15 @@ describe("assets: parent rules and validation", () => {
     ["a design object under an organization", "designObject", "organization", "body.parentId", "parentKind"],
   ])("refuses %s", async (_, kind, parentKind, field, rule) => {
     const tree = await createPlantTree();
-    const parents: Record<string, string> = { plant: tree.plant.id, equipment: tree.equipment.id, organization: (await createAsset("organization")).id };
-    const res = await call("/Assets", { method: "POST", body: { kind, name: unique(kind), parentId: parentKind ? parents[parentKind] : null } });
+    const parents: Record<string, string> = {
+      plant: tree.plant.id,
+      equipment: tree.equipment.id,
+      organization: (await createAsset("organization")).id,
+    };
+    const res = await call("/Assets", {
+      method: "POST",
+      body: { kind, name: unique(kind), parentId: parentKind ? parents[parentKind] : null },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("ValidationFailed");
     expect(res.body.errors).toContainEqual(expect.objectContaining({ field, rule }));
@@ -152,7 +184,10 @@ describe("assets: parent rules and validation", () => {
 
   it("refuses to change kind or parent (400 immutable); an absent parentId keeps the parent", async () => {
     const { plant, mainSystem, equipment } = await createPlantTree();
-    const kind = await call("/Assets", { method: "PUT", body: { id: equipment.id, kind: "designObject", name: "x", parentId: mainSystem.id } });
+    const kind = await call("/Assets", {
+      method: "PUT",
+      body: { id: equipment.id, kind: "designObject", name: "x", parentId: mainSystem.id },
+    });
     expect(kind.status).toBe(400);
     expect(kind.body.errors).toContainEqual(expect.objectContaining({ field: "body.kind", rule: "immutable" }));
     const parent = await call("/Assets", { method: "PUT", body: { id: equipment.id, kind: "equipment", name: "x", parentId: plant.id } });
@@ -179,7 +214,9 @@ describe("assets: list", () => {
     const list = async (query: string) => ((await call(`/Assets?ids=${ids}&${query}`)).body as { id: string }[]).map((x) => x.id).sort();
     expect(await list("kinds=plant,equipment")).toEqual([a.plant.id, a.equipment.id, b.plant.id, b.equipment.id].sort());
     expect(await list(`parentIds=${a.mainSystem.id}`)).toEqual([a.equipment.id, a.designObject.id].sort());
-    expect(await list(`plantNames=${encodeURIComponent(String(b.plant.name).toUpperCase())}`)).toEqual([b.plant.id, b.mainSystem.id, b.equipment.id, b.designObject.id].sort());
+    expect(await list(`plantNames=${encodeURIComponent(String(b.plant.name).toUpperCase())}`)).toEqual(
+      [b.plant.id, b.mainSystem.id, b.equipment.id, b.designObject.id].sort(),
+    );
     expect(await list(`searchText=${encodeURIComponent(String(a.equipment.name))}`)).toEqual([a.equipment.id]);
     const ordered = await call(`/Assets?ids=${ids}&order=kind asc, name desc&take=2&includeTotal=true`);
     expect(ordered.headers.get("x-total-count")).toBe("8");

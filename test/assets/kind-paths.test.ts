@@ -44,7 +44,11 @@ describe("asset kind paths: writes", () => {
     const put = await call("/MainSystems", { method: "PUT", body: { ...withoutKind, name }, headers: { "if-match": etag } });
     expect(put.status, put.text).toBe(200);
     expect(put.body).toMatchObject({ id: mainSystem.id, kind: "mainSystem", name, parentId: plant.id });
-    const stale = await call("/MainSystems", { method: "PUT", body: { ...read.body, name: unique("late") }, headers: { "if-match": etag } });
+    const stale = await call("/MainSystems", {
+      method: "PUT",
+      body: { ...read.body, name: unique("late") },
+      headers: { "if-match": etag },
+    });
     expect(stale.status).toBe(412);
     const wrongPath = await call("/Plants", { method: "PUT", body: { ...put.body, name: unique("through plants") } });
     expect(wrongPath.status).toBe(404);
@@ -70,7 +74,10 @@ describe("asset kind paths: reads", () => {
     const a = await createPlantTree();
     const b = await createPlantTree();
     const extra = await createAsset("mainSystem", a.plant.id);
-    const ids = [a, b].flatMap((t) => [t.plant.id, t.mainSystem.id, t.equipment.id]).concat(extra.id).join(",");
+    const ids = [a, b]
+      .flatMap((t) => [t.plant.id, t.mainSystem.id, t.equipment.id])
+      .concat(extra.id)
+      .join(",");
     const list = async (path: string) => ((await call(path)).body as { id: string }[]).map((x) => x.id).sort();
     expect(await list(`/MainSystems?ids=${ids}`)).toEqual([a.mainSystem.id, b.mainSystem.id, extra.id].sort());
     expect(await list(`/MainSystems?ids=${ids}&parentIds=${a.plant.id}`)).toEqual([a.mainSystem.id, extra.id].sort());
@@ -97,9 +104,14 @@ describe("asset kind paths: reads", () => {
   });
 
   it("documents each kind's shape under the client's object name", async () => {
-    const doc = (await call("/openapi.json", { anonymous: true })).body as { components: { schemas: Record<string, unknown> }; paths: Record<string, Record<string, unknown>> };
-    for (const name of ["Plant", "MainSystem", "Equipment", "Organization", "DesignObject"]) expect(Object.keys(doc.components.schemas)).toContain(name);
-    for (const path of ["/Plants", "/MainSystems", "/Equipment", "/Organizations"]) expect(Object.keys(doc.paths[path]!).sort()).toEqual(["get", "post", "put"]);
+    const doc = (await call("/openapi.json", { anonymous: true })).body as {
+      components: { schemas: Record<string, unknown> };
+      paths: Record<string, Record<string, unknown>>;
+    };
+    for (const name of ["Plant", "MainSystem", "Equipment", "Organization", "DesignObject"])
+      expect(Object.keys(doc.components.schemas)).toContain(name);
+    for (const path of ["/Plants", "/MainSystems", "/Equipment", "/Organizations"])
+      expect(Object.keys(doc.paths[path]!).sort()).toEqual(["get", "post", "put"]);
     expect(Object.keys(doc.paths["/MainSystems/{id}"]!).sort()).toEqual(["delete", "get"]);
   });
 });

@@ -3,7 +3,13 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
 const tokenRequest = (body: Record<string, string>, headers: Record<string, string> = {}) =>
-  exports.default.fetch(new Request("https://api.test/connect/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(body) }));
+  exports.default.fetch(
+    new Request("https://api.test/connect/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      body: new URLSearchParams(body),
+    }),
+  );
 
 describe("POST /connect/token (local)", () => {
   it("issues a token a machine client then uses, with the client's permissions only", async () => {
@@ -17,20 +23,31 @@ describe("POST /connect/token (local)", () => {
   });
 
   it("takes client credentials in a Basic header and narrows permissions to a requested scope", async () => {
-    const res = await tokenRequest({ grant_type: "client_credentials", scope: "files_read" }, { authorization: `Basic ${btoa("integration:s3cret-for-tests")}` });
+    const res = await tokenRequest(
+      { grant_type: "client_credentials", scope: "files_read" },
+      { authorization: `Basic ${btoa("integration:s3cret-for-tests")}` },
+    );
     expect(res.status).toBe(200);
     expect(((await res.json()) as { scope: string }).scope).toBe("files_read");
   });
 
   it("answers invalid_scope (RFC 6749) for a scope the client may not have, not a token without it (issue 24)", async () => {
-    const res = await tokenRequest({ grant_type: "client_credentials", scope: "files_read deviations_write" }, { authorization: `Basic ${btoa("integration:s3cret-for-tests")}` });
+    const res = await tokenRequest(
+      { grant_type: "client_credentials", scope: "files_read deviations_write" },
+      { authorization: `Basic ${btoa("integration:s3cret-for-tests")}` },
+    );
     expect(res.status).toBe(400);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const body = (await res.json()) as { error: string; error_description: string };
     expect(body.error).toBe("invalid_scope");
     expect(body.error_description).toContain("may not have the scope deviations_write");
     expect(body.error_description).toContain("properties_read files_read");
-    const unknown = await tokenRequest({ grant_type: "client_credentials", client_id: "integration", client_secret: "s3cret-for-tests", scope: "everything" });
+    const unknown = await tokenRequest({
+      grant_type: "client_credentials",
+      client_id: "integration",
+      client_secret: "s3cret-for-tests",
+      scope: "everything",
+    });
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as { error: string }).error).toBe("invalid_scope");
   });

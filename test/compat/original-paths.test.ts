@@ -69,34 +69,37 @@ describe("assets under the client's paths (plants, mainsystems, equipment, organ
     expect((await clientDelete(`organizations/${organization.body.id}`, "1.4")).status).toBe(204);
   });
 
-  it("MainSystem and Equipment: writes under their paths, and get_design_objects (mainsystems/{id}/DesignObjects, no api-version)", async () => {
-    const plant = await createAsset("plant");
-    const mainSystem = await clientSend("POST", "mainsystems", { name: unique("ms"), parentId: plant.id }, "1.4");
-    expect(mainSystem.status, mainSystem.text).toBe(201);
-    expect(mainSystem.body.kind).toBe("mainSystem");
-    const equipment = await clientSend("POST", "equipment", { name: unique("pump"), parentId: mainSystem.body.id }, "1.4");
-    expect(equipment.status, equipment.text).toBe(201);
-    expect(equipment.body).toMatchObject({ kind: "equipment", plant: { id: plant.id } });
-    const design = await createAsset("designObject", mainSystem.body.id);
-    const otherDesign = await createAsset("designObject", plant.id);
+  it(
+    "MainSystem and Equipment: writes under their paths, and get_design_objects (mainsystems/{id}/DesignObjects, no " + "api-version)",
+    async () => {
+      const plant = await createAsset("plant");
+      const mainSystem = await clientSend("POST", "mainsystems", { name: unique("ms"), parentId: plant.id }, "1.4");
+      expect(mainSystem.status, mainSystem.text).toBe(201);
+      expect(mainSystem.body.kind).toBe("mainSystem");
+      const equipment = await clientSend("POST", "equipment", { name: unique("pump"), parentId: mainSystem.body.id }, "1.4");
+      expect(equipment.status, equipment.text).toBe(201);
+      expect(equipment.body).toMatchObject({ kind: "equipment", plant: { id: plant.id } });
+      const design = await createAsset("designObject", mainSystem.body.id);
+      const otherDesign = await createAsset("designObject", plant.id);
 
-    const listed = await clientGet(`mainsystems?ids=${mainSystem.body.id},${equipment.body.id}`, "1.4");
-    expect(listed.body.map((a: { id: string }) => a.id)).toEqual([mainSystem.body.id]);
+      const listed = await clientGet(`mainsystems?ids=${mainSystem.body.id},${equipment.body.id}`, "1.4");
+      expect(listed.body.map((a: { id: string }) => a.id)).toEqual([mainSystem.body.id]);
 
-    // MainSystem.get_design_objects() sends `{endpoint}/{id}/DesignObjects` through _get without a version.
-    const objects = await clientGet(`mainsystems/${mainSystem.body.id}/DesignObjects`);
-    expect(objects.status, objects.text).toBe(200);
-    expect(objects.body.map((a: { id: string }) => a.id)).toEqual([design.id]);
-    expect(objects.body.map((a: { id: string }) => a.id)).not.toContain(otherDesign.id);
-    expect((await clientGet(`mainsystems/${mainSystem.body.id}/DesignObjects`, "1.4")).status).toBe(200);
-    expect((await clientGet(`MainSystems/${equipment.body.id}/DesignObjects`, "1.4")).status).toBe(404);
+      // MainSystem.get_design_objects() sends `{endpoint}/{id}/DesignObjects` through _get without a version.
+      const objects = await clientGet(`mainsystems/${mainSystem.body.id}/DesignObjects`);
+      expect(objects.status, objects.text).toBe(200);
+      expect(objects.body.map((a: { id: string }) => a.id)).toEqual([design.id]);
+      expect(objects.body.map((a: { id: string }) => a.id)).not.toContain(otherDesign.id);
+      expect((await clientGet(`mainsystems/${mainSystem.body.id}/DesignObjects`, "1.4")).status).toBe(200);
+      expect((await clientGet(`MainSystems/${equipment.body.id}/DesignObjects`, "1.4")).status).toBe(404);
 
-    const read = (await clientGet(`equipment/${equipment.body.id}`, "1.4")).body;
-    const put = await clientSend("PUT", "equipment", { ...read, metadata: { tag: "P-101" } }, "1.4");
-    expect(put.status, put.text).toBe(200);
-    expect(put.body.metadata).toEqual({ tag: "P-101" });
-    expect((await clientDelete(`equipment/${equipment.body.id}`, "1.4")).status).toBe(204);
-  });
+      const read = (await clientGet(`equipment/${equipment.body.id}`, "1.4")).body;
+      const put = await clientSend("PUT", "equipment", { ...read, metadata: { tag: "P-101" } }, "1.4");
+      expect(put.status, put.text).toBe(200);
+      expect(put.body.metadata).toEqual({ tag: "P-101" });
+      expect((await clientDelete(`equipment/${equipment.body.id}`, "1.4")).status).toBe(204);
+    },
+  );
 
   it("an id of another kind is a 404 on every method of a kind's path; a body of another kind is a 400", async () => {
     const plant = await createAsset("plant");
@@ -126,23 +129,26 @@ describe("assets under the client's paths (plants, mainsystems, equipment, organ
 });
 
 describe("the client's other reads", () => {
-  it("ClassificationElement: GET Classifications/{id}/Elements (assets 1.4, maintenance and monitors 1.0) is the element tree", async () => {
-    const posted = await clientSend(
-      "POST",
-      "Classifications",
-      { name: unique("severity"), elements: [{ name: "Low" }, { name: "High", children: [{ name: "Very high" }] }] },
-      "1.4",
-    );
-    expect(posted.status, posted.text).toBe(201);
-    for (const version of ["1.4", "1.0"]) {
-      const elements = await clientGet(`Classifications/${posted.body.id}/Elements`, version);
-      expect(elements.status, elements.text).toBe(200);
-      expect(elements.body).toEqual(posted.body.elements);
-      expect(elements.body.map((e: { name: string }) => e.name)).toEqual(["Low", "High"]);
-      expect(elements.body[1].children.map((e: { name: string }) => e.name)).toEqual(["Very high"]);
-    }
-    expect((await clientGet(`Classifications/${crypto.randomUUID()}/Elements`, "1.4")).status).toBe(404);
-  });
+  it(
+    "ClassificationElement: GET Classifications/{id}/Elements (assets 1.4, maintenance and monitors 1.0) is the " + "element tree",
+    async () => {
+      const posted = await clientSend(
+        "POST",
+        "Classifications",
+        { name: unique("severity"), elements: [{ name: "Low" }, { name: "High", children: [{ name: "Very high" }] }] },
+        "1.4",
+      );
+      expect(posted.status, posted.text).toBe(201);
+      for (const version of ["1.4", "1.0"]) {
+        const elements = await clientGet(`Classifications/${posted.body.id}/Elements`, version);
+        expect(elements.status, elements.text).toBe(200);
+        expect(elements.body).toEqual(posted.body.elements);
+        expect(elements.body.map((e: { name: string }) => e.name)).toEqual(["Low", "High"]);
+        expect(elements.body[1].children.map((e: { name: string }) => e.name)).toEqual(["Very high"]);
+      }
+      expect((await clientGet(`Classifications/${crypto.randomUUID()}/Elements`, "1.4")).status).toBe(404);
+    },
+  );
 
   it("WorkTemplateActivity: GET workTemplates/{id}/activities (1.0) lists the work template's activity templates in order", async () => {
     const first = await clientSend("POST", "ActivityTemplates", { displayName: unique("Measure wall") }, "1.0");
@@ -151,7 +157,10 @@ describe("the client's other reads", () => {
     const template = await clientSend(
       "POST",
       "WorkTemplates",
-      { displayName: unique("Tank inspection"), activityTemplates: [{ activityTemplateId: first.body.id }, { activityTemplateId: second.body.id }] },
+      {
+        displayName: unique("Tank inspection"),
+        activityTemplates: [{ activityTemplateId: first.body.id }, { activityTemplateId: second.body.id }],
+      },
       "1.0",
     );
     expect(template.status, template.text).toBe(201);
@@ -178,7 +187,10 @@ describe("the client's other reads", () => {
 });
 
 describe("MonitorJob.update_status: PUT MonitorJobs/{id}/{status} with the client's empty body", () => {
-  /** `_put(api, f"MonitorJobs/{id}/{status}", "")`: json.dumps("") is the two characters "" with Content-Type application/json, and no api-version. */
+  /**
+   * `_put(api, f"MonitorJobs/{id}/{status}", "")`: json.dumps("") is the two characters "" with Content-Type application/json,
+   * and no api-version.
+   */
   const updateStatus = (id: string, status: string, body = '""', headers: Record<string, string> = {}) =>
     call(`/MonitorJobs/${id}/${status}`, { method: "PUT", rawBody: body, headers: { "content-type": "application/json", ...headers } });
 
@@ -194,7 +206,7 @@ describe("MonitorJob.update_status: PUT MonitorJobs/{id}/{status} with the clien
     expect(done.body).toMatchObject({ status: "Succeeded", errorMessage: null });
   });
 
-  it("still refuses a JSON string with content, and a \"\" body where a body is required", async () => {
+  it('still refuses a JSON string with content, and a "" body where a body is required', async () => {
     const { monitor } = await monitoredPlants("External", 1);
     const run = await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST" });
     const text = await updateStatus(run.body.id, "InProgress", '"InProgress"');

@@ -19,7 +19,9 @@ const concrete = (path: string) => path.replace(/\{[^}]+\}/g, "0b9f3c5e-8a4f-4d6
 const resource = (path: string) => path.split("/")[1] ?? "";
 const served = new Set(ORIGINAL_SERVICES.flatMap((s) => s.resources.map((r) => r.toLowerCase())));
 // Not the public routes (/health: `security: []`), which take no api-version.
-const getRoutes = Object.keys(doc.paths).filter((path) => doc.paths[path]!.get && doc.paths[path]!.get!.security?.length !== 0 && !path.startsWith("/swagger"));
+const getRoutes = Object.keys(doc.paths).filter(
+  (path) => doc.paths[path]!.get && doc.paths[path]!.get!.security?.length !== 0 && !path.startsWith("/swagger"),
+);
 
 /** Every GET route of a resource an original service served, with each version that service sent. */
 const accepted = getRoutes.flatMap((path) =>
@@ -40,7 +42,8 @@ describe("api-version values of the original services", () => {
   it("covers every resource the services served here", () => {
     const resources = new Set(getRoutes.map((p) => resource(p).toLowerCase()));
     for (const service of ORIGINAL_SERVICES) {
-      for (const name of service.resources) if (name !== "Users") expect(resources, `${service.service}: ${name}`).toContain(name.toLowerCase());
+      for (const name of service.resources)
+        if (name !== "Users") expect(resources, `${service.service}: ${name}`).toContain(name.toLowerCase());
     }
     expect(accepted.length).toBeGreaterThan(60);
   });
@@ -86,16 +89,35 @@ describe("api-version values of the original services", () => {
     expect(detail).toContain("1.4 (Assets");
   });
 
-  it("the client's shared-resource calls: Categories, Classifications and PropertyDefinitions with the assets service's 1.4, the maintenance and monitors services' 1.0", async () => {
-    const category = await call("/Categories", { method: "POST", body: { name: `v14 ${crypto.randomUUID().slice(0, 8)}` }, headers: { "api-version": "1.4" } });
-    expect(category.status, category.text).toBe(201);
-    for (const version of ["1.4", "1.0"]) {
-      for (const path of ["/Categories", "/Classifications", "/PropertyDefinitions", `/Categories/${category.body.id}`]) {
-        expect((await call(path, { headers: { "api-version": version } })).status, `${path} ${version}`).toBe(200);
+  it(
+    "the client's shared-resource calls: Categories, Classifications and PropertyDefinitions with the assets " +
+      "service's 1.4, the maintenance and monitors services' 1.0",
+    async () => {
+      const category = await call("/Categories", {
+        method: "POST",
+        body: { name: `v14 ${crypto.randomUUID().slice(0, 8)}` },
+        headers: { "api-version": "1.4" },
+      });
+      expect(category.status, category.text).toBe(201);
+      for (const version of ["1.4", "1.0"]) {
+        for (const path of ["/Categories", "/Classifications", "/PropertyDefinitions", `/Categories/${category.body.id}`]) {
+          expect((await call(path, { headers: { "api-version": version } })).status, `${path} ${version}`).toBe(200);
+        }
       }
-    }
-    const put = await call("/Categories", { method: "PUT", body: { id: category.body.id, name: `v14 renamed ${crypto.randomUUID().slice(0, 8)}` }, headers: { "api-version": "1.4" } });
-    expect(put.status, put.text).toBe(200);
-    expect((await call(`/Categories/${category.body.id}`, { method: "DELETE", headers: { "api-version": "1.4", "content-type": "application/json" } })).status).toBe(204);
-  });
+      const put = await call("/Categories", {
+        method: "PUT",
+        body: { id: category.body.id, name: `v14 renamed ${crypto.randomUUID().slice(0, 8)}` },
+        headers: { "api-version": "1.4" },
+      });
+      expect(put.status, put.text).toBe(200);
+      expect(
+        (
+          await call(`/Categories/${category.body.id}`, {
+            method: "DELETE",
+            headers: { "api-version": "1.4", "content-type": "application/json" },
+          })
+        ).status,
+      ).toBe(204);
+    },
+  );
 });

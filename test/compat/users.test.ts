@@ -18,7 +18,11 @@ async function fetchToken(): Promise<string> {
   const res = await exports.default.fetch(
     new Request("https://api.test/connect/token", {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${btoa(`${CLIENT_ID}:${CLIENT_SECRET}`)}` },
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        accept: "application/json",
+        authorization: `Basic ${btoa(`${CLIENT_ID}:${CLIENT_SECRET}`)}`,
+      },
       body: "grant_type=client_credentials",
     }),
   );
@@ -27,13 +31,19 @@ async function fetchToken(): Promise<string> {
 }
 
 /** What urllib3's encode_multipart_formdata writes for requests' `files=` dict. */
-function requestsMultipart(fields: [string, string | { filename: string; content: string; type: string }][]): { body: Uint8Array; contentType: string } {
+function requestsMultipart(fields: [string, string | { filename: string; content: string; type: string }][]): {
+  body: Uint8Array;
+  contentType: string;
+} {
   const boundary = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
   let text = "";
   for (const [name, value] of fields) {
     text += `--${boundary}\r\n`;
     if (typeof value === "string") text += `Content-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
-    else text += `Content-Disposition: form-data; name="${name}"; filename="${value.filename}"\r\nContent-Type: ${value.type}\r\n\r\n${value.content}\r\n`;
+    else
+      text +=
+        `Content-Disposition: form-data; name="${name}"; filename="${value.filename}"\r\nContent-Type: ` +
+        `${value.type}\r\n\r\n${value.content}\r\n`;
   }
   text += `--${boundary}--\r\n`;
   return { body: new TextEncoder().encode(text), contentType: `multipart/form-data; boundary=${boundary}` };
@@ -42,10 +52,18 @@ function requestsMultipart(fields: [string, string | { filename: string; content
 it("finds its own user with GET /Users?keyword={clientId} on its first call, and uploads a file owned by that user", async () => {
   const dataType = await createDataType({ allowedExtensions: ["csv"] });
   const token = await fetchToken();
-  const auth = { authorization: `Bearer ${token}`, "user-agent": "python-requests/2.31.0", "accept-encoding": "gzip, deflate", accept: "*/*", connection: "keep-alive" };
+  const auth = {
+    authorization: `Bearer ${token}`,
+    "user-agent": "python-requests/2.31.0",
+    "accept-encoding": "gzip, deflate",
+    accept: "*/*",
+    connection: "keep-alive",
+  };
 
   // user = User().get(parameters=[('keyword', self.client_id)])
-  const users = await exports.default.fetch(new Request(`https://api.test/Users?keyword=${CLIENT_ID}`, { headers: { ...auth, "api-version": "1.0" } }));
+  const users = await exports.default.fetch(
+    new Request(`https://api.test/Users?keyword=${CLIENT_ID}`, { headers: { ...auth, "api-version": "1.0" } }),
+  );
   expect(users.status).toBe(200);
   const list = (await users.json()) as { id: string; name: string }[];
   expect(Array.isArray(list)).toBe(true);
@@ -60,7 +78,13 @@ it("finds its own user with GET /Users?keyword={clientId} on its first call, and
     ["ObjectOwnerId", ownerId],
     ["File", { filename: "scores.csv", content: "asset,score\nP-1,71\n", type: "image/csv" }],
   ]);
-  const posted = await exports.default.fetch(new Request("https://api.test/Files", { method: "POST", headers: { ...auth, "content-type": contentType, "content-length": String(body.byteLength) }, body }));
+  const posted = await exports.default.fetch(
+    new Request("https://api.test/Files", {
+      method: "POST",
+      headers: { ...auth, "content-type": contentType, "content-length": String(body.byteLength) },
+      body,
+    }),
+  );
   const file = (await posted.json()) as { id: string; objectOwner: { id: string; name: string | null } };
   expect(posted.status, JSON.stringify(file)).toBe(201);
   expect(file.id).toMatch(/^[0-9a-f-]{36}$/);

@@ -28,7 +28,13 @@ async function modelDefinition(): Promise<{ name: string; version: string }> {
 
 async function model(): Promise<string> {
   const def = await modelDefinition();
-  return created("/Models", { name: unique("model"), modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 });
+  return created("/Models", {
+    name: unique("model"),
+    modelDefinitionName: def.name,
+    modelDefinitionVersion: def.version,
+    cpuCores: 1,
+    memory: 1,
+  });
 }
 
 async function media(): Promise<string> {
@@ -50,16 +56,45 @@ const fixtures: Record<string, { create: () => Promise<string>; field: string; v
     field: "displayName",
     value: () => unique("activity"),
   },
-  "/ActivityTemplates": { create: () => created("/ActivityTemplates", { displayName: unique("AT") }), field: "displayName", value: () => unique("AT") },
+  "/ActivityTemplates": {
+    create: () => created("/ActivityTemplates", { displayName: unique("AT") }),
+    field: "displayName",
+    value: () => unique("AT"),
+  },
   "/ActivityTypes": { create: () => created("/ActivityTypes", { name: unique("type") }), field: "name", value: () => unique("type") },
   // A plant is its own plant: `plant.name` follows its name.
-  "/Assets": { create: () => created("/Assets", { name: unique("plant"), kind: "plant" }), field: "name", value: () => unique("plant"), derived: ["plant"] },
+  "/Assets": {
+    create: () => created("/Assets", { name: unique("plant"), kind: "plant" }),
+    field: "name",
+    value: () => unique("plant"),
+    derived: ["plant"],
+  },
   "/Categories": { create: () => created("/Categories", { name: unique("category") }), field: "name", value: () => unique("category") },
-  "/Classifications": { create: () => created("/Classifications", { name: unique("classification") }), field: "description", value: () => unique("described") },
-  "/DataTypes": { create: async () => (await createDataType({ name: unique("readings") })).id, field: "name", value: () => unique("readings") },
-  "/DeviationTypes": { create: () => created("/DeviationTypes", { name: unique("deviation type") }), field: "name", value: () => unique("deviation type") },
-  "/Deviations": { create: () => created("/Deviations", { description: "crack at the weld" }), field: "description", value: () => unique("crack") },
-  "/EntityTypes": { create: () => created("/EntityTypes", { name: unique("workType"), appliesTo: "WorkItem" }), field: "name", value: () => unique("workType") },
+  "/Classifications": {
+    create: () => created("/Classifications", { name: unique("classification") }),
+    field: "description",
+    value: () => unique("described"),
+  },
+  "/DataTypes": {
+    create: async () => (await createDataType({ name: unique("readings") })).id,
+    field: "name",
+    value: () => unique("readings"),
+  },
+  "/DeviationTypes": {
+    create: () => created("/DeviationTypes", { name: unique("deviation type") }),
+    field: "name",
+    value: () => unique("deviation type"),
+  },
+  "/Deviations": {
+    create: () => created("/Deviations", { description: "crack at the weld" }),
+    field: "description",
+    value: () => unique("crack"),
+  },
+  "/EntityTypes": {
+    create: () => created("/EntityTypes", { name: unique("workType"), appliesTo: "WorkItem" }),
+    field: "name",
+    value: () => unique("workType"),
+  },
   "/Files": {
     create: async () => {
       const dataType = await createDataType({ name: unique("readings"), allowedExtensions: [".csv"] });
@@ -84,7 +119,11 @@ const fixtures: Record<string, { create: () => Promise<string>; field: string; v
     derived: ["status", "lastSynchronization", "documentCount", "nextSynchronizationAt", "mapping"],
   },
   "/JobConfigurations": { create: async () => (await createConfig()).id, field: "description", value: () => unique("described") },
-  "/MediaReferences": { create: async () => created("/MediaReferences", { mediaId: await media(), displayName: "Report" }), field: "displayName", value: () => unique("report") },
+  "/MediaReferences": {
+    create: async () => created("/MediaReferences", { mediaId: await media(), displayName: "Report" }),
+    field: "displayName",
+    value: () => unique("report"),
+  },
   "/ModelDefinitions": {
     create: async () => {
       const def = await modelDefinition();
@@ -94,27 +133,53 @@ const fixtures: Record<string, { create: () => Promise<string>; field: string; v
     value: () => `https://models.example.com/${unique("score")}`,
   },
   "/Models": { create: model, field: "description", value: () => unique("described") },
-  "/Monitors": { create: async () => created("/Monitors", { name: unique("monitor"), modelId: await model() }), field: "instructions", value: () => unique("check the bearing") },
+  "/Monitors": {
+    create: async () => created("/Monitors", { name: unique("monitor"), modelId: await model() }),
+    field: "instructions",
+    value: () => unique("check the bearing"),
+  },
   "/OutputTypes": { create: () => created("/OutputTypes", { name: unique("output") }), field: "name", value: () => unique("output") },
-  "/PropertyDefinitions": { create: () => created("/PropertyDefinitions", propertyDefinitionBody()), field: "instruction", value: () => unique("measure at the weld") },
+  "/PropertyDefinitions": {
+    create: () => created("/PropertyDefinitions", propertyDefinitionBody()),
+    field: "instruction",
+    value: () => unique("measure at the weld"),
+  },
   "/Queries": {
-    create: () => created("/Queries", { name: unique("query"), index: { id: "00000000-0000-4000-8000-000000000002" }, queryObject: { text: "crack" } }),
+    create: () =>
+      created("/Queries", { name: unique("query"), index: { id: "00000000-0000-4000-8000-000000000002" }, queryObject: { text: "crack" } }),
     field: "description",
     value: () => unique("described"),
   },
   "/Subscriptions": {
-    create: () => created("/Subscriptions", { url: `https://hooks.example.com/${unique("hook")}`, filters: [{ entityKind: "deviation", action: "created" }] }),
+    create: () =>
+      created("/Subscriptions", {
+        url: `https://hooks.example.com/${unique("hook")}`,
+        filters: [{ entityKind: "deviation", action: "created" }],
+      }),
     field: "description",
     value: () => unique("described"),
   },
-  "/UserStatuses": { create: () => created("/UserStatuses", { name: unique("Awaiting parts"), status: "onHold" }), field: "name", value: () => unique("Awaiting parts") },
-  "/WorkItems": { create: () => created("/WorkItems", { displayName: unique("Inspection") }), field: "displayName", value: () => unique("Inspection") },
-  "/WorkTemplates": { create: () => created("/WorkTemplates", { displayName: unique("T") }), field: "displayName", value: () => unique("T") },
+  "/UserStatuses": {
+    create: () => created("/UserStatuses", { name: unique("Awaiting parts"), status: "onHold" }),
+    field: "name",
+    value: () => unique("Awaiting parts"),
+  },
+  "/WorkItems": {
+    create: () => created("/WorkItems", { displayName: unique("Inspection") }),
+    field: "displayName",
+    value: () => unique("Inspection"),
+  },
+  "/WorkTemplates": {
+    create: () => created("/WorkTemplates", { displayName: unique("T") }),
+    field: "displayName",
+    value: () => unique("T"),
+  },
 };
 
 // The asset catalogue under the original client's paths, one kind each (a plant is its own plant).
 async function assetOf(kind: string): Promise<string> {
-  const parentId = kind === "mainSystem" || kind === "equipment" ? await created("/Assets", { name: unique("plant"), kind: "plant" }) : null;
+  const parentId =
+    kind === "mainSystem" || kind === "equipment" ? await created("/Assets", { name: unique("plant"), kind: "plant" }) : null;
   return created("/Assets", { name: unique(kind), kind, parentId });
 }
 for (const [kind, paths] of [

@@ -19,7 +19,10 @@ const counted = countingDb(env.DB);
 const countedEnv = { ...env, DB: counted.db } as typeof env;
 
 /** One GET through the app on the counting D1: its answer and its round trips (work after the response included). */
-async function countedGet(path: string, headers: Record<string, string> = {}): Promise<{ status: number; etag: string | null; body: unknown; trips: number }> {
+async function countedGet(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; etag: string | null; body: unknown; trips: number }> {
   const authorization = `Bearer ${await tokenFor()}`;
   // A first request records the caller in the users directory (once per isolate), which is not the read's cost.
   const warm = createExecutionContext();
@@ -47,7 +50,13 @@ beforeAll(async () => {
     assetReference: { mainSystem: { id: tree.mainSystem.id }, equipment: { id: tree.equipment.id } },
     properties: [
       { name: severity.name, value: 3 },
-      { name: team.name, value: [{ id: "u2", name: "Zoe" }, { id: "u1", name: "Ann" }] },
+      {
+        name: team.name,
+        value: [
+          { id: "u2", name: "Zoe" },
+          { id: "u1", name: "Ann" },
+        ],
+      },
     ],
     relationships: [{ id: other.id }],
   });
@@ -60,10 +69,20 @@ describe("GET /Deviations/{id} is one D1 round trip", () => {
   it("with type properties, designations, relationships and a work item link", async () => {
     const read = await countedGet(`/Deviations/${full.id}`);
     expect(read.status).toBe(200);
-    const body = read.body as { properties: unknown[]; relationships: unknown[]; workItemIds: unknown[]; assetReference: Record<string, unknown> };
+    const body = read.body as {
+      properties: unknown[];
+      relationships: unknown[];
+      workItemIds: unknown[];
+      assetReference: Record<string, unknown>;
+    };
     expect(body.properties).toHaveLength(3);
     // A multiselect comes back whole, in the order it was stored.
-    expect(body.properties[2]).toMatchObject({ value: [{ id: "u2", name: "Zoe" }, { id: "u1", name: "Ann" }] });
+    expect(body.properties[2]).toMatchObject({
+      value: [
+        { id: "u2", name: "Zoe" },
+        { id: "u1", name: "Ann" },
+      ],
+    });
     expect(body.relationships).toHaveLength(1);
     expect(body.workItemIds).toHaveLength(1);
     expect(body.assetReference["equipment"]).toMatchObject({ id: full.equipmentId });
@@ -108,7 +127,9 @@ describe("the ETag still follows what the deviation shows from elsewhere", () =>
   it("changes when its type links one more definition", async () => {
     const before = await etagNow();
     const extra = await createPropertyDefinition({ applicationRule: "Deviation", format: "text" });
-    await env.DB.prepare("INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) VALUES (?1, ?2, 99)").bind(full.typeId, extra.id).run();
+    await env.DB.prepare("INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) VALUES (?1, ?2, 99)")
+      .bind(full.typeId, extra.id)
+      .run();
     const after = await call(`/Deviations/${full.id}`);
     expect((after.body as { properties: { name: string; value: unknown }[] }).properties.at(-1)).toEqual({ name: extra.name, value: null });
     expect(after.headers.get("etag")).not.toBe(before);

@@ -38,12 +38,25 @@ beforeAll(async () => {
   await call("/ModelDefinitions", { method: "POST", body: { ...def, location: "External", uri: "https://models.example.com/score" } });
   const plant = (await call("/Assets", { method: "POST", body: { name: unique("plant"), kind: "plant" } })).body.id;
   for (let i = 0; i < 3; i++) {
-    const model = (await call("/Models", { method: "POST", body: { name: unique("model"), modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 } })).body;
-    const population = (await call(`/Models/${model.id}/Populations`, { method: "POST", body: { name: "plants", assetType: "Plant" } })).body;
+    const model = (
+      await call("/Models", {
+        method: "POST",
+        body: { name: unique("model"), modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 },
+      })
+    ).body;
+    const population = (await call(`/Models/${model.id}/Populations`, { method: "POST", body: { name: "plants", assetType: "Plant" } }))
+      .body;
     await call(`/Models/${model.id}/Populations/${population.id}/Items`, { method: "POST", body: { assetReference: { id: plant } } });
-    const monitor = (await call("/Monitors", { method: "POST", body: { name: unique("monitor"), modelId: model.id, triggerSchedule: "0 * * * *" } })).body;
-    const monitorPopulation = (await call(`/Monitors/${monitor.id}/Populations`, { method: "POST", body: { name: "plants", assetType: "Plant" } })).body;
-    await call(`/Monitors/${monitor.id}/Populations/${monitorPopulation.id}/Items`, { method: "POST", body: { assetReference: { id: plant } } });
+    const monitor = (
+      await call("/Monitors", { method: "POST", body: { name: unique("monitor"), modelId: model.id, triggerSchedule: "0 * * * *" } })
+    ).body;
+    const monitorPopulation = (
+      await call(`/Monitors/${monitor.id}/Populations`, { method: "POST", body: { name: "plants", assetType: "Plant" } })
+    ).body;
+    await call(`/Monitors/${monitor.id}/Populations/${monitorPopulation.id}/Items`, {
+      method: "POST",
+      body: { assetReference: { id: plant } },
+    });
     expect((await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST" })).status).toBe(201);
     monitorIds.push(monitor.id);
     await call("/Deviations", { method: "POST", body: { description: `crack ${i}` } });

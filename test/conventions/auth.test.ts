@@ -27,14 +27,21 @@ describe("authentication rejects bad tokens with 401 and WWW-Authenticate", () =
     [
       "alg none",
       async () =>
-        `Bearer ${b64url({ alg: "none", typ: "JWT" })}.${b64url({ sub: "x", iss: "integrity-edge-test", aud: "integrity-edge", exp: now() + 600, permissions: ["properties_read"] })}.`,
+        `Bearer ${b64url({ alg: "none", typ: "JWT" })}.` +
+        `${b64url({ sub: "x", iss: "integrity-edge-test", aud: "integrity-edge", exp: now() + 600, permissions: ["properties_read"] })}.`,
     ],
     ["signature by another key", async () => `Bearer ${await foreignKeyToken()}`],
     [
       "tampered payload",
       async () => {
         const [h, , s] = (await tokenFor({ permissions: [] })).split(".");
-        const payload = b64url({ sub: "x", iss: "integrity-edge-test", aud: "integrity-edge", exp: now() + 600, permissions: ["properties_write"] });
+        const payload = b64url({
+          sub: "x",
+          iss: "integrity-edge-test",
+          aud: "integrity-edge",
+          exp: now() + 600,
+          permissions: ["properties_write"],
+        });
         return `Bearer ${h}.${payload}.${s}`;
       },
     ],
@@ -95,7 +102,11 @@ describe("a refused token says which check failed (issue 24)", () => {
     ["issuer", async () => tokenFor({}, { issuer: "someone-else" }), /issuer 'someone-else' is not the one this service trusts/],
     ["audience", async () => tokenFor({}, { audience: "another-api" }), /for the audience 'another-api', not this API's/],
     ["expired", async () => tokenFor({}, { expiresIn: now() - 3600 }), /has expired: its exp \(\d{4}-\d\d-\d\dT[^)]+\) is past/],
-    ["not yet valid", async () => signed({}, (jwt) => jwt.setNotBefore(now() + 3600).setExpirationTime(now() + 7200)), /not valid yet: its nbf is \d{4}-/],
+    [
+      "not yet valid",
+      async () => signed({}, (jwt) => jwt.setNotBefore(now() + 3600).setExpirationTime(now() + 7200)),
+      /not valid yet: its nbf is \d{4}-/,
+    ],
     ["format", async () => "not-a-jwt", /not a well-formed JWT/],
   ];
 
@@ -112,10 +123,16 @@ describe("a refused token says which check failed (issue 24)", () => {
     const { env } = await import("cloudflare:workers");
     const { createApp } = await import("../../src/app");
     const lines: string[] = [];
-    const spies = (["log", "info", "warn", "error"] as const).map((level) => vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))));
+    const spies = (["log", "info", "warn", "error"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))),
+    );
     try {
       const ctx = createExecutionContext();
-      const res = await createApp().fetch(new Request("https://api.test/Categories", { headers: { authorization: `Bearer ${await foreignKeyToken()}` } }), { ...env, LOG_LEVEL: "info" }, ctx);
+      const res = await createApp().fetch(
+        new Request("https://api.test/Categories", { headers: { authorization: `Bearer ${await foreignKeyToken()}` } }),
+        { ...env, LOG_LEVEL: "info" },
+        ctx,
+      );
       await waitOnExecutionContext(ctx);
       expect(res.status).toBe(401);
     } finally {

@@ -30,14 +30,22 @@ describe("ETags", () => {
 describe("If-Match", () => {
   it("applies an update whose If-Match names the current version", async () => {
     const created = await createCategory();
-    const res = await call("/Categories", { method: "PUT", body: { id: created.id, name: `${created.body.name} v2` }, headers: { "if-match": created.etag } });
+    const res = await call("/Categories", {
+      method: "PUT",
+      body: { id: created.id, name: `${created.body.name} v2` },
+      headers: { "if-match": created.etag },
+    });
     expect(res.status).toBe(200);
   });
 
   it("refuses an update from a stale version with 412 and changes nothing", async () => {
     const created = await createCategory();
     await call("/Categories", { method: "PUT", body: { id: created.id, name: `${created.body.name} first` } });
-    const stale = await call("/Categories", { method: "PUT", body: { id: created.id, name: "second" }, headers: { "if-match": created.etag } });
+    const stale = await call("/Categories", {
+      method: "PUT",
+      body: { id: created.id, name: "second" },
+      headers: { "if-match": created.etag },
+    });
     expect(stale.status).toBe(412);
     expect(stale.body).toMatchObject({ code: "PreconditionFailed" });
     const read = await call(`/Categories/${created.id}`);
@@ -56,13 +64,19 @@ describe("If-Match", () => {
     const created = await createCategory();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        call("/Categories", { method: "PUT", body: { id: created.id, name: `${created.body.name} racer ${i}` }, headers: { "if-match": created.etag } }),
+        call("/Categories", {
+          method: "PUT",
+          body: { id: created.id, name: `${created.body.name} racer ${i}` },
+          headers: { "if-match": created.etag },
+        }),
       ),
     );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 412)).toHaveLength(9);
-    const events = await env.DB.prepare("SELECT count(*) AS n FROM outbox WHERE entity_id = ?1 AND action = 'updated'").bind(created.id).first<{ n: number }>();
+    const events = await env.DB.prepare("SELECT count(*) AS n FROM outbox WHERE entity_id = ?1 AND action = 'updated'")
+      .bind(created.id)
+      .first<{ n: number }>();
     expect(events?.n).toBe(1);
   });
 });
@@ -94,8 +108,18 @@ describe("Idempotency-Key", () => {
 
   it("scopes keys per user", async () => {
     const key = `shared-${crypto.randomUUID()}`;
-    const a = await call("/Categories", { method: "POST", body: { name: `User A ${key}` }, headers: { "idempotency-key": key }, user: { id: "user-a" } });
-    const b = await call("/Categories", { method: "POST", body: { name: `User B ${key}` }, headers: { "idempotency-key": key }, user: { id: "user-b" } });
+    const a = await call("/Categories", {
+      method: "POST",
+      body: { name: `User A ${key}` },
+      headers: { "idempotency-key": key },
+      user: { id: "user-a" },
+    });
+    const b = await call("/Categories", {
+      method: "POST",
+      body: { name: `User B ${key}` },
+      headers: { "idempotency-key": key },
+      user: { id: "user-b" },
+    });
     expect(a.status).toBe(201);
     expect(b.status).toBe(201);
     expect(b.body.id).not.toBe(a.body.id);

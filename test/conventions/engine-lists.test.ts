@@ -40,7 +40,11 @@ async function commonChecks(path: string, items: { id: string; name: string }[],
 describe("lists on the query engine", () => {
   it("GET /Categories: the default first, then by name; searchText, ids, order and paging", async () => {
     const t = tag();
-    const items = [await created("/Categories", { name: `B ${t}` }), await created("/Categories", { name: `a ${t}` }), await created("/Categories", { name: `C ${t}` })];
+    const items = [
+      await created("/Categories", { name: `B ${t}` }),
+      await created("/Categories", { name: `a ${t}` }),
+      await created("/Categories", { name: `C ${t}` }),
+    ];
     await commonChecks("/Categories", items, t);
     const all = await call("/Categories");
     expect(all.body[0]).toMatchObject({ isDefault: true });
@@ -61,7 +65,11 @@ describe("lists on the query engine", () => {
 
   it("GET /OutputTypes: by name", async () => {
     const t = tag();
-    const items = [await created("/OutputTypes", { name: `B ${t}`, schema: null }), await created("/OutputTypes", { name: `a ${t}`, schema: null }), await created("/OutputTypes", { name: `C ${t}`, schema: null })];
+    const items = [
+      await created("/OutputTypes", { name: `B ${t}`, schema: null }),
+      await created("/OutputTypes", { name: `a ${t}`, schema: null }),
+      await created("/OutputTypes", { name: `C ${t}`, schema: null }),
+    ];
     await commonChecks("/OutputTypes", items, t);
   });
 
@@ -69,7 +77,9 @@ describe("lists on the query engine", () => {
     const name = `score-${tag()}`;
     const versions: { id: string }[] = [];
     for (const version of ["2", "10", "1"]) {
-      versions.push(await created("/ModelDefinitions", { name, version, location: "External", uri: `https://models.example.com/score/${version}` }));
+      versions.push(
+        await created("/ModelDefinitions", { name, version, location: "External", uri: `https://models.example.com/score/${version}` }),
+      );
     }
     const path = `/ModelDefinitions/${encodeURIComponent(name.toUpperCase())}/versions`;
     const all = await call(path);
@@ -95,7 +105,9 @@ describe("lists on the query engine", () => {
       ["info", "finished"],
     ];
     for (const [level, message] of lines) {
-      await env.DB.prepare("INSERT INTO search_index_logs (index_id, sync_id, level, message, at) VALUES (?1, ?2, ?3, ?4, ?5)").bind(index, syncId, level, message, new Date().toISOString()).run();
+      await env.DB.prepare("INSERT INTO search_index_logs (index_id, sync_id, level, message, at) VALUES (?1, ?2, ?3, ?4, ?5)")
+        .bind(index, syncId, level, message, new Date().toISOString())
+        .run();
     }
     const path = `/Indices/${index}/Logs?syncId=${syncId}`;
     const all = await call(path);

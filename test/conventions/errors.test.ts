@@ -3,7 +3,11 @@ import { call } from "../support/http";
 
 describe("problem details", () => {
   it("renders validation failures with every field problem and the request id", async () => {
-    const res = await call("/Categories", { method: "POST", body: { name: "", extra: 1 }, headers: { "x-request-id": "req-validation-1" } });
+    const res = await call("/Categories", {
+      method: "POST",
+      body: { name: "", extra: 1 },
+      headers: { "x-request-id": "req-validation-1" },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     expect(res.headers.get("x-request-id")).toBe("req-validation-1");
@@ -28,13 +32,21 @@ describe("problem details", () => {
   });
 
   it("answers a body over the limit with 413", async () => {
-    const res = await call("/Categories", { method: "POST", rawBody: JSON.stringify({ name: "x".repeat(2_000_000) }), headers: { "content-type": "application/json" } });
+    const res = await call("/Categories", {
+      method: "POST",
+      rawBody: JSON.stringify({ name: "x".repeat(2_000_000) }),
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ code: "PayloadTooLarge" });
   });
 
   it("answers a body of another media type with 415", async () => {
-    const res = await call("/Categories", { method: "POST", rawBody: "name=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const res = await call("/Categories", {
+      method: "POST",
+      rawBody: "name=x",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(res.status).toBe(415);
     expect(res.body).toMatchObject({ code: "UnsupportedMediaType" });
   });
@@ -71,7 +83,11 @@ describe("CORS", () => {
     const res = await call("/Categories", {
       method: "OPTIONS",
       anonymous: true,
-      headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,idempotency-key" },
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,idempotency-key",
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("https://app.example");

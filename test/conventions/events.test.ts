@@ -1,4 +1,10 @@
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { DomainEvent } from "../../src/events/outbox";
@@ -6,7 +12,9 @@ import worker from "../../src/index";
 import { call } from "../support/http";
 
 async function outboxRows(entityId: string) {
-  const { results } = await env.DB.prepare("SELECT id, action, payload, actor_id, request_id, dispatched_at FROM outbox WHERE entity_id = ?1 ORDER BY seq")
+  const { results } = await env.DB.prepare(
+    "SELECT id, action, payload, actor_id, request_id, dispatched_at FROM outbox WHERE entity_id = ?1 ORDER BY seq",
+  )
     .bind(entityId)
     .all<{ id: string; action: string; payload: string; actor_id: string; request_id: string; dispatched_at: string | null }>();
   return results;
@@ -14,7 +22,12 @@ async function outboxRows(entityId: string) {
 
 describe("outbox", () => {
   it("records an event for each create, update and delete, with actor and request id", async () => {
-    const created = await call("/Categories", { method: "POST", body: { name: `Events ${crypto.randomUUID()}` }, headers: { "x-request-id": "req-events-1" }, user: { id: "actor-1" } });
+    const created = await call("/Categories", {
+      method: "POST",
+      body: { name: `Events ${crypto.randomUUID()}` },
+      headers: { "x-request-id": "req-events-1" },
+      user: { id: "actor-1" },
+    });
     const id = created.body.id as string;
     await call("/Categories", { method: "PUT", body: { id, name: `Events renamed ${id}` } });
     await call(`/Categories/${id}`, { method: "DELETE" });
@@ -59,7 +72,9 @@ describe("event consumer", () => {
   it("acknowledges every event and records it once, also when redelivered", async () => {
     const id = crypto.randomUUID();
     for (let delivery = 0; delivery < 2; delivery++) {
-      const batch = createMessageBatch<DomainEvent>("integrity-edge-events", [{ id: `m-${delivery}`, timestamp: new Date(), attempts: delivery + 1, body: event(id) }]);
+      const batch = createMessageBatch<DomainEvent>("integrity-edge-events", [
+        { id: `m-${delivery}`, timestamp: new Date(), attempts: delivery + 1, body: event(id) },
+      ]);
       const ctx = createExecutionContext();
       await worker.queue(batch, env, ctx);
       const result = await getQueueResult(batch, ctx);

@@ -10,7 +10,8 @@ const nestedArrays = (levels: number) => "[".repeat(levels) + "]".repeat(levels)
 const json = { "content-type": "application/json" };
 const tag = () => crypto.randomUUID().slice(0, 8);
 
-function expectDepthProblem(res: { status: number; body: any; text: string }) { // eslint-disable-line @typescript-eslint/no-explicit-any -- problem body
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- problem body
+function expectDepthProblem(res: { status: number; body: any; text: string }) {
   expect(res.status, res.text.slice(0, 300)).toBe(400);
   expect(res.body).toMatchObject({ code: "ValidationFailed", status: 400 });
   expect(res.body.detail).toContain(`deeper than ${MAX_JSON_DEPTH} levels`);
@@ -35,20 +36,42 @@ describe("JSON nesting depth", () => {
       // A strict schema, arrays.
       expectDepthProblem(await call("/Categories", { method: "POST", rawBody: `{"name":${nestedArrays(levels - 1)}}`, headers: json }));
       // A job output posted by a container: the output is free JSON.
-      expectDepthProblem(await call("/JobOutputs", { method: "POST", rawBody: `{"jobId":"${crypto.randomUUID()}","output":${nestedObjects(levels - 1)}}`, headers: json }));
+      expectDepthProblem(
+        await call("/JobOutputs", {
+          method: "POST",
+          rawBody: `{"jobId":"${crypto.randomUUID()}","output":${nestedObjects(levels - 1)}}`,
+          headers: json,
+        }),
+      );
       // A monitor job's status body (optional body, PUT).
-      expectDepthProblem(await call(`/MonitorJobs/${crypto.randomUUID()}/Succeeded`, { method: "PUT", rawBody: `{"criticality":${nestedArrays(levels - 1)}}`, headers: json }));
+      expectDepthProblem(
+        await call(`/MonitorJobs/${crypto.randomUUID()}/Succeeded`, {
+          method: "PUT",
+          rawBody: `{"criticality":${nestedArrays(levels - 1)}}`,
+          headers: json,
+        }),
+      );
       // A search request.
-      expectDepthProblem(await call("/Indices/00000000-0000-4000-8000-000000000002/Search", { method: "POST", rawBody: `{"text":"x","filter":${nestedArrays(levels - 1)}}`, headers: json }));
+      expectDepthProblem(
+        await call("/Indices/00000000-0000-4000-8000-000000000002/Search", {
+          method: "POST",
+          rawBody: `{"text":"x","filter":${nestedArrays(levels - 1)}}`,
+          headers: json,
+        }),
+      );
       // A bare array as the whole body.
       expectDepthProblem(await call("/Categories", { method: "POST", rawBody: nestedArrays(levels), headers: json }));
     }
   });
 
   it("applies to a compressed body, whose length is not known up front", async () => {
-    const body = new Blob([`{"name":"gz ${tag()}","metadata":${nestedObjects(100_000)}}`]).stream().pipeThrough(new CompressionStream("gzip"));
+    const body = new Blob([`{"name":"gz ${tag()}","metadata":${nestedObjects(100_000)}}`])
+      .stream()
+      .pipeThrough(new CompressionStream("gzip"));
     const compressed = await new Response(body).arrayBuffer();
-    expectDepthProblem(await call("/EntityTypes", { method: "POST", rawBody: compressed, headers: { ...json, "content-encoding": "gzip" } }));
+    expectDepthProblem(
+      await call("/EntityTypes", { method: "POST", rawBody: compressed, headers: { ...json, "content-encoding": "gzip" } }),
+    );
   });
 
   it("accepts a body of exactly 64 levels where the schema allows free JSON, and brackets inside strings do not count", async () => {
@@ -63,6 +86,8 @@ describe("JSON nesting depth", () => {
     expect(read.status, read.text).toBe(200);
     expect(read.body.metadata).toEqual(metadata);
     // One level more is refused.
-    expectDepthProblem(await call("/EntityTypes", { method: "POST", body: { name: `${name} 2`, metadata: JSON.parse(nestedObjects(MAX_JSON_DEPTH)) } }));
+    expectDepthProblem(
+      await call("/EntityTypes", { method: "POST", body: { name: `${name} 2`, metadata: JSON.parse(nestedObjects(MAX_JSON_DEPTH)) } }),
+    );
   });
 });

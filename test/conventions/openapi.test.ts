@@ -37,7 +37,9 @@ async function openapi(): Promise<Document> {
 }
 
 function operationsOf(doc: Document) {
-  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op, where: `${method.toUpperCase()} ${path}` })));
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ path, method, op, where: `${method.toUpperCase()} ${path}` })),
+  );
 }
 
 /** An operation's parameters with references to components.parameters resolved. */
@@ -68,7 +70,10 @@ describe("OpenAPI document", () => {
         expect(op.responses[status]?.content?.["application/problem+json"], `${where} ${status}`).toBeDefined();
       }
       for (const param of path.match(/\{[^}]+\}/g) ?? []) {
-        expect(op.parameters?.some((p) => "in" in p && p.in === "path" && `{${p.name}}` === param), `${where} documents ${param}`).toBe(true);
+        expect(
+          op.parameters?.some((p) => "in" in p && p.in === "path" && `{${p.name}}` === param),
+          `${where} documents ${param}`,
+        ).toBe(true);
       }
       if (method === "post" || method === "put") expect(op.requestBody ?? op.parameters, where).toBeDefined();
       if (path.endsWith("/{id}") && (method === "get" || method === "delete")) {
@@ -108,22 +113,30 @@ describe("OpenAPI document", () => {
     for (const [where, id] of Object.entries(expected)) expect(seen.get(id), id).toBe(where);
   });
 
-  it("declares the headers each operation honours: api-version with its versions, X-Session-Bookmark, Idempotency-Key, If-Match, If-None-Match", async () => {
-    const doc = await openapi();
-    for (const { method, op, where } of operationsOf(doc)) {
-      if (PUBLIC_OPERATIONS.includes(where)) continue;
-      const headers = new Map(parametersOf(doc, op).filter((p) => p.in === "header").map((p) => [p.name.toLowerCase(), p]));
-      // The route's own versions when it narrows its area's, else one area's.
-      const served = op["x-api-versions"] ? [op["x-api-versions"]] : Object.values(API_AREAS).map((versions) => [...versions]);
-      expect(served, `${where} api-version`).toContainEqual(headers.get("api-version")?.schema?.enum);
-      expect(headers.has("x-session-bookmark"), `${where} X-Session-Bookmark`).toBe(true);
-      expect(headers.has("idempotency-key"), `${where} Idempotency-Key`).toBe(method === "post" || IDEMPOTENT_PUTS.includes(where));
-      expect(headers.has("if-match"), `${where} If-Match`).toBe(op.responses["412"] !== undefined);
-      if (op.responses["304"]) expect(headers.has("if-none-match"), `${where} If-None-Match`).toBe(true);
-    }
-    const narrowed = parametersOf(doc, doc.paths["/Indices/{id}/Search"]!.post!).find((p) => p.name === "api-version");
-    expect(narrowed?.schema?.enum).toEqual([...API_AREAS.search]);
-  });
+  it(
+    "declares the headers each operation honours: api-version with its versions, X-Session-Bookmark, " +
+      "Idempotency-Key, If-Match, If-None-Match",
+    async () => {
+      const doc = await openapi();
+      for (const { method, op, where } of operationsOf(doc)) {
+        if (PUBLIC_OPERATIONS.includes(where)) continue;
+        const headers = new Map(
+          parametersOf(doc, op)
+            .filter((p) => p.in === "header")
+            .map((p) => [p.name.toLowerCase(), p]),
+        );
+        // The route's own versions when it narrows its area's, else one area's.
+        const served = op["x-api-versions"] ? [op["x-api-versions"]] : Object.values(API_AREAS).map((versions) => [...versions]);
+        expect(served, `${where} api-version`).toContainEqual(headers.get("api-version")?.schema?.enum);
+        expect(headers.has("x-session-bookmark"), `${where} X-Session-Bookmark`).toBe(true);
+        expect(headers.has("idempotency-key"), `${where} Idempotency-Key`).toBe(method === "post" || IDEMPOTENT_PUTS.includes(where));
+        expect(headers.has("if-match"), `${where} If-Match`).toBe(op.responses["412"] !== undefined);
+        if (op.responses["304"]) expect(headers.has("if-none-match"), `${where} If-None-Match`).toBe(true);
+      }
+      const narrowed = parametersOf(doc, doc.paths["/Indices/{id}/Search"]!.post!).find((p) => p.name === "api-version");
+      expect(narrowed?.schema?.enum).toEqual([...API_AREAS.search]);
+    },
+  );
 
   it("shows domain examples on the main resources' request bodies, each valid against its schema", async () => {
     const doc = await openapi();
@@ -143,12 +156,17 @@ describe("OpenAPI document", () => {
       "POST /Indices/{id}/Search",
       "POST /Queries",
     ]) {
-      expect(withExamples.map((o) => o.where), where).toContain(where);
+      expect(
+        withExamples.map((o) => o.where),
+        where,
+      ).toContain(where);
     }
     for (const { op, where } of withExamples) {
       const media = op.requestBody!.content!["application/json"]!;
       // The body's schema with the document's components beside it, so its $refs resolve.
-      const result = new Validator({ ...(media.schema as object), components: doc.components } as never, "2020-12", false).validate(media.example);
+      const result = new Validator({ ...(media.schema as object), components: doc.components } as never, "2020-12", false).validate(
+        media.example,
+      );
       expect(result.valid, `${where}: ${JSON.stringify(result.errors.at(-1))}`).toBe(true);
     }
   });

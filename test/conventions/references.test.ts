@@ -26,7 +26,9 @@ function referenceLikeColumns(): { all: Set<string>; candidates: Column[] } {
     const targets = new Map<string, string>();
     for (const fk of config.foreignKeys) {
       const reference = fk.reference();
-      reference.columns.forEach((column, i) => targets.set(column.name, `${getTableConfig(reference.foreignTable).name}.${reference.foreignColumns[i]!.name}`));
+      reference.columns.forEach((column, i) =>
+        targets.set(column.name, `${getTableConfig(reference.foreignTable).name}.${reference.foreignColumns[i]!.name}`),
+      );
     }
     for (const column of config.columns) {
       const key = `${config.name}.${column.name}`;
@@ -40,7 +42,9 @@ function referenceLikeColumns(): { all: Set<string>; candidates: Column[] } {
   return { all, candidates };
 }
 
-const usage = new Map<string, string>(Object.entries(USAGE).flatMap(([entity, refs]) => refs.map((r) => [`${r.table}.${r.column}`, entity] as [string, string])));
+const usage = new Map<string, string>(
+  Object.entries(USAGE).flatMap(([entity, refs]) => refs.map((r) => [`${r.table}.${r.column}`, entity] as [string, string])),
+);
 
 describe("the table of references", () => {
   const { all, candidates } = referenceLikeColumns();
@@ -75,7 +79,8 @@ describe("the table of references", () => {
   });
 
   it("gives every exclusion a reason", () => {
-    for (const [key, reason] of [...Object.entries(OWN_CHECKS), ...Object.entries(NOT_USAGE)]) expect(reason.length, key).toBeGreaterThan(10);
+    for (const [key, reason] of [...Object.entries(OWN_CHECKS), ...Object.entries(NOT_USAGE)])
+      expect(reason.length, key).toBeGreaterThan(10);
   });
 });
 
@@ -83,7 +88,10 @@ describe("the shared in-use checks read it", () => {
   it("an entity type or a user status a work template uses cannot be deleted", async () => {
     const type = await createEntityType({ appliesTo: null });
     const status = await createUserStatus();
-    const template = await call("/WorkTemplates", { method: "POST", body: { displayName: `Uses a type ${crypto.randomUUID()}`, typeId: type.id, status: status.id } });
+    const template = await call("/WorkTemplates", {
+      method: "POST",
+      body: { displayName: `Uses a type ${crypto.randomUUID()}`, typeId: type.id, status: status.id },
+    });
     expect(template.status, template.text).toBe(201);
     const typeDelete = await call(`/EntityTypes/${type.id}`, { method: "DELETE" });
     expect(typeDelete.status, typeDelete.text).toBe(409);

@@ -22,7 +22,11 @@ async function logged(level: string, path: string, init: RequestInit = {}, clock
   headers.set("authorization", `Bearer ${await tokenFor({ id: "log-reader", name: "Log Reader" })}`);
   headers.set("x-request-id", "req-log-test-0001");
   const ctx = createExecutionContext();
-  const res = await createApp(clock ? { clock } : {}).fetch(new Request(`https://api.test${path}`, { ...init, headers }), { ...env, LOG_LEVEL: level }, ctx);
+  const res = await createApp(clock ? { clock } : {}).fetch(
+    new Request(`https://api.test${path}`, { ...init, headers }),
+    { ...env, LOG_LEVEL: level },
+    ctx,
+  );
   await res.arrayBuffer();
   await waitOnExecutionContext(ctx);
   return { status: res.status, lines: lines.filter((line) => line.msg === "request") };
@@ -40,7 +44,16 @@ describe("the request log line", () => {
   it("is written at debug for the same read, with the request id and the user", async () => {
     const { status, lines } = await logged("debug", "/Categories");
     expect(status).toBe(200);
-    expect(lines).toEqual([expect.objectContaining({ level: "debug", method: "GET", path: "/Categories", status: 200, requestId: "req-log-test-0001", userId: "log-reader" })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: "debug",
+        method: "GET",
+        path: "/Categories",
+        status: 200,
+        requestId: "req-log-test-0001",
+        userId: "log-reader",
+      }),
+    ]);
   });
 
   it("is written at info for a write", async () => {
@@ -50,7 +63,9 @@ describe("the request log line", () => {
       body: JSON.stringify({ name: `Logged ${crypto.randomUUID()}` }),
     });
     expect(status).toBe(201);
-    expect(lines).toEqual([expect.objectContaining({ level: "info", method: "POST", status: 201, requestId: "req-log-test-0001", userId: "log-reader" })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: "info", method: "POST", status: 201, requestId: "req-log-test-0001", userId: "log-reader" }),
+    ]);
   });
 
   it("is written at info for a failed read", async () => {

@@ -56,7 +56,11 @@ describe("response headers", () => {
   });
 
   it("a preflight is answered as before: 204, the allowed methods and headers, Vary on both", async () => {
-    const res = await call("/Deviations", { method: "OPTIONS", anonymous: true, headers: { origin: ORIGIN, "access-control-request-method": "PUT" } });
+    const res = await call("/Deviations", {
+      method: "OPTIONS",
+      anonymous: true,
+      headers: { origin: ORIGIN, "access-control-request-method": "PUT" },
+    });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe(ORIGIN);
     expect(res.headers.get("access-control-allow-methods")).toBe("GET,POST,PUT,PATCH,DELETE,OPTIONS");

@@ -29,7 +29,6 @@ const RESOURCES: Resource[] = [
   { path: "/Assets", field: "name", body: (name) => ({ name, kind: "plant" }) },
   { path: "/Deviations", field: "referenceId", body: (referenceId) => ({ referenceId }) },
   // Image names are lower-case ASCII (`external/...`); the folded key still makes `External/X` and `external/x` one.
-
 ];
 
 const nfc = (tag: string) => `Ünïcødé ${tag}`;
@@ -91,7 +90,10 @@ describe("unique names: NFC and Unicode case folding", () => {
   });
 
   it("keying them is a one-off step: the cron runs it while it is pending, then never again", async () => {
-    const step = () => env.DB.prepare("SELECT state, cursor FROM one_off_steps WHERE name = ?1").bind(NAME_KEY_STEP).first<{ state: string; cursor: string | null }>();
+    const step = () =>
+      env.DB.prepare("SELECT state, cursor FROM one_off_steps WHERE name = ?1")
+        .bind(NAME_KEY_STEP)
+        .first<{ state: string; cursor: string | null }>();
     // A new database has nothing to key: migration 0015 records the step done.
     expect((await step())?.state).toBe("done");
     const tag = crypto.randomUUID().slice(0, 8);
@@ -102,7 +104,8 @@ describe("unique names: NFC and Unicode case folding", () => {
     await env.DB.prepare("UPDATE one_off_steps SET state = 'pending', cursor = NULL WHERE name = ?1").bind(NAME_KEY_STEP).run();
     const log = createLogger("error", {});
     await runNameKeyBackfill(env, log, new Date());
-    const keyOf = async (id: string) => (await env.DB.prepare("SELECT name_key FROM categories WHERE id = ?1").bind(id).first<{ name_key: string | null }>())?.name_key;
+    const keyOf = async (id: string) =>
+      (await env.DB.prepare("SELECT name_key FROM categories WHERE id = ?1").bind(id).first<{ name_key: string | null }>())?.name_key;
     expect(await keyOf(legacy.body.id)).toBe(nameKey(nfc(tag)));
     const done = await step();
     expect(done?.state).toBe("done");
@@ -111,7 +114,9 @@ describe("unique names: NFC and Unicode case folding", () => {
     await env.DB.prepare("UPDATE categories SET name_key = NULL WHERE id = ?1").bind(later.body.id).run();
     await runNameKeyBackfill(env, log, new Date());
     expect(await keyOf(later.body.id)).toBeNull();
-    await env.DB.prepare("UPDATE categories SET name_key = ?2 WHERE id = ?1").bind(later.body.id, nameKey(nfc(`later ${tag}`))).run();
+    await env.DB.prepare("UPDATE categories SET name_key = ?2 WHERE id = ?1")
+      .bind(later.body.id, nameKey(nfc(`later ${tag}`)))
+      .run();
   });
 
   it("the step moves past a pair that folds to one key, logging it once, and finishes", async () => {

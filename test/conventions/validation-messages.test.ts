@@ -35,7 +35,9 @@ describe("validation messages", () => {
   it("says what a value of the wrong type must be and what was sent", async () => {
     const res = await call("/DataTypes", { method: "POST", body: { name: "Readings", allowedExtensions: "csv" } });
     expect(res.status).toBe(400);
-    expect(problemOf(res.body, "body.allowedExtensions")!.message).toBe(`allowedExtensions must be a list of text values such as ["xlsx","xls","csv"], not 'csv'.`);
+    expect(problemOf(res.body, "body.allowedExtensions")!.message).toBe(
+      `allowedExtensions must be a list of text values such as ["xlsx","xls","csv"], not 'csv'.`,
+    );
   });
 
   it("speaks of bounds in words, and of unknown fields with the ones the body takes", async () => {
@@ -58,7 +60,10 @@ describe("validation messages", () => {
   });
 
   it("says what is wrong inside a value of one of a union's types, keeping the union's field and rule", async () => {
-    const res = await call("/JobConfigurations", { method: "POST", body: { name: "union", jobDefinition: "examples/hello:latest", runConfigs: { cpuCores: 1, memory: 1 }, runOptions: { THRESHOLD: 1 } } });
+    const res = await call("/JobConfigurations", {
+      method: "POST",
+      body: { name: "union", jobDefinition: "examples/hello:latest", runConfigs: { cpuCores: 1, memory: 1 }, runOptions: { THRESHOLD: 1 } },
+    });
     expect(res.status).toBe(400);
     const problem = problemOf(res.body, "body.runOptions")!;
     expect(problem.rule).toBe("invalid_union");

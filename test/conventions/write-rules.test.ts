@@ -40,18 +40,26 @@ const WITHOUT_IF_MATCH: Record<string, string> = {
 
 /** Functions (`file#function`) that write a resource's row without an event, and why. */
 const WITHOUT_EVENT: Record<string, string> = {
-  "src/search/store.ts#markSyncStarted": "synchronisation bookkeeping of an index (status, times), written by the index's own object, not a change a client made",
+  "src/search/store.ts#markSyncStarted":
+    "synchronisation bookkeeping of an index (status, times), written by the index's own object, not a change a client made",
   "src/search/store.ts#finishSync": "synchronisation bookkeeping of an index (status, counts, times)",
-  "src/deviations/relationships.ts#touchDeviationsStatement": "a statement for the caller's batch, which writes the events of the deviations it touches",
-  "src/work-items/activities/model.ts#insertActivitiesStatements": "statements for the caller's batch (a work item's instantiation), which writes the activities' events",
-  "src/upload/cleanup.ts#removeExpiredUploads": "removes uploads that never completed; their files were never visible and had no created event",
-  "src/upload/uploads/store.ts#insertUpload": "an upload in progress: its file is not visible until completion, which writes the created event",
+  "src/deviations/relationships.ts#touchDeviationsStatement":
+    "a statement for the caller's batch, which writes the events of the deviations it touches",
+  "src/work-items/activities/model.ts#insertActivitiesStatements":
+    "statements for the caller's batch (a work item's instantiation), which writes the activities' events",
+  "src/upload/cleanup.ts#removeExpiredUploads":
+    "removes uploads that never completed; their files were never visible and had no created event",
+  "src/upload/uploads/store.ts#insertUpload":
+    "an upload in progress: its file is not visible until completion, which writes the created event",
   "src/upload/uploads/store.ts#recordPart": "a part of an upload in progress",
   "src/upload/uploads/store.ts#removeUpload": "aborting an upload in progress, whose file was never visible",
-  "src/dataprocessing/jobs.ts#recordOutputRejection": "keeps the last rejected outputs on the job for diagnosis; not a change of the job's state",
-  "src/subscriptions/sender.ts#attemptDelivery": "delivery bookkeeping of a subscription (failures, last delivery), not a change its owner made",
+  "src/dataprocessing/jobs.ts#recordOutputRejection":
+    "keeps the last rejected outputs on the job for diagnosis; not a change of the job's state",
+  "src/subscriptions/sender.ts#attemptDelivery":
+    "delivery bookkeeping of a subscription (failures, last delivery), not a change its owner made",
   // Known gaps, left as they are for now (changing them changes what subscribers receive):
-  "src/dataprocessing/outputs.ts#createJobOutput": "known gap: job outputs carry no events yet (neither created nor deleted); the job's own events report its progress",
+  "src/dataprocessing/outputs.ts#createJobOutput":
+    "known gap: job outputs carry no events yet (neither created nor deleted); the job's own events report its progress",
   "src/dataprocessing/outputs.ts#deleteJobOutput": "known gap: see createJobOutput",
   "src/monitors/store.ts#duplicateMonitor": "known gap: a duplicated monitor is created without a created event",
 };
@@ -61,7 +69,11 @@ const EVENT = /\b(?:outboxStatement|guardedOutboxStatement|outboxManyStatements)
 /** A top-level function declaration, up to the closing brace at the start of a line. */
 const FUNCTION = /^(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)[\s\S]*?^\}/gm;
 
-const sources = import.meta.glob(["../../src/**/*.ts", "../../durable-objects/*.ts"], { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const sources = import.meta.glob(["../../src/**/*.ts", "../../durable-objects/*.ts"], {
+  query: "?raw",
+  import: "default",
+  eager: true,
+}) as Record<string, string>;
 
 /** Tables whose rows are resources: they carry an ETag. */
 function resourceTables(): Set<string> {
@@ -90,7 +102,9 @@ function writesWithoutEvents(): Map<string, string[]> {
 }
 
 describe("PUT and DELETE honour If-Match", async () => {
-  const doc = (await call("/openapi.json", { anonymous: true })).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+  const doc = (await call("/openapi.json", { anonymous: true })).body as {
+    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  };
   const routes = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods)
       .filter(([method]) => method === "put" || method === "delete")
@@ -103,7 +117,10 @@ describe("PUT and DELETE honour If-Match", async () => {
 
   it("every PUT and DELETE declares 412, or is named with its reason", () => {
     const missing = routes.filter((r) => !r.declares412 && !(r.route in WITHOUT_IF_MATCH)).map((r) => r.route);
-    expect(missing, "declare 412 (errors: [412]) and check If-Match with assertVersion, or name the route in WITHOUT_IF_MATCH with a reason").toEqual([]);
+    expect(
+      missing,
+      "declare 412 (errors: [412]) and check If-Match with assertVersion, or name the route in WITHOUT_IF_MATCH with a reason",
+    ).toEqual([]);
   });
 
   it("names no route that declares 412 now, or is gone", () => {
@@ -123,7 +140,11 @@ describe("writes of a resource emit an event", () => {
 
   it("every function writing a resource's row writes an event, or is named with its reason", () => {
     const missing = [...found].filter(([key]) => !(key in WITHOUT_EVENT)).map(([key, tables]) => `${key} (${tables.join(", ")})`);
-    expect(missing, "write the change's event in the same batch (outboxStatement / guardedOutboxStatement), or name the function in WITHOUT_EVENT with a reason").toEqual([]);
+    expect(
+      missing,
+      "write the change's event in the same batch (outboxStatement / guardedOutboxStatement), or name the function in " +
+        "WITHOUT_EVENT with a reason",
+    ).toEqual([]);
   });
 
   it("names no function that writes its event now (or no resource row)", () => {
@@ -134,7 +155,8 @@ describe("writes of a resource emit an event", () => {
   });
 
   it("would see a write without an event", () => {
-    const sample = 'export async function forget(ctx) {\n  await ctx.db.prepare("UPDATE categories SET name = ?1 WHERE id = ?2").run();\n}\n';
+    const sample =
+      'export async function forget(ctx) {\n  await ctx.db.prepare("UPDATE categories SET name = ?1 WHERE id = ?2").run();\n}\n';
     const match = [...sample.matchAll(FUNCTION)][0]!;
     expect([...match[0].matchAll(WRITE)].map((m) => m[1])).toEqual(["categories"]);
     expect(EVENT.test(match[0])).toBe(false);

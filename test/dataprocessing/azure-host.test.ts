@@ -18,7 +18,9 @@ const settings: AzureSettings = {
   ACR_USERNAME: "acr-user",
   ACR_PASSWORD: "acr-pass",
 };
-const GROUP = "https://management.azure.com/subscriptions/0000-sub/resourceGroups/rg-jobs/providers/Microsoft.ContainerInstance/containerGroups/containergroup-j1";
+const GROUP =
+  "https://management.azure.com/subscriptions/0000-sub/resourceGroups/rg-jobs" +
+  "/providers/Microsoft.ContainerInstance/containerGroups/containergroup-j1";
 
 interface Recorded {
   method: string;
@@ -46,12 +48,29 @@ const tokenRoute: [string, RegExp, () => Response] = [
   /^https:\/\/login\.microsoftonline\.com\/tenant-1\/oauth2\/v2\.0\/token$/,
   () => Response.json({ token_type: "Bearer", expires_in: 3599, access_token: "arm-token" }),
 ];
-const json = (body: unknown, status = 200) => () => Response.json(body, { status });
-const spec = { name: "containergroup-j1", image: "scoring/model:1.4", command: "python score.py", environment: { jobId: "j1", SECRET: "s3" }, cpuCores: 2, memoryGb: 4, gpuCores: 1, gpuSku: "K80", timeoutSeconds: 600 };
+const json =
+  (body: unknown, status = 200) =>
+  () =>
+    Response.json(body, { status });
+const spec = {
+  name: "containergroup-j1",
+  image: "scoring/model:1.4",
+  command: "python score.py",
+  environment: { jobId: "j1", SECRET: "s3" },
+  cpuCores: 2,
+  memoryGb: 4,
+  gpuCores: 1,
+  gpuSku: "K80",
+  timeoutSeconds: 600,
+};
 
 describe("the Azure Container Instances host (recorded fake)", () => {
   it("signs in with client credentials once, then creates containergroup-{jobId} with secure variables and GPU", async () => {
-    const fake = recordedAzure([tokenRoute, ["GET", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ error: { code: "ResourceNotFound" } }, 404)], ["PUT", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ name: "containergroup-j1" }, 201)]]);
+    const fake = recordedAzure([
+      tokenRoute,
+      ["GET", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ error: { code: "ResourceNotFound" } }, 404)],
+      ["PUT", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ name: "containergroup-j1" }, 201)],
+    ]);
     const host = new AzureContainerHost({ ...settings, AZURE_CLIENT_ID: `client-${crypto.randomUUID()}` }, fake.send);
     await host.startGroup(spec);
     const [token, get, put] = fake.calls;
@@ -60,29 +79,49 @@ describe("the Azure Container Instances host (recorded fake)", () => {
     expect(get!.headers.authorization).toBe("Bearer arm-token");
     expect(put!.method).toBe("PUT");
     const body = JSON.parse(put!.body!);
-    expect(body).toMatchObject({ location: "westeurope", properties: { osType: "Linux", restartPolicy: "Never", imageRegistryCredentials: [{ server: "models.azurecr.io", username: "acr-user" }] } });
+    expect(body).toMatchObject({
+      location: "westeurope",
+      properties: {
+        osType: "Linux",
+        restartPolicy: "Never",
+        imageRegistryCredentials: [{ server: "models.azurecr.io", username: "acr-user" }],
+      },
+    });
     expect(body.properties.containers[0].properties).toEqual({
       image: "models.azurecr.io/scoring/model:1.4",
       command: ["/bin/sh", "-c", "python score.py"],
-      environmentVariables: [{ name: "jobId", secureValue: "j1" }, { name: "SECRET", secureValue: "s3" }],
+      environmentVariables: [
+        { name: "jobId", secureValue: "j1" },
+        { name: "SECRET", secureValue: "s3" },
+      ],
       resources: { requests: { cpu: 2, memoryInGB: 4, gpu: { count: 1, sku: "K80" } } },
     });
     expect(fake.calls.filter((c) => c.url.includes("login.microsoftonline.com"))).toHaveLength(1);
   });
 
   it("does not create a group that exists (starting is idempotent)", async () => {
-    const fake = recordedAzure([tokenRoute, ["GET", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ properties: { instanceView: { state: "Running" } } })]]);
+    const fake = recordedAzure([
+      tokenRoute,
+      ["GET", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ properties: { instanceView: { state: "Running" } } })],
+    ]);
     await new AzureContainerHost(settings, fake.send).startGroup(spec);
     expect(fake.calls.some((c) => c.method === "PUT")).toBe(false);
   });
 
   it("maps instance views to phases, with the log tail", async () => {
-    const view = (groupState: string, current?: object) => ({ properties: { instanceView: { state: groupState }, containers: [{ properties: { instanceView: { currentState: current } } }] } });
+    const view = (groupState: string, current?: object) => ({
+      properties: { instanceView: { state: groupState }, containers: [{ properties: { instanceView: { currentState: current } } }] },
+    });
     const cases: [object, string, number | null, string | null][] = [
       [view("Pending"), "pending", null, null],
       [view("Running", { state: "Running" }), "running", null, null],
       [view("Succeeded", { state: "Terminated", exitCode: 0, detailStatus: "Completed" }), "succeeded", 0, null],
-      [view("Failed", { state: "Terminated", exitCode: 137, detailStatus: "OOMKilled" }), "failed", 137, "The container exited with code 137 (OOMKilled)."],
+      [
+        view("Failed", { state: "Terminated", exitCode: 137, detailStatus: "OOMKilled" }),
+        "failed",
+        137,
+        "The container exited with code 137 (OOMKilled).",
+      ],
     ];
     for (const [answer, phase, exitCode, error] of cases) {
       const fake = recordedAzure([
@@ -91,7 +130,13 @@ describe("the Azure Container Instances host (recorded fake)", () => {
         ["GET", `${GROUP}/containers/job/logs?tail=1000&api-version=${ARM_API_VERSION}`, json({ content: "line 1\nline 2\n" })],
       ]);
       const state = await new AzureContainerHost(settings, fake.send).inspectGroup("containergroup-j1", 7);
-      expect(state).toEqual({ phase, exitCode, error, output: phase === "pending" ? "" : "line 2\n", outputTruncated: phase !== "pending" });
+      expect(state).toEqual({
+        phase,
+        exitCode,
+        error,
+        output: phase === "pending" ? "" : "line 2\n",
+        outputTruncated: phase !== "pending",
+      });
     }
   });
 
@@ -112,8 +157,8 @@ describe("the Azure Container Instances host (recorded fake)", () => {
               instanceView: {
                 currentState: { state: "Waiting", detailStatus: "ErrImagePull" },
                 events: [
-                  { type: "Normal", message: "pulling image \"models.azurecr.io/scoring/model:9\"" },
-                  { type: "Warning", message: "Failed to pull image \"models.azurecr.io/scoring/model:9\": not found" },
+                  { type: "Normal", message: 'pulling image "models.azurecr.io/scoring/model:9"' },
+                  { type: "Warning", message: 'Failed to pull image "models.azurecr.io/scoring/model:9": not found' },
                   { type: "Normal", message: "Back-off pulling image" },
                 ],
               },
@@ -122,8 +167,14 @@ describe("the Azure Container Instances host (recorded fake)", () => {
         ],
       },
     };
-    expect(armPhase(pullFailed)).toEqual({ phase: "failed", exitCode: null, error: 'Azure could not run the container group: Failed to pull image "models.azurecr.io/scoring/model:9": not found' });
-    expect(armPhase({ properties: { provisioningState: "Failed", instanceView: {} } }).error).toBe("Azure reports the container group as Failed.");
+    expect(armPhase(pullFailed)).toEqual({
+      phase: "failed",
+      exitCode: null,
+      error: 'Azure could not run the container group: Failed to pull image "models.azurecr.io/scoring/model:9": not found',
+    });
+    expect(armPhase({ properties: { provisioningState: "Failed", instanceView: {} } }).error).toBe(
+      "Azure reports the container group as Failed.",
+    );
     expect(armPhase({ properties: { instanceView: { state: "Succeeded" } } })).toEqual({ phase: "succeeded", exitCode: null, error: null });
     expect(armPhase({ properties: { provisioningState: "Creating" } })).toEqual({ phase: "pending", exitCode: null, error: null });
     expect(armPhase({})).toEqual({ phase: "pending", exitCode: null, error: null });
@@ -132,11 +183,30 @@ describe("the Azure Container Instances host (recorded fake)", () => {
   it("reads a failed group whose container never started (its logs answer 400) as failed with no output", async () => {
     const fake = recordedAzure([
       tokenRoute,
-      ["GET", `${GROUP}?api-version=${ARM_API_VERSION}`, json({ properties: { provisioningState: "Failed", instanceView: { state: "Failed", events: [{ type: "Warning", message: "no capacity for K80 in westeurope" }] } } })],
-      ["GET", `${GROUP}/containers/job/logs?tail=1000&api-version=${ARM_API_VERSION}`, json({ error: { code: "ContainerGroupDeploymentNotReady" } }, 400)],
+      [
+        "GET",
+        `${GROUP}?api-version=${ARM_API_VERSION}`,
+        json({
+          properties: {
+            provisioningState: "Failed",
+            instanceView: { state: "Failed", events: [{ type: "Warning", message: "no capacity for K80 in westeurope" }] },
+          },
+        }),
+      ],
+      [
+        "GET",
+        `${GROUP}/containers/job/logs?tail=1000&api-version=${ARM_API_VERSION}`,
+        json({ error: { code: "ContainerGroupDeploymentNotReady" } }, 400),
+      ],
     ]);
     const state = await new AzureContainerHost(settings, fake.send).inspectGroup("containergroup-j1", 100);
-    expect(state).toEqual({ phase: "failed", exitCode: null, error: "Azure could not run the container group: no capacity for K80 in westeurope", output: "", outputTruncated: false });
+    expect(state).toEqual({
+      phase: "failed",
+      exitCode: null,
+      error: "Azure could not run the container group: no capacity for K80 in westeurope",
+      output: "",
+      outputTruncated: false,
+    });
   });
 
   it("follows the registry's Link header through every page of the catalog and of the tags", async () => {
@@ -154,7 +224,11 @@ describe("the Azure Container Instances host (recorded fake)", () => {
   });
 
   it("reads a deleted group as null and deletes idempotently", async () => {
-    const fake = recordedAzure([tokenRoute, ["GET", /containergroup-j1\?/, json({ error: { code: "ResourceNotFound" } }, 404)], ["DELETE", /containergroup-j1\?/, json({}, 404)]]);
+    const fake = recordedAzure([
+      tokenRoute,
+      ["GET", /containergroup-j1\?/, json({ error: { code: "ResourceNotFound" } }, 404)],
+      ["DELETE", /containergroup-j1\?/, json({}, 404)],
+    ]);
     const host = new AzureContainerHost(settings, fake.send);
     expect(await host.inspectGroup("containergroup-j1", 100)).toBeNull();
     await host.removeGroup("containergroup-j1");
@@ -174,9 +248,16 @@ describe("the Azure Container Instances host (recorded fake)", () => {
   });
 
   it("turns throttling and outages into HostUnavailableError", async () => {
-    const fake = recordedAzure([tokenRoute, ["GET", /containergroup-j1/, () => new Response('{"error":{"code":"TooManyRequests"}}', { status: 429 })]]);
-    await expect(new AzureContainerHost(settings, fake.send).inspectGroup("containergroup-j1", 10)).rejects.toBeInstanceOf(HostUnavailableError);
-    const down = new AzureContainerHost({ ...settings, AZURE_CLIENT_ID: `client-${crypto.randomUUID()}` }, () => Promise.reject(new TypeError("network down")));
+    const fake = recordedAzure([
+      tokenRoute,
+      ["GET", /containergroup-j1/, () => new Response('{"error":{"code":"TooManyRequests"}}', { status: 429 })],
+    ]);
+    await expect(new AzureContainerHost(settings, fake.send).inspectGroup("containergroup-j1", 10)).rejects.toBeInstanceOf(
+      HostUnavailableError,
+    );
+    const down = new AzureContainerHost({ ...settings, AZURE_CLIENT_ID: `client-${crypto.randomUUID()}` }, () =>
+      Promise.reject(new TypeError("network down")),
+    );
     await expect(down.removeGroup("containergroup-j1")).rejects.toBeInstanceOf(HostUnavailableError);
   });
 

@@ -100,7 +100,11 @@ describe("chain length limit", () => {
 
   it("refuses a chain execution of more than 50 configs, naming the limit", async () => {
     const config = await createConfig();
-    const res = await call("/Jobs/ChainExecution", { method: "POST", body: { jobConfigIds: Array.from({ length: 51 }, () => config.id) }, user: owner });
+    const res = await call("/Jobs/ChainExecution", {
+      method: "POST",
+      body: { jobConfigIds: Array.from({ length: 51 }, () => config.id) },
+      user: owner,
+    });
     expect(res.status, res.text).toBe(400);
     expect(res.body.detail).toContain("at most 50 configs");
     expect(await jobsOf(config.id)).toBe(0);

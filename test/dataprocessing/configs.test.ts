@@ -30,7 +30,12 @@ describe("job definitions", () => {
 describe("job configurations", () => {
   it("creates, reads, replaces and deletes a config", async () => {
     const created = await createConfig({ description: "scores plants" });
-    expect(created).toMatchObject({ jobDefinition: "examples/hello:latest", runConfigs: { cpuCores: 1, memory: 1.5 }, timeoutMinutes: 60, objectOwner: { id: "dp-owner" } });
+    expect(created).toMatchObject({
+      jobDefinition: "examples/hello:latest",
+      runConfigs: { cpuCores: 1, memory: 1.5 },
+      timeoutMinutes: 60,
+      objectOwner: { id: "dp-owner" },
+    });
     const read = await call(`/JobConfigurations/${created.id}`, { user: owner });
     expect(read.body.runOptions).toEqual({ THRESHOLD: "0.8", SECRET_TOKEN: "hunter2-do-not-leak" });
     const put = await call("/JobConfigurations", {
@@ -51,7 +56,9 @@ describe("job configurations", () => {
     const created = await createConfig();
     const asReader = await call(`/JobConfigurations/${created.id}`, { user: readOnly });
     expect(asReader.body.runOptions).toEqual({ THRESHOLD: null, SECRET_TOKEN: null });
-    const asOwnerWithReadOnly = await call(`/JobConfigurations/${created.id}`, { user: { ...owner, permissions: ["dataprocessing_read"] } });
+    const asOwnerWithReadOnly = await call(`/JobConfigurations/${created.id}`, {
+      user: { ...owner, permissions: ["dataprocessing_read"] },
+    });
     expect(asOwnerWithReadOnly.body.runOptions.SECRET_TOKEN).toBe("hunter2-do-not-leak");
   });
 
@@ -66,16 +73,30 @@ describe("job configurations", () => {
 
   it("never writes an option value to a log line or an event", async () => {
     const lines: string[] = [];
-    const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) => vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))));
+    const spies = (["log", "info", "warn", "error", "debug"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))),
+    );
     try {
       const app = createApp();
       const ctx = createExecutionContext();
       const debugEnv = { ...env, LOG_LEVEL: "debug" };
       const headers = { authorization: `Bearer ${await tokenFor(owner)}`, "content-type": "application/json" };
-      const res = await app.fetch(new Request("https://api.test/JobConfigurations", { method: "POST", headers, body: JSON.stringify(configBody({ runOptions: { LEAK_CHECK: "value-that-must-not-leak" } })) }), debugEnv, ctx);
+      const res = await app.fetch(
+        new Request("https://api.test/JobConfigurations", {
+          method: "POST",
+          headers,
+          body: JSON.stringify(configBody({ runOptions: { LEAK_CHECK: "value-that-must-not-leak" } })),
+        }),
+        debugEnv,
+        ctx,
+      );
       expect(res.status).toBe(201);
       const { id } = (await res.json()) as { id: string };
-      const run = await app.fetch(new Request(`https://api.test/Jobs/Execution/${id}`, { method: "POST", headers: { authorization: headers.authorization } }), debugEnv, ctx);
+      const run = await app.fetch(
+        new Request(`https://api.test/Jobs/Execution/${id}`, { method: "POST", headers: { authorization: headers.authorization } }),
+        debugEnv,
+        ctx,
+      );
       expect(run.status).toBe(201);
       await waitOnExecutionContext(ctx);
       expect(lines.length).toBeGreaterThan(0);
@@ -92,9 +113,15 @@ describe("job configurations", () => {
   it("accepts the original client's docker-style option string and refuses the job's own variable names", async () => {
     const created = await createConfig({ runOptions: '-e MODE=fast -e "LABEL=two words"' });
     expect(created.runOptions).toEqual({ MODE: "fast", LABEL: "two words" });
-    const reserved = await call("/JobConfigurations", { method: "POST", body: configBody({ runOptions: { jobId: "x", INTEGRITY_EDGE_JOB_TOKEN: "y" } }) });
+    const reserved = await call("/JobConfigurations", {
+      method: "POST",
+      body: configBody({ runOptions: { jobId: "x", INTEGRITY_EDGE_JOB_TOKEN: "y" } }),
+    });
     expect(reserved.status).toBe(400);
-    expect(reserved.body.errors.map((e: { field: string }) => e.field)).toEqual(["body.runOptions.jobId", "body.runOptions.INTEGRITY_EDGE_JOB_TOKEN"]);
+    expect(reserved.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      "body.runOptions.jobId",
+      "body.runOptions.INTEGRITY_EDGE_JOB_TOKEN",
+    ]);
     const malformed = await call("/JobConfigurations", { method: "POST", body: configBody({ runOptions: "MODE=fast" }) });
     expect(malformed.status).toBe(400);
   });
@@ -103,9 +130,16 @@ describe("job configurations", () => {
     const unknownImage = await call("/JobConfigurations", { method: "POST", body: configBody({ jobDefinition: "examples/nope:1" }) });
     expect(unknownImage.status).toBe(400);
     expect(unknownImage.body.errors[0]).toMatchObject({ field: "body.jobDefinition", rule: "exists" });
-    const tooBig = await call("/JobConfigurations", { method: "POST", body: configBody({ runConfigs: { cpuCores: 8, memory: 64, gpuCores: 1, gpuSku: "V100" } }) });
+    const tooBig = await call("/JobConfigurations", {
+      method: "POST",
+      body: configBody({ runConfigs: { cpuCores: 8, memory: 64, gpuCores: 1, gpuSku: "V100" } }),
+    });
     expect(tooBig.status).toBe(400);
-    expect(tooBig.body.errors.map((e: { field: string }) => e.field)).toEqual(["body.runConfigs.cpuCores", "body.runConfigs.memory", "body.runConfigs.gpuSku"]);
+    expect(tooBig.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      "body.runConfigs.cpuCores",
+      "body.runConfigs.memory",
+      "body.runConfigs.gpuSku",
+    ]);
     const gpu = await createConfig({ runConfigs: { cpuCores: 2, memory: 4, gpuCores: 1, gpuSku: "K80" } });
     expect(gpu.runConfigs).toEqual({ cpuCores: 2, memory: 4, gpuCores: 1, gpuSku: "K80" });
   });
@@ -119,7 +153,10 @@ describe("job configurations", () => {
 
     const b = await createConfig();
     const a = await createConfig({ nextConfigId: b.id });
-    const cycle = await call("/JobConfigurations", { method: "PUT", body: { ...configBody({ name: b.name, nextConfigId: a.id }), id: b.id } });
+    const cycle = await call("/JobConfigurations", {
+      method: "PUT",
+      body: { ...configBody({ name: b.name, nextConfigId: a.id }), id: b.id },
+    });
     expect(cycle.status).toBe(400);
     expect(cycle.body.errors[0]).toMatchObject({ field: "body.nextConfigId", rule: "acyclic" });
     expect(cycle.body.detail).toContain(b.id);
@@ -130,7 +167,10 @@ describe("job configurations", () => {
   });
 
   it("keeps the weekly schedule in step and reads the frequency in the config's zone", async () => {
-    const config = await createConfig({ frequency: { dayOfWeek: "monday", hour: 9, startDate: "2027-03-01T00:00:00" }, timeZone: "America/New_York" });
+    const config = await createConfig({
+      frequency: { dayOfWeek: "monday", hour: 9, startDate: "2027-03-01T00:00:00" },
+      timeZone: "America/New_York",
+    });
     // 09:00 in New York is 14:00 UTC before daylight saving time begins (14 March 2027).
     expect(config.nextRunAt).toBe("2027-03-01T14:00:00.000Z");
     const schedule = await readSchedule(env.DB, "job-config", config.id);
@@ -139,12 +179,22 @@ describe("job configurations", () => {
     expect(utc.nextRunAt).toBe("2027-01-03T23:00:00.000Z");
     await call("/JobConfigurations", { method: "PUT", body: { ...configBody({ name: utc.name }), id: utc.id } });
     expect(await readSchedule(env.DB, "job-config", utc.id)).toBeNull();
-    const badZone = await call("/JobConfigurations", { method: "POST", body: configBody({ frequency: { dayOfWeek: "monday", hour: 9, startDate: "2027-03-01T00:00:00" }, timeZone: "Mars/Olympus" }) });
+    const badZone = await call("/JobConfigurations", {
+      method: "POST",
+      body: configBody({ frequency: { dayOfWeek: "monday", hour: 9, startDate: "2027-03-01T00:00:00" }, timeZone: "Mars/Olympus" }),
+    });
     expect(badZone.status).toBe(400);
     expect(badZone.body.errors[0].field).toBe("body.timeZone");
-    const badDay = await call("/JobConfigurations", { method: "POST", body: configBody({ frequency: { dayOfWeek: "Monday", hour: 24, startDate: "2027-03-01" } }) });
+    const badDay = await call("/JobConfigurations", {
+      method: "POST",
+      body: configBody({ frequency: { dayOfWeek: "Monday", hour: 24, startDate: "2027-03-01" } }),
+    });
     expect(badDay.status).toBe(400);
-    expect(badDay.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(["body.frequency.dayOfWeek", "body.frequency.hour", "body.frequency.startDate"]);
+    expect(badDay.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      "body.frequency.dayOfWeek",
+      "body.frequency.hour",
+      "body.frequency.startDate",
+    ]);
   });
 });
 
@@ -157,8 +207,16 @@ describe("run option key rotation", () => {
     const keyTwo = `8:${key()}`;
     const send = async (secret: string, path: string, init: RequestInit = {}) => {
       const ctx = createExecutionContext();
-      const headers = { authorization: `Bearer ${await tokenFor(owner)}`, "content-type": "application/json", ...(init.headers as Record<string, string>) };
-      const res = await app.fetch(new Request(`https://api.test${path}`, { ...init, headers }), { ...env, DATAPROCESSING_ENCRYPTION_KEY: secret }, ctx);
+      const headers = {
+        authorization: `Bearer ${await tokenFor(owner)}`,
+        "content-type": "application/json",
+        ...(init.headers as Record<string, string>),
+      };
+      const res = await app.fetch(
+        new Request(`https://api.test${path}`, { ...init, headers }),
+        { ...env, DATAPROCESSING_ENCRYPTION_KEY: secret },
+        ctx,
+      );
       await waitOnExecutionContext(ctx);
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
@@ -166,12 +224,18 @@ describe("run option key rotation", () => {
     const created = await send(keyOne, "/JobConfigurations", { method: "POST", body: JSON.stringify(body) });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
-    const sealedVersion = async () => (await env.DB.prepare("SELECT run_options_enc FROM job_configurations WHERE id = ?1").bind(id).first<{ run_options_enc: string }>())!.run_options_enc.split(".")[0];
+    const sealedVersion = async () =>
+      (await env.DB.prepare("SELECT run_options_enc FROM job_configurations WHERE id = ?1")
+        .bind(id)
+        .first<{ run_options_enc: string }>())!.run_options_enc.split(".")[0];
     expect(await sealedVersion()).toBe("v7");
 
     const rotated = `${keyTwo},${keyOne}`;
     expect((await send(rotated, `/JobConfigurations/${id}`)).body.runOptions).toEqual({ ROTATE: "before" });
-    const resaved = await send(rotated, "/JobConfigurations", { method: "PUT", body: JSON.stringify({ ...body, runOptions: { ROTATE: "after" }, id }) });
+    const resaved = await send(rotated, "/JobConfigurations", {
+      method: "PUT",
+      body: JSON.stringify({ ...body, runOptions: { ROTATE: "after" }, id }),
+    });
     expect(resaved.status).toBe(200);
     expect(await sealedVersion()).toBe("v8");
     // Once every config is re-sealed, the old key can go.
@@ -189,7 +253,13 @@ describe("output types", () => {
   });
 
   it("stores a valid schema or null, and refuses to delete a type a config uses", async () => {
-    const structured = await call("/OutputTypes", { method: "POST", body: { name: `scores ${crypto.randomUUID()}`, schema: { type: "object", required: ["score"], properties: { score: { type: "number", minimum: 0 } } } } });
+    const structured = await call("/OutputTypes", {
+      method: "POST",
+      body: {
+        name: `scores ${crypto.randomUUID()}`,
+        schema: { type: "object", required: ["score"], properties: { score: { type: "number", minimum: 0 } } },
+      },
+    });
     expect(structured.status, structured.text).toBe(201);
     const free = await call("/OutputTypes", { method: "POST", body: { name: `free ${crypto.randomUUID()}`, schema: null } });
     expect(free.status).toBe(201);

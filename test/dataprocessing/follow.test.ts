@@ -41,7 +41,11 @@ function eventReader(res: Response) {
           fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, "");
         }
         if (!fields.event) continue; // the retry field, heartbeats
-        return { event: fields.event, data: JSON.parse(fields.data ?? "null") as Record<string, unknown>, ...(fields.id ? { id: fields.id } : {}) };
+        return {
+          event: fields.event,
+          data: JSON.parse(fields.data ?? "null") as Record<string, unknown>,
+          ...(fields.id ? { id: fields.id } : {}),
+        };
       }
       if (Date.now() > until) throw new Error(`no event within ${timeoutMs} ms; have: ${JSON.stringify(buffer)}`);
       const { value, done } = await reader.read();
@@ -56,7 +60,11 @@ async function follow(jobId: string, options: { seconds?: number; lastEventId?: 
   const headers: Record<string, string> = { authorization: `Bearer ${await tokenFor(owner)}` };
   if (options.lastEventId) headers["last-event-id"] = options.lastEventId;
   const testEnv = { ...env, JOB_OUTPUT_POLL_MS: "50", JOB_OUTPUT_FOLLOW_SECONDS: String(options.seconds ?? 20) };
-  const res = await app.fetch(new Request(`https://api.test/Jobs/${jobId}/Output?follow=true`, { headers }), testEnv, createExecutionContext());
+  const res = await app.fetch(
+    new Request(`https://api.test/Jobs/${jobId}/Output?follow=true`, { headers }),
+    testEnv,
+    createExecutionContext(),
+  );
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
   return eventReader(res);
@@ -114,7 +122,10 @@ describe("following a job's output", () => {
     const cancelled = await call(`/Jobs/${run.jobId}/Cancellation`, { method: "POST", user: { id: "u-watch", name: "Watcher" } });
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(await second()).toEqual({ event: "status", data: { status: "Failed" } });
-    expect(await second()).toMatchObject({ event: "end", data: { status: "Failed", cancelledBy: { id: "u-watch", name: "Watcher" }, cancelledAt: expect.any(String) } });
+    expect(await second()).toMatchObject({
+      event: "end",
+      data: { status: "Failed", cancelledBy: { id: "u-watch", name: "Watcher" }, cancelledAt: expect.any(String) },
+    });
     expect(await second()).toBeNull();
     // The output it had written when it was cancelled stays on the job.
     expect((await job(run.jobId)).output).toBe("a\nb\n");
@@ -127,7 +138,10 @@ describe("following a job's output", () => {
     const next = await follow(run.jobId);
     expect(await next()).toEqual({ event: "status", data: { status: "Failed" } });
     expect(await next()).toMatchObject({ event: "output", data: { text: "oops\n" } });
-    expect(await next()).toMatchObject({ event: "end", data: { status: "Failed", errorMessage: expect.stringContaining("3"), cancelledBy: null } });
+    expect(await next()).toMatchObject({
+      event: "end",
+      data: { status: "Failed", errorMessage: expect.stringContaining("3"), cancelledBy: null },
+    });
     expect(await next()).toBeNull();
     // The same through the Worker's entry (its D1 session and bookmark wrap the stream).
     const whole = await call(`/Jobs/${run.jobId}/Output?follow=true`);

@@ -47,7 +47,9 @@ describe("the local container host client", () => {
   it("turns a host that answers 5xx into HostUnavailableError without echoing the environment", async () => {
     await setHostDown(true);
     try {
-      const error = await host().startGroup(spec(`containergroup-${crypto.randomUUID()}`)).catch((e: unknown) => e);
+      const error = await host()
+        .startGroup(spec(`containergroup-${crypto.randomUUID()}`))
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(HostUnavailableError);
       expect(String((error as Error).message)).not.toContain("s3cret");
     } finally {
@@ -57,17 +59,26 @@ describe("the local container host client", () => {
 
   it("refuses an unknown host kind or a local host with nowhere to reach", () => {
     expect(() => hostFor({ ...env, CONTAINER_HOST_KIND: "mainframe" } as typeof env)).toThrow(HostNotConfiguredError);
-    expect(() => hostFor({ ...env, LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: "" } as unknown as typeof env)).toThrow(HostNotConfiguredError);
+    expect(() => hostFor({ ...env, LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: "" } as unknown as typeof env)).toThrow(
+      HostNotConfiguredError,
+    );
   });
 
   it("never falls back to the local host: no kind configured is no host", () => {
     for (const kind of [undefined, "", "  "]) {
-      expect(() => hostFor({ ...env, CONTAINER_HOST_KIND: kind } as unknown as typeof env)).toThrow(/no container host is configured: set CONTAINER_HOST_KIND/);
+      expect(() => hostFor({ ...env, CONTAINER_HOST_KIND: kind } as unknown as typeof env)).toThrow(
+        /no container host is configured: set CONTAINER_HOST_KIND/,
+      );
     }
   });
 
   it("reaches a local host by URL only with its secret", () => {
-    const local = { ...env, LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: "http://127.0.0.1:8790", LOCAL_CONTAINER_HOST_SECRET: "" };
+    const local = {
+      ...env,
+      LOCAL_CONTAINER_HOST: undefined,
+      LOCAL_CONTAINER_HOST_URL: "http://127.0.0.1:8790",
+      LOCAL_CONTAINER_HOST_SECRET: "",
+    };
     expect(() => hostFor(local as unknown as typeof env)).toThrow(/LOCAL_CONTAINER_HOST_SECRET/);
     expect(hostFor({ ...local, LOCAL_CONTAINER_HOST_SECRET: "s" } as unknown as typeof env).kind).toBe("local");
   });

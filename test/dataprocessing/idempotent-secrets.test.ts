@@ -19,7 +19,9 @@ function storeOf(userId: string): DurableObjectStub<IdempotencyStore> {
 
 /** Every entry of a user's Idempotency store, as stored. */
 async function storedEntries(userId: string): Promise<Map<string, { state: string; response?: StoredResponse }>> {
-  return runInDurableObject(storeOf(userId), async (_instance, state) => state.storage.list<{ state: string; response?: StoredResponse }>());
+  return runInDurableObject(storeOf(userId), async (_instance, state) =>
+    state.storage.list<{ state: string; response?: StoredResponse }>(),
+  );
 }
 
 describe("answers with secrets in the Idempotency store", () => {
@@ -59,13 +61,20 @@ describe("answers with secrets in the Idempotency store", () => {
 
     const replay = await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST", user, headers: { "idempotency-key": key } });
     expect(replay.text).toBe(first.text);
-    expect((await call(`/MonitorJobs/${first.body.id}/InProgress`, { method: "PUT", headers: bearer(replay.body.statusToken) })).status).toBe(200);
+    expect(
+      (await call(`/MonitorJobs/${first.body.id}/InProgress`, { method: "PUT", headers: bearer(replay.body.statusToken) })).status,
+    ).toBe(200);
   });
 
   it("keeps answers without secrets as they were, and says so when a sealed answer can no longer be opened", async () => {
     const user = { id: `category-user-${crypto.randomUUID().slice(0, 8)}`, name: "Plain" };
     const plainKey = `category-${crypto.randomUUID()}`;
-    const category = await call("/Categories", { method: "POST", body: { name: `cat ${crypto.randomUUID().slice(0, 8)}` }, user, headers: { "idempotency-key": plainKey } });
+    const category = await call("/Categories", {
+      method: "POST",
+      body: { name: `cat ${crypto.randomUUID().slice(0, 8)}` },
+      user,
+      headers: { "idempotency-key": plainKey },
+    });
     expect(category.status, category.text).toBe(201);
     expect((await storedEntries(user.id)).get(plainKey)?.response).toMatchObject({ body: category.text });
 
@@ -76,7 +85,10 @@ describe("answers with secrets in the Idempotency store", () => {
     // As after the ring dropped the key version the answer was sealed under.
     await runInDurableObject(storeOf(owner.id!), async (_instance, state) => {
       const entry = (await state.storage.get<{ response: StoredResponse }>(key))!;
-      await state.storage.put(key, { ...entry, response: { ...entry.response, body: entry.response.body.replace(/^v[A-Za-z0-9]+\./, "vgone.") } });
+      await state.storage.put(key, {
+        ...entry,
+        response: { ...entry.response, body: entry.response.body.replace(/^v[A-Za-z0-9]+\./, "vgone.") },
+      });
     });
     const replay = await call("/JobConfigurations", { method: "POST", body, user: owner, headers: { "idempotency-key": key } });
     expect(replay.status).toBe(409);

@@ -14,7 +14,10 @@ const log = createLogger("error", { test: "jobs" });
 const group = (jobId: string) => `containergroup-${jobId}`;
 
 async function execute(configId: string, body?: unknown) {
-  const res = await call(`/Jobs/Execution/${configId}`, body === undefined ? { method: "POST", user: owner } : { method: "POST", body, user: owner });
+  const res = await call(
+    `/Jobs/Execution/${configId}`,
+    body === undefined ? { method: "POST", user: owner } : { method: "POST", body, user: owner },
+  );
   expect(res.status, res.text).toBe(201);
   return res.body as { jobId: string; jobIds: string[]; chainId: string; job: { status: string } };
 }
@@ -23,7 +26,10 @@ afterEach(() => setHostDown(false));
 
 describe("running a job config", () => {
   it("answers jobId for an empty body, starts containergroup-{jobId} once with the merged options", async () => {
-    const config = await createConfig({ runOptions: { THRESHOLD: "0.8", MODE: "slow" }, runConfigs: { cpuCores: 2, memory: 3, gpuCores: null, gpuSku: null } });
+    const config = await createConfig({
+      runOptions: { THRESHOLD: "0.8", MODE: "slow" },
+      runConfigs: { cpuCores: 2, memory: 3, gpuCores: null, gpuSku: null },
+    });
     const run = await execute(config.id);
     expect(run.job.status).toBe("Started");
     expect(run.jobIds).toEqual([run.jobId]);
@@ -31,8 +37,19 @@ describe("running a job config", () => {
     await step(run.chainId);
     const record = await groupRecord(group(run.jobId));
     expect(record?.starts).toBe(1);
-    expect(record?.spec).toMatchObject({ name: group(run.jobId), image: "examples/hello:latest", cpuCores: 2, memoryGb: 3, timeoutSeconds: 3600 });
-    expect(record?.spec?.environment).toMatchObject({ THRESHOLD: "0.8", MODE: "slow", jobId: run.jobId, INTEGRITY_EDGE_API_URL: "https://api.test" });
+    expect(record?.spec).toMatchObject({
+      name: group(run.jobId),
+      image: "examples/hello:latest",
+      cpuCores: 2,
+      memoryGb: 3,
+      timeoutSeconds: 3600,
+    });
+    expect(record?.spec?.environment).toMatchObject({
+      THRESHOLD: "0.8",
+      MODE: "slow",
+      jobId: run.jobId,
+      INTEGRITY_EDGE_API_URL: "https://api.test",
+    });
     expect(record?.spec?.environment.INTEGRITY_EDGE_JOB_TOKEN).toMatch(/^job\./);
     expect((await job(run.jobId)).status).toBe("InProgress");
   });
@@ -41,7 +58,12 @@ describe("running a job config", () => {
     const config = await createConfig({ runOptions: { THRESHOLD: "0.8", MODE: "slow" } });
     const run = await execute(config.id, { runOptions: { MODE: "fast", EXTRA: "1" } });
     await step(run.chainId);
-    expect((await groupRecord(group(run.jobId)))?.spec?.environment).toMatchObject({ THRESHOLD: "0.8", MODE: "fast", EXTRA: "1", jobId: run.jobId });
+    expect((await groupRecord(group(run.jobId)))?.spec?.environment).toMatchObject({
+      THRESHOLD: "0.8",
+      MODE: "fast",
+      EXTRA: "1",
+      jobId: run.jobId,
+    });
     const reserved = await call(`/Jobs/Execution/${config.id}`, { method: "POST", body: { runOptions: { jobId: "mine" } } });
     expect(reserved.status).toBe(400);
   });
@@ -110,8 +132,19 @@ describe("running a job config", () => {
     const { createChain, plannedFromConfig } = await import("../../src/dataprocessing/jobs");
     const { toRunnable, getConfigRow } = await import("../../src/dataprocessing/configs");
     const runnable = await toRunnable(env, await getConfigRow(env.DB, config.id));
-    const ctx = { db: env.DB, now: new Date().toISOString(), actorId: null, actorName: null, requestId: "t", uuid: () => crypto.randomUUID(), expectedEtag: undefined };
-    const created = await createChain(ctx, env, { jobs: [plannedFromConfig(runnable, runnable.runOptions, "https://api.test")], owner: { id: "dp-owner", name: null } });
+    const ctx = {
+      db: env.DB,
+      now: new Date().toISOString(),
+      actorId: null,
+      actorName: null,
+      requestId: "t",
+      uuid: () => crypto.randomUUID(),
+      expectedEtag: undefined,
+    };
+    const created = await createChain(ctx, env, {
+      jobs: [plannedFromConfig(runnable, runnable.runOptions, "https://api.test")],
+      owner: { id: "dp-owner", name: null },
+    });
     const jobId = created.jobIds[0]!;
     expect(await groupRecord(group(jobId))).toBeNull();
     for (let i = 0; i < 2; i++) {
@@ -126,8 +159,15 @@ describe("running a job config", () => {
 
 describe("chains", () => {
   it("runs a one-time chain in order, starting each job when the previous succeeds, failing the rest when one fails", async () => {
-    const [a, b, c] = [await createConfig({ runOptions: { A: "1" } }), await createConfig({ runOptions: { B: "1" } }), await createConfig({ runOptions: { C: "1" } })];
-    const res = await call("/Jobs/ChainExecution", { method: "POST", body: { jobConfigIds: [a.id, b.id, c.id], runOptions: { FROM_BODY: "yes" } } });
+    const [a, b, c] = [
+      await createConfig({ runOptions: { A: "1" } }),
+      await createConfig({ runOptions: { B: "1" } }),
+      await createConfig({ runOptions: { C: "1" } }),
+    ];
+    const res = await call("/Jobs/ChainExecution", {
+      method: "POST",
+      body: { jobConfigIds: [a.id, b.id, c.id], runOptions: { FROM_BODY: "yes" } },
+    });
     expect(res.status, res.text).toBe(201);
     const [first, second, third] = res.body.jobIds as string[];
     expect(res.body.jobId).toBe(first);
@@ -156,9 +196,15 @@ describe("chains", () => {
 
   it("accepts per-config options for the first config only, and says why otherwise", async () => {
     const [a, b] = [await createConfig(), await createConfig()];
-    const ok = await call("/Jobs/ChainExecution", { method: "POST", body: { jobConfigIds: [a.id, b.id], runOptions: { [a.id]: { X: "1" } } } });
+    const ok = await call("/Jobs/ChainExecution", {
+      method: "POST",
+      body: { jobConfigIds: [a.id, b.id], runOptions: { [a.id]: { X: "1" } } },
+    });
     expect(ok.status).toBe(201);
-    const refused = await call("/Jobs/ChainExecution", { method: "POST", body: { jobConfigIds: [a.id, b.id], runOptions: { [b.id]: { X: "1" } } } });
+    const refused = await call("/Jobs/ChainExecution", {
+      method: "POST",
+      body: { jobConfigIds: [a.id, b.id], runOptions: { [b.id]: { X: "1" } } },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body.errors[0]).toMatchObject({ field: `body.runOptions.${b.id}`, rule: "firstJobOnly" });
     const missing = await call("/Jobs/ChainExecution", { method: "POST", body: { jobConfigIds: [a.id, crypto.randomUUID()] } });
@@ -196,11 +242,16 @@ describe("chains", () => {
   it("migration 0011 gives jobs cancelled before it their cancelledBy name and cancelledAt from the message", async () => {
     const run = await execute((await createConfig()).id);
     const endedAt = "2026-01-05T09:00:00.000Z";
-    await env.DB.prepare("UPDATE jobs SET status = 'Failed', ended_at = ?2, error_message = ?3 WHERE id = ?1").bind(run.jobId, endedAt, `Cancelled by Ada at Home at ${endedAt}.`).run();
+    await env.DB.prepare("UPDATE jobs SET status = 'Failed', ended_at = ?2, error_message = ?3 WHERE id = ?1")
+      .bind(run.jobId, endedAt, `Cancelled by Ada at Home at ${endedAt}.`)
+      .run();
     const other = await execute((await createConfig()).id);
-    await env.DB.prepare("UPDATE jobs SET status = 'Failed', ended_at = ?2, error_message = 'Cancelled by nothing we know' WHERE id = ?1").bind(other.jobId, endedAt).run();
+    await env.DB.prepare("UPDATE jobs SET status = 'Failed', ended_at = ?2, error_message = 'Cancelled by nothing we know' WHERE id = ?1")
+      .bind(other.jobId, endedAt)
+      .run();
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0011_"))!;
-    for (const query of migration.queries.filter((q) => q.trim().startsWith("UPDATE") || q.includes("\nUPDATE"))) await env.DB.prepare(query.slice(query.indexOf("UPDATE"))).run();
+    for (const query of migration.queries.filter((q) => q.trim().startsWith("UPDATE") || q.includes("\nUPDATE")))
+      await env.DB.prepare(query.slice(query.indexOf("UPDATE"))).run();
     expect(await job(run.jobId)).toMatchObject({ cancelledBy: { id: null, name: "Ada at Home" }, cancelledAt: endedAt });
     expect(await job(other.jobId)).toMatchObject({ cancelledBy: null, cancelledAt: null });
   });
@@ -236,7 +287,10 @@ describe("listing jobs", () => {
 
 describe("weekly schedules", () => {
   it("starts each due occurrence once when a tick is delivered twice, and follows daylight saving time", async () => {
-    const config = await createConfig({ frequency: { dayOfWeek: "monday", hour: 9, startDate: "2027-03-01T00:00:00" }, timeZone: "America/New_York" });
+    const config = await createConfig({
+      frequency: { dayOfWeek: "monday", hour: 9, startDate: "2027-03-01T00:00:00" },
+      timeZone: "America/New_York",
+    });
     const kinds = [jobConfigScheduleKind];
     const tick = (iso: string) => dispatchDueRuns(env, new Date(iso), kinds, log);
     await Promise.all([tick("2027-03-01T14:00:10Z"), tick("2027-03-01T14:00:10Z")]);
@@ -260,7 +314,8 @@ describe("job outputs", () => {
     const token = (await groupRecord(group(run.jobId)))!.spec!.environment.INTEGRITY_EDGE_JOB_TOKEN!;
     return { run, token, typeId: type.body.id as string };
   }
-  const post = (token: string, body: unknown) => call("/JobOutputs", { method: "POST", body, headers: { authorization: `Bearer ${token}` } });
+  const post = (token: string, body: unknown) =>
+    call("/JobOutputs", { method: "POST", body, headers: { authorization: `Bearer ${token}` } });
 
   it("stores an output posted with the job's own token, of the config's output type", async () => {
     const { run, token, typeId } = await runningJob();
@@ -271,7 +326,11 @@ describe("job outputs", () => {
   });
 
   it("refuses an output that breaks its schema, creating nothing and recording why on the job", async () => {
-    const { run, token } = await runningJob({ type: "object", required: ["score"], properties: { score: { type: "number", maximum: 100 } } });
+    const { run, token } = await runningJob({
+      type: "object",
+      required: ["score"],
+      properties: { score: { type: "number", maximum: 100 } },
+    });
     const res = await post(token, { jobId: run.jobId, output: { score: 140 } });
     expect(res.status).toBe(400);
     expect(res.body.errors[0]).toMatchObject({ field: "body.output", rule: "schema" });

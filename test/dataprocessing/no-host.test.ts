@@ -14,7 +14,11 @@ async function callWithoutHost(path: string, body?: unknown) {
   const headers = new Headers({ authorization: `Bearer ${await tokenFor(owner)}` });
   if (body !== undefined) headers.set("content-type", "application/json");
   const ctx = createExecutionContext();
-  const request = new Request(`https://api.test${path}`, { method: "POST", headers, body: body === undefined ? null : JSON.stringify(body) });
+  const request = new Request(`https://api.test${path}`, {
+    method: "POST",
+    headers,
+    body: body === undefined ? null : JSON.stringify(body),
+  });
   const deployed = { ...env, CONTAINER_HOST_KIND: "", LOCAL_CONTAINER_HOST: undefined, LOCAL_CONTAINER_HOST_URL: undefined };
   const response = await worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, deployed as unknown as typeof env, ctx);
   await waitOnExecutionContext(ctx);
@@ -42,10 +46,24 @@ describe("a deployment without a container host", () => {
   it("answers an ACR monitor's execution with 501 NotConfigured and creates no monitor job", async () => {
     const definition = await call("/ModelDefinitions/models%2Fcriticality/versions/1.0");
     const def =
-      definition.status === 200 ? definition.body : (await call("/ModelDefinitions", { method: "POST", body: { name: "models/criticality", version: "1.0", location: "ACR" } })).body;
-    const model = await call("/Models", { method: "POST", body: { name: `no host ${crypto.randomUUID().slice(0, 6)}`, modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 } });
+      definition.status === 200
+        ? definition.body
+        : (await call("/ModelDefinitions", { method: "POST", body: { name: "models/criticality", version: "1.0", location: "ACR" } })).body;
+    const model = await call("/Models", {
+      method: "POST",
+      body: {
+        name: `no host ${crypto.randomUUID().slice(0, 6)}`,
+        modelDefinitionName: def.name,
+        modelDefinitionVersion: def.version,
+        cpuCores: 1,
+        memory: 1,
+      },
+    });
     expect(model.status, model.text).toBe(201);
-    const monitor = await call("/Monitors", { method: "POST", body: { name: `no host ${crypto.randomUUID().slice(0, 6)}`, modelId: model.body.id } });
+    const monitor = await call("/Monitors", {
+      method: "POST",
+      body: { name: `no host ${crypto.randomUUID().slice(0, 6)}`, modelId: model.body.id },
+    });
     expect(monitor.status, monitor.text).toBe(201);
     const res = await callWithoutHost(`/MonitorJobs/Execution/${monitor.body.id}`);
     expect(res.status).toBe(501);

@@ -34,9 +34,17 @@ const CASES: [string, string, boolean][] = [
 /** Where a pattern sits in an output type's schema, and the output that puts `text` there. */
 const PLACES: [string, (pattern: string) => unknown, (text: string) => unknown][] = [
   ["pattern", (p) => ({ type: "object", properties: { text: { type: "string", pattern: p } } }), (t) => ({ text: t })],
-  ["patternProperties", (p) => ({ type: "object", patternProperties: { [p]: { type: "integer" } }, additionalProperties: false }), (t) => ({ [t]: 1 })],
+  [
+    "patternProperties",
+    (p) => ({ type: "object", patternProperties: { [p]: { type: "integer" } }, additionalProperties: false }),
+    (t) => ({ [t]: 1 }),
+  ],
   ["propertyNames", (p) => ({ type: "object", propertyNames: { pattern: p } }), (t) => ({ [t]: 1 })],
-  ["pattern behind a $ref", (p) => ({ type: "array", items: { $ref: "#/$defs/code" }, $defs: { code: { type: "string", pattern: p } } }), (t) => [t]],
+  [
+    "pattern behind a $ref",
+    (p) => ({ type: "array", items: { $ref: "#/$defs/code" }, $defs: { code: { type: "string", pattern: p } } }),
+    (t) => [t],
+  ],
 ];
 
 async function createOutputType(schema: unknown) {
@@ -50,7 +58,8 @@ let token: string;
 
 /** POST /JobOutputs with the job's own token, timed as the fastest of up to three tries (test/support/timing.ts). */
 async function postOutput(jobOutputTypeId: string, output: unknown) {
-  const post = () => call("/JobOutputs", { method: "POST", body: { jobId, jobOutputTypeId, output }, headers: { authorization: `Bearer ${token}` } });
+  const post = () =>
+    call("/JobOutputs", { method: "POST", body: { jobId, jobOutputTypeId, output }, headers: { authorization: `Bearer ${token}` } });
   const { result: res, ms } = await fastest(post, WITHIN_MS);
   return { res, ms };
 }
@@ -109,11 +118,31 @@ describe("formats that ran user-controlled text on the backtracking engine", () 
 
 describe("what RE2 lacks is refused when the output type is saved", () => {
   it.each([
-    ["a backreference in pattern", { properties: { code: { type: "string", pattern: "^(\\w)\\1$" } } }, "body.schema.properties.code.pattern", "backreference"],
-    ["a lookahead in patternProperties", { patternProperties: { "^(?!x_)": { type: "string" } } }, "body.schema.patternProperties.^(?!x_)", "lookahead"],
+    [
+      "a backreference in pattern",
+      { properties: { code: { type: "string", pattern: "^(\\w)\\1$" } } },
+      "body.schema.properties.code.pattern",
+      "backreference",
+    ],
+    [
+      "a lookahead in patternProperties",
+      { patternProperties: { "^(?!x_)": { type: "string" } } },
+      "body.schema.patternProperties.^(?!x_)",
+      "lookahead",
+    ],
     ["a lookbehind in propertyNames", { propertyNames: { pattern: "(?<=_)id" } }, "body.schema.propertyNames.pattern", "lookbehind"],
-    ["a named backreference under $defs", { $defs: { pair: { pattern: "(?<c>.)\\k<c>" } } }, "body.schema.$defs.pair.pattern", "backreference"],
-    ["a backreference inside allOf", { allOf: [{ type: "string" }, { pattern: "(a)\\1" }] }, "body.schema.allOf.1.pattern", "backreference"],
+    [
+      "a named backreference under $defs",
+      { $defs: { pair: { pattern: "(?<c>.)\\k<c>" } } },
+      "body.schema.$defs.pair.pattern",
+      "backreference",
+    ],
+    [
+      "a backreference inside allOf",
+      { allOf: [{ type: "string" }, { pattern: "(a)\\1" }] },
+      "body.schema.allOf.1.pattern",
+      "backreference",
+    ],
   ])("%s: 400 naming %s", async (_, schema, field, construct) => {
     const res = await call("/OutputTypes", { method: "POST", body: { name: `bad ${crypto.randomUUID()}`, schema } });
     expect(res.status).toBe(400);
@@ -140,7 +169,9 @@ describe("what RE2 lacks is refused when the output type is saved", () => {
 
   it("refuses an output against a schema stored before patterns were checked, saying why", async () => {
     const id = await createOutputType({ type: "string" });
-    await env.DB.prepare("UPDATE output_types SET schema = ?1 WHERE id = ?2").bind(JSON.stringify({ type: "string", pattern: "^(a)\\1$" }), id).run();
+    await env.DB.prepare("UPDATE output_types SET schema = ?1 WHERE id = ?2")
+      .bind(JSON.stringify({ type: "string", pattern: "^(a)\\1$" }), id)
+      .run();
     const { res } = await postOutput(id, "aa");
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain("backreference");
@@ -149,7 +180,11 @@ describe("what RE2 lacks is refused when the output type is saved", () => {
   it("keeps ordinary patterns: ECMA-262 with the u flag, as JSON Schema says", async () => {
     const typeId = await createOutputType({
       type: "object",
-      properties: { tag: { type: "string", pattern: "^[A-Z]{2}-\\d+$" }, word: { type: "string", pattern: "^\\p{L}+$" }, emoji: { type: "string", pattern: "^\\u{1F600}.$" } },
+      properties: {
+        tag: { type: "string", pattern: "^[A-Z]{2}-\\d+$" },
+        word: { type: "string", pattern: "^\\p{L}+$" },
+        emoji: { type: "string", pattern: "^\\u{1F600}.$" },
+      },
       patternProperties: { "^x-": { type: "integer" } },
     });
     expect((await postOutput(typeId, { tag: "AB-12", word: "Grüße", emoji: "😀😀", "x-count": 2 })).res.status).toBe(201);

@@ -18,11 +18,20 @@ async function jobWithOutputs(): Promise<string> {
   const jobId = run.body.jobId as string;
   await step(run.body.chainId);
   const token = (await groupRecord(`containergroup-${jobId}`))!.spec!.environment.INTEGRITY_EDGE_JOB_TOKEN!;
-  const first = await call("/JobOutputs", { method: "POST", body: { jobId, output: { n: 0 } }, headers: { authorization: `Bearer ${token}` } });
+  const first = await call("/JobOutputs", {
+    method: "POST",
+    body: { jobId, output: { n: 0 } },
+    headers: { authorization: `Bearer ${token}` },
+  });
   expect(first.status, first.text).toBe(201);
   const base = Date.parse(first.body.createdAt as string);
-  const insert = env.DB.prepare("INSERT INTO job_outputs (id, job_id, job_output_type_id, output, etag, created_at, updated_at, created_by) VALUES (?1, ?2, NULL, ?3, 'e', ?4, ?4, NULL)");
-  const rows = Array.from({ length: OUTPUTS - 1 }, (_, i) => insert.bind(crypto.randomUUID(), jobId, JSON.stringify({ n: i + 1 }), new Date(base + (i + 1) * 1000).toISOString()));
+  const insert = env.DB.prepare(
+    "INSERT INTO job_outputs (id, job_id, job_output_type_id, output, etag, created_at, updated_at, created_by) " +
+      "VALUES (?1, ?2, NULL, ?3, 'e', ?4, ?4, NULL)",
+  );
+  const rows = Array.from({ length: OUTPUTS - 1 }, (_, i) =>
+    insert.bind(crypto.randomUUID(), jobId, JSON.stringify({ n: i + 1 }), new Date(base + (i + 1) * 1000).toISOString()),
+  );
   for (let i = 0; i < rows.length; i += 200) await env.DB.batch(rows.slice(i, i + 200));
   return jobId;
 }

@@ -33,5 +33,12 @@ export async function step(chainId: string): Promise<void> {
 export async function job(id: string) {
   const res = await call(`/Jobs/${id}`);
   expect(res.status, res.text).toBe(200);
-  return res.body as { id: string; status: string; errorMessage: string | null; output: string | null; chainId: string; outputRejections: unknown[] } & Record<string, unknown>;
+  return res.body as {
+    id: string;
+    status: string;
+    errorMessage: string | null;
+    output: string | null;
+    chainId: string;
+    outputRejections: unknown[];
+  } & Record<string, unknown>;
 }

@@ -48,7 +48,11 @@ describe("deviation types: create, read, replace, delete", () => {
     const own = await createPropertyDefinition({ applicationRule: "deviationType" });
     const type = await createDeviationType({ propertyDefinitions: [{ id: own.id }], properties: [{ name: own.name, value: "a" }] });
     const read = await call(`/DeviationTypes/${type.id}`);
-    const res = await call("/DeviationTypes", { method: "PUT", body: { ...read.body, properties: [{ name: own.name, value: "b" }] }, headers: { "if-match": read.headers.get("etag")! } });
+    const res = await call("/DeviationTypes", {
+      method: "PUT",
+      body: { ...read.body, properties: [{ name: own.name, value: "b" }] },
+      headers: { "if-match": read.headers.get("etag")! },
+    });
     expect(res.status).toBe(200);
     expect(res.body.properties).toEqual([{ name: own.name, value: "b" }]);
     const stale = await call("/DeviationTypes", { method: "PUT", body: read.body, headers: { "if-match": read.headers.get("etag")! } });
@@ -75,7 +79,10 @@ describe("deviation types: create, read, replace, delete", () => {
     const general = await call(`/DeviationTypes/${GENERAL}`);
     expect(general.body).toMatchObject({ isDefault: true });
     const workItemRule = await createPropertyDefinition({ applicationRule: "WorkItem" });
-    const res = await call("/DeviationTypes", { method: "PUT", body: { ...general.body, propertyDefinitions: [...general.body.propertyDefinitions, { id: workItemRule.id }] } });
+    const res = await call("/DeviationTypes", {
+      method: "PUT",
+      body: { ...general.body, propertyDefinitions: [...general.body.propertyDefinitions, { id: workItemRule.id }] },
+    });
     expect(res.status).toBe(200);
     expect((await call(`/EntityTypes/${GENERAL}`)).body.appliesTo).toBeNull();
     await call("/DeviationTypes", { method: "PUT", body: { ...general.body } });
@@ -88,7 +95,9 @@ describe("deviation types: create, read, replace, delete", () => {
     const unused = await createDeviationType({ propertyDefinitions: [{ id: own.id }], properties: [{ name: own.name, value: "x" }] });
     expect((await call(`/DeviationTypes/${unused.id}`, { method: "DELETE", headers: { "if-match": unused.etag } })).status).toBe(204);
     expect((await call(`/DeviationTypes/${unused.id}`)).status).toBe(404);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM property_values WHERE entity_id = ?1").bind(unused.id).first<{ n: number }>();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM property_values WHERE entity_id = ?1")
+      .bind(unused.id)
+      .first<{ n: number }>();
     expect(left?.n).toBe(0);
     const used = await createDeviationType();
     const deviation = await createDeviation({ typeId: used.id });
@@ -123,7 +132,10 @@ describe("deviation types: validation", () => {
     ["an Activity definition", "Activity", "applicationRule"],
   ])("refuses to link %s (400 on the link's id)", async (_, applicationRule, rule) => {
     const definition = await createPropertyDefinition({ applicationRule });
-    const res = await call("/DeviationTypes", { method: "POST", body: { name: unique("t"), propertyDefinitions: [{ id: definition.id }] } });
+    const res = await call("/DeviationTypes", {
+      method: "POST",
+      body: { name: unique("t"), propertyDefinitions: [{ id: definition.id }] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors).toContainEqual(expect.objectContaining({ field: "body.propertyDefinitions.0.id", rule }));
   });
@@ -131,7 +143,10 @@ describe("deviation types: validation", () => {
   it("allows at most one display name field among the links", async () => {
     const a = await createPropertyDefinition({ applicationRule: "deviationType", metadata: { displayNameField: true } });
     const b = await createPropertyDefinition({ applicationRule: "Deviation", metadata: { displayNameField: true } });
-    const res = await call("/DeviationTypes", { method: "POST", body: { name: unique("t"), propertyDefinitions: [{ id: a.id }, { id: b.id }] } });
+    const res = await call("/DeviationTypes", {
+      method: "POST",
+      body: { name: unique("t"), propertyDefinitions: [{ id: a.id }, { id: b.id }] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors).toContainEqual(expect.objectContaining({ field: "body.propertyDefinitions.1.id", rule: "displayNameField" }));
   });
@@ -155,7 +170,11 @@ describe("deviation types: validation", () => {
     expect(res.status).toBe(400);
     const fields = res.body.errors.map((e: { field: string; rule: string }) => `${e.field}:${e.rule}`);
     expect(fields).toEqual(
-      expect.arrayContaining(["body.properties.1.name:unknownProperty", "body.properties.2.name:unknownProperty", `body.properties.${needed.name}:required`]),
+      expect.arrayContaining([
+        "body.properties.1.name:unknownProperty",
+        "body.properties.2.name:unknownProperty",
+        `body.properties.${needed.name}:required`,
+      ]),
     );
     expect(fields.some((f: string) => f.startsWith("body.properties.0.value:"))).toBe(true);
   });

@@ -55,7 +55,11 @@ describe("deviations: create and read", () => {
       typeId: type.id,
       objectOwner: { id: "owner-9", name: "Otto" },
       risk: { id: "risk-1", name: "Leak" },
-      assetReference: { mainSystem: { id: tree.mainSystem.id }, equipment: { id: tree.equipment.id }, designObject: { id: tree.designObject.id } },
+      assetReference: {
+        mainSystem: { id: tree.mainSystem.id },
+        equipment: { id: tree.equipment.id },
+        designObject: { id: tree.designObject.id },
+      },
       properties: [{ name: severity.name, value: 4 }],
       metadata: { source: "drone" },
     };
@@ -81,7 +85,9 @@ describe("deviations: create and read", () => {
       metadata: { source: "drone" },
     });
     expect((await call(`/Deviations/${res.body.id}`)).body).toEqual(res.body);
-    const rows = await env.DB.prepare("SELECT asset_kind, derived FROM designations WHERE entity_kind = 'deviation' AND entity_id = ?1 ORDER BY asset_kind")
+    const rows = await env.DB.prepare(
+      "SELECT asset_kind, derived FROM designations WHERE entity_kind = 'deviation' AND entity_id = ?1 ORDER BY asset_kind",
+    )
       .bind(res.body.id)
       .all<{ asset_kind: string; derived: number }>();
     expect(rows.results).toEqual([
@@ -104,7 +110,12 @@ describe("deviations: validation", () => {
   it("lists every problem in one 400", async () => {
     const res = await call("/Deviations", {
       method: "POST",
-      body: { status: "nonsense", typeId: crypto.randomUUID(), relationships: [{ id: crypto.randomUUID() }], assetReference: { equipment: { id: crypto.randomUUID() } } },
+      body: {
+        status: "nonsense",
+        typeId: crypto.randomUUID(),
+        relationships: [{ id: crypto.randomUUID() }],
+        assetReference: { equipment: { id: crypto.randomUUID() } },
+      },
     });
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(
@@ -113,7 +124,14 @@ describe("deviations: validation", () => {
   });
 
   it.each<[string, () => Promise<Record<string, unknown>>, string, string]>([
-    ["a type that is not a deviation type", async () => ({ typeId: (await call("/EntityTypes", { method: "POST", body: { name: unique("w"), appliesTo: "WorkItem" } })).body.id }), "body.typeId", "exists"],
+    [
+      "a type that is not a deviation type",
+      async () => ({
+        typeId: (await call("/EntityTypes", { method: "POST", body: { name: unique("w"), appliesTo: "WorkItem" } })).body.id,
+      }),
+      "body.typeId",
+      "exists",
+    ],
     ["an unknown property", async () => ({ properties: [{ name: "nope", value: 1 }] }), "body.properties.0.name", "unknownProperty"],
     [
       "a deviationType-rule property",
@@ -133,7 +151,12 @@ describe("deviations: validation", () => {
       "body.properties.0.value",
       "type",
     ],
-    ["a plant as main system", async () => ({ assetReference: { mainSystem: { id: (await createAsset("plant")).id } } }), "body.assetReference.mainSystem.id", "assetKind"],
+    [
+      "a plant as main system",
+      async () => ({ assetReference: { mainSystem: { id: (await createAsset("plant")).id } } }),
+      "body.assetReference.mainSystem.id",
+      "assetKind",
+    ],
     [
       "equipment outside the main system",
       async () => {
@@ -202,10 +225,16 @@ describe("deviations: relationships", () => {
     expect(aRead.body.relationships).toEqual([{ id: c.id, referenceId: c.referenceId }]);
     // a's representation changed, so its old ETag no longer matches.
     expect(aRead.headers.get("etag")).not.toBe(a.etag);
-    expect((await call("/Deviations", { method: "PUT", body: { id: a.id, relationships: [] }, headers: { "if-match": a.etag } })).status).toBe(412);
+    expect(
+      (await call("/Deviations", { method: "PUT", body: { id: a.id, relationships: [] }, headers: { "if-match": a.etag } })).status,
+    ).toBe(412);
 
     const read = await call(`/Deviations/${c.id}`);
-    const put = await call("/Deviations", { method: "PUT", body: { ...read.body, relationships: [{ id: b.id }] }, headers: { "if-match": read.headers.get("etag")! } });
+    const put = await call("/Deviations", {
+      method: "PUT",
+      body: { ...read.body, relationships: [{ id: b.id }] },
+      headers: { "if-match": read.headers.get("etag")! },
+    });
     expect(put.status).toBe(200);
     expect(put.body.relationships).toEqual([{ id: b.id, referenceId: b.referenceId }]);
     expect((await call(`/Deviations/${a.id}`)).body.relationships).toEqual([]);
@@ -251,7 +280,12 @@ describe("deviations: replace", () => {
     const created = await createDeviation({ typeId: type.id, status: "active", properties: [{ name: severity.name, value: 1 }] });
     const res = await call("/Deviations", {
       method: "PUT",
-      body: { id: created.id, description: "Now cracked", properties: [{ name: severity.name, value: 5 }], assetReference: { mainSystem: { id: tree.mainSystem.id } } },
+      body: {
+        id: created.id,
+        description: "Now cracked",
+        properties: [{ name: severity.name, value: 5 }],
+        assetReference: { mainSystem: { id: tree.mainSystem.id } },
+      },
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -271,7 +305,11 @@ describe("deviations: replace", () => {
 
   it("a read sent back unchanged is accepted", async () => {
     const tree = await createPlantTree();
-    const created = await createDeviation({ risk: { id: "r", name: null }, assetReference: { equipment: { id: tree.equipment.id } }, relationships: [{ id: (await createDeviation()).id }] });
+    const created = await createDeviation({
+      risk: { id: "r", name: null },
+      assetReference: { equipment: { id: tree.equipment.id } },
+      relationships: [{ id: (await createDeviation()).id }],
+    });
     const read = await call(`/Deviations/${created.id}`);
     const res = await call("/Deviations", { method: "PUT", body: read.body, headers: { "if-match": read.headers.get("etag")! } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -281,7 +319,9 @@ describe("deviations: replace", () => {
   it("412 with a stale If-Match on PUT and DELETE; 404 for an unknown id", async () => {
     const created = await createDeviation();
     await call("/Deviations", { method: "PUT", body: { id: created.id, description: "changed" } });
-    expect((await call("/Deviations", { method: "PUT", body: { id: created.id }, headers: { "if-match": created.etag } })).status).toBe(412);
+    expect((await call("/Deviations", { method: "PUT", body: { id: created.id }, headers: { "if-match": created.etag } })).status).toBe(
+      412,
+    );
     const del = await call(`/Deviations/${created.id}`, { method: "DELETE", headers: { "if-match": created.etag } });
     expect(del.status).toBe(412);
     expect(del.body.code).toBe("PreconditionFailed");

@@ -27,13 +27,19 @@ describe("GET /Deviations filters use indexes", () => {
     const plan = await planOf(query);
     const designationSteps = plan.filter((d) => /\bdesignations\b/.test(d));
     expect(designationSteps.length, plan.join("\n")).toBeGreaterThan(0);
-    for (const step of designationSteps) expect(step).toMatch(/^SEARCH designations USING (COVERING )?INDEX (designations_asset_idx|sqlite_autoindex_designations_1)/);
-    expect(plan.some((d) => /^SCAN (designations|assets)\b/.test(d)), plan.join("\n")).toBe(false);
+    for (const step of designationSteps)
+      expect(step).toMatch(/^SEARCH designations USING (COVERING )?INDEX (designations_asset_idx|sqlite_autoindex_designations_1)/);
+    expect(
+      plan.some((d) => /^SCAN (designations|assets)\b/.test(d)),
+      plan.join("\n"),
+    ).toBe(false);
   });
 
   it("plantNames finds the plants by an index on their kind and folded name key", async () => {
     const plan = await planOf({ plantNames: "North plant" });
-    expect(plan.find((d) => /\bassets\b/.test(d))).toMatch(/^SEARCH assets USING (COVERING )?INDEX (assets_plant_name_uq|assets_kind_name_idx \(kind=\? AND name_key=\?\))/);
+    expect(plan.find((d) => /\bassets\b/.test(d))).toMatch(
+      /^SEARCH assets USING (COVERING )?INDEX (assets_plant_name_uq|assets_kind_name_idx \(kind=\? AND name_key=\?\))/,
+    );
   });
 
   it.each([
@@ -43,6 +49,9 @@ describe("GET /Deviations filters use indexes", () => {
     ["riskIds", { riskIds: "R-1" }, "deviations_risk_idx"],
   ])("%s alone is an index search on the deviations", async (_name, query, index) => {
     const plan = await planOf(query);
-    expect(plan.some((d) => d.startsWith("SEARCH d USING") && d.includes(index)), plan.join("\n")).toBe(true);
+    expect(
+      plan.some((d) => d.startsWith("SEARCH d USING") && d.includes(index)),
+      plan.join("\n"),
+    ).toBe(true);
   });
 });

@@ -56,7 +56,9 @@ interface Deviation {
 }
 
 const propsArb = fc.record(
-  Object.fromEntries(PROPS.map((p) => [p.key, p.multi ? fc.uniqueArray(VALUE_ARBS[p.format], { maxLength: 3 }) : VALUE_ARBS[p.format].map((v) => [v])])),
+  Object.fromEntries(
+    PROPS.map((p) => [p.key, p.multi ? fc.uniqueArray(VALUE_ARBS[p.format], { maxLength: 3 }) : VALUE_ARBS[p.format].map((v) => [v])]),
+  ),
   { requiredKeys: [] },
 ) as fc.Arbitrary<Deviation["props"]>;
 
@@ -73,7 +75,14 @@ const deviationsArb = fc
     { selector: (d) => d.id, minLength: 3, maxLength: 30 },
   )
   .map((list) =>
-    list.map((d, i) => ({ id: d.id, ref: `${d.ref}#${i}`, ownerId: d.ownerId, ownerName: d.ownerName, createdAt: new Date(Date.UTC(2025, 0, 1, 0, d.minute)).toISOString(), props: d.props })),
+    list.map((d, i) => ({
+      id: d.id,
+      ref: `${d.ref}#${i}`,
+      ownerId: d.ownerId,
+      ownerName: d.ownerName,
+      createdAt: new Date(Date.UTC(2025, 0, 1, 0, d.minute)).toISOString(),
+      props: d.props,
+    })),
   );
 
 // ---- filters -------------------------------------------------------------------------------------
@@ -95,7 +104,9 @@ const ORDERED: Format[] = ["text", "integer", "decimal", "date"];
 const termArb: fc.Arbitrary<Term> = fc.constantFrom(...PROPS).chain((prop) =>
   fc
     .record({
-      op: fc.constantFrom<Op>(...(ORDERED.includes(prop.format) ? (["eq", "ne", "gt", "ge", "lt", "le", "in"] as Op[]) : (["eq", "ne", "in"] as Op[]))),
+      op: fc.constantFrom<Op>(
+        ...(ORDERED.includes(prop.format) ? (["eq", "ne", "gt", "ge", "lt", "le", "in"] as Op[]) : (["eq", "ne", "in"] as Op[])),
+      ),
       isNull: fc.nat(9).map((n) => n < 2),
       values: fc.array(VALUE_ARBS[prop.format], { minLength: 1, maxLength: 3 }),
     })
@@ -108,7 +119,10 @@ const termArb: fc.Arbitrary<Term> = fc.constantFrom(...PROPS).chain((prop) =>
 );
 const { tree: treeArb } = fc.letrec<{ tree: Tree; group: Group }>((tie) => ({
   tree: fc.oneof({ depthSize: "small", withCrossShrink: true }, termArb, tie("group")),
-  group: fc.record({ kind: fc.constantFrom("and" as const, "or" as const), children: fc.array(tie("tree"), { minLength: 2, maxLength: 3 }) }),
+  group: fc.record({
+    kind: fc.constantFrom("and" as const, "or" as const),
+    children: fc.array(tie("tree"), { minLength: 2, maxLength: 3 }),
+  }),
 }));
 
 function literal(format: Format, value: Value): string {
@@ -229,7 +243,13 @@ function chunkedInserts(table: string, columns: string[], rows: unknown[][]): D1
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < rows.length; i += per) {
     const chunk = rows.slice(i, i + per);
-    statements.push(db.prepare(`INSERT INTO ${table} (${columns.join(", ")}) VALUES ${chunk.map(() => `(${columns.map(() => "?").join(", ")})`).join(", ")}`).bind(...chunk.flat()));
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO ${table} (${columns.join(", ")}) VALUES ${chunk.map(() => `(${columns.map(() => "?").join(", ")})`).join(", ")}`,
+        )
+        .bind(...chunk.flat()),
+    );
   }
   return statements;
 }
@@ -237,19 +257,47 @@ function chunkedInserts(table: string, columns: string[], rows: unknown[][]): D1
 const definitionIds = new Map<string, string>();
 
 async function load(status: string, list: Deviation[]) {
-  const rows = list.map((d) => [d.id, `${status}:${d.ref}`, status, "00000000-0000-4000-8000-000000000001", d.ownerId, d.ownerName, "e", d.createdAt, d.createdAt]);
+  const rows = list.map((d) => [
+    d.id,
+    `${status}:${d.ref}`,
+    status,
+    "00000000-0000-4000-8000-000000000001",
+    d.ownerId,
+    d.ownerName,
+    "e",
+    d.createdAt,
+    d.createdAt,
+  ]);
   const values = list.flatMap((d) =>
     PROPS.flatMap((p) =>
       (d.props[p.key] ?? []).map((value, position) => {
         const isText = ["text", "classification", "entity"].includes(p.format);
-        const json = p.format === "entity" ? { id: value, name: null } : p.format === "date" ? new Date(value as number).toISOString() : value;
-        return ["deviation", d.id, p.name, position, definitionIds.get(p.key), isText ? stored(value) : null, isText ? null : stored(value), JSON.stringify(json)];
+        const json =
+          p.format === "entity" ? { id: value, name: null } : p.format === "date" ? new Date(value as number).toISOString() : value;
+        return [
+          "deviation",
+          d.id,
+          p.name,
+          position,
+          definitionIds.get(p.key),
+          isText ? stored(value) : null,
+          isText ? null : stored(value),
+          JSON.stringify(json),
+        ];
       }),
     ),
   );
   await db.batch([
-    ...chunkedInserts("deviations", ["id", "reference_id", "status", "type_id", "owner_id", "owner_name", "etag", "created_at", "updated_at"], rows),
-    ...chunkedInserts("property_values", ["entity_kind", "entity_id", "name", "position", "definition_id", "value_text", "value_num", "value_json"], values),
+    ...chunkedInserts(
+      "deviations",
+      ["id", "reference_id", "status", "type_id", "owner_id", "owner_name", "etag", "created_at", "updated_at"],
+      rows,
+    ),
+    ...chunkedInserts(
+      "property_values",
+      ["entity_kind", "entity_id", "name", "position", "definition_id", "value_text", "value_num", "value_json"],
+      values,
+    ),
   ]);
 }
 
@@ -259,7 +307,11 @@ beforeAll(async () => {
     const extra: Record<string, unknown> = {};
     if (prop.format === "classification") extra.classification = { id: classification.id };
     if (prop.format === "entity") extra.isMultiselect = prop.multi;
-    const created = await createPropertyDefinition({ name: `fc${prop.key}_${crypto.randomUUID().slice(0, 6)}`, format: prop.format, ...extra });
+    const created = await createPropertyDefinition({
+      name: `fc${prop.key}_${crypto.randomUUID().slice(0, 6)}`,
+      format: prop.format,
+      ...extra,
+    });
     prop.name = created.name;
     definitionIds.set(prop.key, created.id);
   }
@@ -283,7 +335,17 @@ it("GET /Deviations matches an in-memory evaluator on random data, filters and o
           const query = { ...generatedQuery, ids: rename(generatedQuery.ids), excludeIds: rename(generatedQuery.excludeIds) };
           const params = new URLSearchParams({ statuses: status, includeTotal: "true" });
           if (query.filter) params.set("properties", render(query.filter));
-          if (query.order.length > 0) params.set("order", query.order.map((o) => `${o.field.replace(/^properties\.(.+)$/, (_, key: string) => `properties.${PROPS.find((p) => p.key === key)!.name}`)} ${o.desc ? "desc" : "asc"}`).join(", "));
+          if (query.order.length > 0)
+            params.set(
+              "order",
+              query.order
+                .map(
+                  (o) =>
+                    o.field.replace(/^properties\.(.+)$/, (_, key: string) => `properties.${PROPS.find((p) => p.key === key)!.name}`) +
+                    (o.desc ? " desc" : " asc"),
+                )
+                .join(", "),
+            );
           if (query.ids) params.set("ids", query.ids.join(","));
           if (query.excludeIds) params.set("excludeIds", query.excludeIds.join(","));
           if (query.owners) params.set("objectOwnerIds", query.owners.join(","));
@@ -293,7 +355,11 @@ it("GET /Deviations matches an in-memory evaluator on random data, filters and o
           const res = await call(`/Deviations?${params}`);
           expect(res.status, JSON.stringify(res.body)).toBe(200);
           const expected = evaluate(list, query);
-          expect({ query: params.toString(), ids: (res.body as { id: string }[]).map((d) => d.id), total: Number(res.headers.get("x-total-count")) }).toEqual({
+          expect({
+            query: params.toString(),
+            ids: (res.body as { id: string }[]).map((d) => d.id),
+            total: Number(res.headers.get("x-total-count")),
+          }).toEqual({
             query: params.toString(),
             ...expected,
           });

@@ -16,9 +16,29 @@ async function build() {
   const south = await createPlantTree();
   const prefix = unique("L").toUpperCase();
   const make = (n: number, body: Record<string, unknown>) => createDeviation({ referenceId: `${prefix}-${n}`, ...body });
-  const d1 = await make(1, { typeId: typeA.id, status: "active", objectOwner: { id: "o1", name: "Zed" }, risk: { id: "r1", name: "Leak" }, properties: [{ name: severity.name, value: 5 }], assetReference: { equipment: { id: north.equipment.id } } });
-  const d2 = await make(2, { typeId: typeA.id, status: "new", objectOwner: { id: "o2", name: "Amy" }, risk: { id: "r2", name: "Fire" }, properties: [{ name: severity.name, value: 2 }], assetReference: { mainSystem: { id: south.mainSystem.id } } });
-  const d3 = await make(3, { typeId: typeB.id, status: "active", objectOwner: { id: "o1", name: "Zed" }, properties: [{ name: severity.name, value: 9 }], assetReference: { designObject: { id: north.designObject.id } } });
+  const d1 = await make(1, {
+    typeId: typeA.id,
+    status: "active",
+    objectOwner: { id: "o1", name: "Zed" },
+    risk: { id: "r1", name: "Leak" },
+    properties: [{ name: severity.name, value: 5 }],
+    assetReference: { equipment: { id: north.equipment.id } },
+  });
+  const d2 = await make(2, {
+    typeId: typeA.id,
+    status: "new",
+    objectOwner: { id: "o2", name: "Amy" },
+    risk: { id: "r2", name: "Fire" },
+    properties: [{ name: severity.name, value: 2 }],
+    assetReference: { mainSystem: { id: south.mainSystem.id } },
+  });
+  const d3 = await make(3, {
+    typeId: typeB.id,
+    status: "active",
+    objectOwner: { id: "o1", name: "Zed" },
+    properties: [{ name: severity.name, value: 9 }],
+    assetReference: { designObject: { id: north.designObject.id } },
+  });
   const d4 = await make(4, { status: "closed", objectOwner: { id: "o3", name: "Max" } });
   return { severity, typeA, typeB, north, south, prefix, d1, d2, d3, d4 };
 }
@@ -43,10 +63,22 @@ describe("GET /Deviations filters", () => {
     ["equipmentIds", () => `equipmentIds=${world.north.equipment.id}`, ["1"]],
     ["mainSystemIds", () => `mainSystemIds=${world.south.mainSystem.id}`, ["2"]],
     ["designObjectIds", () => `designObjectIds=${world.north.designObject.id}`, ["3"]],
-    ["plantNames (through any designated asset, ignoring case)", () => `plantNames=${encodeURIComponent(String(world.north.plant.name).toUpperCase())}&order=referenceId`, ["1", "3"]],
-    ["ids and excludeIds", () => `ids=${world.d1.id},${world.d2.id},${world.d3.id}&excludeIds=${world.d2.id}&order=referenceId`, ["1", "3"]],
+    [
+      "plantNames (through any designated asset, ignoring case)",
+      () => `plantNames=${encodeURIComponent(String(world.north.plant.name).toUpperCase())}&order=referenceId`,
+      ["1", "3"],
+    ],
+    [
+      "ids and excludeIds",
+      () => `ids=${world.d1.id},${world.d2.id},${world.d3.id}&excludeIds=${world.d2.id}&order=referenceId`,
+      ["1", "3"],
+    ],
     ["properties", () => `properties=${world.severity.name} ge 5&order=referenceId`, ["1", "3"]],
-    ["properties and another filter", () => `properties=${world.severity.name} gt 1 and ${world.severity.name} lt 9&statuses=active`, ["1"]],
+    [
+      "properties and another filter",
+      () => `properties=${world.severity.name} gt 1 and ${world.severity.name} lt 9&statuses=active`,
+      ["1"],
+    ],
     ["order by a property, nulls last", () => `order=properties.${world.severity.name} desc`, ["3", "1", "2", "4"]],
     ["order by objectOwner.name then referenceId", () => "order=objectOwner.name asc, referenceId desc", ["2", "4", "3", "1"]],
     ["order by type.name", () => `ids=${world.d1.id},${world.d3.id},${world.d2.id}&order=type.name desc, referenceId`, ["3", "1", "2"]],
@@ -90,7 +122,9 @@ describe("GET /Deviations filters", () => {
 describe("GET /Deviations/UniqueValues", () => {
   it("answers status, objectOwner, type, risk, referenceId and properties", async () => {
     const idList = [world.d1, world.d2, world.d3].map((d) => d.id).join(",");
-    const res = await call(`/Deviations/UniqueValues?ids=${idList}&fieldNames=status,objectOwner,type,risk,properties.${world.severity.name}`);
+    const res = await call(
+      `/Deviations/UniqueValues?ids=${idList}&fieldNames=status,objectOwner,type,risk,properties.${world.severity.name}`,
+    );
     expect(res.status).toBe(200);
     const byField = Object.fromEntries(res.body.map((f: { fieldName: string; values: unknown[] }) => [f.fieldName, f.values]));
     expect(byField.status).toEqual([

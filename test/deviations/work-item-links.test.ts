@@ -14,7 +14,14 @@ describe("deviation <-> work item links", () => {
     expect(again.status).toBe(204);
     const items = await call(`/Deviations/${deviation.id}/WorkItems`);
     expect(items.body).toEqual([
-      { id: work.id, displayName: "Replace flange", referenceId: `WI-${work.id.slice(0, 6)}`, status: "new", dueDate: "2026-05-01T00:00:00.000Z", objectOwner: { id: "owner-1", name: "Olga Owner" } },
+      {
+        id: work.id,
+        displayName: "Replace flange",
+        referenceId: `WI-${work.id.slice(0, 6)}`,
+        status: "new",
+        dueDate: "2026-05-01T00:00:00.000Z",
+        objectOwner: { id: "owner-1", name: "Olga Owner" },
+      },
     ]);
     const read = await call(`/Deviations/${deviation.id}`);
     expect(read.body.workItemIds).toEqual([work.id]);
@@ -22,8 +29,13 @@ describe("deviation <-> work item links", () => {
     const mirror = await call(`/WorkItems/${work.id}/Deviations`);
     expect(mirror.body.map((d: { id: string }) => d.id)).toEqual([deviation.id]);
     // One event per side for the one real change; the repeated link wrote nothing.
-    expect((await eventsOf(deviation.id)).map((e) => [e.kind, e.action])).toEqual([["deviation", "created"], ["deviation", "updated"]]);
-    expect((await eventsOf(work.id)).map((e) => [e.kind, e.action, e.payload])).toEqual([["workItem", "updated", { deviationId: deviation.id, workItemId: work.id, linked: true }]]);
+    expect((await eventsOf(deviation.id)).map((e) => [e.kind, e.action])).toEqual([
+      ["deviation", "created"],
+      ["deviation", "updated"],
+    ]);
+    expect((await eventsOf(work.id)).map((e) => [e.kind, e.action, e.payload])).toEqual([
+      ["workItem", "updated", { deviationId: deviation.id, workItemId: work.id, linked: true }],
+    ]);
   });
 
   it("links and unlinks from the work item side; unlinking twice is 404", async () => {

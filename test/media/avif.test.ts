@@ -33,7 +33,11 @@ function worstError(pixels: { width: number; height: number; data: Uint8Array; c
 }
 
 /** A copy of `file` with `edit` applied to the bytes of one of its items. */
-function edited(file: string, pick: (items: ReturnType<typeof heifFile>) => Uint8Array, edit: (body: Uint8Array, view: DataView) => void): Uint8Array {
+function edited(
+  file: string,
+  pick: (items: ReturnType<typeof heifFile>) => Uint8Array,
+  edit: (body: Uint8Array, view: DataView) => void,
+): Uint8Array {
   const bytes = sample(file).slice();
   const body = pick(heifFile(bytes));
   edit(body, new DataView(body.buffer, body.byteOffset, body.byteLength));
@@ -57,9 +61,17 @@ describe("AVIF decoding", () => {
     expect([pixels.width, pixels.height]).toEqual([320, 240]);
     expect(worstError(pixels)).toBeLessThan(16);
     // Either side of the tiles' seams (x 160, y 120) continues the picture.
-    for (const [x, y] of [[159, 60], [160, 60], [240, 119], [240, 120], [159, 119], [160, 120]] as const) {
+    for (const [x, y] of [
+      [159, 60],
+      [160, 60],
+      [240, 119],
+      [240, 120],
+      [159, 119],
+      [160, 120],
+    ] as const) {
       const want = expected(x, y, 320, 240);
-      for (let c = 0; c < 3; c++) expect(Math.abs(pixels.data[(y * 320 + x) * 4 + c]! - want[c]!), `(${x}, ${y}) channel ${c}`).toBeLessThan(16);
+      for (let c = 0; c < 3; c++)
+        expect(Math.abs(pixels.data[(y * 320 + x) * 4 + c]! - want[c]!), `(${x}, ${y}) channel ${c}`).toBeLessThan(16);
     }
     const halved = await decodeAvifReduced(sample("avifenc-grid.avif"), 320, 240, 2);
     expect([halved.width, halved.height]).toEqual([160, 120]);
@@ -92,11 +104,15 @@ describe("AVIF decoding", () => {
       view.setUint32(8, 750);
     });
     expect(readHeader("avif", lying)).toMatchObject({ width: 1000, height: 750 });
-    await expect(decodeAvifReduced(lying, 1000, 750, 1)).rejects.toThrow(`more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have`);
+    await expect(decodeAvifReduced(lying, 1000, 750, 1)).rejects.toThrow(
+      `more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have`,
+    );
     const outcome = await processImage("avif", lying);
     expect(outcome).toMatchObject({ integrity: "notChecked", versions: [] });
     // Told the truth, it is refused before anything is decoded; and the next image decodes as before.
-    expect((await processImage("avif", sample("avifenc-4mp.avif"))).detail).toMatch(/2400x1800 is more than the 2000000 pixels .* not a grid of tiles/);
+    expect((await processImage("avif", sample("avifenc-4mp.avif"))).detail).toMatch(
+      /2400x1800 is more than the 2000000 pixels .* not a grid of tiles/,
+    );
     expect((await processImage("avif", sample("avifenc-420.avif"))).integrity).toBe("passed");
   });
 
@@ -113,12 +129,18 @@ describe("AVIF decoding", () => {
     // A tile claiming 2000 x 1500 is refused before anything is decoded.
     const tiles = sample("avifenc-grid.avif").slice();
     const file = heifFile(tiles);
-    const ispe = file.items.get(file.items.get(file.primary!)!.references.get("dimg")![0]!)!.properties.find((p) => p.type === "ispe")!.body;
+    const ispe = file.items
+      .get(file.items.get(file.primary!)!.references.get("dimg")![0]!)!
+      .properties.find((p) => p.type === "ispe")!.body;
     new DataView(ispe.buffer, ispe.byteOffset).setUint32(4, 2000);
     new DataView(ispe.buffer, ispe.byteOffset).setUint32(8, 1500);
     await expect(decodeAvifReduced(tiles, 320, 240, 1)).rejects.toThrow(ImageTooLargeError);
     // A tile whose data is damaged names the tile.
-    const broken = edited("avifenc-grid.avif", (f) => f.items.get(f.items.get(f.primary!)!.references.get("dimg")![2]!)!.body, (body) => body.fill(0xff, 4));
+    const broken = edited(
+      "avifenc-grid.avif",
+      (f) => f.items.get(f.items.get(f.primary!)!.references.get("dimg")![2]!)!.body,
+      (body) => body.fill(0xff, 4),
+    );
     await expect(decodeAvifReduced(broken, 320, 240, 1)).rejects.toThrow(/tile 3 of the AVIF grid could not be decoded/);
   });
 

@@ -12,7 +12,18 @@ import { fitWithin } from "../../src/media/image/resample";
 import { allSamples, postMedia } from "./support/media";
 import type { Media } from "../../src/media/schema";
 
-const MIME: Record<string, string> = { jpeg: "image/jpeg", png: "image/png", gif: "image/gif", bmp: "image/bmp", tiff: "image/tiff", ico: "image/x-icon", webp: "image/webp", heic: "image/heic", svg: "image/svg+xml", avif: "image/avif" };
+const MIME: Record<string, string> = {
+  jpeg: "image/jpeg",
+  png: "image/png",
+  gif: "image/gif",
+  bmp: "image/bmp",
+  tiff: "image/tiff",
+  ico: "image/x-icon",
+  webp: "image/webp",
+  heic: "image/heic",
+  svg: "image/svg+xml",
+  avif: "image/avif",
+};
 
 /** Formats stored as uploaded, without a decode (the outcome says so). */
 const NOT_DECODED = new Set(["ico", "svg"]);
@@ -66,24 +77,36 @@ describe("the image corpus through POST /Medias", () => {
     expect(media.recognition, `${image.name}: ${media.recognition.detail}`).toMatchObject({ integrity: "passed" });
     const shown = displayedSize(readHeader(image.format, image.bytes));
     expect([media.width, media.height]).toEqual([shown.width, shown.height]);
-    for (const [size, limit] of [["Medium", MEDIUM_MAX_SIDE], ["Small", SMALL_MAX_SIDE]] as const) {
-      const want = Math.max(shown.width!, shown.height!) > limit ? fitWithin(shown.width!, shown.height!, limit) : { width: shown.width, height: shown.height };
+    for (const [size, limit] of [
+      ["Medium", MEDIUM_MAX_SIDE],
+      ["Small", SMALL_MAX_SIDE],
+    ] as const) {
+      const want =
+        Math.max(shown.width!, shown.height!) > limit
+          ? fitWithin(shown.width!, shown.height!, limit)
+          : { width: shown.width, height: shown.height };
       expect([sizes[size]?.width, sizes[size]?.height], `${image.name} ${size}`).toEqual([want.width, want.height]);
     }
   });
 
-  it.each(images.filter((i) => !NOT_DECODED.has(i.format) && i.format !== "svg").map((i) => [i.name, i] as const))("%s cut in half: kept, failed, and says why", async (_name, image) => {
-    const media = await upload(image.name, truncated(image.bytes), image.format);
-    expect(media.sizes.map((s) => s.name)).toEqual(["Original"]);
-    expect(media.recognition.integrity, `${image.name}: ${JSON.stringify(media.recognition)}`).not.toBe("passed");
-    expect(media.recognition.detail).toBeTruthy();
-  });
-
-  it.each(images.map((i) => [i.name, i] as const))("%s with garbage in its middle: no 5xx, and either checked or said why not", async (_name, image) => {
-    const media = await upload(image.name, garbled(image.bytes), image.format);
-    if (media.recognition.integrity !== "passed") {
-      expect(media.recognition.detail).toBeTruthy();
+  it.each(images.filter((i) => !NOT_DECODED.has(i.format) && i.format !== "svg").map((i) => [i.name, i] as const))(
+    "%s cut in half: kept, failed, and says why",
+    async (_name, image) => {
+      const media = await upload(image.name, truncated(image.bytes), image.format);
       expect(media.sizes.map((s) => s.name)).toEqual(["Original"]);
-    }
-  });
+      expect(media.recognition.integrity, `${image.name}: ${JSON.stringify(media.recognition)}`).not.toBe("passed");
+      expect(media.recognition.detail).toBeTruthy();
+    },
+  );
+
+  it.each(images.map((i) => [i.name, i] as const))(
+    "%s with garbage in its middle: no 5xx, and either checked or said why not",
+    async (_name, image) => {
+      const media = await upload(image.name, garbled(image.bytes), image.format);
+      if (media.recognition.integrity !== "passed") {
+        expect(media.recognition.detail).toBeTruthy();
+        expect(media.sizes.map((s) => s.name)).toEqual(["Original"]);
+      }
+    },
+  );
 });

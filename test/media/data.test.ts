@@ -29,7 +29,19 @@ describe("GET /Medias/{id}/Data", () => {
     const res = await fetchData(photo.id);
     expect(res.status).toBe(200);
     expect(res.bytes).toEqual(sample("photo.jpg"));
-    expect(Object.fromEntries(["content-type", "content-length", "cache-control", "accept-ranges", "x-content-type-options", "content-security-policy", "x-media-size"].map((h) => [h, res.headers.get(h)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        [
+          "content-type",
+          "content-length",
+          "cache-control",
+          "accept-ranges",
+          "x-content-type-options",
+          "content-security-policy",
+          "x-media-size",
+        ].map((h) => [h, res.headers.get(h)]),
+      ),
+    ).toEqual({
       "content-type": "image/jpeg",
       "content-length": String(sample("photo.jpg").length),
       "cache-control": IMMUTABLE,
@@ -131,19 +143,29 @@ describe("GET /Medias/{id}/Data", () => {
       expect(res.headers.get("content-range")).toMatch(/^bytes 0-1\/\d+$/);
     });
 
-    it.each(["bytes=999999999-", "bytes=-0", "BYTES = 999999999-"])("answers the unsatisfiable %s with a 416 problem and Content-Range bytes */size", async (range) => {
-      const res = await fetchData(photo.id, "", { range });
-      expect(res.status).toBe(416);
-      expect(res.headers.get("content-range")).toBe(`bytes */${original().length}`);
-      expect(res.headers.get("content-type")).toBe("application/problem+json");
-      expect(JSON.parse(new TextDecoder().decode(res.bytes))).toMatchObject({ status: 416, code: "RangeNotSatisfiable", instance: `/Medias/${photo.id}/Data` });
-    });
+    it.each(["bytes=999999999-", "bytes=-0", "BYTES = 999999999-"])(
+      "answers the unsatisfiable %s with a 416 problem and Content-Range bytes */size",
+      async (range) => {
+        const res = await fetchData(photo.id, "", { range });
+        expect(res.status).toBe(416);
+        expect(res.headers.get("content-range")).toBe(`bytes */${original().length}`);
+        expect(res.headers.get("content-type")).toBe("application/problem+json");
+        expect(JSON.parse(new TextDecoder().decode(res.bytes))).toMatchObject({
+          status: 416,
+          code: "RangeNotSatisfiable",
+          instance: `/Medias/${photo.id}/Data`,
+        });
+      },
+    );
 
-    it.each(["items=0-5", "bytes=0-5,10-15", "bytes=9-3", "bytes=x"])("ignores a Range it does not serve (%s) and sends everything", async (range) => {
-      const res = await fetchData(photo.id, "", { range });
-      expect(res.status).toBe(200);
-      expect(res.bytes.length).toBe(original().length);
-    });
+    it.each(["items=0-5", "bytes=0-5,10-15", "bytes=9-3", "bytes=x"])(
+      "ignores a Range it does not serve (%s) and sends everything",
+      async (range) => {
+        const res = await fetchData(photo.id, "", { range });
+        expect(res.status).toBe(200);
+        expect(res.bytes.length).toBe(original().length);
+      },
+    );
 
     it("honours If-Range: the range while the ETag is current, everything otherwise", async () => {
       const etag = (await fetchData(photo.id)).headers.get("etag")!;
@@ -161,7 +183,10 @@ describe("GET /Medias/{id}/Data", () => {
     it("names query.size", async () => {
       const res = await fetchData(media().id, query);
       expect(res.status).toBe(400);
-      expect(JSON.parse(new TextDecoder().decode(res.bytes))).toMatchObject({ code: "ValidationFailed", errors: [{ field: "query.size", rule }] });
+      expect(JSON.parse(new TextDecoder().decode(res.bytes))).toMatchObject({
+        code: "ValidationFailed",
+        errors: [{ field: "query.size", rule }],
+      });
     });
   });
 

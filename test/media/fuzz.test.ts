@@ -26,31 +26,40 @@ function damaged(file: Uint8Array, edits: [number, number][]): Uint8Array {
   return copy;
 }
 
-const edits = fc.array(fc.tuple(fc.double({ min: 0, max: 0.9999, noNaN: true }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 12 });
+const edits = fc.array(fc.tuple(fc.double({ min: 0, max: 0.9999, noNaN: true }), fc.integer({ min: 0, max: 255 })), {
+  minLength: 1,
+  maxLength: 12,
+});
 
 describe("damaged files give an image error or a picture, never a crash", () => {
   it("random RLE8 and RLE4 command streams", () => {
     fc.assert(
-      fc.property(fc.constantFrom(4, 8), fc.uint8Array({ minLength: 0, maxLength: 200 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 30 }), (bits, commands, width, height) => {
-        const colours = bits === 8 ? 200 : 16;
-        const offset = 54 + colours * 4;
-        const file = new Uint8Array(offset + commands.length);
-        const view = new DataView(file.buffer);
-        file.set([0x42, 0x4d]);
-        view.setUint32(10, offset, true);
-        view.setUint32(14, 40, true);
-        view.setInt32(18, width, true);
-        view.setInt32(22, height, true);
-        view.setUint16(28, bits, true);
-        view.setUint32(30, bits === 8 ? 1 : 2, true);
-        file.set(commands, offset);
-        try {
-          const pixels = decodeBmpReduced(file, 1);
-          expect([pixels.width, pixels.height]).toEqual([width, height]);
-        } catch (error) {
-          if (!isImageError(error)) throw error;
-        }
-      }),
+      fc.property(
+        fc.constantFrom(4, 8),
+        fc.uint8Array({ minLength: 0, maxLength: 200 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 30 }),
+        (bits, commands, width, height) => {
+          const colours = bits === 8 ? 200 : 16;
+          const offset = 54 + colours * 4;
+          const file = new Uint8Array(offset + commands.length);
+          const view = new DataView(file.buffer);
+          file.set([0x42, 0x4d]);
+          view.setUint32(10, offset, true);
+          view.setUint32(14, 40, true);
+          view.setInt32(18, width, true);
+          view.setInt32(22, height, true);
+          view.setUint16(28, bits, true);
+          view.setUint32(30, bits === 8 ? 1 : 2, true);
+          file.set(commands, offset);
+          try {
+            const pixels = decodeBmpReduced(file, 1);
+            expect([pixels.width, pixels.height]).toEqual([width, height]);
+          } catch (error) {
+            if (!isImageError(error)) throw error;
+          }
+        },
+      ),
       { numRuns: 500 },
     );
   });

@@ -18,15 +18,19 @@ function differenceFromPhoton(file: string, image: Pixels): number {
   let worst = 0;
   for (let i = 0; i < reference.data.length; i += 4) {
     worst = Math.max(worst, Math.abs(reference.data[i + 3]! - image.data[i + 3]!));
-    if (reference.data[i + 3] === 255) for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs(reference.data[i + c]! - image.data[i + c]!));
+    if (reference.data[i + 3] === 255)
+      for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs(reference.data[i + c]! - image.data[i + c]!));
   }
   return worst;
 }
 
 describe("GIF decoding", () => {
-  it.each(["plain.gif", "interlaced.gif", "transparent.gif", "animated.gif", "offset.gif", "picture.gif"])("%s: photon's pixels exactly", (file) => {
-    expect(differenceFromPhoton(file, decodeGifReduced(sample(file), 1))).toBe(0);
-  });
+  it.each(["plain.gif", "interlaced.gif", "transparent.gif", "animated.gif", "offset.gif", "picture.gif"])(
+    "%s: photon's pixels exactly",
+    (file) => {
+      expect(differenceFromPhoton(file, decodeGifReduced(sample(file), 1))).toBe(0);
+    },
+  );
 
   it("an interlaced frame's rows are put back in order", () => {
     const plain = decodeGifReduced(sample("plain.gif"), 1);

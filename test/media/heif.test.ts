@@ -39,14 +39,26 @@ describe("HEIC decoding", () => {
   it("decodes a single coded picture", () => {
     const decoded = decodeHeifReduced(sample("single.heic"), () => 1);
     expect([decoded.width, decoded.height, decoded.pixels.width, decoded.pixels.height]).toEqual([640, 480, 640, 480]);
-    expect(worstError(decoded.pixels, (x, y) => (nearCornerEdge(x, y, 640, 480) ? [...decoded.pixels.data.subarray((y * 640 + x) * 4, (y * 640 + x) * 4 + 3)] : expected(x, y, 640, 480)))).toBeLessThan(12);
+    expect(
+      worstError(decoded.pixels, (x, y) =>
+        nearCornerEdge(x, y, 640, 480)
+          ? [...decoded.pixels.data.subarray((y * 640 + x) * 4, (y * 640 + x) * 4 + 3)]
+          : expected(x, y, 640, 480),
+      ),
+    ).toBeLessThan(12);
   });
 
   it("puts a grid's tiles in place and crops the edge tiles to the picture", () => {
     const decoded = decodeHeifReduced(sample("grid.heic"), () => 1);
     expect([decoded.pixels.width, decoded.pixels.height]).toEqual([600, 400]);
     // Every tile, the cropped right column and bottom row included, shows its part of the picture.
-    expect(worstError(decoded.pixels, (x, y) => (nearCornerEdge(x, y, 600, 400) || x % 256 < 4 || y % 256 < 4 ? [...decoded.pixels.data.subarray((y * 600 + x) * 4, (y * 600 + x) * 4 + 3)] : expected(x, y, 600, 400)))).toBeLessThan(12);
+    expect(
+      worstError(decoded.pixels, (x, y) =>
+        nearCornerEdge(x, y, 600, 400) || x % 256 < 4 || y % 256 < 4
+          ? [...decoded.pixels.data.subarray((y * 600 + x) * 4, (y * 600 + x) * 4 + 3)]
+          : expected(x, y, 600, 400),
+      ),
+    ).toBeLessThan(12);
     expect(decoded.pixels.data[(399 * 600 + 599) * 4 + 3]).toBe(255);
   });
 
@@ -68,7 +80,8 @@ describe("HEIC decoding", () => {
   });
 
   it("turns irot and imir, in the order the picture lists them, into the EXIF orientation doing the same", () => {
-    const orientation = (...steps: ({ irot: number } | { imir: number })[]) => readHeader("heic", heicHeader(64, 48, "heic", steps)).orientation;
+    const orientation = (...steps: ({ irot: number } | { imir: number })[]) =>
+      readHeader("heic", heicHeader(64, 48, "heic", steps)).orientation;
     expect([0, 1, 2, 3].map((irot) => orientation({ irot }))).toEqual([1, 8, 3, 6]);
     expect([orientation({ imir: 0 }), orientation({ imir: 1 })]).toEqual([2, 4]);
     // A quarter turn anticlockwise then a mirror: the two diagonal flips (EXIF 7 and 5).
@@ -103,7 +116,8 @@ describe("HEIC decoding", () => {
       for (let bx = 0; bx < reduced.width; bx++) {
         let sum = 0;
         let n = 0;
-        for (let y = by * 7; y < Math.min(400, by * 7 + 7); y++) for (let x = bx * 7; x < Math.min(600, bx * 7 + 7); x++, n++) sum += full.data[(y * 600 + x) * 4]!;
+        for (let y = by * 7; y < Math.min(400, by * 7 + 7); y++)
+          for (let x = bx * 7; x < Math.min(600, bx * 7 + 7); x++, n++) sum += full.data[(y * 600 + x) * 4]!;
         worst = Math.max(worst, Math.abs(sum / n - reduced.data[(by * reduced.width + bx) * 4]!));
       }
     }

@@ -73,7 +73,8 @@ describe("the JPEG decoder", () => {
     const image = decodeJpeg(sample("cmyk.jpg"), { blockSize: 8, maxCoefficientBytes: 64 * 1024 * 1024 });
     expect([image.width, image.height, image.channels]).toEqual([320, 240, 3]);
     const at = (x: number, y: number) => Array.from(image.data.subarray((y * 320 + x) * 3, (y * 320 + x) * 3 + 3));
-    const near = (actual: number[], expected: number[]) => actual.forEach((v, i) => expect(Math.abs(v - expected[i]!), `${actual} vs ${expected}`).toBeLessThanOrEqual(40));
+    const near = (actual: number[], expected: number[]) =>
+      actual.forEach((v, i) => expect(Math.abs(v - expected[i]!), `${actual} vs ${expected}`).toBeLessThanOrEqual(40));
     near(at(10, 10), [20, 20, 20]);
     near(at(300, 200), [239, 213, 60]);
     // Without the profile, saturated colours drift (up to ~60 levels), but every trend of the scene
@@ -254,7 +255,8 @@ describe("resizing", () => {
 
 describe("colour: photos with an ICC profile", () => {
   // p3.jpg: test/fixtures/generate.mjs's scene converted to Display P3 by libvips, with the profile.
-  const at = (image: { width: number; data: Uint8Array; channels: number }, x: number, y: number) => Array.from(image.data.subarray((y * image.width + x) * image.channels, (y * image.width + x) * image.channels + 3));
+  const at = (image: { width: number; data: Uint8Array; channels: number }, x: number, y: number) =>
+    Array.from(image.data.subarray((y * image.width + x) * image.channels, (y * image.width + x) * image.channels + 3));
 
   it("reads the Display P3 profile of a phone photo", () => {
     const profile = readJpegIcc(sample("p3.jpg"));
@@ -272,8 +274,12 @@ describe("colour: photos with an ICC profile", () => {
     const outcome = await processImage("jpeg", sample("p3.jpg"));
     const medium = outcome.versions.find((v) => v.size === "Medium")!;
     const pixels = decodeJpeg(medium.bytes, { blockSize: 8, maxCoefficientBytes: 64 * 1024 * 1024 });
-    at(pixels, Math.round((1200 * 1000) / 1280), Math.round((40 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [239, 11, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
-    at(pixels, Math.round((700 * 1000) / 1280), Math.round((900 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [140, 239, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
+    at(pixels, Math.round((1200 * 1000) / 1280), Math.round((40 * 750) / 960)).forEach((v, i) =>
+      expect(Math.abs(v - [239, 11, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8),
+    );
+    at(pixels, Math.round((700 * 1000) / 1280), Math.round((900 * 750) / 960)).forEach((v, i) =>
+      expect(Math.abs(v - [140, 239, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8),
+    );
   });
   it("converts a Display P3 PNG (an iPhone screenshot's profile, in iCCP) the same way", async () => {
     const profile = readPngIcc(sample("p3.png"));
@@ -283,7 +289,9 @@ describe("colour: photos with an ICC profile", () => {
     expect(medium.contentType).toBe("image/png");
     const pixels = withPhoton((photon) => photon.decode(medium.bytes));
     const px = (x: number, y: number) => Array.from(pixels.data.subarray((y * pixels.width + x) * 4, (y * pixels.width + x) * 4 + 3));
-    px(Math.round((1200 * 1000) / 1280), Math.round((40 * 750) / 960)).forEach((v, i) => expect(Math.abs(v - [239, 11, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8));
+    px(Math.round((1200 * 1000) / 1280), Math.round((40 * 750) / 960)).forEach((v, i) =>
+      expect(Math.abs(v - [239, 11, 60][i]!), `channel ${i}: ${v}`).toBeLessThanOrEqual(8),
+    );
   });
 });
 
@@ -298,7 +306,9 @@ describe("colour: Display P3 in WebP, HEIC, AVIF and TIFF", () => {
     // B' = -0.0196 R - 0.0786 G + 1.0983 B). Grey stays grey (both are D65).
     const pixels = { width: 2, height: 1, channels: 3 as const, data: new Uint8Array([200, 60, 60, 128, 128, 128]) };
     nclxTransform(12, 13)!.apply(pixels);
-    [217.5, 41.6, 52.3, 128, 128, 128].forEach((v, i) => expect(Math.abs(pixels.data[i]! - v), `sample ${i}: ${pixels.data[i]}`).toBeLessThanOrEqual(1));
+    [217.5, 41.6, 52.3, 128, 128, 128].forEach((v, i) =>
+      expect(Math.abs(pixels.data[i]! - v), `sample ${i}: ${pixels.data[i]}`).toBeLessThanOrEqual(1),
+    );
     const bt2020 = { width: 1, height: 1, channels: 3 as const, data: new Uint8Array([100, 150, 50]) };
     nclxTransform(9, 1)!.apply(bt2020);
     expect(Math.abs(bt2020.data[1]! - 150)).toBeGreaterThan(3);
@@ -318,15 +328,27 @@ describe("colour: Display P3 in WebP, HEIC, AVIF and TIFF", () => {
     const outcome = await processImage(format, sample(file), undefined, { medium: 630, small: 100 });
     const medium = outcome.versions.find((v) => v.size === "Medium")!;
     expect([medium.width, medium.height]).toEqual([630, 473]);
-    const pixels = medium.contentType === "image/jpeg" ? decodeJpeg(medium.bytes, { blockSize: 8, maxCoefficientBytes: 1 << 26 }) : { ...withPhoton((photon) => photon.decode(medium.bytes)), channels: 4 };
-    const at = (x: number, y: number) => Array.from(pixels.data.subarray((y * pixels.width + x) * pixels.channels, (y * pixels.width + x) * pixels.channels + 3));
-    at(Math.round((600 * 630) / 640), Math.round((20 * 473) / 480)).forEach((v, i) => expect(Math.abs(v - [239, 11, 60][i]!), `${file} channel ${i}: ${v}`).toBeLessThanOrEqual(10));
+    const pixels =
+      medium.contentType === "image/jpeg"
+        ? decodeJpeg(medium.bytes, { blockSize: 8, maxCoefficientBytes: 1 << 26 })
+        : { ...withPhoton((photon) => photon.decode(medium.bytes)), channels: 4 };
+    const at = (x: number, y: number) =>
+      Array.from(pixels.data.subarray((y * pixels.width + x) * pixels.channels, (y * pixels.width + x) * pixels.channels + 3));
+    at(Math.round((600 * 630) / 640), Math.round((20 * 473) / 480)).forEach((v, i) =>
+      expect(Math.abs(v - [239, 11, 60][i]!), `${file} channel ${i}: ${v}`).toBeLessThanOrEqual(10),
+    );
   });
 });
 
 describe("BMP read row by row", () => {
   /** A BMP of width x height at 8 (grey palette), 24 or 32 bits, or 16 bits with 5-6-5 bit fields. */
-  function bmp(width: number, height: number, bits: 8 | 16 | 24 | 32, pixel: (x: number, y: number) => [number, number, number], topDown = false): Uint8Array {
+  function bmp(
+    width: number,
+    height: number,
+    bits: 8 | 16 | 24 | 32,
+    pixel: (x: number, y: number) => [number, number, number],
+    topDown = false,
+  ): Uint8Array {
     const stride = Math.ceil((width * bits) / 32) * 4;
     const fields = bits === 16 ? 12 : 0;
     const palette = bits === 8 ? 256 * 4 : 0;
@@ -413,7 +435,8 @@ describe("BMP read row by row", () => {
     return out;
   }
   /** Rows top first, a palette index or null (transparent) a pixel, as RGBA. */
-  const expectedRgba = (rows: (number | null)[][]) => rows.flat().flatMap((i) => (i === null ? [0, 0, 0, 0] : [i * 10, 255 - i * 10, 100, 255]));
+  const expectedRgba = (rows: (number | null)[][]) =>
+    rows.flat().flatMap((i) => (i === null ? [0, 0, 0, 0] : [i * 10, 255 - i * 10, 100, 255]));
   const alphaWeighted = (data: Uint8Array) => Array.from(data).map((v, i, all) => (all[i - (i % 4) + 3] === 0 ? 0 : v));
 
   it("reads RLE8: runs, literal runs (padded), a delta that skips pixels and lines, an early end", () => {
@@ -460,27 +483,30 @@ describe("BMP read row by row", () => {
     expect(Array.from(decodeBmpReduced(file, 7).data)).toEqual(Array.from(topDown.result().data));
   });
 
-  it("an RLE BMP of 4.3 MP (photon's whole decode stopped at about 3) gets Medium and Small; cut short, it fails and says why", async () => {
-    const [width, height] = [2400, 1800];
-    const commands: number[] = [];
-    for (let line = 0; line < height; line++) {
-      for (let x = 0; x < width; x += 240) commands.push(240, ((x / 240 + line / 100) | 0) % 12);
-      commands.push(0, 0);
-    }
-    commands.push(0, 1);
-    const file = rleBmp(width, height, 8, 12, commands);
-    const outcome = await processImage("bmp", file);
-    expect(outcome.integrity, outcome.detail ?? "").toBe("passed");
-    expect(outcome.versions.map((v) => [v.size, v.width, v.height])).toEqual([
-      ["Medium", 1000, 750],
-      ["Small", 256, 192],
-    ]);
-    const cut = await processImage("bmp", file.subarray(0, file.length / 2));
-    expect(cut).toMatchObject({ integrity: "failed", versions: [] });
-    expect(cut.detail).toMatch(/run-length data ends early \(line \d+ of 1800\)/);
-    const badIndex = rleBmp(4, 1, 8, 2, [4, 7, 0, 1]);
-    expect((await processImage("bmp", badIndex)).detail).toMatch(/names colour 7; the palette has 2/);
-  });
+  it(
+    "an RLE BMP of 4.3 MP (photon's whole decode stopped at about 3) gets Medium and Small; cut short, it fails and " + "says why",
+    async () => {
+      const [width, height] = [2400, 1800];
+      const commands: number[] = [];
+      for (let line = 0; line < height; line++) {
+        for (let x = 0; x < width; x += 240) commands.push(240, ((x / 240 + line / 100) | 0) % 12);
+        commands.push(0, 0);
+      }
+      commands.push(0, 1);
+      const file = rleBmp(width, height, 8, 12, commands);
+      const outcome = await processImage("bmp", file);
+      expect(outcome.integrity, outcome.detail ?? "").toBe("passed");
+      expect(outcome.versions.map((v) => [v.size, v.width, v.height])).toEqual([
+        ["Medium", 1000, 750],
+        ["Small", 256, 192],
+      ]);
+      const cut = await processImage("bmp", file.subarray(0, file.length / 2));
+      expect(cut).toMatchObject({ integrity: "failed", versions: [] });
+      expect(cut.detail).toMatch(/run-length data ends early \(line \d+ of 1800\)/);
+      const badIndex = rleBmp(4, 1, 8, 2, [4, 7, 0, 1]);
+      expect((await processImage("bmp", badIndex)).detail).toMatch(/names colour 7; the palette has 2/);
+    },
+  );
 
   it("a BMP holding a JPEG is not read, and says so", async () => {
     const file = bmp(8, 8, 24, scene);
@@ -490,4 +516,3 @@ describe("BMP read row by row", () => {
     expect(outcome.detail).toMatch(/holds a JPEG/);
   });
 });
-

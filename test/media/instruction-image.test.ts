@@ -13,7 +13,11 @@ const base64 = (bytes: Uint8Array) => {
 };
 const path = (id: string) => `/PropertyDefinitions/${id}/InstructionImage`;
 const keyOf = async (id: string) =>
-  (await env.DB.prepare("SELECT instruction_image_key AS key FROM property_definitions WHERE id = ?1").bind(id).first<{ key: string | null }>())?.key ?? null;
+  (
+    await env.DB.prepare("SELECT instruction_image_key AS key FROM property_definitions WHERE id = ?1")
+      .bind(id)
+      .first<{ key: string | null }>()
+  )?.key ?? null;
 
 describe("PUT and GET /PropertyDefinitions/{id}/InstructionImage", () => {
   it("stores the image and returns it as base64 with its ETag", async () => {
@@ -37,7 +41,9 @@ describe("PUT and GET /PropertyDefinitions/{id}/InstructionImage", () => {
     const res = await call(`/PropertyDefinitions/${definition.id}`);
     expect(res.body.hasInstructionImage).toBe(true);
     expect(res.headers.get("etag")).not.toBe(definition.etag);
-    const event = await env.DB.prepare("SELECT payload FROM outbox WHERE entity_kind = 'propertyDefinition' AND entity_id = ?1 AND action = 'updated'")
+    const event = await env.DB.prepare(
+      "SELECT payload FROM outbox WHERE entity_kind = 'propertyDefinition' AND entity_id = ?1 AND action = 'updated'",
+    )
       .bind(definition.id)
       .first<{ payload: string }>();
     expect(JSON.parse(event!.payload)).toMatchObject({ id: definition.id, hasInstructionImage: true });
@@ -86,9 +92,19 @@ describe("PUT and GET /PropertyDefinitions/{id}/InstructionImage", () => {
   const jpeg = sample("photo.jpg");
   describe.each([
     { case: "not base64", body: { image: "%%%not base64%%%" }, field: "body.image", rule: "base64" },
-    { case: "not an image", body: { image: base64(new TextEncoder().encode("plain text, not an image")) }, field: "body.image", rule: "magicBytes" },
+    {
+      case: "not an image",
+      body: { image: base64(new TextEncoder().encode("plain text, not an image")) },
+      field: "body.image",
+      rule: "magicBytes",
+    },
     { case: "a corrupt image", body: { image: base64(jpeg.subarray(0, jpeg.length / 2)) }, field: "body.image", rule: "integrity" },
-    { case: "a non-image contentType", body: { image: base64(sample("grey.jpg")), contentType: "text/plain" }, field: "body.contentType", rule: "mimeType" },
+    {
+      case: "a non-image contentType",
+      body: { image: base64(sample("grey.jpg")), contentType: "text/plain" },
+      field: "body.contentType",
+      rule: "mimeType",
+    },
     { case: "an empty image", body: { image: "" }, field: "body.image", rule: "too_small" },
     { case: "an unknown field", body: { image: base64(sample("grey.jpg")), name: "x" }, field: "body", rule: "unrecognized_keys" },
   ])("rejects $case with 400", ({ body, field, rule }) => {
@@ -112,7 +128,10 @@ describe("PUT and GET /PropertyDefinitions/{id}/InstructionImage", () => {
   it("needs properties_write to set and properties_read to read", async () => {
     const definition = await createPropertyDefinition();
     const noWrite = ALL_PERMISSIONS.filter((p) => p !== PERMISSIONS.propertiesWrite);
-    expect((await call(path(definition.id), { method: "PUT", body: { image: base64(sample("grey.jpg")) }, user: { permissions: noWrite } })).status).toBe(403);
+    expect(
+      (await call(path(definition.id), { method: "PUT", body: { image: base64(sample("grey.jpg")) }, user: { permissions: noWrite } }))
+        .status,
+    ).toBe(403);
     const noRead = ALL_PERMISSIONS.filter((p) => p !== PERMISSIONS.propertiesRead);
     expect((await call(path(definition.id), { user: { permissions: noRead } })).status).toBe(403);
     expect((await call(path(definition.id), { anonymous: true })).status).toBe(401);

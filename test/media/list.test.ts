@@ -34,7 +34,9 @@ describe("GET /Medias", () => {
     expect(await list(`searchText=${encodeURIComponent(`REPORT-${tag}`)}`)).toEqual([report.id]);
     expect(await list(`createdFrom=${encodeURIComponent(notes.createdAt)}`)).toEqual([notes.id]);
     expect(await list(`createdTo=${encodeURIComponent(photo.createdAt)}`)).toEqual([report.id]);
-    expect(await list(`createdFrom=${encodeURIComponent(photo.createdAt)}&createdTo=${encodeURIComponent(notes.createdAt)}`)).toEqual([photo.id]);
+    expect(await list(`createdFrom=${encodeURIComponent(photo.createdAt)}&createdTo=${encodeURIComponent(notes.createdAt)}`)).toEqual([
+      photo.id,
+    ]);
     expect(await list(`excludeIds=${photo.id}&types=document`)).toEqual([report.id, notes.id].sort());
   });
 

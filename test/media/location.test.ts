@@ -40,7 +40,9 @@ describe("location in uploaded photos", () => {
     // The camera's make and the image are still there; the stored bytes are what the checksum names.
     expect(text(original.bytes)).toContain("TestPhone");
     expect(original.bytes.length).toBe(res.body.size);
-    const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", original.bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", original.bytes))]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
     expect(digest).toBe(res.body.checksum);
     expect(res.body.sizes.map((s: { name: string }) => s.name)).toEqual(["Original", "Medium", "Small"]);
   });
@@ -52,7 +54,10 @@ describe("location in uploaded photos", () => {
     const stored = await getData(png.body.id);
     expect(text(stored.bytes)).not.toContain("eXIf");
     expect(hasLocation("png", stored.bytes)).toBe(false);
-    const doc = await call("/Medias", { method: "POST", rawBody: form("report.bin", sample("gps.jpg"), "application/octet-stream", "true", "document") });
+    const doc = await call("/Medias", {
+      method: "POST",
+      rawBody: form("report.bin", sample("gps.jpg"), "application/octet-stream", "true", "document"),
+    });
     expect(doc.status, doc.text).toBe(201);
     expect(doc.body.isImage).toBe(false);
     expect(doc.body.recognition.location).toBe("removed");
@@ -63,22 +68,29 @@ describe("location in uploaded photos", () => {
     { format: "webp", file: "gps.webp", mime: "image/webp", sameLength: true },
     { format: "heic", file: "gps.heic", mime: "image/heic", sameLength: true },
     { format: "avif", file: "gps.avif", mime: "image/avif", sameLength: true },
-  ] as const)("StripLocation=true empties the GPS directory of a $format's EXIF in place; the picture still decodes", async ({ format, file, mime, sameLength }) => {
-    const bytes = sample(file);
-    expect(hasLocation(format, bytes)).toBe(true);
-    const kept = await uploadMedia(bytes, { name: file, mimeType: mime });
-    expect(kept.recognition.location).toBe("kept");
-    const res = await call("/Medias", { method: "POST", rawBody: form(file, bytes, mime, "true") });
-    expect(res.status, res.text).toBe(201);
-    expect(res.body.recognition).toMatchObject({ location: "removed", integrity: kept.recognition.integrity });
-    const stored = (await getData(res.body.id)).bytes;
-    expect(hasLocation(format, stored)).toBe(false);
-    expect(text(stored)).toContain("TestPhone");
-    if (sameLength) expect(stored.length).toBe(bytes.length);
-  });
+  ] as const)(
+    "StripLocation=true empties the GPS directory of a $format's EXIF in place; the picture still decodes",
+    async ({ format, file, mime, sameLength }) => {
+      const bytes = sample(file);
+      expect(hasLocation(format, bytes)).toBe(true);
+      const kept = await uploadMedia(bytes, { name: file, mimeType: mime });
+      expect(kept.recognition.location).toBe("kept");
+      const res = await call("/Medias", { method: "POST", rawBody: form(file, bytes, mime, "true") });
+      expect(res.status, res.text).toBe(201);
+      expect(res.body.recognition).toMatchObject({ location: "removed", integrity: kept.recognition.integrity });
+      const stored = (await getData(res.body.id)).bytes;
+      expect(hasLocation(format, stored)).toBe(false);
+      expect(text(stored)).toContain("TestPhone");
+      if (sameLength) expect(stored.length).toBe(bytes.length);
+    },
+  );
 
   it("a WebP's XMP chunk naming a position is dropped, the RIFF size and the VP8X flags follow", async () => {
-    const webp = withXmp(sample("gps.webp"), '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description exif:GPSLatitude="59,54.5N" exif:GPSLongitude="10,44.2E"/></rdf:RDF></x:xmpmeta>');
+    const webp = withXmp(
+      sample("gps.webp"),
+      '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description exif:GPSLatitude="59,54.5N" ' +
+        'exif:GPSLongitude="10,44.2E"/></rdf:RDF></x:xmpmeta>',
+    );
     expect(hasLocation("webp", webp)).toBe(true);
     const res = await call("/Medias", { method: "POST", rawBody: form("xmp.webp", webp, "image/webp", "true") });
     expect(res.status, res.text).toBe(201);
@@ -91,7 +103,10 @@ describe("location in uploaded photos", () => {
   });
 
   it("a HEIF's XMP item naming a position is overwritten by an empty packet of the same length", () => {
-    const heic = heifWithXmp('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description exif:GPSLatitude="59,54.5N" exif:GPSLongitude="10,44.2E"/></rdf:RDF></x:xmpmeta>');
+    const heic = heifWithXmp(
+      '<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF><rdf:Description exif:GPSLatitude="59,54.5N" ' +
+        'exif:GPSLongitude="10,44.2E"/></rdf:RDF></x:xmpmeta>',
+    );
     expect(hasLocation("heic", heic)).toBe(true);
     const stripped = stripLocation("heic", heic);
     expect(stripped.removed).toBe(true);
@@ -139,7 +154,8 @@ function heifWithXmp(xmp: string): Uint8Array {
   const ftyp = box("ftyp", [...enc("heic"), 0, 0, 0, 0, ...enc("mif1heic")]);
   const infe = full("infe", 2, [...u16(1), ...u16(0), ...enc("mime"), 0, ...enc("application/rdf+xml"), 0]);
   const iinf = full("iinf", 0, [...u16(1), ...infe]);
-  const iloc = (offset: number) => full("iloc", 0, [0x44, 0x00, ...u16(1), ...u16(1), ...u16(0), ...u16(1), ...u32(offset), ...u32(packet.length)]);
+  const iloc = (offset: number) =>
+    full("iloc", 0, [0x44, 0x00, ...u16(1), ...u16(1), ...u16(0), ...u16(1), ...u32(offset), ...u32(packet.length)]);
   const meta = (offset: number) => full("meta", 0, [...iinf, ...iloc(offset)]);
   const offset = ftyp.length + meta(0).length + 8;
   return Uint8Array.from([...ftyp, ...meta(offset), ...box("mdat", packet)]);

@@ -51,12 +51,18 @@ describe("DELETE /Medias/{id}", () => {
     expect(res.status).toBe(204);
     expect((await call(`/Medias/${media.id}`)).status).toBe(404);
     expect(await objectKeys(media.id)).toEqual([]);
-    const event = await env.DB.prepare("SELECT action FROM outbox WHERE entity_kind = 'media' AND entity_id = ?1 AND action = 'deleted'").bind(media.id).first();
+    const event = await env.DB.prepare("SELECT action FROM outbox WHERE entity_kind = 'media' AND entity_id = ?1 AND action = 'deleted'")
+      .bind(media.id)
+      .first();
     expect(event).toBeTruthy();
   });
 
   it("lets an owner who only has media_read delete their own media", async () => {
-    const media = await uploadMedia(sample("grey.jpg"), { name: "g.jpg", mimeType: "image/jpeg", user: { ...reader, permissions: [PERMISSIONS.mediaRead, PERMISSIONS.mediaWrite] } });
+    const media = await uploadMedia(sample("grey.jpg"), {
+      name: "g.jpg",
+      mimeType: "image/jpeg",
+      user: { ...reader, permissions: [PERMISSIONS.mediaRead, PERMISSIONS.mediaWrite] },
+    });
     expect((await call(`/Medias/${media.id}`, { method: "DELETE", user: reader })).status).toBe(204);
   });
 
@@ -99,7 +105,9 @@ describe("consistency: nothing half-uploaded is visible", () => {
 
 describe("the OpenAPI document", () => {
   it("documents the media routes with their permissions", async () => {
-    const res = await call<{ paths: Record<string, Record<string, { "x-permission"?: string; requestBody?: { content: Record<string, unknown> } }>> }>("/openapi.json", { anonymous: true });
+    const res = await call<{
+      paths: Record<string, Record<string, { "x-permission"?: string; requestBody?: { content: Record<string, unknown> } }>>;
+    }>("/openapi.json", { anonymous: true });
     expect(res.status).toBe(200);
     const paths = res.body.paths;
     expect(paths["/Medias"]?.post?.["x-permission"]).toBe("media_write");
@@ -108,7 +116,9 @@ describe("the OpenAPI document", () => {
     expect(paths["/Medias/{id}"]?.delete?.["x-permission"]).toBe("media_read");
     expect(paths["/Medias/{id}/Data"]?.get?.["x-permission"]).toBe("media_read");
     // A 416 is a problem like every other error, with the length in Content-Range.
-    const data = (paths["/Medias/{id}/Data"]?.get ?? {}) as { responses?: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> };
+    const data = (paths["/Medias/{id}/Data"]?.get ?? {}) as {
+      responses?: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
+    };
     expect(Object.keys(data.responses?.["416"]?.content ?? {})).toEqual(["application/problem+json"]);
     expect(Object.keys(data.responses?.["416"]?.headers ?? {})).toEqual(["content-range"]);
     expect(paths["/PropertyDefinitions/{id}/InstructionImage"]?.put?.["x-permission"]).toBe("properties_write");

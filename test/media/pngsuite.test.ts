@@ -61,8 +61,16 @@ describe("PngSuite through the pipeline at 16 and 8 px", () => {
     expect(outcome.integrity, outcome.detail ?? "").toBe("passed");
     const [width, height] = ihdrSize(bytes) as [number, number];
     const expected = (limit: number) =>
-      Math.max(width, height) <= limit ? undefined : [Math.max(1, Math.round((width * limit) / Math.max(width, height))), Math.max(1, Math.round((height * limit) / Math.max(width, height)))];
-    for (const [size, limit] of [["Medium", 16], ["Small", 8]] as const) {
+      Math.max(width, height) <= limit
+        ? undefined
+        : [
+            Math.max(1, Math.round((width * limit) / Math.max(width, height))),
+            Math.max(1, Math.round((height * limit) / Math.max(width, height))),
+          ];
+    for (const [size, limit] of [
+      ["Medium", 16],
+      ["Small", 8],
+    ] as const) {
       const version = outcome.versions.find((v) => v.size === size);
       const dims = expected(limit);
       if (!dims) {
@@ -76,11 +84,14 @@ describe("PngSuite through the pipeline at 16 and 8 px", () => {
     }
   });
 
-  it.each(corrupt.filter((f) => !BROKEN_SIGNATURE.has(f.name)).map((f) => [f.name, f.bytes] as const))("%s fails integrity", async (_name, bytes) => {
-    const outcome = await processImage("png", bytes, undefined, { medium: 16, small: 8 });
-    expect(outcome.integrity).toBe("failed");
-    expect(outcome.versions).toEqual([]);
-  });
+  it.each(corrupt.filter((f) => !BROKEN_SIGNATURE.has(f.name)).map((f) => [f.name, f.bytes] as const))(
+    "%s fails integrity",
+    async (_name, bytes) => {
+      const outcome = await processImage("png", bytes, undefined, { medium: 16, small: 8 });
+      expect(outcome.integrity).toBe("failed");
+      expect(outcome.versions).toEqual([]);
+    },
+  );
 });
 
 describe("PngSuite through the row-by-row decoder", () => {
@@ -108,24 +119,31 @@ describe("PngSuite through the row-by-row decoder", () => {
     expect(worst, name).toBeLessThanOrEqual(tolerance);
   });
 
-  it.each(interlaced.map((f) => [f.name, f.bytes] as const))("%s (interlaced) averages boxes like its non-interlaced twin", async (name, bytes) => {
-    // PngSuite's basi* files are its basn* files interlaced: the same pixels, so the same boxes.
-    const twin = files.find((f) => f.name === name.replace(/^basi/, "basn"));
-    if (!twin) return;
-    for (const k of [2, 3, 5]) {
-      const ours = decodePngReduced(bytes, k);
-      const theirs = decodePngReduced(twin.bytes, k);
-      expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
-      // Interlaced boxes sum colour premultiplied in 8 bits (c x a / 255, rounded), so colour is
-      // compared as it is seen, premultiplied by alpha: within a level, and alpha exactly.
-      let worst = 0;
-      for (let i = 0; i < ours.data.length; i += 4) {
-        worst = Math.max(worst, Math.abs(ours.data[i + 3]! - theirs.data[i + 3]!));
-        for (let c = 0; c < 3; c++) worst = Math.max(worst, Math.abs((ours.data[i + c]! * ours.data[i + 3]!) / 255 - (theirs.data[i + c]! * theirs.data[i + 3]!) / 255));
+  it.each(interlaced.map((f) => [f.name, f.bytes] as const))(
+    "%s (interlaced) averages boxes like its non-interlaced twin",
+    async (name, bytes) => {
+      // PngSuite's basi* files are its basn* files interlaced: the same pixels, so the same boxes.
+      const twin = files.find((f) => f.name === name.replace(/^basi/, "basn"));
+      if (!twin) return;
+      for (const k of [2, 3, 5]) {
+        const ours = decodePngReduced(bytes, k);
+        const theirs = decodePngReduced(twin.bytes, k);
+        expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
+        // Interlaced boxes sum colour premultiplied in 8 bits (c x a / 255, rounded), so colour is
+        // compared as it is seen, premultiplied by alpha: within a level, and alpha exactly.
+        let worst = 0;
+        for (let i = 0; i < ours.data.length; i += 4) {
+          worst = Math.max(worst, Math.abs(ours.data[i + 3]! - theirs.data[i + 3]!));
+          for (let c = 0; c < 3; c++)
+            worst = Math.max(
+              worst,
+              Math.abs((ours.data[i + c]! * ours.data[i + 3]!) / 255 - (theirs.data[i + c]! * theirs.data[i + 3]!) / 255),
+            );
+        }
+        expect(worst, `${name} at 1/${k}`).toBeLessThanOrEqual(1);
       }
-      expect(worst, `${name} at 1/${k}`).toBeLessThanOrEqual(1);
-    }
-  });
+    },
+  );
 
   it("averages boxes, weighting colour by alpha", async () => {
     // basn6a08: 32 x 32 RGBA with varying alpha. A 4x reduction is the alpha-weighted mean of each box.

@@ -18,7 +18,10 @@ describe("the orphan sweep", () => {
     const orphan = `media/${crypto.randomUUID()}/original`;
     await env.MEDIA.put(orphan, "left by a crash");
     const definition = await createPropertyDefinition();
-    await call(`/PropertyDefinitions/${definition.id}/InstructionImage`, { method: "PUT", body: { image: btoa(String.fromCharCode(...sample("restart.jpg"))) } });
+    await call(`/PropertyDefinitions/${definition.id}/InstructionImage`, {
+      method: "PUT",
+      body: { image: btoa(String.fromCharCode(...sample("restart.jpg"))) },
+    });
     const orphanImage = `instruction-images/${definition.id}/${crypto.randomUUID()}`;
     await env.MEDIA.put(orphanImage, "replaced, but its delete failed");
 

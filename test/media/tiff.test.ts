@@ -81,7 +81,8 @@ describe("TIFF decoding", () => {
         const sums = [0, 0, 0];
         let n = 0;
         for (let y = by * 7; y < Math.min(H, by * 7 + 7); y++) {
-          for (let x = bx * 7; x < Math.min(W, bx * 7 + 7); x++, n++) for (let c = 0; c < 3; c++) sums[c]! += full.data[(y * W + x) * 4 + c]!;
+          for (let x = bx * 7; x < Math.min(W, bx * 7 + 7); x++, n++)
+            for (let c = 0; c < 3; c++) sums[c]! += full.data[(y * W + x) * 4 + c]!;
         }
         return sums.map((s) => s / n);
       };

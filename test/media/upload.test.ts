@@ -7,7 +7,15 @@ import { heicHeader, postMedia, sample, sizeNames, uploadForm, uploadMedia } fro
 describe("POST /Medias: images of every decoded format get Medium and Small", () => {
   it.each([
     { file: "photo.jpg", mime: "image/jpeg", width: 1600, height: 1200, medium: [1000, 750], small: [256, 192], variant: "image/jpeg" },
-    { file: "progressive.jpg", mime: "image/jpeg", width: 1200, height: 900, medium: [1000, 750], small: [256, 192], variant: "image/jpeg" },
+    {
+      file: "progressive.jpg",
+      mime: "image/jpeg",
+      width: 1200,
+      height: 900,
+      medium: [1000, 750],
+      small: [256, 192],
+      variant: "image/jpeg",
+    },
     { file: "chroma444.jpg", mime: "image/jpeg", width: 640, height: 480, medium: null, small: [256, 192], variant: "image/jpeg" },
     { file: "grey.jpg", mime: "image/jpeg", width: 800, height: 600, medium: null, small: [256, 192], variant: "image/jpeg" },
     { file: "picture.gif", mime: "image/gif", width: 1200, height: 800, medium: [1000, 667], small: [256, 171], variant: "image/png" },
@@ -18,7 +26,13 @@ describe("POST /Medias: images of every decoded format get Medium and Small", ()
   ])("$file", async ({ file, mime, width, height, medium, small, variant }) => {
     const media = await uploadMedia(sample(file), { name: file, mimeType: mime });
     expect(media).toMatchObject({ name: file, type: "image", contentType: mime, isImage: true, width, height, size: sample(file).length });
-    expect(media.recognition).toMatchObject({ extension: "passed", mimeType: "passed", magicBytes: "passed", integrity: "passed", failedChecks: [] });
+    expect(media.recognition).toMatchObject({
+      extension: "passed",
+      mimeType: "passed",
+      magicBytes: "passed",
+      integrity: "passed",
+      failedChecks: [],
+    });
     const bySize = Object.fromEntries(media.sizes.map((s) => [s.name, s]));
     expect(bySize.Original).toMatchObject({ width, height, contentType: mime, isOriginal: true });
     if (medium) expect(bySize.Medium).toMatchObject({ width: medium[0], height: medium[1], contentType: variant, isOriginal: false });
@@ -54,14 +68,20 @@ describe("POST /Medias: images of every decoded format get Medium and Small", ()
     expect(res.headers.get("location")).toBe(`/Medias/${res.body.id}`);
     expect(res.headers.get("etag")).toMatch(/^"[0-9a-f]{20}"$/);
     const listed = await env.MEDIA.list({ prefix: `media/${res.body.id}/` });
-    expect(listed.objects.map((o) => o.key).sort()).toEqual([`media/${res.body.id}/medium`, `media/${res.body.id}/original`, `media/${res.body.id}/small`]);
+    expect(listed.objects.map((o) => o.key).sort()).toEqual([
+      `media/${res.body.id}/medium`,
+      `media/${res.body.id}/original`,
+      `media/${res.body.id}/small`,
+    ]);
     const digest = await crypto.subtle.digest("SHA-256", sample("photo.jpg"));
     expect(res.body.checksum).toBe([...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join(""));
   });
 
   it("writes a created event in the same batch as the row", async () => {
     const media = await uploadMedia(sample("grey.jpg"), { name: "grey.jpg", mimeType: "image/jpeg" });
-    const event = await env.DB.prepare("SELECT action, payload FROM outbox WHERE entity_kind = 'media' AND entity_id = ?1").bind(media.id).first<{ action: string; payload: string }>();
+    const event = await env.DB.prepare("SELECT action, payload FROM outbox WHERE entity_kind = 'media' AND entity_id = ?1")
+      .bind(media.id)
+      .first<{ action: string; payload: string }>();
     expect(event?.action).toBe("created");
     expect(JSON.parse(event!.payload)).toMatchObject({ id: media.id, sizes: media.sizes });
   });
@@ -90,10 +110,25 @@ describe("POST /Medias: the form", () => {
   };
   describe.each([
     { case: "no file", body: form((f) => f.delete("File")), field: "body.File", rule: "required" },
-    { case: "a text value as file", body: form((f) => (f.delete("File"), f.append("File", "not a file"))), field: "body.File", rule: "required" },
+    {
+      case: "a text value as file",
+      body: form((f) => (f.delete("File"), f.append("File", "not a file"))),
+      field: "body.File",
+      rule: "required",
+    },
     { case: "two files", body: form((f) => f.append("File", new File([sample("grey.jpg")], "b.jpg"))), field: "body.File", rule: "single" },
-    { case: "File and file", body: form((f) => f.append("file", new File([sample("grey.jpg")], "b.jpg"))), field: "body.File", rule: "single" },
-    { case: "an empty file", body: form((f) => (f.delete("File"), f.append("File", new File([], "empty.jpg")))), field: "body.File", rule: "notEmpty" },
+    {
+      case: "File and file",
+      body: form((f) => f.append("file", new File([sample("grey.jpg")], "b.jpg"))),
+      field: "body.File",
+      rule: "single",
+    },
+    {
+      case: "an empty file",
+      body: form((f) => (f.delete("File"), f.append("File", new File([], "empty.jpg")))),
+      field: "body.File",
+      rule: "notEmpty",
+    },
     { case: "no type", body: form((f) => f.delete("Type")), field: "body.Type", rule: "required" },
     { case: "another type", body: form((f) => f.set("Type", "video")), field: "body.Type", rule: "enum" },
   ])("rejects $case with 400", ({ body, field, rule }) => {
@@ -111,7 +146,11 @@ describe("POST /Medias: the form", () => {
   });
 
   it("rejects a body over 20 MiB with 413 before reading it", async () => {
-    const res = await call("/Medias", { method: "POST", rawBody: "x", headers: { "content-type": "multipart/form-data; boundary=x", "content-length": String(21 * 1024 * 1024) } });
+    const res = await call("/Medias", {
+      method: "POST",
+      rawBody: "x",
+      headers: { "content-type": "multipart/form-data; boundary=x", "content-length": String(21 * 1024 * 1024) },
+    });
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ code: "PayloadTooLarge" });
   });
@@ -125,7 +164,10 @@ describe("POST /Medias: the form", () => {
 
   it("replays the answer for a repeated Idempotency-Key instead of storing the file twice", async () => {
     // A retry sends the same bytes: serialise the form once (FormData picks a new boundary each time).
-    const encoded = new Request("https://x.test", { method: "POST", body: uploadForm(sample("grey.jpg"), { name: "grey.jpg", mimeType: "image/jpeg" }) });
+    const encoded = new Request("https://x.test", {
+      method: "POST",
+      body: uploadForm(sample("grey.jpg"), { name: "grey.jpg", mimeType: "image/jpeg" }),
+    });
     const headers = { "idempotency-key": `media-${crypto.randomUUID()}`, "content-type": encoded.headers.get("content-type")! };
     const body = new Uint8Array(await encoded.arrayBuffer());
     const first = await call("/Medias", { method: "POST", rawBody: body, headers });
@@ -141,7 +183,13 @@ describe("POST /Medias: the four checks", () => {
     const text = new TextEncoder().encode("inspection notes\n");
     const media = await uploadMedia(text, { name: "notes.txt", mimeType: "text/plain", type: "document" });
     expect(media).toMatchObject({ isImage: false, contentType: "text/plain", width: null, height: null });
-    expect(media.recognition).toMatchObject({ extension: "failed", mimeType: "failed", magicBytes: "failed", integrity: "notChecked", detectedFormat: null });
+    expect(media.recognition).toMatchObject({
+      extension: "failed",
+      mimeType: "failed",
+      magicBytes: "failed",
+      integrity: "notChecked",
+      detectedFormat: null,
+    });
     expect(media.recognition.failedChecks).toEqual(["extension", "mimeType", "magicBytes"]);
     expect(sizeNames(media)).toEqual(["Original"]);
   });

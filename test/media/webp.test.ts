@@ -53,12 +53,14 @@ describe("WebP decoding", () => {
     const { width, height } = vp8lHeader(vp8l!);
     const rgba = new Uint8Array(width * height * 4);
     decodeVp8l(vp8l!, (y, argb) => {
-      for (let x = 0; x < width; x++) rgba.set([(argb[x]! >>> 16) & 255, (argb[x]! >>> 8) & 255, argb[x]! & 255, argb[x]! >>> 24], (y * width + x) * 4);
+      for (let x = 0; x < width; x++)
+        rgba.set([(argb[x]! >>> 16) & 255, (argb[x]! >>> 8) & 255, argb[x]! & 255, argb[x]! >>> 24], (y * width + x) * 4);
     });
     expect(await hex(rgba)).toBe(rgbaReference[file]);
     // Through the reducer, the visible pixels are the same.
     const reduced = decodeWebpReduced(sample(file), 1)!;
-    for (let i = 0; i < rgba.length; i += 4) if (rgba[i + 3] === 255) expect(reduced.data.subarray(i, i + 4)).toEqual(rgba.subarray(i, i + 4));
+    for (let i = 0; i < rgba.length; i += 4)
+      if (rgba[i + 3] === 255) expect(reduced.data.subarray(i, i + 4)).toEqual(rgba.subarray(i, i + 4));
   });
 
   it("the phone photo fixtures decode exactly too", async () => {
@@ -90,7 +92,9 @@ describe("WebP decoding", () => {
   });
 
   it("a VP8L-compressed alpha plane gives the same picture as a stored one", async () => {
-    expect(await hex(decodeWebpReduced(sample("lossy-alpha-lossless.webp"), 1)!.data)).toBe(await hex(decodeWebpReduced(sample("lossy-alpha-raw.webp"), 1)!.data));
+    expect(await hex(decodeWebpReduced(sample("lossy-alpha-lossless.webp"), 1)!.data)).toBe(
+      await hex(decodeWebpReduced(sample("lossy-alpha-raw.webp"), 1)!.data),
+    );
   });
 
   it.each([

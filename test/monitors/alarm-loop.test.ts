@@ -28,8 +28,15 @@ async function tally(monitorId: string) {
     left: await count("SELECT id FROM monitor_alarm_events WHERE monitor_ref = ?1 AND action = 'left'", monitorId),
     events: (await outbox("alarm", "json_extract(payload, '$.monitor.id') = ?2", monitorId)).map((e) => e.action),
     deviations: await count("SELECT id FROM deviations WHERE origin_monitor_ref = ?1", monitorId),
-    deviationUpdates: await count("SELECT o.id FROM outbox o JOIN deviations d ON d.id = o.entity_id WHERE o.entity_kind = 'deviation' AND o.action = 'updated' AND d.origin_monitor_ref = ?1", monitorId),
-    workItems: await count("SELECT work_item_id FROM monitor_alarms WHERE monitor_ref = ?1 AND work_item_id IN (SELECT id FROM work_items)", monitorId),
+    deviationUpdates: await count(
+      "SELECT o.id FROM outbox o JOIN deviations d ON d.id = o.entity_id WHERE o.entity_kind = 'deviation' AND " +
+        "o.action = 'updated' AND d.origin_monitor_ref = ?1",
+      monitorId,
+    ),
+    workItems: await count(
+      "SELECT work_item_id FROM monitor_alarms WHERE monitor_ref = ?1 AND work_item_id IN (SELECT id FROM work_items)",
+      monitorId,
+    ),
   };
 }
 
@@ -44,16 +51,38 @@ describe("an alarm is entered once", () => {
     const template = await workTemplate();
     const { monitor, assets } = await watchedEquipment([high({ raiseDeviation: {}, createWorkItem: { workTemplateId: template.id } })], 1);
     const jobs = [await startJob(monitor.id), await startJob(monitor.id), await startJob(monitor.id)];
-    const answers = await Promise.all(jobs.map((job) => call(`/MonitorJobs/${job.id}/Succeeded`, { method: "PUT", headers: bearer(job.statusToken), body: vibration({ [assets[0]!.id]: 9 }) })));
+    const answers = await Promise.all(
+      jobs.map((job) =>
+        call(`/MonitorJobs/${job.id}/Succeeded`, {
+          method: "PUT",
+          headers: bearer(job.statusToken),
+          body: vibration({ [assets[0]!.id]: 9 }),
+        }),
+      ),
+    );
     for (const answer of answers) expect(answer.status, answer.text).toBe(200);
-    expect(await tally(monitor.id)).toEqual({ alarms: 1, entered: 1, left: 0, events: ["entered"], deviations: 1, deviationUpdates: 0, workItems: 1 });
+    expect(await tally(monitor.id)).toEqual({
+      alarms: 1,
+      entered: 1,
+      left: 0,
+      events: ["entered"],
+      deviations: 1,
+      deviationUpdates: 0,
+      workItems: 1,
+    });
     expect(await count("SELECT id FROM monitor_jobs WHERE monitor_ref = ?1 AND evaluated_at IS NOT NULL", monitor.id)).toBe(3);
   });
 
   it("when a job's end is delivered again, at once or later (ACR end hook)", async () => {
     const { monitor, assets } = await watchedEquipment([high({ raiseDeviation: {} })], 1);
     const job = await startJob(monitor.id);
-    const end = { jobId: crypto.randomUUID(), status: "Success" as const, errorMessage: null, output: "done", outputs: [{ jobOutputTypeId: null, output: vibration({ [assets[0]!.id]: 9 }) }] };
+    const end = {
+      jobId: crypto.randomUUID(),
+      status: "Success" as const,
+      errorMessage: null,
+      output: "done",
+      outputs: [{ jobOutputTypeId: null, output: vibration({ [assets[0]!.id]: 9 }) }],
+    };
     await Promise.all([monitorJobEndHook.onEnd(env, job.id, end), monitorJobEndHook.onEnd(env, job.id, end)]);
     await monitorJobEndHook.onEnd(env, job.id, end);
     expect(await tally(monitor.id)).toMatchObject({ alarms: 1, entered: 1, events: ["entered"], deviations: 1 });
@@ -63,7 +92,9 @@ describe("an alarm is entered once", () => {
   it("when an evaluation is retried or runs twice at once", async () => {
     const { monitor, assets } = await watchedEquipment([high({ raiseDeviation: {} }, { deviationStatus: "closed" })], 1);
     const { job } = await run(monitor.id, vibration({ [assets[0]!.id]: 9 }));
-    const row = (await env.DB.prepare("SELECT id, monitor_ref, created_at, trigger_depth FROM monitor_jobs WHERE id = ?1").bind(job.id).first<{ id: string; monitor_ref: string; created_at: string; trigger_depth: number }>())!;
+    const row = (await env.DB.prepare("SELECT id, monitor_ref, created_at, trigger_depth FROM monitor_jobs WHERE id = ?1")
+      .bind(job.id)
+      .first<{ id: string; monitor_ref: string; created_at: string; trigger_depth: number }>())!;
     const events = { actorId: null, requestId: null, now: new Date().toISOString() };
     const variables = vibration({ [assets[0]!.id]: 9 }).variables;
     await Promise.all([evaluateControllers(env, row, variables, events), evaluateControllers(env, row, variables, events)]);
@@ -74,8 +105,20 @@ describe("an alarm is entered once", () => {
 
     // Leaving twice at once (two jobs with normal values): one exit, one event, one status change.
     const [a, b] = [await startJob(monitor.id), await startJob(monitor.id)];
-    await Promise.all([a, b].map((j) => call(`/MonitorJobs/${j.id}/Succeeded`, { method: "PUT", headers: bearer(j.statusToken), body: vibration({ [assets[0]!.id]: 1 }) })));
-    expect(await tally(monitor.id)).toEqual({ alarms: 1, entered: 1, left: 1, events: ["entered", "left"], deviations: 1, deviationUpdates: 1, workItems: 0 });
+    await Promise.all(
+      [a, b].map((j) =>
+        call(`/MonitorJobs/${j.id}/Succeeded`, { method: "PUT", headers: bearer(j.statusToken), body: vibration({ [assets[0]!.id]: 1 }) }),
+      ),
+    );
+    expect(await tally(monitor.id)).toEqual({
+      alarms: 1,
+      entered: 1,
+      left: 1,
+      events: ["entered", "left"],
+      deviations: 1,
+      deviationUpdates: 1,
+      workItems: 0,
+    });
   });
 
   it("when the evaluation after a Succeeded status never ran (a crash): the minute cron evaluates the job", async () => {
@@ -96,7 +139,11 @@ describe("an alarm is entered once", () => {
     const older = await startJob(monitor.id);
     await new Promise((r) => setTimeout(r, 5));
     await run(monitor.id, vibration({ [assets[0]!.id]: 9 }));
-    const late = await call(`/MonitorJobs/${older.id}/Succeeded`, { method: "PUT", headers: bearer(older.statusToken), body: vibration({ [assets[0]!.id]: 1 }) });
+    const late = await call(`/MonitorJobs/${older.id}/Succeeded`, {
+      method: "PUT",
+      headers: bearer(older.statusToken),
+      body: vibration({ [assets[0]!.id]: 1 }),
+    });
     expect(late.status, late.text).toBe(200);
     expect(late.body.errorMessage).toContain("Controllers not evaluated");
     expect(await tally(monitor.id)).toMatchObject({ alarms: 1, entered: 1, left: 0 });
@@ -105,9 +152,22 @@ describe("an alarm is entered once", () => {
 
 /** The deviation events written since `afterSeq`, as the queue delivers them. */
 async function deviationEventsAfter(afterSeq: number): Promise<{ events: DomainEvent[]; last: number }> {
-  const { results } = await env.DB.prepare("SELECT seq, id, entity_id, action, payload, occurred_at FROM outbox WHERE entity_kind = 'deviation' AND seq > ?1 ORDER BY seq").bind(afterSeq).all<{ seq: number; id: string; entity_id: string; action: DomainEvent["action"]; payload: string; occurred_at: string }>();
+  const { results } = await env.DB.prepare(
+    "SELECT seq, id, entity_id, action, payload, occurred_at FROM outbox WHERE entity_kind = 'deviation' AND seq > ?1 ORDER BY seq",
+  )
+    .bind(afterSeq)
+    .all<{ seq: number; id: string; entity_id: string; action: DomainEvent["action"]; payload: string; occurred_at: string }>();
   return {
-    events: results.map((r) => ({ id: r.id, entityKind: "deviation", entityId: r.entity_id, action: r.action, occurredAt: r.occurred_at, actorId: null, requestId: null, payload: JSON.parse(r.payload) })),
+    events: results.map((r) => ({
+      id: r.id,
+      entityKind: "deviation",
+      entityId: r.entity_id,
+      action: r.action,
+      occurredAt: r.occurred_at,
+      actorId: null,
+      requestId: null,
+      payload: JSON.parse(r.payload),
+    })),
     last: results.at(-1)?.seq ?? afterSeq,
   };
 }
@@ -119,12 +179,27 @@ async function twoMonitorsOnOnePump() {
   const monitors: { id: string }[] = [];
   for (const name of ["A", "B"]) {
     const def = await definition("External");
-    const model = await call("/Models", { method: "POST", body: { name: `model ${name}`, modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 } });
-    const population = await call(`/Models/${model.body.id}/Populations`, { method: "POST", body: { name: "pumps", assetType: "Equipment" } });
-    await call(`/Models/${model.body.id}/Populations/${population.body.id}/Items`, { method: "POST", body: { assetReference: { id: pump.id } } });
+    const model = await call("/Models", {
+      method: "POST",
+      body: { name: `model ${name}`, modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 },
+    });
+    const population = await call(`/Models/${model.body.id}/Populations`, {
+      method: "POST",
+      body: { name: "pumps", assetType: "Equipment" },
+    });
+    await call(`/Models/${model.body.id}/Populations/${population.body.id}/Items`, {
+      method: "POST",
+      body: { assetReference: { id: pump.id } },
+    });
     const monitor = await call("/Monitors", {
       method: "POST",
-      body: { name: `feeding ${name} ${crypto.randomUUID().slice(0, 4)}`, modelId: model.body.id, status: "Active", triggerEvent: { kind: "deviationChanged" }, controllers: [high({ raiseDeviation: {} }, { deviationStatus: "closed" })] },
+      body: {
+        name: `feeding ${name} ${crypto.randomUUID().slice(0, 4)}`,
+        modelId: model.body.id,
+        status: "Active",
+        triggerEvent: { kind: "deviationChanged" },
+        controllers: [high({ raiseDeviation: {} }, { deviationStatus: "closed" })],
+      },
     });
     expect(monitor.status, monitor.text).toBe(201);
     monitors.push(monitor.body);
@@ -133,7 +208,11 @@ async function twoMonitorsOnOnePump() {
 }
 
 const jobsOf = async (monitorId: string) =>
-  (await env.DB.prepare("SELECT id, status, trigger_kind, trigger_depth FROM monitor_jobs WHERE monitor_ref = ?1 ORDER BY created_at").bind(monitorId).all<{ id: string; status: string; trigger_kind: string; trigger_depth: number }>()).results;
+  (
+    await env.DB.prepare("SELECT id, status, trigger_kind, trigger_depth FROM monitor_jobs WHERE monitor_ref = ?1 ORDER BY created_at")
+      .bind(monitorId)
+      .all<{ id: string; status: string; trigger_kind: string; trigger_depth: number }>()
+  ).results;
 
 describe("deviationChanged and the loop", () => {
   it("a deviation the loop raises or changes never triggers its own monitor; a person's change does", async () => {
@@ -149,16 +228,26 @@ describe("deviationChanged and the loop", () => {
     // A person edits the deviation A raised: that is an ordinary change, and A runs for it.
     const raised = await call(`/Deviations/${events[0]!.entityId}`);
     const before = await lastSeq();
-    const edited = await call("/Deviations", { method: "PUT", headers: { "if-match": raised.headers.get("etag")! }, body: { ...raised.body, description: "seen on the walk-round too" } });
+    const edited = await call("/Deviations", {
+      method: "PUT",
+      headers: { "if-match": raised.headers.get("etag")! },
+      body: { ...raised.body, description: "seen on the walk-round too" },
+    });
     expect(edited.status, edited.text).toBe(200);
     for (const event of (await deviationEventsAfter(before)).events) await triggerMonitors(event, env, log);
-    expect((await jobsOf(a.id)).map((j) => [j.trigger_kind, j.trigger_depth])).toEqual([["onDemand", 0], ["event", 1]]);
+    expect((await jobsOf(a.id)).map((j) => [j.trigger_kind, j.trigger_depth])).toEqual([
+      ["onDemand", 0],
+      ["event", 1],
+    ]);
   });
 
   it(`two monitors whose deviations trigger each other stop after ${MAX_TRIGGER_DEPTH} rounds`, async () => {
     const { pump, a, b } = await twoMonitorsOnOnePump();
     // The external models answer each run with the other state than their last: over the limit, then back to normal, and so on.
-    const next = new Map<string, number>([[a.id, 9], [b.id, 9]]);
+    const next = new Map<string, number>([
+      [a.id, 9],
+      [b.id, 9],
+    ]);
     let seq = await lastSeq();
     await run(a.id, vibration({ [pump.id]: next.get(a.id)! }));
     next.set(a.id, 1);
@@ -167,14 +256,24 @@ describe("deviationChanged and the loop", () => {
       const { events, last } = await deviationEventsAfter(seq);
       seq = last;
       for (const event of events) await triggerMonitors(event, env, log);
-      const pending = [...(await jobsOf(a.id)).map((j) => ({ ...j, monitor: a.id })), ...(await jobsOf(b.id)).map((j) => ({ ...j, monitor: b.id }))].filter((j) => j.status === "Started" && !answered.has(j.id));
+      const pending = [
+        ...(await jobsOf(a.id)).map((j) => ({ ...j, monitor: a.id })),
+        ...(await jobsOf(b.id)).map((j) => ({ ...j, monitor: b.id })),
+      ].filter((j) => j.status === "Started" && !answered.has(j.id));
       if (pending.length === 0 && events.length === 0) break;
       for (const job of pending) {
         answered.add(job.id);
-        const token = (await call(`/MonitorJobs/Execution/${job.monitor}`, { method: "POST" })).body.statusToken as string; // a monitor's token is the same for every job
-        await env.DB.prepare("DELETE FROM monitor_jobs WHERE trigger_kind = 'onDemand' AND status = 'Started' AND monitor_ref = ?1").bind(job.monitor).run();
+        // A monitor's token is the same for every job.
+        const token = (await call(`/MonitorJobs/Execution/${job.monitor}`, { method: "POST" })).body.statusToken as string;
+        await env.DB.prepare("DELETE FROM monitor_jobs WHERE trigger_kind = 'onDemand' AND status = 'Started' AND monitor_ref = ?1")
+          .bind(job.monitor)
+          .run();
         const value = next.get(job.monitor)!;
-        const done = await call(`/MonitorJobs/${job.id}/Succeeded`, { method: "PUT", headers: bearer(token), body: vibration({ [pump.id]: value }) });
+        const done = await call(`/MonitorJobs/${job.id}/Succeeded`, {
+          method: "PUT",
+          headers: bearer(token),
+          body: vibration({ [pump.id]: value }),
+        });
         expect(done.status, done.text).toBe(200);
         next.set(job.monitor, value > 7 ? 1 : 9);
       }

@@ -13,11 +13,23 @@ import { bearer, definition } from "./support";
 import { createPropertyDefinition } from "../support/factories/properties";
 import { createDeviationType } from "../support/factories/work";
 
-const controller = (name: string, operator: string, comparisonValue: number, extra: Record<string, unknown> = {}) => ({ name, conditions: [{ variableName: "v", operator, comparisonValue }], ...extra });
-const values = (assetId: string, vars: Record<string, number>) => ({ variables: Object.entries(vars).map(([name, value]) => ({ assetId, name, value })) });
+const controller = (name: string, operator: string, comparisonValue: number, extra: Record<string, unknown> = {}) => ({
+  name,
+  conditions: [{ variableName: "v", operator, comparisonValue }],
+  ...extra,
+});
+const values = (assetId: string, vars: Record<string, number>) => ({
+  variables: Object.entries(vars).map(([name, value]) => ({ assetId, name, value })),
+});
 async function alarmsOf(monitorId: string, assetId: string): Promise<string[]> {
-  const items = (await call(`/Monitors/${monitorId}`)).body.populations.flatMap((p: { items: unknown[] }) => p.items) as { assetReference: { id: string }; alarms: { controller: string }[] }[];
-  return items.find((i) => i.assetReference.id === assetId)!.alarms.map((a) => a.controller).sort();
+  const items = (await call(`/Monitors/${monitorId}`)).body.populations.flatMap((p: { items: unknown[] }) => p.items) as {
+    assetReference: { id: string };
+    alarms: { controller: string }[];
+  }[];
+  return items
+    .find((i) => i.assetReference.id === assetId)!
+    .alarms.map((a) => a.controller)
+    .sort();
 }
 
 describe("controller evaluation", () => {
@@ -30,7 +42,13 @@ describe("controller evaluation", () => {
         controller("gt2", "GreaterThan", 4.9),
         controller("ge", "GreaterThanOrEqual", 5),
         controller("eq", "Equal", 5),
-        { name: "both", conditions: [{ variableName: "v", operator: "GreaterThanOrEqual", comparisonValue: 5 }, { variableName: "w", operator: "LessThan", comparisonValue: 1 }] },
+        {
+          name: "both",
+          conditions: [
+            { variableName: "v", operator: "GreaterThanOrEqual", comparisonValue: 5 },
+            { variableName: "w", operator: "LessThan", comparisonValue: 1 },
+          ],
+        },
         { name: "none", conditions: [] },
       ],
       1,
@@ -43,7 +61,10 @@ describe("controller evaluation", () => {
   });
 
   it("a condition whose variable was not reported does not hold, unless the controller says alarmOnNoData", async () => {
-    const { monitor, assets } = await watchedEquipment([controller("plain", "GreaterThen", 1), controller("strict", "GreaterThen", 1, { alarmOnNoData: true })], 2);
+    const { monitor, assets } = await watchedEquipment(
+      [controller("plain", "GreaterThen", 1), controller("strict", "GreaterThen", 1, { alarmOnNoData: true })],
+      2,
+    );
     const [reported, silent] = assets.map((a) => a.id) as [string, string];
     await run(monitor.id, values(reported, { v: 0 }));
     expect(await alarmsOf(monitor.id, reported)).toEqual([]);
@@ -61,7 +82,9 @@ describe("controller evaluation", () => {
     await run(monitor.id, { variables: [{ assetId: assets[0]!.id, name: "temperature", value: 81 }] });
     expect(await alarmsOf(monitor.id, assets[0]!.id)).toEqual(["Hot"]);
     expect(await count("SELECT id FROM deviations WHERE origin_monitor_ref = ?1", monitor.id)).toBe(0);
-    const alarm = await env.DB.prepare("SELECT deviation_id, work_item_id FROM monitor_alarms WHERE monitor_ref = ?1").bind(monitor.id).first();
+    const alarm = await env.DB.prepare("SELECT deviation_id, work_item_id FROM monitor_alarms WHERE monitor_ref = ?1")
+      .bind(monitor.id)
+      .first();
     expect(alarm).toEqual({ deviation_id: null, work_item_id: null });
   });
 
@@ -71,7 +94,11 @@ describe("controller evaluation", () => {
     await run(monitor.id, values(pump, { v: 5 }));
     expect(await alarmsOf(monitor.id, pump)).toEqual(["kept", "old"]);
     const current = await call(`/Monitors/${monitor.id}`);
-    const saved = await call("/Monitors", { method: "PUT", headers: { "if-match": current.headers.get("etag")! }, body: { ...current.body, controllers: [controller("kept", "GreaterThen", 1)] } });
+    const saved = await call("/Monitors", {
+      method: "PUT",
+      headers: { "if-match": current.headers.get("etag")! },
+      body: { ...current.body, controllers: [controller("kept", "GreaterThen", 1)] },
+    });
     expect(saved.status, saved.text).toBe(200);
     await run(monitor.id, values(pump, { v: 5 }));
     expect(await alarmsOf(monitor.id, pump)).toEqual(["kept"]);
@@ -84,8 +111,16 @@ describe("variables as reported", () => {
   it("refuses malformed entries with a 400 naming body.variables, as criticality", async () => {
     const { monitor, assets } = await watchedEquipment([controller("c", "GreaterThen", 1)], 1);
     const started = await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST" });
-    for (const bad of [{ assetId: assets[0]!.id, name: "v", value: "high" }, { assetId: assets[0]!.id, value: 2 }, { assetId: 7, name: "v", value: 2 }]) {
-      const refused = await call(`/MonitorJobs/${started.body.id}/Succeeded`, { method: "PUT", headers: bearer(started.body.statusToken), body: { variables: [bad] } });
+    for (const bad of [
+      { assetId: assets[0]!.id, name: "v", value: "high" },
+      { assetId: assets[0]!.id, value: 2 },
+      { assetId: 7, name: "v", value: 2 },
+    ]) {
+      const refused = await call(`/MonitorJobs/${started.body.id}/Succeeded`, {
+        method: "PUT",
+        headers: bearer(started.body.statusToken),
+        body: { variables: [bad] },
+      });
       expect(refused.status, refused.text).toBe(400);
       expect(refused.body.errors[0]).toMatchObject({ field: "body.variables", rule: "variables" });
     }
@@ -95,7 +130,12 @@ describe("variables as reported", () => {
   it("ignores variables for assets outside the monitor's populations and names them in the job's error message", async () => {
     const { monitor, assets } = await watchedEquipment([controller("c", "GreaterThen", 1)], 1);
     const stranger = crypto.randomUUID();
-    const { done } = await run(monitor.id, { variables: [{ assetId: assets[0]!.id, name: "v", value: 2 }, { assetId: stranger, name: "v", value: 9 }] });
+    const { done } = await run(monitor.id, {
+      variables: [
+        { assetId: assets[0]!.id, name: "v", value: 2 },
+        { assetId: stranger, name: "v", value: 9 },
+      ],
+    });
     expect(done.status, done.text).toBe(200);
     expect(done.body.errorMessage).toContain("Variables ignored for 1 asset outside the monitor's populations");
     expect(done.body.errorMessage).toContain(stranger);
@@ -110,7 +150,11 @@ describe("variables as reported", () => {
     const chainId = (await call(`/Jobs/${jobId}`)).body.chainId as string;
     await step(chainId);
     const token = (await groupRecord(`containergroup-${jobId}`))!.spec!.environment.INTEGRITY_EDGE_JOB_TOKEN!;
-    const posted = await call("/JobOutputs", { method: "POST", headers: bearer(token), body: { jobId, output: values(assets[0]!.id, { v: 7.5 }) } });
+    const posted = await call("/JobOutputs", {
+      method: "POST",
+      headers: bearer(token),
+      body: { jobId, output: values(assets[0]!.id, { v: 7.5 }) },
+    });
     expect(posted.status, posted.text).toBe(201);
     await scriptGroup(`containergroup-${jobId}`, { phase: "succeeded", exitCode: 0, output: "done\n" });
     await step(chainId);
@@ -122,7 +166,10 @@ describe("variables as reported", () => {
 describe("controllers as saved", () => {
   it("refuses duplicate names and actions that do not fit the catalogue, naming each field", async () => {
     const def = await definition("External");
-    const model = await call("/Models", { method: "POST", body: { name: "m", modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 } });
+    const model = await call("/Models", {
+      method: "POST",
+      body: { name: "m", modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 },
+    });
     const refused = await call("/Monitors", {
       method: "POST",
       body: {
@@ -131,7 +178,10 @@ describe("controllers as saved", () => {
         controllers: [
           controller("a", "GreaterThen", 1),
           controller("a", "LessThan", 1, {
-            actions: { raiseDeviation: { typeId: crypto.randomUUID(), status: "nonsense" }, createWorkItem: { workTemplateId: crypto.randomUUID() } },
+            actions: {
+              raiseDeviation: { typeId: crypto.randomUUID(), status: "nonsense" },
+              createWorkItem: { workTemplateId: crypto.randomUUID() },
+            },
             onLeave: { deviationStatus: "unheard-of" },
           }),
         ],
@@ -147,18 +197,29 @@ describe("controllers as saved", () => {
     ]);
     const unknownProperty = await call("/Monitors", {
       method: "POST",
-      body: { name: "bad", modelId: model.body.id, controllers: [controller("a", "GreaterThen", 1, { actions: { raiseDeviation: { properties: [{ name: "NoSuchProperty", value: 1 }] } } })] },
+      body: {
+        name: "bad",
+        modelId: model.body.id,
+        controllers: [
+          controller("a", "GreaterThen", 1, { actions: { raiseDeviation: { properties: [{ name: "NoSuchProperty", value: 1 }] } } }),
+        ],
+      },
     });
     expect(unknownProperty.status, unknownProperty.text).toBe(400);
     expect(unknownProperty.body.errors[0].field).toMatch(/^body\.controllers\.0\.actions\.raiseDeviation\.properties/);
-    const unknownKey = await call("/Monitors", { method: "POST", body: { name: "bad", modelId: model.body.id, controllers: [controller("a", "GreaterThen", 1, { actions: { sendEmail: {} } })] } });
+    const unknownKey = await call("/Monitors", {
+      method: "POST",
+      body: { name: "bad", modelId: model.body.id, controllers: [controller("a", "GreaterThen", 1, { actions: { sendEmail: {} } })] },
+    });
     expect(unknownKey.status).toBe(400);
   });
 
   it("enters the alarm when an action no longer fits at evaluation, and names the skipped action in the job's error message", async () => {
     const { monitor, assets } = await watchedEquipment([controller("c", "GreaterThen", 1, { actions: { raiseDeviation: {} } })], 1);
     // The type went away after the save (written past the API, as a later catalogue change would).
-    const controllers = JSON.stringify([controller("c", "GreaterThen", 1, { actions: { raiseDeviation: { typeId: crypto.randomUUID() } } })]);
+    const controllers = JSON.stringify([
+      controller("c", "GreaterThen", 1, { actions: { raiseDeviation: { typeId: crypto.randomUUID() } } }),
+    ]);
     await env.DB.prepare("UPDATE monitors SET controllers = ?1 WHERE id = ?2").bind(controllers, monitor.id).run();
     const { done } = await run(monitor.id, values(assets[0]!.id, { v: 3 }));
     expect(done.status, done.text).toBe(200);
@@ -171,7 +232,13 @@ describe("controllers as saved", () => {
 
 describe("actions", () => {
   it("sets the item's criticality over the model's for that job, the highest of several alarms", async () => {
-    const { monitor, assets, itemOf } = await watchedEquipment([controller("warn", "GreaterThen", 1, { actions: { setCriticality: { value: 70 } } }), controller("alarm", "GreaterThen", 2, { actions: { setCriticality: { value: 95 } } })], 1);
+    const { monitor, assets, itemOf } = await watchedEquipment(
+      [
+        controller("warn", "GreaterThen", 1, { actions: { setCriticality: { value: 70 } } }),
+        controller("alarm", "GreaterThen", 2, { actions: { setCriticality: { value: 95 } } }),
+      ],
+      1,
+    );
     const pump = assets[0]!.id;
     const { job } = await run(monitor.id, { ...values(pump, { v: 3 }), criticality: [{ assetId: pump, criticality: 20 }] });
     const item = (await call(`/Monitors/${monitor.id}`)).body.populations[0].items[0];
@@ -180,32 +247,67 @@ describe("actions", () => {
     expect(history).toEqual([{ monitorJobId: job.id, criticality: 95, band: "red", recordedAt: expect.any(String) }]);
   });
 
-  it("raises a Plant item's deviation on the plant (kept by a PUT that names no other asset) and an Organization item's without an asset", async () => {
-    const def = await definition("External");
-    const model = await call("/Models", { method: "POST", body: { name: "m", modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 } });
-    const plants = await call(`/Models/${model.body.id}/Populations`, { method: "POST", body: { name: "plants", assetType: "Plant" } });
-    const orgs = await call(`/Models/${model.body.id}/Populations`, { method: "POST", body: { name: "owners", assetType: "Organization" } });
-    const plant = await asset("plant");
-    const org = await asset("organization");
-    await call(`/Models/${model.body.id}/Populations/${plants.body.id}/Items`, { method: "POST", body: { assetReference: { id: plant.id } } });
-    await call(`/Models/${model.body.id}/Populations/${orgs.body.id}/Items`, { method: "POST", body: { assetReference: { id: org.id } } });
-    const monitor = await call("/Monitors", { method: "POST", body: { name: "sites", modelId: model.body.id, status: "Active", controllers: [controller("c", "GreaterThen", 1, { actions: { raiseDeviation: {} } })] } });
-    expect(monitor.status, monitor.text).toBe(201);
-    await run(monitor.body.id, { variables: [plant, org].map((a) => ({ assetId: a.id, name: "v", value: 2 })) });
-    const { results } = await env.DB.prepare("SELECT id, description FROM deviations WHERE origin_monitor_ref = ?1").bind(monitor.body.id).all<{ id: string; description: string }>();
-    expect(results).toHaveLength(2);
-    const onPlant = (await call(`/Deviations/${results.find((r) => r.description.includes(plant.id))!.id}`));
-    expect(onPlant.body.assetReference).toEqual({ mainSystem: null, designObject: null, equipment: null, plant: { id: plant.id, name: plant.name } });
-    const listed = (await call(`/Deviations?plantNames=${encodeURIComponent(plant.name)}`)).body.map((d: { id: string }) => d.id);
-    expect(listed).toContain(onPlant.body.id);
-    const put = await call("/Deviations", { method: "PUT", headers: { "if-match": onPlant.headers.get("etag")! }, body: { ...onPlant.body, description: "checked on site" } });
-    expect(put.status, put.text).toBe(200);
-    expect(put.body.assetReference.plant).toEqual({ id: plant.id, name: plant.name });
-    expect(put.body.origin.kind).toBe("monitoring");
-    const onOrg = (await call(`/Deviations/${results.find((r) => r.description.includes(org.id))!.id}`)).body;
-    expect(onOrg.assetReference).toEqual({ mainSystem: null, designObject: null, equipment: null, plant: null });
-    expect(onOrg.description).toContain(org.name);
-  });
+  it(
+    "raises a Plant item's deviation on the plant (kept by a PUT that names no other asset) and an Organization " +
+      "item's without an asset",
+    async () => {
+      const def = await definition("External");
+      const model = await call("/Models", {
+        method: "POST",
+        body: { name: "m", modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 },
+      });
+      const plants = await call(`/Models/${model.body.id}/Populations`, { method: "POST", body: { name: "plants", assetType: "Plant" } });
+      const orgs = await call(`/Models/${model.body.id}/Populations`, {
+        method: "POST",
+        body: { name: "owners", assetType: "Organization" },
+      });
+      const plant = await asset("plant");
+      const org = await asset("organization");
+      await call(`/Models/${model.body.id}/Populations/${plants.body.id}/Items`, {
+        method: "POST",
+        body: { assetReference: { id: plant.id } },
+      });
+      await call(`/Models/${model.body.id}/Populations/${orgs.body.id}/Items`, {
+        method: "POST",
+        body: { assetReference: { id: org.id } },
+      });
+      const monitor = await call("/Monitors", {
+        method: "POST",
+        body: {
+          name: "sites",
+          modelId: model.body.id,
+          status: "Active",
+          controllers: [controller("c", "GreaterThen", 1, { actions: { raiseDeviation: {} } })],
+        },
+      });
+      expect(monitor.status, monitor.text).toBe(201);
+      await run(monitor.body.id, { variables: [plant, org].map((a) => ({ assetId: a.id, name: "v", value: 2 })) });
+      const { results } = await env.DB.prepare("SELECT id, description FROM deviations WHERE origin_monitor_ref = ?1")
+        .bind(monitor.body.id)
+        .all<{ id: string; description: string }>();
+      expect(results).toHaveLength(2);
+      const onPlant = await call(`/Deviations/${results.find((r) => r.description.includes(plant.id))!.id}`);
+      expect(onPlant.body.assetReference).toEqual({
+        mainSystem: null,
+        designObject: null,
+        equipment: null,
+        plant: { id: plant.id, name: plant.name },
+      });
+      const listed = (await call(`/Deviations?plantNames=${encodeURIComponent(plant.name)}`)).body.map((d: { id: string }) => d.id);
+      expect(listed).toContain(onPlant.body.id);
+      const put = await call("/Deviations", {
+        method: "PUT",
+        headers: { "if-match": onPlant.headers.get("etag")! },
+        body: { ...onPlant.body, description: "checked on site" },
+      });
+      expect(put.status, put.text).toBe(200);
+      expect(put.body.assetReference.plant).toEqual({ id: plant.id, name: plant.name });
+      expect(put.body.origin.kind).toBe("monitoring");
+      const onOrg = (await call(`/Deviations/${results.find((r) => r.description.includes(org.id))!.id}`)).body;
+      expect(onOrg.assetReference).toEqual({ mainSystem: null, designObject: null, equipment: null, plant: null });
+      expect(onOrg.description).toContain(org.name);
+    },
+  );
 
   it("a deviation's type, status and properties come from the controller, checked like any deviation's", async () => {
     const template = await workTemplate();
@@ -214,18 +316,38 @@ describe("actions", () => {
     const wrong = await watchedEquipment([], 1).then(({ monitor }) => call(`/Monitors/${monitor.id}`));
     const refused = await call("/Monitors", {
       method: "PUT",
-      body: { ...wrong.body, controllers: [controller("c", "GreaterThen", 1, { actions: { raiseDeviation: { typeId: type.id, properties: [{ name: severity.name, value: "very" }] } } })] },
+      body: {
+        ...wrong.body,
+        controllers: [
+          controller("c", "GreaterThen", 1, {
+            actions: { raiseDeviation: { typeId: type.id, properties: [{ name: severity.name, value: "very" }] } },
+          }),
+        ],
+      },
     });
     expect(refused.status, refused.text).toBe(400);
     expect(refused.body.errors[0].field).toBe("body.controllers.0.actions.raiseDeviation.properties.0.value");
     const { monitor, assets } = await watchedEquipment(
-      [controller("c", "GreaterThen", 1, { actions: { raiseDeviation: { typeId: type.id, status: "inProgress", properties: [{ name: severity.name, value: 4 }] }, createWorkItem: { workTemplateId: template.id } } })],
+      [
+        controller("c", "GreaterThen", 1, {
+          actions: {
+            raiseDeviation: { typeId: type.id, status: "inProgress", properties: [{ name: severity.name, value: 4 }] },
+            createWorkItem: { workTemplateId: template.id },
+          },
+        }),
+      ],
       1,
     );
     await run(monitor.id, values(assets[0]!.id, { v: 2 }));
     const created = await outbox("deviation", "action = 'created' AND json_extract(payload, '$.origin.monitor.id') = ?2", monitor.id);
     expect(created).toHaveLength(1);
-    expect(created[0]!.payload).toMatchObject({ status: "inProgress", type: { id: type.id }, properties: [{ name: severity.name, value: 4 }], workItemIds: [expect.any(String)], origin: { kind: "monitoring", controller: "c" } });
+    expect(created[0]!.payload).toMatchObject({
+      status: "inProgress",
+      type: { id: type.id },
+      properties: [{ name: severity.name, value: 4 }],
+      workItemIds: [expect.any(String)],
+      origin: { kind: "monitoring", controller: "c" },
+    });
     const read = (await call(`/Deviations/${created[0]!.entity_id}`)).body;
     expect(read.properties).toEqual([{ name: severity.name, value: 4 }]);
     const filtered = await call(`/Deviations?properties=${encodeURIComponent(`${severity.name} eq 4`)}`);
@@ -239,8 +361,17 @@ describe("lists", () => {
   it("filters population items by alarm state and controller, and pages an item's history", async () => {
     const { monitor, assets, itemOf } = await watchedEquipment([controller("a", "GreaterThen", 1), controller("b", "GreaterThen", 5)], 3);
     const [one, two, three] = assets.map((a) => a.id) as [string, string, string];
-    await run(monitor.id, { variables: [{ assetId: one, name: "v", value: 6 }, { assetId: two, name: "v", value: 2 }, { assetId: three, name: "v", value: 0 }] });
-    const ids = async (query: string) => ((await call(`/Monitors/PopulationItems?monitorIds=${monitor.id}&${query}`)).body as { assetReference: { id: string } }[]).map((i) => i.assetReference.id).sort();
+    await run(monitor.id, {
+      variables: [
+        { assetId: one, name: "v", value: 6 },
+        { assetId: two, name: "v", value: 2 },
+        { assetId: three, name: "v", value: 0 },
+      ],
+    });
+    const ids = async (query: string) =>
+      ((await call(`/Monitors/PopulationItems?monitorIds=${monitor.id}&${query}`)).body as { assetReference: { id: string } }[])
+        .map((i) => i.assetReference.id)
+        .sort();
     expect(await ids("alarmState=alarm")).toEqual([one, two].sort());
     expect(await ids("alarmState=normal")).toEqual([three]);
     expect(await ids("alarmControllers=b")).toEqual([one]);

@@ -4,43 +4,88 @@ import { expect } from "vitest";
 import { call } from "../support/http";
 import { bearer, definition } from "./support";
 
-export async function asset(kind: "plant" | "mainSystem" | "equipment" | "organization", parentId?: string): Promise<{ id: string; name: string }> {
+export async function asset(
+  kind: "plant" | "mainSystem" | "equipment" | "organization",
+  parentId?: string,
+): Promise<{ id: string; name: string }> {
   const parent = parentId ?? (kind === "plant" || kind === "organization" ? undefined : (await asset("plant")).id);
-  const res = await call("/Assets", { method: "POST", body: { name: `${kind} ${crypto.randomUUID().slice(0, 6)}`, kind, ...(parent ? { parentId: parent } : {}) } });
+  const res = await call("/Assets", {
+    method: "POST",
+    body: { name: `${kind} ${crypto.randomUUID().slice(0, 6)}`, kind, ...(parent ? { parentId: parent } : {}) },
+  });
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string; name: string };
 }
 
 /** A work template (latest revision) with one activity. */
 export async function workTemplate(): Promise<{ id: string }> {
-  const at = await call("/ActivityTemplates", { method: "POST", body: { displayName: `Measure vibration ${crypto.randomUUID().slice(0, 6)}` } });
+  const at = await call("/ActivityTemplates", {
+    method: "POST",
+    body: { displayName: `Measure vibration ${crypto.randomUUID().slice(0, 6)}` },
+  });
   expect(at.status, at.text).toBe(201);
-  const wt = await call("/WorkTemplates", { method: "POST", body: { displayName: `Pump inspection ${crypto.randomUUID().slice(0, 6)}`, tags: ["vibration"], activityTemplates: [{ activityTemplateId: at.body.id }] } });
+  const wt = await call("/WorkTemplates", {
+    method: "POST",
+    body: {
+      displayName: `Pump inspection ${crypto.randomUUID().slice(0, 6)}`,
+      tags: ["vibration"],
+      activityTemplates: [{ activityTemplateId: at.body.id }],
+    },
+  });
   expect(wt.status, wt.text).toBe(201);
   return wt.body as { id: string };
 }
 
 export interface Watched {
-  monitor: { id: string; monitorId: string; name: string; controllers: unknown[]; populations: { id: string; items: { id: string; assetReference: { id: string } }[] }[] };
+  monitor: {
+    id: string;
+    monitorId: string;
+    name: string;
+    controllers: unknown[];
+    populations: { id: string; items: { id: string; assetReference: { id: string } }[] }[];
+  };
   assets: { id: string; name: string }[];
   itemOf: (assetId: string) => string;
 }
 
 /** An Active monitor of an External model over `count` equipment, with the given controllers (and other monitor fields). */
-export async function watchedEquipment(controllers: unknown[], count = 2, extra: Record<string, unknown> = {}, location: "ACR" | "External" = "External"): Promise<Watched> {
+export async function watchedEquipment(
+  controllers: unknown[],
+  count = 2,
+  extra: Record<string, unknown> = {},
+  location: "ACR" | "External" = "External",
+): Promise<Watched> {
   const def = await definition(location);
-  const model = await call("/Models", { method: "POST", body: { name: `pump model ${crypto.randomUUID().slice(0, 6)}`, modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 } });
+  const model = await call("/Models", {
+    method: "POST",
+    body: {
+      name: `pump model ${crypto.randomUUID().slice(0, 6)}`,
+      modelDefinitionName: def.name,
+      modelDefinitionVersion: def.version,
+      cpuCores: 1,
+      memory: 1,
+    },
+  });
   expect(model.status, model.text).toBe(201);
-  const population = await call(`/Models/${model.body.id}/Populations`, { method: "POST", body: { name: "pumps", assetType: "Equipment" } });
+  const population = await call(`/Models/${model.body.id}/Populations`, {
+    method: "POST",
+    body: { name: "pumps", assetType: "Equipment" },
+  });
   expect(population.status, population.text).toBe(201);
   const assets: { id: string; name: string }[] = [];
   for (let i = 0; i < count; i++) {
     const a = await asset("equipment");
-    const item = await call(`/Models/${model.body.id}/Populations/${population.body.id}/Items`, { method: "POST", body: { assetReference: { id: a.id } } });
+    const item = await call(`/Models/${model.body.id}/Populations/${population.body.id}/Items`, {
+      method: "POST",
+      body: { assetReference: { id: a.id } },
+    });
     expect(item.status, item.text).toBe(201);
     assets.push(a);
   }
-  const monitor = await call("/Monitors", { method: "POST", body: { name: `pump watch ${crypto.randomUUID().slice(0, 6)}`, modelId: model.body.id, status: "Active", controllers, ...extra } });
+  const monitor = await call("/Monitors", {
+    method: "POST",
+    body: { name: `pump watch ${crypto.randomUUID().slice(0, 6)}`, modelId: model.body.id, status: "Active", controllers, ...extra },
+  });
   expect(monitor.status, monitor.text).toBe(201);
   const items = (monitor.body as Watched["monitor"]).populations.flatMap((p) => p.items);
   return { monitor: monitor.body, assets, itemOf: (assetId) => items.find((i) => i.assetReference.id === assetId)!.id };
@@ -54,15 +99,23 @@ export async function run(monitorId: string, body: Record<string, unknown>, stat
   return { job: started.body as { id: string; statusToken: string }, done };
 }
 
-export const vibration = (values: Record<string, number>) => ({ variables: Object.entries(values).map(([assetId, value]) => ({ assetId, name: "vibration", value })) });
+export const vibration = (values: Record<string, number>) => ({
+  variables: Object.entries(values).map(([assetId, value]) => ({ assetId, name: "vibration", value })),
+});
 
 /** Rows of the outbox for an entity kind, oldest first. */
 export async function outbox(entityKind: string, where = "1 = 1", ...binds: unknown[]) {
-  const { results } = await env.DB.prepare(`SELECT id, entity_id, action, payload FROM outbox WHERE entity_kind = ?1 AND ${where} ORDER BY seq`).bind(entityKind, ...binds).all<{ id: string; entity_id: string; action: string; payload: string }>();
+  const { results } = await env.DB.prepare(
+    `SELECT id, entity_id, action, payload FROM outbox WHERE entity_kind = ?1 AND ${where} ORDER BY seq`,
+  )
+    .bind(entityKind, ...binds)
+    .all<{ id: string; entity_id: string; action: string; payload: string }>();
   return results.map((r) => ({ ...r, payload: JSON.parse(r.payload) as Record<string, unknown> }));
 }
 
 export async function count(sql: string, ...binds: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`).bind(...binds).first<{ n: number }>();
+  const row = await env.DB.prepare(`SELECT count(*) AS n FROM (${sql})`)
+    .bind(...binds)
+    .first<{ n: number }>();
   return row?.n ?? 0;
 }

@@ -49,14 +49,22 @@ describe("criticality for assets outside the population", () => {
     const done = await call(`/MonitorJobs/${run.body.id}/Succeeded`, {
       method: "PUT",
       headers: bearer(run.body.statusToken),
-      body: { criticality: [{ assetId: plants[0]!.id, criticality: 85 }, { assetId: stranger, criticality: 10 }] },
+      body: {
+        criticality: [
+          { assetId: plants[0]!.id, criticality: 85 },
+          { assetId: stranger, criticality: 10 },
+        ],
+      },
     });
     expect(done.status, done.text).toBe(200);
     expect(done.body.status).toBe("Succeeded");
     expect(done.body.errorMessage).toContain("outside the monitor's populations");
     expect(done.body.errorMessage).toContain(stranger);
     expect(done.body.errorMessage).not.toContain(plants[0]!.id);
-    const items = (await call(`/Monitors/${monitor.id}`)).body.populations[0].items as { assetReference: { id: string }; criticality: number | null }[];
+    const items = (await call(`/Monitors/${monitor.id}`)).body.populations[0].items as {
+      assetReference: { id: string };
+      criticality: number | null;
+    }[];
     expect(items.find((i) => i.assetReference.id === plants[0]!.id)!.criticality).toBe(85);
   });
 
@@ -72,7 +80,12 @@ describe("criticality for assets outside the population", () => {
     const posted = await call("/JobOutputs", {
       method: "POST",
       headers: bearer(token),
-      body: { jobId, output: { criticality: [{ assetId: plants[0]!.id, criticality: 40 }, ...strangers.map((assetId) => ({ assetId, criticality: 99 }))] } },
+      body: {
+        jobId,
+        output: {
+          criticality: [{ assetId: plants[0]!.id, criticality: 40 }, ...strangers.map((assetId) => ({ assetId, criticality: 99 }))],
+        },
+      },
     });
     expect(posted.status, posted.text).toBe(201);
     await scriptGroup(`containergroup-${jobId}`, { phase: "succeeded", exitCode: 0, output: "done\n" });

@@ -46,7 +46,8 @@ describe("categories", () => {
     const category = await call("/Categories", { method: "POST", body: { name: unique("Used") } });
     const now = new Date().toISOString();
     await env.DB.prepare(
-      "INSERT INTO property_definitions (id, name, format, application_rule, category_id, etag, created_at, updated_at) VALUES (?1, ?2, 'text', 'Deviation', ?3, 'e', ?4, ?4)",
+      "INSERT INTO property_definitions (id, name, format, application_rule, category_id, etag, created_at, " +
+        "updated_at) VALUES (?1, ?2, 'text', 'Deviation', ?3, 'e', ?4, ?4)",
     )
       .bind(crypto.randomUUID(), unique("prop"), category.body.id, now)
       .run();
@@ -86,7 +87,9 @@ describe("categories", () => {
 
   it("requires properties_read to read and properties_write to write", async () => {
     expect((await call("/Categories", { user: { permissions: [] } })).status).toBe(403);
-    expect((await call("/Categories", { method: "POST", body: { name: unique("x") }, user: { permissions: ["properties_read"] } })).status).toBe(403);
+    expect(
+      (await call("/Categories", { method: "POST", body: { name: unique("x") }, user: { permissions: ["properties_read"] } })).status,
+    ).toBe(403);
     expect((await call("/Categories", { anonymous: true })).status).toBe(401);
   });
 });

@@ -24,7 +24,7 @@ function chain(depth: number, prefix = "level"): ElementInput[] {
 /** `count` elements spread over two levels: groups of 10, each a parent of 9 children. */
 function wideTree(count: number): ElementInput[] {
   const roots: ElementInput[] = [];
-  for (let made = 0; made < count; ) {
+  for (let made = 0; made < count;) {
     const root: ElementInput = { name: `group-${made}`, code: `G${made}`, grade: made / 10, children: [] };
     made++;
     for (let k = 0; k < 9 && made < count; k++, made++) root.children!.push({ name: `item-${made}`, order: made, color: "#abc" });
@@ -54,7 +54,9 @@ describe("classifications: create, read, replace, delete", () => {
         color: "#FFC107",
         order: 2,
         grade: 2.5,
-        children: [{ name: "Medium-Pitting", displayName: null, code: "MP", applierCode: null, color: null, order: null, grade: null, children: [] }],
+        children: [
+          { name: "Medium-Pitting", displayName: null, code: "MP", applierCode: null, color: null, order: null, grade: null, children: [] },
+        ],
       },
       { name: "High", displayName: null, code: null, applierCode: null, color: "#F44336", order: 3, grade: 5, children: [] },
     ]);
@@ -81,7 +83,9 @@ describe("classifications: create, read, replace, delete", () => {
     expect(res.headers.get("etag")).not.toBe(created.etag);
     expect(res.body.elements.map((e: ElementInput) => e.name)).toEqual(["High", "Low"]);
     expect(res.body.elements[0].children[0]).toMatchObject({ name: "Critical", displayName: "Critical!", applierCode: "C1" });
-    const stored = await env.DB.prepare("SELECT count(*) AS n FROM classification_elements WHERE classification_id = ?1").bind(created.id).first<{ n: number }>();
+    const stored = await env.DB.prepare("SELECT count(*) AS n FROM classification_elements WHERE classification_id = ?1")
+      .bind(created.id)
+      .first<{ n: number }>();
     expect(stored?.n).toBe(3);
 
     const read = await call(`/Classifications/${created.id}`);
@@ -95,7 +99,9 @@ describe("classifications: create, read, replace, delete", () => {
     const res = await call(`/Classifications/${created.id}`, { method: "DELETE", headers: { "if-match": created.etag } });
     expect(res.status).toBe(204);
     expect((await call(`/Classifications/${created.id}`)).status).toBe(404);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM classification_elements WHERE classification_id = ?1").bind(created.id).first<{ n: number }>();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM classification_elements WHERE classification_id = ?1")
+      .bind(created.id)
+      .first<{ n: number }>();
     expect(left?.n).toBe(0);
   });
 
@@ -109,7 +115,10 @@ describe("classifications: create, read, replace, delete", () => {
     expect(countElements(read.body.elements)).toBe(300);
     expect(read.body.elements[29].children[8]).toMatchObject({ name: "item-299", order: 299, color: "#abc" });
     expect(read.body.elements[3]).toMatchObject({ name: "group-30", code: "G30", grade: 3 });
-    const replaced = await call("/Classifications", { method: "PUT", body: { id: created.body.id, name: created.body.name, elements: wideTree(299) } });
+    const replaced = await call("/Classifications", {
+      method: "PUT",
+      body: { id: created.body.id, name: created.body.name, elements: wideTree(299) },
+    });
     expect(replaced.status).toBe(200);
     expect(countElements((await call(`/Classifications/${created.body.id}`)).body.elements)).toBe(299);
   });
@@ -127,10 +136,20 @@ describe("classifications: validation", () => {
   const deepestPath = `body.elements.0${".children.0".repeat(10)}`;
   describe.each([
     ["a bad HEX colour", { elements: [{ name: "A", color: "#12345" }] }, "body.elements.0.color", "invalid_format"],
-    ["a colour name", { elements: [{ name: "A", children: [{ name: "B", color: "red" }] }] }, "body.elements.0.children.0.color", "invalid_format"],
+    [
+      "a colour name",
+      { elements: [{ name: "A", children: [{ name: "B", color: "red" }] }] },
+      "body.elements.0.children.0.color",
+      "invalid_format",
+    ],
     [
       "an element name used twice in a nested tree",
-      { elements: [{ name: "A", children: [{ name: "B" }] }, { name: "C", children: [{ name: "D" }, { name: "B" }] }] },
+      {
+        elements: [
+          { name: "A", children: [{ name: "B" }] },
+          { name: "C", children: [{ name: "D" }, { name: "B" }] },
+        ],
+      },
       "body.elements.1.children.1.name",
       "unique",
     ],
@@ -185,7 +204,10 @@ describe("classifications: in use", () => {
     const classification = await createClassification();
     const definition = await seedPropertyDefinition({ classificationId: classification.id });
     await seedClassificationValue(definition, "Medium-Pitting");
-    const removed = await call("/Classifications", { method: "PUT", body: { id: classification.id, name: classification.name, elements: [{ name: "Medium" }] } });
+    const removed = await call("/Classifications", {
+      method: "PUT",
+      body: { id: classification.id, name: classification.name, elements: [{ name: "Medium" }] },
+    });
     expect(removed.status).toBe(409);
     expect(removed.body.code).toBe("InUse");
     expect(removed.body.errors).toEqual([expect.objectContaining({ field: "body.elements", rule: "inUse" })]);
@@ -193,7 +215,10 @@ describe("classifications: in use", () => {
 
     const renamed = severityElements();
     renamed[1]!.children = [{ name: "Medium pitting" }];
-    const res = await call("/Classifications", { method: "PUT", body: { id: classification.id, name: classification.name, elements: renamed } });
+    const res = await call("/Classifications", {
+      method: "PUT",
+      body: { id: classification.id, name: classification.name, elements: renamed },
+    });
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain("'Medium-Pitting'");
   });
@@ -201,7 +226,10 @@ describe("classifications: in use", () => {
   it("refuses to remove an element that is a definition's default value", async () => {
     const classification = await createClassification();
     const definition = await seedPropertyDefinition({ classificationId: classification.id, defaultValue: "High" });
-    const res = await call("/Classifications", { method: "PUT", body: { id: classification.id, name: classification.name, elements: [{ name: "Low" }, { name: "Medium" }] } });
+    const res = await call("/Classifications", {
+      method: "PUT",
+      body: { id: classification.id, name: classification.name, elements: [{ name: "Low" }, { name: "Medium" }] },
+    });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe("InUse");
     expect(res.body.errors[0].message).toContain(definition.name);
@@ -221,7 +249,11 @@ describe("classifications: in use", () => {
 describe("classifications: concurrency", () => {
   it("answers 412 for a stale If-Match on PUT and DELETE and writes nothing", async () => {
     const created = await createClassification();
-    const put = await call("/Classifications", { method: "PUT", body: { id: created.id, name: uniqueName("Stale"), elements: [] }, headers: { "if-match": '"stale"' } });
+    const put = await call("/Classifications", {
+      method: "PUT",
+      body: { id: created.id, name: uniqueName("Stale"), elements: [] },
+      headers: { "if-match": '"stale"' },
+    });
     expect(put.status).toBe(412);
     expect(put.body.code).toBe("PreconditionFailed");
     const del = await call(`/Classifications/${created.id}`, { method: "DELETE", headers: { "if-match": '"stale"' } });
@@ -233,9 +265,17 @@ describe("classifications: concurrency", () => {
 
   it("accepts the current ETag on PUT and then refuses the old one", async () => {
     const created = await createClassification();
-    const first = await call("/Classifications", { method: "PUT", body: { id: created.id, name: created.name, elements: [] }, headers: { "if-match": created.etag } });
+    const first = await call("/Classifications", {
+      method: "PUT",
+      body: { id: created.id, name: created.name, elements: [] },
+      headers: { "if-match": created.etag },
+    });
     expect(first.status).toBe(200);
-    const second = await call("/Classifications", { method: "PUT", body: { id: created.id, name: created.name, elements: [] }, headers: { "if-match": created.etag } });
+    const second = await call("/Classifications", {
+      method: "PUT",
+      body: { id: created.id, name: created.name, elements: [] },
+      headers: { "if-match": created.etag },
+    });
     expect(second.status).toBe(412);
   });
 });
@@ -273,11 +313,17 @@ describe("classifications: list", () => {
 describe("classifications: events", () => {
   it("writes an outbox event for create, update and delete, but none for a refused write", async () => {
     const created = await createClassification();
-    await call("/Classifications", { method: "PUT", body: { id: created.id, name: created.name, elements: [] }, headers: { "if-match": '"stale"' } });
+    await call("/Classifications", {
+      method: "PUT",
+      body: { id: created.id, name: created.name, elements: [] },
+      headers: { "if-match": '"stale"' },
+    });
     await call("/Classifications", { method: "PUT", body: { id: created.id, name: created.name, elements: [{ name: "X" }] } });
     await call(`/Classifications/${created.id}`, { method: "DELETE" });
     expect(await outboxActions("classification", created.id)).toEqual(["created", "updated", "deleted"]);
-    const row = await env.DB.prepare("SELECT payload FROM outbox WHERE entity_id = ?1 AND action = 'updated'").bind(created.id).first<{ payload: string }>();
+    const row = await env.DB.prepare("SELECT payload FROM outbox WHERE entity_id = ?1 AND action = 'updated'")
+      .bind(created.id)
+      .first<{ payload: string }>();
     expect(JSON.parse(row!.payload)).toMatchObject({ id: created.id, name: created.name, elementCount: 1 });
   });
 });

@@ -15,7 +15,13 @@ beforeAll(async () => {
   const fixtures = [
     { key: "alpha", format: "text", applicationRule: "Deviation", category: { id: categoryB.id } },
     { key: "bravo", format: "integer", unit: "metre", applicationRule: "WorkItem", category: { id: categoryA.id } },
-    { key: "charlie", format: "classification", classification: { id: classification.id }, applicationRule: "deviationType", category: { id: categoryA.id } },
+    {
+      key: "charlie",
+      format: "classification",
+      classification: { id: classification.id },
+      applicationRule: "deviationType",
+      category: { id: categoryA.id },
+    },
     { key: "delta", format: "boolean", applicationRule: "Deviation", category: { id: categoryB.id } },
   ];
   for (const { key, ...body } of fixtures) ids[key] = (await createPropertyDefinition({ ...body, name: `${key}_${tag}` })).id;
@@ -30,7 +36,9 @@ describe("GET /PropertyDefinitions", () => {
     expect(names(res.body)).toEqual(["alpha", "bravo", "charlie", "delta"]);
     // The total is opt-in (it costs time in proportion to the matches).
     expect(res.headers.get("x-total-count")).toBeNull();
-    const counted = await call(`/PropertyDefinitions?searchText=${tag.toUpperCase()}&take=1&includeTotal=true`, { headers: { origin: "https://app.example" } });
+    const counted = await call(`/PropertyDefinitions?searchText=${tag.toUpperCase()}&take=1&includeTotal=true`, {
+      headers: { origin: "https://app.example" },
+    });
     expect(names(counted.body)).toEqual(["alpha"]);
     expect(counted.headers.get("x-total-count")).toBe("4");
     expect(counted.headers.get("access-control-expose-headers")).toMatch(/X-Total-Count/i);
@@ -93,15 +101,21 @@ describe("GET /PropertyDefinitions/UniqueValues", () => {
     const res = await call(`/PropertyDefinitions/UniqueValues?fieldNames=format,category&ids=${ids.alpha},${ids.bravo},${ids.delta}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toEqual([
-      { fieldName: "format", values: [
-        { displayName: "boolean", value: "boolean" },
-        { displayName: "integer", value: "integer" },
-        { displayName: "text", value: "text" },
-      ] },
-      { fieldName: "category", values: [
-        { displayName: categoryA.name, value: categoryA.id },
-        { displayName: categoryB.name, value: categoryB.id },
-      ] },
+      {
+        fieldName: "format",
+        values: [
+          { displayName: "boolean", value: "boolean" },
+          { displayName: "integer", value: "integer" },
+          { displayName: "text", value: "text" },
+        ],
+      },
+      {
+        fieldName: "category",
+        values: [
+          { displayName: categoryA.name, value: categoryA.id },
+          { displayName: categoryB.name, value: categoryB.id },
+        ],
+      },
     ]);
   });
 

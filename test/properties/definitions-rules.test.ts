@@ -44,8 +44,16 @@ const cases: [string, () => Record<string, unknown>, Problem[]][] = [
   ["unit on date", () => ({ format: "date", unit: "second" }), [["body.unit", "notAllowed"]]],
   ["unit unknown", () => ({ format: "decimal", unit: "inch" }), [["body.unit", "invalid_value"]]],
   ["classification missing", () => ({ format: "classification" }), [["body.classification", "required"]]],
-  ["classification does not exist", () => ({ format: "classification", classification: { id: crypto.randomUUID() } }), [["body.classification.id", "exists"]]],
-  ["classification id not a UUID", () => ({ format: "classification", classification: { id: "nope" } }), [["body.classification.id", "invalid_format"]]],
+  [
+    "classification does not exist",
+    () => ({ format: "classification", classification: { id: crypto.randomUUID() } }),
+    [["body.classification.id", "exists"]],
+  ],
+  [
+    "classification id not a UUID",
+    () => ({ format: "classification", classification: { id: "nope" } }),
+    [["body.classification.id", "invalid_format"]],
+  ],
   ["classification on text", () => ({ classification: { id: classificationId } }), [["body.classification", "notAllowed"]]],
   ["entityType missing on entity", () => ({ format: "entity", entityType: undefined }), [["body.entityType", "required"]]],
   ["entityType unknown", () => ({ format: "entity", entityType: "asset" }), [["body.entityType", "invalid_value"]]],
@@ -59,17 +67,33 @@ const cases: [string, () => Record<string, unknown>, Problem[]][] = [
       ["body.defaultValue", "exclusive"],
     ],
   ],
-  ["text default not matching the regex", () => ({ regex: "^[A-Z]{3}$", regexErrorMessage: "Three capitals", defaultValue: "ab" }), [["body.defaultValue", "regex"]]],
+  [
+    "text default not matching the regex",
+    () => ({ regex: "^[A-Z]{3}$", regexErrorMessage: "Three capitals", defaultValue: "ab" }),
+    [["body.defaultValue", "regex"]],
+  ],
   ["boolean default as text", () => ({ format: "boolean", defaultValue: "true" }), [["body.defaultValue", "type"]]],
   ["integer default with a fraction", () => ({ format: "integer", defaultValue: 1.5 }), [["body.defaultValue", "type"]]],
   ["integer default beyond the safe range", () => ({ format: "integer", defaultValue: 2 ** 53 }), [["body.defaultValue", "type"]]],
   ["decimal default as text", () => ({ format: "decimal", defaultValue: "1.5" }), [["body.defaultValue", "type"]]],
   ["date default not a date", () => ({ format: "date", defaultValue: "31/31/2024 10:00" }), [["body.defaultValue", "type"]]],
-  ["classification default not an element", () => ({ format: "classification", classification: { id: classificationId }, defaultValue: "Huge" }), [["body.defaultValue", "classificationElement"]]],
+  [
+    "classification default not an element",
+    () => ({ format: "classification", classification: { id: classificationId }, defaultValue: "Huge" }),
+    [["body.defaultValue", "classificationElement"]],
+  ],
   ["entity default without an id", () => ({ format: "entity", defaultValue: { name: "Jane" } }), [["body.defaultValue", "type"]]],
-  ["multiselect default not an array", () => ({ format: "entity", isMultiselect: true, defaultValue: { id: "u1", name: "Jane" } }), [["body.defaultValue", "type"]]],
+  [
+    "multiselect default not an array",
+    () => ({ format: "entity", isMultiselect: true, defaultValue: { id: "u1", name: "Jane" } }),
+    [["body.defaultValue", "type"]],
+  ],
   ["valueExpression without return", () => ({ valueExpression: "a + b" }), [["body.valueExpression", "missingReturn"]]],
-  ["valueExpression over 10 KB", () => ({ valueExpression: `return 1; // ${"x".repeat(10 * 1024)}` }), [["body.valueExpression", "maxLength"]]],
+  [
+    "valueExpression over 10 KB",
+    () => ({ valueExpression: `return 1; // ${"x".repeat(10 * 1024)}` }),
+    [["body.valueExpression", "maxLength"]],
+  ],
   ["category does not exist", () => ({ category: { id: crypto.randomUUID() } }), [["body.category.id", "exists"]]],
   ["metadata not an object", () => ({ metadata: [1, 2] }), [["body.metadata", "invalid_type"]]],
   ["an unknown field", () => ({ colour: "red" }), [["body", "unrecognized_keys"]]],
@@ -123,13 +147,16 @@ describe("PUT /PropertyDefinitions rules", () => {
     expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.name", rule: "immutable" })]);
   });
 
-  it.each(cases.filter(([label]) => !label.startsWith("name") && label !== "an unknown field"))("%s -> 400 on update too", async (_, overrides, problems) => {
-    const created = await createPropertyDefinition();
-    const body: Record<string, unknown> = { ...propertyDefinitionBody({ ...overrides() }), id: created.id, name: created.name };
-    for (const [key, value] of Object.entries(overrides())) if (value === undefined) delete body[key];
-    const res = await call("/PropertyDefinitions", { method: "PUT", body });
-    expect(res.status, JSON.stringify(res.body)).toBe(400);
-    const got = (res.body.errors as { field: string; rule: string }[]).map((e) => [e.field, e.rule]);
-    expect(got).toEqual(expect.arrayContaining(problems));
-  });
+  it.each(cases.filter(([label]) => !label.startsWith("name") && label !== "an unknown field"))(
+    "%s -> 400 on update too",
+    async (_, overrides, problems) => {
+      const created = await createPropertyDefinition();
+      const body: Record<string, unknown> = { ...propertyDefinitionBody({ ...overrides() }), id: created.id, name: created.name };
+      for (const [key, value] of Object.entries(overrides())) if (value === undefined) delete body[key];
+      const res = await call("/PropertyDefinitions", { method: "PUT", body });
+      expect(res.status, JSON.stringify(res.body)).toBe(400);
+      const got = (res.body.errors as { field: string; rule: string }[]).map((e) => [e.field, e.rule]);
+      expect(got).toEqual(expect.arrayContaining(problems));
+    },
+  );
 });

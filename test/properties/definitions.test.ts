@@ -61,9 +61,17 @@ describe("POST /PropertyDefinitions happy paths", () => {
     ["boolean", { format: "boolean", defaultValue: false }, { defaultValue: false, unit: null }],
     ["integer", { format: "integer", unit: "kilogram", defaultValue: 42 }, { unit: "kilogram", defaultValue: 42 }],
     ["decimal", { format: "decimal", unit: "cubicMetre", defaultValue: 2.75 }, { unit: "cubicMetre", defaultValue: 2.75 }],
-    ["date (slash form, normalised to ISO)", { format: "date", defaultValue: "03/15/2024 14:30" }, { defaultValue: "2024-03-15T14:30:00.000Z" }],
+    [
+      "date (slash form, normalised to ISO)",
+      { format: "date", defaultValue: "03/15/2024 14:30" },
+      { defaultValue: "2024-03-15T14:30:00.000Z" },
+    ],
     ["date (ISO with offset)", { format: "date", defaultValue: "2024-03-15T16:30:00+02:00" }, { defaultValue: "2024-03-15T14:30:00.000Z" }],
-    ["entity", { format: "entity", entityType: "identity", defaultValue: { id: "u1", name: "Jane", extra: 1 } }, { entityType: "identity", isMultiselect: false, defaultValue: { id: "u1", name: "Jane" } }],
+    [
+      "entity",
+      { format: "entity", entityType: "identity", defaultValue: { id: "u1", name: "Jane", extra: 1 } },
+      { entityType: "identity", isMultiselect: false, defaultValue: { id: "u1", name: "Jane" } },
+    ],
     ["entity multiselect", { format: "entity", entityType: "identity", isMultiselect: true }, { isMultiselect: true, defaultValue: null }],
     ["deviatioType spelling", { applicationRule: "deviatioType" }, { applicationRule: "deviationType" }],
     ["required", { required: true }, { required: true, defaultValue: null }],
@@ -85,7 +93,18 @@ describe("POST /PropertyDefinitions happy paths", () => {
   });
 
   it("accepts every application rule", async () => {
-    for (const rule of ["Deviation", "deviationType", "WorkItem", "WorkTemplate", "Activity", "ActivityTemplate", "Model", "Monitor", "File", "Asset"]) {
+    for (const rule of [
+      "Deviation",
+      "deviationType",
+      "WorkItem",
+      "WorkTemplate",
+      "Activity",
+      "ActivityTemplate",
+      "Model",
+      "Monitor",
+      "File",
+      "Asset",
+    ]) {
       const res = await call("/PropertyDefinitions", { method: "POST", body: propertyDefinitionBody({ applicationRule: rule }) });
       expect(res.status).toBe(201);
       expect(res.body.applicationRule).toBe(rule);
@@ -104,13 +123,18 @@ describe("POST /PropertyDefinitions happy paths", () => {
 
   it("puts a definition in the category it names", async () => {
     const category = await call("/Categories", { method: "POST", body: { name: uniqueName("Inspection") } });
-    const res = await call("/PropertyDefinitions", { method: "POST", body: propertyDefinitionBody({ category: { id: category.body.id } }) });
+    const res = await call("/PropertyDefinitions", {
+      method: "POST",
+      body: propertyDefinitionBody({ category: { id: category.body.id } }),
+    });
     expect(res.body.category).toEqual({ id: category.body.id, name: category.body.name });
   });
 
   it("writes a created event to the outbox", async () => {
     const created = await createPropertyDefinition();
-    expect(await outboxFor(created.id)).toEqual([{ kind: "propertyDefinition", action: "created", payload: expect.objectContaining({ id: created.id, name: created.name }) }]);
+    expect(await outboxFor(created.id)).toEqual([
+      { kind: "propertyDefinition", action: "created", payload: expect.objectContaining({ id: created.id, name: created.name }) },
+    ]);
   });
 });
 
@@ -141,7 +165,14 @@ describe("PUT /PropertyDefinitions", () => {
       body: forPut(created, { instruction: "new", regex: "^x", required: true }),
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toMatchObject({ id: created.id, name: created.name, instruction: "new", regex: "^x", required: true, createdAt: created.createdAt });
+    expect(res.body).toMatchObject({
+      id: created.id,
+      name: created.name,
+      instruction: "new",
+      regex: "^x",
+      required: true,
+      createdAt: created.createdAt,
+    });
     expect(res.headers.get("etag")).not.toBe(created.etag);
     expect((await call(`/PropertyDefinitions/${created.id}`)).body).toEqual(res.body);
     const events = await outboxFor(created.id);
@@ -151,7 +182,10 @@ describe("PUT /PropertyDefinitions", () => {
 
   it("clears optional fields left out of the whole object", async () => {
     const created = await createPropertyDefinition({ instruction: "guide", metadata: { a: 1 }, defaultValue: "d" });
-    const res = await call("/PropertyDefinitions", { method: "PUT", body: { id: created.id, name: created.name, format: "text", applicationRule: "Deviation" } });
+    const res = await call("/PropertyDefinitions", {
+      method: "PUT",
+      body: { id: created.id, name: created.name, format: "text", applicationRule: "Deviation" },
+    });
     expect(res.body).toMatchObject({ instruction: null, metadata: null, defaultValue: null });
   });
 
@@ -162,7 +196,11 @@ describe("PUT /PropertyDefinitions", () => {
     const created = await createPropertyDefinition();
     const unknown = status === 404;
     const headers: Record<string, string> = ifMatch() ? { "if-match": ifMatch() as string } : {};
-    const res = await call("/PropertyDefinitions", { method: "PUT", headers, body: forPut(created, unknown ? { id: crypto.randomUUID() } : {}) });
+    const res = await call("/PropertyDefinitions", {
+      method: "PUT",
+      headers,
+      body: forPut(created, unknown ? { id: crypto.randomUUID() } : {}),
+    });
     expect(res.status).toBe(status);
     expect(res.body.code).toBe(code);
   });
@@ -170,7 +208,8 @@ describe("PUT /PropertyDefinitions", () => {
   it("refuses to change the format while values are stored (409 naming the field)", async () => {
     const created = await createPropertyDefinition({ format: "integer", unit: "metre" });
     await env.DB.prepare(
-      "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_num, value_json) VALUES ('deviation', ?1, ?2, 0, ?3, 5, '5')",
+      "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_num, value_json) " +
+        "VALUES ('deviation', ?1, ?2, 0, ?3, 5, '5')",
     )
       .bind(crypto.randomUUID(), created.name, created.id)
       .run();
@@ -223,7 +262,8 @@ describe("DELETE /PropertyDefinitions/{id}", () => {
   it("answers 409 InUse while an entity holds a value of it", async () => {
     const created = await createPropertyDefinition();
     await env.DB.prepare(
-      "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_json) VALUES ('workItem', ?1, ?2, 0, ?3, 'x', '\"x\"')",
+      "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_json) " +
+        "VALUES ('workItem', ?1, ?2, 0, ?3, 'x', '\"x\"')",
     )
       .bind(crypto.randomUUID(), created.name, created.id)
       .run();

@@ -8,9 +8,23 @@ const dryRun = (body: unknown, options: { user?: { permissions: string[] }; anon
 
 describe("expression form", () => {
   it.each([
-    ["arithmetic over the sample properties", { expression: "return a * b;", properties: [{ name: "a", value: 3 }, { name: "b", value: 4 }] }, 12],
+    [
+      "arithmetic over the sample properties",
+      {
+        expression: "return a * b;",
+        properties: [
+          { name: "a", value: 3 },
+          { name: "b", value: 4 },
+        ],
+      },
+      12,
+    ],
     ["a property without value is null", { expression: "return a === null;", properties: [{ name: "a" }] }, true],
-    ["names that are not identifiers via properties[...]", { expression: 'return properties["wall thickness"] + 1;', properties: [{ name: "wall thickness", value: 1 }] }, 2],
+    [
+      "names that are not identifiers via properties[...]",
+      { expression: 'return properties["wall thickness"] + 1;', properties: [{ name: "wall thickness", value: 1 }] },
+      2,
+    ],
     ["a result checked against format date", { expression: 'return "03/15/2024 14:30";', format: "date" }, "2024-03-15T14:30:00.000Z"],
     ["an object owner", { expression: 'return { id: "u1", name: "Jane" };', format: "entity" }, { id: "u1", name: "Jane" }],
     ["null is a value", { expression: "return null;", format: "integer" }, null],
@@ -26,13 +40,29 @@ describe("expression form", () => {
     ["an endless loop", { expression: "for (;;) {} return 1;" }, "ExpressionFailed", "body.expression", "expression"],
     ["no return reached", { expression: "if (false) { return 1; }" }, "ExpressionFailed", "body.expression", "expression"],
     ["a result of the wrong format", { expression: "return 1.5;", format: "integer" }, "ExpressionFailed", "body.expression", "type"],
-    ["a duplicate sample name", { expression: "return 1;", properties: [{ name: "a", value: 1 }, { name: "a", value: 2 }] }, "ValidationFailed", "body.properties.1.name", "duplicate"],
-  ])("answers valid false for %s", async (_, body, code, field, rule) => {
-    const res = await dryRun(body);
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ valid: false, code });
-    expect(res.body.errors).toEqual([expect.objectContaining({ field, rule })]);
-  }, 30_000);
+    [
+      "a duplicate sample name",
+      {
+        expression: "return 1;",
+        properties: [
+          { name: "a", value: 1 },
+          { name: "a", value: 2 },
+        ],
+      },
+      "ValidationFailed",
+      "body.properties.1.name",
+      "duplicate",
+    ],
+  ])(
+    "answers valid false for %s",
+    async (_, body, code, field, rule) => {
+      const res = await dryRun(body);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ valid: false, code });
+      expect(res.body.errors).toEqual([expect.objectContaining({ field, rule })]);
+    },
+    30_000,
+  );
 });
 
 describe("request shape", () => {
@@ -40,7 +70,12 @@ describe("request shape", () => {
     ["neither form", { properties: [] }, "body", "oneOf"],
     ["both forms", { entityTypeId: crypto.randomUUID(), expression: "return 1;" }, "body", "oneOf"],
     ["format without expression", { entityTypeId: crypto.randomUUID(), format: "text" }, "body.format", "notAllowed"],
-    ["applicationRule without entityTypeId", { expression: "return 1;", applicationRule: "Deviation" }, "body.applicationRule", "notAllowed"],
+    [
+      "applicationRule without entityTypeId",
+      { expression: "return 1;", applicationRule: "Deviation" },
+      "body.applicationRule",
+      "notAllowed",
+    ],
     ["an entity type id that is not a UUID", { entityTypeId: "x" }, "body.entityTypeId", "invalid_format"],
     ["an unknown entity type", { entityTypeId: crypto.randomUUID(), properties: [] }, "body.entityTypeId", "exists"],
     ["a property without name", { expression: "return 1;", properties: [{ value: 1 }] }, "body.properties.0.name", "invalid_type"],

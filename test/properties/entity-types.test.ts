@@ -71,7 +71,10 @@ describe("entity types: create, read, replace, delete", () => {
   it("creates a type with an icon, metadata and linked definitions in order", async () => {
     const first = await seedPropertyDefinition({ required: true });
     const second = await seedPropertyDefinition({ format: "decimal" });
-    const body = entityTypeBody({ metadata: { colourScheme: "warm", nested: { a: [1, 2] } }, propertyDefinitions: [{ id: second.id }, { id: first.id }] });
+    const body = entityTypeBody({
+      metadata: { colourScheme: "warm", nested: { a: [1, 2] } },
+      propertyDefinitions: [{ id: second.id }, { id: first.id }],
+    });
     const res = await call("/EntityTypes", { method: "POST", body });
     expect(res.status).toBe(201);
     expect(res.headers.get("location")).toBe(`/EntityTypes/${res.body.id}`);
@@ -107,10 +110,20 @@ describe("entity types: create, read, replace, delete", () => {
     const same = await call("/EntityTypes", { method: "PUT", body: read.body, headers: { "if-match": read.headers.get("etag")! } });
     expect(same.status).toBe(200);
     expect(same.body.propertyDefinitions).toEqual(read.body.propertyDefinitions);
-    const res = await call("/EntityTypes", { method: "PUT", body: { id: created.id, name: created.name, appliesTo: "Deviation", propertyDefinitions: [{ id: b.id }] } });
+    const res = await call("/EntityTypes", {
+      method: "PUT",
+      body: { id: created.id, name: created.name, appliesTo: "Deviation", propertyDefinitions: [{ id: b.id }] },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ icon: null, description: null, metadata: null, propertyDefinitions: [expect.objectContaining({ id: b.id })] });
-    const links = await env.DB.prepare("SELECT property_definition_id AS id FROM entity_type_properties WHERE entity_type_id = ?1").bind(created.id).all<{ id: string }>();
+    expect(res.body).toMatchObject({
+      icon: null,
+      description: null,
+      metadata: null,
+      propertyDefinitions: [expect.objectContaining({ id: b.id })],
+    });
+    const links = await env.DB.prepare("SELECT property_definition_id AS id FROM entity_type_properties WHERE entity_type_id = ?1")
+      .bind(created.id)
+      .all<{ id: string }>();
     expect(links.results).toEqual([{ id: b.id }]);
   });
 
@@ -122,7 +135,11 @@ describe("entity types: create, read, replace, delete", () => {
     expect(read.status).toBe(200);
     expect(read.body.propertyDefinitions[0].required).toBe(true);
     expect(read.headers.get("etag")).not.toBe(created.etag);
-    const put = await call("/EntityTypes", { method: "PUT", body: { id: created.id, name: created.name }, headers: { "if-match": created.etag } });
+    const put = await call("/EntityTypes", {
+      method: "PUT",
+      body: { id: created.id, name: created.name },
+      headers: { "if-match": created.etag },
+    });
     expect(put.status).toBe(412);
   });
 
@@ -131,7 +148,9 @@ describe("entity types: create, read, replace, delete", () => {
     const created = await createEntityType({ propertyDefinitions: [{ id: definition.id }] });
     expect((await call(`/EntityTypes/${created.id}`, { method: "DELETE", headers: { "if-match": created.etag } })).status).toBe(204);
     expect((await call(`/EntityTypes/${created.id}`)).status).toBe(404);
-    const left = await env.DB.prepare("SELECT count(*) AS n FROM entity_type_properties WHERE entity_type_id = ?1").bind(created.id).first<{ n: number }>();
+    const left = await env.DB.prepare("SELECT count(*) AS n FROM entity_type_properties WHERE entity_type_id = ?1")
+      .bind(created.id)
+      .first<{ n: number }>();
     expect(left?.n).toBe(0);
   });
 
@@ -170,7 +189,10 @@ describe("entity types: validation", () => {
       unique: fits,
       displayNameField: await seedPropertyDefinition({ metadata: { displayNameField: true } }),
     }[rule as "exists"];
-    const res = await call("/EntityTypes", { method: "POST", body: entityTypeBody({ propertyDefinitions: [{ id: fits.id }, { id: other.id }, { id: third.id }] }) });
+    const res = await call("/EntityTypes", {
+      method: "POST",
+      body: entityTypeBody({ propertyDefinitions: [{ id: fits.id }, { id: other.id }, { id: third.id }] }),
+    });
     expect(res.status, label).toBe(400);
     expect(res.body.code).toBe("ValidationFailed");
     expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.propertyDefinitions.2.id", rule })]);
@@ -178,7 +200,10 @@ describe("entity types: validation", () => {
 
   it("reports every link problem at once", async () => {
     const misfit = await seedPropertyDefinition({ applicationRule: "Asset" });
-    const res = await call("/EntityTypes", { method: "POST", body: entityTypeBody({ propertyDefinitions: [{ id: crypto.randomUUID() }, { id: misfit.id }] }) });
+    const res = await call("/EntityTypes", {
+      method: "POST",
+      body: entityTypeBody({ propertyDefinitions: [{ id: crypto.randomUUID() }, { id: misfit.id }] }),
+    });
     expect(res.body.errors.map((e: { field: string; rule: string }) => `${e.field} ${e.rule}`)).toEqual([
       "body.propertyDefinitions.0.id exists",
       "body.propertyDefinitions.1.id applicationRule",
@@ -224,7 +249,9 @@ describe("entity types: concurrency", () => {
   it("answers 412 for a stale If-Match on PUT and DELETE", async () => {
     const created = await createEntityType();
     const stale = { "if-match": '"stale"' };
-    expect((await call("/EntityTypes", { method: "PUT", body: { id: created.id, name: uniqueName("New") }, headers: stale })).status).toBe(412);
+    expect((await call("/EntityTypes", { method: "PUT", body: { id: created.id, name: uniqueName("New") }, headers: stale })).status).toBe(
+      412,
+    );
     expect((await call(`/EntityTypes/${created.id}`, { method: "DELETE", headers: stale })).status).toBe(412);
     expect((await call(`/EntityTypes/${created.id}`)).body.name).toBe(created.name);
   });

@@ -52,25 +52,34 @@ describe("catastrophic patterns at 10,000 characters", () => {
   });
 
   it.each(CASES.map((c, i) => [...c, i] as const))("DryRun: %s answers within 100 ms (case %#)", async (_pattern, value, matches, i) => {
-    const { result: res, ms } = await timed(() => call("/PropertyDefinitions/DryRun", { method: "POST", body: { entityTypeId, properties: [{ name: names[i]!, value }] } }));
+    const { result: res, ms } = await timed(() =>
+      call("/PropertyDefinitions/DryRun", { method: "POST", body: { entityTypeId, properties: [{ name: names[i]!, value }] } }),
+    );
     expect(res.status, res.text).toBe(200);
     if (matches) expect(res.body).toMatchObject({ valid: true, properties: expect.arrayContaining([{ name: names[i], value }]) });
-    else expect(res.body).toMatchObject({ valid: false, errors: [expect.objectContaining({ field: "body.properties.0.value", rule: "regex" })] });
+    else
+      expect(res.body).toMatchObject({
+        valid: false,
+        errors: [expect.objectContaining({ field: "body.properties.0.value", rule: "regex" })],
+      });
     expect(ms).toBeLessThan(WITHIN_MS);
   });
 
-  it.each(CASES.map((c, i) => [...c, i] as const))("POST /WorkItems: %s answers within 100 ms (case %#)", async (_pattern, value, matches, i) => {
-    const body = { displayName: `Pattern ${i}`, typeId: entityTypeId, properties: [{ name: names[i]!, value }] };
-    const { result: res, ms } = await timed(() => call("/WorkItems", { method: "POST", body }));
-    if (matches) {
-      expect(res.status, res.text).toBe(201);
-      expect(res.body.properties).toContainEqual({ name: names[i], value });
-    } else {
-      expect(res.status, res.text).toBe(400);
-      expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.properties.0.value", rule: "regex" })]);
-    }
-    expect(ms).toBeLessThan(WITHIN_MS);
-  });
+  it.each(CASES.map((c, i) => [...c, i] as const))(
+    "POST /WorkItems: %s answers within 100 ms (case %#)",
+    async (_pattern, value, matches, i) => {
+      const body = { displayName: `Pattern ${i}`, typeId: entityTypeId, properties: [{ name: names[i]!, value }] };
+      const { result: res, ms } = await timed(() => call("/WorkItems", { method: "POST", body }));
+      if (matches) {
+        expect(res.status, res.text).toBe(201);
+        expect(res.body.properties).toContainEqual({ name: names[i], value });
+      } else {
+        expect(res.status, res.text).toBe(400);
+        expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.properties.0.value", rule: "regex" })]);
+      }
+      expect(ms).toBeLessThan(WITHIN_MS);
+    },
+  );
 
   it("checks a default value against the regex when the definition is saved, within 100 ms", async () => {
     const body = propertyDefinitionBody({ regex: "^(a|a)+$", defaultValue: as(LENGTH - 1) + "!" });
@@ -171,7 +180,10 @@ describe("ordinary patterns keep their JavaScript meaning", () => {
       [bad, false],
     ] as const) {
       for (const value of values) {
-        const res = await call("/PropertyDefinitions/DryRun", { method: "POST", body: { entityTypeId, properties: [{ name: names[i]!, value }] } });
+        const res = await call("/PropertyDefinitions/DryRun", {
+          method: "POST",
+          body: { entityTypeId, properties: [{ name: names[i]!, value }] },
+        });
         expect(res.body.valid, `${pattern} against ${JSON.stringify(value)}`).toBe(valid);
         // The same answer as JavaScript's own engine (safe here: these patterns and values are ours).
         expect(new RegExp(pattern).test(value)).toBe(valid);

@@ -38,7 +38,11 @@ describe("user statuses: create, read, replace, delete", () => {
   it("replaces a user status on PUT, accepting a read sent back with changes", async () => {
     const created = await createUserStatus();
     const read = await call(`/UserStatuses/${created.id}`);
-    const res = await call("/UserStatuses", { method: "PUT", body: { ...read.body, status: "completed", order: 7 }, headers: { "if-match": read.headers.get("etag")! } });
+    const res = await call("/UserStatuses", {
+      method: "PUT",
+      body: { ...read.body, status: "completed", order: 7 },
+      headers: { "if-match": read.headers.get("etag")! },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: created.id, status: "completed", order: 7 });
     expect(res.headers.get("etag")).not.toBe(read.headers.get("etag"));
@@ -102,7 +106,11 @@ describe("user statuses: concurrency", () => {
   it("answers 412 for a stale If-Match on PUT and DELETE", async () => {
     const created = await createUserStatus();
     const stale = { "if-match": '"stale"' };
-    const put = await call("/UserStatuses", { method: "PUT", body: { id: created.id, name: created.name, order: 1, status: "new" }, headers: stale });
+    const put = await call("/UserStatuses", {
+      method: "PUT",
+      body: { id: created.id, name: created.name, order: 1, status: "new" },
+      headers: stale,
+    });
     expect(put.status).toBe(412);
     expect((await call(`/UserStatuses/${created.id}`, { method: "DELETE", headers: stale })).status).toBe(412);
     expect((await call(`/UserStatuses/${created.id}`)).body.status).toBe("onHold");

@@ -10,7 +10,8 @@ let entityTypeId: string;
 beforeAll(async () => {
   const risk = await createClassification([{ name: "Low" }, { name: "High" }]);
   const s = crypto.randomUUID().slice(0, 6);
-  for (const key of ["width", "height", "area", "label", "volume", "risk", "seen", "computedSeen", "fallback"] as Key[]) n[key] = `${key}_${s}`;
+  for (const key of ["width", "height", "area", "label", "volume", "risk", "seen", "computedSeen", "fallback"] as Key[])
+    n[key] = `${key}_${s}`;
   ({ entityTypeId } = await entityTypeWith([
     { name: n.width, format: "decimal", unit: "metre" },
     { name: n.height, format: "decimal", unit: "metre", defaultValue: 2 },
@@ -19,7 +20,12 @@ beforeAll(async () => {
     // Sees the expression before it (area) and the one after it (volume) as still null.
     { name: n.label, format: "text", valueExpression: `return "area " + ${n.area} + ", volume " + ${n.volume};` },
     { name: n.volume, format: "decimal", unit: "cubicMetre", valueExpression: `return ${n.area} === null ? null : ${n.area} * 3;` },
-    { name: n.risk, format: "classification", classification: { id: risk.id }, valueExpression: `return ${n.width} > 10 ? "High" : "Low";` },
+    {
+      name: n.risk,
+      format: "classification",
+      classification: { id: risk.id },
+      valueExpression: `return ${n.width} > 10 ? "High" : "Low";`,
+    },
     { name: n.seen, format: "date" },
     { name: n.computedSeen, format: "date", valueExpression: `return ${n.seen} === null ? null : ${n.seen}.slice(0, 10) + "T00:00:00Z";` },
     { name: n.fallback, format: "integer", unit: "second", defaultValue: 7, valueExpression: "return null;" },
@@ -32,7 +38,8 @@ async function dryRun(properties: { name: string; value?: unknown }[], typeId = 
   return res.body;
 }
 
-const valueOf = (body: { properties: { name: string; value: unknown }[] }, name: string) => body.properties.find((p) => p.name === name)?.value;
+const valueOf = (body: { properties: { name: string; value: unknown }[] }, name: string) =>
+  body.properties.find((p) => p.name === name)?.value;
 
 describe("value expressions", () => {
   it("computes values from the other properties, in link order", async () => {
@@ -77,13 +84,21 @@ describe("value expression failures -> ExpressionFailed naming the property", ()
     ["uses eval to escape", 'return eval("globalThis.process");', /.+/],
     ["recurses without end", "function f() { return f(); } return f();", /.+/],
     ["allocates without end", "const a = []; for (;;) a.push(new Array(1e6).fill(1)); return 1;", /.+/],
-  ])("an expression that %s", async (_, expression, message) => {
-    const { entityTypeId: typeId, definitions } = await entityTypeWith([{ format: "integer", unit: "second", valueExpression: expression }]);
-    const name = definitions[0]!.name;
-    const body = await dryRun([], typeId);
-    expect(body).toMatchObject({ valid: false, code: "ExpressionFailed" });
-    expect(body.errors).toEqual([expect.objectContaining({ field: `body.properties.${name}`, rule: "expression", message: expect.stringMatching(message) })]);
-  }, 30_000);
+  ])(
+    "an expression that %s",
+    async (_, expression, message) => {
+      const { entityTypeId: typeId, definitions } = await entityTypeWith([
+        { format: "integer", unit: "second", valueExpression: expression },
+      ]);
+      const name = definitions[0]!.name;
+      const body = await dryRun([], typeId);
+      expect(body).toMatchObject({ valid: false, code: "ExpressionFailed" });
+      expect(body.errors).toEqual([
+        expect.objectContaining({ field: `body.properties.${name}`, rule: "expression", message: expect.stringMatching(message) }),
+      ]);
+    },
+    30_000,
+  );
 
   it("reports every failing expression and keeps computing the others", async () => {
     const { entityTypeId: typeId, definitions } = await entityTypeWith([
@@ -92,11 +107,16 @@ describe("value expression failures -> ExpressionFailed naming the property", ()
       { format: "text", valueExpression: "return undefined;" },
     ]);
     const body = await dryRun([], typeId);
-    expect(body.errors.map((e: { field: string }) => e.field)).toEqual([`body.properties.${definitions[0]!.name}`, `body.properties.${definitions[2]!.name}`]);
+    expect(body.errors.map((e: { field: string }) => e.field)).toEqual([
+      `body.properties.${definitions[0]!.name}`,
+      `body.properties.${definitions[2]!.name}`,
+    ]);
   });
 
   it("a required property whose expression returns null", async () => {
-    const { entityTypeId: typeId, definitions } = await entityTypeWith([{ format: "text", required: true, valueExpression: "return null;" }]);
+    const { entityTypeId: typeId, definitions } = await entityTypeWith([
+      { format: "text", required: true, valueExpression: "return null;" },
+    ]);
     const body = await dryRun([], typeId);
     expect(body).toMatchObject({ valid: false, code: "ExpressionFailed" });
     expect(body.errors).toEqual([expect.objectContaining({ field: `body.properties.${definitions[0]!.name}`, rule: "required" })]);
@@ -119,7 +139,12 @@ describe("saving a valueExpression", () => {
   it("accepts an expression that only fails without its inputs", async () => {
     const res = await call("/PropertyDefinitions", {
       method: "POST",
-      body: { name: `expr_${crypto.randomUUID().slice(0, 8)}`, format: "text", applicationRule: "Deviation", valueExpression: "return missingName.toUpperCase();" },
+      body: {
+        name: `expr_${crypto.randomUUID().slice(0, 8)}`,
+        format: "text",
+        applicationRule: "Deviation",
+        valueExpression: "return missingName.toUpperCase();",
+      },
     });
     expect(res.status).toBe(201);
   });

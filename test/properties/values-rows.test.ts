@@ -53,17 +53,36 @@ describe("property_values rows", () => {
       { name: n.seen, value: "03/15/2024 14:30" },
       { name: n.risk, value: "Critical" },
       { name: n.owner, value: { id: "u-1", name: "Jane" } },
-      { name: n.team, value: [{ id: "u-2", name: "Li" }, { id: "u-3", name: "Ada" }] },
+      {
+        name: n.team,
+        value: [
+          { id: "u-2", name: "Li" },
+          { id: "u-3", name: "Ada" },
+        ],
+      },
       { name: n.note, value: null },
     ]);
     const rows = toPropertyValueRows("deviation", entityId, resolved);
-    const row = (name: string, position = 0): Partial<PropertyValueRow> | undefined => rows.find((r) => r.name === name && r.position === position);
+    const row = (name: string, position = 0): Partial<PropertyValueRow> | undefined =>
+      rows.find((r) => r.name === name && r.position === position);
     const common = { entity_kind: "deviation", entity_id: entityId };
-    expect(row(n.tag)).toEqual({ ...common, name: n.tag, position: 0, definition_id: ids.tag, value_text: "T-1", value_num: null, value_json: '"T-1"' });
+    expect(row(n.tag)).toEqual({
+      ...common,
+      name: n.tag,
+      position: 0,
+      definition_id: ids.tag,
+      value_text: "T-1",
+      value_num: null,
+      value_json: '"T-1"',
+    });
     expect(row(n.ok)).toMatchObject({ value_text: null, value_num: 1, value_json: "true" });
     expect(row(n.count)).toMatchObject({ value_text: null, value_num: 12, value_json: "12" });
     expect(row(n.depth)).toMatchObject({ value_text: null, value_num: 2.5, value_json: "2.5" });
-    expect(row(n.seen)).toMatchObject({ value_text: null, value_num: Date.UTC(2024, 2, 15, 14, 30), value_json: '"2024-03-15T14:30:00.000Z"' });
+    expect(row(n.seen)).toMatchObject({
+      value_text: null,
+      value_num: Date.UTC(2024, 2, 15, 14, 30),
+      value_json: '"2024-03-15T14:30:00.000Z"',
+    });
     expect(row(n.risk)).toMatchObject({ value_text: "Critical", value_num: null, definition_id: ids.risk });
     expect(row(n.owner)).toMatchObject({ value_text: "u-1", value_num: null, value_json: '{"id":"u-1","name":"Jane"}' });
     expect(row(n.team, 0)).toMatchObject({ value_text: "u-2", value_json: '{"id":"u-2","name":"Li"}' });

@@ -1,14 +1,23 @@
 /** Linked property values (spec 2.1 value rules), resolved over HTTP through the dry run. */
 import { beforeAll, describe, expect, it } from "vitest";
 import { call } from "../support/http";
-import { createClassification, createEntityType, createPropertyDefinition, entityTypeWith, linkToEntityType } from "../support/factories/properties";
+import {
+  createClassification,
+  createEntityType,
+  createPropertyDefinition,
+  entityTypeWith,
+  linkToEntityType,
+} from "../support/factories/properties";
 
 let entityTypeId: string;
 type Key = "tag" | "inspected" | "count" | "depth" | "seen" | "risk" | "owner" | "team" | "note";
 const n = {} as Record<Key, string>;
 
 beforeAll(async () => {
-  const risk = await createClassification([{ name: "Low" }, { name: "High", children: [{ name: "Critical", children: [{ name: "Shutdown" }] }] }]);
+  const risk = await createClassification([
+    { name: "Low" },
+    { name: "High", children: [{ name: "Critical", children: [{ name: "Shutdown" }] }] },
+  ]);
   const suffix = crypto.randomUUID().slice(0, 6);
   const specs: [Key, Record<string, unknown>][] = [
     ["tag", { format: "text", regex: "^[A-Z]{2}-\\d+$", regexErrorMessage: "Use two capitals, a dash and digits (AA-123)." }],
@@ -34,7 +43,8 @@ async function dryRun(properties: { name: string; value?: unknown }[], extra: Re
   return res.body;
 }
 
-const valueOf = (body: { properties: { name: string; value: unknown }[] }, name: string) => body.properties.find((p) => p.name === name)?.value;
+const valueOf = (body: { properties: { name: string; value: unknown }[] }, name: string) =>
+  body.properties.find((p) => p.name === name)?.value;
 
 describe("linked values: happy paths", () => {
   it("types every format and returns every linked property in link order", async () => {
@@ -46,7 +56,13 @@ describe("linked values: happy paths", () => {
       { name: n.seen, value: "03/15/2024 14:30" },
       { name: n.risk, value: "Shutdown" },
       { name: n.owner, value: { id: "u-1", name: "Jane Doe", email: "dropped" } },
-      { name: n.team, value: [{ id: "u-1", name: "Jane" }, { id: "u-2", name: "Li" }] },
+      {
+        name: n.team,
+        value: [
+          { id: "u-1", name: "Jane" },
+          { id: "u-2", name: "Li" },
+        ],
+      },
     ]);
     expect(body).toEqual({
       valid: true,
@@ -58,7 +74,13 @@ describe("linked values: happy paths", () => {
         { name: n.seen, value: "2024-03-15T14:30:00.000Z" },
         { name: n.risk, value: "Shutdown" },
         { name: n.owner, value: { id: "u-1", name: "Jane Doe" } },
-        { name: n.team, value: [{ id: "u-1", name: "Jane" }, { id: "u-2", name: "Li" }] },
+        {
+          name: n.team,
+          value: [
+            { id: "u-1", name: "Jane" },
+            { id: "u-2", name: "Li" },
+          ],
+        },
         { name: n.note, value: null },
       ],
     });
@@ -107,9 +129,30 @@ const invalid: Case[] = [
   ["owner with an empty id", () => [{ name: n.owner, value: { id: " ", name: "Jane" } }], "body.properties.1.value", "type"],
   ["owners on a single-select property", () => [{ name: n.owner, value: [{ id: "u", name: "J" }] }], "body.properties.1.value", "type"],
   ["one owner on a multiselect property", () => [{ name: n.team, value: { id: "u", name: "J" } }], "body.properties.1.value", "type"],
-  ["the same owner twice", () => [{ name: n.team, value: [{ id: "u", name: "J" }, { id: "u", name: "J" }] }], "body.properties.1.value", "duplicate"],
+  [
+    "the same owner twice",
+    () => [
+      {
+        name: n.team,
+        value: [
+          { id: "u", name: "J" },
+          { id: "u", name: "J" },
+        ],
+      },
+    ],
+    "body.properties.1.value",
+    "duplicate",
+  ],
   ["a name not linked to the type", () => [{ name: "colour", value: "red" }], "body.properties.1.name", "unknownProperty"],
-  ["a name given twice", () => [{ name: n.note, value: "a" }, { name: n.note, value: "b" }], "body.properties.2.name", "duplicate"],
+  [
+    "a name given twice",
+    () => [
+      { name: n.note, value: "a" },
+      { name: n.note, value: "b" },
+    ],
+    "body.properties.2.name",
+    "duplicate",
+  ],
 ];
 
 describe("linked values: every rule", () => {

@@ -53,16 +53,33 @@ const fixtures: Thing[] = [
     owner: ["u1", "Zoe"],
     score: 5,
     props: {
-      Depth: 2.5, Count: 1, Done: true, Seen: "2024-03-15T14:30:00Z", Risk: "High", Tags: ["x", "y"], Name: "O'Brien",
-      Owners: [{ id: "u1", name: "Zoe" }, { id: "u2", name: "adam" }], Inspector: { id: "u3", name: "Bob" },
+      Depth: 2.5,
+      Count: 1,
+      Done: true,
+      Seen: "2024-03-15T14:30:00Z",
+      Risk: "High",
+      Tags: ["x", "y"],
+      Name: "O'Brien",
+      Owners: [
+        { id: "u1", name: "Zoe" },
+        { id: "u2", name: "adam" },
+      ],
+      Inspector: { id: "u3", name: "Bob" },
     },
   },
   {
     ref: "B-2",
     owner: ["u2", "adam"],
     props: {
-      Depth: 10, Count: 2, Done: false, Seen: "2024-03-16", Risk: "Low", Tags: ["y"], Name: "pipe%_",
-      Owners: [{ id: "u2", name: "adam" }], Inspector: { id: "u4", name: "alice" },
+      Depth: 10,
+      Count: 2,
+      Done: false,
+      Seen: "2024-03-16",
+      Risk: "Low",
+      Tags: ["y"],
+      Name: "pipe%_",
+      Owners: [{ id: "u2", name: "adam" }],
+      Inspector: { id: "u4", name: "alice" },
     },
   },
   { ref: "c-3", score: 1.5, props: { Count: 3, Seen: "2023-01-01", Risk: "O'Neil", Name: "Pipe", Done: true } },
@@ -127,7 +144,11 @@ beforeAll(async () => {
     valueRows.push(...propertyRows(id, thing.props));
   }
   await insertRows("test_things", ["id", "reference_id", "owner_id", "owner_name", "score"], thingRows);
-  await insertRows("property_values", ["entity_kind", "entity_id", "name", "position", "definition_id", "value_text", "value_num", "value_json"], valueRows);
+  await insertRows(
+    "property_values",
+    ["entity_kind", "entity_id", "name", "position", "definition_id", "value_text", "value_num", "value_json"],
+    valueRows,
+  );
 });
 
 async function refs(input: ListQueryInput, extra: Parameters<typeof compileListQuery>[3] = []) {
@@ -287,8 +308,12 @@ describe("ids, excludeIds, searchText, paging and extra conditions", () => {
 
 describe("large filters stay within D1's limits", () => {
   it("runs an 'in' with 900 values and 80 OR'ed terms as one statement", async () => {
-    const inValues = Array.from({ length: 899 }, (_, i) => `'v${i}'`).concat("'High'").join(", ");
-    const ors = Array.from({ length: 79 }, (_, i) => `Count eq ${100 + i}`).concat("Count eq 3").join(" or ");
+    const inValues = Array.from({ length: 899 }, (_, i) => `'v${i}'`)
+      .concat("'High'")
+      .join(", ");
+    const ors = Array.from({ length: 79 }, (_, i) => `Count eq ${100 + i}`)
+      .concat("Count eq 3")
+      .join(" or ");
     const properties = `Risk in (${inValues}) or ${ors}`;
     const query = await compileListQuery(things, { properties }, catalog);
     expect(query.params).toHaveLength(3);
@@ -298,7 +323,9 @@ describe("large filters stay within D1's limits", () => {
 
   it("runs 100 terms with 1000 values in all (a flat OR chain deeper than D1's expression depth limit of 100)", async () => {
     const terms = Array.from({ length: 99 }, (_, i) => (i % 2 ? `Name eq 'n${i}'` : `(Depth ge ${i + 20})`)).join(" or ");
-    const list = Array.from({ length: 900 }, (_, i) => i + 10).concat(2).join(",");
+    const list = Array.from({ length: 900 }, (_, i) => i + 10)
+      .concat(2)
+      .join(",");
     const query = await compileListQuery(things, { properties: `${terms} or Count in (${list})` }, catalog);
     expect(new TextEncoder().encode(query.sql).length).toBeLessThan(100_000);
     expect((await runListQuery<{ reference_id: string }>(db, query)).items.map((r) => r.reference_id)).toEqual(["B-2"]);
@@ -319,7 +346,8 @@ describe("query plans", () => {
       things,
       {
         properties:
-          "Depth gt 1 and Depth ne 3 or Count in (1, 2) or Name le 'x' or Name eq null or Risk ne null or Seen ge '2024-01-01' and Owners in ('u1')",
+          "Depth gt 1 and Depth ne 3 or Count in (1, 2) or Name le 'x' or Name eq null or Risk ne null or Seen ge " +
+          "'2024-01-01' and Owners in ('u1')",
         order: "properties.Risk.grade desc, properties.Depth, properties.Inspector",
         ids: Array.from({ length: 5 }, () => crypto.randomUUID()).join(","),
       },
@@ -340,7 +368,10 @@ describe("query plans", () => {
       expect(step).toMatch(/USING COVERING INDEX property_values_(num|text)_idx \(entity_kind=\? AND name=\?/);
     }
     expect(details.filter((d) => /\bpo\d\b/.test(d))).toHaveLength(3);
-    for (const step of details.filter((d) => /\bpo\d\b/.test(d))) expect(step).toMatch(/USING INDEX sqlite_autoindex_property_values_1 \(entity_kind=\? AND entity_id=\? AND name=\? AND position=\?\)/);
+    for (const step of details.filter((d) => /\bpo\d\b/.test(d)))
+      expect(step).toMatch(
+        /USING INDEX sqlite_autoindex_property_values_1 \(entity_kind=\? AND entity_id=\? AND name=\? AND position=\?\)/,
+      );
     expect(details.find((d) => /\bpc0\b/.test(d))).toMatch(/USING INDEX classification_elements_name_uq/);
     expect(details.some((d) => /SCAN (pv|po|pc)/.test(d))).toBe(false);
   });

@@ -56,7 +56,12 @@ describe("parseFilter: terms", () => {
 
   it("records the position and text of each term", () => {
     const node = parseFilter("A eq 1 and  B in (1, 2)");
-    expect(node).toMatchObject({ children: [{ position: 1, text: "A eq 1" }, { position: 13, text: "B in (1, 2)" }] });
+    expect(node).toMatchObject({
+      children: [
+        { position: 1, text: "A eq 1" },
+        { position: 13, text: "B in (1, 2)" },
+      ],
+    });
   });
 });
 

@@ -59,7 +59,8 @@ interface Expectation {
   walk?: true;
   sorts?: "selective driver" | "several values";
 }
-const idx = (alias: string, index: string, key = "") => new RegExp(`^(SEARCH|SCAN) ${alias} USING (COVERING )?INDEX ${index}\\b${key ? ` \\(${key.replace(/[()?]/g, "\\$&")}` : ""}`);
+const idx = (alias: string, index: string, key = "") =>
+  new RegExp(`^(SEARCH|SCAN) ${alias} USING (COVERING )?INDEX ${index}\\b${key ? ` \\(${key.replace(/[()?]/g, "\\$&")}` : ""}`);
 const pk = (alias: string, table: string) => new RegExp(`^SEARCH ${alias} USING (COVERING )?INDEX sqlite_autoindex_${table}_1 \\((id=\\?)`);
 
 const EXPECTED: Record<string, Record<string, Expectation>> = {
@@ -126,7 +127,10 @@ const EXPECTED: Record<string, Record<string, Expectation>> = {
     objectOwnerIds: { uses: idx("a", "activity_templates_latest_owner_idx", "owner_id=?)") },
     activityTypeIds: { uses: idx("a", "activity_templates_latest_type_idx", "activity_type_id=?)") },
     templateTypes: { uses: idx("a", "activity_templates_latest_template_type_idx", "template_type=?)") },
-    workItemIds: { uses: /^SEARCH a USING INDEX (activity_templates_latest_uq|sqlite_autoindex_activity_templates_1) \(id=\?/, sorts: "selective driver" },
+    workItemIds: {
+      uses: /^SEARCH a USING INDEX (activity_templates_latest_uq|sqlite_autoindex_activity_templates_1) \(id=\?/,
+      sorts: "selective driver",
+    },
     searchText: { uses: idx("a", "activity_templates_latest_name_idx") },
     "status + owner": { uses: idx("a", "activity_templates_latest_owner_status_idx", "owner_id=? AND status=?)") },
   },
@@ -220,7 +224,9 @@ async function pageOf(list: string, query: Query): Promise<{ sql: string; plan: 
   const definition = LISTS[list]!;
   const paged = list !== "monitor jobs";
   await definition.run(db, paged ? { ...query, take: String(matrix.take) } : query);
-  const page = paged ? statements.find((s) => s.params.length === 3 && s.params[1] === matrix.take && s.params[2] === 0) : statements.find((s) => s.sql.includes("FROM monitor_jobs"));
+  const page = paged
+    ? statements.find((s) => s.params.length === 3 && s.params[1] === matrix.take && s.params[2] === 0)
+    : statements.find((s) => s.sql.includes("FROM monitor_jobs"));
   if (!page) throw new Error(`${list}: no page statement among ${statements.map((s) => s.sql.slice(0, 80)).join(" | ")}`);
   const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${page.sql}`)
     .bind(...page.params)
@@ -252,7 +258,8 @@ beforeAll(async () => {
   await env.DB.batch(
     kinds.flatMap(([kind, name, rule], i) => [
       env.DB.prepare(
-        "INSERT INTO property_definitions (id, name, format, application_rule, category_id, etag, created_at, updated_at) VALUES (?1, ?2, 'integer', ?3, '00000000-0000-4000-8000-000000000002', 'e', ?4, ?4)",
+        "INSERT INTO property_definitions (id, name, format, application_rule, category_id, etag, created_at, " +
+          "updated_at) VALUES (?1, ?2, 'integer', ?3, '00000000-0000-4000-8000-000000000002', 'e', ?4, ?4)",
       ).bind(`0b0c001e-0000-4000-8000-00000000000${i + 1}`, name, rule, now),
       env.DB.prepare(
         `INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_num, value_json)
@@ -278,10 +285,23 @@ describe("the first page of every list in the lists bench is read in order from 
     const part = firstPagePart(plan);
     const shown = `${sql}\n${plan.map((row) => `${row.id}<${row.parent} ${row.detail}`).join("\n")}`;
     const alias = LISTS[list]!.alias;
-    expect(part.some((row) => expectation.uses.test(row.detail)), shown).toBe(true);
+    expect(
+      part.some((row) => expectation.uses.test(row.detail)),
+      shown,
+    ).toBe(true);
     // Never a scan of the list's table without an index.
-    expect(plan.some((row) => new RegExp(`^SCAN ${alias}( |$)(?!USING)`).test(row.detail)), shown).toBe(false);
-    expect(plan.some((row) => row.detail === "COMPOUND QUERY"), shown).toBe(expectation.walk === true);
-    if (!expectation.sorts) expect(part.filter((row) => SORT.test(row.detail)), shown).toEqual([]);
+    expect(
+      plan.some((row) => new RegExp(`^SCAN ${alias}( |$)(?!USING)`).test(row.detail)),
+      shown,
+    ).toBe(false);
+    expect(
+      plan.some((row) => row.detail === "COMPOUND QUERY"),
+      shown,
+    ).toBe(expectation.walk === true);
+    if (!expectation.sorts)
+      expect(
+        part.filter((row) => SORT.test(row.detail)),
+        shown,
+      ).toEqual([]);
   });
 });

@@ -46,15 +46,21 @@ describe("parseOrder", () => {
   it.each([
     ["referenceId", [{ field: "referenceId", direction: "asc", index: 1 }]],
     ["referenceId DESC", [{ field: "referenceId", direction: "desc", index: 1 }]],
-    [" a asc ,b  desc,  c ", [
-      { field: "a", direction: "asc", index: 1 },
-      { field: "b", direction: "desc", index: 2 },
-      { field: "c", direction: "asc", index: 3 },
-    ]],
-    ["a,,b,", [
-      { field: "a", direction: "asc", index: 1 },
-      { field: "b", direction: "asc", index: 3 },
-    ]],
+    [
+      " a asc ,b  desc,  c ",
+      [
+        { field: "a", direction: "asc", index: 1 },
+        { field: "b", direction: "desc", index: 2 },
+        { field: "c", direction: "asc", index: 3 },
+      ],
+    ],
+    [
+      "a,,b,",
+      [
+        { field: "a", direction: "asc", index: 1 },
+        { field: "b", direction: "asc", index: 3 },
+      ],
+    ],
     ["", []],
   ])("%j", (text, expected) => {
     expect(parseOrder(text)).toEqual(expected);
@@ -73,7 +79,10 @@ describe("order compilation", () => {
     ["referenceId desc, referenceId asc", "e.reference_id DESC NULLS LAST, e.id ASC"],
     ["properties.Depth desc", "po0.value_num DESC NULLS LAST, e.id ASC"],
     ["properties.Risk", "po0.value_text ASC NULLS LAST, e.id ASC"],
-    ["properties.Risk.grade desc, properties.Risk.displayName", "pc0.grade DESC NULLS LAST, coalesce(pc0.display_name, po0.value_text) ASC NULLS LAST, e.id ASC"],
+    [
+      "properties.Risk.grade desc, properties.Risk.displayName",
+      "pc0.grade DESC NULLS LAST, coalesce(pc0.display_name, po0.value_text) ASC NULLS LAST, e.id ASC",
+    ],
     ["properties.Risk.ORDER", "pc0.sort_order ASC NULLS LAST, e.id ASC"],
     // The property named `Risk.code` wins over the element field `code` of `Risk`.
     ["properties.Risk.code", "po0.value_text ASC NULLS LAST, e.id ASC"],
@@ -136,10 +145,14 @@ describe("paging and id parameters", () => {
 
   it("asks the catalog once, for every name the filter and order mention", async () => {
     const asked: string[][] = [];
-    await compileListQuery(list, { properties: "Depth gt 1 and (Depth lt 5 or Inspector eq 'x')", order: "properties.Risk.code" }, async (names) => {
-      asked.push(names);
-      return catalog(names);
-    });
+    await compileListQuery(
+      list,
+      { properties: "Depth gt 1 and (Depth lt 5 or Inspector eq 'x')", order: "properties.Risk.code" },
+      async (names) => {
+        asked.push(names);
+        return catalog(names);
+      },
+    );
     expect(asked).toEqual([["Depth", "Inspector", "Risk.code", "Risk"]]);
   });
 

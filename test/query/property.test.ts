@@ -13,7 +13,17 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
-import { compileListQuery, defineList, equals, parseFilter, runListQuery, withProbe, type PlanOptions, type PropertyFormat, type PropertyInfo } from "../../src/pkg/query";
+import {
+  compileListQuery,
+  defineList,
+  equals,
+  parseFilter,
+  runListQuery,
+  withProbe,
+  type PlanOptions,
+  type PropertyFormat,
+  type PropertyInfo,
+} from "../../src/pkg/query";
 
 const db = env.DB;
 const CLASSIFICATION = crypto.randomUUID();
@@ -35,7 +45,8 @@ const PROPS: PropertyInfo[] = [
 ];
 const catalog = async (names: string[]) => new Map(PROPS.filter((p) => names.includes(p.name)).map((p) => [p.name, p]));
 
-type Element = { name: string } & Record<"displayName" | "code" | "applierCode" | "color", string | null> & Record<"order" | "grade", number | null>;
+type Element = { name: string } & Record<"displayName" | "code" | "applierCode" | "color", string | null> &
+  Record<"order" | "grade", number | null>;
 const ELEMENTS: Element[] = [
   { name: "Low", displayName: "niedrig", code: "L", applierCode: null, color: "green", order: 1, grade: 0.5 },
   { name: "Medium", displayName: null, code: "M", applierCode: "am", color: null, order: 2, grade: null },
@@ -59,7 +70,12 @@ const decimalArb = fc.oneof(
 );
 const dateArb = fc.oneof(
   // Values two hours apart, so a date literal read in the wrong zone lands on a neighbour.
-  fc.constantFrom(...[12, 14, 16].map((h) => Date.UTC(2024, 2, 15, h, 30)), Date.UTC(2024, 2, 15), Date.UTC(1999, 11, 31, 23, 59, 59), Date.UTC(2024, 1, 29, 0, 0, 0, 250)),
+  fc.constantFrom(
+    ...[12, 14, 16].map((h) => Date.UTC(2024, 2, 15, h, 30)),
+    Date.UTC(2024, 2, 15),
+    Date.UTC(1999, 11, 31, 23, 59, 59),
+    Date.UTC(2024, 1, 29, 0, 0, 0, 250),
+  ),
   fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2030, 0, 1) }).map((ms) => ms - (ms % 1000)),
 );
 
@@ -124,17 +140,19 @@ const ORDERED_FORMATS: PropertyFormat[] = ["text", "integer", "decimal", "date"]
 
 const termArb: fc.Arbitrary<Term> = fc.constantFrom(...PROPS).chain((property) => {
   const ops: Op[] = ORDERED_FORMATS.includes(property.format) ? ["eq", "ne", "gt", "ge", "lt", "le", "in"] : ["eq", "ne", "in"];
-  return fc.record({
-    kind: fc.constant("term" as const),
-    property: fc.constant(property),
-    op: fc.constantFrom(...ops),
-    isNull: fc.nat(9).map((n) => n < 2),
-    values: fc.array(valueArb(property.format), { minLength: 1, maxLength: 5 }),
-    style: fc.nat(5),
-  }).map(({ isNull, ...term }) => {
-    if (isNull && (term.op === "eq" || term.op === "ne")) return { ...term, values: [] };
-    return { ...term, values: term.op === "in" ? term.values : term.values.slice(0, 1) };
-  });
+  return fc
+    .record({
+      kind: fc.constant("term" as const),
+      property: fc.constant(property),
+      op: fc.constantFrom(...ops),
+      isNull: fc.nat(9).map((n) => n < 2),
+      values: fc.array(valueArb(property.format), { minLength: 1, maxLength: 5 }),
+      style: fc.nat(5),
+    })
+    .map(({ isNull, ...term }) => {
+      if (isNull && (term.op === "eq" || term.op === "ne")) return { ...term, values: [] };
+      return { ...term, values: term.op === "in" ? term.values : term.values.slice(0, 1) };
+    });
 });
 
 const { tree: treeArb } = fc.letrec<{ tree: Tree; group: Group }>((tie) => ({
@@ -318,20 +336,39 @@ async function load(run: string, kind: string, entities: Entity[]) {
   );
   const statements = [
     ...chunkedInserts("pb_things", ["run", "id", "reference_id", "owner_name", "score"], things),
-    ...chunkedInserts("property_values", ["entity_kind", "entity_id", "name", "position", "definition_id", "value_text", "value_num", "value_json"], values),
+    ...chunkedInserts(
+      "property_values",
+      ["entity_kind", "entity_id", "name", "position", "definition_id", "value_text", "value_num", "value_json"],
+      values,
+    ),
   ];
   if (statements.length > 0) await db.batch(statements);
 }
 
 beforeAll(async () => {
-  await db.exec("CREATE TABLE pb_things (run TEXT NOT NULL, id TEXT NOT NULL, reference_id TEXT, owner_name TEXT, score REAL, PRIMARY KEY (run, id))");
+  await db.exec(
+    "CREATE TABLE pb_things (run TEXT NOT NULL, id TEXT NOT NULL, reference_id TEXT, owner_name TEXT, score REAL, PRIMARY KEY (run, id))",
+  );
   const now = new Date().toISOString();
   await db.batch([
-    db.prepare("INSERT INTO classifications (id, name, format, etag, created_at, updated_at) VALUES (?, 'PB', 'valueHierarchy', 'e', ?, ?)").bind(CLASSIFICATION, now, now),
+    db
+      .prepare("INSERT INTO classifications (id, name, format, etag, created_at, updated_at) VALUES (?, 'PB', 'valueHierarchy', 'e', ?, ?)")
+      .bind(CLASSIFICATION, now, now),
     ...chunkedInserts(
       "classification_elements",
       ["id", "classification_id", "position", "name", "display_name", "code", "applier_code", "color", "sort_order", "grade"],
-      ELEMENTS.map((e, i) => [crypto.randomUUID(), CLASSIFICATION, i, e.name, e.displayName, e.code, e.applierCode, e.color, e.order, e.grade]),
+      ELEMENTS.map((e, i) => [
+        crypto.randomUUID(),
+        CLASSIFICATION,
+        i,
+        e.name,
+        e.displayName,
+        e.code,
+        e.applierCode,
+        e.color,
+        e.order,
+        e.grade,
+      ]),
     ),
   ]);
 });
@@ -346,12 +383,23 @@ function sometimes<T>(arb: fc.Arbitrary<T>, present: number, absent: number): fc
 function queryArb(ids: string[]): fc.Arbitrary<Query> {
   const idList = fc.array(fc.oneof(ids.length > 0 ? fc.constantFrom(...ids) : fc.uuid(), fc.uuid()), { maxLength: 8 });
   return fc.record({
-    filter: sometimes(treeArb.filter((t) => countTerms(t) <= 100), 5, 1),
+    filter: sometimes(
+      treeArb.filter((t) => countTerms(t) <= 100),
+      5,
+      1,
+    ),
     order: fc.array(
-      fc.record({ field: fc.constantFrom(...ORDER_FIELDS), direction: fc.constantFrom("asc" as const, "desc" as const, "ASC" as const, "Desc" as const, undefined) }),
+      fc.record({
+        field: fc.constantFrom(...ORDER_FIELDS),
+        direction: fc.constantFrom("asc" as const, "desc" as const, "ASC" as const, "Desc" as const, undefined),
+      }),
       { maxLength: 3 },
     ),
-    ids: sometimes(idList.map((list) => list.map((id, i) => (i % 2 ? id.toUpperCase() : id))), 1, 4),
+    ids: sometimes(
+      idList.map((list) => list.map((id, i) => (i % 2 ? id.toUpperCase() : id))),
+      1,
+      4,
+    ),
     excludeIds: sometimes(idList, 1, 4),
     searchText: sometimes(fc.string({ unit: fc.constantFrom("a", "A", "b", "'", "%", "_", " "), maxLength: 2 }), 1, 4),
     skip: sometimes(fc.nat(10), 1, 2),
@@ -381,7 +429,9 @@ let runs = 0;
 it("matches an in-memory evaluator on random data, filters and orders", { timeout: 240_000 }, async () => {
   await fc.assert(
     fc.asyncProperty(
-      entitiesArb.chain((entities) => fc.tuple(fc.constant(entities), fc.array(queryArb(entities.map((e) => e.id)), { minLength: 1, maxLength: 4 }))),
+      entitiesArb.chain((entities) =>
+        fc.tuple(fc.constant(entities), fc.array(queryArb(entities.map((e) => e.id)), { minLength: 1, maxLength: 4 })),
+      ),
       async ([entities, queries]) => {
         const run = `run${++runs}`;
         const kind = `pb-${run}`;
@@ -426,7 +476,12 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
           for (const [name, options] of forcedPlans(query, input.properties)) {
             const forced = await compileListQuery(list, { ...input, includeTotal: false }, catalog, conditions, options);
             const result = await runListQuery<{ id: string }>(db, forced);
-            expect({ input, options, ids: result.items.map((row) => row.id), total: result.total }).toEqual({ input, options, ids: expected.ids, total: undefined });
+            expect({ input, options, ids: result.items.map((row) => row.id), total: result.total }).toEqual({
+              input,
+              options,
+              ids: expected.ids,
+              total: undefined,
+            });
             if (result.plan === options.plan) count(`forced ${name}`);
             if (result.plan === "walk" && !/^properties\./i.test(input.order.split(",")[0]?.trim() ?? "")) count("forced field walk");
           }
@@ -437,7 +492,8 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
     { numRuns: 100, interruptAfterTimeLimit: 150_000, markInterruptAsFailure: true },
   );
   // The forced plans must really have run (a forced plan the request cannot use falls back to lists).
-  for (const plan of ["forced lists", "forced driven", "forced walk", "forced field walk"]) expect(plansRun.get(plan) ?? 0, plan).toBeGreaterThan(20);
+  for (const plan of ["forced lists", "forced driven", "forced walk", "forced field walk"])
+    expect(plansRun.get(plan) ?? 0, plan).toBeGreaterThan(20);
 });
 
 function count(key: string) {

@@ -40,16 +40,33 @@ const C = crypto.randomUUID();
 const ORPHAN = crypto.randomUUID();
 
 beforeAll(async () => {
-  await db.exec("CREATE TABLE unique_things (id TEXT PRIMARY KEY, reference_id TEXT, owner_id TEXT, owner_name TEXT, score REAL, active INTEGER)");
+  await db.exec(
+    "CREATE TABLE unique_things (id TEXT PRIMARY KEY, reference_id TEXT, owner_id TEXT, owner_name TEXT, score REAL, active INTEGER)",
+  );
   const now = new Date().toISOString();
   const row = (id: string, name: string, position: number, text: string | null, num: number | null, json: unknown) =>
     db
-      .prepare("INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_num, value_json) VALUES (?, ?, ?, ?, 'd', ?, ?, ?)")
+      .prepare(
+        "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_num, " +
+          "value_json) VALUES (?, ?, ?, ?, 'd', ?, ?, ?)",
+      )
       .bind(KIND, id, name, position, text, num, JSON.stringify(json));
   await db.batch([
-    db.prepare("INSERT INTO classifications (id, name, format, etag, created_at, updated_at) VALUES (?, 'U', 'valueHierarchy', 'e', ?, ?)").bind(CLASSIFICATION, now, now),
-    db.prepare("INSERT INTO classification_elements (id, classification_id, position, name, display_name) VALUES (?, ?, 0, 'High', 'Hoch'), (?, ?, 1, 'Medium', NULL)").bind(crypto.randomUUID(), CLASSIFICATION, crypto.randomUUID(), CLASSIFICATION),
-    db.prepare("INSERT INTO unique_things VALUES (?, 'A-1', 'u1', 'Zoe', 5, 1), (?, 'B-2', 'u2', 'adam', 2.5, 0), (?, 'C-3', 'u1', 'Zoe', NULL, 1)").bind(A, B, C),
+    db
+      .prepare("INSERT INTO classifications (id, name, format, etag, created_at, updated_at) VALUES (?, 'U', 'valueHierarchy', 'e', ?, ?)")
+      .bind(CLASSIFICATION, now, now),
+    db
+      .prepare(
+        "INSERT INTO classification_elements (id, classification_id, position, name, display_name) VALUES (?, ?, 0, " +
+          "'High', 'Hoch'), (?, ?, 1, 'Medium', NULL)",
+      )
+      .bind(crypto.randomUUID(), CLASSIFICATION, crypto.randomUUID(), CLASSIFICATION),
+    db
+      .prepare(
+        "INSERT INTO unique_things VALUES (?, 'A-1', 'u1', 'Zoe', 5, 1), (?, 'B-2', 'u2', 'adam', 2.5, 0), (?, 'C-3', " +
+          "'u1', 'Zoe', NULL, 1)",
+      )
+      .bind(A, B, C),
     row(A, "Count", 0, null, 2, 2),
     row(B, "Count", 0, null, 10, 10),
     row(C, "Count", 0, null, 2, 2),
@@ -82,24 +99,86 @@ describe("unique values", () => {
   it("answers one entry per requested field, in request order", async () => {
     const result = await unique({ fieldNames: "objectOwner, referenceId,score,active,properties.Count" });
     expect(result).toEqual([
-      { fieldName: "objectOwner", values: [{ displayName: "Zoe", value: "u1" }, { displayName: "adam", value: "u2" }] },
+      {
+        fieldName: "objectOwner",
+        values: [
+          { displayName: "Zoe", value: "u1" },
+          { displayName: "adam", value: "u2" },
+        ],
+      },
       { fieldName: "referenceId", values: ["A-1", "B-2", "C-3"].map((v) => ({ displayName: v, value: v })) },
-      { fieldName: "score", values: [{ displayName: "2.5", value: 2.5 }, { displayName: "5", value: 5 }] },
-      { fieldName: "active", values: [{ displayName: "false", value: false }, { displayName: "true", value: true }] },
-      { fieldName: "properties.Count", values: [{ displayName: "2", value: 2 }, { displayName: "10", value: 10 }] },
+      {
+        fieldName: "score",
+        values: [
+          { displayName: "2.5", value: 2.5 },
+          { displayName: "5", value: 5 },
+        ],
+      },
+      {
+        fieldName: "active",
+        values: [
+          { displayName: "false", value: false },
+          { displayName: "true", value: true },
+        ],
+      },
+      {
+        fieldName: "properties.Count",
+        values: [
+          { displayName: "2", value: 2 },
+          { displayName: "10", value: 10 },
+        ],
+      },
     ]);
   });
 
   it.each([
     ["properties.Depth", [{ displayName: "0.25", value: 0.25 }]],
-    ["properties.Done", [{ displayName: "false", value: false }, { displayName: "true", value: true }]],
+    [
+      "properties.Done",
+      [
+        { displayName: "false", value: false },
+        { displayName: "true", value: true },
+      ],
+    ],
     ["properties.Seen", [{ displayName: "2024-03-15T14:30:00.000Z", value: "2024-03-15T14:30:00.000Z" }]],
     // displayName from the element, falling back to the name; ordered by displayName.
-    ["properties.Risk", [{ displayName: "Hoch", value: "High" }, { displayName: "Medium", value: "Medium" }, { displayName: "O'Neil", value: "O'Neil" }]],
-    ["properties.Tags", [{ displayName: "Hoch", value: "High" }, { displayName: "x", value: "x" }]],
-    ["properties.Name", [{ displayName: "B", value: "B" }, { displayName: "b", value: "b" }]],
-    ["properties.Owners", [{ displayName: "Zoe", value: "u1" }, { displayName: "adam", value: "u2" }, { displayName: "u9", value: "u9" }]],
-    ["OBJECTOWNER", [{ displayName: "Zoe", value: "u1" }, { displayName: "adam", value: "u2" }]],
+    [
+      "properties.Risk",
+      [
+        { displayName: "Hoch", value: "High" },
+        { displayName: "Medium", value: "Medium" },
+        { displayName: "O'Neil", value: "O'Neil" },
+      ],
+    ],
+    [
+      "properties.Tags",
+      [
+        { displayName: "Hoch", value: "High" },
+        { displayName: "x", value: "x" },
+      ],
+    ],
+    [
+      "properties.Name",
+      [
+        { displayName: "B", value: "B" },
+        { displayName: "b", value: "b" },
+      ],
+    ],
+    [
+      "properties.Owners",
+      [
+        { displayName: "Zoe", value: "u1" },
+        { displayName: "adam", value: "u2" },
+        { displayName: "u9", value: "u9" },
+      ],
+    ],
+    [
+      "OBJECTOWNER",
+      [
+        { displayName: "Zoe", value: "u1" },
+        { displayName: "adam", value: "u2" },
+      ],
+    ],
   ])("%s", async (fieldName, values) => {
     expect(await unique({ fieldNames: fieldName })).toEqual([{ fieldName, values }]);
   });

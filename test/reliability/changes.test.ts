@@ -7,7 +7,6 @@ import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { seededRandom } from "../support/random";
 
-
 async function feedFrom(since: string, types: string) {
   const store = new Map<string, unknown>();
   let cursor = since;
@@ -34,9 +33,14 @@ describe("GET /Changes", () => {
         const op = Math.floor(next() * 6);
         const pick = (list: string[]) => list[Math.floor(next() * list.length)];
         if (op === 0 || categories.length === 0) {
-          categories.push((await call("/Categories", { method: "POST", body: { name: `feed ${seed}-${i} ${crypto.randomUUID().slice(0, 4)}` } })).body.id);
+          categories.push(
+            (await call("/Categories", { method: "POST", body: { name: `feed ${seed}-${i} ${crypto.randomUUID().slice(0, 4)}` } })).body.id,
+          );
         } else if (op === 1) {
-          await call("/Categories", { method: "PUT", body: { id: pick(categories), name: `feed renamed ${seed}-${i} ${crypto.randomUUID().slice(0, 4)}` } });
+          await call("/Categories", {
+            method: "PUT",
+            body: { id: pick(categories), name: `feed renamed ${seed}-${i} ${crypto.randomUUID().slice(0, 4)}` },
+          });
         } else if (op === 2) {
           const id = pick(categories)!;
           if ((await call(`/Categories/${id}`, { method: "DELETE" })).status === 204) categories.splice(categories.indexOf(id), 1);
@@ -54,7 +58,8 @@ describe("GET /Changes", () => {
       for (const category of (await call("/Categories")).body as { id: string; isDefault: boolean }[]) {
         if (!category.isDefault) expected.set(`category:${category.id}`, category);
       }
-      for (const deviation of (await call(`/Deviations?take=500`)).body as { id: string }[]) expected.set(`deviation:${deviation.id}`, deviation);
+      for (const deviation of (await call(`/Deviations?take=500`)).body as { id: string }[])
+        expected.set(`deviation:${deviation.id}`, deviation);
       // Entities made before this round are in the lists but not in this replay: compare this round's.
       const mine = new Set([...categories.map((id) => `category:${id}`), ...deviations.map((id) => `deviation:${id}`)]);
       const expectedMine = new Map([...expected].filter(([key]) => mine.has(key)));
@@ -68,7 +73,11 @@ describe("GET /Changes", () => {
     await call("/Categories", { method: "POST", body: { name: `feed perm ${crypto.randomUUID()}` } });
     const workOnly = await call("/Changes?take=500", { user: { id: "feed-reader", permissions: ["work_read"] } });
     expect(workOnly.status).toBe(200);
-    expect((workOnly.body.changes as { type: string }[]).every((c) => ["deviation", "workItem", "activity", "workTemplate", "activityTemplate", "activityType"].includes(c.type))).toBe(true);
+    expect(
+      (workOnly.body.changes as { type: string }[]).every((c) =>
+        ["deviation", "workItem", "activity", "workTemplate", "activityTemplate", "activityType"].includes(c.type),
+      ),
+    ).toBe(true);
     expect((await call("/Changes?types=category", { user: { id: "feed-reader", permissions: ["work_read"] } })).status).toBe(403);
     expect((await call("/Changes?types=files")).status).toBe(400);
     await env.DB.prepare("UPDATE outbox SET dispatched_at = '2000-01-01T00:00:00Z' WHERE seq = (SELECT min(seq) FROM outbox)").run();

@@ -8,7 +8,11 @@ import { call } from "../support/http";
 describe("strings that are not well-formed Unicode", () => {
   it("are refused with a 400 naming the field, and nothing is stored", async () => {
     const name = `lone ${crypto.randomUUID()} \ud800`;
-    const res = await call("/Categories", { method: "POST", rawBody: JSON.stringify({ name }).replace("\\ud800", "\\ud800"), headers: { "content-type": "application/json" } });
+    const res = await call("/Categories", {
+      method: "POST",
+      rawBody: JSON.stringify({ name }).replace("\\ud800", "\\ud800"),
+      headers: { "content-type": "application/json" },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.name", rule: "wellFormedUnicode" })]);
     const all = await call("/Categories");
@@ -16,7 +20,10 @@ describe("strings that are not well-formed Unicode", () => {
   });
 
   it("are refused in nested fields of a deviation, while paired surrogates (emoji) pass", async () => {
-    const bad = await call("/Deviations", { method: "POST", body: { referenceId: `DEV-${crypto.randomUUID().slice(0, 8)}`, description: "crack \udc00 here" } });
+    const bad = await call("/Deviations", {
+      method: "POST",
+      body: { referenceId: `DEV-${crypto.randomUUID().slice(0, 8)}`, description: "crack \udc00 here" },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.errors[0].field).toBe("body.description");
     const ok = await call("/Deviations", { method: "POST", body: { description: "corrosion 🔧 on flange" } });
@@ -30,7 +37,11 @@ describe("strings that are not well-formed Unicode", () => {
 describe("tokens", () => {
   const sign = async (build: (jwt: SignJWT) => SignJWT) => {
     const key = await importJWK(JSON.parse(env.TEST_SIGNING_JWK) as JWK, "ES256");
-    const jwt = new SignJWT({ name: "T", permissions: ALL_PERMISSIONS }).setProtectedHeader({ alg: "ES256", kid: "test-key" }).setSubject("tok-user").setIssuer(env.AUTH_ISSUER).setAudience(env.AUTH_AUDIENCE);
+    const jwt = new SignJWT({ name: "T", permissions: ALL_PERMISSIONS })
+      .setProtectedHeader({ alg: "ES256", kid: "test-key" })
+      .setSubject("tok-user")
+      .setIssuer(env.AUTH_ISSUER)
+      .setAudience(env.AUTH_AUDIENCE);
     return build(jwt).sign(key);
   };
   const get = (token: string) => call("/Categories", { headers: { authorization: `Bearer ${token}` } });
@@ -60,9 +71,20 @@ describe("permission claims", () => {
   it("reads Entra ID's roles and scp claims as permissions", async () => {
     const key = await importJWK(JSON.parse(env.TEST_SIGNING_JWK) as JWK, "ES256");
     const sign = (claims: Record<string, unknown>) =>
-      new SignJWT(claims).setProtectedHeader({ alg: "ES256", kid: "test-key" }).setSubject("entra-app").setIssuer(env.AUTH_ISSUER).setAudience(env.AUTH_AUDIENCE).setIssuedAt().setExpirationTime("5m").sign(key);
-    expect((await call("/Categories", { headers: { authorization: `Bearer ${await sign({ roles: ["properties_read"] })}` } })).status).toBe(200);
-    expect((await call("/Categories", { headers: { authorization: `Bearer ${await sign({ scp: "properties_read files_read" })}` } })).status).toBe(200);
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: "ES256", kid: "test-key" })
+        .setSubject("entra-app")
+        .setIssuer(env.AUTH_ISSUER)
+        .setAudience(env.AUTH_AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime("5m")
+        .sign(key);
+    expect((await call("/Categories", { headers: { authorization: `Bearer ${await sign({ roles: ["properties_read"] })}` } })).status).toBe(
+      200,
+    );
+    expect(
+      (await call("/Categories", { headers: { authorization: `Bearer ${await sign({ scp: "properties_read files_read" })}` } })).status,
+    ).toBe(200);
     expect((await call("/Categories", { headers: { authorization: `Bearer ${await sign({ roles: ["files_read"] })}` } })).status).toBe(403);
   });
 });
@@ -82,16 +104,26 @@ describe("If-Match", () => {
   it("compares strongly: a weak validator never matches", async () => {
     const created = await call("/Categories", { method: "POST", body: { name: `weak ${crypto.randomUUID()}` } });
     const etag = created.headers.get("etag")!;
-    const weak = await call("/Categories", { method: "PUT", headers: { "if-match": `W/${etag}` }, body: { id: created.body.id, name: `${created.body.name} 2` } });
+    const weak = await call("/Categories", {
+      method: "PUT",
+      headers: { "if-match": `W/${etag}` },
+      body: { id: created.body.id, name: `${created.body.name} 2` },
+    });
     expect(weak.status).toBe(412);
-    const strong = await call("/Categories", { method: "PUT", headers: { "if-match": etag }, body: { id: created.body.id, name: `${created.body.name} 2` } });
+    const strong = await call("/Categories", {
+      method: "PUT",
+      headers: { "if-match": etag },
+      body: { id: created.body.id, name: `${created.body.name} 2` },
+    });
     expect(strong.status).toBe(200);
   });
 });
 
 describe("order", () => {
   it("treats an order of nothing but commas as the default order, not as 'by id'", async () => {
-    const names = ["zz-order", "aa-order", "mm-order", "bb-order", "yy-order", "cc-order"].map((n) => `${n} ${crypto.randomUUID().slice(0, 6)}`);
+    const names = ["zz-order", "aa-order", "mm-order", "bb-order", "yy-order", "cc-order"].map(
+      (n) => `${n} ${crypto.randomUUID().slice(0, 6)}`,
+    );
     const ids: string[] = [];
     for (const name of names) ids.push((await call("/Assets", { method: "POST", body: { name, kind: "plant" } })).body.id);
     const byDefault = await call(`/Assets?ids=${ids.join(",")}`);

@@ -9,7 +9,11 @@ describe("Idempotency-Key on multipart uploads", () => {
     const dataType = await createDataType();
     const key = `upload-${crypto.randomUUID()}`;
     const bytes = patternBytes(20_000, 7);
-    const form = () => fileForm([["DataTypeId", dataType.id], ["File", { name: "readings.csv", content: bytes, type: "text/csv" }]]);
+    const form = () =>
+      fileForm([
+        ["DataTypeId", dataType.id],
+        ["File", { name: "readings.csv", content: bytes, type: "text/csv" }],
+      ]);
     const first = await postForm(form(), undefined, { "idempotency-key": key });
     expect(first.status, first.text).toBe(201);
     for (let i = 0; i < 3; i++) {
@@ -25,7 +29,15 @@ describe("Idempotency-Key on multipart uploads", () => {
   it("still refuses the key for a different file, a different name or different fields", async () => {
     const dataType = await createDataType();
     const key = `upload-${crypto.randomUUID()}`;
-    const send = (name: string, seed: number) => postForm(fileForm([["DataTypeId", dataType.id], ["File", { name, content: patternBytes(5_000, seed), type: "text/csv" }]]), undefined, { "idempotency-key": key });
+    const send = (name: string, seed: number) =>
+      postForm(
+        fileForm([
+          ["DataTypeId", dataType.id],
+          ["File", { name, content: patternBytes(5_000, seed), type: "text/csv" }],
+        ]),
+        undefined,
+        { "idempotency-key": key },
+      );
     expect((await send("a.csv", 1)).status).toBe(201);
     expect((await send("a.csv", 2)).status).toBe(422);
     expect((await send("b.csv", 1)).status).toBe(422);
@@ -36,7 +48,16 @@ describe("Idempotency-Key on multipart uploads", () => {
     const key = `upload-${crypto.randomUUID()}`;
     const bytes = patternBytes(8_000, 3);
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => postForm(fileForm([["DataTypeId", dataType.id], ["File", { name: "r.csv", content: bytes, type: "text/csv" }]]), undefined, { "idempotency-key": key })),
+      Array.from({ length: 20 }, () =>
+        postForm(
+          fileForm([
+            ["DataTypeId", dataType.id],
+            ["File", { name: "r.csv", content: bytes, type: "text/csv" }],
+          ]),
+          undefined,
+          { "idempotency-key": key },
+        ),
+      ),
     );
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s === 422)).toEqual([]);
@@ -48,7 +69,12 @@ describe("Idempotency-Key on multipart uploads", () => {
   it("replays a retried media upload", async () => {
     const key = `media-${crypto.randomUUID()}`;
     const bytes = patternBytes(3_000, 9);
-    const send = () => call("/Medias", { method: "POST", rawBody: uploadForm(bytes, { name: "notes.txt", type: "document", mimeType: "text/plain" }), headers: { "idempotency-key": key } });
+    const send = () =>
+      call("/Medias", {
+        method: "POST",
+        rawBody: uploadForm(bytes, { name: "notes.txt", type: "document", mimeType: "text/plain" }),
+        headers: { "idempotency-key": key },
+      });
     const first = await send();
     expect(first.status, first.text).toBe(201);
     const again = await send();

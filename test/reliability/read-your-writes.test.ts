@@ -14,15 +14,18 @@ describe("X-Session-Bookmark", () => {
     expect(later >= bookmark!).toBe(true);
   });
 
-  it("answers a value that is not a bookmark with a 400 naming the header, rather than silently dropping read-your-writes (issue 24)", async () => {
-    const res = await call("/Categories", { headers: { "x-session-bookmark": "not-a-bookmark" } });
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ code: "BadRequest" });
-    expect(res.body.errors).toEqual([expect.objectContaining({ field: "header.X-Session-Bookmark", rule: "format" })]);
-    expect(res.body.detail).toContain("'not-a-bookmark' is not a bookmark");
-    // An empty header is no bookmark at all, as if it were left out.
-    expect((await call("/Categories", { headers: { "x-session-bookmark": " " } })).status).toBe(200);
-  });
+  it(
+    "answers a value that is not a bookmark with a 400 naming the header, rather than silently dropping " + "read-your-writes (issue 24)",
+    async () => {
+      const res = await call("/Categories", { headers: { "x-session-bookmark": "not-a-bookmark" } });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: "BadRequest" });
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: "header.X-Session-Bookmark", rule: "format" })]);
+      expect(res.body.detail).toContain("'not-a-bookmark' is not a bookmark");
+      // An empty header is no bookmark at all, as if it were left out.
+      expect((await call("/Categories", { headers: { "x-session-bookmark": " " } })).status).toBe(200);
+    },
+  );
 });
 
 describe("X-Session-Bookmark on idempotent replays (issue 24)", () => {

@@ -12,7 +12,10 @@ async function concurrentPuts(path: string, bodies: unknown[]) {
 describe("20 concurrent PUTs without If-Match", () => {
   it("all succeed on a category (last writer wins)", async () => {
     const created = await call("/Categories", { method: "POST", body: { name: `race ${crypto.randomUUID()}` } });
-    const statuses = await concurrentPuts("/Categories", Array.from({ length: 20 }, (_, i) => ({ id: created.body.id, name: `${created.body.name} v${i}` })));
+    const statuses = await concurrentPuts(
+      "/Categories",
+      Array.from({ length: 20 }, (_, i) => ({ id: created.body.id, name: `${created.body.name} v${i}` })),
+    );
     expect(statuses.filter((s) => s === 412)).toEqual([]);
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(15);
@@ -22,11 +25,17 @@ describe("20 concurrent PUTs without If-Match", () => {
 
   it("all succeed on a deviation and on an asset", async () => {
     const deviation = await call("/Deviations", { method: "POST", body: { description: "race" } });
-    const dStatuses = await concurrentPuts("/Deviations", Array.from({ length: 20 }, (_, i) => ({ id: deviation.body.id, description: `race ${i}` })));
+    const dStatuses = await concurrentPuts(
+      "/Deviations",
+      Array.from({ length: 20 }, (_, i) => ({ id: deviation.body.id, description: `race ${i}` })),
+    );
     expect(dStatuses.filter((s) => s !== 200 && s !== 409)).toEqual([]);
     expect(dStatuses.filter((s) => s === 200).length).toBeGreaterThan(15);
     const asset = await call("/Assets", { method: "POST", body: { name: `race ${crypto.randomUUID()}`, kind: "plant" } });
-    const aStatuses = await concurrentPuts("/Assets", Array.from({ length: 20 }, (_, i) => ({ id: asset.body.id, name: `${asset.body.name} ${i}`, kind: "plant" })));
+    const aStatuses = await concurrentPuts(
+      "/Assets",
+      Array.from({ length: 20 }, (_, i) => ({ id: asset.body.id, name: `${asset.body.name} ${i}`, kind: "plant" })),
+    );
     expect(aStatuses.filter((s) => s !== 200 && s !== 409)).toEqual([]);
     expect(aStatuses.filter((s) => s === 200).length).toBeGreaterThan(15);
   });
@@ -34,7 +43,11 @@ describe("20 concurrent PUTs without If-Match", () => {
   it("still answers 412 to a stale If-Match", async () => {
     const created = await call("/Categories", { method: "POST", body: { name: `stale ${crypto.randomUUID()}` } });
     await call("/Categories", { method: "PUT", body: { id: created.body.id, name: `${created.body.name} 2` } });
-    const stale = await call("/Categories", { method: "PUT", headers: { "if-match": created.headers.get("etag")! }, body: { id: created.body.id, name: `${created.body.name} 3` } });
+    const stale = await call("/Categories", {
+      method: "PUT",
+      headers: { "if-match": created.headers.get("etag")! },
+      body: { id: created.body.id, name: `${created.body.name} 3` },
+    });
     expect(stale.status).toBe(412);
   });
 });

@@ -26,8 +26,26 @@ describe("evaluateExpression: containment", () => {
   });
 
   it("exposes no host globals", async () => {
-    const names = ["fetch", "require", "process", "setTimeout", "setInterval", "queueMicrotask", "console", "WebAssembly",
-      "crypto", "caches", "navigator", "scheduler", "Deno", "Bun", "importScripts", "XMLHttpRequest", "Request", "Response"];
+    const names = [
+      "fetch",
+      "require",
+      "process",
+      "setTimeout",
+      "setInterval",
+      "queueMicrotask",
+      "console",
+      "WebAssembly",
+      "crypto",
+      "caches",
+      "navigator",
+      "scheduler",
+      "Deno",
+      "Bun",
+      "importScripts",
+      "XMLHttpRequest",
+      "Request",
+      "Response",
+    ];
     const body = `return ${JSON.stringify(names)}.filter((name) => typeof globalThis[name] !== "undefined")`;
     expect(await evaluateExpression(body, {})).toEqual({ ok: true, value: [] });
   });
@@ -39,7 +57,10 @@ describe("evaluateExpression: containment", () => {
   });
 
   it("keeps globals set by one evaluation out of the next", async () => {
-    const first = await evaluateExpression("globalThis.leak = 'secret'; Object.prototype.polluted = 1; Array.prototype.map = null; return 1", {});
+    const first = await evaluateExpression(
+      "globalThis.leak = 'secret'; Object.prototype.polluted = 1; Array.prototype.map = null; return 1",
+      {},
+    );
     expect(first).toEqual({ ok: true, value: 1 });
     const second = await evaluateExpression("return [typeof leak, typeof ({}).polluted, typeof [].map]", {});
     expect(second).toEqual({ ok: true, value: ["undefined", "undefined", "function"] });

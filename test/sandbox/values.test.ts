@@ -37,7 +37,8 @@ describe("evaluateExpression: values", () => {
 
   it("reaches names that are not identifiers through properties[...]", async () => {
     const scope = { "wall-thickness": 4, "2nd reading": 5, class: 6, properties: 7, "x²": 8 };
-    const body = 'return properties["wall-thickness"] + properties["2nd reading"] + properties.class + properties.properties + properties["x²"]';
+    const body =
+      'return properties["wall-thickness"] + properties["2nd reading"] + properties.class + properties.properties + properties["x²"]';
     expect(await evaluateExpression(body, scope)).toEqual({ ok: true, value: 30 });
   });
 
@@ -54,7 +55,10 @@ describe("evaluateExpression: values", () => {
 
   it("keeps a __proto__ name as an ordinary value", async () => {
     const scope = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
-    const result = await evaluateExpression("return [properties['__proto__'].polluted, typeof properties.polluted, Object.getPrototypeOf(properties)]", scope);
+    const result = await evaluateExpression(
+      "return [properties['__proto__'].polluted, typeof properties.polluted, Object.getPrototypeOf(properties)]",
+      scope,
+    );
     expect(result).toEqual({ ok: true, value: [true, "undefined", null] });
   });
 

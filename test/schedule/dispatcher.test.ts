@@ -1,7 +1,18 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/pkg/logger";
-import { dispatchDueRuns, MAX_ATTEMPTS, nextRunAfter, readSchedule, runKeyOf, scheduleRuleProblem, scheduleStatement, type DueRun, type ScheduleKind, type ScheduleRule } from "../../src/pkg/schedule";
+import {
+  dispatchDueRuns,
+  MAX_ATTEMPTS,
+  nextRunAfter,
+  readSchedule,
+  runKeyOf,
+  scheduleRuleProblem,
+  scheduleStatement,
+  type DueRun,
+  type ScheduleKind,
+  type ScheduleRule,
+} from "../../src/pkg/schedule";
 
 const log = createLogger("error");
 
@@ -69,7 +80,9 @@ describe("the minute dispatcher", () => {
 
     const report = await dispatchDueRuns(env, new Date("2026-05-01T10:10:00Z"), [registration], log);
     expect(report).toMatchObject({ claimed: 1, started: 1, failed: 0 });
-    expect(started).toEqual([{ kind, ownerId: "a", dueAt: "2026-05-01T10:10:00.000Z", runKey: runKeyOf(kind, "a", "2026-05-01T10:10:00.000Z") }]);
+    expect(started).toEqual([
+      { kind, ownerId: "a", dueAt: "2026-05-01T10:10:00.000Z", runKey: runKeyOf(kind, "a", "2026-05-01T10:10:00.000Z") },
+    ]);
     const state = await readSchedule(env.DB, kind, "a");
     expect(state).toMatchObject({ nextRunAt: "2026-05-01T10:20:00.000Z", lastRunKey: started[0]!.runKey, lastError: null });
   });
@@ -79,7 +92,11 @@ describe("the minute dispatcher", () => {
     const { registration, started } = recordingKind(kind);
     const now = new Date("2026-05-01T12:00:00Z");
     for (let i = 0; i < 40; i++) await save(kind, `o${i}`, { cron: "0 12 * * *" }, new Date("2026-05-01T11:00:00Z"));
-    await Promise.all([dispatchDueRuns(env, now, [registration], log), dispatchDueRuns(env, now, [registration], log), dispatchDueRuns(env, now, [registration], log)]);
+    await Promise.all([
+      dispatchDueRuns(env, now, [registration], log),
+      dispatchDueRuns(env, now, [registration], log),
+      dispatchDueRuns(env, now, [registration], log),
+    ]);
     await dispatchDueRuns(env, now, [registration], log);
     expect(started).toHaveLength(40);
     expect(new Set(started.map((r) => r.runKey)).size).toBe(40);
@@ -105,7 +122,10 @@ describe("the minute dispatcher", () => {
 
     await tick(0);
     expect(started.map((r) => r.ownerId)).toEqual(["good"]);
-    expect(await readSchedule(env.DB, kind, "bad")).toMatchObject({ nextRunAt: "2026-05-01T01:00:00.000Z", lastError: "the run could not be started" });
+    expect(await readSchedule(env.DB, kind, "bad")).toMatchObject({
+      nextRunAt: "2026-05-01T01:00:00.000Z",
+      lastError: "the run could not be started",
+    });
     for (let minute = 1; minute < MAX_ATTEMPTS; minute++) await tick(minute);
     expect(await readSchedule(env.DB, kind, "bad")).toMatchObject({ nextRunAt: "2026-05-02T01:00:00.000Z" });
     expect((await readSchedule(env.DB, kind, "bad"))?.lastError).toContain(`skipped after ${MAX_ATTEMPTS} failed starts`);
@@ -126,7 +146,9 @@ describe("the minute dispatcher", () => {
     const kind = uniqueKind();
     const { registration, started } = recordingKind(kind);
     await save(kind, "a", { cron: "0 1 * * *" }, new Date("2026-05-01T00:00:00Z"));
-    await env.DB.prepare("UPDATE schedules SET lease_token = 'dead-tick', lease_until = '2026-05-01T01:05:00.000Z' WHERE kind = ?1").bind(kind).run();
+    await env.DB.prepare("UPDATE schedules SET lease_token = 'dead-tick', lease_until = '2026-05-01T01:05:00.000Z' WHERE kind = ?1")
+      .bind(kind)
+      .run();
     await dispatchDueRuns(env, new Date("2026-05-01T01:02:00Z"), [registration], log);
     expect(started).toEqual([]);
     await dispatchDueRuns(env, new Date("2026-05-01T01:06:00Z"), [registration], log);
@@ -156,7 +178,8 @@ describe("the minute dispatcher", () => {
 
   it("finds due schedules through the next-run index, not by scanning every schedule", async () => {
     const { results } = await env.DB.prepare(
-      "EXPLAIN QUERY PLAN SELECT rowid FROM schedules WHERE next_run_at <= ?1 AND (lease_until IS NULL OR lease_until < ?1) ORDER BY next_run_at LIMIT 500",
+      "EXPLAIN QUERY PLAN SELECT rowid FROM schedules WHERE next_run_at <= ?1 AND (lease_until IS NULL OR lease_until " +
+        "< ?1) ORDER BY next_run_at LIMIT 500",
     )
       .bind("2026-05-01T00:00:00.000Z")
       .all<{ detail: string }>();

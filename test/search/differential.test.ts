@@ -15,7 +15,6 @@ function random<T>(items: readonly T[], rnd: () => number): T {
   return items[Math.floor(rnd() * items.length)]!;
 }
 
-
 describe("search, differential", () => {
   it("matches an independent evaluator on random data and queries", async () => {
     const seed = Date.now() % 100000;
@@ -34,21 +33,36 @@ describe("search, differential", () => {
     for (let q = 0; q < 60; q++) {
       const terms = Array.from({ length: Math.floor(rnd() * 3) }, () => {
         const word = fold(random(WORDS, rnd));
-        return rnd() < 0.3 ? { text: `${word.slice(0, 2 + Math.floor(rnd() * 3))}*`, prefix: true, word: word.slice(0, 2 + Math.floor(rnd() * 3)) } : { text: rnd() < 0.5 ? word.toUpperCase() : word, prefix: false, word };
+        return rnd() < 0.3
+          ? { text: `${word.slice(0, 2 + Math.floor(rnd() * 3))}*`, prefix: true, word: word.slice(0, 2 + Math.floor(rnd() * 3)) }
+          : { text: rnd() < 0.5 ? word.toUpperCase() : word, prefix: false, word };
       });
       // Prefix terms: recompute the word from the text actually sent.
       for (const term of terms) if (term.prefix) term.word = term.text.slice(0, -1);
       const statuses = STATUSES.filter(() => rnd() < 0.5);
       const negate = rnd() < 0.3;
-      const filter = statuses.length === 0 ? undefined : negate ? statuses.map((s) => `status ne '${s}'`).join(" and ") : `status in (${statuses.map((s) => `'${s}'`).join(", ")})`;
+      const filter =
+        statuses.length === 0
+          ? undefined
+          : negate
+            ? statuses.map((s) => `status ne '${s}'`).join(" and ")
+            : `status in (${statuses.map((s) => `'${s}'`).join(", ")})`;
       const expected = docs
         .filter((d) => terms.every((t) => d.words.some((w) => (t.prefix ? w.startsWith(t.word) : w === t.word))))
         .filter((d) => statuses.length === 0 || (negate ? !statuses.includes(d.status) : statuses.includes(d.status)))
         .map((d) => d.id);
-      const request = { text: [tag, ...terms.map((t) => t.text)].join(" "), ...(filter ? { filter } : {}), order: "referenceId", take: 200 };
+      const request = {
+        text: [tag, ...terms.map((t) => t.text)].join(" "),
+        ...(filter ? { filter } : {}),
+        order: "referenceId",
+        take: 200,
+      };
       const res = await search(STANDARD.deviations, request);
       expect(res.status, res.text).toBe(200);
-      expect(res.body.results.map((r: { id: string }) => r.id), `seed ${seed}, ${JSON.stringify(request)}`).toEqual(expected);
+      expect(
+        res.body.results.map((r: { id: string }) => r.id),
+        `seed ${seed}, ${JSON.stringify(request)}`,
+      ).toEqual(expected);
       expect(res.body.total).toBe(expected.length);
     }
   }, 60_000);

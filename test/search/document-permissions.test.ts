@@ -19,13 +19,22 @@ const reader: Partial<TestUser> = { id: "perm-reader-b", name: "Reader B", permi
 /** User C: every index and work, no assets. */
 const workReader: Partial<TestUser> = { id: "perm-reader-c", name: "Reader C", permissions: [...base, "index_read_all", "work_read"] };
 /** User D: every index, work and assets. */
-const fullReader: Partial<TestUser> = { id: "perm-reader-d", name: "Reader D", permissions: [...base, "index_read_all", "work_read", "assets_read"] };
+const fullReader: Partial<TestUser> = {
+  id: "perm-reader-d",
+  name: "Reader D",
+  permissions: [...base, "index_read_all", "work_read", "assets_read"],
+};
 
 const v11 = { "api-version": "1.1" };
 
 async function createIndex(source: string) {
   const since = new Date(Date.now() - 1).toISOString();
-  const res = await call("/Indices", { method: "POST", rawBody: libraryForm({ Name: `perm-${tag()}`, DisplayName: "Permissions" }, source), user: owner, headers: v11 });
+  const res = await call("/Indices", {
+    method: "POST",
+    rawBody: libraryForm({ Name: `perm-${tag()}`, DisplayName: "Permissions" }, source),
+    user: owner,
+    headers: v11,
+  });
   expect(res.status, res.text).toBe(201);
   const synced = await awaitSync(res.body.id, since, owner);
   expect(synced.status, JSON.stringify(synced)).toBe("Ready");
@@ -40,7 +49,10 @@ const keys = (res: { status: number; text: string; body: { results: { id: string
 describe("documents of a custom index carry the permissions of the clients its library used", () => {
   it("a reader without work_read gets none of the documents built from deviations; a reader with it gets them", async () => {
     const t = tag();
-    const deviation = await call("/Deviations", { method: "POST", body: { referenceId: `SECRET-${t}`, description: `confidential crack ${t}`, status: "new" } });
+    const deviation = await call("/Deviations", {
+      method: "POST",
+      body: { referenceId: `SECRET-${t}`, description: `confidential crack ${t}`, status: "new" },
+    });
     expect(deviation.status, deviation.text).toBe(201);
     const asset = await call("/Assets", { method: "POST", body: { name: `plant ${t}`, kind: "plant" } });
     expect(asset.status, asset.text).toBe(201);
@@ -49,7 +61,12 @@ describe("documents of a custom index carry the permissions of the clients its l
     const id = await createIndex(`
 import { IndexBuilder } from "integrity-edge/search";
 export default class Leaky extends IndexBuilder {
-  mapping() { return { title: { type: "text", displayName: "Title", alwaysShow: true }, kind: { type: "keyword", displayName: "Kind", alwaysShow: true } }; }
+  mapping() {
+    return {
+      title: { type: "text", displayName: "Title", alwaysShow: true },
+      kind: { type: "keyword", displayName: "Kind", alwaysShow: true },
+    };
+  }
   async *entries() {
     yield { id: "static", title: "public words ${t}", kind: "static" };
     const d = await this.services.deviations.get("${deviation.body.id}");
@@ -72,7 +89,12 @@ export default class Leaky extends IndexBuilder {
     expect(all.body.facets.kind).toEqual([{ value: "static", count: 1 }]);
     expect(keys(await search(id, { filter: "kind eq 'deviation' or kind eq 'combined'" }, reader))).toEqual([]);
     expect(JSON.stringify((await search(id, { text: "confidential" }, reader)).body)).not.toContain(`crack ${t}`);
-    const saved = await call("/Queries", { method: "POST", body: { name: `peek ${t}`, index: { id }, queryObject: { text: `crack ${t}` } }, user: reader, headers: v11 });
+    const saved = await call("/Queries", {
+      method: "POST",
+      body: { name: `peek ${t}`, index: { id }, queryObject: { text: `crack ${t}` } },
+      user: reader,
+      headers: v11,
+    });
     expect(saved.status, saved.text).toBe(201);
     const executed = await call(`/Queries/${saved.body.id}/Execution`, { method: "POST", user: reader, headers: v11 });
     expect(keys(executed)).toEqual([]);
@@ -114,7 +136,10 @@ export default class Tries extends IndexBuilder {
 
   it("documents written before they carried permissions are given the library's whole grant, once", async () => {
     const t = tag();
-    const deviation = await call("/Deviations", { method: "POST", body: { referenceId: `OLD-${t}`, description: `old secret ${t}`, status: "new" } });
+    const deviation = await call("/Deviations", {
+      method: "POST",
+      body: { referenceId: `OLD-${t}`, description: `old secret ${t}`, status: "new" },
+    });
     expect(deviation.status, deviation.text).toBe(201);
     const id = await createIndex(`
 import { IndexBuilder } from "integrity-edge/search";
@@ -147,8 +172,16 @@ export default class Old extends IndexBuilder {
 
   it("documents built from the files client, which reads as the owner, are the owner's only", async () => {
     const t = tag();
-    const filesOwner: Partial<TestUser> = { id: "perm-files-owner", name: "Files Owner", permissions: [...base, "index_write", "files_read", "files_write"] };
-    const filesReader: Partial<TestUser> = { id: "perm-files-reader", name: "Files Reader", permissions: [...base, "index_read_all", "files_read", "files_write"] };
+    const filesOwner: Partial<TestUser> = {
+      id: "perm-files-owner",
+      name: "Files Owner",
+      permissions: [...base, "index_write", "files_read", "files_write"],
+    };
+    const filesReader: Partial<TestUser> = {
+      id: "perm-files-reader",
+      name: "Files Reader",
+      permissions: [...base, "index_read_all", "files_read", "files_write"],
+    };
     const dataType = await createDataType();
     const file = await uploadFile(dataType.id, { name: `private-${t}.csv`, content: "a,b\n1,2\n", type: "text/csv" }, filesOwner);
     // The reader cannot see the owner's unpublished file through its own endpoint.
@@ -158,7 +191,9 @@ export default class Old extends IndexBuilder {
       method: "POST",
       headers: v11,
       user: filesOwner,
-      rawBody: libraryForm({ Name: `perm-files-${t}`, DisplayName: "Files" }, `
+      rawBody: libraryForm(
+        { Name: `perm-files-${t}`, DisplayName: "Files" },
+        `
 import { IndexBuilder } from "integrity-edge/search";
 export default class Files extends IndexBuilder {
   mapping() { return { title: { type: "text", displayName: "Title" } }; }
@@ -166,7 +201,8 @@ export default class Files extends IndexBuilder {
     const f = await this.services.files.get("${file.body.id}");
     yield { id: "file", title: f.name + " ${t}" };
   }
-}`),
+}`,
+      ),
     });
     expect(created.status, created.text).toBe(201);
     const synced = await awaitSync(created.body.id, since, filesOwner);
@@ -174,6 +210,10 @@ export default class Files extends IndexBuilder {
     expect(keys(await search(created.body.id, { text: t }, filesOwner))).toEqual(["file"]);
     expect(keys(await search(created.body.id, { text: t }, filesReader))).toEqual([]);
     // A token claiming the owner's mark as a permission is not the owner.
-    expect(keys(await search(created.body.id, { text: t }, { ...filesReader, permissions: [...filesReader.permissions!, "user:perm-files-owner"] }))).toEqual([]);
+    expect(
+      keys(
+        await search(created.body.id, { text: t }, { ...filesReader, permissions: [...filesReader.permissions!, "user:perm-files-owner"] }),
+      ),
+    ).toEqual([]);
   });
 });

@@ -9,7 +9,21 @@ describe("standard indices", () => {
     const list = await call("/Indices", { headers: { "api-version": "1.0" } });
     expect(list.status, list.text).toBe(200);
     const names = list.body.map((i: { name: string }) => i.name);
-    for (const name of ["platform-risks", "platform-deviations", "platform-equipment", "platform-main-systems", "platform-channels", "platform-work-items", "platform-structure-node-reference", "platform-plants", "platform-main-system-objects", "platform-activities", "platform-activity-date-inputs", "platform-activity-number-inputs", "platform-activity-text-inputs"]) {
+    for (const name of [
+      "platform-risks",
+      "platform-deviations",
+      "platform-equipment",
+      "platform-main-systems",
+      "platform-channels",
+      "platform-work-items",
+      "platform-structure-node-reference",
+      "platform-plants",
+      "platform-main-system-objects",
+      "platform-activities",
+      "platform-activity-date-inputs",
+      "platform-activity-number-inputs",
+      "platform-activity-text-inputs",
+    ]) {
       expect(names).toContain(name);
     }
     const deviations = list.body.find((i: { name: string }) => i.name === "platform-deviations");
@@ -23,13 +37,19 @@ describe("standard indices", () => {
 
   it("finds a deviation by words, prefixes and phrases, ignoring case and accents, and highlights them", async () => {
     const t = tag();
-    const created = await call("/Deviations", { method: "POST", body: { referenceId: `SRCH-${t}`, description: `Corrosión found on the PUMP housing ${t}` } });
+    const created = await call("/Deviations", {
+      method: "POST",
+      body: { referenceId: `SRCH-${t}`, description: `Corrosión found on the PUMP housing ${t}` },
+    });
     expect(created.status, created.text).toBe(201);
     await indexPendingEvents();
     for (const text of [`corrosion ${t}`, `CORROSIÓN ${t}`, `hous* ${t}`, `"pump housing" ${t}`]) {
       const res = await search(STANDARD.deviations, { text });
       expect(res.status, res.text).toBe(200);
-      expect(res.body.results.map((r: { id: string }) => r.id), text).toEqual([created.body.id]);
+      expect(
+        res.body.results.map((r: { id: string }) => r.id),
+        text,
+      ).toEqual([created.body.id]);
     }
     const res = await search(STANDARD.deviations, { text: `pump ${t}` });
     expect(res.body.results[0].fields).toMatchObject({ referenceId: `SRCH-${t}`, description: `Corrosión found on the PUMP housing ${t}` });
@@ -43,25 +63,51 @@ describe("search requests", () => {
     const t = tag();
     const me = { id: `owner-${t}`, name: `Owner ${t}` };
     const mk = async (n: number, status: string, user = me) => {
-      const res = await call("/Deviations", { method: "POST", body: { referenceId: `F${n}-${t}`, description: `valve ${t} number ${n}`, status }, user });
+      const res = await call("/Deviations", {
+        method: "POST",
+        body: { referenceId: `F${n}-${t}`, description: `valve ${t} number ${n}`, status },
+        user,
+      });
       expect(res.status, res.text).toBe(201);
       return res.body.id as string;
     };
-    const ids = [await mk(1, "new"), await mk(2, "active"), await mk(3, "active"), await mk(4, "new", { id: `someone-${t}`, name: "Someone" })];
+    const ids = [
+      await mk(1, "new"),
+      await mk(2, "active"),
+      await mk(3, "active"),
+      await mk(4, "new", { id: `someone-${t}`, name: "Someone" }),
+    ];
     await indexPendingEvents();
     const run = (request: Record<string, unknown>) => search(STANDARD.deviations, { text: `valve ${t}`, ...request }, me);
-    expect((await run({ filter: "status eq 'active'", order: "referenceId desc" })).body.results.map((r: { id: string }) => r.id)).toEqual([ids[2], ids[1]]);
-    expect((await run({ filter: "objectOwner eq me", order: "referenceId" })).body.results.map((r: { id: string }) => r.id)).toEqual(ids.slice(0, 3));
-    expect((await run({ filter: "objectOwner ne me or status in ('active')", order: "referenceId" })).body.results.map((r: { id: string }) => r.id)).toEqual([ids[1], ids[2], ids[3]]);
+    expect((await run({ filter: "status eq 'active'", order: "referenceId desc" })).body.results.map((r: { id: string }) => r.id)).toEqual([
+      ids[2],
+      ids[1],
+    ]);
+    expect((await run({ filter: "objectOwner eq me", order: "referenceId" })).body.results.map((r: { id: string }) => r.id)).toEqual(
+      ids.slice(0, 3),
+    );
+    expect(
+      (await run({ filter: "objectOwner ne me or status in ('active')", order: "referenceId" })).body.results.map(
+        (r: { id: string }) => r.id,
+      ),
+    ).toEqual([ids[1], ids[2], ids[3]]);
     expect((await run({ filter: `referenceId gt 'F2-${t}' and risk eq null`, order: "referenceId" })).body.total).toBe(2);
     const paged = await run({ order: "referenceId asc", skip: 1, take: 2 });
     expect(paged.body).toMatchObject({ total: 4, skip: 1, take: 2 });
     expect(paged.body.results.map((r: { id: string }) => r.id)).toEqual([ids[1], ids[2]]);
     const faceted = await run({ facets: ["status", "objectOwner"] });
-    expect(faceted.body.facets.status).toEqual([{ value: "active", count: 2 }, { value: "new", count: 2 }]);
-    expect(faceted.body.facets.objectOwner).toEqual([{ value: `Owner ${t}`, count: 3 }, { value: "Someone", count: 1 }]);
+    expect(faceted.body.facets.status).toEqual([
+      { value: "active", count: 2 },
+      { value: "new", count: 2 },
+    ]);
+    expect(faceted.body.facets.objectOwner).toEqual([
+      { value: `Owner ${t}`, count: 3 },
+      { value: "Someone", count: 1 },
+    ]);
     const all = await run({ fields: ["*"], take: 1 });
-    expect(Object.keys(all.body.results[0].fields)).toEqual(expect.arrayContaining(["referenceId", "status", "type", "objectOwnerId", "createdAt"]));
+    expect(Object.keys(all.body.results[0].fields)).toEqual(
+      expect.arrayContaining(["referenceId", "status", "type", "objectOwnerId", "createdAt"]),
+    );
     const some = await run({ fields: ["status"], take: 1, highlight: false });
     expect(Object.keys(some.body.results[0].fields)).toEqual(["status"]);
     expect(some.body.results[0].highlights).toBeUndefined();
@@ -104,7 +150,9 @@ describe("access", () => {
     expect((await search(STANDARD.deviations, { text: `crack ${t}` }, fieldUser)).body.total).toBe(1);
     expect((await search(STANDARD.deviations, { text: `crack ${t}` }, assetUser)).body.total).toBe(0);
     const plants = "00000000-0000-4000-8000-000000000008";
-    expect((await search(plants, { text: `refinery ${t}` }, assetUser)).body.results.map((r: { id: string }) => r.id)).toEqual([plant.body.id]);
+    expect((await search(plants, { text: `refinery ${t}` }, assetUser)).body.results.map((r: { id: string }) => r.id)).toEqual([
+      plant.body.id,
+    ]);
     expect((await search(plants, { text: `refinery ${t}` }, fieldUser)).body.total).toBe(0);
     // Without index_read_owned there is no search at all.
     expect((await search(STANDARD.deviations, { text: "x" }, { id: "w", permissions: ["work_read"] })).status).toBe(403);
@@ -162,22 +210,47 @@ describe("synchronisation", () => {
 
 describe("versions and rule 9 on standard indices", () => {
   it("1.0 resynchronises by name, 1.1 by id; the other form is UnsupportedApiVersion", async () => {
-    expect((await call(`/Indices/platform-deviations/Resynchronization`, { method: "PUT", headers: { "api-version": "1.1" } })).body.code).toBe("UnsupportedApiVersion");
-    expect((await call(`/Indices/${STANDARD.deviations}/Resynchronization`, { method: "PUT", headers: { "api-version": "1.0" } })).body.code).toBe("UnsupportedApiVersion");
-    expect((await call(`/Indices/${STANDARD.deviations}/Resynchronization`, { method: "PUT", headers: { "api-version": "1.1" } })).status).toBe(202);
-    expect((await call(`/Indices/${STANDARD.deviations}/Logs`, { headers: { "api-version": "1.0" } })).body.code).toBe("UnsupportedApiVersion");
-    expect((await call(`/Indices`, { method: "POST", rawBody: new FormData(), headers: { "api-version": "1.0" } })).body.code).toBe("UnsupportedApiVersion");
+    expect(
+      (await call(`/Indices/platform-deviations/Resynchronization`, { method: "PUT", headers: { "api-version": "1.1" } })).body.code,
+    ).toBe("UnsupportedApiVersion");
+    expect(
+      (await call(`/Indices/${STANDARD.deviations}/Resynchronization`, { method: "PUT", headers: { "api-version": "1.0" } })).body.code,
+    ).toBe("UnsupportedApiVersion");
+    expect(
+      (await call(`/Indices/${STANDARD.deviations}/Resynchronization`, { method: "PUT", headers: { "api-version": "1.1" } })).status,
+    ).toBe(202);
+    expect((await call(`/Indices/${STANDARD.deviations}/Logs`, { headers: { "api-version": "1.0" } })).body.code).toBe(
+      "UnsupportedApiVersion",
+    );
+    expect((await call(`/Indices`, { method: "POST", rawBody: new FormData(), headers: { "api-version": "1.0" } })).body.code).toBe(
+      "UnsupportedApiVersion",
+    );
     expect((await call(`/Indices`, { headers: { "api-version": "2.0" } })).body.code).toBe("UnsupportedApiVersion");
     await awaitSync(STANDARD.deviations);
   });
 
   it("a standard index changes only its owner, and cannot be deleted", async () => {
     const current = (await call(`/Indices/${STANDARD.equipment}`)).body;
-    const body = { id: current.id, name: current.name, displayName: current.displayName, objectOwner: current.objectOwner, triggerSchedule: current.triggerSchedule, type: "standard" };
-    expect((await call("/Indices", { method: "PUT", body: { ...body, displayName: "Mine" } })).body.errors[0]).toMatchObject({ field: "body.displayName", rule: "standardIndex" });
-    expect((await call("/Indices", { method: "PUT", body: { ...body, type: "custom" } })).body.errors[0]).toMatchObject({ field: "body.type", rule: "immutable" });
+    const body = {
+      id: current.id,
+      name: current.name,
+      displayName: current.displayName,
+      objectOwner: current.objectOwner,
+      triggerSchedule: current.triggerSchedule,
+      type: "standard",
+    };
+    expect((await call("/Indices", { method: "PUT", body: { ...body, displayName: "Mine" } })).body.errors[0]).toMatchObject({
+      field: "body.displayName",
+      rule: "standardIndex",
+    });
+    expect((await call("/Indices", { method: "PUT", body: { ...body, type: "custom" } })).body.errors[0]).toMatchObject({
+      field: "body.type",
+      rule: "immutable",
+    });
     const writer = { id: "writer", name: "Writer", permissions: ["index_read_owned", "index_write"] };
-    expect((await call("/Indices", { method: "PUT", body: { ...body, objectOwner: { id: "writer", name: "Writer" } }, user: writer })).status).toBe(403);
+    expect(
+      (await call("/Indices", { method: "PUT", body: { ...body, objectOwner: { id: "writer", name: "Writer" } }, user: writer })).status,
+    ).toBe(403);
     const given = await call("/Indices", { method: "PUT", body: { ...body, objectOwner: { id: "writer", name: "Writer" } } });
     expect(given.status, given.text).toBe(200);
     expect(given.body.objectOwner).toEqual({ id: "writer", name: "Writer" });

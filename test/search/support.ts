@@ -11,9 +11,34 @@ let lastSeq = 0;
 
 /** Runs the indexer over every outbox event not yet fed (the queue also does, in its own time). */
 export async function indexPendingEvents(): Promise<void> {
-  const { results } = await env.DB.prepare("SELECT seq, id, entity_kind, entity_id, action, payload, occurred_at FROM outbox WHERE seq > ?1 ORDER BY seq").bind(lastSeq).all<{ seq: number; id: string; entity_kind: string; entity_id: string; action: DomainEvent["action"]; payload: string; occurred_at: string }>();
+  const { results } = await env.DB.prepare(
+    "SELECT seq, id, entity_kind, entity_id, action, payload, occurred_at FROM outbox WHERE seq > ?1 ORDER BY seq",
+  )
+    .bind(lastSeq)
+    .all<{
+      seq: number;
+      id: string;
+      entity_kind: string;
+      entity_id: string;
+      action: DomainEvent["action"];
+      payload: string;
+      occurred_at: string;
+    }>();
   for (const r of results) {
-    await indexEvent({ id: r.id, entityKind: r.entity_kind, entityId: r.entity_id, action: r.action, occurredAt: r.occurred_at, actorId: null, requestId: null, payload: JSON.parse(r.payload) }, env, log);
+    await indexEvent(
+      {
+        id: r.id,
+        entityKind: r.entity_kind,
+        entityId: r.entity_id,
+        action: r.action,
+        occurredAt: r.occurred_at,
+        actorId: null,
+        requestId: null,
+        payload: JSON.parse(r.payload),
+      },
+      env,
+      log,
+    );
     lastSeq = r.seq;
   }
 }

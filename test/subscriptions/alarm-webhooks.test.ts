@@ -7,7 +7,11 @@ import { describe, expect, it } from "vitest";
 import { run, vibration, watchedEquipment } from "../monitors/alarm-support";
 import { eventually, received, receiver, subscribe } from "./support";
 
-const high = { name: "High vibration", conditions: [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7 }], actions: { raiseDeviation: { status: "active" } } };
+const high = {
+  name: "High vibration",
+  conditions: [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7 }],
+  actions: { raiseDeviation: { status: "active" } },
+};
 
 type Hook = { type: string; data: { entityKind: string; entityId: string; entity: Record<string, unknown> } };
 
@@ -28,7 +32,12 @@ describe("alarm webhooks", () => {
     const entered = await verified(2);
     expect(entered.map((h) => h.type).sort()).toEqual(["alarm.entered", "deviation.created"]);
     const alarm = entered.find((h) => h.type === "alarm.entered")!;
-    expect(alarm.data.entity).toMatchObject({ state: "alarm", controller: "High vibration", monitor: { id: monitor.id }, asset: { id: pump.id } });
+    expect(alarm.data.entity).toMatchObject({
+      state: "alarm",
+      controller: "High vibration",
+      monitor: { id: monitor.id },
+      asset: { id: pump.id },
+    });
     expect(alarm.data.entity.deviationId).toBe(entered.find((h) => h.type === "deviation.created")!.data.entityId);
 
     // The same values again: no second alarm, so nothing more is sent.

@@ -43,7 +43,12 @@ describe("the event catalogue", () => {
     const document = (await call("/openapi.json")).body as { paths: Record<string, { get?: { "x-permission"?: string } }> };
     const wrong = Object.entries(EVENT_KINDS)
       .filter(([, entry]) => entry.path !== null)
-      .map(([kind, entry]) => ({ kind, path: entry.path, permission: entry.permission, documented: document.paths[entry.path!]?.get?.["x-permission"] ?? "no GET" }))
+      .map(([kind, entry]) => ({
+        kind,
+        path: entry.path,
+        permission: entry.permission,
+        documented: document.paths[entry.path!]?.get?.["x-permission"] ?? "no GET",
+      }))
       .filter((e) => e.documented !== e.permission);
     expect(wrong).toEqual([]);
   });

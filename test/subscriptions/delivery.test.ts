@@ -18,11 +18,16 @@ describe("a deviation created reaches its subscriber, signed", () => {
       expect(got).toHaveLength(1);
       return got;
     });
-    const verified = new Webhook(subscription.secret).verify(hook!.body, hook!.headers) as { type: string; data: { entityId: string; eventId: string; entity: { description: string } } };
+    const verified = new Webhook(subscription.secret).verify(hook!.body, hook!.headers) as {
+      type: string;
+      data: { entityId: string; eventId: string; entity: { description: string } };
+    };
     expect(verified.type).toBe("deviation.created");
     expect(verified.data.entityId).toBe(deviation.body.id);
     expect(verified.data.entity.description).toBe("Corrosion under insulation near the pump");
-    const event = await env.DB.prepare("SELECT id FROM outbox WHERE entity_id = ?1 AND action = 'created'").bind(deviation.body.id).first<{ id: string }>();
+    const event = await env.DB.prepare("SELECT id FROM outbox WHERE entity_id = ?1 AND action = 'created'")
+      .bind(deviation.body.id)
+      .first<{ id: string }>();
     expect(hook!.headers["webhook-id"]).toBe(event!.id);
     expect(verified.data.eventId).toBe(event!.id);
     expect(hook!.headers["content-type"]).toBe("application/json");
@@ -33,6 +38,11 @@ describe("a deviation created reaches its subscriber, signed", () => {
       return res;
     });
     expect(deliveries.body).toHaveLength(1);
-    expect(deliveries.body[0]).toMatchObject({ eventType: "deviation.created", entityId: deviation.body.id, attempts: 1, lastResponse: { statusCode: 200, excerpt: "ok", error: null } });
+    expect(deliveries.body[0]).toMatchObject({
+      eventType: "deviation.created",
+      entityId: deviation.body.id,
+      attempts: 1,
+      lastResponse: { statusCode: 200, excerpt: "ok", error: null },
+    });
   });
 });

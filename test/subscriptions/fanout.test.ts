@@ -16,11 +16,22 @@ import { deliveryRows, eventually, received, receiver, subscribe } from "./suppo
 const log = createLogger("error");
 
 function event(entityKind: string, action: DomainEvent["action"], payload: unknown, entityId = crypto.randomUUID()): DomainEvent {
-  return { id: crypto.randomUUID(), entityKind, entityId, action, occurredAt: new Date().toISOString(), actorId: "someone", requestId: "r-1", payload };
+  return {
+    id: crypto.randomUUID(),
+    entityKind,
+    entityId,
+    action,
+    occurredAt: new Date().toISOString(),
+    actorId: "someone",
+    requestId: "r-1",
+    payload,
+  };
 }
 
 async function storedBody(subscriptionId: string): Promise<string[]> {
-  const { results } = await env.DB.prepare("SELECT payload FROM webhook_deliveries WHERE subscription_id = ?1 ORDER BY created_at").bind(subscriptionId).all<{ payload: string }>();
+  const { results } = await env.DB.prepare("SELECT payload FROM webhook_deliveries WHERE subscription_id = ?1 ORDER BY created_at")
+    .bind(subscriptionId)
+    .all<{ payload: string }>();
   return results.map((r) => r.payload);
 }
 
@@ -60,14 +71,18 @@ describe("fan-out", () => {
     const { createExecutionContext, createMessageBatch, getQueueResult } = await import("cloudflare:test");
     const worker = (await import("../../src/index")).default;
     for (let delivery = 0; delivery < 2; delivery++) {
-      const batch = createMessageBatch<DomainEvent>("integrity-edge-events", [{ id: `m-${delivery}`, timestamp: new Date(), attempts: delivery + 1, body: left }]);
+      const batch = createMessageBatch<DomainEvent>("integrity-edge-events", [
+        { id: `m-${delivery}`, timestamp: new Date(), attempts: delivery + 1, body: left },
+      ]);
       const ctx = createExecutionContext();
       await worker.queue(batch, env, ctx);
       expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([`m-${delivery}`]);
     }
     // Even when the consumer forgot it handled the event (its handlers run again), the key holds.
     await env.DB.prepare("DELETE FROM processed_events WHERE event_id = ?1").bind(left.id).run();
-    const batch = createMessageBatch<DomainEvent>("integrity-edge-events", [{ id: "m-again", timestamp: new Date(), attempts: 3, body: left }]);
+    const batch = createMessageBatch<DomainEvent>("integrity-edge-events", [
+      { id: "m-again", timestamp: new Date(), attempts: 3, body: left },
+    ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     await getQueueResult(batch, ctx);
@@ -77,14 +92,22 @@ describe("fan-out", () => {
 
   it("matches on the entity's status when a filter names statuses (a job that failed, a file processed)", async () => {
     const target = receiver();
-    const sub = await subscribe({ url: target.url, filters: [{ entityKind: "job", action: "updated", statuses: ["Failed"] }, { entityKind: "file", statuses: ["processed"] }] });
+    const sub = await subscribe({
+      url: target.url,
+      filters: [
+        { entityKind: "job", action: "updated", statuses: ["Failed"] },
+        { entityKind: "file", statuses: ["processed"] },
+      ],
+    });
     await fanOutEvent(event("job", "updated", { status: "Succeeded" }), env, log);
     await fanOutEvent(event("job", "created", { status: "Failed" }), env, log);
     await fanOutEvent(event("file", "updated", { status: "uploaded" }), env, log);
     expect(await deliveryRows(sub.id)).toHaveLength(0);
     await fanOutEvent(event("job", "updated", { status: "Failed" }), env, log);
     await fanOutEvent(event("file", "updated", { status: "processed" }), env, log);
-    const rows = await env.DB.prepare("SELECT event_type FROM webhook_deliveries WHERE subscription_id = ?1 ORDER BY event_type").bind(sub.id).all<{ event_type: string }>();
+    const rows = await env.DB.prepare("SELECT event_type FROM webhook_deliveries WHERE subscription_id = ?1 ORDER BY event_type")
+      .bind(sub.id)
+      .all<{ event_type: string }>();
     expect(rows.results.map((r) => r.event_type)).toEqual(["file.updated", "job.updated"]);
   });
 
@@ -96,7 +119,10 @@ describe("fan-out", () => {
     const [body] = await storedBody(sub.id);
     expect(new TextEncoder().encode(body).byteLength).toBeLessThanOrEqual(MAX_PAYLOAD_BYTES);
     const parsed = JSON.parse(body!);
-    expect(parsed).toMatchObject({ type: "deviation.updated", data: { eventId: big.id, entityId: big.entityId, truncated: true, link: `/Deviations/${big.entityId}` } });
+    expect(parsed).toMatchObject({
+      type: "deviation.updated",
+      data: { eventId: big.id, entityId: big.entityId, truncated: true, link: `/Deviations/${big.entityId}` },
+    });
     expect(parsed.data.entity).toBeUndefined();
     const listed = await call(`/Subscriptions/${sub.id}/Deliveries`);
     expect(listed.body[0].truncated).toBe(true);
@@ -114,14 +140,24 @@ describe("fan-out", () => {
       event("jobConfiguration", "updated", {
         name: "nightly",
         runOptions: { THRESHOLD: "thr-0.8731", API_KEY: "sk-live-123" },
-        nested: { clientSecret: "cs-456", list: [{ statusToken: "tok-789" }, { password: "pw-000" }], note: jwt, hook: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0" },
+        nested: {
+          clientSecret: "cs-456",
+          list: [{ statusToken: "tok-789" }, { password: "pw-000" }],
+          note: jwt,
+          hook: "whsec_c2VjcmV0c2VjcmV0c2VjcmV0",
+        },
       }),
       env,
       log,
     );
     const [body] = await storedBody(sub.id);
-    for (const secret of ["sk-live-123", "cs-456", "tok-789", "pw-000", jwt, "whsec_c2Vj", "thr-0.8731"]) expect(body).not.toContain(secret);
-    expect(JSON.parse(body!).data.entity).toMatchObject({ name: "nightly", runOptions: "[redacted]", nested: { clientSecret: "[redacted]", list: [{ statusToken: "[redacted]" }, { password: "[redacted]" }], note: "[redacted]" } });
+    for (const secret of ["sk-live-123", "cs-456", "tok-789", "pw-000", jwt, "whsec_c2Vj", "thr-0.8731"])
+      expect(body).not.toContain(secret);
+    expect(JSON.parse(body!).data.entity).toMatchObject({
+      name: "nightly",
+      runOptions: "[redacted]",
+      nested: { clientSecret: "[redacted]", list: [{ statusToken: "[redacted]" }, { password: "[redacted]" }], note: "[redacted]" },
+    });
 
     // A real job configuration with run options, end to end: they never reach the receiver.
     const config = await createConfig();
@@ -140,7 +176,8 @@ describe("fan-out", () => {
   it("lists a subscription's deliveries on the query engine", async () => {
     const target = receiver();
     const sub = await subscribe({ url: target.url, filters: [{ entityKind: "category" }] });
-    for (const action of ["created", "updated", "deleted"] as const) await fanOutEvent(event("category", action, { name: "Corrosion" }), env, log);
+    for (const action of ["created", "updated", "deleted"] as const)
+      await fanOutEvent(event("category", action, { name: "Corrosion" }), env, log);
     const all = await call(`/Subscriptions/${sub.id}/Deliveries?includeTotal=true`);
     expect(all.status).toBe(200);
     expect(all.headers.get("x-total-count")).toBe("3");

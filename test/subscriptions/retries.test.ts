@@ -32,7 +32,10 @@ describe("retries and backoff", () => {
   it("retries a failed attempt after 5 s, then 5 min, 30 min, ... and dead-letters after the last", async () => {
     const sub = await newSubscription();
     const d = await insertDelivery(sub.id);
-    await scriptReceiver(sub.path, Array.from({ length: MAX_ATTEMPTS }, () => ({ status: 503, body: "down for maintenance" })));
+    await scriptReceiver(
+      sub.path,
+      Array.from({ length: MAX_ATTEMPTS }, () => ({ status: 503, body: "down for maintenance" })),
+    );
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const result = await deliverNow({ deliveryId: d.id, round: 0 }, attempt);
       const read = await delivery(sub.id, d.id);
@@ -61,13 +64,22 @@ describe("retries and backoff", () => {
   it("waits longer when the receiver's Retry-After asks for it, and succeeds on a later attempt", async () => {
     const sub = await newSubscription();
     const d = await insertDelivery(sub.id);
-    await scriptReceiver(sub.path, [{ status: 429, headers: { "retry-after": "120" } }, { status: 202, body: "accepted" }]);
+    await scriptReceiver(sub.path, [
+      { status: 429, headers: { "retry-after": "120" } },
+      { status: 202, body: "accepted" },
+    ]);
     const first = await deliverNow({ deliveryId: d.id, round: 0 });
     expect(first.retryMessages[0]?.delaySeconds).toBe(120);
     const second = await deliverNow({ deliveryId: d.id, round: 0 }, 2);
     expect(second.explicitAcks).toHaveLength(1);
-    expect(await delivery(sub.id, d.id)).toMatchObject({ status: "succeeded", attempts: 2, lastResponse: { statusCode: 202, excerpt: "accepted", error: null } });
-    const failing = await env.DB.prepare("SELECT failing_since, last_success_at FROM webhook_subscriptions WHERE id = ?1").bind(sub.id).first<{ failing_since: string | null; last_success_at: string }>();
+    expect(await delivery(sub.id, d.id)).toMatchObject({
+      status: "succeeded",
+      attempts: 2,
+      lastResponse: { statusCode: 202, excerpt: "accepted", error: null },
+    });
+    const failing = await env.DB.prepare("SELECT failing_since, last_success_at FROM webhook_subscriptions WHERE id = ?1")
+      .bind(sub.id)
+      .first<{ failing_since: string | null; last_success_at: string }>();
     expect(failing).toMatchObject({ failing_since: null, last_success_at: expect.any(String) });
   });
 
@@ -85,13 +97,19 @@ describe("retries and backoff", () => {
   it("marks a message the consumer kept failing on dead-lettered when it reaches the dead-letter queue", async () => {
     const sub = await newSubscription();
     const d = await insertDelivery(sub.id);
-    const batch = createMessageBatch<DeliveryMessage>("integrity-edge-webhooks-dlq", [{ id: "dlq-1", timestamp: new Date(), attempts: 1, body: { deliveryId: d.id, round: 0 } }]);
+    const batch = createMessageBatch<DeliveryMessage>("integrity-edge-webhooks-dlq", [
+      { id: "dlq-1", timestamp: new Date(), attempts: 1, body: { deliveryId: d.id, round: 0 } },
+    ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["dlq-1"]);
     const read = await delivery(sub.id, d.id);
     expect(read.status).toBe("deadLettered");
-    expect(read.lastResponse?.error ?? (await env.DB.prepare("SELECT last_error FROM webhook_deliveries WHERE id = ?1").bind(d.id).first<{ last_error: string }>())!.last_error).toContain("redeliver");
+    expect(
+      read.lastResponse?.error ??
+        (await env.DB.prepare("SELECT last_error FROM webhook_deliveries WHERE id = ?1").bind(d.id).first<{ last_error: string }>())!
+          .last_error,
+    ).toContain("redeliver");
   });
 
   it("retries a message whose processing failed (the queue's retries, then its dead-letter queue)", async () => {
@@ -138,14 +156,26 @@ describe("redelivery", () => {
     expect((await call(`/Subscriptions/${sub.id}/Deliveries/${crypto.randomUUID()}/Redelivery`, { method: "POST" })).status).toBe(404);
     const other = await newSubscription();
     expect((await call(`/Subscriptions/${other.id}/Deliveries/${d.id}/Redelivery`, { method: "POST" })).status).toBe(404);
-    expect((await call(`/Subscriptions/${sub.id}/Deliveries/${d.id}/Redelivery`, { method: "POST", user: { permissions: ["subscriptions_read"] } })).status).toBe(403);
+    expect(
+      (
+        await call(`/Subscriptions/${sub.id}/Deliveries/${d.id}/Redelivery`, {
+          method: "POST",
+          user: { permissions: ["subscriptions_read"] },
+        })
+      ).status,
+    ).toBe(403);
   });
 
   it("brings a dead-lettered delivery back, with the backoff schedule from its start", async () => {
     const sub = await newSubscription();
     const d = await insertDelivery(sub.id);
-    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'deadLettered', attempts = 8, round_attempts = 8 WHERE id = ?1").bind(d.id).run();
-    await scriptReceiver(sub.path, Array.from({ length: 8 }, () => ({ status: 500 })));
+    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'deadLettered', attempts = 8, round_attempts = 8 WHERE id = ?1")
+      .bind(d.id)
+      .run();
+    await scriptReceiver(
+      sub.path,
+      Array.from({ length: 8 }, () => ({ status: 500 })),
+    );
     const res = await call(`/Subscriptions/${sub.id}/Deliveries/${d.id}/Redelivery`, { method: "POST" });
     expect(res.status).toBe(202);
     // The queue's consumer tries it in the background; the new round starts the schedule again.
@@ -194,23 +224,56 @@ describe("disabling", () => {
     expect(read.body.disabledReason).toContain("HTTP 500");
     expect(read.headers.get("etag")).not.toBe(sub.etag);
     expect(await delivery(sub.id, d.id)).toMatchObject({ status: "deadLettered" });
-    const event = await env.DB.prepare("SELECT payload FROM outbox WHERE entity_id = ?1 AND action = 'updated' ORDER BY seq DESC").bind(sub.id).first<{ payload: string }>();
+    const event = await env.DB.prepare("SELECT payload FROM outbox WHERE entity_id = ?1 AND action = 'updated' ORDER BY seq DESC")
+      .bind(sub.id)
+      .first<{ payload: string }>();
     expect(JSON.parse(event!.payload)).toMatchObject({ enabled: false });
 
     // Disabled: new events make no delivery, and redelivery is refused until it is enabled again.
     const deviation = await call("/Deviations", { method: "POST", body: { description: "while disabled" } });
-    const outboxEvent = await env.DB.prepare("SELECT id, entity_kind, entity_id, action, payload, occurred_at FROM outbox WHERE entity_id = ?1").bind(deviation.body.id).first<Record<string, string>>();
+    const outboxEvent = await env.DB.prepare(
+      "SELECT id, entity_kind, entity_id, action, payload, occurred_at FROM outbox WHERE entity_id = ?1",
+    )
+      .bind(deviation.body.id)
+      .first<Record<string, string>>();
     const { fanOutEvent } = await import("../../src/subscriptions/deliveries");
-    await fanOutEvent({ id: outboxEvent!.id!, entityKind: "deviation", entityId: deviation.body.id, action: "created", occurredAt: outboxEvent!.occurred_at!, actorId: null, requestId: null, payload: {} }, env, { debug() {}, info() {}, warn() {}, error() {}, with() { return this; } });
+    await fanOutEvent(
+      {
+        id: outboxEvent!.id!,
+        entityKind: "deviation",
+        entityId: deviation.body.id,
+        action: "created",
+        occurredAt: outboxEvent!.occurred_at!,
+        actorId: null,
+        requestId: null,
+        payload: {},
+      },
+      env,
+      {
+        debug() {},
+        info() {},
+        warn() {},
+        error() {},
+        with() {
+          return this;
+        },
+      },
+    );
     expect((await deliveryRows(sub.id)).map((r) => r.id)).toEqual([d.id]);
     const refused = await call(`/Subscriptions/${sub.id}/Deliveries/${d.id}/Redelivery`, { method: "POST" });
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toContain("disabled");
 
-    const enabled = await call("/Subscriptions", { method: "PUT", body: { ...read.body, enabled: true }, headers: { "if-match": read.headers.get("etag")! } });
+    const enabled = await call("/Subscriptions", {
+      method: "PUT",
+      body: { ...read.body, enabled: true },
+      headers: { "if-match": read.headers.get("etag")! },
+    });
     expect(enabled.status, enabled.text).toBe(200);
     expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null });
-    const streak = await env.DB.prepare("SELECT failing_since FROM webhook_subscriptions WHERE id = ?1").bind(sub.id).first<{ failing_since: string | null }>();
+    const streak = await env.DB.prepare("SELECT failing_since FROM webhook_subscriptions WHERE id = ?1")
+      .bind(sub.id)
+      .first<{ failing_since: string | null }>();
     expect(streak!.failing_since).toBeNull();
     expect((await call(`/Subscriptions/${sub.id}/Deliveries/${d.id}/Redelivery`, { method: "POST" })).status).toBe(202);
   });
@@ -223,7 +286,9 @@ describe("disabling", () => {
     await scriptReceiver(sub.path, [{ status: 500 }]);
     await deliverNow({ deliveryId: d.id, round: 0 });
     expect((await call(`/Subscriptions/${sub.id}`)).body.enabled).toBe(true);
-    const streak = await env.DB.prepare("SELECT failing_since FROM webhook_subscriptions WHERE id = ?1").bind(sub.id).first<{ failing_since: string }>();
+    const streak = await env.DB.prepare("SELECT failing_since FROM webhook_subscriptions WHERE id = ?1")
+      .bind(sub.id)
+      .first<{ failing_since: string }>();
     expect(streak!.failing_since).toBe(twoDaysAgo);
   });
 
@@ -252,10 +317,14 @@ describe("nothing secret in a delivery log", () => {
     const target = receiver();
     const secretPath = `${target.path}/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX`;
     const sub = await subscribe({ url: `https://hooks.example.com${secretPath}`, filters: QUIET });
-    const d = await insertDelivery(sub.id, { body: JSON.stringify({ type: "deviation.created", data: { entity: { description: "confidential finding 7731" } } }) });
+    const d = await insertDelivery(sub.id, {
+      body: JSON.stringify({ type: "deviation.created", data: { entity: { description: "confidential finding 7731" } } }),
+    });
     await scriptReceiver(secretPath, [{ status: 500, body: `bad signature for ${sub.secret}` }]);
     const lines: string[] = [];
-    const spies = (["log", "warn", "error", "info", "debug"] as const).map((level) => vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))));
+    const spies = (["log", "warn", "error", "info", "debug"] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" "))),
+    );
     try {
       await deliverNow({ deliveryId: d.id, round: 0 }, 1, "debug");
     } finally {
@@ -268,6 +337,13 @@ describe("nothing secret in a delivery log", () => {
     const all = lines.join("\n");
     expect(lines.length).toBeGreaterThan(0);
     expect(all).toContain("hooks.example.com");
-    for (const secret of [sub.secret, sub.secret.slice(6), "XXXXXXXXXXXXXXXXXXXXXXXX", "confidential finding 7731", hook!.headers["webhook-signature"]!]) expect(all).not.toContain(secret);
+    for (const secret of [
+      sub.secret,
+      sub.secret.slice(6),
+      "XXXXXXXXXXXXXXXXXXXXXXXX",
+      "confidential finding 7731",
+      hook!.headers["webhook-signature"]!,
+    ])
+      expect(all).not.toContain(secret);
   });
 });

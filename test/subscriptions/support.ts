@@ -25,8 +25,15 @@ export function receiver(): { path: string; url: string } {
 }
 
 /** What the receiver at `path` answers next, in order (then 200 "ok"). */
-export async function scriptReceiver(path: string, responses: { status: number; body?: string; headers?: Record<string, string> }[]): Promise<void> {
-  await control(`/script?path=${encodeURIComponent(path)}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(responses) });
+export async function scriptReceiver(
+  path: string,
+  responses: { status: number; body?: string; headers?: Record<string, string> }[],
+): Promise<void> {
+  await control(`/script?path=${encodeURIComponent(path)}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(responses),
+  });
 }
 
 export async function received(path: string): Promise<ReceivedWebhook[]> {
@@ -46,7 +53,11 @@ export async function eventually<T>(check: () => Promise<T>, ms = 15_000): Promi
   }
 }
 
-export async function subscribe(body: Record<string, unknown>, user?: Partial<TestUser>): Promise<{ id: string; secret: string; etag: string; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+export async function subscribe(
+  body: Record<string, unknown>,
+  user?: Partial<TestUser>,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+): Promise<{ id: string; secret: string; etag: string; body: any }> {
   const res = await call("/Subscriptions", { method: "POST", body, user });
   expect(res.status, res.text).toBe(201);
   return { id: res.body.id, secret: res.body.secret, etag: res.headers.get("etag")!, body: res.body };
@@ -58,7 +69,9 @@ export async function subscribe(body: Record<string, unknown>, user?: Partial<Te
  * tests' LOG_LEVEL (error) to see every line.
  */
 export async function deliverNow(message: DeliveryMessage, attempts = 1, logLevel?: string) {
-  const batch = createMessageBatch<DeliveryMessage>("integrity-edge-webhooks", [{ id: `m-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body: message }]);
+  const batch = createMessageBatch<DeliveryMessage>("integrity-edge-webhooks", [
+    { id: `m-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body: message },
+  ]);
   const delays: (number | undefined)[] = [];
   for (const m of batch.messages) {
     const retry = m.retry.bind(m);
@@ -85,7 +98,10 @@ export interface DeliveryRowView {
 }
 
 export async function deliveryRows(subscriptionId: string): Promise<DeliveryRowView[]> {
-  const { results } = await env.DB.prepare("SELECT id, status, attempts, round, round_attempts, next_attempt_at, enqueued_at, lease_until FROM webhook_deliveries WHERE subscription_id = ?1 ORDER BY created_at")
+  const { results } = await env.DB.prepare(
+    "SELECT id, status, attempts, round, round_attempts, next_attempt_at, enqueued_at, lease_until FROM " +
+      "webhook_deliveries WHERE subscription_id = ?1 ORDER BY created_at",
+  )
     .bind(subscriptionId)
     .all<DeliveryRowView>();
   return results;
@@ -95,13 +111,23 @@ export async function deliveryRows(subscriptionId: string): Promise<DeliveryRowV
  * A pending delivery written straight into D1 and handed to no queue, so a test drives its attempts
  * alone with {@link deliverNow} (the background consumer never sees it).
  */
-export async function insertDelivery(subscriptionId: string, options: { eventId?: string; body?: string } = {}): Promise<{ id: string; eventId: string; body: string }> {
+export async function insertDelivery(
+  subscriptionId: string,
+  options: { eventId?: string; body?: string } = {},
+): Promise<{ id: string; eventId: string; body: string }> {
   const id = crypto.randomUUID();
   const eventId = options.eventId ?? crypto.randomUUID();
-  const body = options.body ?? JSON.stringify({ type: "deviation.created", timestamp: new Date().toISOString(), data: { eventId, entityKind: "deviation", entityId: "d-1", action: "created" } });
+  const body =
+    options.body ??
+    JSON.stringify({
+      type: "deviation.created",
+      timestamp: new Date().toISOString(),
+      data: { eventId, entityKind: "deviation", entityId: "d-1", action: "created" },
+    });
   const now = new Date().toISOString();
   await env.DB.prepare(
-    `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, entity_kind, entity_id, occurred_at, payload, truncated, status, attempts, round, round_attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+    `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, entity_kind, entity_id, occurred_at, payload,
+    truncated, status, attempts, round, round_attempts, next_attempt_at, enqueued_at, created_at, updated_at)
      VALUES (?1, ?2, ?3, 'deviation.created', 'deviation', 'd-1', ?4, ?5, 0, 'pending', 0, 0, 0, ?4, ?4, ?4, ?4)`,
   )
     .bind(id, subscriptionId, eventId, now, body)

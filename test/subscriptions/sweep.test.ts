@@ -22,12 +22,20 @@ describe("the minute sweep", () => {
     const sub = await subscribe({ url: target.url, filters: [{ entityKind: "outputType", action: "deleted" }] });
     const lost = await insertDelivery(sub.id);
     const longAgo = new Date(Date.now() - STUCK_AFTER_MS - 60_000).toISOString();
-    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'retrying', attempts = 1, round_attempts = 1, next_attempt_at = ?1 WHERE id = ?2").bind(longAgo, lost.id).run();
+    await env.DB.prepare(
+      "UPDATE webhook_deliveries SET status = 'retrying', attempts = 1, round_attempts = 1, next_attempt_at = ?1 WHERE id = ?2",
+    )
+      .bind(longAgo, lost.id)
+      .run();
     const unsent = await insertDelivery(sub.id);
-    await env.DB.prepare("UPDATE webhook_deliveries SET enqueued_at = NULL, created_at = ?1 WHERE id = ?2").bind(new Date(Date.now() - 120_000).toISOString(), unsent.id).run();
+    await env.DB.prepare("UPDATE webhook_deliveries SET enqueued_at = NULL, created_at = ?1 WHERE id = ?2")
+      .bind(new Date(Date.now() - 120_000).toISOString(), unsent.id)
+      .run();
     const fresh = await insertDelivery(sub.id);
     const old = await insertDelivery(sub.id);
-    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'succeeded', created_at = ?1 WHERE id = ?2").bind(new Date(Date.now() - DELIVERY_RETENTION_MS - 60_000).toISOString(), old.id).run();
+    await env.DB.prepare("UPDATE webhook_deliveries SET status = 'succeeded', created_at = ?1 WHERE id = ?2")
+      .bind(new Date(Date.now() - DELIVERY_RETENTION_MS - 60_000).toISOString(), old.id)
+      .run();
 
     await fireCron();
     const rows = await deliveryRows(sub.id);
@@ -46,9 +54,15 @@ describe("the minute sweep", () => {
 describe("an attempt with no answer", () => {
   it("records a timeout or a network failure without the URL", async () => {
     const request = new Request("https://hooks.example.com/T0/B0/secret-path", { method: "POST", body: "{}" });
-    const timeout = await send({ fetch: () => Promise.reject(new DOMException("The operation timed out.", "TimeoutError")) }, request.clone());
+    const timeout = await send(
+      { fetch: () => Promise.reject(new DOMException("The operation timed out.", "TimeoutError")) },
+      request.clone(),
+    );
     expect(timeout).toMatchObject({ statusCode: null, excerpt: null, error: "No answer within 15 seconds." });
-    const refused = await send({ fetch: () => Promise.reject(new TypeError("connect ECONNREFUSED for https://hooks.example.com/T0/B0/secret-path")) }, request.clone());
+    const refused = await send(
+      { fetch: () => Promise.reject(new TypeError("connect ECONNREFUSED for https://hooks.example.com/T0/B0/secret-path")) },
+      request.clone(),
+    );
     expect(refused.error).toContain("The request failed");
     expect(refused.error).not.toContain("secret-path");
   });

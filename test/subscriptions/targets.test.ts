@@ -81,17 +81,29 @@ describe("webhook targets", () => {
       expect(res.status, url).toBe(400);
       expect(res.body.errors[0]).toMatchObject({ field: "body.url", rule: "target" });
     }
-    const created = await call("/Subscriptions", { method: "POST", body: { url: "https://hooks.example.com/ok", filters: [{ entityKind: "deviation" }] } });
+    const created = await call("/Subscriptions", {
+      method: "POST",
+      body: { url: "https://hooks.example.com/ok", filters: [{ entityKind: "deviation" }] },
+    });
     expect(created.status).toBe(201);
-    const put = await call("/Subscriptions", { method: "PUT", body: { ...created.body, secret: undefined, url: "https://169.254.169.254/" } });
+    const put = await call("/Subscriptions", {
+      method: "PUT",
+      body: { ...created.body, secret: undefined, url: "https://169.254.169.254/" },
+    });
     expect(put.status).toBe(400);
     expect(put.body.detail).toContain("link-local");
   });
 
   it("lets the test deployment's one allowed local target through (WEBHOOK_ALLOWED_TARGETS), and no other", async () => {
-    const ok = await call("/Subscriptions", { method: "POST", body: { url: "http://127.0.0.1:9999/hook", filters: [{ entityKind: "deviation" }] } });
+    const ok = await call("/Subscriptions", {
+      method: "POST",
+      body: { url: "http://127.0.0.1:9999/hook", filters: [{ entityKind: "deviation" }] },
+    });
     expect(ok.status, ok.text).toBe(201);
-    const other = await call("/Subscriptions", { method: "POST", body: { url: "http://127.0.0.1:9998/hook", filters: [{ entityKind: "deviation" }] } });
+    const other = await call("/Subscriptions", {
+      method: "POST",
+      body: { url: "http://127.0.0.1:9998/hook", filters: [{ entityKind: "deviation" }] },
+    });
     expect(other.status).toBe(400);
   });
 });

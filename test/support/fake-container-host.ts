@@ -29,7 +29,12 @@ interface Group {
 
 const defaultImages = () => ({
   images: [
-    { name: "examples/hello", tag: "latest", description: "Prints its environment names, writes an output and exits 0.", command: "node hello.mjs" },
+    {
+      name: "examples/hello",
+      tag: "latest",
+      description: "Prints its environment names, writes an output and exits 0.",
+      command: "node hello.mjs",
+    },
     { name: "examples/fail", tag: "latest", description: "Exits 1 with an error message.", command: "node fail.mjs" },
     { name: "examples/slow", tag: "latest", description: "Prints a line every second for a while.", command: "node slow.mjs" },
     { name: "models/criticality", tag: "1.0", description: "Scores criticality of population items.", command: null },
@@ -47,7 +52,13 @@ export function createFakeContainerHost(): (request: Request) => Promise<Respons
   const group = (name: string): Group => {
     let found = groups.get(name);
     if (!found) {
-      found = { spec: null, starts: 0, removed: false, lost: false, state: { phase: "running", exitCode: null, error: null, output: "", outputTruncated: false } };
+      found = {
+        spec: null,
+        starts: 0,
+        removed: false,
+        lost: false,
+        state: { phase: "running", exitCode: null, error: null, output: "", outputTruncated: false },
+      };
       groups.set(name, found);
     }
     return found;

@@ -12,7 +12,17 @@ export interface FakeGroupState {
 }
 
 export interface FakeGroupRecord {
-  spec: { name: string; image: string; command: string | null; environment: Record<string, string>; cpuCores: number; memoryGb: number; gpuCores: number | null; gpuSku: string | null; timeoutSeconds: number } | null;
+  spec: {
+    name: string;
+    image: string;
+    command: string | null;
+    environment: Record<string, string>;
+    cpuCores: number;
+    memoryGb: number;
+    gpuCores: number | null;
+    gpuSku: string | null;
+    timeoutSeconds: number;
+  } | null;
   starts: number;
   removed: boolean;
   lost: boolean;
@@ -23,7 +33,11 @@ function control(path: string, init?: RequestInit): Promise<Response> {
   return (env as unknown as { LOCAL_CONTAINER_HOST: Fetcher }).LOCAL_CONTAINER_HOST.fetch(`http://container-host/__control${path}`, init);
 }
 
-const post = (body: unknown): RequestInit => ({ method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
 
 /** Sets what the group reports from now on (e.g. `{ phase: "succeeded", exitCode: 0, output: "done" }`). */
 export async function scriptGroup(name: string, state: FakeGroupState): Promise<void> {

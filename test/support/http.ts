@@ -47,7 +47,8 @@ export interface CallResult<T = unknown> {
 }
 
 /** One request to the Worker; JSON bodies are encoded and decoded. */
-export async function call<T = any>(path: string, options: CallOptions = {}): Promise<CallResult<T>> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+export async function call<T = any>(path: string, options: CallOptions = {}): Promise<CallResult<T>> {
   const headers = new Headers(options.headers);
   if (!options.anonymous && !headers.has("authorization")) headers.set("authorization", `Bearer ${await tokenFor(options.user)}`);
   let body: BodyInit | undefined = options.rawBody;

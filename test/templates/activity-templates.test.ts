@@ -11,7 +11,15 @@ describe("activity types", () => {
     expect(listed.body.map((t: { id: string }) => t.id)).toEqual([type.id]);
     const updated = await call("/ActivityTypes", { method: "PUT", body: { id: type.id, name: `${type.name} v2`, description: null } });
     expect(updated.status).toBe(200);
-    expect((await call("/ActivityTypes", { method: "PUT", body: { id: type.id, name: "x", description: null }, headers: { "if-match": type.etag } })).status).toBe(412);
+    expect(
+      (
+        await call("/ActivityTypes", {
+          method: "PUT",
+          body: { id: type.id, name: "x", description: null },
+          headers: { "if-match": type.etag },
+        })
+      ).status,
+    ).toBe(412);
     expect((await call(`/ActivityTypes/${type.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await call(`/ActivityTypes/${type.id}`)).status).toBe(404);
   });
@@ -37,7 +45,13 @@ describe("POST, GET, PUT /ActivityTemplates", () => {
     const type = await createActivityType();
     const at = await createActivityTemplate({ activityType: { id: type.id }, description: "Measure" });
     expect(ActivityTemplateSchema.safeParse(at).success).toBe(true);
-    expect(at).toMatchObject({ revision: 1, status: "new", activityType: { id: type.id, name: type.name }, templateType: "checklist", inUse: false });
+    expect(at).toMatchObject({
+      revision: 1,
+      status: "new",
+      activityType: { id: type.id, name: type.name },
+      templateType: "checklist",
+      inUse: false,
+    });
     expect(at.inputTemplates.map((i: { name: string }) => i.name)).toEqual(["input_0", "input_1", "input_2"]);
     const read = await call(`/ActivityTemplates/${at.id}`);
     expect(read.headers.get("etag")).toBe(at.etag);
@@ -59,7 +73,17 @@ describe("POST, GET, PUT /ActivityTemplates", () => {
     ["unknown activity type", { activityType: { id: crypto.randomUUID() } }, "body.activityType.id", "exists"],
     ["unknown status", { status: "nope" }, "body.status", "exists"],
     ["bad input format", { inputTemplates: [{ name: "a", format: "blob" }] }, "body.inputTemplates.0.format", "invalid_value"],
-    ["duplicate input name", { inputTemplates: [{ name: "a", format: "text" }, { name: "A", format: "text" }] }, "body.inputTemplates.1.name", "unique"],
+    [
+      "duplicate input name",
+      {
+        inputTemplates: [
+          { name: "a", format: "text" },
+          { name: "A", format: "text" },
+        ],
+      },
+      "body.inputTemplates.1.name",
+      "unique",
+    ],
   ])("%s → 400", async (_name, overrides, field, rule) => {
     const res = await call("/ActivityTemplates", { method: "POST", body: { displayName: unique("AT"), ...overrides } });
     expect(res.status, res.text).toBe(400);
@@ -74,7 +98,13 @@ describe("POST, GET, PUT /ActivityTemplates", () => {
     const dup = await call(`/ActivityTemplates/${at.id}/InputTemplates`, { method: "POST", body: { name: "EXTRA", format: "date" } });
     expect(dup.body.errors).toEqual([expect.objectContaining({ field: "body.name", rule: "unique" })]);
     expect((await call(`/ActivityTemplates/${at.id}/InputTemplates/${crypto.randomUUID()}`, { method: "DELETE" })).status).toBe(404);
-    const listError = await call(`/ActivityTemplates/${at.id}/InputTemplates`, { method: "PUT", body: [{ name: "a", format: "text" }, { name: "b", format: "nope" }] });
+    const listError = await call(`/ActivityTemplates/${at.id}/InputTemplates`, {
+      method: "PUT",
+      body: [
+        { name: "a", format: "text" },
+        { name: "b", format: "nope" },
+      ],
+    });
     expect(listError.body.errors[0].field).toBe("body.1.format");
   });
 });
@@ -83,14 +113,24 @@ describe("GET /ActivityTemplates", () => {
   it("lists latest revisions with every filter and paging", async () => {
     const type = await createActivityType();
     const kind = unique("kind");
-    const a = await createActivityTemplate({ activityType: { id: type.id }, templateType: kind, status: "active", objectOwner: { id: "at-owner", name: "Owner" } });
+    const a = await createActivityTemplate({
+      activityType: { id: type.id },
+      templateType: kind,
+      status: "active",
+      objectOwner: { id: "at-owner", name: "Owner" },
+    });
     const b = await createActivityTemplate({ templateType: kind });
     await baseActivityOn(b.id, 1);
     await call("/ActivityTemplates", { method: "PUT", body: putBody(b, { displayName: "b v2" }) });
     const workItem = await useActivityTemplateInWorkItem(a.id, 1);
     const ids = (res: { body: { id: string }[] }) => res.body.map((t) => t.id);
     const all = await call(`/ActivityTemplates?templateTypes=${encodeURIComponent(kind)}&order=displayName asc`);
-    expect(all.body.map((t: { id: string; revision: number }) => [t.id, t.revision]).sort()).toEqual([[a.id, 1], [b.id, 2]].sort());
+    expect(all.body.map((t: { id: string; revision: number }) => [t.id, t.revision]).sort()).toEqual(
+      [
+        [a.id, 1],
+        [b.id, 2],
+      ].sort(),
+    );
     expect(ids(await call(`/ActivityTemplates?activityTypeIds=${type.id}`))).toEqual([a.id]);
     expect(ids(await call(`/ActivityTemplates?templateTypes=${encodeURIComponent(kind)}&statuses=active`))).toEqual([a.id]);
     expect(ids(await call(`/ActivityTemplates?objectOwnerIds=at-owner`))).toEqual([a.id]);
@@ -121,6 +161,8 @@ describe("security", () => {
   ])("%s %s: 401 without a token, 403 without the permission", async (method, path) => {
     expect((await call(path, { method, anonymous: true })).status).toBe(401);
     const permissions = method === "GET" ? ["work_write"] : ["work_read"];
-    expect((await call(path, { method, body: method === "GET" || method === "DELETE" ? undefined : {}, user: { permissions } })).status).toBe(403);
+    expect(
+      (await call(path, { method, body: method === "GET" || method === "DELETE" ? undefined : {}, user: { permissions } })).status,
+    ).toBe(403);
   });
 });

@@ -12,7 +12,8 @@ export const unique = (prefix: string) => `${prefix} ${crypto.randomUUID().slice
 async function created(path: string, body: unknown) {
   const res = await call(path, { method: "POST", body });
   expect(res.status, `POST ${path}: ${res.text}`).toBe(201);
-  return { ...(res.body as Record<string, any>), etag: res.headers.get("etag")! } as Record<string, any> & { id: string; etag: string }; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+  return { ...(res.body as Record<string, any>), etag: res.headers.get("etag")! } as Record<string, any> & { id: string; etag: string };
 }
 
 export function createActivityType(overrides: Record<string, unknown> = {}) {
@@ -20,11 +21,22 @@ export function createActivityType(overrides: Record<string, unknown> = {}) {
 }
 
 export function inputTemplates(count: number) {
-  return Array.from({ length: count }, (_, i) => ({ name: `input_${i}`, displayName: `Input ${i}`, format: i % 2 ? "decimal" : "text", required: i % 3 === 0 }));
+  return Array.from({ length: count }, (_, i) => ({
+    name: `input_${i}`,
+    displayName: `Input ${i}`,
+    format: i % 2 ? "decimal" : "text",
+    required: i % 3 === 0,
+  }));
 }
 
 export function createActivityTemplate(overrides: Record<string, unknown> = {}) {
-  return created("/ActivityTemplates", { displayName: unique("Check valve"), referenceId: unique("AT"), templateType: "checklist", inputTemplates: inputTemplates(3), ...overrides });
+  return created("/ActivityTemplates", {
+    displayName: unique("Check valve"),
+    referenceId: unique("AT"),
+    templateType: "checklist",
+    inputTemplates: inputTemplates(3),
+    ...overrides,
+  });
 }
 
 /** A work template with two sections and three activity templates (one per section, one outside). */
@@ -56,8 +68,14 @@ export async function baseWorkItemOn(templateId: string, revision: number): Prom
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await env.DB.batch([
-    env.DB.prepare("INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) VALUES (?1, 'WI', 'new', ?2, 'u1', '[]', 'e', ?3, ?3)").bind(id, GENERAL, now),
-    env.DB.prepare("INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at) VALUES (?1, ?2, ?3, 0, ?4)").bind(id, templateId, revision, now),
+    env.DB.prepare(
+      "INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) " +
+        "VALUES (?1, 'WI', 'new', ?2, 'u1', '[]', 'e', ?3, ?3)",
+    ).bind(id, GENERAL, now),
+    env.DB.prepare(
+      "INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at) " +
+        "VALUES (?1, ?2, ?3, 0, ?4)",
+    ).bind(id, templateId, revision, now),
   ]);
   return id;
 }
@@ -67,7 +85,8 @@ export async function baseActivityOn(templateId: string, revision: number): Prom
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await env.DB.prepare(
-    "INSERT INTO activities (id, based_on_id, based_on_revision, display_name, status, owner_id, etag, created_at, updated_at) VALUES (?1, ?2, ?3, 'A', 'new', 'u1', 'e', ?4, ?4)",
+    "INSERT INTO activities (id, based_on_id, based_on_revision, display_name, status, owner_id, etag, created_at, " +
+      "updated_at) VALUES (?1, ?2, ?3, 'A', 'new', 'u1', 'e', ?4, ?4)",
   )
     .bind(id, templateId, revision, now)
     .run();
@@ -79,8 +98,14 @@ export async function useActivityTemplateInWorkItem(templateId: string, revision
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await env.DB.batch([
-    env.DB.prepare("INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) VALUES (?1, 'WI', 'new', ?2, 'u1', '[]', 'e', ?3, ?3)").bind(id, GENERAL, now),
-    env.DB.prepare("INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, created_at) VALUES (?1, ?2, ?3, ?4)").bind(id, templateId, revision, now),
+    env.DB.prepare(
+      "INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) " +
+        "VALUES (?1, 'WI', 'new', ?2, 'u1', '[]', 'e', ?3, ?3)",
+    ).bind(id, GENERAL, now),
+    env.DB.prepare(
+      "INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, " +
+        "created_at) VALUES (?1, ?2, ?3, ?4)",
+    ).bind(id, templateId, revision, now),
   ]);
   return id;
 }
@@ -90,7 +115,9 @@ export async function workTemplateRows(id: string) {
   const [revisions, sections, links] = await env.DB.batch([
     env.DB.prepare("SELECT * FROM work_templates WHERE id = ?1 ORDER BY revision").bind(id),
     env.DB.prepare("SELECT * FROM section_templates WHERE work_template_id = ?1 ORDER BY work_template_revision, id").bind(id),
-    env.DB.prepare("SELECT * FROM work_template_activity_templates WHERE work_template_id = ?1 ORDER BY work_template_revision, id").bind(id),
+    env.DB.prepare("SELECT * FROM work_template_activity_templates WHERE work_template_id = ?1 ORDER BY work_template_revision, id").bind(
+      id,
+    ),
   ]);
   type Row = Record<string, unknown>;
   const at = (rows: Row[], column: string, revision: number) => rows.filter((r) => r[column] === revision);

@@ -19,7 +19,8 @@ import {
   workTemplateRows,
 } from "./factories";
 
-const put = (body: unknown, headers?: Record<string, string>) => call("/WorkTemplates", { method: "PUT", body, ...(headers ? { headers } : {}) });
+const put = (body: unknown, headers?: Record<string, string>) =>
+  call("/WorkTemplates", { method: "PUT", body, ...(headers ? { headers } : {}) });
 
 describe("a revision no work item is based on is changed in place", () => {
   it("keeps revision 1 through PUT and every dependent route, with a new ETag each time", async () => {
@@ -49,14 +50,31 @@ describe("a revision no work item is based on is changed in place", () => {
 });
 
 describe("once a work item is based on the latest revision", () => {
-  type Step = { name: string; request: (wt: Record<string, any>, extraId: string) => [string, string, unknown] }; // eslint-disable-line @typescript-eslint/no-explicit-any -- loose test bodies
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loose test bodies
+  type Step = { name: string; request: (wt: Record<string, any>, extraId: string) => [string, string, unknown] };
   const steps: Step[] = [
     { name: "PUT /WorkTemplates", request: (wt) => ["PUT", "/WorkTemplates", putBody(wt, { displayName: "Changed" })] },
-    { name: "PUT …/ActivityTemplates", request: (wt, extra) => ["PUT", `/WorkTemplates/${wt.id}/ActivityTemplates`, [...wt.activityTemplates, { activityTemplateId: extra }]] },
-    { name: "POST …/ActivityTemplates", request: (wt, extra) => ["POST", `/WorkTemplates/${wt.id}/ActivityTemplates`, { activityTemplateId: extra }] },
-    { name: "PUT …/SectionTemplates", request: (wt) => ["PUT", `/WorkTemplates/${wt.id}/SectionTemplates`, [...wt.sectionTemplates, { displayName: "New" }]] },
+    {
+      name: "PUT …/ActivityTemplates",
+      request: (wt, extra) => [
+        "PUT",
+        `/WorkTemplates/${wt.id}/ActivityTemplates`,
+        [...wt.activityTemplates, { activityTemplateId: extra }],
+      ],
+    },
+    {
+      name: "POST …/ActivityTemplates",
+      request: (wt, extra) => ["POST", `/WorkTemplates/${wt.id}/ActivityTemplates`, { activityTemplateId: extra }],
+    },
+    {
+      name: "PUT …/SectionTemplates",
+      request: (wt) => ["PUT", `/WorkTemplates/${wt.id}/SectionTemplates`, [...wt.sectionTemplates, { displayName: "New" }]],
+    },
     { name: "POST …/SectionTemplates", request: (wt) => ["POST", `/WorkTemplates/${wt.id}/SectionTemplates`, { displayName: "New" }] },
-    { name: "DELETE …/SectionTemplates/{id}", request: (wt) => ["DELETE", `/WorkTemplates/${wt.id}/SectionTemplates/${wt.sectionTemplates[0].id}`, undefined] },
+    {
+      name: "DELETE …/SectionTemplates/{id}",
+      request: (wt) => ["DELETE", `/WorkTemplates/${wt.id}/SectionTemplates/${wt.sectionTemplates[0].id}`, undefined],
+    },
   ];
 
   it.each(steps)("$name copies the revision with its dependents as revision 2 and leaves revision 1 as it was", async ({ request }) => {
@@ -70,20 +88,32 @@ describe("once a work item is based on the latest revision", () => {
     expect(res.body).toMatchObject({ id: wt.id, revision: 2, inUse: false });
 
     const after = await workTemplateRows(wt.id);
-    expect(after.revisions.map((r) => [r.revision, r.is_latest])).toEqual([[1, 0], [2, 1]]);
+    expect(after.revisions.map((r) => [r.revision, r.is_latest])).toEqual([
+      [1, 0],
+      [2, 1],
+    ]);
     // Revision 1 and its dependents are untouched but for is_latest.
     expect({ ...after.revisions[0], is_latest: 1 }).toEqual(before.revisions[0]);
     expect(after.sectionsOf(1)).toEqual(before.sectionsOf(1));
     expect(after.linksOf(1)).toEqual(before.linksOf(1));
     // The copy keeps the dependents' ids (apart from the change).
-    const keptSections = before.sectionsOf(1).map((s) => s.id).filter((id) => method !== "DELETE" || id !== wt.sectionTemplates[0].id);
+    const keptSections = before
+      .sectionsOf(1)
+      .map((s) => s.id)
+      .filter((id) => method !== "DELETE" || id !== wt.sectionTemplates[0].id);
     expect(after.sectionsOf(2).map((s) => s.id)).toEqual(expect.arrayContaining(keptSections));
     expect(after.linksOf(2).map((l) => l.id)).toEqual(expect.arrayContaining(before.linksOf(1).map((l) => l.id)));
 
     const latest = await call(`/WorkTemplates/${wt.id}`);
     expect(latest.body.revision).toBe(2);
     const first = await call(`/WorkTemplates/${wt.id}?revision=1`);
-    expect(first.body).toMatchObject({ revision: 1, inUse: true, displayName: wt.displayName, sectionTemplates: wt.sectionTemplates, activityTemplates: wt.activityTemplates });
+    expect(first.body).toMatchObject({
+      revision: 1,
+      inUse: true,
+      displayName: wt.displayName,
+      sectionTemplates: wt.sectionTemplates,
+      activityTemplates: wt.activityTemplates,
+    });
   });
 
   it("20 concurrent PUTs create exactly one new revision, each dependent copied once, revision 1 untouched", async () => {
@@ -100,8 +130,28 @@ describe("once a work item is based on the latest revision", () => {
     expect(after.sectionsOf(1)).toEqual(before.sectionsOf(1));
     expect(after.linksOf(1)).toEqual(before.linksOf(1));
     // Each dependent exactly once in the copy, with its id.
-    expect(after.sectionsOf(2).map((s) => s.id).sort()).toEqual(before.sectionsOf(1).map((s) => s.id).sort());
-    expect(after.linksOf(2).map((l) => l.id).sort()).toEqual(before.linksOf(1).map((l) => l.id).sort());
+    expect(
+      after
+        .sectionsOf(2)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(
+      before
+        .sectionsOf(1)
+        .map((s) => s.id)
+        .sort(),
+    );
+    expect(
+      after
+        .linksOf(2)
+        .map((l) => l.id)
+        .sort(),
+    ).toEqual(
+      before
+        .linksOf(1)
+        .map((l) => l.id)
+        .sort(),
+    );
   });
 
   it("20 concurrent PUTs with one shared If-Match: exactly one succeeds, the others get 412", async () => {
@@ -109,7 +159,9 @@ describe("once a work item is based on the latest revision", () => {
     await baseWorkItemOn(wt.id, 1);
     const read = await call(`/WorkTemplates/${wt.id}`);
     const etag = read.headers.get("etag")!;
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => put(putBody(wt, { displayName: `Edit ${i}` }), { "if-match": etag })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => put(putBody(wt, { displayName: `Edit ${i}` }), { "if-match": etag })),
+    );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 412)).toHaveLength(19);
@@ -120,7 +172,9 @@ describe("once a work item is based on the latest revision", () => {
 
   it("the same 20 PUTs with If-Match on a template not in use: one changes it in place, 19 get 412", async () => {
     const wt = await createWorkTemplate();
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => put(putBody(wt, { displayName: `Edit ${i}` }), { "if-match": wt.etag })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => put(putBody(wt, { displayName: `Edit ${i}` }), { "if-match": wt.etag })),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 412)).toHaveLength(19);
     expect((await workTemplateRows(wt.id)).revisions).toHaveLength(1);
@@ -149,12 +203,22 @@ describe("once a work item is based on the latest revision", () => {
 });
 
 describe("activity templates", () => {
-  type Step = { name: string; request: (at: Record<string, any>) => [string, string, unknown] }; // eslint-disable-line @typescript-eslint/no-explicit-any -- loose test bodies
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loose test bodies
+  type Step = { name: string; request: (at: Record<string, any>) => [string, string, unknown] };
   const steps: Step[] = [
     { name: "PUT /ActivityTemplates", request: (at) => ["PUT", "/ActivityTemplates", putBody(at, { displayName: "Changed" })] },
-    { name: "PUT …/InputTemplates", request: (at) => ["PUT", `/ActivityTemplates/${at.id}/InputTemplates`, [...at.inputTemplates, { name: "extra", format: "integer" }]] },
-    { name: "POST …/InputTemplates", request: (at) => ["POST", `/ActivityTemplates/${at.id}/InputTemplates`, { name: "extra", format: "boolean" }] },
-    { name: "DELETE …/InputTemplates/{id}", request: (at) => ["DELETE", `/ActivityTemplates/${at.id}/InputTemplates/${at.inputTemplates[0].id}`, undefined] },
+    {
+      name: "PUT …/InputTemplates",
+      request: (at) => ["PUT", `/ActivityTemplates/${at.id}/InputTemplates`, [...at.inputTemplates, { name: "extra", format: "integer" }]],
+    },
+    {
+      name: "POST …/InputTemplates",
+      request: (at) => ["POST", `/ActivityTemplates/${at.id}/InputTemplates`, { name: "extra", format: "boolean" }],
+    },
+    {
+      name: "DELETE …/InputTemplates/{id}",
+      request: (at) => ["DELETE", `/ActivityTemplates/${at.id}/InputTemplates/${at.inputTemplates[0].id}`, undefined],
+    },
   ];
 
   it.each(steps)("$name changes revision 1 in place while no activity is based on it", async ({ request }) => {
@@ -189,11 +253,23 @@ describe("activity templates", () => {
   it("20 concurrent PUTs of an activity template in use create exactly one revision", async () => {
     const at = await createActivityTemplate();
     await baseActivityOn(at.id, 1);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => call("/ActivityTemplates", { method: "PUT", body: putBody(at, { displayName: `Edit ${i}` }) })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call("/ActivityTemplates", { method: "PUT", body: putBody(at, { displayName: `Edit ${i}` }) })),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
     const after = await activityTemplateRows(at.id);
     expect(after.revisions.map((r) => r.revision)).toEqual([1, 2]);
-    expect(after.inputsOf(2).map((i) => i.id).sort()).toEqual(after.inputsOf(1).map((i) => i.id).sort());
+    expect(
+      after
+        .inputsOf(2)
+        .map((i) => i.id)
+        .sort(),
+    ).toEqual(
+      after
+        .inputsOf(1)
+        .map((i) => i.id)
+        .sort(),
+    );
   });
 });
 
@@ -248,11 +324,16 @@ describe("DELETE deletes only the latest revision, and only when nothing was cre
 });
 
 describe("one batch per write", () => {
-  async function copyWrite(wt: Record<string, any>, extra: D1PreparedStatement[]) { // eslint-disable-line @typescript-eslint/no-explicit-any -- loose test bodies
-    const row = (await env.DB.prepare("SELECT * FROM work_templates WHERE id = ?1 AND is_latest = 1").bind(wt.id).first<Record<string, SqlValue>>())!;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- loose test bodies
+  async function copyWrite(wt: Record<string, any>, extra: D1PreparedStatement[]) {
+    const row = (await env.DB.prepare("SELECT * FROM work_templates WHERE id = ?1 AND is_latest = 1")
+      .bind(wt.id)
+      .first<Record<string, SqlValue>>())!;
     const read = { id: wt.id as string, revision: row.revision as number, etag: row.etag as string, inUse: true };
     return revisionWriteStatements(env.DB, WORK_TEMPLATE_KIND, read, {
-      header: Object.fromEntries(WORK_TEMPLATE_KIND.columns.map((c) => [c, c === "display_name" ? "half-way" : c === "etag" ? "new-etag" : row[c]!])),
+      header: Object.fromEntries(
+        WORK_TEMPLATE_KIND.columns.map((c) => [c, c === "display_name" ? "half-way" : c === "etag" ? "new-etag" : row[c]!]),
+      ),
       dependentChanges: () => [],
       sideEffects: () => extra,
     });
@@ -264,7 +345,10 @@ describe("one batch per write", () => {
     const before = await workTemplateRows(wt.id);
     const statements = await copyWrite(wt, [assertStatement(env.DB, "0 = 1")]);
     expect(statements.length).toBeGreaterThan(4);
-    const failure = await env.DB.batch(statements).then(() => undefined, (error: unknown) => error);
+    const failure = await env.DB.batch(statements).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(isAssertionFailure(failure)).toBe(true);
     expect(await workTemplateRows(wt.id)).toMatchObject({ revisions: before.revisions, sections: before.sections, links: before.links });
     expect((await call(`/WorkTemplates/${wt.id}`)).body.revision).toBe(1);
@@ -276,7 +360,10 @@ describe("one batch per write", () => {
     const first = await copyWrite(wt, []);
     const second = await copyWrite(wt, []);
     await env.DB.batch(first);
-    const failure = await env.DB.batch(second).then(() => undefined, (error: unknown) => error);
+    const failure = await env.DB.batch(second).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(isAssertionFailure(failure)).toBe(true);
     const rows = await workTemplateRows(wt.id);
     expect(rows.revisions).toHaveLength(2);
@@ -286,13 +373,21 @@ describe("one batch per write", () => {
   it("an in-place write prepared before a work item was based on the revision fails as a whole", async () => {
     const wt = await createWorkTemplate();
     const row = (await env.DB.prepare("SELECT * FROM work_templates WHERE id = ?1").bind(wt.id).first<Record<string, SqlValue>>())!;
-    const statements = revisionWriteStatements(env.DB, WORK_TEMPLATE_KIND, { id: wt.id, revision: 1, etag: row.etag as string, inUse: false }, {
-      header: Object.fromEntries(WORK_TEMPLATE_KIND.columns.map((c) => [c, c === "display_name" ? "raced" : row[c]!])),
-      dependentChanges: () => [],
-      sideEffects: () => [],
-    });
+    const statements = revisionWriteStatements(
+      env.DB,
+      WORK_TEMPLATE_KIND,
+      { id: wt.id, revision: 1, etag: row.etag as string, inUse: false },
+      {
+        header: Object.fromEntries(WORK_TEMPLATE_KIND.columns.map((c) => [c, c === "display_name" ? "raced" : row[c]!])),
+        dependentChanges: () => [],
+        sideEffects: () => [],
+      },
+    );
     await baseWorkItemOn(wt.id, 1);
-    const failure = await env.DB.batch(statements).then(() => undefined, (error: unknown) => error);
+    const failure = await env.DB.batch(statements).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(isAssertionFailure(failure)).toBe(true);
     expect((await workTemplateRows(wt.id)).revisions[0]?.display_name).toBe(wt.displayName);
   });

@@ -53,8 +53,23 @@ describe("validation", () => {
     ["unknown status", { status: "nope" }, "body.status", "exists"],
     ["unknown type", { typeId: crypto.randomUUID() }, "body.typeId", "exists"],
     ["unknown property", { properties: [{ name: "nope", value: 1 }] }, "body.properties.0.name", "unknownProperty"],
-    ["unknown activity template", { activityTemplates: [{ activityTemplateId: at }] }, "body.activityTemplates.0.activityTemplateId", "exists"],
-    ["duplicate section id", { sectionTemplates: [{ id: section, displayName: "a" }, { id: section, displayName: "b" }] }, "body.sectionTemplates.1.id", "duplicate"],
+    [
+      "unknown activity template",
+      { activityTemplates: [{ activityTemplateId: at }] },
+      "body.activityTemplates.0.activityTemplateId",
+      "exists",
+    ],
+    [
+      "duplicate section id",
+      {
+        sectionTemplates: [
+          { id: section, displayName: "a" },
+          { id: section, displayName: "b" },
+        ],
+      },
+      "body.sectionTemplates.1.id",
+      "duplicate",
+    ],
     ["unknown field", { colour: "red" }, "body", "unrecognized_keys"],
     ["too long tag", { tags: ["x".repeat(101)] }, "body.tags.0", "too_big"],
   ];
@@ -67,8 +82,13 @@ describe("validation", () => {
 
   it("refuses a section id that is not a section of the template", async () => {
     const a = await createActivityTemplate();
-    const res = await call("/WorkTemplates", { method: "POST", body: { displayName: "T", activityTemplates: [{ activityTemplateId: a.id, sectionTemplateId: section }] } });
-    expect(res.body.errors).toContainEqual(expect.objectContaining({ field: "body.activityTemplates.0.sectionTemplateId", rule: "exists" }));
+    const res = await call("/WorkTemplates", {
+      method: "POST",
+      body: { displayName: "T", activityTemplates: [{ activityTemplateId: a.id, sectionTemplateId: section }] },
+    });
+    expect(res.body.errors).toContainEqual(
+      expect.objectContaining({ field: "body.activityTemplates.0.sectionTemplateId", rule: "exists" }),
+    );
   });
 
   it("refuses a work type for another kind of entity", async () => {
@@ -79,10 +99,16 @@ describe("validation", () => {
 
   it("reports dependent-route problems at the item's index", async () => {
     const wt = await createWorkTemplate();
-    const res = await call(`/WorkTemplates/${wt.id}/ActivityTemplates`, { method: "PUT", body: [wt.activityTemplates[0], { activityTemplateId: crypto.randomUUID() }] });
+    const res = await call(`/WorkTemplates/${wt.id}/ActivityTemplates`, {
+      method: "PUT",
+      body: [wt.activityTemplates[0], { activityTemplateId: crypto.randomUUID() }],
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.1.activityTemplateId", rule: "exists" })]);
-    const dup = await call(`/WorkTemplates/${wt.id}/SectionTemplates`, { method: "POST", body: { id: wt.sectionTemplates[0].id, displayName: "again" } });
+    const dup = await call(`/WorkTemplates/${wt.id}/SectionTemplates`, {
+      method: "POST",
+      body: { id: wt.sectionTemplates[0].id, displayName: "again" },
+    });
     expect(dup.body.errors).toEqual([expect.objectContaining({ field: "body.id", rule: "duplicate" })]);
     const missing = await call(`/WorkTemplates/${wt.id}/SectionTemplates/${crypto.randomUUID()}`, { method: "DELETE" });
     expect(missing.status).toBe(404);
@@ -92,13 +118,23 @@ describe("validation", () => {
 describe("PUT /WorkTemplates", () => {
   it("accepts what it read, keeps absent dependent lists and replaces given ones", async () => {
     const wt = await createWorkTemplate();
-    const kept = await call("/WorkTemplates", { method: "PUT", body: putBody(wt, { displayName: "Renamed", activityTemplates: undefined, sectionTemplates: undefined }) });
+    const kept = await call("/WorkTemplates", {
+      method: "PUT",
+      body: putBody(wt, { displayName: "Renamed", activityTemplates: undefined, sectionTemplates: undefined }),
+    });
     expect(kept.status, kept.text).toBe(200);
-    expect(kept.body).toMatchObject({ displayName: "Renamed", activityTemplates: wt.activityTemplates, sectionTemplates: wt.sectionTemplates });
+    expect(kept.body).toMatchObject({
+      displayName: "Renamed",
+      activityTemplates: wt.activityTemplates,
+      sectionTemplates: wt.sectionTemplates,
+    });
     const replaced = await call("/WorkTemplates", { method: "PUT", body: putBody(kept.body, { sectionTemplates: [] }) });
     expect(replaced.status, replaced.text).toBe(400);
     expect(replaced.body.errors[0].field).toBe("body.activityTemplates.0.sectionTemplateId");
-    const cleared = await call("/WorkTemplates", { method: "PUT", body: putBody(kept.body, { sectionTemplates: [], activityTemplates: [] }) });
+    const cleared = await call("/WorkTemplates", {
+      method: "PUT",
+      body: putBody(kept.body, { sectionTemplates: [], activityTemplates: [] }),
+    });
     expect(cleared.body).toMatchObject({ sectionTemplates: [], activityTemplates: [], revision: 1 });
   });
 
@@ -106,7 +142,11 @@ describe("PUT /WorkTemplates", () => {
     const wt = await createWorkTemplate();
     expect((await call("/WorkTemplates", { method: "PUT", body: putBody(wt, { id: crypto.randomUUID() }) })).status).toBe(404);
     await call("/WorkTemplates", { method: "PUT", body: putBody(wt, { displayName: "first" }) });
-    const stale = await call("/WorkTemplates", { method: "PUT", body: putBody(wt, { displayName: "second" }), headers: { "if-match": wt.etag } });
+    const stale = await call("/WorkTemplates", {
+      method: "PUT",
+      body: putBody(wt, { displayName: "second" }),
+      headers: { "if-match": wt.etag },
+    });
     expect(stale.status).toBe(412);
   });
 
@@ -127,7 +167,10 @@ describe("GET /WorkTemplates", () => {
     await call("/WorkTemplates", { method: "PUT", body: putBody(a, { displayName: "A v2" }) });
     const ids = (res: { body: { id: string }[] }) => res.body.map((t) => t.id);
     const all = await call(`/WorkTemplates?tags=${encodeURIComponent(tag)}`);
-    expect(all.body.map((t: { id: string; revision: number }) => [t.id, t.revision])).toEqual([[a.id, 2], [b.id, 1]]);
+    expect(all.body.map((t: { id: string; revision: number }) => [t.id, t.revision])).toEqual([
+      [a.id, 2],
+      [b.id, 1],
+    ]);
     expect(ids(await call(`/WorkTemplates?tags=${encodeURIComponent(tag)}&statuses=active`))).toEqual([a.id]);
     expect(ids(await call(`/WorkTemplates?tags=${encodeURIComponent(tag)}&objectOwnerIds=owner-a`))).toEqual([a.id]);
     expect(ids(await call(`/WorkTemplates?searchText=${encodeURIComponent(`ref-${tag}`)}`))).toEqual([b.id]);
@@ -155,9 +198,14 @@ describe("file references", () => {
     const id = crypto.randomUUID();
     const now = new Date().toISOString();
     await env.DB.batch([
-      env.DB.prepare("INSERT OR IGNORE INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at) VALUES ('tpl-docs', 'Template docs', '[\"pdf\"]', 'e', ?1, ?1)").bind(now),
       env.DB.prepare(
-        "INSERT INTO files (id, name, data_type_id, size, content_type, r2_key, state, status, owner_id, etag, created_at, updated_at) VALUES (?1, 'a.pdf', 'tpl-docs', 1, 'application/pdf', ?2, 'ready', 'none', ?3, 'e', ?4, ?4)",
+        "INSERT OR IGNORE INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at) VALUES " +
+          "('tpl-docs', 'Template docs', '[\"pdf\"]', 'e', ?1, ?1)",
+      ).bind(now),
+      env.DB.prepare(
+        "INSERT INTO files (id, name, data_type_id, size, content_type, r2_key, state, status, owner_id, etag, " +
+          "created_at, updated_at) VALUES (?1, 'a.pdf', 'tpl-docs', 1, 'application/pdf', ?2, 'ready', 'none', ?3, 'e', " +
+          "?4, ?4)",
       ).bind(id, `files/${id}/k`, ownerId, now),
     ]);
     return id;
@@ -166,14 +214,24 @@ describe("file references", () => {
   it("links, lists, reads and unlinks (both DELETE forms)", async () => {
     const wt = await createWorkTemplate();
     const fileId = await readyFile("00000000-0000-4000-8000-00000000aaaa");
-    const platform = await call(`/WorkTemplates/${wt.id}/FileReferences`, { method: "POST", body: { location: "Platform", platformFile: { id: fileId } } });
+    const platform = await call(`/WorkTemplates/${wt.id}/FileReferences`, {
+      method: "POST",
+      body: { location: "Platform", platformFile: { id: fileId } },
+    });
     expect(platform.status, platform.text).toBe(201);
     expect(platform.body).toMatchObject({ location: "Platform", platformFile: { id: fileId }, url: null, name: null });
-    const external = await call(`/WorkTemplates/${wt.id}/FileReferences`, { method: "POST", body: { location: "External", url: "https://example.com/manual.pdf", name: "Manual" } });
+    const external = await call(`/WorkTemplates/${wt.id}/FileReferences`, {
+      method: "POST",
+      body: { location: "External", url: "https://example.com/manual.pdf", name: "Manual" },
+    });
     expect(external.status).toBe(201);
-    expect((await call(`/WorkTemplates/${wt.id}/FileReferences`)).body.map((r: { id: string }) => r.id).sort()).toEqual([platform.body.id, external.body.id].sort());
+    expect((await call(`/WorkTemplates/${wt.id}/FileReferences`)).body.map((r: { id: string }) => r.id).sort()).toEqual(
+      [platform.body.id, external.body.id].sort(),
+    );
     expect((await call(`/WorkTemplates/${wt.id}/FileReferences/${external.body.id}`)).body.name).toBe("Manual");
-    expect((await call(`/WorkTemplates/${wt.id}/FileReferences?fileReferenceId=${platform.body.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await call(`/WorkTemplates/${wt.id}/FileReferences?fileReferenceId=${platform.body.id}`, { method: "DELETE" })).status).toBe(
+      204,
+    );
     expect((await call(`/WorkTemplates/${wt.id}/FileReferences/${external.body.id}`, { method: "DELETE" })).status).toBe(204);
     expect((await call(`/WorkTemplates/${wt.id}/FileReferences/${external.body.id}`, { method: "DELETE" })).status).toBe(404);
     expect((await call(`/WorkTemplates/${wt.id}/FileReferences`)).body).toEqual([]);
@@ -186,7 +244,12 @@ describe("file references", () => {
     ["Platform with a file nobody can see", { location: "Platform", platformFile: { id: "missing" } }, "body.platformFile.id", "exists"],
     ["External without url", { location: "External" }, "body.url", "required"],
     ["External with ftp", { location: "External", url: "ftp://example.com/a" }, "body.url", "format"],
-    ["External with platformFile", { location: "External", url: "https://e.com", platformFile: { id: "x" } }, "body.platformFile", "notAllowed"],
+    [
+      "External with platformFile",
+      { location: "External", url: "https://e.com", platformFile: { id: "x" } },
+      "body.platformFile",
+      "notAllowed",
+    ],
     ["unknown location", { location: "Disk" }, "body.location", "invalid_value"],
   ])("%s → 400", async (_name, body, field, rule) => {
     const wt = await createWorkTemplate();
@@ -198,12 +261,18 @@ describe("file references", () => {
   it("refuses a file another user owns and has not published", async () => {
     const wt = await createWorkTemplate();
     const fileId = await readyFile("someone-else");
-    const res = await call(`/WorkTemplates/${wt.id}/FileReferences`, { method: "POST", body: { location: "Platform", platformFile: { id: fileId } } });
+    const res = await call(`/WorkTemplates/${wt.id}/FileReferences`, {
+      method: "POST",
+      body: { location: "Platform", platformFile: { id: fileId } },
+    });
     expect(res.status).toBe(400);
   });
 
   it("404 on an unknown template", async () => {
-    const res = await call(`/WorkTemplates/${crypto.randomUUID()}/FileReferences`, { method: "POST", body: { location: "External", url: "https://e.com" } });
+    const res = await call(`/WorkTemplates/${crypto.randomUUID()}/FileReferences`, {
+      method: "POST",
+      body: { location: "External", url: "https://e.com" },
+    });
     expect(res.status).toBe(404);
   });
 });
@@ -213,7 +282,9 @@ describe("GET /Tags", () => {
     const marker = crypto.randomUUID().slice(0, 8);
     await createWorkTemplate({ tags: [`b-${marker}`, `a-${marker}`] });
     await createWorkTemplate({ tags: [`a-${marker}`] });
-    await env.DB.prepare("INSERT INTO entity_tags (entity_kind, entity_id, tag) VALUES ('workItem', ?1, ?2)").bind(crypto.randomUUID(), `c-${marker}`).run();
+    await env.DB.prepare("INSERT INTO entity_tags (entity_kind, entity_id, tag) VALUES ('workItem', ?1, ?2)")
+      .bind(crypto.randomUUID(), `c-${marker}`)
+      .run();
     const res = await call(`/Tags?searchText=${marker}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual([`a-${marker}`, `b-${marker}`, `c-${marker}`]);

@@ -19,9 +19,20 @@ describe("TemplateWriter ids", () => {
         return pinned;
       },
     };
-    const context = { now: new Date().toISOString(), actorId: null, actorName: null, requestId: "writer-ids-test", expectedEtag: undefined };
+    const context = {
+      now: new Date().toISOString(),
+      actorId: null,
+      actorName: null,
+      requestId: "writer-ids-test",
+      expectedEtag: undefined,
+    };
     const item = InputTemplateInputSchema.parse({ name: "pinnedInput", format: "text" });
-    const result = await executeTemplateOperation(env.DB, context, { template: "activity", action: "addInputTemplate", id: at.id, item }, ids);
+    const result = await executeTemplateOperation(
+      env.DB,
+      context,
+      { template: "activity", action: "addInputTemplate", id: at.id, item },
+      ids,
+    );
     expect(result.ok, JSON.stringify(result)).toBe(true);
     expect(asked).toBeGreaterThan(0);
     const inputs = (result as { value: { inputTemplates: { id: string; name: string }[] } }).value.inputTemplates;

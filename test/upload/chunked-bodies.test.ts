@@ -29,35 +29,48 @@ async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
 
 async function startUpload(size: number | undefined) {
   const dataType = await createDataType({ allowedExtensions: ["bin"] });
-  const res = await call("/Files/Uploads", { method: "POST", user: ALICE, body: { dataTypeId: dataType.id, name: "c.bin", partSize: PART, ...(size ? { size } : {}) } });
+  const res = await call("/Files/Uploads", {
+    method: "POST",
+    user: ALICE,
+    body: { dataTypeId: dataType.id, name: "c.bin", partSize: PART, ...(size ? { size } : {}) },
+  });
   expect(res.status, res.text).toBe(201);
   return (res.body as { uploadId: string }).uploadId;
 }
 
 const putPart = (uploadId: string, n: number, body: BodyInit, headers: Record<string, string> = {}) =>
-  call(`/Files/Uploads/${uploadId}/Parts/${n}`, { method: "PUT", user: ALICE, rawBody: body, headers: { "content-type": "application/octet-stream", ...headers } });
+  call(`/Files/Uploads/${uploadId}/Parts/${n}`, {
+    method: "PUT",
+    user: ALICE,
+    rawBody: body,
+    headers: { "content-type": "application/octet-stream", ...headers },
+  });
 
 describe("large bodies without Content-Length", () => {
-  it("streams chunked and gzip parts of a declared upload to R2 under the expected length, and refuses a part of another length with a 400", async () => {
-    const bytes = patternBytes(PART + 4321, 31);
-    const uploadId = await startUpload(bytes.length);
-    const first = await putPart(uploadId, 1, chunked(bytes.subarray(0, PART)));
-    expect(first.status, first.text).toBe(200);
-    expect(first.body).toMatchObject({ partNumber: 1, size: PART });
+  it(
+    "streams chunked and gzip parts of a declared upload to R2 under the expected length, and refuses a part of " +
+      "another length with a 400",
+    async () => {
+      const bytes = patternBytes(PART + 4321, 31);
+      const uploadId = await startUpload(bytes.length);
+      const first = await putPart(uploadId, 1, chunked(bytes.subarray(0, PART)));
+      expect(first.status, first.text).toBe(200);
+      expect(first.body).toMatchObject({ partNumber: 1, size: PART });
 
-    const tooLong = await putPart(uploadId, 2, chunked(patternBytes(4322, 1)));
-    expect(tooLong.status, tooLong.text).toBe(400);
-    expect(tooLong.body.errors[0]).toMatchObject({ field: "body", rule: "size" });
-    const tooShort = await putPart(uploadId, 2, chunked(patternBytes(4000, 1)));
-    expect(tooShort.status, tooShort.text).toBe(400);
+      const tooLong = await putPart(uploadId, 2, chunked(patternBytes(4322, 1)));
+      expect(tooLong.status, tooLong.text).toBe(400);
+      expect(tooLong.body.errors[0]).toMatchObject({ field: "body", rule: "size" });
+      const tooShort = await putPart(uploadId, 2, chunked(patternBytes(4000, 1)));
+      expect(tooShort.status, tooShort.text).toBe(400);
 
-    const packed = await gzip(bytes.subarray(PART));
-    const second = await putPart(uploadId, 2, packed, { "content-encoding": "gzip" });
-    expect(second.status, second.text).toBe(200);
-    const done = await call(`/Files/Uploads/${uploadId}/Completion`, { method: "POST", user: ALICE });
-    expect(done.status, done.text).toBe(201);
-    expect(done.body.checksum).toBe(await compositeSha256(bytes, PART));
-  });
+      const packed = await gzip(bytes.subarray(PART));
+      const second = await putPart(uploadId, 2, packed, { "content-encoding": "gzip" });
+      expect(second.status, second.text).toBe(200);
+      const done = await call(`/Files/Uploads/${uploadId}/Completion`, { method: "POST", user: ALICE });
+      expect(done.status, done.text).toBe(201);
+      expect(done.body.checksum).toBe(await compositeSha256(bytes, PART));
+    },
+  );
 
   it("replays a chunked part sent again with its Idempotency-Key", async () => {
     const bytes = patternBytes(PART, 32);
@@ -89,7 +102,11 @@ describe("large bodies without Content-Length", () => {
     const response = new Response(form);
     const packed = await gzip(new Uint8Array(await response.arrayBuffer()));
     expect(packed.length).toBeLessThan(MiB);
-    const res = await call("/Medias", { method: "POST", rawBody: packed, headers: { "content-type": response.headers.get("content-type")!, "content-encoding": "gzip" } });
+    const res = await call("/Medias", {
+      method: "POST",
+      rawBody: packed,
+      headers: { "content-type": response.headers.get("content-type")!, "content-encoding": "gzip" },
+    });
     expect(res.status, res.text).toBe(413);
     expect(res.body.code).toBe("PayloadTooLarge");
   });
@@ -101,18 +118,30 @@ describe("large bodies without Content-Length", () => {
     form.append("DataTypeId", dataType.id);
     form.append("File", new File([content], "c.bin"));
     const response = new Response(form);
-    const res = await call("/Files", { method: "POST", rawBody: chunked(new Uint8Array(await response.arrayBuffer())), headers: { "content-type": response.headers.get("content-type")! } });
+    const res = await call("/Files", {
+      method: "POST",
+      rawBody: chunked(new Uint8Array(await response.arrayBuffer())),
+      headers: { "content-type": response.headers.get("content-type")! },
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.body.checksum).toBe(await sha256Hex(content));
   });
 
-  it("answers a gzip JSON PUT without If-Match that inflates past the JSON limit with a 413 (the last-writer-wins retry keeps at most the limit)", async () => {
-    const created = await call("/Categories", { method: "POST", body: { name: `big-${crypto.randomUUID()}` } });
-    expect(created.status).toBe(201);
-    // 8 MiB of JSON (a long name), about 8 KiB compressed.
-    const packed = await gzip(new TextEncoder().encode(JSON.stringify({ id: created.body.id, name: "n".repeat(8 * MiB) })));
-    const res = await call("/Categories", { method: "PUT", rawBody: packed, headers: { "content-type": "application/json", "content-encoding": "gzip" } });
-    expect(res.status, res.text).toBe(413);
-    expect(res.body.code).toBe("PayloadTooLarge");
-  });
+  it(
+    "answers a gzip JSON PUT without If-Match that inflates past the JSON limit with a 413 (the last-writer-wins " +
+      "retry keeps at most the limit)",
+    async () => {
+      const created = await call("/Categories", { method: "POST", body: { name: `big-${crypto.randomUUID()}` } });
+      expect(created.status).toBe(201);
+      // 8 MiB of JSON (a long name), about 8 KiB compressed.
+      const packed = await gzip(new TextEncoder().encode(JSON.stringify({ id: created.body.id, name: "n".repeat(8 * MiB) })));
+      const res = await call("/Categories", {
+        method: "PUT",
+        rawBody: packed,
+        headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      });
+      expect(res.status, res.text).toBe(413);
+      expect(res.body.code).toBe("PayloadTooLarge");
+    },
+  );
 });

@@ -9,7 +9,8 @@ const MiB = 1024 * 1024;
 
 async function rowCounts(upload: { uploadId: string; fileId: string }) {
   return env.DB.prepare(
-    "SELECT (SELECT count(*) FROM files WHERE id = ?1) AS files, (SELECT count(*) FROM file_uploads WHERE id = ?2) AS uploads, (SELECT count(*) FROM upload_parts WHERE upload_id = ?2) AS parts",
+    "SELECT (SELECT count(*) FROM files WHERE id = ?1) AS files, (SELECT count(*) FROM file_uploads WHERE id = ?2) " +
+      "AS uploads, (SELECT count(*) FROM upload_parts WHERE upload_id = ?2) AS parts",
   )
     .bind(upload.fileId, upload.uploadId)
     .first<{ files: number; uploads: number; parts: number }>();
@@ -18,11 +19,17 @@ async function rowCounts(upload: { uploadId: string; fileId: string }) {
 describe("the scheduled cleanup", () => {
   it("aborts and removes an abandoned upload once it expires, not before", async () => {
     const dataType = await createDataType({ allowedExtensions: ["bin"] });
-    const started = await call("/Files/Uploads", { method: "POST", user: ALICE, body: { dataTypeId: dataType.id, name: "left.bin", partSize: 5 * MiB } });
+    const started = await call("/Files/Uploads", {
+      method: "POST",
+      user: ALICE,
+      body: { dataTypeId: dataType.id, name: "left.bin", partSize: 5 * MiB },
+    });
     const upload = started.body as { uploadId: string; fileId: string; expiresAt: string };
     await call(`/Files/Uploads/${upload.uploadId}/Parts/1`, { method: "PUT", user: ALICE, rawBody: patternBytes(5 * MiB) });
 
-    const r2 = await env.DB.prepare("SELECT r2_key, r2_upload_id FROM file_uploads WHERE id = ?1").bind(upload.uploadId).first<{ r2_key: string; r2_upload_id: string }>();
+    const r2 = await env.DB.prepare("SELECT r2_key, r2_upload_id FROM file_uploads WHERE id = ?1")
+      .bind(upload.uploadId)
+      .first<{ r2_key: string; r2_upload_id: string }>();
 
     await runCron(Date.now());
     expect(await rowCounts(upload)).toEqual({ files: 1, uploads: 1, parts: 1 });
@@ -96,7 +103,10 @@ describe("consistency of POST /Files", () => {
   it("deletes the stored object when the row cannot be inserted, so no object without a row remains", async () => {
     const dataType = await createDataType();
     // A database failure right at the insert, after the object was written.
-    await env.DB.prepare("CREATE TRIGGER IF NOT EXISTS test_files_insert_fails BEFORE INSERT ON files WHEN NEW.name = 'boom.csv' BEGIN SELECT RAISE(ABORT, 'simulated failure'); END").run();
+    await env.DB.prepare(
+      "CREATE TRIGGER IF NOT EXISTS test_files_insert_fails BEFORE INSERT ON files WHEN NEW.name = 'boom.csv' BEGIN " +
+        "SELECT RAISE(ABORT, 'simulated failure'); END",
+    ).run();
     const before = await bucketKeys();
     const form = new FormData();
     form.append("DataTypeId", dataType.id);

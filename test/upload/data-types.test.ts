@@ -6,7 +6,10 @@ import { call } from "../support/http";
 describe("data types", () => {
   it("creates, reads, lists, updates and deletes a data type, with events", async () => {
     const id = uniqueDataTypeId("inspection-report");
-    const created = await call("/DataTypes", { method: "POST", body: { id, name: `Inspection report ${id}`, allowedExtensions: [".XLSX", "csv", "xlsx"] } });
+    const created = await call("/DataTypes", {
+      method: "POST",
+      body: { id, name: `Inspection report ${id}`, allowedExtensions: [".XLSX", "csv", "xlsx"] },
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get("location")).toBe(`/DataTypes/${id}`);
     expect(created.headers.get("etag")).toMatch(/^".+"$/);
@@ -36,23 +39,35 @@ describe("data types", () => {
 
   it("derives the id from the name when none is given", async () => {
     const suffix = crypto.randomUUID().slice(0, 6);
-    const res = await call("/DataTypes", { method: "POST", body: { name: `Thickness Measurements (v2) ${suffix}`, allowedExtensions: ["csv"] } });
+    const res = await call("/DataTypes", {
+      method: "POST",
+      body: { name: `Thickness Measurements (v2) ${suffix}`, allowedExtensions: ["csv"] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.id).toBe(`thickness-measurements-v2-${suffix}`);
   });
 
   it("refuses a duplicate id and a duplicate name (regardless of case) with 409 naming the field", async () => {
     const existing = await createDataType();
-    const sameId = await call("/DataTypes", { method: "POST", body: { id: existing.id, name: "Another name entirely", allowedExtensions: ["csv"] } });
+    const sameId = await call("/DataTypes", {
+      method: "POST",
+      body: { id: existing.id, name: "Another name entirely", allowedExtensions: ["csv"] },
+    });
     expect(sameId.status).toBe(409);
     expect(sameId.body.errors).toContainEqual(expect.objectContaining({ field: "body.id", rule: "unique" }));
 
-    const sameName = await call("/DataTypes", { method: "POST", body: { id: uniqueDataTypeId(), name: existing.name.toUpperCase(), allowedExtensions: ["csv"] } });
+    const sameName = await call("/DataTypes", {
+      method: "POST",
+      body: { id: uniqueDataTypeId(), name: existing.name.toUpperCase(), allowedExtensions: ["csv"] },
+    });
     expect(sameName.status).toBe(409);
     expect(sameName.body.errors).toContainEqual(expect.objectContaining({ field: "body.name", rule: "unique" }));
 
     const other = await createDataType();
-    const renameClash = await call("/DataTypes", { method: "PUT", body: { id: other.id, name: existing.name, allowedExtensions: ["csv"] } });
+    const renameClash = await call("/DataTypes", {
+      method: "PUT",
+      body: { id: other.id, name: existing.name, allowedExtensions: ["csv"] },
+    });
     expect(renameClash.status).toBe(409);
     expect(renameClash.body.errors).toContainEqual(expect.objectContaining({ field: "body.name", rule: "unique" }));
   });
@@ -80,10 +95,16 @@ describe("data types", () => {
     expect((await call("/DataTypes/no-such-type")).status).toBe(404);
     expect((await call("/DataTypes/NOT_A_SLUG")).status).toBe(400);
     const dataType = await createDataType();
-    const stale = await call("/DataTypes", { method: "PUT", body: { id: dataType.id, name: "x", allowedExtensions: ["csv"] }, headers: { "if-match": '"stale"' } });
+    const stale = await call("/DataTypes", {
+      method: "PUT",
+      body: { id: dataType.id, name: "x", allowedExtensions: ["csv"] },
+      headers: { "if-match": '"stale"' },
+    });
     expect(stale.status).toBe(412);
     expect((await call(`/DataTypes/${dataType.id}`, { method: "DELETE", headers: { "if-match": '"stale"' } })).status).toBe(412);
-    expect((await call("/DataTypes", { method: "PUT", body: { id: "no-such-type", name: "x", allowedExtensions: ["csv"] } })).status).toBe(404);
+    expect((await call("/DataTypes", { method: "PUT", body: { id: "no-such-type", name: "x", allowedExtensions: ["csv"] } })).status).toBe(
+      404,
+    );
   });
 
   it("refuses to delete a data type that a file uses, with 409 InUse", async () => {

@@ -13,14 +13,23 @@ import { call, tokenFor } from "../support/http";
 
 const MiB = 1024 * 1024;
 const PART = 5 * MiB;
-const R2_S3 = { R2_ACCESS_KEY_ID: "AKIDEXAMPLE", R2_SECRET_ACCESS_KEY: "secret-example", R2_ACCOUNT_ID: "0123456789abcdef", R2_BUCKET_NAME: "uploads-test" };
+const R2_S3 = {
+  R2_ACCESS_KEY_ID: "AKIDEXAMPLE",
+  R2_SECRET_ACCESS_KEY: "secret-example",
+  R2_ACCOUNT_ID: "0123456789abcdef",
+  R2_BUCKET_NAME: "uploads-test",
+};
 
 /** One request to the Worker as deployed with R2 S3 credentials. */
 async function callConfigured(path: string, init: { method?: string; body?: unknown; user?: { id: string; name: string } } = {}) {
   const headers = new Headers({ authorization: `Bearer ${await tokenFor(init.user ?? ALICE)}` });
   if (init.body !== undefined) headers.set("content-type", "application/json");
   const ctx = createExecutionContext();
-  const request = new Request(`https://api.test${path}`, { method: init.method ?? "GET", headers, body: init.body === undefined ? null : JSON.stringify(init.body) });
+  const request = new Request(`https://api.test${path}`, {
+    method: init.method ?? "GET",
+    headers,
+    body: init.body === undefined ? null : JSON.stringify(init.body),
+  });
   const response = await worker.fetch!(request as Request<unknown, IncomingRequestCfProperties>, { ...env, ...R2_S3 }, ctx);
   await waitOnExecutionContext(ctx);
   const text = await response.text();
@@ -37,7 +46,10 @@ async function start(body: Record<string, unknown>) {
 async function putToPresigned(url: string, bytes: Uint8Array): Promise<string> {
   const parsed = new URL(url);
   const key = decodeURIComponent(parsed.pathname.split("/").slice(2).join("/"));
-  const part = await env.UPLOADS.resumeMultipartUpload(key, parsed.searchParams.get("uploadId")!).uploadPart(Number(parsed.searchParams.get("partNumber")), bytes);
+  const part = await env.UPLOADS.resumeMultipartUpload(key, parsed.searchParams.get("uploadId")!).uploadPart(
+    Number(parsed.searchParams.get("partNumber")),
+    bytes,
+  );
   return part.etag;
 }
 
@@ -55,7 +67,9 @@ describe("POST /Files/Uploads/{uploadId}/Parts/{partNumber}/PresignedUrl", () =>
   it("presigns an UploadPart URL for R2's S3 endpoint, signing the part's size when it is known", async () => {
     const dataType = await createDataType({ allowedExtensions: ["bin"] });
     const upload = await start({ dataTypeId: dataType.id, name: "big.bin", size: PART + 10, partSize: PART });
-    const row = await env.DB.prepare("SELECT r2_key, r2_upload_id FROM file_uploads WHERE id = ?1").bind(upload.uploadId).first<{ r2_key: string; r2_upload_id: string }>();
+    const row = await env.DB.prepare("SELECT r2_key, r2_upload_id FROM file_uploads WHERE id = ?1")
+      .bind(upload.uploadId)
+      .first<{ r2_key: string; r2_upload_id: string }>();
     const res = await callConfigured(`/Files/Uploads/${upload.uploadId}/Parts/2/PresignedUrl`, { method: "POST" });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ partNumber: 2, method: "PUT", headers: { "content-length": "10" } });
@@ -85,11 +99,15 @@ describe("POST /Files/Uploads/{uploadId}/Parts/{partNumber}/PresignedUrl", () =>
   it("is a 404 for anyone but the caller who started the upload", async () => {
     const dataType = await createDataType({ allowedExtensions: ["bin"] });
     const upload = await start({ dataTypeId: dataType.id, name: "o.bin" });
-    expect((await callConfigured(`/Files/Uploads/${upload.uploadId}/Parts/1/PresignedUrl`, { method: "POST", user: BOB })).status).toBe(404);
+    expect((await callConfigured(`/Files/Uploads/${upload.uploadId}/Parts/1/PresignedUrl`, { method: "POST", user: BOB })).status).toBe(
+      404,
+    );
   });
 
   it("needs a token and files_write", async () => {
-    expect((await call(`/Files/Uploads/${crypto.randomUUID()}/Parts/1/PresignedUrl`, { method: "POST", anonymous: true })).status).toBe(401);
+    expect((await call(`/Files/Uploads/${crypto.randomUUID()}/Parts/1/PresignedUrl`, { method: "POST", anonymous: true })).status).toBe(
+      401,
+    );
     const reader = { ...ALICE, permissions: ["files_read"] };
     expect((await call(`/Files/Uploads/${crypto.randomUUID()}/Parts/1/PresignedUrl`, { method: "POST", user: reader })).status).toBe(403);
   });
@@ -106,7 +124,11 @@ describe("POST /Files/Uploads/{uploadId}/DirectCompletion", () => {
       etags.push({ partNumber: n, etag: await putToPresigned(presigned.body.url, bytes.subarray((n - 1) * PART, n * PART)) });
     }
     // Part 2 goes through the Worker (a client may mix both).
-    const viaWorker = await call(`/Files/Uploads/${upload.uploadId}/Parts/2`, { method: "PUT", rawBody: bytes.subarray(PART, 2 * PART), user: ALICE });
+    const viaWorker = await call(`/Files/Uploads/${upload.uploadId}/Parts/2`, {
+      method: "PUT",
+      rawBody: bytes.subarray(PART, 2 * PART),
+      user: ALICE,
+    });
     expect(viaWorker.status).toBe(200);
 
     const done = await call(`/Files/Uploads/${upload.uploadId}/DirectCompletion`, { method: "POST", user: ALICE, body: { parts: etags } });
@@ -124,10 +146,18 @@ describe("POST /Files/Uploads/{uploadId}/DirectCompletion", () => {
     const upload = await start({ dataTypeId: dataType.id, name: "wrong.bin" });
     const presigned = await callConfigured(`/Files/Uploads/${upload.uploadId}/Parts/1/PresignedUrl`, { method: "POST" });
     const etag = await putToPresigned(presigned.body.url, bytes);
-    const wrong = await call(`/Files/Uploads/${upload.uploadId}/DirectCompletion`, { method: "POST", user: ALICE, body: { parts: [{ partNumber: 1, etag: "0".repeat(32) }] } });
+    const wrong = await call(`/Files/Uploads/${upload.uploadId}/DirectCompletion`, {
+      method: "POST",
+      user: ALICE,
+      body: { parts: [{ partNumber: 1, etag: "0".repeat(32) }] },
+    });
     expect(wrong.status).toBe(409);
     expect(wrong.body.errors[0]).toMatchObject({ field: "parts", rule: "assemble" });
-    const right = await call(`/Files/Uploads/${upload.uploadId}/DirectCompletion`, { method: "POST", user: ALICE, body: { parts: [{ partNumber: 1, etag }] } });
+    const right = await call(`/Files/Uploads/${upload.uploadId}/DirectCompletion`, {
+      method: "POST",
+      user: ALICE,
+      body: { parts: [{ partNumber: 1, etag }] },
+    });
     expect(right.status, right.text).toBe(201);
     expect(right.body.checksum).toBe(await sha256Hex(bytes));
   });
@@ -138,7 +168,11 @@ describe("POST /Files/Uploads/{uploadId}/DirectCompletion", () => {
     const presigned = await callConfigured(`/Files/Uploads/${upload.uploadId}/Parts/1/PresignedUrl`, { method: "POST" });
     // R2 would refuse this PUT (its Content-Length is signed); stored through the binding it shows what the completion checks.
     const etag = await putToPresigned(presigned.body.url, patternBytes(4000));
-    const res = await call(`/Files/Uploads/${upload.uploadId}/DirectCompletion`, { method: "POST", user: ALICE, body: { parts: [{ partNumber: 1, etag }] } });
+    const res = await call(`/Files/Uploads/${upload.uploadId}/DirectCompletion`, {
+      method: "POST",
+      user: ALICE,
+      body: { parts: [{ partNumber: 1, etag }] },
+    });
     expect(res.status).toBe(409);
     expect(res.body.errors[0]).toMatchObject({ field: "parts", rule: "size" });
     expect((await call(`/Files/Uploads/${upload.uploadId}`, { user: ALICE })).status).toBe(404);
@@ -147,7 +181,16 @@ describe("POST /Files/Uploads/{uploadId}/DirectCompletion", () => {
 
   it.each([
     ["no parts", { parts: [] }, "body.parts"],
-    ["a repeated part number", { parts: [{ partNumber: 1, etag: "a" }, { partNumber: 1, etag: "b" }] }, "body.parts"],
+    [
+      "a repeated part number",
+      {
+        parts: [
+          { partNumber: 1, etag: "a" },
+          { partNumber: 1, etag: "b" },
+        ],
+      },
+      "body.parts",
+    ],
     ["an empty etag", { parts: [{ partNumber: 1, etag: "" }] }, "body.parts.0.etag"],
   ])("refuses %s (400)", async (_, body, field) => {
     const res = await call(`/Files/Uploads/${crypto.randomUUID()}/DirectCompletion`, { method: "POST", user: ALICE, body });

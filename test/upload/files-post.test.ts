@@ -2,13 +2,26 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { FileSchema } from "../../src/upload/files/schema";
 import { outboxActions } from "../support/factories/types";
-import { ALICE, BOB, bucketKeys, createDataType, fileForm, patternBytes, postForm, rawCall, sha256Hex, uploadFile } from "../support/factories/upload";
+import {
+  ALICE,
+  BOB,
+  bucketKeys,
+  createDataType,
+  fileForm,
+  patternBytes,
+  postForm,
+  rawCall,
+  sha256Hex,
+  uploadFile,
+} from "../support/factories/upload";
 import { call, tokenFor } from "../support/http";
 
 const csv = (text = "depth,mm\n1,4.2\n") => ({ name: "readings.csv", content: text, type: "text/csv" });
 
 async function fileRows(dataTypeId: string) {
-  const { results } = await env.DB.prepare("SELECT id, r2_key FROM files WHERE data_type_id = ?1").bind(dataTypeId).all<{ id: string; r2_key: string }>();
+  const { results } = await env.DB.prepare("SELECT id, r2_key FROM files WHERE data_type_id = ?1")
+    .bind(dataTypeId)
+    .all<{ id: string; r2_key: string }>();
   return results;
 }
 
@@ -16,7 +29,13 @@ describe("POST /Files", () => {
   it("stores the file and returns its definition with status none, owned by the caller", async () => {
     const dataType = await createDataType();
     const content = "depth,mm\n1,4.2\n2,3.9\n";
-    const res = await postForm(fileForm([["DataTypeId", dataType.id], ["File", { name: "wall thickness.csv", content, type: "text/csv" }]]), ALICE);
+    const res = await postForm(
+      fileForm([
+        ["DataTypeId", dataType.id],
+        ["File", { name: "wall thickness.csv", content, type: "text/csv" }],
+      ]),
+      ALICE,
+    );
     expect(res.status, res.text).toBe(201);
     expect(FileSchema.safeParse(res.body).success).toBe(true);
     expect(res.body).toMatchObject({
@@ -62,23 +81,60 @@ describe("POST /Files", () => {
 
   it("takes an owner id without a name (name null), and the caller's name when the id is the caller's", async () => {
     const dataType = await createDataType();
-    const other = await postForm(fileForm([["DataTypeId", dataType.id], ["ObjectOwnerId", BOB.id], ["File", csv()]]), ALICE);
+    const other = await postForm(
+      fileForm([
+        ["DataTypeId", dataType.id],
+        ["ObjectOwnerId", BOB.id],
+        ["File", csv()],
+      ]),
+      ALICE,
+    );
     expect(other.body.objectOwner).toEqual({ id: BOB.id, name: null });
-    const self = await postForm(fileForm([["DataTypeId", dataType.id], ["ObjectOwnerId", ALICE.id], ["File", csv()]]), ALICE);
+    const self = await postForm(
+      fileForm([
+        ["DataTypeId", dataType.id],
+        ["ObjectOwnerId", ALICE.id],
+        ["File", csv()],
+      ]),
+      ALICE,
+    );
     expect(self.body.objectOwner).toEqual({ id: ALICE.id, name: ALICE.name });
   });
 
   it("accepts the data type after the file (held until the form ends) and keeps a UTF-8 name", async () => {
     const dataType = await createDataType();
-    const res = await postForm(fileForm([["File", { name: "Målinger – Ø.csv", content: "x", type: "text/csv" }], ["DataTypeId", dataType.id]]));
+    const res = await postForm(
+      fileForm([
+        ["File", { name: "Målinger – Ø.csv", content: "x", type: "text/csv" }],
+        ["DataTypeId", dataType.id],
+      ]),
+    );
     expect(res.status, res.text).toBe(201);
     expect(res.body.name).toBe("Målinger – Ø.csv");
   });
 
   it("matches extensions regardless of case, and compound extensions", async () => {
     const dataType = await createDataType({ allowedExtensions: ["tar.gz", "xlsx"] });
-    expect((await postForm(fileForm([["DataTypeId", dataType.id], ["File", { name: "REPORT.XLSX", content: "x" }]]))).status).toBe(201);
-    expect((await postForm(fileForm([["DataTypeId", dataType.id], ["File", { name: "bundle.tar.gz", content: "x" }]]))).status).toBe(201);
+    expect(
+      (
+        await postForm(
+          fileForm([
+            ["DataTypeId", dataType.id],
+            ["File", { name: "REPORT.XLSX", content: "x" }],
+          ]),
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await postForm(
+          fileForm([
+            ["DataTypeId", dataType.id],
+            ["File", { name: "bundle.tar.gz", content: "x" }],
+          ]),
+        )
+      ).status,
+    ).toBe(201);
   });
 
   it("streams a file larger than one part (12 MiB) to R2 in parts and stores the exact bytes", async () => {
@@ -96,7 +152,11 @@ describe("POST /Files", () => {
   it("hashes the whole body for an Idempotency-Key and replays the same file", async () => {
     const dataType = await createDataType();
     const key = `upload-${crypto.randomUUID()}`;
-    const form = () => fileForm([["DataTypeId", dataType.id], ["File", csv("same,bytes\n")]]);
+    const form = () =>
+      fileForm([
+        ["DataTypeId", dataType.id],
+        ["File", csv("same,bytes\n")],
+      ]);
     // The same FormData serialises with a new boundary each time, so the replay is of one serialised body.
     const body = await new Response(form()).arrayBuffer();
     const contentType = new Response(form()).headers.get("content-type")!;
@@ -121,7 +181,16 @@ describe("POST /Files", () => {
       const dataType = await createDataType({ allowedExtensions: ["xlsx", "csv"] });
       const keysBefore = await bucketKeys();
       const file = { name: "macro.exe", content: patternBytes(64 * 1024) };
-      const entries: [string, string | typeof file][] = order === "before" ? [["DataTypeId", dataType.id], ["File", file]] : [["File", file], ["DataTypeId", dataType.id]];
+      const entries: [string, string | typeof file][] =
+        order === "before"
+          ? [
+              ["DataTypeId", dataType.id],
+              ["File", file],
+            ]
+          : [
+              ["File", file],
+              ["DataTypeId", dataType.id],
+            ];
       const res = await postForm(fileForm(entries));
       expect(res.status).toBe(400);
       expect(res.body.code).toBe("ValidationFailed");
@@ -134,20 +203,76 @@ describe("POST /Files", () => {
 
   it("refuses a file without an extension", async () => {
     const dataType = await createDataType({ allowedExtensions: ["csv"] });
-    const res = await postForm(fileForm([["DataTypeId", dataType.id], ["File", { name: "csv", content: "x" }]]));
+    const res = await postForm(
+      fileForm([
+        ["DataTypeId", dataType.id],
+        ["File", { name: "csv", content: "x" }],
+      ]),
+    );
     expect(res.status).toBe(400);
     expect(res.body.errors[0]).toMatchObject({ field: "body.file", rule: "extension" });
   });
 
   describe.each([
     ["no data type", () => [["File", csv()]], "body.dataTypeId", "required"],
-    ["an empty data type", () => [["DataTypeId", " "], ["File", csv()]], "body.dataTypeId", "required"],
-    ["an unknown data type", () => [["DataTypeId", "no-such-type"], ["File", csv()]], "body.dataTypeId", "exists"],
+    [
+      "an empty data type",
+      () => [
+        ["DataTypeId", " "],
+        ["File", csv()],
+      ],
+      "body.dataTypeId",
+      "required",
+    ],
+    [
+      "an unknown data type",
+      () => [
+        ["DataTypeId", "no-such-type"],
+        ["File", csv()],
+      ],
+      "body.dataTypeId",
+      "exists",
+    ],
     ["no file", (id: string) => [["DataTypeId", id]], "body.file", "required"],
-    ["the file as a text field", (id: string) => [["DataTypeId", id], ["File", "just text"]], "body.file", "file"],
-    ["two files", (id: string) => [["DataTypeId", id], ["File", csv()], ["file", csv()]], "body.file", "single"],
-    ["an unknown field", (id: string) => [["DataTypeId", id], ["Owner", "x"], ["File", csv()]], "body.Owner", "unknown"],
-    ["an owner name without an owner id", (id: string) => [["DataTypeId", id], ["ObjectOwnerName", "x"], ["File", csv()]], "body.objectOwnerName", "requires"],
+    [
+      "the file as a text field",
+      (id: string) => [
+        ["DataTypeId", id],
+        ["File", "just text"],
+      ],
+      "body.file",
+      "file",
+    ],
+    [
+      "two files",
+      (id: string) => [
+        ["DataTypeId", id],
+        ["File", csv()],
+        ["file", csv()],
+      ],
+      "body.file",
+      "single",
+    ],
+    [
+      "an unknown field",
+      (id: string) => [
+        ["DataTypeId", id],
+        ["Owner", "x"],
+        ["File", csv()],
+      ],
+      "body.Owner",
+      "unknown",
+    ],
+    [
+      "an owner name without an owner id",
+      (id: string) => [
+        ["DataTypeId", id],
+        ["ObjectOwnerName", "x"],
+        ["File", csv()],
+      ],
+      "body.objectOwnerName",
+      "requires",
+    ],
   ] as const)("a form with %s", (_label, entries, field, rule) => {
     it("is a 400 naming the field, storing nothing", async () => {
       const dataType = await createDataType();
@@ -184,7 +309,11 @@ describe("POST /Files", () => {
   describe("security", () => {
     it("needs a token and files_write", async () => {
       const dataType = await createDataType();
-      const form = () => fileForm([["DataTypeId", dataType.id], ["File", csv()]]);
+      const form = () =>
+        fileForm([
+          ["DataTypeId", dataType.id],
+          ["File", csv()],
+        ]);
       expect((await call("/Files", { method: "POST", rawBody: form(), anonymous: true })).status).toBe(401);
       expect((await postForm(form(), { permissions: ["files_read"] })).status).toBe(403);
       expect(await fileRows(dataType.id)).toEqual([]);

@@ -16,7 +16,9 @@ describe("GET /Files/{id}", () => {
     expect(res.status).toBe(200);
     expect(FileSchema.parse(res.body)).toEqual(posted.body);
     expect(res.headers.get("etag")).toBe(posted.headers.get("etag"));
-    expect((await call(`/Files/${posted.body.id}`, { user: ALICE, headers: { "if-none-match": res.headers.get("etag")! } })).status).toBe(304);
+    expect((await call(`/Files/${posted.body.id}`, { user: ALICE, headers: { "if-none-match": res.headers.get("etag")! } })).status).toBe(
+      304,
+    );
   });
 
   it("answers 404 for an unknown id and 400 for a malformed one", async () => {
@@ -64,7 +66,11 @@ describe("visibility: owner and uploader always, others once metadata ties the f
     const dataType = await createDataType();
     const posted = await uploadFile(dataType.id, { name: "p.csv", content: "x" }, ALICE);
     await call(`/Files/${posted.body.id}/Metadata`, { method: "PUT", user: ALICE, body: { objectType: "plant", objectId: "P-1" } });
-    const res = await call(`/Files/${posted.body.id}/Metadata`, { method: "PUT", user: BOB, body: { objectType: "plant", objectId: "P-2" } });
+    const res = await call(`/Files/${posted.body.id}/Metadata`, {
+      method: "PUT",
+      user: BOB,
+      body: { objectType: "plant", objectId: "P-2" },
+    });
     expect(res.status).toBe(403);
   });
 });
@@ -91,16 +97,27 @@ describe("PUT /Files/{id}/Metadata", () => {
       const res = await call(`/Files/${posted.body.id}/Metadata`, { method: "PUT", body: { objectType, objectId: "X-1" } });
       expect(res.body.metadata.objectType).toBe(objectType);
     }
-    const stale = await call(`/Files/${posted.body.id}/Metadata`, { method: "PUT", body: { objectType: "plant", objectId: "X" }, headers: { "if-match": posted.headers.get("etag")! } });
+    const stale = await call(`/Files/${posted.body.id}/Metadata`, {
+      method: "PUT",
+      body: { objectType: "plant", objectId: "X" },
+      headers: { "if-match": posted.headers.get("etag")! },
+    });
     expect(stale.status).toBe(412);
   });
 
   it("refuses metadata before the file is posted (an upload not completed): 409 for its uploader", async () => {
     const dataType = await createDataType();
     const started = await call("/Files/Uploads", { method: "POST", user: ALICE, body: { dataTypeId: dataType.id, name: "later.csv" } });
-    const res = await call(`/Files/${started.body.fileId}/Metadata`, { method: "PUT", user: ALICE, body: { objectType: "plant", objectId: "P-1" } });
+    const res = await call(`/Files/${started.body.fileId}/Metadata`, {
+      method: "PUT",
+      user: ALICE,
+      body: { objectType: "plant", objectId: "P-1" },
+    });
     expect(res.status).toBe(409);
-    expect((await call(`/Files/${started.body.fileId}/Metadata`, { method: "PUT", user: BOB, body: { objectType: "plant", objectId: "P-1" } })).status).toBe(404);
+    expect(
+      (await call(`/Files/${started.body.fileId}/Metadata`, { method: "PUT", user: BOB, body: { objectType: "plant", objectId: "P-1" } }))
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -109,13 +126,27 @@ describe("PUT /Files/status", () => {
     const dataType = await createDataType();
     const posted = await uploadFile(dataType.id, { name: "s.csv", content: "x" });
     let etag = posted.headers.get("etag")!;
-    for (const status of ["processed", "pending", "processing", "validationError", "processingError", "new", "opened", "authorizationError", "none"]) {
+    for (const status of [
+      "processed",
+      "pending",
+      "processing",
+      "validationError",
+      "processingError",
+      "new",
+      "opened",
+      "authorizationError",
+      "none",
+    ]) {
       const res = await call("/Files/status", { method: "PUT", body: { id: posted.body.id, status }, headers: { "if-match": etag } });
       expect(res.status, res.text).toBe(200);
       expect(res.body.status).toBe(status);
       etag = res.headers.get("etag")!;
     }
-    const stale = await call("/Files/status", { method: "PUT", body: { id: posted.body.id, status: "processed" }, headers: { "if-match": posted.headers.get("etag")! } });
+    const stale = await call("/Files/status", {
+      method: "PUT",
+      body: { id: posted.body.id, status: "processed" },
+      headers: { "if-match": posted.headers.get("etag")! },
+    });
     expect(stale.status).toBe(412);
     expect((await outboxActions("file", posted.body.id)).filter((a) => a === "updated")).toHaveLength(9);
   });
@@ -154,10 +185,15 @@ describe("GET /Files", () => {
     expect(ids(byType)).toEqual([a.body.id, b.body.id]);
     expect(byType.headers.get("x-total-count")).toBe("2");
     expect(ids(await call(`/Files?dataTypeIds=${dataType.id},${other.id}&statuses=processed`, { user: ALICE }))).toEqual([b.body.id]);
-    expect(ids(await call(`/Files?dataTypeIds=${dataType.id},${other.id}&searchText=READINGS&order=size desc`, { user: ALICE }))).toEqual([b.body.id, a.body.id]);
+    expect(ids(await call(`/Files?dataTypeIds=${dataType.id},${other.id}&searchText=READINGS&order=size desc`, { user: ALICE }))).toEqual([
+      b.body.id,
+      a.body.id,
+    ]);
     expect(ids(await call(`/Files?objectOwnerIds=${ALICE.id}&dataTypeIds=${other.id}`, { user: ALICE }))).toEqual([c.body.id]);
     expect(ids(await call(`/Files?objectOwnerIds=${BOB.id}&dataTypeIds=${dataType.id}`, { user: ALICE }))).toEqual([]);
-    const page = await call(`/Files?dataTypeIds=${dataType.id},${other.id}&order=name desc&skip=1&take=1&includeTotal=true`, { user: ALICE });
+    const page = await call(`/Files?dataTypeIds=${dataType.id},${other.id}&order=name desc&skip=1&take=1&includeTotal=true`, {
+      user: ALICE,
+    });
     expect(ids(page)).toEqual([b.body.id]);
     expect(page.headers.get("x-total-count")).toBe("3");
     expect(ids(await call(`/Files?ids=${a.body.id},${c.body.id}&excludeIds=${c.body.id}`, { user: ALICE }))).toEqual([a.body.id]);
@@ -188,12 +224,14 @@ describe("GET /Files/{id}/Data", () => {
   it("streams the bytes with content type, attachment name (RFC 6266), ETag and nosniff", async () => {
     const dataType = await createDataType();
     const content = "depth,mm\n1,4.2\n";
-    const posted = await uploadFile(dataType.id, { name: "Målinger \"Q3\".csv", content, type: "text/csv" });
+    const posted = await uploadFile(dataType.id, { name: 'Målinger "Q3".csv', content, type: "text/csv" });
     const res = await rawCall(`/Files/${posted.body.id}/Data`);
     expect(res.status).toBe(200);
     expect(new TextDecoder().decode(res.bytes)).toBe(content);
     expect(res.headers.get("content-type")).toBe("text/csv");
-    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="M_linger _Q3_.csv"; filename*=UTF-8''M%C3%A5linger%20%22Q3%22.csv`);
+    expect(res.headers.get("content-disposition")).toBe(
+      `attachment; filename="M_linger _Q3_.csv"; filename*=UTF-8''M%C3%A5linger%20%22Q3%22.csv`,
+    );
     expect(res.headers.get("etag")).toBe(`"${await sha256Hex(text(content))}"`);
     expect(res.headers.get("accept-ranges")).toBe("bytes");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
@@ -221,7 +259,11 @@ describe("GET /Files/{id}/Data", () => {
     expect(past.status).toBe(416);
     expect(past.headers.get("content-range")).toBe("bytes */100000");
     expect(past.headers.get("content-type")).toBe("application/problem+json");
-    expect(JSON.parse(new TextDecoder().decode(past.bytes))).toMatchObject({ status: 416, code: "RangeNotSatisfiable", type: "urn:integrity-edge:problem:RangeNotSatisfiable" });
+    expect(JSON.parse(new TextDecoder().decode(past.bytes))).toMatchObject({
+      status: 416,
+      code: "RangeNotSatisfiable",
+      type: "urn:integrity-edge:problem:RangeNotSatisfiable",
+    });
     const several = await rawCall(url, { headers: { range: "bytes=0-1,5-6" } });
     expect(several.status).toBe(200);
     expect(several.bytes.length).toBe(100_000);
@@ -236,7 +278,9 @@ describe("DELETE /Files/{id}", () => {
     const posted = await uploadFile(dataType.id, { name: "d.csv", content: "x" });
     const row = await env.DB.prepare("SELECT r2_key FROM files WHERE id = ?1").bind(posted.body.id).first<{ r2_key: string }>();
     expect((await call(`/Files/${posted.body.id}`, { method: "DELETE", headers: { "if-match": '"stale"' } })).status).toBe(412);
-    expect((await call(`/Files/${posted.body.id}`, { method: "DELETE", headers: { "if-match": posted.headers.get("etag")! } })).status).toBe(204);
+    expect(
+      (await call(`/Files/${posted.body.id}`, { method: "DELETE", headers: { "if-match": posted.headers.get("etag")! } })).status,
+    ).toBe(204);
     expect((await call(`/Files/${posted.body.id}`)).status).toBe(404);
     expect(await env.UPLOADS.head(row!.r2_key)).toBeNull();
     expect(await outboxActions("file", posted.body.id)).toEqual(["created", "deleted"]);
@@ -272,7 +316,10 @@ describe("security", () => {
     expect((await call(`/Files/${posted.body.id}`, { user: writer })).status).toBe(403);
     expect((await rawCall(`/Files/${posted.body.id}/Data`, { user: writer })).status).toBe(403);
     expect((await call("/Files/status", { method: "PUT", user: reader, body: { id: posted.body.id, status: "new" } })).status).toBe(403);
-    expect((await call(`/Files/${posted.body.id}/Metadata`, { method: "PUT", user: reader, body: { objectType: "plant", objectId: "1" } })).status).toBe(403);
+    expect(
+      (await call(`/Files/${posted.body.id}/Metadata`, { method: "PUT", user: reader, body: { objectType: "plant", objectId: "1" } }))
+        .status,
+    ).toBe(403);
     expect((await call(`/Files/${posted.body.id}`, { method: "DELETE", user: reader })).status).toBe(403);
   });
 });

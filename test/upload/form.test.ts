@@ -34,7 +34,10 @@ async function readAll(stream: ReadableStream<Uint8Array>, boundary: string) {
 
 async function serialise(form: FormData): Promise<{ bytes: Uint8Array; boundary: string }> {
   const response = new Response(form);
-  return { bytes: new Uint8Array(await response.arrayBuffer()), boundary: formBoundary(response.headers.get("content-type") ?? undefined)! };
+  return {
+    bytes: new Uint8Array(await response.arrayBuffer()),
+    boundary: formBoundary(response.headers.get("content-type") ?? undefined)!,
+  };
 }
 
 describe("readForm", () => {
@@ -64,7 +67,9 @@ describe("readForm", () => {
     const boundary = "XyZ";
     // Everything but CRLF "--XyZ" itself, which a client's boundary never occurs as inside content.
     const tricky = "--XyZ no \r\n-XyZ \r\n--Xy\r\n--X";
-    const body = encoder.encode(`preamble\r\n--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n\r\n${tricky}\r\n--${boundary}--\r\nepilogue`);
+    const body = encoder.encode(
+      `preamble\r\n--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n\r\n${tricky}\r\n--${boundary}--\r\nepilogue`,
+    );
     for (let cut = 1; cut < body.length; cut++) {
       const parts = await readAll(streamOf(body, [cut, cut + 1, cut + 3]), boundary);
       expect(parts.map((p) => new TextDecoder().decode(new Uint8Array(p.body)))).toEqual([tricky]);

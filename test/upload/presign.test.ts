@@ -1,4 +1,7 @@
-/** SigV4 query-string presigning (aws4fetch), against AWS's documented example (S3 API reference, "Authenticating Requests: Using Query Parameters"). */
+/**
+ * SigV4 query-string presigning (aws4fetch), against AWS's documented example (S3 API reference, "Authenticating Requests: Using
+ * Query Parameters").
+ */
 import { describe, expect, it } from "vitest";
 import { amzDate, presignUrl } from "../../src/upload/uploads/presign";
 
@@ -45,7 +48,12 @@ describe("presignUrl", () => {
   });
 
   it("lists signed headers in order and keeps the URL's own parameters", async () => {
-    const url = await presignUrl({ ...EXAMPLE, method: "PUT", url: new URL("https://acct.r2.cloudflarestorage.com/bucket/files/a b?uploadId=x%2By&partNumber=3"), headers: { "Content-Length": "10" } });
+    const url = await presignUrl({
+      ...EXAMPLE,
+      method: "PUT",
+      url: new URL("https://acct.r2.cloudflarestorage.com/bucket/files/a b?uploadId=x%2By&partNumber=3"),
+      headers: { "Content-Length": "10" },
+    });
     expect(url.searchParams.get("X-Amz-SignedHeaders")).toBe("content-length;host");
     expect(url.searchParams.get("uploadId")).toBe("x+y");
     expect(url.searchParams.get("partNumber")).toBe("3");

@@ -16,7 +16,12 @@ async function start(body: Record<string, unknown>, user: { id: string; name: st
 }
 
 function putPart(uploadId: string, partNumber: number, bytes: Uint8Array, user: { id: string; name: string } = ALICE) {
-  return call(`/Files/Uploads/${uploadId}/Parts/${partNumber}`, { method: "PUT", rawBody: bytes, user, headers: { "content-type": "application/octet-stream" } });
+  return call(`/Files/Uploads/${uploadId}/Parts/${partNumber}`, {
+    method: "PUT",
+    rawBody: bytes,
+    user,
+    headers: { "content-type": "application/octet-stream" },
+  });
 }
 
 const slice = (bytes: Uint8Array, part: number, size = PART) => bytes.subarray((part - 1) * size, part * size);
@@ -95,7 +100,9 @@ describe("resumable multipart upload", () => {
     expect(done.body.checksum).toBe(await compositeSha256(bytes, PART));
     expect(done.body.checksum).toMatch(/^sha256-parts:[0-9a-f]{64}-2$/);
     // The download's ETag is the checksum, so a resumed download checks against the same value.
-    expect((await rawCall(`/Files/${upload.fileId}/Data`, { user: ALICE, headers: { range: "bytes=0-0" } })).headers.get("etag")).toBe(`"${done.body.checksum}"`);
+    expect((await rawCall(`/Files/${upload.fileId}/Data`, { user: ALICE, headers: { range: "bytes=0-0" } })).headers.get("etag")).toBe(
+      `"${done.body.checksum}"`,
+    );
   });
 
   it("hashes each part as it streams in (also a part sent without Content-Length) and keeps its digest", async () => {
@@ -159,7 +166,9 @@ describe("resumable multipart upload", () => {
     const bytes = patternBytes(3000, 8);
     const upload = await start({ dataTypeId: dataType.id, name: "crash.bin" });
     await putPart(upload.uploadId, 1, bytes);
-    const r2 = await env.DB.prepare("SELECT u.r2_key, u.r2_upload_id, p.etag FROM file_uploads u JOIN upload_parts p ON p.upload_id = u.id WHERE u.id = ?1")
+    const r2 = await env.DB.prepare(
+      "SELECT u.r2_key, u.r2_upload_id, p.etag FROM file_uploads u JOIN upload_parts p ON p.upload_id = u.id WHERE u.id = ?1",
+    )
       .bind(upload.uploadId)
       .first<{ r2_key: string; r2_upload_id: string; etag: string }>();
     // The first attempt got as far as R2's completion and no further.
@@ -184,7 +193,9 @@ describe("resumable multipart upload", () => {
     await putPart(upload.uploadId, 1, patternBytes(PART));
     expect((await call(`/Files/Uploads/${upload.uploadId}`, { method: "DELETE", user: ALICE })).status).toBe(204);
     expect((await call(`/Files/Uploads/${upload.uploadId}`, { user: ALICE })).status).toBe(404);
-    const rows = await env.DB.prepare("SELECT (SELECT count(*) FROM files WHERE id = ?1) AS files, (SELECT count(*) FROM upload_parts WHERE upload_id = ?2) AS parts")
+    const rows = await env.DB.prepare(
+      "SELECT (SELECT count(*) FROM files WHERE id = ?1) AS files, (SELECT count(*) FROM upload_parts WHERE upload_id = ?2) AS parts",
+    )
       .bind(upload.fileId, upload.uploadId)
       .first<{ files: number; parts: number }>();
     expect(rows).toEqual({ files: 0, parts: 0 });
@@ -202,17 +213,28 @@ describe("resumable multipart upload", () => {
     ])("with %s", (_label, overrides, field, rule) => {
       it("is a 400 naming the field and stores nothing", async () => {
         const dataType = await createDataType({ allowedExtensions: ["bin"] });
-        const res = await call("/Files/Uploads", { method: "POST", user: ALICE, body: { dataTypeId: dataType.id, name: "ok.bin", ...overrides } });
+        const res = await call("/Files/Uploads", {
+          method: "POST",
+          user: ALICE,
+          body: { dataTypeId: dataType.id, name: "ok.bin", ...overrides },
+        });
         expect(res.status, res.text).toBe(400);
         expect(res.body.errors).toContainEqual(expect.objectContaining({ field, rule }));
-        const count = await env.DB.prepare("SELECT count(*) AS n FROM files WHERE data_type_id = ?1").bind(dataType.id).first<{ n: number }>();
+        const count = await env.DB.prepare("SELECT count(*) AS n FROM files WHERE data_type_id = ?1")
+          .bind(dataType.id)
+          .first<{ n: number }>();
         expect(count?.n).toBe(0);
       });
     });
 
     it("picks a part size that fits 10,000 parts for a declared size, and takes an explicit owner", async () => {
       const dataType = await createDataType({ allowedExtensions: ["bin"] });
-      const upload = await start({ dataTypeId: dataType.id, name: "huge.bin", size: 200 * 1024 * MiB, objectOwner: { id: BOB.id, name: BOB.name } });
+      const upload = await start({
+        dataTypeId: dataType.id,
+        name: "huge.bin",
+        size: 200 * 1024 * MiB,
+        objectOwner: { id: BOB.id, name: BOB.name },
+      });
       expect(upload.partSize).toBe(21 * MiB);
       const row = await env.DB.prepare("SELECT owner_id, owner_name, state FROM files WHERE id = ?1").bind(upload.fileId).first();
       expect(row).toEqual({ owner_id: BOB.id, owner_name: BOB.name, state: "uploading" });

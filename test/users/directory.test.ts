@@ -13,7 +13,14 @@ describe("GET /Users", () => {
     const res = await call(`/Users?ids=${ada.id}`);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toHaveLength(1);
-    expect(res.body[0]).toEqual({ id: ada.id, name: "Ada Inspector", kind: "person", clientId: null, firstSeenAt: expect.any(String), lastSeenAt: expect.any(String) });
+    expect(res.body[0]).toEqual({
+      id: ada.id,
+      name: "Ada Inspector",
+      kind: "person",
+      clientId: null,
+      firstSeenAt: expect.any(String),
+      lastSeenAt: expect.any(String),
+    });
     expect(res.body[0].firstSeenAt >= before).toBe(true);
     expect(res.body[0].lastSeenAt).toBe(res.body[0].firstSeenAt);
   });

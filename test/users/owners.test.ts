@@ -30,7 +30,9 @@ const resources: Record<string, (owner: Owner) => Promise<{ created: Owner; read
     return { created: body.objectOwner, read: (await call(`/WorkTemplates/${body.id}`)).body.objectOwner };
   },
   async ActivityTemplates(owner) {
-    const body = await created(await call("/ActivityTemplates", { method: "POST", body: { displayName: `at ${tag()}`, objectOwner: owner } }));
+    const body = await created(
+      await call("/ActivityTemplates", { method: "POST", body: { displayName: `at ${tag()}`, objectOwner: owner } }),
+    );
     return { created: body.objectOwner, read: (await call(`/ActivityTemplates/${body.id}`)).body.objectOwner };
   },
   async Activities(owner) {
@@ -48,28 +50,57 @@ const resources: Record<string, (owner: Owner) => Promise<{ created: Owner; read
   },
   async Models(owner) {
     const def = await definition("ACR");
-    const body = await created(await call("/Models", { method: "POST", body: { name: `model ${tag()}`, modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1, objectOwner: owner } }));
+    const body = await created(
+      await call("/Models", {
+        method: "POST",
+        body: {
+          name: `model ${tag()}`,
+          modelDefinitionName: def.name,
+          modelDefinitionVersion: def.version,
+          cpuCores: 1,
+          memory: 1,
+          objectOwner: owner,
+        },
+      }),
+    );
     return { created: body.objectOwner, read: (await call(`/Models/${body.id}`)).body.objectOwner };
   },
   async Monitors(owner) {
     const def = await definition("ACR");
-    const model = await created(await call("/Models", { method: "POST", body: { name: `model ${tag()}`, modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 } }));
-    const body = await created(await call("/Monitors", { method: "POST", body: { name: `monitor ${tag()}`, modelId: model.id, objectOwner: owner } }));
+    const model = await created(
+      await call("/Models", {
+        method: "POST",
+        body: { name: `model ${tag()}`, modelDefinitionName: def.name, modelDefinitionVersion: def.version, cpuCores: 1, memory: 1 },
+      }),
+    );
+    const body = await created(
+      await call("/Monitors", { method: "POST", body: { name: `monitor ${tag()}`, modelId: model.id, objectOwner: owner } }),
+    );
     return { created: body.objectOwner, read: (await call(`/Monitors/${body.id}`)).body.objectOwner };
   },
   async Files(owner) {
     // The multipart form takes the id and, optionally, the name.
     const dataType = await createDataType();
-    const form = fileForm([["DataTypeId", dataType.id], ["ObjectOwnerId", owner.id], ...(owner.name === null ? [] : ([["ObjectOwnerName", owner.name]] as [string, string][])), ["File", { name: "owned.csv", content: "a\n" }]]);
+    const form = fileForm([
+      ["DataTypeId", dataType.id],
+      ["ObjectOwnerId", owner.id],
+      ...(owner.name === null ? [] : ([["ObjectOwnerName", owner.name]] as [string, string][])),
+      ["File", { name: "owned.csv", content: "a\n" }],
+    ]);
     const body = await created(await postForm(form));
     return { created: body.objectOwner, read: (await call(`/Files/${body.id}`)).body.objectOwner };
   },
   async "Files/Uploads"(owner) {
     const dataType = await createDataType();
-    const started = await call("/Files/Uploads", { method: "POST", body: { dataTypeId: dataType.id, name: "owned.csv", objectOwner: owner } });
+    const started = await call("/Files/Uploads", {
+      method: "POST",
+      body: { dataTypeId: dataType.id, name: "owned.csv", objectOwner: owner },
+    });
     expect(started.status, started.text).toBe(201);
     const { uploadId, fileId } = started.body as { uploadId: string; fileId: string };
-    expect((await call(`/Files/Uploads/${uploadId}/Parts/1`, { method: "PUT", rawBody: new TextEncoder().encode("a\n") })).status).toBe(200);
+    expect((await call(`/Files/Uploads/${uploadId}/Parts/1`, { method: "PUT", rawBody: new TextEncoder().encode("a\n") })).status).toBe(
+      200,
+    );
     const done = await created(await call(`/Files/Uploads/${uploadId}/Completion`, { method: "POST" }));
     return { created: done.objectOwner, read: (await call(`/Files/${fileId}`)).body.objectOwner };
   },
@@ -81,13 +112,22 @@ export default class Static extends IndexBuilder {
   async *entries() { yield { id: "a", title: "owned" }; }
 }`;
     const since = new Date(Date.now() - 1).toISOString();
-    const res = await call("/Indices", { method: "POST", rawBody: libraryForm({ Name: `idx-${tag()}`, DisplayName: "Owned", ObjectOwnerId: owner.id }, library), headers: { "api-version": "1.1" } });
+    const res = await call("/Indices", {
+      method: "POST",
+      rawBody: libraryForm({ Name: `idx-${tag()}`, DisplayName: "Owned", ObjectOwnerId: owner.id }, library),
+      headers: { "api-version": "1.1" },
+    });
     const body = await created(res);
     await awaitSync(body.id, since);
     return { created: body.objectOwner, read: (await call(`/Indices/${body.id}`)).body.objectOwner };
   },
   async Queries(owner) {
-    const body = await created(await call("/Queries", { method: "POST", body: { name: `q ${tag()}`, index: { id: STANDARD.deviations }, queryObject: { text: "flange" }, objectOwner: owner } }));
+    const body = await created(
+      await call("/Queries", {
+        method: "POST",
+        body: { name: `q ${tag()}`, index: { id: STANDARD.deviations }, queryObject: { text: "flange" }, objectOwner: owner },
+      }),
+    );
     return { created: body.objectOwner, read: (await call(`/Queries/${body.id}`)).body.objectOwner };
   },
 };

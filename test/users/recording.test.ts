@@ -80,7 +80,9 @@ describe("recording callers", () => {
     const now = Date.parse("2026-11-22T11:00:00.000Z");
     const user = newPerson("Two Isolates");
     // Another isolate's record, a minute old.
-    await env.DB.prepare("INSERT INTO users (id, name, kind, client_id, first_seen_at, last_seen_at) VALUES (?1, ?2, 'person', NULL, ?3, ?3)")
+    await env.DB.prepare(
+      "INSERT INTO users (id, name, kind, client_id, first_seen_at, last_seen_at) VALUES (?1, ?2, 'person', NULL, ?3, ?3)",
+    )
       .bind(user.id, user.name, new Date(now - 60_000).toISOString())
       .run();
     const app = appWith({ clock: { now: () => new Date(now) } });
@@ -115,7 +117,11 @@ describe("recording callers", () => {
     });
     const app = appWith({});
     const ctx = createExecutionContext();
-    const res = await app.fetch(new Request("https://api.test/Categories", { headers: { authorization: `Bearer ${await tokenFor(user)}` } }), { ...env, DB: slow }, ctx);
+    const res = await app.fetch(
+      new Request("https://api.test/Categories", { headers: { authorization: `Bearer ${await tokenFor(user)}` } }),
+      { ...env, DB: slow },
+      ctx,
+    );
     expect(res.status).toBe(200);
     expect(await env.DB.prepare("SELECT id FROM users WHERE id = ?1").bind(user.id).first()).toBeNull();
     release();

@@ -4,7 +4,8 @@ import { env } from "cloudflare:workers";
 import { createApp, type AppOptions } from "../../src/app";
 import { tokenFor, type TestUser } from "../support/http";
 
-export interface Settled<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
+export interface Settled<T = any> {
   status: number;
   headers: Headers;
   body: T;
@@ -14,14 +15,31 @@ export interface Settled<T = any> { // eslint-disable-line @typescript-eslint/no
  * One request through the app with its own execution context, returned once everything it left for
  * after the response (waitUntil) has finished.
  */
-export async function settledCall(path: string, options: { user?: Partial<TestUser>; token?: string; headers?: Record<string, string>; env?: Env; app?: ReturnType<typeof createApp> } = {}): Promise<Settled> {
+export async function settledCall(
+  path: string,
+  options: {
+    user?: Partial<TestUser>;
+    token?: string;
+    headers?: Record<string, string>;
+    env?: Env;
+    app?: ReturnType<typeof createApp>;
+  } = {},
+): Promise<Settled> {
   const app = options.app ?? (defaultApp ??= createApp());
   const ctx = createExecutionContext();
   const authorization = `Bearer ${options.token ?? (await tokenFor(options.user))}`;
-  const res = await app.fetch(new Request(`https://api.test${path}`, { headers: { authorization, ...options.headers } }), options.env ?? env, ctx);
+  const res = await app.fetch(
+    new Request(`https://api.test${path}`, { headers: { authorization, ...options.headers } }),
+    options.env ?? env,
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text && (res.headers.get("content-type") ?? "").includes("json") ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    headers: res.headers,
+    body: text && (res.headers.get("content-type") ?? "").includes("json") ? JSON.parse(text) : text,
+  };
 }
 
 let defaultApp: ReturnType<typeof createApp> | undefined;
@@ -39,7 +57,11 @@ export function newPerson(name = "Test Person", permissions?: string[]): Partial
 export async function clientToken(clientId: string, clientSecret: string): Promise<string> {
   const ctx = createExecutionContext();
   const res = await createApp().fetch(
-    new Request("https://api.test/connect/token", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }) }),
+    new Request("https://api.test/connect/token", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }),
+    }),
     env,
     ctx,
   );

@@ -78,7 +78,9 @@ describe("POST /Activities", () => {
 
 describe("PUT /Activities", () => {
   it("changes the fields and input values, validated by format, and honours If-Match", async () => {
-    const template = await seedActivityTemplate({ inputs: [{ format: "decimal", required: true }, { format: "date" }, { format: "boolean" }, { format: "text" }] });
+    const template = await seedActivityTemplate({
+      inputs: [{ format: "decimal", required: true }, { format: "date" }, { format: "boolean" }, { format: "text" }],
+    });
     const [thickness, measured, ok, note] = template.inputs.map((i) => i.id);
     const created = await postActivity({ basedOn: { id: template.id } });
     const plant = await seedAsset("plant");
@@ -128,7 +130,10 @@ describe("PUT /Activities", () => {
   it("refuses to change basedOn or workItemId", async () => {
     const template = await seedActivityTemplate();
     const created = await postActivity({ basedOn: { id: template.id } });
-    const res = await call("/Activities", { method: "PUT", body: { ...withoutEtag(created), basedOn: { id: crypto.randomUUID(), revision: 1 }, workItemId: crypto.randomUUID() } });
+    const res = await call("/Activities", {
+      method: "PUT",
+      body: { ...withoutEtag(created), basedOn: { id: crypto.randomUUID(), revision: 1 }, workItemId: crypto.randomUUID() },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(["body.basedOn.id", "body.workItemId"]);
   });
@@ -149,15 +154,32 @@ describe("GET /Activities", () => {
   it("applies every filter", async () => {
     const tag = crypto.randomUUID().slice(0, 8);
     const typeA = await seedActivityType();
-    const t1 = await seedActivityTemplate({ displayName: `Alpha ${tag}`, referenceId: `REF-${tag}-1`, activityTypeId: typeA.id, inputs: [] });
+    const t1 = await seedActivityTemplate({
+      displayName: `Alpha ${tag}`,
+      referenceId: `REF-${tag}-1`,
+      activityTypeId: typeA.id,
+      inputs: [],
+    });
     const t2 = await seedActivityTemplate({ displayName: `Beta ${tag}`, inputs: [] });
     const plant = await seedAsset("plant");
     const main = await seedAsset("mainSystem", { id: plant.id, plantId: plant.id });
     const equipment = await seedAsset("equipment", { id: main.id, plantId: plant.id });
     const design = await seedAsset("designObject", { id: main.id, plantId: plant.id });
     const item = await postWorkItem();
-    const a = await postActivity({ basedOn: { id: t1.id }, workItemId: item.id, dateOfActivity: "2026-03-01T23:30:00Z", responsible: { id: `r-${tag}`, name: "R" }, designations: [{ id: equipment.id }], objectOwner: { id: `o-${tag}`, name: "Owner" } });
-    const b = await postActivity({ basedOn: { id: t2.id }, dateOfActivity: "2026-03-02T00:30:00Z", status: "active", designations: [{ id: design.id }, { id: main.id }] });
+    const a = await postActivity({
+      basedOn: { id: t1.id },
+      workItemId: item.id,
+      dateOfActivity: "2026-03-01T23:30:00Z",
+      responsible: { id: `r-${tag}`, name: "R" },
+      designations: [{ id: equipment.id }],
+      objectOwner: { id: `o-${tag}`, name: "Owner" },
+    });
+    const b = await postActivity({
+      basedOn: { id: t2.id },
+      dateOfActivity: "2026-03-02T00:30:00Z",
+      status: "active",
+      designations: [{ id: design.id }, { id: main.id }],
+    });
     const c = await postActivity({ basedOn: { id: t2.id }, dateOfActivity: "2026-03-05T12:00:00Z", displayName: `Gamma ${tag}` });
     const mine = [a.id, b.id, c.id].join(",");
     const ids = async (query: string) => {
@@ -219,7 +241,10 @@ describe("security", () => {
   it("needs a token and the permissions", async () => {
     expect((await call("/Activities", { anonymous: true })).status).toBe(401);
     expect((await call("/Activities", { user: { permissions: ["work_write"] } })).status).toBe(403);
-    expect((await call("/Activities", { method: "POST", body: { basedOn: { id: crypto.randomUUID() } }, user: { permissions: ["work_read"] } })).status).toBe(403);
+    expect(
+      (await call("/Activities", { method: "POST", body: { basedOn: { id: crypto.randomUUID() } }, user: { permissions: ["work_read"] } }))
+        .status,
+    ).toBe(403);
     expect((await call(`/Activities/${crypto.randomUUID()}`, { method: "DELETE", user: { permissions: ["work_read"] } })).status).toBe(403);
   });
 });

@@ -24,7 +24,11 @@ const FORMATS: Record<Prop["key"], Format> = { I: "integer", D: "decimal", T: "t
 
 beforeAll(async () => {
   for (const [key, format] of Object.entries(FORMATS) as [Prop["key"], Format][]) {
-    const seeded = await seedPropertyDefinition({ format, applicationRule: "WorkItem", name: `fc${key}_${crypto.randomUUID().slice(0, 6)}` });
+    const seeded = await seedPropertyDefinition({
+      format,
+      applicationRule: "WorkItem",
+      name: `fc${key}_${crypto.randomUUID().slice(0, 6)}`,
+    });
     PROPS.push({ key, format, ...seeded });
   }
 });
@@ -61,7 +65,10 @@ const itemArb: fc.Arbitrary<Item> = fc.record({
   due: fc.option(instantArb),
   owner: fc.constantFrom({ id: "o1", name: "Zed" }, { id: "o2", name: "amy" }, { id: "o3", name: null }),
   props: fc.record(
-    Object.fromEntries((Object.keys(FORMATS) as Prop["key"][]).map((k) => [k, VALUE_ARBS[FORMATS[k]]])) as Record<Prop["key"], fc.Arbitrary<Value>>,
+    Object.fromEntries((Object.keys(FORMATS) as Prop["key"][]).map((k) => [k, VALUE_ARBS[FORMATS[k]]])) as Record<
+      Prop["key"],
+      fc.Arbitrary<Value>
+    >,
     { requiredKeys: [] },
   ),
 });
@@ -76,13 +83,23 @@ type Tree = Term | { kind: "and" | "or"; children: Tree[] };
 
 const termArb: fc.Arbitrary<Term> = fc.constantFrom(...(Object.keys(FORMATS) as Prop["key"][])).chain((key) => {
   const ops: Op[] = FORMATS[key] === "boolean" ? ["eq", "ne", "in"] : ["eq", "ne", "gt", "ge", "lt", "le", "in"];
-  return fc.record({ key: fc.constant(key), op: fc.constantFrom(...ops), isNull: fc.nat(9).map((n) => n < 2), values: fc.array(VALUE_ARBS[FORMATS[key]], { minLength: 1, maxLength: 3 }) }).map(({ isNull, ...t }) =>
-    isNull && (t.op === "eq" || t.op === "ne") ? { ...t, values: [] } : { ...t, values: t.op === "in" ? t.values : t.values.slice(0, 1) },
-  );
+  return fc
+    .record({
+      key: fc.constant(key),
+      op: fc.constantFrom(...ops),
+      isNull: fc.nat(9).map((n) => n < 2),
+      values: fc.array(VALUE_ARBS[FORMATS[key]], { minLength: 1, maxLength: 3 }),
+    })
+    .map(({ isNull, ...t }) =>
+      isNull && (t.op === "eq" || t.op === "ne") ? { ...t, values: [] } : { ...t, values: t.op === "in" ? t.values : t.values.slice(0, 1) },
+    );
 });
 const { tree: treeArb } = fc.letrec<{ tree: Tree; group: Tree }>((tie) => ({
   tree: fc.oneof({ depthSize: "small" }, termArb, tie("group")),
-  group: fc.record({ kind: fc.constantFrom("and" as const, "or" as const), children: fc.array(tie("tree"), { minLength: 2, maxLength: 3 }) }),
+  group: fc.record({
+    kind: fc.constantFrom("and" as const, "or" as const),
+    children: fc.array(tie("tree"), { minLength: 2, maxLength: 3 }),
+  }),
 }));
 
 const prop = (key: Prop["key"]) => PROPS.find((p) => p.key === key)!;
@@ -95,36 +112,64 @@ function render(tree: Tree): string {
   if ("key" in tree) {
     const { name, format } = prop(tree.key);
     if (tree.values.length === 0) return `${name} ${tree.op} null`;
-    return tree.op === "in" ? `${name} in (${tree.values.map((v) => literal(format, v)).join(", ")})` : `${name} ${tree.op} ${literal(format, tree.values[0]!)}`;
+    return tree.op === "in"
+      ? `${name} in (${tree.values.map((v) => literal(format, v)).join(", ")})`
+      : `${name} ${tree.op} ${literal(format, tree.values[0]!)}`;
   }
   return `(${tree.children.map(render).join(` ${tree.kind} `)})`;
 }
 function matches(tree: Tree, item: Item): boolean {
-  if (!("key" in tree)) return tree.kind === "and" ? tree.children.every((c) => matches(c, item)) : tree.children.some((c) => matches(c, item));
+  if (!("key" in tree))
+    return tree.kind === "and" ? tree.children.every((c) => matches(c, item)) : tree.children.some((c) => matches(c, item));
   const value = item.props[tree.key];
   if (tree.values.length === 0) return tree.op === "eq" ? value === undefined : value !== undefined;
   if (value === undefined) return tree.op === "ne";
-  const [x, t] = [typeof value === "boolean" ? Number(value) : value, typeof tree.values[0] === "boolean" ? Number(tree.values[0]) : tree.values[0]!];
+  const [x, t] = [
+    typeof value === "boolean" ? Number(value) : value,
+    typeof tree.values[0] === "boolean" ? Number(tree.values[0]) : tree.values[0]!,
+  ];
   switch (tree.op) {
-    case "eq": return x === t;
-    case "ne": return x !== t;
-    case "gt": return x > t;
-    case "ge": return x >= t;
-    case "lt": return x < t;
-    case "le": return x <= t;
-    case "in": return tree.values.map((v) => (typeof v === "boolean" ? Number(v) : v)).includes(x);
+    case "eq":
+      return x === t;
+    case "ne":
+      return x !== t;
+    case "gt":
+      return x > t;
+    case "ge":
+      return x >= t;
+    case "lt":
+      return x < t;
+    case "le":
+      return x <= t;
+    case "in":
+      return tree.values.map((v) => (typeof v === "boolean" ? Number(v) : v)).includes(x);
   }
 }
 
-const ORDER_FIELDS = ["displayName", "referenceId", "status", "dueDate", "objectOwner.name", "properties.I", "properties.D", "properties.T", "properties.DT"] as const;
+const ORDER_FIELDS = [
+  "displayName",
+  "referenceId",
+  "status",
+  "dueDate",
+  "objectOwner.name",
+  "properties.I",
+  "properties.D",
+  "properties.T",
+  "properties.DT",
+] as const;
 type Key = string | number | null;
 function orderKey(field: (typeof ORDER_FIELDS)[number], item: Item): Key {
   switch (field) {
-    case "displayName": return item.displayName;
-    case "referenceId": return item.referenceId;
-    case "status": return item.status;
-    case "dueDate": return item.due;
-    case "objectOwner.name": return item.owner.name;
+    case "displayName":
+      return item.displayName;
+    case "referenceId":
+      return item.referenceId;
+    case "status":
+      return item.status;
+    case "dueDate":
+      return item.due;
+    case "objectOwner.name":
+      return item.owner.name;
     default: {
       const v = item.props[field.slice("properties.".length) as Prop["key"]];
       return v === undefined ? null : (v as string | number);
@@ -149,7 +194,7 @@ interface Query {
   take: number | null;
 }
 /** The value in `present` of `present + absent` cases, else null. */
-const sometimes = <T,>(arb: fc.Arbitrary<T>, present: number, absent: number): fc.Arbitrary<T | null> =>
+const sometimes = <T>(arb: fc.Arbitrary<T>, present: number, absent: number): fc.Arbitrary<T | null> =>
   fc.oneof({ arbitrary: arb, weight: present }, { arbitrary: fc.constant(null), weight: absent });
 
 const queryArb: fc.Arbitrary<Query> = fc.record({
@@ -192,17 +237,30 @@ async function load(items: Item[]) {
   const statements = items.flatMap((i) => [
     db
       .prepare(
-        `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at)
+        `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags,
+        metadata, etag, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, '00000000-0000-4000-8000-000000000001', ?6, ?7, '[]', NULL, 'e', ?8, ?8)`,
       )
-      .bind(i.id, i.displayName, i.referenceId, i.status, i.due === null ? null : new Date(i.due).toISOString(), i.owner.id, i.owner.name, now),
+      .bind(
+        i.id,
+        i.displayName,
+        i.referenceId,
+        i.status,
+        i.due === null ? null : new Date(i.due).toISOString(),
+        i.owner.id,
+        i.owner.name,
+        now,
+      ),
     ...(Object.entries(i.props) as [Prop["key"], Value][]).map(([key, v]) => {
       const p = prop(key);
       const json = p.format === "date" ? JSON.stringify(new Date(v as number).toISOString()) : JSON.stringify(v);
       const text = p.format === "text" ? (v as string) : null;
       const num = p.format === "text" ? null : typeof v === "boolean" ? Number(v) : (v as number);
       return db
-        .prepare("INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_num, value_json) VALUES ('workItem', ?1, ?2, 0, ?3, ?4, ?5, ?6)")
+        .prepare(
+          "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_num, " +
+            "value_json) VALUES ('workItem', ?1, ?2, 0, ?3, ?4, ?5, ?6)",
+        )
         .bind(i.id, p.name, p.id, text, num, json);
     }),
   ]);
@@ -212,7 +270,18 @@ async function load(items: Item[]) {
 function queryString(q: Query, ids: string[]): string {
   const params = new URLSearchParams({ ids: ids.join(",") });
   if (q.filter) params.set("properties", render(q.filter));
-  if (q.order.length > 0) params.set("order", q.order.map((o) => `${o.field === "properties.I" || o.field.startsWith("properties.") ? `properties.${prop(o.field.slice(11) as Prop["key"]).name}` : o.field} ${o.desc ? "desc" : "asc"}`).join(", "));
+  if (q.order.length > 0)
+    params.set(
+      "order",
+      q.order
+        .map(
+          (o) =>
+            (o.field === "properties.I" || o.field.startsWith("properties.")
+              ? `properties.${prop(o.field.slice(11) as Prop["key"]).name}`
+              : o.field) + (o.desc ? " desc" : " asc"),
+        )
+        .join(", "),
+    );
   if (q.statuses) params.set("statuses", q.statuses.join(","));
   if (q.dueFrom !== null) params.set("dueDateFrom", new Date(q.dueFrom).toISOString());
   if (q.dueDays) params.set("dueDates", q.dueDays.map((d) => new Date(BASE + d * DAY).toISOString().slice(0, 10)).join(","));
@@ -226,21 +295,28 @@ const stats = { queries: 0, nonEmpty: 0, filtered: 0 };
 
 it("GET /WorkItems matches an in-memory evaluator on random work items, filters and orders", { timeout: 180_000 }, async () => {
   await fc.assert(
-    fc.asyncProperty(fc.uniqueArray(itemArb, { selector: (i) => i.id, minLength: 3, maxLength: 25 }), fc.array(queryArb, { minLength: 1, maxLength: 4 }), async (generated, queries) => {
-      // Fresh ids per run: shrinking replays the same generated ids, which are already stored.
-      const items = generated.map((i) => ({ ...i, id: crypto.randomUUID() }));
-      await load(items);
-      for (const q of queries) {
-        const qs = queryString(q, items.map((i) => i.id));
-        const res = await call(`/WorkItems?${qs}`);
-        expect(res.status, res.text).toBe(200);
-        const expected = evaluate(items, q);
-        expect({ qs, ids: res.body.map((w: { id: string }) => w.id) }).toEqual({ qs, ids: expected });
-        stats.queries += 1;
-        if (expected.length > 0) stats.nonEmpty += 1;
-        if (q.filter) stats.filtered += 1;
-      }
-    }),
+    fc.asyncProperty(
+      fc.uniqueArray(itemArb, { selector: (i) => i.id, minLength: 3, maxLength: 25 }),
+      fc.array(queryArb, { minLength: 1, maxLength: 4 }),
+      async (generated, queries) => {
+        // Fresh ids per run: shrinking replays the same generated ids, which are already stored.
+        const items = generated.map((i) => ({ ...i, id: crypto.randomUUID() }));
+        await load(items);
+        for (const q of queries) {
+          const qs = queryString(
+            q,
+            items.map((i) => i.id),
+          );
+          const res = await call(`/WorkItems?${qs}`);
+          expect(res.status, res.text).toBe(200);
+          const expected = evaluate(items, q);
+          expect({ qs, ids: res.body.map((w: { id: string }) => w.id) }).toEqual({ qs, ids: expected });
+          stats.queries += 1;
+          if (expected.length > 0) stats.nonEmpty += 1;
+          if (q.filter) stats.filtered += 1;
+        }
+      },
+    ),
     { numRuns: 60, interruptAfterTimeLimit: 120_000, markInterruptAsFailure: true },
   );
   // The comparisons must have had rows to compare: most queries match something.

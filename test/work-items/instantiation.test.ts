@@ -29,41 +29,76 @@ async function createItem(body: Record<string, unknown>) {
 async function activitiesOf(workItemId: string) {
   const res = await call(`/Activities?workItemIds=${workItemId}&order=position asc`);
   expect(res.status, res.text).toBe(200);
-  return res.body as { id: string; displayName: string; basedOn: { id: string; revision: number }; inputs: { id: string; name: string; format: string; required: boolean; value: unknown }[]; type: { id: string; name: string } | null }[];
+  return res.body as {
+    id: string;
+    displayName: string;
+    basedOn: { id: string; revision: number };
+    inputs: { id: string; name: string; format: string; required: boolean; value: unknown }[];
+    type: { id: string; name: string } | null;
+  }[];
 }
 
 describe("creating a work item with basedOn", () => {
   it("instantiates every activity with its inputs, inherits tags and copies file references", async () => {
     const type = await seedActivityType();
-    const a1 = await seedActivityTemplate({ activityTypeId: type.id, inputs: [{ format: "decimal", required: true, name: "thickness" }, { format: "date", name: "measuredAt" }, { format: "boolean" }] });
+    const a1 = await seedActivityTemplate({
+      activityTypeId: type.id,
+      inputs: [{ format: "decimal", required: true, name: "thickness" }, { format: "date", name: "measuredAt" }, { format: "boolean" }],
+    });
     const a2 = await seedActivityTemplate({ inputs: [] });
     const fileId = await seedReadyFile();
     const w1 = await seedWorkTemplate({
       activityTemplateIds: [a1.id, a2.id],
       tags: ["pump", "annual"],
-      fileReferences: [{ location: "Platform", platformFileId: fileId }, { location: "External", url: "https://docs.example/manual.pdf", name: "Manual" }],
+      fileReferences: [
+        { location: "Platform", platformFileId: fileId },
+        { location: "External", url: "https://docs.example/manual.pdf", name: "Manual" },
+      ],
     });
     const w2 = await seedWorkTemplate({ activityTemplateIds: [a1.id], tags: ["annual", "safety"] });
 
     const item = await createItem({ tags: ["mine", "pump"], basedOn: [{ id: w1.id }, { id: w2.id }] });
 
-    expect(item.basedOn).toEqual([{ id: w1.id, revision: 1 }, { id: w2.id, revision: 1 }]);
+    expect(item.basedOn).toEqual([
+      { id: w1.id, revision: 1 },
+      { id: w2.id, revision: 1 },
+    ]);
     expect(item.tags).toEqual(["mine", "pump", "annual", "safety"]);
     const activities = await activitiesOf(item.id);
-    expect(activities.map((a) => [a.basedOn.id, a.basedOn.revision])).toEqual([[a1.id, 1], [a2.id, 1], [a1.id, 1]]);
+    expect(activities.map((a) => [a.basedOn.id, a.basedOn.revision])).toEqual([
+      [a1.id, 1],
+      [a2.id, 1],
+      [a1.id, 1],
+    ]);
     expect(activities[0]).toMatchObject({ displayName: a1.displayName, type: { id: type.id, name: type.name } });
-    expect(activities[0]!.inputs).toEqual(a1.inputs.map((i) => ({ id: i.id, name: i.name, displayName: i.displayName, format: i.format, required: i.required, value: null })));
+    expect(activities[0]!.inputs).toEqual(
+      a1.inputs.map((i) => ({ id: i.id, name: i.name, displayName: i.displayName, format: i.format, required: i.required, value: null })),
+    );
     expect(activities[1]!.inputs).toEqual([]);
 
     const files = await call(`/WorkItems/${item.id}/FileReferences`);
     expect(files.body).toHaveLength(2);
     expect(files.body.map((f: { inheritedFrom: string }) => f.inheritedFrom).sort()).toEqual([...w1.fileReferenceIds].sort());
-    expect(files.body.find((f: { location: string }) => f.location === "External")).toMatchObject({ url: "https://docs.example/manual.pdf", name: "Manual", platformFile: null });
-    expect(files.body.find((f: { location: string }) => f.location === "Platform")).toMatchObject({ platformFile: { id: fileId }, url: null });
+    expect(files.body.find((f: { location: string }) => f.location === "External")).toMatchObject({
+      url: "https://docs.example/manual.pdf",
+      name: "Manual",
+      platformFile: null,
+    });
+    expect(files.body.find((f: { location: string }) => f.location === "Platform")).toMatchObject({
+      platformFile: { id: fileId },
+      url: null,
+    });
 
     const used = await call(`/WorkItems/${item.id}/ActivityTemplates`);
-    expect(used.body.map((t: { id: string; revision: number }) => [t.id, t.revision]).sort()).toEqual([[a1.id, 1], [a2.id, 1]].sort());
-    expect(used.body.find((t: { id: string }) => t.id === a1.id).inputTemplates.map((i: { id: string }) => i.id)).toEqual(a1.inputs.map((i) => i.id));
+    expect(used.body.map((t: { id: string; revision: number }) => [t.id, t.revision]).sort()).toEqual(
+      [
+        [a1.id, 1],
+        [a2.id, 1],
+      ].sort(),
+    );
+    expect(used.body.find((t: { id: string }) => t.id === a1.id).inputTemplates.map((i: { id: string }) => i.id)).toEqual(
+      a1.inputs.map((i) => i.id),
+    );
 
     expect(await outboxActions("workItem", item.id)).toEqual(["created"]);
     for (const a of activities) expect(await outboxActions("activity", a.id)).toEqual(["created"]);
@@ -91,13 +126,24 @@ describe("PUT with more templates in basedOn", () => {
     await copyActivityTemplateRevision(shared.id, { displayName: "Renamed in revision 2", addInput: { format: "text" } });
 
     const { etag, ...read } = item;
-    const res = await call("/WorkItems", { method: "PUT", body: { ...read, basedOn: [...read.basedOn, { id: w2.id }] }, headers: { "if-match": etag } });
+    const res = await call("/WorkItems", {
+      method: "PUT",
+      body: { ...read, basedOn: [...read.basedOn, { id: w2.id }] },
+      headers: { "if-match": etag },
+    });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.basedOn).toEqual([{ id: w1.id, revision: 1 }, { id: w2.id, revision: 1 }]);
+    expect(res.body.basedOn).toEqual([
+      { id: w1.id, revision: 1 },
+      { id: w2.id, revision: 1 },
+    ]);
     expect(res.body.tags).toEqual(["a", "b"]);
 
     const activities = await activitiesOf(item.id);
-    expect(activities.map((a) => [a.basedOn.id, a.basedOn.revision])).toEqual([[shared.id, 1], [shared.id, 1], [other.id, 1]]);
+    expect(activities.map((a) => [a.basedOn.id, a.basedOn.revision])).toEqual([
+      [shared.id, 1],
+      [shared.id, 1],
+      [other.id, 1],
+    ]);
     expect(activities[1]!.displayName).toBe(shared.displayName);
     expect(activities[1]!.inputs).toHaveLength(shared.inputs.length);
 
@@ -131,7 +177,9 @@ describe("revisions", () => {
     const read = await call(`/WorkItems/${item.id}`);
     expect(read.body.basedOn).toEqual([{ id: w.id, revision: 1 }]);
     const used = await call(`/WorkItems/${item.id}/ActivityTemplates`);
-    expect(used.body).toEqual([expect.objectContaining({ id: at.id, revision: 1, displayName: at.displayName, isLatest: false, inUse: true })]);
+    expect(used.body).toEqual([
+      expect.objectContaining({ id: at.id, revision: 1, displayName: at.displayName, isLatest: false, inUse: true }),
+    ]);
     expect(used.body[0].inputTemplates).toHaveLength(at.inputs.length);
 
     // A new work item from the same template takes the new revisions.
@@ -191,9 +239,18 @@ describe("a template edited between the read and the write", () => {
     const at = await seedActivityTemplate();
     const w = await seedWorkTemplate({ activityTemplateIds: [at.id] });
     const ids: string[] = [];
-    const ctx = { ...context(), uuid: () => { const id = crypto.randomUUID(); ids.push(id); return id; } };
+    const ctx = {
+      ...context(),
+      uuid: () => {
+        const id = crypto.randomUUID();
+        ids.push(id);
+        return id;
+      },
+    };
     await expect(
-      createWorkItem(ctx, body([{ id: w.id }]), { beforeWrite: async () => editActivityTemplateInPlace(at.id, 1, `Edit ${crypto.randomUUID()}`) }),
+      createWorkItem(ctx, body([{ id: w.id }]), {
+        beforeWrite: async () => editActivityTemplateInPlace(at.id, 1, `Edit ${crypto.randomUUID()}`),
+      }),
     ).rejects.toMatchObject({ code: "Conflict" });
     const workItemId = ids[0]!;
     const leftovers = await env.DB.batch([

@@ -16,8 +16,24 @@ describe("GET /WorkItems", () => {
     const equipment = await seedAsset("equipment", { id: main.id, plantId: plant.id });
     const design = await seedAsset("designObject", { id: main.id, plantId: plant.id });
     const template = await seedWorkTemplate({ tags: [`inherited-${tag}`] });
-    const a = await postWorkItem({ displayName: `A ${tag}`, referenceId: `REF-${tag}`, dueDate: "2026-05-01T23:59:59Z", typeId: type.id, properties: [{ name: score.name, value: 5 }], designations: [{ id: equipment.id }], objectOwner: { id: `owner-${tag}`, name: "O" } });
-    const b = await postWorkItem({ displayName: `B ${tag}`, dueDate: "2026-05-02T00:00:00Z", status: "active", typeId: type.id, properties: [{ name: score.name, value: 1 }], tags: [`t-${tag}`], designations: [{ id: main.id }, { id: design.id }] });
+    const a = await postWorkItem({
+      displayName: `A ${tag}`,
+      referenceId: `REF-${tag}`,
+      dueDate: "2026-05-01T23:59:59Z",
+      typeId: type.id,
+      properties: [{ name: score.name, value: 5 }],
+      designations: [{ id: equipment.id }],
+      objectOwner: { id: `owner-${tag}`, name: "O" },
+    });
+    const b = await postWorkItem({
+      displayName: `B ${tag}`,
+      dueDate: "2026-05-02T00:00:00Z",
+      status: "active",
+      typeId: type.id,
+      properties: [{ name: score.name, value: 1 }],
+      tags: [`t-${tag}`],
+      designations: [{ id: main.id }, { id: design.id }],
+    });
     const c = await postWorkItem({ displayName: `C ${tag}`, dueDate: null, basedOn: [{ id: template.id }] });
     const mine = [a.id, b.id, c.id].join(",");
     const ids = async (query: string) => {
@@ -72,14 +88,35 @@ describe("GET /WorkItems", () => {
     const tag = crypto.randomUUID().slice(0, 8);
     const zone = await seedPropertyDefinition({ format: "text", applicationRule: "WorkItem", name: `zone_${tag}` });
     const type = await createEntityType({ appliesTo: null, propertyDefinitions: [{ id: zone.id }] });
-    const a = await postWorkItem({ typeId: type.id, properties: [{ name: zone.name, value: "North" }], objectOwner: { id: "own-1", name: "Ann" } });
-    const b = await postWorkItem({ typeId: type.id, properties: [{ name: zone.name, value: "East" }], status: "active", objectOwner: { id: "own-1", name: "Ann" } });
+    const a = await postWorkItem({
+      typeId: type.id,
+      properties: [{ name: zone.name, value: "North" }],
+      objectOwner: { id: "own-1", name: "Ann" },
+    });
+    const b = await postWorkItem({
+      typeId: type.id,
+      properties: [{ name: zone.name, value: "East" }],
+      status: "active",
+      objectOwner: { id: "own-1", name: "Ann" },
+    });
     const res = await call(`/WorkItems/UniqueValues?fieldNames=status,objectOwner,properties.${zone.name}&ids=${a.id},${b.id}`);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual([
-      { fieldName: "status", values: [{ displayName: "active", value: "active" }, { displayName: "new", value: "new" }] },
+      {
+        fieldName: "status",
+        values: [
+          { displayName: "active", value: "active" },
+          { displayName: "new", value: "new" },
+        ],
+      },
       { fieldName: "objectOwner", values: [{ displayName: "Ann", value: "own-1" }] },
-      { fieldName: `properties.${zone.name}`, values: [{ displayName: "East", value: "East" }, { displayName: "North", value: "North" }] },
+      {
+        fieldName: `properties.${zone.name}`,
+        values: [
+          { displayName: "East", value: "East" },
+          { displayName: "North", value: "North" },
+        ],
+      },
     ]);
     expect((await call("/WorkItems/UniqueValues")).status).toBe(400);
   });
@@ -89,11 +126,17 @@ describe("/WorkItems/{id}/FileReferences", () => {
   it("links, lists, reads and unlinks file references", async () => {
     const item = await postWorkItem();
     const fileId = await seedReadyFile();
-    const platform = await call(`/WorkItems/${item.id}/FileReferences`, { method: "POST", body: { location: "Platform", platformFile: { id: fileId } } });
+    const platform = await call(`/WorkItems/${item.id}/FileReferences`, {
+      method: "POST",
+      body: { location: "Platform", platformFile: { id: fileId } },
+    });
     expect(platform.status, platform.text).toBe(201);
     expect(platform.headers.get("location")).toBe(`/WorkItems/${item.id}/FileReferences/${platform.body.id}`);
     expect(platform.body).toMatchObject({ location: "Platform", platformFile: { id: fileId }, url: null, name: null, inheritedFrom: null });
-    const external = await call(`/WorkItems/${item.id}/FileReferences`, { method: "POST", body: { location: "External", url: "http://intranet.example/p.pdf", name: "P&ID" } });
+    const external = await call(`/WorkItems/${item.id}/FileReferences`, {
+      method: "POST",
+      body: { location: "External", url: "http://intranet.example/p.pdf", name: "P&ID" },
+    });
     expect(external.status).toBe(201);
     const list = await call(`/WorkItems/${item.id}/FileReferences`);
     expect(list.body.map((f: { id: string }) => f.id).sort()).toEqual([platform.body.id, external.body.id].sort());
@@ -111,19 +154,32 @@ describe("/WorkItems/{id}/FileReferences", () => {
   it("refuses a Platform file the caller may not see (another user's unattached upload), as if it did not exist", async () => {
     const item = await postWorkItem();
     const privateFile = await seedReadyFile("someone-else");
-    const res = await call(`/WorkItems/${item.id}/FileReferences`, { method: "POST", body: { location: "Platform", platformFile: { id: privateFile } } });
+    const res = await call(`/WorkItems/${item.id}/FileReferences`, {
+      method: "POST",
+      body: { location: "Platform", platformFile: { id: privateFile } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.objectContaining({ field: "body.platformFile.id", rule: "exists" })]);
   });
 
   describe.each([
     ["Platform without a file", { location: "Platform" }, "body.platformFile", "required"],
-    ["Platform with an unknown file", { location: "Platform", platformFile: { id: crypto.randomUUID() } }, "body.platformFile.id", "exists"],
+    [
+      "Platform with an unknown file",
+      { location: "Platform", platformFile: { id: crypto.randomUUID() } },
+      "body.platformFile.id",
+      "exists",
+    ],
     ["Platform with a url", { location: "Platform", platformFile: { id: "x" }, url: "https://a.example" }, "body.url", "notAllowed"],
     ["External without a url", { location: "External" }, "body.url", "required"],
     ["External with ftp", { location: "External", url: "ftp://files.example/a" }, "body.url", "format"],
     ["External with a relative url", { location: "External", url: "/a/b" }, "body.url", "format"],
-    ["External with a platform file", { location: "External", url: "https://a.example", platformFile: { id: "x" } }, "body.platformFile", "notAllowed"],
+    [
+      "External with a platform file",
+      { location: "External", url: "https://a.example", platformFile: { id: "x" } },
+      "body.platformFile",
+      "notAllowed",
+    ],
     ["an unknown location", { location: "Disk" }, "body.location", "invalid_value"],
   ])("%s", (_name, body, field, rule) => {
     it("is a 400 naming the field", async () => {
@@ -137,8 +193,19 @@ describe("/WorkItems/{id}/FileReferences", () => {
   it("404 for an unknown work item; 401 and 403 without token or permission", async () => {
     const ghost = crypto.randomUUID();
     expect((await call(`/WorkItems/${ghost}/FileReferences`)).status).toBe(404);
-    expect((await call(`/WorkItems/${ghost}/FileReferences`, { method: "POST", body: { location: "External", url: "https://a.example" } })).status).toBe(404);
+    expect(
+      (await call(`/WorkItems/${ghost}/FileReferences`, { method: "POST", body: { location: "External", url: "https://a.example" } }))
+        .status,
+    ).toBe(404);
     expect((await call(`/WorkItems/${ghost}/FileReferences`, { anonymous: true })).status).toBe(401);
-    expect((await call(`/WorkItems/${ghost}/FileReferences`, { method: "POST", body: { location: "External", url: "https://a.example" }, user: { permissions: ["work_read"] } })).status).toBe(403);
+    expect(
+      (
+        await call(`/WorkItems/${ghost}/FileReferences`, {
+          method: "POST",
+          body: { location: "External", url: "https://a.example" },
+          user: { permissions: ["work_read"] },
+        })
+      ).status,
+    ).toBe(403);
   });
 });

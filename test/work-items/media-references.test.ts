@@ -4,7 +4,11 @@ import { seedActivityTemplate } from "../support/factories/templates-sql";
 import { call } from "../support/http";
 
 async function media(name = "photo.txt") {
-  return uploadMedia(new TextEncoder().encode(`bytes of ${name} ${crypto.randomUUID()}`), { name, type: "document", mimeType: "text/plain" });
+  return uploadMedia(new TextEncoder().encode(`bytes of ${name} ${crypto.randomUUID()}`), {
+    name,
+    type: "document",
+    mimeType: "text/plain",
+  });
 }
 
 async function activity() {
@@ -24,7 +28,13 @@ describe("media references", () => {
   it("point at an existing media, are read, updated with If-Match, listed and deleted", async () => {
     const m = await media();
     const created = await reference(m.id, { description: "north side" });
-    expect(created).toMatchObject({ mediaId: m.id, media: { id: m.id, name: "photo.txt", type: "document" }, displayName: "Crack at weld 4", description: "north side", objectOwner: { id: expect.any(String) } });
+    expect(created).toMatchObject({
+      mediaId: m.id,
+      media: { id: m.id, name: "photo.txt", type: "document" },
+      displayName: "Crack at weld 4",
+      description: "north side",
+      objectOwner: { id: expect.any(String) },
+    });
     const unknown = await call("/MediaReferences", { method: "POST", body: { mediaId: crypto.randomUUID() } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors[0]).toMatchObject({ field: "body.mediaId", rule: "exists" });
@@ -32,10 +42,22 @@ describe("media references", () => {
     const read = await call(`/MediaReferences/${created.id}`);
     expect(read.headers.get("etag")).toBe(created.etag);
     const other = await media("other.txt");
-    const put = await call("/MediaReferences", { method: "PUT", body: { id: created.id, mediaId: other.id, displayName: "Moved" }, headers: { "if-match": created.etag } });
+    const put = await call("/MediaReferences", {
+      method: "PUT",
+      body: { id: created.id, mediaId: other.id, displayName: "Moved" },
+      headers: { "if-match": created.etag },
+    });
     expect(put.status, put.text).toBe(200);
     expect(put.body).toMatchObject({ mediaId: other.id, displayName: "Moved", description: null });
-    expect((await call("/MediaReferences", { method: "PUT", body: { id: created.id, mediaId: other.id }, headers: { "if-match": created.etag } })).status).toBe(412);
+    expect(
+      (
+        await call("/MediaReferences", {
+          method: "PUT",
+          body: { id: created.id, mediaId: other.id },
+          headers: { "if-match": created.etag },
+        })
+      ).status,
+    ).toBe(412);
     const listed = await call(`/MediaReferences?mediaIds=${other.id}`);
     expect(listed.body.map((r: { id: string }) => r.id)).toEqual([created.id]);
     expect((await call(`/MediaReferences?unknown=1`)).status).toBe(400);
@@ -51,7 +73,10 @@ describe("media references", () => {
     expect((await call(`/Activities/${act.id}/MediaReferences/${a.id}`, { method: "POST" })).status).toBe(200);
     expect((await call(`/Activities/${act.id}/MediaReferences/${b.id}`, { method: "POST" })).status).toBe(201);
     expect((await call(`/Activities/${act.id}/MediaReferences`)).body.map((r: { id: string }) => r.id)).toEqual([a.id, b.id]);
-    expect((await call(`/MediaReferences?activityIds=${act.id}&order=displayName`)).body.map((r: { id: string }) => r.id)).toEqual([a.id, b.id]);
+    expect((await call(`/MediaReferences?activityIds=${act.id}&order=displayName`)).body.map((r: { id: string }) => r.id)).toEqual([
+      a.id,
+      b.id,
+    ]);
     expect((await call(`/Activities/${crypto.randomUUID()}/MediaReferences/${a.id}`, { method: "POST" })).status).toBe(404);
     expect((await call(`/Activities/${act.id}/MediaReferences/${crypto.randomUUID()}`, { method: "POST" })).status).toBe(404);
     expect((await call(`/Activities/${act.id}/MediaReferences/${a.id}`, { method: "DELETE" })).status).toBe(204);
@@ -62,7 +87,9 @@ describe("media references", () => {
     expect((await call(`/Activities/${act.id}/MediaReferences`)).body).toEqual([]);
     await call(`/Activities/${act.id}/MediaReferences/${a.id}`, { method: "POST" });
     const current = await call(`/Activities/${act.id}`);
-    expect((await call(`/Activities/${act.id}`, { method: "DELETE", headers: { "if-match": current.headers.get("etag")! } })).status).toBe(204);
+    expect((await call(`/Activities/${act.id}`, { method: "DELETE", headers: { "if-match": current.headers.get("etag")! } })).status).toBe(
+      204,
+    );
     expect((await call(`/Activities/${act.id}/MediaReferences`)).status).toBe(404);
     expect((await call(`/MediaReferences/${a.id}`)).status).toBe(200);
   });

@@ -103,7 +103,13 @@ describe("PUT /WorkItems", () => {
   it("lets exactly one of several PUTs from the same ETag through", async () => {
     const created = await postWorkItem();
     const results = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => call("/WorkItems", { method: "PUT", body: { ...withoutEtag(created), displayName: `Race ${i}` }, headers: { "if-match": created.etag } })),
+      Array.from({ length: 5 }, (_, i) =>
+        call("/WorkItems", {
+          method: "PUT",
+          body: { ...withoutEtag(created), displayName: `Race ${i}` },
+          headers: { "if-match": created.etag },
+        }),
+      ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([200, 412, 412, 412, 412]);
   });
@@ -116,10 +122,17 @@ describe("PUT /WorkItems", () => {
 
 describe("DELETE /WorkItems/{id}", () => {
   it("removes the work item with its activities, inputs, values, tags, designations, file references and links", async () => {
-    const template = await seedWorkTemplate({ activityTemplateIds: [(await seedActivityTemplate()).id], tags: ["gone"], fileReferences: [{ location: "External", url: "https://x.example/a" }] });
+    const template = await seedWorkTemplate({
+      activityTemplateIds: [(await seedActivityTemplate()).id],
+      tags: ["gone"],
+      fileReferences: [{ location: "External", url: "https://x.example/a" }],
+    });
     const plant = await seedAsset("plant");
     const created = await postWorkItem({ basedOn: [{ id: template.id }], designations: [{ id: plant.id }] });
-    await call(`/WorkItems/${created.id}/FileReferences`, { method: "POST", body: { location: "Platform", platformFile: { id: await seedReadyFile() } } });
+    await call(`/WorkItems/${created.id}/FileReferences`, {
+      method: "POST",
+      body: { location: "Platform", platformFile: { id: await seedReadyFile() } },
+    });
     const activityIds = (await call(`/Activities?workItemIds=${created.id}`)).body.map((a: { id: string }) => a.id);
     expect(activityIds).toHaveLength(1);
 

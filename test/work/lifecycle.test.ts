@@ -35,7 +35,10 @@ describe("a work template's life through work items", () => {
     expect(template.revision).toBe(1);
 
     // Rule 1: while nothing is based on it, a PUT changes revision 1 in place.
-    const renamed = await call("/WorkTemplates", { method: "PUT", body: putBody(await read(`/WorkTemplates/${template.id}`), { displayName: "Tank inspection (v1)" }) });
+    const renamed = await call("/WorkTemplates", {
+      method: "PUT",
+      body: putBody(await read(`/WorkTemplates/${template.id}`), { displayName: "Tank inspection (v1)" }),
+    });
     expect(renamed.status, renamed.text).toBe(200);
     expect(renamed.body.revision).toBe(1);
 
@@ -50,14 +53,20 @@ describe("a work template's life through work items", () => {
     expect(ofItem[0].inputs.map((i: { name: string }) => i.name)).toEqual(["wall_thickness", "remarks"]);
 
     // Rule 2: the next PUT copies revision 1 to revision 2; revision 1 is untouched.
-    const copied = await call("/WorkTemplates", { method: "PUT", body: putBody(await read(`/WorkTemplates/${template.id}`), { displayName: "Tank inspection (v2)" }) });
+    const copied = await call("/WorkTemplates", {
+      method: "PUT",
+      body: putBody(await read(`/WorkTemplates/${template.id}`), { displayName: "Tank inspection (v2)" }),
+    });
     expect(copied.status, copied.text).toBe(200);
     expect(copied.body.revision).toBe(2);
     expect((await read(`/WorkTemplates/${template.id}`)).displayName).toBe("Tank inspection (v2)");
     expect((await read(`/WorkTemplates/${template.id}?revision=1`)).displayName).toBe("Tank inspection (v1)");
 
     // Rule 3: the activity template is in use by the activity, so its next PUT copies it too.
-    const atCopy = await call("/ActivityTemplates", { method: "PUT", body: putBody(await read(`/ActivityTemplates/${activityTemplate.id}`), { displayName: "Check shell v2" }) });
+    const atCopy = await call("/ActivityTemplates", {
+      method: "PUT",
+      body: putBody(await read(`/ActivityTemplates/${activityTemplate.id}`), { displayName: "Check shell v2" }),
+    });
     expect(atCopy.status, atCopy.text).toBe(200);
     expect(atCopy.body.revision).toBe(2);
 
@@ -74,9 +83,16 @@ describe("a work template's life through work items", () => {
     expect(usedRevision).toEqual(revisionOne);
 
     // Activities join the work item only from the revision it used first.
-    const fromLatest = await call("/Activities", { method: "POST", body: { displayName: "Extra check", basedOn: { id: activityTemplate.id, revision: 2 }, workItemId: workItem.id } });
+    const fromLatest = await call("/Activities", {
+      method: "POST",
+      body: { displayName: "Extra check", basedOn: { id: activityTemplate.id, revision: 2 }, workItemId: workItem.id },
+    });
     expect(fromLatest.status, fromLatest.text).toBe(400);
-    const fromUsed = await created("/Activities", { displayName: "Extra check", basedOn: { id: activityTemplate.id }, workItemId: workItem.id });
+    const fromUsed = await created("/Activities", {
+      displayName: "Extra check",
+      basedOn: { id: activityTemplate.id },
+      workItemId: workItem.id,
+    });
     expect(fromUsed.basedOn).toEqual({ id: activityTemplate.id, revision: 1 });
 
     // A new work item is based on the latest revisions.
@@ -117,7 +133,10 @@ describe("a large template", () => {
       .first<{ activities: number; inputs: number }>();
     expect(counts).toEqual({ activities: 50, inputs: 500 });
 
-    const copied = await call("/WorkTemplates", { method: "PUT", body: putBody(await read(`/WorkTemplates/${template.id}`), { displayName: "Refinery turnaround v2" }) });
+    const copied = await call("/WorkTemplates", {
+      method: "PUT",
+      body: putBody(await read(`/WorkTemplates/${template.id}`), { displayName: "Refinery turnaround v2" }),
+    });
     expect(copied.status, copied.text).toBe(200);
     expect(copied.body.revision).toBe(2);
     expect(copied.body.activityTemplates).toHaveLength(50);

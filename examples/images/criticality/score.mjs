@@ -23,7 +23,8 @@ async function populationAssetIds() {
 }
 
 const assets = await populationAssetIds();
-if (assets.length !== Number(env.populationAssetCount ?? assets.length)) console.log(`note: ${env.populationAssetCount} assets when the job started, ${assets.length} now`);
+if (assets.length !== Number(env.populationAssetCount ?? assets.length))
+  console.log(`note: ${env.populationAssetCount} assets when the job started, ${assets.length} now`);
 const base = Number(env.BASE_CRITICALITY ?? 50);
 console.log(`monitor ${env.monitorId}: scoring ${assets.length} assets`);
 // A stand-in score: stable per asset and monitor, spread around BASE_CRITICALITY.

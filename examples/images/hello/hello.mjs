@@ -7,7 +7,13 @@ await new Promise((resolve) => setTimeout(resolve, 2000));
 const api = env.INTEGRITY_EDGE_API_URL;
 const token = env.INTEGRITY_EDGE_JOB_TOKEN;
 if (api && token) {
-  const output = { greeting: "hello", optionNames: Object.keys(env).filter((k) => !k.startsWith("INTEGRITY_EDGE_")).sort(), finishedAt: new Date().toISOString() };
+  const output = {
+    greeting: "hello",
+    optionNames: Object.keys(env)
+      .filter((k) => !k.startsWith("INTEGRITY_EDGE_"))
+      .sort(),
+    finishedAt: new Date().toISOString(),
+  };
   const res = await fetch(`${api}/JobOutputs`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

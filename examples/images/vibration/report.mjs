@@ -46,9 +46,16 @@ try {
 
 const assets = await populationAssetIds();
 console.log(`monitor ${env.monitorId}: ${assets.length} assets`);
-const variables = assets.map((assetId) => ({ assetId, name, value: assetId in byAsset ? reading(byAsset[assetId], `VIBRATION_BY_ASSET.${assetId}`) : everyAsset }));
+const variables = assets.map((assetId) => ({
+  assetId,
+  name,
+  value: assetId in byAsset ? reading(byAsset[assetId], `VIBRATION_BY_ASSET.${assetId}`) : everyAsset,
+}));
 // ISO 10816-style zones, roughly: up to 2.8 mm/s good, 7.1 and above unacceptable.
-const criticality = variables.map(({ assetId, value }) => ({ assetId, criticality: Math.round(Math.max(0, Math.min(100, (value / 11.2) * 100))) }));
+const criticality = variables.map(({ assetId, value }) => ({
+  assetId,
+  criticality: Math.round(Math.max(0, Math.min(100, (value / 11.2) * 100))),
+}));
 for (const v of variables.slice(0, 50)) console.log(`  ${v.assetId}: ${v.name} ${v.value}`);
 
 // An output is at most 256 KiB of JSON: 1,000 assets per output.
@@ -56,7 +63,10 @@ for (let i = 0; i === 0 || i < variables.length; i += 1000) {
   const res = await fetch(`${api}/JobOutputs`, {
     method: "POST",
     headers: { ...auth, "content-type": "application/json" },
-    body: JSON.stringify({ jobId: env.jobId, output: { variables: variables.slice(i, i + 1000), criticality: criticality.slice(i, i + 1000) } }),
+    body: JSON.stringify({
+      jobId: env.jobId,
+      output: { variables: variables.slice(i, i + 1000), criticality: criticality.slice(i, i + 1000) },
+    }),
   });
   console.log(`posted the readings: ${res.status} (assets ${i + 1} to ${Math.min(i + 1000, variables.length)})`);
   if (!res.ok) {

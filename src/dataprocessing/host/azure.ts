@@ -48,7 +48,10 @@ const REQUIRED: (keyof AzureSettings)[] = [
 
 export function azureSettings(source: Record<string, unknown>): AzureSettings {
   const missing = REQUIRED.filter((name) => typeof source[name] !== "string" || source[name] === "");
-  if (missing.length > 0) throw new HostNotConfiguredError(`CONTAINER_HOST_KIND is azure but ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not set`);
+  if (missing.length > 0)
+    throw new HostNotConfiguredError(
+      `CONTAINER_HOST_KIND is azure but ${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not set`,
+    );
   return source as unknown as AzureSettings;
 }
 
@@ -89,10 +92,18 @@ export function armPhase(group: ArmContainerGroup): Pick<GroupState, "phase" | "
   const lastEvent = (events.filter((e) => e.type === "Warning").at(-1) ?? events.at(-1))?.message ?? null;
   if (container?.state === "Terminated") {
     if (exitCode === 0) return { phase: "succeeded", exitCode, error: null };
-    return { phase: "failed", exitCode, error: `The container exited with code ${exitCode ?? "unknown"}${container.detailStatus ? ` (${container.detailStatus})` : ""}.` };
+    return {
+      phase: "failed",
+      exitCode,
+      error: `The container exited with code ${exitCode ?? "unknown"}${container.detailStatus ? ` (${container.detailStatus})` : ""}.`,
+    };
   }
   if (properties.provisioningState === "Failed" || groupState === "Failed") {
-    return { phase: "failed", exitCode, error: lastEvent ? `Azure could not run the container group: ${lastEvent}` : "Azure reports the container group as Failed." };
+    return {
+      phase: "failed",
+      exitCode,
+      error: lastEvent ? `Azure could not run the container group: ${lastEvent}` : "Azure reports the container group as Failed.",
+    };
   }
   if (groupState === "Stopped") return { phase: "failed", exitCode, error: "The container group was stopped outside this service." };
   if (groupState === "Succeeded") return { phase: "succeeded", exitCode, error: null };
@@ -114,7 +125,9 @@ export class AzureContainerHost implements ContainerHost {
 
   private groupUrl(name: string, suffix = ""): string {
     const s = this.settings;
-    return `${ARM}/subscriptions/${encodeURIComponent(s.AZURE_SUBSCRIPTION_ID)}/resourceGroups/${encodeURIComponent(s.AZURE_RESOURCE_GROUP)}/providers/Microsoft.ContainerInstance/containerGroups/${encodeURIComponent(name)}${suffix}`;
+    const subscription = `${ARM}/subscriptions/${encodeURIComponent(s.AZURE_SUBSCRIPTION_ID)}`;
+    const group = `${subscription}/resourceGroups/${encodeURIComponent(s.AZURE_RESOURCE_GROUP)}`;
+    return `${group}/providers/Microsoft.ContainerInstance/containerGroups/${encodeURIComponent(name)}${suffix}`;
   }
 
   /** A management token (client credentials), reused until a minute before it expires. */
@@ -123,8 +136,17 @@ export class AzureContainerHost implements ContainerHost {
     const cacheKey = `${s.AZURE_TENANT_ID}/${s.AZURE_CLIENT_ID}`;
     const cached = tokens.get(cacheKey);
     if (cached && cached.expiresAt - 60_000 > this.now()) return cached.value;
-    const body = new URLSearchParams({ grant_type: "client_credentials", client_id: s.AZURE_CLIENT_ID, client_secret: s.AZURE_CLIENT_SECRET, scope: `${ARM}/.default` });
-    const res = await this.call(`https://login.microsoftonline.com/${encodeURIComponent(s.AZURE_TENANT_ID)}/oauth2/v2.0/token`, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body });
+    const body = new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: s.AZURE_CLIENT_ID,
+      client_secret: s.AZURE_CLIENT_SECRET,
+      scope: `${ARM}/.default`,
+    });
+    const res = await this.call(`https://login.microsoftonline.com/${encodeURIComponent(s.AZURE_TENANT_ID)}/oauth2/v2.0/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body,
+    });
     if (!res.ok) throw new HostUnavailableError(`Azure sign-in answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
     const token = (await res.json()) as { access_token: string; expires_in: number };
     tokens.set(cacheKey, { value: token.access_token, expiresAt: this.now() + Number(token.expires_in) * 1000 });
@@ -142,12 +164,17 @@ export class AzureContainerHost implements ContainerHost {
   private async arm(method: string, url: string, body?: unknown, accepted: number[] = []): Promise<Response> {
     const res = await this.call(`${url}${url.includes("?") ? "&" : "?"}api-version=${ARM_API_VERSION}`, {
       method,
-      headers: { authorization: `Bearer ${await this.accessToken()}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${await this.accessToken()}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (res.ok || accepted.includes(res.status)) return res;
     // The error body of ARM names the problem (quota, image pull...); it never holds the environment.
-    throw new HostUnavailableError(`Azure answered ${res.status} to ${method} ${(url.split("?")[0] ?? url).replace(ARM, "")}: ${(await res.text()).slice(0, 300)}`);
+    throw new HostUnavailableError(
+      `Azure answered ${res.status} to ${method} ${(url.split("?")[0] ?? url).replace(ARM, "")}: ${(await res.text()).slice(0, 300)}`,
+    );
   }
 
   /**
@@ -232,7 +259,13 @@ export class AzureContainerHost implements ContainerHost {
     }
     const bytes = new TextEncoder().encode(output);
     const truncated = bytes.length > tailBytes;
-    return { phase, exitCode, error, output: truncated ? new TextDecoder().decode(bytes.slice(bytes.length - tailBytes)) : output, outputTruncated: truncated };
+    return {
+      phase,
+      exitCode,
+      error,
+      output: truncated ? new TextDecoder().decode(bytes.slice(bytes.length - tailBytes)) : output,
+      outputTruncated: truncated,
+    };
   }
 
   async removeGroup(name: string): Promise<void> {

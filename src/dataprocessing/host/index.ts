@@ -31,7 +31,8 @@ export function hostFor(env: Bindings): ContainerHost {
   const kind = (config.CONTAINER_HOST_KIND ?? "").trim().toLowerCase();
   if (kind === "") {
     throw new HostNotConfiguredError(
-      `no container host is configured: set CONTAINER_HOST_KIND to ${Object.keys(remoteHosts).join(" or ")} (README, "Data processing"); npm start runs a local one`,
+      `no container host is configured: set CONTAINER_HOST_KIND to ${Object.keys(remoteHosts).join(" or ")} (README, ` +
+        `"Data processing"); npm start runs a local one`,
     );
   }
   if (kind === "local") {
@@ -41,7 +42,8 @@ export function hostFor(env: Bindings): ContainerHost {
       return LocalContainerHost.overUrl(config.LOCAL_CONTAINER_HOST_URL, config.LOCAL_CONTAINER_HOST_SECRET);
     }
     throw new HostNotConfiguredError(
-      "CONTAINER_HOST_KIND is local but LOCAL_CONTAINER_HOST_URL with LOCAL_CONTAINER_HOST_SECRET (or a LOCAL_CONTAINER_HOST binding) is not set",
+      "CONTAINER_HOST_KIND is local but LOCAL_CONTAINER_HOST_URL with LOCAL_CONTAINER_HOST_SECRET (or a " +
+        "LOCAL_CONTAINER_HOST binding) is not set",
     );
   }
   const make = remoteHosts[kind];
@@ -55,7 +57,9 @@ export const remoteHosts: Record<string, (settings: Record<string, unknown>) => 
   azure: (settings) => new AzureContainerHost(azureSettings(settings)),
   cloudflare: () => {
     throw new HostNotConfiguredError(
-      "CONTAINER_HOST_KIND cloudflare is not available: Cloudflare Containers need a Durable Object class and an image built and pushed with wrangler per image, so they cannot run the images data scientists hand over at run time (docs/decisions.md, \"Container hosts\")",
+      "CONTAINER_HOST_KIND cloudflare is not available: Cloudflare Containers need a Durable Object class and an " +
+        "image built and pushed with wrangler per image, so they cannot run the images data scientists hand over at run " +
+        'time (docs/decisions.md, "Container hosts")',
     );
   },
 };

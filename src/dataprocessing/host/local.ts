@@ -61,6 +61,8 @@ export class LocalContainerHost implements ContainerHost {
     }
     if (res.ok || accepted.includes(res.status)) return res;
     const text = (await res.text().catch(() => "")).slice(0, 300);
-    throw new HostUnavailableError(`the local container host answered ${res.status} to ${method} ${path.split("?")[0]}${text ? `: ${text}` : ""}`);
+    throw new HostUnavailableError(
+      `the local container host answered ${res.status} to ${method} ${path.split("?")[0]}${text ? `: ${text}` : ""}`,
+    );
   }
 }

@@ -19,22 +19,28 @@ const deviationTypeList = defineList({
   },
   searchColumns: ["t.name", "t.description"],
   defaultOrder: "isDefault desc, name asc",
-  select: ENTITY_TYPE_COLUMNS.split(", ").map((column) => `t.${column}`).join(", "),
+  select: ENTITY_TYPE_COLUMNS.split(", ")
+    .map((column) => `t.${column}`)
+    .join(", "),
 });
-
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const DeviationTypeListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name or description." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, isDefault, createdAt, updatedAt. Default: isDefault desc, name asc." }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over name, isDefault, createdAt, updatedAt. Default: isDefault desc, name asc.",
+  }),
   skip,
   take,
   includeTotal,
 });
 
-export async function listDeviationTypes(db: D1Database, query: z.infer<typeof DeviationTypeListQuery>): Promise<{ items: DeviationType[]; total: number | undefined }> {
+export async function listDeviationTypes(
+  db: D1Database,
+  query: z.infer<typeof DeviationTypeListQuery>,
+): Promise<{ items: DeviationType[]; total: number | undefined }> {
   const compiled = await compileListQuery(deviationTypeList, query, noProperties, [() => IS_DEVIATION_TYPE]);
   const { items, total } = await runListQuery<EntityTypeRow>(db, compiled);
   return { items: (await toDeviationTypes(db, items)).map((t) => t.value), total };

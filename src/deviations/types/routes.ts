@@ -13,8 +13,10 @@ const tags = ["Deviation types"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
 const RULES =
-  "Linked definitions must have the application rule deviationType (the type's own properties; deviatioType is accepted as a spelling) or Deviation " +
-  "(the properties its deviations carry); General accepts every rule. At most one linked definition may have metadata.displayNameField = true. " +
+  "Linked definitions must have the application rule deviationType (the type's own properties; deviatioType is " +
+  "accepted as a spelling) or Deviation " +
+  "(the properties its deviations carry); General accepts every rule. At most one linked definition may have " +
+  "metadata.displayNameField = true. " +
   "`properties` gives values for the linked deviationType definitions only.";
 
 export function deviationTypesApp() {
@@ -30,7 +32,9 @@ export function deviationTypesApp() {
       responses: {
         200: {
           ...json(z.array(DeviationTypeSchema), "One page of deviation types."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -42,14 +46,20 @@ export function deviationTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/DeviationTypes/{id}",
-      tags,
-      summary: "Get a deviation type",
-      request: { params: IdParam },
-      responses: { 200: json(DeviationTypeSchema, "The deviation type, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/DeviationTypes/{id}",
+        tags,
+        summary: "Get a deviation type",
+        request: { params: IdParam },
+        responses: {
+          200: json(DeviationTypeSchema, "The deviation type, with its ETag."),
+          304: { description: "Not modified (If-None-Match)." },
+        },
+      },
+    ),
     async (c) => {
       const found = await getDeviationType(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -74,15 +84,21 @@ export function deviationTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/DeviationTypes",
-      tags,
-      summary: "Replace a deviation type, its links and its properties (the id is in the body)",
-      description: `${RULES} General can be renamed and stays the default.`,
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateDeviationTypeSchema } } } },
-      responses: { 200: json(DeviationTypeSchema, "The updated deviation type.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/DeviationTypes",
+        tags,
+        summary: "Replace a deviation type, its links and its properties (the id is in the body)",
+        description: `${RULES} General can be renamed and stays the default.`,
+        request: {
+          headers: IfMatchHeader,
+          body: { required: true, content: { "application/json": { schema: UpdateDeviationTypeSchema } } },
+        },
+        responses: { 200: json(DeviationTypeSchema, "The updated deviation type.") },
+      },
+    ),
     async (c) => {
       const updated = await updateDeviationType(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -90,14 +106,17 @@ export function deviationTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/DeviationTypes/{id}",
-      tags,
-      summary: "Delete a deviation type no deviation uses (General cannot be deleted)",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/DeviationTypes/{id}",
+        tags,
+        summary: "Delete a deviation type no deviation uses (General cannot be deleted)",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteDeviationType(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

@@ -8,13 +8,28 @@ import { loadDefinitionsByIds } from "../../properties/values/store";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
-import { assertStatement, conflict, isAssertionFailure, isForeignKeyViolation, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
+import {
+  assertStatement,
+  conflict,
+  isAssertionFailure,
+  isForeignKeyViolation,
+  newEtagToken,
+  runBatch,
+  type WriteContext,
+} from "../../pkg/db";
 import type { Versioned } from "../../pkg/resource";
 import { checkLinks } from "../../properties/entity-types/links";
 import { ENTITY_TYPE_COLUMNS, toEntityType, type EntityTypeRow } from "../../properties/entity-types/store";
 import type { DefinitionLinkRow } from "../../properties/entity-types/links";
 import { countUses, unusedCondition } from "../../db/references";
-import { deletePropertyValuesStatement, replacePropertyValuesStatements, resolveAgainst, toLinkedProperties, toPropertyValueRows, type LinkedProperty } from "../../properties/values";
+import {
+  deletePropertyValuesStatement,
+  replacePropertyValuesStatements,
+  resolveAgainst,
+  toLinkedProperties,
+  toPropertyValueRows,
+  type LinkedProperty,
+} from "../../properties/values";
 import { readLinkedProperties } from "../linked-properties";
 import type { DeviationType, DeviationTypeInput } from "./schema";
 import { assertVersion } from "../../pkg/resource";
@@ -55,7 +70,11 @@ export async function toDeviationTypes(db: D1Database, rows: readonly EntityType
   );
 }
 
-async function compose(row: EntityTypeRow, links: readonly DefinitionLinkRow[], properties: LinkedProperty[]): Promise<Versioned<DeviationType>> {
+async function compose(
+  row: EntityTypeRow,
+  links: readonly DefinitionLinkRow[],
+  properties: LinkedProperty[],
+): Promise<Versioned<DeviationType>> {
   const { value, etag } = await toEntityType(row, links);
   const { appliesTo: _appliesTo, ...rest } = value;
   return { value: { ...rest, properties }, etag };
@@ -63,7 +82,11 @@ async function compose(row: EntityTypeRow, links: readonly DefinitionLinkRow[], 
 
 async function readRow(db: D1Database, id: string): Promise<EntityTypeRow | null> {
   return db
-    .prepare(`SELECT ${ENTITY_TYPE_COLUMNS.split(", ").map((c) => `t.${c}`).join(", ")} FROM entity_types t WHERE t.id = ?1 AND ${IS_DEVIATION_TYPE}`)
+    .prepare(
+      `SELECT ${ENTITY_TYPE_COLUMNS.split(", ")
+        .map((c) => `t.${c}`)
+        .join(", ")} FROM entity_types t WHERE t.id = ?1 AND ${IS_DEVIATION_TYPE}`,
+    )
     .bind(id.toLowerCase())
     .first<EntityTypeRow>();
 }
@@ -76,7 +99,9 @@ export async function getDeviationType(db: D1Database, id: string): Promise<Vers
 }
 
 const nameTaken = (name: string) =>
-  conflict(`An entity type named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used by an entity type." }]);
+  conflict(`An entity type named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "The name is already used by an entity type." },
+  ]);
 
 /** Links and own values a write stores, checked; throws one ValidationFailed (or ExpressionFailed). */
 async function prepare(db: D1Database, input: DeviationTypeInput, isDefault: boolean) {
@@ -85,7 +110,8 @@ async function prepare(db: D1Database, input: DeviationTypeInput, isDefault: boo
   const links = await checkLinks(db, isDefault ? null : "deviationType", linkIds);
   const definitions = await loadDefinitionsByIds(db, linkIds);
   const resolved = await resolveAgainst(definitions, input.properties, { field: "body.properties", applicationRule: OWN_RULE });
-  if (!resolved.ok) throw new ApiError(resolved.code, resolved.errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors: resolved.errors });
+  if (!resolved.ok)
+    throw new ApiError(resolved.code, resolved.errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors: resolved.errors });
   return { linkIds, links, properties: resolved.properties };
 }
 
@@ -96,7 +122,10 @@ function linkStatements(db: D1Database, typeId: string, linkIds: readonly string
       ? []
       : [
           db
-            .prepare("INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key FROM json_each(?2)")
+            .prepare(
+              "INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key " +
+                "FROM json_each(?2)",
+            )
             .bind(typeId, JSON.stringify(linkIds)),
         ]),
   ];
@@ -138,10 +167,22 @@ export async function createDeviationType(ctx: WriteContext, input: DeviationTyp
     [
       ctx.db
         .prepare(
-          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at, created_by, name_key)
+          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag,
+          created_at, updated_at, created_by, name_key)
            VALUES (?1, ?2, ?3, 'deviationType', ?4, ?5, 0, ?6, ?7, ?8, ?8, ?9, ?10)`,
         )
-        .bind(id, row.name, row.description, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
+        .bind(
+          id,
+          row.name,
+          row.description,
+          row.icon_name,
+          row.icon_color,
+          row.metadata,
+          row.etag,
+          ctx.now,
+          ctx.actorId,
+          nameKey(row.name),
+        ),
       ...linkStatements(ctx.db, id, linkIds),
       ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, id, toPropertyValueRows(DEVIATION_TYPE_KIND, id, properties)),
       outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_TYPE_KIND, entityId: id, action: "created", payload: created.value }),
@@ -151,7 +192,10 @@ export async function createDeviationType(ctx: WriteContext, input: DeviationTyp
   return created;
 }
 
-export async function updateDeviationType(ctx: WriteContext, input: DeviationTypeInput & { id: string }): Promise<Versioned<DeviationType>> {
+export async function updateDeviationType(
+  ctx: WriteContext,
+  input: DeviationTypeInput & { id: string },
+): Promise<Versioned<DeviationType>> {
   const current = await getDeviationTypeRow(ctx.db, input.id);
   assertVersion(ctx, current.versioned.etag);
   const isDefault = current.row.is_default === 1;
@@ -164,11 +208,19 @@ export async function updateDeviationType(ctx: WriteContext, input: DeviationTyp
       // The whole batch applies only to the version read above; a concurrent write makes it a 412.
       assertStatement(ctx.db, "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)", row.id, current.row.etag),
       ctx.db
-        .prepare("UPDATE entity_types SET name = ?1, name_key = ?9, description = ?2, icon_name = ?3, icon_color = ?4, metadata = ?5, etag = ?6, updated_at = ?7 WHERE id = ?8")
+        .prepare(
+          "UPDATE entity_types SET name = ?1, name_key = ?9, description = ?2, icon_name = ?3, icon_color = ?4, metadata " +
+            "= ?5, etag = ?6, updated_at = ?7 WHERE id = ?8",
+        )
         .bind(row.name, row.description, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, row.id, nameKey(row.name)),
       ...linkStatements(ctx.db, row.id, linkIds),
       ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, row.id, toPropertyValueRows(DEVIATION_TYPE_KIND, row.id, properties)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_TYPE_KIND, entityId: row.id, action: "updated", payload: updated.value }, { table: "entity_types", etag: row.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: DEVIATION_TYPE_KIND, entityId: row.id, action: "updated", payload: updated.value },
+        { table: "entity_types", etag: row.etag },
+      ),
     ],
     input.name,
   );
@@ -200,7 +252,12 @@ export async function deleteDeviationType(ctx: WriteContext, id: string): Promis
       ctx.db.prepare("DELETE FROM entity_type_properties WHERE entity_type_id = ?1").bind(current.row.id),
       deletePropertyValuesStatement(ctx.db, DEVIATION_TYPE_KIND, current.row.id),
       ctx.db.prepare("DELETE FROM entity_types WHERE id = ?1").bind(current.row.id),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: DEVIATION_TYPE_KIND, entityId: current.row.id, action: "deleted", payload: null }, "previousChanged"),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: DEVIATION_TYPE_KIND, entityId: current.row.id, action: "deleted", payload: null },
+        "previousChanged",
+      ),
     ]);
   } catch (error) {
     if (isAssertionFailure(error) || isForeignKeyViolation(error)) {

@@ -31,7 +31,10 @@ interface AvifModule {
   decode(data: BufferSource, bitDepth: 8): { data: Uint8ClampedArray; width: number; height: number } | null;
 }
 
-type Factory = (options: { noInitialRun: boolean; instantiateWasm(imports: WebAssembly.Imports, ready: (instance: WebAssembly.Instance) => void): WebAssembly.Exports }) => Promise<AvifModule>;
+type Factory = (options: {
+  noInitialRun: boolean;
+  instantiateWasm(imports: WebAssembly.Imports, ready: (instance: WebAssembly.Instance) => void): WebAssembly.Exports;
+}) => Promise<AvifModule>;
 
 const ALPHA_URNS = new Set(["urn:mpeg:mpegB:cicp:systems:auxiliary:alpha", "urn:mpeg:hevc:2015:auxid:1"]);
 
@@ -45,14 +48,20 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
     throw new CorruptImageError(`the AVIF's grid describes a ${grid.width}x${grid.height} picture, its header ${width}x${height}`);
   }
   if (!grid && width * height > AVIF_MAX_PIXELS) {
-    throw new ImageTooLargeError(`${width}x${height} is more than the ${AVIF_MAX_PIXELS} pixels an AVIF may have to be resized: an AVIF that is not a grid of tiles is decoded whole (about 25 MiB a megapixel)`);
+    throw new ImageTooLargeError(
+      `${width}x${height} is more than the ${AVIF_MAX_PIXELS} pixels an AVIF may have to be resized: an AVIF that is ` +
+        `not a grid of tiles is decoded whole (about 25 MiB a megapixel)`,
+    );
   }
   const { avif, ceiling } = await instantiate();
   try {
     return decodeWith(avif, bytes, factor, grid);
   } catch (error) {
     if (ceiling.exceeded) {
-      throw new ImageTooLargeError(`decoding the AVIF needs more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have here (its coded picture is larger than its header says, or its file is very large)`);
+      throw new ImageTooLargeError(
+        `decoding the AVIF needs more than the ${AVIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have here (its ` +
+          `coded picture is larger than its header says, or its file is very large)`,
+      );
     }
     throw error;
   }
@@ -104,11 +113,21 @@ function decodePicture(avif: AvifModule, bytes: Uint8Array, name: string): { dat
     throw new CorruptImageError(`${name} could not be decoded (${error instanceof Error ? error.message : String(error)})`);
   }
   if (!image) throw new CorruptImageError(`${name} could not be decoded`);
-  return { data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength), width: image.width, height: image.height };
+  return {
+    data: new Uint8Array(image.data.buffer, image.data.byteOffset, image.data.byteLength),
+    width: image.width,
+    height: image.height,
+  };
 }
 
 /** Adds a decoded tile at (x, y); `wholeRows` when it spans the picture, so each row completes as it is added. */
-function addTile(reducer: BoxReducer, image: { data: Uint8Array; width: number; height: number }, x: number, y: number, wholeRows = false): void {
+function addTile(
+  reducer: BoxReducer,
+  image: { data: Uint8Array; width: number; height: number },
+  x: number,
+  y: number,
+  wholeRows = false,
+): void {
   for (let row = 0; row < image.height; row++) {
     reducer.addRow(y + row, x, image.data, row * image.width * 4, image.width, 4);
     if (wholeRows) reducer.completeRowsBefore(y + row + 1);
@@ -145,17 +164,35 @@ function readGrid(file: HeifFile, item: HeifItem): Grid {
   if (!size) throw new CorruptImageError("the AVIF grid's first tile has no size (ispe)");
   const [tileWidth, tileHeight] = size;
   if (tileWidth * tileHeight > AVIF_MAX_PIXELS) {
-    throw new ImageTooLargeError(`the AVIF's tiles are ${tileWidth}x${tileHeight}, more than the ${AVIF_MAX_PIXELS} pixels a tile may have to be resized (each tile is decoded whole, about 25 MiB a megapixel)`);
+    throw new ImageTooLargeError(
+      `the AVIF's tiles are ${tileWidth}x${tileHeight}, more than the ${AVIF_MAX_PIXELS} pixels a tile may have to be ` +
+        `resized (each tile is decoded whole, about 25 MiB a megapixel)`,
+    );
   }
   if (tileWidth * columns < width || tileHeight * rows < height) {
-    throw new CorruptImageError(`the AVIF's ${columns}x${rows} tiles of ${tileWidth}x${tileHeight} do not cover its ${width}x${height} picture`);
+    throw new CorruptImageError(
+      `the AVIF's ${columns}x${rows} tiles of ${tileWidth}x${tileHeight} do not cover its ${width}x${height} picture`,
+    );
   }
   const alpha = [...file.items.values()].find(
-    (candidate) => candidate.references.get("auxl")?.includes(item.id) && candidate.properties.some((p) => p.type === "auxC" && ALPHA_URNS.has(auxType(p))),
+    (candidate) =>
+      candidate.references.get("auxl")?.includes(item.id) &&
+      candidate.properties.some((p) => p.type === "auxC" && ALPHA_URNS.has(auxType(p))),
   );
   let alphaTiles: HeifItem[] | null = null;
-  if (alpha?.type === "grid" && alpha.body.length >= 4 && alpha.body[2]! + 1 === rows && alpha.body[3]! + 1 === columns) alphaTiles = tilesOf(file, alpha, rows * columns, " alpha");
-  return { rows, columns, width, height, tileWidth, tileHeight, tiles, alphaTiles, colour: item.properties.filter((p) => p.type === "colr") };
+  if (alpha?.type === "grid" && alpha.body.length >= 4 && alpha.body[2]! + 1 === rows && alpha.body[3]! + 1 === columns)
+    alphaTiles = tilesOf(file, alpha, rows * columns, " alpha");
+  return {
+    rows,
+    columns,
+    width,
+    height,
+    tileWidth,
+    tileHeight,
+    tiles,
+    alphaTiles,
+    colour: item.properties.filter((p) => p.type === "colr"),
+  };
 }
 
 function tilesOf(file: HeifFile, grid: HeifItem, count: number, kind: string): HeifItem[] {
@@ -214,7 +251,10 @@ function tileProperties(tile: HeifItem, colour: HeifProperty[]): { box: Uint8Arr
     if (!av1C || av1C.length < 4) throw new CorruptImageError("a tile of the AVIF grid has no AV1 configuration (av1C)");
     const depth = av1C[2]! & 0x40 ? (av1C[2]! & 0x20 ? 12 : 10) : 8;
     const channels = av1C[2]! & 0x10 ? 1 : 3;
-    properties.push({ box: fullBox("pixi", 0, 0, new Uint8Array([channels, ...new Array<number>(channels).fill(depth)])), essential: false });
+    properties.push({
+      box: fullBox("pixi", 0, 0, new Uint8Array([channels, ...new Array<number>(channels).fill(depth)])),
+      essential: false,
+    });
   }
   return properties;
 }
@@ -230,7 +270,9 @@ function tileFile(tile: HeifItem, colour: HeifProperty[], alphaTile: HeifItem | 
     0,
     0,
     u32(pictures.length),
-    ...properties.map((list, i) => concat([u16(i + 1), new Uint8Array([list.length, ...list.map((p) => (p.essential ? 0x80 : 0) | next++)])])),
+    ...properties.map((list, i) =>
+      concat([u16(i + 1), new Uint8Array([list.length, ...list.map((p) => (p.essential ? 0x80 : 0) | next++)])]),
+    ),
   );
   if (next > 128) throw new CorruptImageError("a tile of the AVIF grid has too many properties");
   const meta = (dataStart: number) => {
@@ -247,7 +289,13 @@ function tileFile(tile: HeifItem, colour: HeifProperty[], alphaTile: HeifItem | 
       fullBox("hdlr", 0, 0, u32(0), ascii("pict"), new Uint8Array(13)),
       fullBox("pitm", 0, 0, u16(1)),
       fullBox("iloc", 0, 0, new Uint8Array([0x44, 0x00]), u16(pictures.length), ...extents),
-      fullBox("iinf", 0, 0, u16(pictures.length), ...pictures.map((_, i) => fullBox("infe", 2, 0, u16(i + 1), u16(0), ascii("av01"), new Uint8Array(1)))),
+      fullBox(
+        "iinf",
+        0,
+        0,
+        u16(pictures.length),
+        ...pictures.map((_, i) => fullBox("infe", 2, 0, u16(i + 1), u16(0), ascii("av01"), new Uint8Array(1))),
+      ),
       ...(alphaTile ? [fullBox("iref", 0, 0, box("auxl", u16(2), u16(1), u16(1)))] : []),
       box("iprp", ipco, ipma),
     );

@@ -60,14 +60,16 @@ export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
   const layout = bmpLayout(b);
   const { headerSize, width, height, topDown, bits, compression, dataOffset } = layout;
   if (!layout.readable) {
-    const kind = compression === 4 ? "holds a JPEG" : compression === 5 ? "holds a PNG" : `uses compression ${compression} at ${bits} bits a pixel`;
+    const kind =
+      compression === 4 ? "holds a JPEG" : compression === 5 ? "holds a PNG" : `uses compression ${compression} at ${bits} bits a pixel`;
     throw new UnsupportedImageError(`the BMP ${kind}, which is not read here`);
   }
   if (width <= 0 || height <= 0) throw new CorruptImageError("the BMP declares an invalid size");
   const { paletteAt, entry, paletteSize } = palette(layout);
   if (compression === 1 || compression === 2) return decodeRle(b, layout, factor, paletteAt, entry, paletteSize);
   const stride = Math.ceil((width * bits) / 32) * 4;
-  if (dataOffset + stride * height > b.length) throw new CorruptImageError(`the BMP's pixel data ends early (${b.length - dataOffset} of ${stride * height} bytes)`);
+  if (dataOffset + stride * height > b.length)
+    throw new CorruptImageError(`the BMP's pixel data ends early (${b.length - dataOffset} of ${stride * height} bytes)`);
   // Bit fields sit at offset 54 either way: inside a V4/V5 header, or right after a 40-byte one.
   const fields =
     compression === 3 || compression === 6
@@ -79,7 +81,8 @@ export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
   // honoured only when some pixel has a non-zero one (else every pixel would be transparent).
   let alpha32 = false;
   if (bits === 32 && compression === 0) {
-    for (let y = 0; y < height && !alpha32; y++) for (let x = 0, at = dataOffset + y * stride + 3; x < width; x++, at += 4) if (b[at] !== 0) alpha32 = true;
+    for (let y = 0; y < height && !alpha32; y++)
+      for (let x = 0, at = dataOffset + y * stride + 3; x < width; x++, at += 4) if (b[at] !== 0) alpha32 = true;
   }
   const k = Math.max(1, Math.min(200, Math.floor(factor)));
   const outWidth = Math.ceil(width / k);
@@ -113,7 +116,8 @@ export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
         add(bx, b[p + 2]!, b[p + 1]!, b[p]!, alpha32 ? b[p + 3]! : 255);
       } else {
         const v = bits === 16 ? u16(b, row + x * 2) : u32(b, row + x * 4);
-        const channel = (f: { mask: number; shift: number; max: number }, otherwise: number) => (f.max === 0 ? otherwise : Math.round((((v & f.mask) >>> f.shift) * 255) / f.max));
+        const channel = (f: { mask: number; shift: number; max: number }, otherwise: number) =>
+          f.max === 0 ? otherwise : Math.round((((v & f.mask) >>> f.shift) * 255) / f.max);
         add(bx, channel(fields![0]!, 0), channel(fields![1]!, 0), channel(fields![2]!, 0), channel(fields![3]!, 255));
       }
     }

@@ -88,14 +88,26 @@ export function sniffFormat(bytes: Uint8Array): ImageFormat | undefined {
   const b = bytes;
   if (b.length < 4) return undefined;
   if (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return "jpeg";
-  if (b.length >= 8 && b[0] === 0x89 && ascii(b, 1, 4) === "PNG" && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) return "png";
+  if (b.length >= 8 && b[0] === 0x89 && ascii(b, 1, 4) === "PNG" && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a)
+    return "png";
   if (b.length >= 6 && (ascii(b, 0, 6) === "GIF87a" || ascii(b, 0, 6) === "GIF89a")) return "gif";
   if (b.length >= 12 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 12) === "WEBP") return "webp";
   // "BM" alone is two letters of text: the DIB header size that follows must be one of the known ones.
-  if (b.length >= 18 && b[0] === 0x42 && b[1] === 0x4d && [12, 40, 52, 56, 64, 108, 124].includes(b[14]! | (b[15]! << 8)) && b[16] === 0 && b[17] === 0) {
+  if (
+    b.length >= 18 &&
+    b[0] === 0x42 &&
+    b[1] === 0x4d &&
+    [12, 40, 52, 56, 64, 108, 124].includes(b[14]! | (b[15]! << 8)) &&
+    b[16] === 0 &&
+    b[17] === 0
+  ) {
     return "bmp";
   }
-  if (b.length >= 8 && ((b[0] === 0x49 && b[1] === 0x49 && b[2] === 0x2a && b[3] === 0) || (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0 && b[3] === 0x2a))) return "tiff";
+  if (
+    b.length >= 8 &&
+    ((b[0] === 0x49 && b[1] === 0x49 && b[2] === 0x2a && b[3] === 0) || (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0 && b[3] === 0x2a))
+  )
+    return "tiff";
   // ICO: reserved 0, type 1, then at least one image.
   if (b.length >= 6 && b[0] === 0 && b[1] === 0 && b[2] === 1 && b[3] === 0 && (b[4]! | (b[5]! << 8)) > 0) return "ico";
   if (b.length >= 12 && ascii(b, 4, 8) === "ftyp") {

@@ -71,7 +71,11 @@ function firstFrame(b: Uint8Array): { screenWidth: number; screenHeight: number;
     if (pos >= b.length) break;
     const minCodeSize = b[pos++]!;
     if (minCodeSize < 2 || minCodeSize > 11) throw new CorruptImageError(`the GIF's LZW minimum code size is ${minCodeSize}`);
-    return { screenWidth, screenHeight, frame: { left, top, width, height, interlaced: (packed & 0x40) !== 0, palette, transparent, minCodeSize, data: pos } };
+    return {
+      screenWidth,
+      screenHeight,
+      frame: { left, top, width, height, interlaced: (packed & 0x40) !== 0, palette, transparent, minCodeSize, data: pos },
+    };
   }
   throw new CorruptImageError("the GIF ends before its first frame");
 }
@@ -153,7 +157,9 @@ export function decodeGifReduced(b: Uint8Array, factor: number): Pixels {
   const { width, height, palette, transparent } = frame;
   if (width === 0 || height === 0) throw new CorruptImageError("the GIF's first frame is empty");
   if (frame.interlaced && width * height > GIF_INTERLACED_MAX_PIXELS) {
-    throw new ImageTooLargeError(`the GIF's first frame is interlaced and ${width}x${height}; interlaced GIFs are decoded up to ${GIF_INTERLACED_MAX_PIXELS} pixels`);
+    throw new ImageTooLargeError(
+      `the GIF's first frame is interlaced and ${width}x${height}; interlaced GIFs are decoded up to ${GIF_INTERLACED_MAX_PIXELS} pixels`,
+    );
   }
   const reducer = new BoxReducer(screenWidth, screenHeight, factor);
   const colours = palette.length / 3;
@@ -184,7 +190,8 @@ export function decodeGifReduced(b: Uint8Array, factor: number): Pixels {
     });
     const rows = Math.floor(Math.min(written, total) / width);
     // Rows the data did not reach stay transparent; the frame is still reported as cut short below.
-    for (let stored = 0; stored < rows; stored++) addRow(indices.subarray(stored * width, (stored + 1) * width), interlacedRow(stored, height));
+    for (let stored = 0; stored < rows; stored++)
+      addRow(indices.subarray(stored * width, (stored + 1) * width), interlacedRow(stored, height));
   } else {
     const splitter = rowSplitter(width, height, (row, y) => {
       addRow(row, y);

@@ -35,7 +35,7 @@ function plain(width: number, height: number): ImageHeader {
 
 function jpegHeader(b: Uint8Array): ImageHeader {
   let orientation = 1;
-  for (let pos = 2; pos + 4 <= b.length; ) {
+  for (let pos = 2; pos + 4 <= b.length;) {
     if (b[pos] !== 0xff) throw new CorruptImageError(`expected a JPEG marker at byte ${pos}`);
     const marker = b[pos + 1]!;
     if (marker === 0xff) {
@@ -114,7 +114,7 @@ function isobmffHeader(b: Uint8Array): ImageHeader {
   let rotation = 0;
   let mirror: number | undefined;
   const walk = (from: number, to: number, depth: number) => {
-    for (let pos = from; pos + 8 <= to; ) {
+    for (let pos = from; pos + 8 <= to;) {
       let size = u32be(b, pos);
       const type = String.fromCharCode(...b.subarray(pos + 4, pos + 8));
       if (size === 0) size = to - pos;
@@ -136,7 +136,9 @@ function isobmffHeader(b: Uint8Array): ImageHeader {
   // The primary item's transformations in the order its properties list them (the order they apply
   // in); a file without item associations has at most one of each, rotation first.
   const file = heifFile(b);
-  const own = (file.primary === null ? undefined : file.items.get(file.primary))?.properties.filter((p) => p.type === "irot" || p.type === "imir");
+  const own = (file.primary === null ? undefined : file.items.get(file.primary))?.properties.filter(
+    (p) => p.type === "irot" || p.type === "imir",
+  );
   const steps: Transform[] = own?.length
     ? own.map((p) => (p.type === "irot" ? ANTICLOCKWISE[(p.body[0] ?? 0) & 3]! : MIRROR[(p.body[0] ?? 0) & 1]!))
     : [ANTICLOCKWISE[rotation]!, ...(mirror === undefined ? [] : [MIRROR[mirror]!])];
@@ -171,7 +173,10 @@ const EXIF_ORIENTATIONS: Transform[] = [
 
 /** The EXIF orientation doing `steps` one after the other. */
 function exifOrientation(steps: Transform[]): number {
-  const [a, b, c, d] = steps.reduce<Transform>(([ma, mb, mc, md], [oa, ob, oc, od]) => [oa * ma + ob * mc, oa * mb + ob * md, oc * ma + od * mc, oc * mb + od * md], [1, 0, 0, 1]);
+  const [a, b, c, d] = steps.reduce<Transform>(
+    ([ma, mb, mc, md], [oa, ob, oc, od]) => [oa * ma + ob * mc, oa * mb + ob * md, oc * ma + od * mc, oc * mb + od * md],
+    [1, 0, 0, 1],
+  );
   return EXIF_ORIENTATIONS.findIndex((m) => m[0] === a && m[1] === b && m[2] === c && m[3] === d) + 1;
 }
 

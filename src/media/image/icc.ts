@@ -137,7 +137,11 @@ export function srgbTransform(profile: Uint8Array): ColourTransform | null {
   if (!r || !g || !b || curves.some((c) => c === null)) return null;
   const toXyz = [0, 1, 2].map((i) => [r[i]!, g[i]!, b[i]!]);
   const desc = tags.get("desc");
-  return matrixTransform(desc ? descriptionOf(profile, desc.at, desc.size) : "an RGB profile", multiply(invert(SRGB_D50), toXyz), curves as Curve[]);
+  return matrixTransform(
+    desc ? descriptionOf(profile, desc.at, desc.size) : "an RGB profile",
+    multiply(invert(SRGB_D50), toXyz),
+    curves as Curve[],
+  );
 }
 
 const srgbDecode: Curve = (v) => (v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4));
@@ -179,10 +183,28 @@ function matrixTransform(name: string, m: number[][], curves: Curve[]): ColourTr
 
 /** Wide-gamut colour primaries of ITU-T H.273 that are converted, as x, y of red, green, blue (white is D65 for all). */
 const WIDE_PRIMARIES: Record<number, { name: string; xy: number[][] }> = {
-  9: { name: "BT.2020", xy: [[0.708, 0.292], [0.17, 0.797], [0.131, 0.046]] },
-  12: { name: "Display P3", xy: [[0.68, 0.32], [0.265, 0.69], [0.15, 0.06]] },
+  9: {
+    name: "BT.2020",
+    xy: [
+      [0.708, 0.292],
+      [0.17, 0.797],
+      [0.131, 0.046],
+    ],
+  },
+  12: {
+    name: "Display P3",
+    xy: [
+      [0.68, 0.32],
+      [0.265, 0.69],
+      [0.15, 0.06],
+    ],
+  },
 };
-const SRGB_XY = [[0.64, 0.33], [0.3, 0.6], [0.15, 0.06]];
+const SRGB_XY = [
+  [0.64, 0.33],
+  [0.3, 0.6],
+  [0.15, 0.06],
+];
 const D65 = [0.3127, 0.329];
 
 /** Transfer characteristics of H.273 that are converted: their decoding to linear light. */

@@ -46,7 +46,12 @@ export async function resizeWithImagesBinding(images: ImagesBinding, format: Ima
   if (header.orientation !== 1 || !header.width || !header.height) return null;
   const { width, height } = header;
   const longSide = Math.max(width, height);
-  const wanted = ([["Medium", MEDIUM_MAX_SIDE], ["Small", SMALL_MAX_SIDE]] as [ResizedSize, number][]).filter(([, limit]) => longSide > limit);
+  const wanted = (
+    [
+      ["Medium", MEDIUM_MAX_SIDE],
+      ["Small", SMALL_MAX_SIDE],
+    ] as [ResizedSize, number][]
+  ).filter(([, limit]) => longSide > limit);
   const contentType = mayBeTransparent(format, bytes) ? FORMAT_MIME.png : FORMAT_MIME.jpeg;
   const versions: ResizedVersion[] = [];
   for (const [size, limit] of wanted) {
@@ -70,6 +75,7 @@ export async function resizeWithImagesBinding(images: ImagesBinding, format: Ima
 
 /** Versions are PNG where the original can hold transparency (PNG, GIF, BMP, TIFF, WebP with alpha), JPEG otherwise. */
 function mayBeTransparent(format: ImageFormat, bytes: Uint8Array): boolean {
-  if (format === "webp") return asText(bytes.subarray(12, 16)) === "VP8L" || (asText(bytes.subarray(12, 16)) === "VP8X" && (bytes[20]! & 0x10) !== 0);
+  if (format === "webp")
+    return asText(bytes.subarray(12, 16)) === "VP8L" || (asText(bytes.subarray(12, 16)) === "VP8X" && (bytes[20]! & 0x10) !== 0);
   return format === "png" || format === "gif" || format === "bmp" || format === "tiff";
 }

@@ -123,7 +123,11 @@ type Decoded = ({ kind: "planes"; planes: JpegPlanes } | { kind: "pixels"; pixel
 interface BoxDecoder {
   /** The most pixels an image may have (CPU time: the memory does not grow with them). */
   maxPixels: number;
-  decode(bytes: Uint8Array, factor: number, header: ImageHeader): Pixels | Promise<Pixels> | { pixels: Pixels; iccProfile: Uint8Array | null };
+  decode(
+    bytes: Uint8Array,
+    factor: number,
+    header: ImageHeader,
+  ): Pixels | Promise<Pixels> | { pixels: Pixels; iccProfile: Uint8Array | null };
   icc?(bytes: Uint8Array): Uint8Array | null;
   /** Its colour when neither the decoder nor `icc` gave a profile (a HEIF's colr: profile, else nclx code points). */
   colour?(bytes: Uint8Array): ColourTransform | null;
@@ -138,25 +142,38 @@ const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
   // libheif reads the profile; the header's size (the largest ispe) is the picture's as stored.
   heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor), colour: readHeifColour },
   // The picture whole up to AVIF_MAX_PIXELS, a grid's tiles one at a time (avif.ts says which).
-  avif: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor), colour: readHeifColour },
+  avif: {
+    maxPixels: HEIF_MAX_PIXELS,
+    decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor),
+    colour: readHeifColour,
+  },
 };
 
 async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number): Promise<Decoded> {
   const width = header.width!;
   const height = header.height!;
   // Decoders hold a row or two: a side this long would make a row alone hundreds of MiB.
-  if (Math.max(width, height) > MAX_SIDE) throw new ImageTooLargeError(`${width}x${height} has a side longer than the ${MAX_SIDE} pixels an image may have to be resized`);
+  if (Math.max(width, height) > MAX_SIDE)
+    throw new ImageTooLargeError(`${width}x${height} has a side longer than the ${MAX_SIDE} pixels an image may have to be resized`);
   if (format === "jpeg") {
-    if (width * height > JPEG_MAX_PIXELS) throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
+    if (width * height > JPEG_MAX_PIXELS)
+      throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
     const blockSize = jpegBlockSize(Math.max(width, height), target);
     const profile = readJpegIcc(bytes);
-    return { kind: "planes", planes: decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }), blockSize, colour: profile ? srgbTransform(profile) : null };
+    return {
+      kind: "planes",
+      planes: decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }),
+      blockSize,
+      colour: profile ? srgbTransform(profile) : null,
+    };
   }
   const boxed = BOX_DECODERS[format];
   if (!boxed) throw new UnsupportedImageError(`${format.toUpperCase()} images are not decoded`);
   if (width * height > boxed.maxPixels) {
     const name = format.toUpperCase();
-    throw new ImageTooLargeError(`${width}x${height} is more than the ${boxed.maxPixels} pixels ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name} may have to be resized`);
+    throw new ImageTooLargeError(
+      `${width}x${height} is more than the ${boxed.maxPixels} pixels ${/^[AEIOU]/.test(name) ? "an" : "a"} ${name} may have to be resized`,
+    );
   }
   // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
   // nothing to resize, only the integrity check, as coarse as possible.
@@ -190,7 +207,12 @@ function outcome(header: ImageHeader | null, integrity: IntegrityOutcome, detail
  * the image is larger than them (longer side > 1000 px, > 256 px): an image within a size IS that
  * size, and is served as it was uploaded.
  */
-export async function processImage(format: ImageFormat, bytes: Uint8Array, codec: ImageCodec = photonCodec, sizes: SizeLimits = { medium: MEDIUM_MAX_SIDE, small: SMALL_MAX_SIDE }): Promise<ImageOutcome> {
+export async function processImage(
+  format: ImageFormat,
+  bytes: Uint8Array,
+  codec: ImageCodec = photonCodec,
+  sizes: SizeLimits = { medium: MEDIUM_MAX_SIDE, small: SMALL_MAX_SIDE },
+): Promise<ImageOutcome> {
   let header: ImageHeader;
   try {
     header = readHeader(format, bytes);
@@ -199,7 +221,11 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
     throw error;
   }
   if (!DECODED_FORMATS.has(format)) {
-    return outcome(header, "notChecked", `${format.toUpperCase()} is stored as uploaded: this service does not decode it, so it has no resized versions`);
+    return outcome(
+      header,
+      "notChecked",
+      `${format.toUpperCase()} is stored as uploaded: this service does not decode it, so it has no resized versions`,
+    );
   }
   const width = header.width!;
   const height = header.height!;
@@ -252,5 +278,11 @@ export async function processImage(format: ImageFormat, bytes: Uint8Array, codec
       bytes: codec.encode(toRgba(shown), asJpeg ? "jpeg" : "png", JPEG_QUALITY),
     });
   }
-  return { ...displayedSize(header), integrity: "passed", detail: null, versions, decoded: { blockSize: decoded.blockSize, width: decodedSize.width, height: decodedSize.height } };
+  return {
+    ...displayedSize(header),
+    integrity: "passed",
+    detail: null,
+    versions,
+    decoded: { blockSize: decoded.blockSize, width: decodedSize.width, height: decodedSize.height },
+  };
 }

@@ -39,7 +39,13 @@ interface Chunks {
   data: Uint8Array[];
 }
 
-const layoutOf = (ihdr: Uint8Array): PngLayout => ({ width: u32(ihdr, 0), height: u32(ihdr, 4), bitDepth: ihdr[8]!, colourType: ihdr[9]!, interlaced: ihdr[12] === 1 });
+const layoutOf = (ihdr: Uint8Array): PngLayout => ({
+  width: u32(ihdr, 0),
+  height: u32(ihdr, 4),
+  bitDepth: ihdr[8]!,
+  colourType: ihdr[9]!,
+  interlaced: ihdr[12] === 1,
+});
 
 /** The chunks the decoder needs (png.ts has already checked the structure and every CRC). */
 function readChunks(bytes: Uint8Array): Chunks {
@@ -54,7 +60,8 @@ function readChunks(bytes: Uint8Array): Chunks {
     else if (type === "IDAT") data.push(body);
   }
   if (!layout) throw new CorruptImageError("the PNG has no IHDR chunk");
-  if (layout.colourType === 3 && (!palette || palette.length % 3 !== 0 || palette.length === 0)) throw new CorruptImageError("the palette PNG has no valid PLTE chunk");
+  if (layout.colourType === 3 && (!palette || palette.length % 3 !== 0 || palette.length === 0))
+    throw new CorruptImageError("the palette PNG has no valid PLTE chunk");
   return { layout, palette, transparency, data };
 }
 
@@ -82,7 +89,10 @@ function rowConverter(chunks: Chunks): (row: Uint8Array, out: Uint8Array, count?
   const to8 = (v: number) => (wide ? v >> 8 : bitDepth < 8 ? Math.round(v * scale) : v);
   // tRNS: one grey or RGB value (at the image's bit depth) that is transparent, or palette alphas.
   const key = transparency && colourType === 0 && transparency.length >= 2 ? (transparency[0]! << 8) | transparency[1]! : -1;
-  const keyRgb = transparency && colourType === 2 && transparency.length >= 6 ? [(transparency[0]! << 8) | transparency[1]!, (transparency[2]! << 8) | transparency[3]!, (transparency[4]! << 8) | transparency[5]!] : null;
+  const keyRgb =
+    transparency && colourType === 2 && transparency.length >= 6
+      ? [(transparency[0]! << 8) | transparency[1]!, (transparency[2]! << 8) | transparency[3]!, (transparency[4]! << 8) | transparency[5]!]
+      : null;
   return (row, out, count = width) => {
     for (let x = 0, o = 0; x < count; x++, o += 4) {
       switch (colourType) {
@@ -104,7 +114,8 @@ function rowConverter(chunks: Chunks): (row: Uint8Array, out: Uint8Array, count?
         }
         case 3: {
           const i = sample(row, x);
-          if (i * 3 + 2 >= palette!.length) throw new CorruptImageError(`a pixel names palette entry ${i}; the palette has ${palette!.length / 3}`);
+          if (i * 3 + 2 >= palette!.length)
+            throw new CorruptImageError(`a pixel names palette entry ${i}; the palette has ${palette!.length / 3}`);
           out[o] = palette![i * 3]!;
           out[o + 1] = palette![i * 3 + 1]!;
           out[o + 2] = palette![i * 3 + 2]!;
@@ -172,11 +183,14 @@ function inflate(chunks: Chunks, consume: (data: Uint8Array) => void, where: () 
   try {
     for (let p = 0; p < chunks.data.length; p++) {
       const part = chunks.data[p]!;
-      for (let at = 0; at < part.length; at += INFLATE_SLICE) inflater.push(part.subarray(at, at + INFLATE_SLICE), p === chunks.data.length - 1 && at + INFLATE_SLICE >= part.length);
+      for (let at = 0; at < part.length; at += INFLATE_SLICE)
+        inflater.push(part.subarray(at, at + INFLATE_SLICE), p === chunks.data.length - 1 && at + INFLATE_SLICE >= part.length);
     }
   } catch (error) {
     if (error instanceof CorruptImageError) throw error;
-    throw new CorruptImageError(`the PNG's image data does not inflate (${where()}): ${error instanceof Error ? error.message : String(error)}`);
+    throw new CorruptImageError(
+      `the PNG's image data does not inflate (${where()}): ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 
@@ -228,7 +242,8 @@ export function decodePngReduced(bytes: Uint8Array, factor: number): Pixels {
 
   // 8-bit RGB and RGBA without a colour key, what phones and screenshots write: summed straight from
   // the unfiltered row, without the RGBA copy.
-  const direct = bitDepth === 8 && (colourType === 2 || colourType === 6) && !(colourType === 2 && chunks.transparency) ? CHANNELS[colourType]! : 0;
+  const direct =
+    bitDepth === 8 && (colourType === 2 || colourType === 6) && !(colourType === 2 && chunks.transparency) ? CHANNELS[colourType]! : 0;
   const accumulateDirect = (row: Uint8Array) => {
     let bx = 0;
     let next = k;

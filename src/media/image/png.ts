@@ -38,16 +38,20 @@ export function validatePng(bytes: Uint8Array): { width: number; height: number 
     const type = String.fromCharCode(...bytes.subarray(pos + 4, pos + 8));
     if (!/^[A-Za-z]{4}$/.test(type)) throw new CorruptImageError(`PNG chunk ${index} has an invalid type`);
     if (length > 0x7fffffff || pos + 12 + length > bytes.length) throw new CorruptImageError(`the PNG chunk ${type} is truncated`);
-    if (crc32(bytes, pos + 4, pos + 8 + length) !== u32(bytes, pos + 8 + length)) throw new CorruptImageError(`the PNG chunk ${type} fails its CRC`);
+    if (crc32(bytes, pos + 4, pos + 8 + length) !== u32(bytes, pos + 8 + length))
+      throw new CorruptImageError(`the PNG chunk ${type} fails its CRC`);
     if (index === 0) {
       if (type !== "IHDR" || length !== 13) throw new CorruptImageError("the PNG does not start with an IHDR chunk");
       width = u32(bytes, pos + 8);
       height = u32(bytes, pos + 12);
       const depth = bytes[pos + 16]!;
       const colourType = bytes[pos + 17]!;
-      if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff) throw new CorruptImageError("the PNG declares an invalid size");
-      if (!DEPTHS[colourType]?.includes(depth)) throw new CorruptImageError(`the PNG has an invalid colour type ${colourType} / bit depth ${depth}`);
-      if (bytes[pos + 18] !== 0 || bytes[pos + 19] !== 0 || bytes[pos + 20]! > 1) throw new CorruptImageError("the PNG names an unknown compression, filter or interlace method");
+      if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff)
+        throw new CorruptImageError("the PNG declares an invalid size");
+      if (!DEPTHS[colourType]?.includes(depth))
+        throw new CorruptImageError(`the PNG has an invalid colour type ${colourType} / bit depth ${depth}`);
+      if (bytes[pos + 18] !== 0 || bytes[pos + 19] !== 0 || bytes[pos + 20]! > 1)
+        throw new CorruptImageError("the PNG names an unknown compression, filter or interlace method");
     } else if (type === "IDAT") {
       sawIdat = true;
     } else if (type === "IEND") {

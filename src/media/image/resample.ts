@@ -98,20 +98,28 @@ function horizontal(src: Uint8Array, width: number, height: number, ch: number, 
       const s0 = start[x]!;
       for (let g = 0; g < taps; g += 4) {
         const q = x * taps + g;
-        const a = weights[q]!, b = weights[q + 1]!, c = weights[q + 2]!, d = weights[q + 3]!;
+        const a = weights[q]!,
+          b = weights[q + 1]!,
+          c = weights[q + 2]!,
+          d = weights[q + 3]!;
         if (taps === 4) {
-          for (let y = 0, p = s0, o = x; y < height; y++, p += srcStride, o += outWidth) out[o] = src[p]! * a + src[p + 1]! * b + src[p + 2]! * c + src[p + 3]! * d;
+          for (let y = 0, p = s0, o = x; y < height; y++, p += srcStride, o += outWidth)
+            out[o] = src[p]! * a + src[p + 1]! * b + src[p + 2]! * c + src[p + 3]! * d;
         } else if (g === 0) {
-          for (let y = 0, p = s0; y < height; y++, p += srcStride) column[y] = src[p]! * a + src[p + 1]! * b + src[p + 2]! * c + src[p + 3]! * d;
+          for (let y = 0, p = s0; y < height; y++, p += srcStride)
+            column[y] = src[p]! * a + src[p + 1]! * b + src[p + 2]! * c + src[p + 3]! * d;
         } else {
-          for (let y = 0, p = s0 + g; y < height; y++, p += srcStride) column[y] = column[y]! + src[p]! * a + src[p + 1]! * b + src[p + 2]! * c + src[p + 3]! * d;
+          for (let y = 0, p = s0 + g; y < height; y++, p += srcStride)
+            column[y] = column[y]! + src[p]! * a + src[p + 1]! * b + src[p + 2]! * c + src[p + 3]! * d;
         }
       }
       if (taps > 4) for (let y = 0, o = x; y < height; y++, o += outWidth) out[o] = column[y]!;
     }
     return new Uint8Array(out.buffer);
   }
-  const c1 = ch, c2 = 2 * ch, c3 = 3 * ch;
+  const c1 = ch,
+    c2 = 2 * ch,
+    c3 = 3 * ch;
   for (let y = 0; y < height; y++) {
     const row = y * srcStride;
     let o = y * outWidth * ch;
@@ -131,7 +139,17 @@ function horizontal(src: Uint8Array, width: number, height: number, ch: number, 
 }
 
 /** Sources narrower than four pixels: a plain loop. */
-function horizontalPlain(src: Uint8Array, height: number, ch: number, outWidth: number, srcStride: number, start: Int32Array, taps: number, weights: Float64Array, out: Uint8ClampedArray): Uint8Array {
+function horizontalPlain(
+  src: Uint8Array,
+  height: number,
+  ch: number,
+  outWidth: number,
+  srcStride: number,
+  start: Int32Array,
+  taps: number,
+  weights: Float64Array,
+  out: Uint8ClampedArray,
+): Uint8Array {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < outWidth; x++) {
       for (let c = 0; c < ch; c++) {
@@ -164,8 +182,14 @@ function vertical(src: Uint8Array, width: number, height: number, ch: number, ou
     const o = y * rowLength;
     for (let g = 0; g < taps; g += 4) {
       const q = y * taps + g;
-      const a = weights[q]!, b = weights[q + 1]!, c = weights[q + 2]!, d = weights[q + 3]!;
-      const r0 = (start[y]! + g) * rowLength, r1 = r0 + rowLength, r2 = r1 + rowLength, r3 = r2 + rowLength;
+      const a = weights[q]!,
+        b = weights[q + 1]!,
+        c = weights[q + 2]!,
+        d = weights[q + 3]!;
+      const r0 = (start[y]! + g) * rowLength,
+        r1 = r0 + rowLength,
+        r2 = r1 + rowLength,
+        r3 = r2 + rowLength;
       if (!acc) {
         for (let i = 0; i < rowLength; i++) out[o + i] = src[r0 + i]! * a + src[r1 + i]! * b + src[r2 + i]! * c + src[r3 + i]! * d;
       } else if (g === 0) {
@@ -255,7 +279,14 @@ export function resize(image: Pixels, width: number, height: number, consume = f
 }
 
 /** One 8-bit plane (rows `stride` apart, e.g. a JPEG component plane) resized to outWidth x outHeight, packed. */
-export function resizePlane(data: Uint8Array, stride: number, width: number, height: number, outWidth: number, outHeight: number): Uint8Array {
+export function resizePlane(
+  data: Uint8Array,
+  stride: number,
+  width: number,
+  height: number,
+  outWidth: number,
+  outHeight: number,
+): Uint8Array {
   let packed = data;
   if (stride !== width) {
     packed = new Uint8Array(width * height);

@@ -11,12 +11,16 @@ export type Sink = (piece: Uint8Array) => void;
  * after `rows` rows. A row lying whole inside a piece is handed over in place; others are gathered in
  * one buffer. Either way `row` must use its data before returning. `done()` says how many rows came.
  */
-export function rowSplitter(rowBytes: number, rows: number, row: (data: Uint8Array, index: number) => void): { sink: Sink; done: () => number } {
+export function rowSplitter(
+  rowBytes: number,
+  rows: number,
+  row: (data: Uint8Array, index: number) => void,
+): { sink: Sink; done: () => number } {
   const buffer = new Uint8Array(rowBytes);
   let filled = 0;
   let index = 0;
   const sink: Sink = (piece) => {
-    for (let i = 0; i < piece.length && index < rows; ) {
+    for (let i = 0; i < piece.length && index < rows;) {
       if (filled === 0 && piece.length - i >= rowBytes) {
         row(piece.subarray(i, i + rowBytes), index++);
         i += rowBytes;

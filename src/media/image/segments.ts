@@ -119,7 +119,11 @@ function* isoBoxes(bytes: Uint8Array): Generator<Box> {
       header = 16;
     } else if (size === 0) size = bytes.length - pos;
     if (size < header || pos + size > bytes.length) return;
-    yield { type: asText(bytes.subarray(pos + 4, pos + 8)), body: bytes.subarray(pos + header, pos + size), box: bytes.subarray(pos, pos + size) };
+    yield {
+      type: asText(bytes.subarray(pos + 4, pos + 8)),
+      body: bytes.subarray(pos + header, pos + size),
+      box: bytes.subarray(pos, pos + size),
+    };
     pos += size;
   }
 }

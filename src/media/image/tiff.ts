@@ -85,14 +85,20 @@ function readIfd(b: Uint8Array): Ifd {
   const bits = bitsList[0] ?? 1;
   if (bitsList.some((v) => v !== bits)) throw new UnsupportedImageError("TIFF samples of different sizes are not decoded");
   if (![1, 2, 4, 8, 16].includes(bits)) throw new UnsupportedImageError(`${bits}-bit TIFF samples are not decoded`);
-  if (one(339, 1) !== 1) throw new UnsupportedImageError("TIFF samples that are not unsigned integers (floating point, signed) are not decoded");
+  if (one(339, 1) !== 1)
+    throw new UnsupportedImageError("TIFF samples that are not unsigned integers (floating point, signed) are not decoded");
   const compressionCode = one(259, 1);
   const compression = COMPRESSION[compressionCode];
-  if (!compression) throw new UnsupportedImageError(`TIFF compression ${compressionCode} is not decoded (none, LZW, Deflate and PackBits are)`);
+  if (!compression)
+    throw new UnsupportedImageError(`TIFF compression ${compressionCode} is not decoded (none, LZW, Deflate and PackBits are)`);
   const photometric = one(262, samples >= 3 ? 2 : 1);
-  if (![0, 1, 2, 3, 5].includes(photometric)) throw new UnsupportedImageError(`TIFF photometric interpretation ${photometric} is not decoded (bilevel, grey, palette, RGB and CMYK are)`);
+  if (![0, 1, 2, 3, 5].includes(photometric))
+    throw new UnsupportedImageError(
+      `TIFF photometric interpretation ${photometric} is not decoded (bilevel, grey, palette, RGB and CMYK are)`,
+    );
   const colours = photometric === 2 ? 3 : photometric === 5 ? 4 : 1;
-  if (samples < colours) throw new CorruptImageError(`the TIFF has ${samples} samples per pixel; its photometric interpretation needs ${colours}`);
+  if (samples < colours)
+    throw new CorruptImageError(`the TIFF has ${samples} samples per pixel; its photometric interpretation needs ${colours}`);
   const extra = values(338);
   const alpha = samples > colours && (extra[0] === 1 || extra[0] === 2) ? extra[0] : 0;
   const tiled = tags.has(322);
@@ -101,11 +107,15 @@ function readIfd(b: Uint8Array): Ifd {
   const offsets = values(tiled ? 324 : 273);
   const counts = values(tiled ? 325 : 279);
   const planar = one(284, 1) === 2;
-  const chunks = (tiled ? Math.ceil(width / tileWidth) * Math.ceil(height / tileHeight) : Math.ceil(height / tileHeight)) * (planar ? samples : 1);
-  if (width === 0 || height === 0 || tileWidth === 0 || tileHeight === 0) throw new CorruptImageError("the TIFF has an empty image, strip or tile");
-  if (offsets.length < chunks || counts.length < chunks) throw new CorruptImageError(`the TIFF lists ${offsets.length} of its ${chunks} ${tiled ? "tiles" : "strips"}`);
+  const chunks =
+    (tiled ? Math.ceil(width / tileWidth) * Math.ceil(height / tileHeight) : Math.ceil(height / tileHeight)) * (planar ? samples : 1);
+  if (width === 0 || height === 0 || tileWidth === 0 || tileHeight === 0)
+    throw new CorruptImageError("the TIFF has an empty image, strip or tile");
+  if (offsets.length < chunks || counts.length < chunks)
+    throw new CorruptImageError(`the TIFF lists ${offsets.length} of its ${chunks} ${tiled ? "tiles" : "strips"}`);
   const colorMap = photometric === 3 ? values(320) : null;
-  if (colorMap && colorMap.length < 3 << bits) throw new CorruptImageError("the TIFF's colour map is shorter than its bits per sample need");
+  if (colorMap && colorMap.length < 3 << bits)
+    throw new CorruptImageError("the TIFF's colour map is shorter than its bits per sample need");
   const icc = tags.get(34675);
   return {
     width,
@@ -140,7 +150,7 @@ export function readTiffIcc(bytes: Uint8Array): Uint8Array | null {
 
 function packBits(input: Uint8Array, sink: Sink): void {
   const run = new Uint8Array(128);
-  for (let i = 0; i < input.length; ) {
+  for (let i = 0; i < input.length;) {
     const n = input[i++]!;
     if (n < 128) {
       const end = i + n + 1;
@@ -246,7 +256,14 @@ function rowConverter(ifd: Ifd): (row: Uint8Array, count: number, out: Uint8Arra
         g = sample(row, base + 1);
         b = sample(row, base + 2);
       } else if (photometric === 3) {
-        const index = bits === 16 ? (little ? row[base * 2]! | (row[base * 2 + 1]! << 8) : (row[base * 2]! << 8) | row[base * 2 + 1]!) : bits === 8 ? row[base]! : raw(row, base);
+        const index =
+          bits === 16
+            ? little
+              ? row[base * 2]! | (row[base * 2 + 1]! << 8)
+              : (row[base * 2]! << 8) | row[base * 2 + 1]!
+            : bits === 8
+              ? row[base]!
+              : raw(row, base);
         const entries = 1 << bits;
         r = colorMap![index]! >> 8;
         g = colorMap![entries + index]! >> 8;
@@ -285,7 +302,8 @@ function unpredict(ifd: Ifd, row: Uint8Array, count: number, samples: number): v
     for (let i = samples; i < count * samples; i++) row[i] = (row[i]! + row[i - samples]!) & 255;
   } else if (ifd.bits === 16) {
     const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
-    for (let i = samples; i < count * samples; i++) view.setUint16(i * 2, (view.getUint16(i * 2, ifd.little) + view.getUint16((i - samples) * 2, ifd.little)) & 0xffff, ifd.little);
+    for (let i = samples; i < count * samples; i++)
+      view.setUint16(i * 2, (view.getUint16(i * 2, ifd.little) + view.getUint16((i - samples) * 2, ifd.little)) & 0xffff, ifd.little);
   }
 }
 
@@ -307,7 +325,10 @@ export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
   const chunkOf = (index: number): Uint8Array => {
     const offset = ifd.offsets[index]!;
     const count = ifd.counts[index]!;
-    if (offset + count > bytes.length) throw new CorruptImageError(`the TIFF's ${tileWidth === width ? "strip" : "tile"} ${index} lies outside the file (the file is truncated?)`);
+    if (offset + count > bytes.length)
+      throw new CorruptImageError(
+        `the TIFF's ${tileWidth === width ? "strip" : "tile"} ${index} lies outside the file (the file is truncated?)`,
+      );
     return bytes.subarray(offset, offset + count);
   };
   // Interleaved samples: one row is tileWidth pixels of `samples` samples.
@@ -334,14 +355,24 @@ export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
           unpredict(ifd, row, tileWidth, samples);
           addRow(row, ty * tileHeight + r, tx * tileWidth);
         });
-        if (expected * rowBytes > TIFF_MAX_CHUNK_BYTES && tileWidth !== width) throw new ImageTooLargeError(`the TIFF's tiles are ${tileWidth}x${tileHeight}; tiles are decoded up to ${TIFF_MAX_CHUNK_BYTES / 2 ** 20} MiB`);
+        if (expected * rowBytes > TIFF_MAX_CHUNK_BYTES && tileWidth !== width)
+          throw new ImageTooLargeError(
+            `the TIFF's tiles are ${tileWidth}x${tileHeight}; tiles are decoded up to ${TIFF_MAX_CHUNK_BYTES / 2 ** 20} MiB`,
+          );
         decompress(ifd, chunkOf(index), splitter.sink);
-        if (splitter.done() < rows) throw new CorruptImageError(`the TIFF's ${tileWidth === width ? "strip" : "tile"} ${index} ends after ${splitter.done()} of its ${rows} rows`);
+        if (splitter.done() < rows)
+          throw new CorruptImageError(
+            `the TIFF's ${tileWidth === width ? "strip" : "tile"} ${index} ends after ${splitter.done()} of its ${rows} rows`,
+          );
         continue;
       }
       // Planar: each plane's chunk whole, then rows interleaved from the planes.
       const planeRows = tileWidth === width ? rows : tileHeight;
-      if (planeRows * planeRowBytes * samples > TIFF_MAX_CHUNK_BYTES) throw new ImageTooLargeError(`the TIFF's planar ${tileWidth === width ? "strips" : "tiles"} hold ${planeRows} rows of ${tileWidth} pixels; they are decoded up to ${TIFF_MAX_CHUNK_BYTES / 2 ** 20} MiB`);
+      if (planeRows * planeRowBytes * samples > TIFF_MAX_CHUNK_BYTES)
+        throw new ImageTooLargeError(
+          `the TIFF's planar ${tileWidth === width ? "strips" : "tiles"} hold ${planeRows} rows of ${tileWidth} pixels; ` +
+            `they are decoded up to ${TIFF_MAX_CHUNK_BYTES / 2 ** 20} MiB`,
+        );
       const planes: Uint8Array[] = [];
       for (let s = 0; s < samples; s++) {
         const plane = new Uint8Array(planeRows * planeRowBytes);
@@ -351,7 +382,8 @@ export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
           plane.set(piece.subarray(0, take), filled);
           filled += take;
         });
-        if (filled < rows * planeRowBytes) throw new CorruptImageError(`the TIFF's plane ${s} ends after ${Math.floor(filled / planeRowBytes)} of ${rows} rows`);
+        if (filled < rows * planeRowBytes)
+          throw new CorruptImageError(`the TIFF's plane ${s} ends after ${Math.floor(filled / planeRowBytes)} of ${rows} rows`);
         for (let r = 0; r < rows; r++) unpredict(ifd, plane.subarray(r * planeRowBytes, (r + 1) * planeRowBytes), tileWidth, 1);
         planes.push(plane);
       }
@@ -360,7 +392,8 @@ export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
       for (let r = 0; r < rows; r++) {
         for (let x = 0; x < tileWidth; x++) {
           for (let s = 0; s < samples; s++) {
-            for (let byte = 0; byte < size; byte++) interleaved![(x * samples + s) * size + byte] = planes[s]![r * planeRowBytes + x * size + byte]!;
+            for (let byte = 0; byte < size; byte++)
+              interleaved![(x * samples + s) * size + byte] = planes[s]![r * planeRowBytes + x * size + byte]!;
           }
         }
         addRow(interleaved!, ty * tileHeight + r, tx * tileWidth);

@@ -3,7 +3,15 @@
  * every `pattern` and `patternProperties` on RE2 (src/pkg/regex.ts), never on the native regex
  * engine. Use this, not the library's Validator, for any schema a user supplies.
  */
-import { dereference, ignoredKeyword, schemaArrayKeyword, schemaMapKeyword, type Schema, type SchemaDraft, type ValidationResult } from "@cfworker/json-schema";
+import {
+  dereference,
+  ignoredKeyword,
+  schemaArrayKeyword,
+  schemaMapKeyword,
+  type Schema,
+  type SchemaDraft,
+  type ValidationResult,
+} from "@cfworker/json-schema";
 import { checkPattern, type PatternRule } from "../regex";
 import { validate } from "./validate";
 

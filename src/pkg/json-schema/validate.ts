@@ -46,10 +46,10 @@ import {
   type OutputUnit,
   type Schema,
   type SchemaDraft,
-  type ValidationResult
-} from '@cfworker/json-schema';
-import { userPattern } from '../regex';
-import { formats as format } from './formats';
+  type ValidationResult,
+} from "@cfworker/json-schema";
+import { userPattern } from "../regex";
+import { formats as format } from "./formats";
 
 export type Evaluated = Record<string | number, boolean>;
 
@@ -57,18 +57,13 @@ function hasOwnProperty(instance: object, key: PropertyKey): boolean {
   return Object.prototype.hasOwnProperty.call(instance, key);
 }
 
-function decimalInteger(
-  value: number
-): [coefficient: bigint, exponent: number] {
-  const coefficientAndExponent = Math.abs(value).toString().split('e');
+function decimalInteger(value: number): [coefficient: bigint, exponent: number] {
+  const coefficientAndExponent = Math.abs(value).toString().split("e");
   const coefficient = coefficientAndExponent[0]!;
-  const exponent = coefficientAndExponent[1] ?? '0';
-  const point = coefficient.indexOf('.');
+  const exponent = coefficientAndExponent[1] ?? "0";
+  const point = coefficient.indexOf(".");
   const fractionLength = point === -1 ? 0 : coefficient.length - point - 1;
-  return [
-    BigInt(coefficient.replace('.', '')),
-    Number(exponent) - fractionLength
-  ];
+  return [BigInt(coefficient.replace(".", "")), Number(exponent) - fractionLength];
 }
 
 function isMultipleOf(instance: number, divisor: number): boolean {
@@ -81,30 +76,22 @@ function isMultipleOf(instance: number, divisor: number): boolean {
   const exponentDifference = instanceExponent - divisorExponent;
 
   if (exponentDifference >= 0) {
-    return (
-      (instanceCoefficient * 10n ** BigInt(exponentDifference)) %
-        divisorCoefficient ===
-      0n
-    );
+    return (instanceCoefficient * 10n ** BigInt(exponentDifference)) % divisorCoefficient === 0n;
   }
 
-  return (
-    instanceCoefficient %
-      (divisorCoefficient * 10n ** BigInt(-exponentDifference)) ===
-    0n
-  );
+  return instanceCoefficient % (divisorCoefficient * 10n ** BigInt(-exponentDifference)) === 0n;
 }
 
 export function validate(
   instance: any,
   schema: Schema | boolean,
-  draft: SchemaDraft = '2019-09',
+  draft: SchemaDraft = "2019-09",
   lookup: Record<string, Schema | boolean> = dereference(schema),
   shortCircuit = true,
   recursiveAnchor: Schema | null = null,
-  instanceLocation = '#',
-  schemaLocation = '#',
-  evaluated: Evaluated = Object.create(null)
+  instanceLocation = "#",
+  schemaLocation = "#",
+  evaluated: Evaluated = Object.create(null),
 ): ValidationResult {
   if (schema === true) {
     return { valid: true, errors: [] };
@@ -116,36 +103,34 @@ export function validate(
       errors: [
         {
           instanceLocation,
-          keyword: 'false',
+          keyword: "false",
           keywordLocation: instanceLocation,
-          error: 'False boolean schema.'
-        }
-      ]
+          error: "False boolean schema.",
+        },
+      ],
     };
   }
 
   const rawInstanceType = typeof instance;
-  let instanceType: Exclude<InstanceType, 'integer'>;
+  let instanceType: Exclude<InstanceType, "integer">;
   switch (rawInstanceType) {
-    case 'boolean':
-    case 'number':
-    case 'string':
+    case "boolean":
+    case "number":
+    case "string":
       instanceType = rawInstanceType;
       break;
-    case 'object':
+    case "object":
       if (instance === null) {
-        instanceType = 'null';
+        instanceType = "null";
       } else if (Array.isArray(instance)) {
-        instanceType = 'array';
+        instanceType = "array";
       } else {
-        instanceType = 'object';
+        instanceType = "object";
       }
       break;
     default:
       // undefined, bigint, function, symbol
-      throw new Error(
-        `Instances of "${rawInstanceType}" type are not supported.`
-      );
+      throw new Error(`Instances of "${rawInstanceType}" type are not supported.`);
   }
 
   const {
@@ -199,7 +184,7 @@ export function validate(
     pattern: $pattern,
 
     __absolute_ref__,
-    __absolute_recursive_ref__
+    __absolute_recursive_ref__,
   } = schema;
 
   const errors: OutputUnit[] = [];
@@ -208,11 +193,8 @@ export function validate(
     recursiveAnchor = schema;
   }
 
-  if ($recursiveRef === '#') {
-    const refSchema =
-      recursiveAnchor === null
-        ? (lookup[__absolute_recursive_ref__!] as Schema)
-        : recursiveAnchor;
+  if ($recursiveRef === "#") {
+    const refSchema = recursiveAnchor === null ? (lookup[__absolute_recursive_ref__!] as Schema) : recursiveAnchor;
     const keywordLocation = `${schemaLocation}/$recursiveRef`;
     const result = validate(
       instance,
@@ -223,17 +205,17 @@ export function validate(
       refSchema,
       instanceLocation,
       keywordLocation,
-      evaluated
+      evaluated,
     );
     if (!result.valid) {
       errors.push(
         {
           instanceLocation,
-          keyword: '$recursiveRef',
+          keyword: "$recursiveRef",
           keywordLocation,
-          error: 'A subschema had errors.'
+          error: "A subschema had errors.",
         },
-        ...result.errors
+        ...result.errors,
       );
     }
   }
@@ -246,7 +228,7 @@ export function validate(
       if (__absolute_ref__ && __absolute_ref__ !== $ref) {
         message += `  Absolute URI "${__absolute_ref__}".`;
       }
-      message += `\nKnown schemas:\n- ${Object.keys(lookup).join('\n- ')}`;
+      message += `\nKnown schemas:\n- ${Object.keys(lookup).join("\n- ")}`;
       throw new Error(message);
     }
     const keywordLocation = `${schemaLocation}/$ref`;
@@ -259,20 +241,20 @@ export function validate(
       recursiveAnchor,
       instanceLocation,
       keywordLocation,
-      evaluated
+      evaluated,
     );
     if (!result.valid) {
       errors.push(
         {
           instanceLocation,
-          keyword: '$ref',
+          keyword: "$ref",
           keywordLocation,
-          error: 'A subschema had errors.'
+          error: "A subschema had errors.",
         },
-        ...result.errors
+        ...result.errors,
       );
     }
-    if (draft === '4' || draft === '7') {
+    if (draft === "4" || draft === "7") {
       return { valid: errors.length === 0, errors };
     }
   }
@@ -283,10 +265,7 @@ export function validate(
     for (let i = 0; i < length; i++) {
       if (
         instanceType === $type[i] ||
-        ($type[i] === 'integer' &&
-          instanceType === 'number' &&
-          instance % 1 === 0 &&
-          instance === instance)
+        ($type[i] === "integer" && instanceType === "number" && instance % 1 === 0 && instance === instance)
       ) {
         valid = true;
         break;
@@ -295,67 +274,65 @@ export function validate(
     if (!valid) {
       errors.push({
         instanceLocation,
-        keyword: 'type',
+        keyword: "type",
         keywordLocation: `${schemaLocation}/type`,
-        error: `Instance type "${instanceType}" is invalid. Expected "${$type.join(
-          '", "'
-        )}".`
+        error: `Instance type "${instanceType}" is invalid. Expected "${$type.join('", "')}".`,
       });
     }
-  } else if ($type === 'integer') {
-    if (instanceType !== 'number' || instance % 1 || instance !== instance) {
+  } else if ($type === "integer") {
+    if (instanceType !== "number" || instance % 1 || instance !== instance) {
       errors.push({
         instanceLocation,
-        keyword: 'type',
+        keyword: "type",
         keywordLocation: `${schemaLocation}/type`,
-        error: `Instance type "${instanceType}" is invalid. Expected "${$type}".`
+        error: `Instance type "${instanceType}" is invalid. Expected "${$type}".`,
       });
     }
   } else if ($type !== undefined && instanceType !== $type) {
     errors.push({
       instanceLocation,
-      keyword: 'type',
+      keyword: "type",
       keywordLocation: `${schemaLocation}/type`,
-      error: `Instance type "${instanceType}" is invalid. Expected "${$type}".`
+      error: `Instance type "${instanceType}" is invalid. Expected "${$type}".`,
     });
   }
 
   if ($const !== undefined) {
-    if (instanceType === 'object' || instanceType === 'array') {
+    if (instanceType === "object" || instanceType === "array") {
       if (!deepCompareStrict(instance, $const)) {
         errors.push({
           instanceLocation,
-          keyword: 'const',
+          keyword: "const",
           keywordLocation: `${schemaLocation}/const`,
-          error: `Instance does not match ${JSON.stringify($const)}.`
+          error: `Instance does not match ${JSON.stringify($const)}.`,
         });
       }
     } else if (instance !== $const) {
       errors.push({
         instanceLocation,
-        keyword: 'const',
+        keyword: "const",
         keywordLocation: `${schemaLocation}/const`,
-        error: `Instance does not match ${JSON.stringify($const)}.`
+        error: `Instance does not match ${JSON.stringify($const)}.`,
       });
     }
   }
 
   if ($enum !== undefined) {
-    if (instanceType === 'object' || instanceType === 'array') {
-      if (!$enum.some(value => deepCompareStrict(instance, value))) {
+    if (instanceType === "object" || instanceType === "array") {
+      if (!$enum.some((value) => deepCompareStrict(instance, value))) {
         errors.push({
           instanceLocation,
-          keyword: 'enum',
+          keyword: "enum",
           keywordLocation: `${schemaLocation}/enum`,
-          error: `Instance does not match any of ${JSON.stringify($enum)}.`
+          error: `Instance does not match any of ${JSON.stringify($enum)}.`,
         });
       }
-    } else if (!$enum.some(value => instance === value)) {
+    } else if (!$enum.some((value) => instance === value)) {
       errors.push({
         instanceLocation,
-        keyword: 'enum',
+        keyword: "enum",
         keywordLocation: `${schemaLocation}/enum`,
-        error: `Instance does not match any of ${JSON.stringify($enum)}.`
+        error: `Instance does not match any of ${JSON.stringify($enum)}.`,
       });
     }
   }
@@ -371,14 +348,14 @@ export function validate(
       recursiveAnchor,
       instanceLocation,
       keywordLocation /*,
-      evaluated*/
+      evaluated*/,
     );
     if (result.valid) {
       errors.push({
         instanceLocation,
-        keyword: 'not',
+        keyword: "not",
         keywordLocation,
-        error: 'Instance matched "not" schema.'
+        error: 'Instance matched "not" schema.',
       });
     }
   }
@@ -400,7 +377,7 @@ export function validate(
         $recursiveAnchor === true ? recursiveAnchor : null,
         instanceLocation,
         `${keywordLocation}/${i}`,
-        subEvaluated
+        subEvaluated,
       );
       errors.push(...result.errors);
       anyValid = anyValid || result.valid;
@@ -413,9 +390,9 @@ export function validate(
     } else {
       errors.splice(errorsLength, 0, {
         instanceLocation,
-        keyword: 'anyOf',
+        keyword: "anyOf",
         keywordLocation,
-        error: 'Instance does not match any subschemas.'
+        error: "Instance does not match any subschemas.",
       });
     }
   }
@@ -435,7 +412,7 @@ export function validate(
         $recursiveAnchor === true ? recursiveAnchor : null,
         instanceLocation,
         `${keywordLocation}/${i}`,
-        subEvaluated
+        subEvaluated,
       );
       errors.push(...result.errors);
       allValid = allValid && result.valid;
@@ -448,9 +425,9 @@ export function validate(
     } else {
       errors.splice(errorsLength, 0, {
         instanceLocation,
-        keyword: 'allOf',
+        keyword: "allOf",
         keywordLocation,
-        error: `Instance does not match every subschema.`
+        error: `Instance does not match every subschema.`,
       });
     }
   }
@@ -469,7 +446,7 @@ export function validate(
         $recursiveAnchor === true ? recursiveAnchor : null,
         instanceLocation,
         `${keywordLocation}/${i}`,
-        subEvaluated
+        subEvaluated,
       );
       errors.push(...result.errors);
       if (result.valid) {
@@ -482,14 +459,14 @@ export function validate(
     } else {
       errors.splice(errorsLength, 0, {
         instanceLocation,
-        keyword: 'oneOf',
+        keyword: "oneOf",
         keywordLocation,
-        error: `Instance does not match exactly one subschema (${matches} matches).`
+        error: `Instance does not match exactly one subschema (${matches} matches).`,
       });
     }
   }
 
-  if (instanceType === 'object' || instanceType === 'array') {
+  if (instanceType === "object" || instanceType === "array") {
     Object.assign(evaluated, ...subEvaluateds);
   }
 
@@ -505,7 +482,7 @@ export function validate(
       recursiveAnchor,
       instanceLocation,
       keywordLocation,
-      ifEvaluated
+      ifEvaluated,
     ).valid;
     if (conditionResult) {
       Object.assign(evaluated, ifEvaluated);
@@ -519,17 +496,17 @@ export function validate(
           recursiveAnchor,
           instanceLocation,
           `${schemaLocation}/then`,
-          evaluated
+          evaluated,
         );
         if (!thenResult.valid) {
           errors.push(
             {
               instanceLocation,
-              keyword: 'if',
+              keyword: "if",
               keywordLocation,
-              error: `Instance does not match "then" schema.`
+              error: `Instance does not match "then" schema.`,
             },
-            ...thenResult.errors
+            ...thenResult.errors,
           );
         }
       }
@@ -543,31 +520,31 @@ export function validate(
         recursiveAnchor,
         instanceLocation,
         `${schemaLocation}/else`,
-        evaluated
+        evaluated,
       );
       if (!elseResult.valid) {
         errors.push(
           {
             instanceLocation,
-            keyword: 'if',
+            keyword: "if",
             keywordLocation,
-            error: `Instance does not match "else" schema.`
+            error: `Instance does not match "else" schema.`,
           },
-          ...elseResult.errors
+          ...elseResult.errors,
         );
       }
     }
   }
 
-  if (instanceType === 'object') {
+  if (instanceType === "object") {
     if ($required !== undefined) {
       for (const key of $required) {
         if (!hasOwnProperty(instance, key)) {
           errors.push({
             instanceLocation,
-            keyword: 'required',
+            keyword: "required",
             keywordLocation: `${schemaLocation}/required`,
-            error: `Instance does not have required property "${key}".`
+            error: `Instance does not have required property "${key}".`,
           });
         }
       }
@@ -578,18 +555,18 @@ export function validate(
     if ($minProperties !== undefined && keys.length < $minProperties) {
       errors.push({
         instanceLocation,
-        keyword: 'minProperties',
+        keyword: "minProperties",
         keywordLocation: `${schemaLocation}/minProperties`,
-        error: `Instance does not have at least ${$minProperties} properties.`
+        error: `Instance does not have at least ${$minProperties} properties.`,
       });
     }
 
     if ($maxProperties !== undefined && keys.length > $maxProperties) {
       errors.push({
         instanceLocation,
-        keyword: 'maxProperties',
+        keyword: "maxProperties",
         keywordLocation: `${schemaLocation}/maxProperties`,
-        error: `Instance does not have at least ${$maxProperties} properties.`
+        error: `Instance does not have at least ${$maxProperties} properties.`,
       });
     }
 
@@ -597,25 +574,16 @@ export function validate(
       const keywordLocation = `${schemaLocation}/propertyNames`;
       for (const key in instance) {
         const subInstancePointer = `${instanceLocation}/${encodePointer(key)}`;
-        const result = validate(
-          key,
-          $propertyNames,
-          draft,
-          lookup,
-          shortCircuit,
-          recursiveAnchor,
-          subInstancePointer,
-          keywordLocation
-        );
+        const result = validate(key, $propertyNames, draft, lookup, shortCircuit, recursiveAnchor, subInstancePointer, keywordLocation);
         if (!result.valid) {
           errors.push(
             {
               instanceLocation,
-              keyword: 'propertyNames',
+              keyword: "propertyNames",
               keywordLocation,
-              error: `Property name "${key}" does not match schema.`
+              error: `Property name "${key}" does not match schema.`,
             },
-            ...result.errors
+            ...result.errors,
           );
         }
       }
@@ -630,9 +598,9 @@ export function validate(
             if (!hasOwnProperty(instance, dependantKey)) {
               errors.push({
                 instanceLocation,
-                keyword: 'dependentRequired',
+                keyword: "dependentRequired",
                 keywordLocation,
-                error: `Instance has "${key}" but does not have "${dependantKey}".`
+                error: `Instance has "${key}" but does not have "${dependantKey}".`,
               });
             }
           }
@@ -653,17 +621,17 @@ export function validate(
             recursiveAnchor,
             instanceLocation,
             `${keywordLocation}/${encodePointer(key)}`,
-            evaluated
+            evaluated,
           );
           if (!result.valid) {
             errors.push(
               {
                 instanceLocation,
-                keyword: 'dependentSchemas',
+                keyword: "dependentSchemas",
                 keywordLocation,
-                error: `Instance has "${key}" but does not match dependant schema.`
+                error: `Instance has "${key}" but does not match dependant schema.`,
               },
-              ...result.errors
+              ...result.errors,
             );
           }
         }
@@ -680,9 +648,9 @@ export function validate(
               if (!hasOwnProperty(instance, dependantKey)) {
                 errors.push({
                   instanceLocation,
-                  keyword: 'dependencies',
+                  keyword: "dependencies",
                   keywordLocation,
-                  error: `Instance has "${key}" but does not have "${dependantKey}".`
+                  error: `Instance has "${key}" but does not have "${dependantKey}".`,
                 });
               }
             }
@@ -695,17 +663,17 @@ export function validate(
               shortCircuit,
               recursiveAnchor,
               instanceLocation,
-              `${keywordLocation}/${encodePointer(key)}`
+              `${keywordLocation}/${encodePointer(key)}`,
             );
             if (!result.valid) {
               errors.push(
                 {
                   instanceLocation,
-                  keyword: 'dependencies',
+                  keyword: "dependencies",
                   keywordLocation,
-                  error: `Instance has "${key}" but does not match dependant schema.`
+                  error: `Instance has "${key}" but does not match dependant schema.`,
                 },
-                ...result.errors
+                ...result.errors,
               );
             }
           }
@@ -732,7 +700,7 @@ export function validate(
           shortCircuit,
           recursiveAnchor,
           subInstancePointer,
-          `${keywordLocation}/${encodePointer(key)}`
+          `${keywordLocation}/${encodePointer(key)}`,
         );
         // Covered by "properties" whether or not it is valid, so "additionalProperties"
         // must not apply to it. Only a valid result is an annotation for "unevaluatedProperties".
@@ -744,11 +712,11 @@ export function validate(
           errors.push(
             {
               instanceLocation,
-              keyword: 'properties',
+              keyword: "properties",
               keywordLocation,
-              error: `Property "${key}" does not match schema.`
+              error: `Property "${key}" does not match schema.`,
             },
-            ...result.errors
+            ...result.errors,
           );
           if (stop) break;
         }
@@ -759,14 +727,12 @@ export function validate(
       const keywordLocation = `${schemaLocation}/patternProperties`;
       for (const [pattern, subSchema] of Object.entries($patternProperties)) {
         // integrity-edge: RE2 (linear time), not the native engine.
-        const regex = userPattern(pattern, 'unicode');
+        const regex = userPattern(pattern, "unicode");
         for (const key in instance) {
           if (!regex.test(key)) {
             continue;
           }
-          const subInstancePointer = `${instanceLocation}/${encodePointer(
-            key
-          )}`;
+          const subInstancePointer = `${instanceLocation}/${encodePointer(key)}`;
           const result = validate(
             instance[key],
             subSchema,
@@ -775,7 +741,7 @@ export function validate(
             shortCircuit,
             recursiveAnchor,
             subInstancePointer,
-            `${keywordLocation}/${encodePointer(pattern)}`
+            `${keywordLocation}/${encodePointer(pattern)}`,
           );
           // Covered by "patternProperties" whether or not it is valid; see "properties" above.
           thisEvaluated[key] = true;
@@ -786,11 +752,11 @@ export function validate(
             errors.push(
               {
                 instanceLocation,
-                keyword: 'patternProperties',
+                keyword: "patternProperties",
                 keywordLocation,
-                error: `Property "${key}" matches pattern "${pattern}" but does not match associated schema.`
+                error: `Property "${key}" matches pattern "${pattern}" but does not match associated schema.`,
               },
-              ...result.errors
+              ...result.errors,
             );
           }
         }
@@ -812,7 +778,7 @@ export function validate(
           shortCircuit,
           recursiveAnchor,
           subInstancePointer,
-          keywordLocation
+          keywordLocation,
         );
         if (result.valid) {
           evaluated[key] = true;
@@ -821,11 +787,11 @@ export function validate(
           errors.push(
             {
               instanceLocation,
-              keyword: 'additionalProperties',
+              keyword: "additionalProperties",
               keywordLocation,
-              error: `Property "${key}" does not match additional properties schema.`
+              error: `Property "${key}" does not match additional properties schema.`,
             },
-            ...result.errors
+            ...result.errors,
           );
         }
       }
@@ -833,9 +799,7 @@ export function validate(
       const keywordLocation = `${schemaLocation}/unevaluatedProperties`;
       for (const key in instance) {
         if (!evaluated[key]) {
-          const subInstancePointer = `${instanceLocation}/${encodePointer(
-            key
-          )}`;
+          const subInstancePointer = `${instanceLocation}/${encodePointer(key)}`;
           const result = validate(
             instance[key],
             $unevaluatedProperties,
@@ -844,7 +808,7 @@ export function validate(
             shortCircuit,
             recursiveAnchor,
             subInstancePointer,
-            keywordLocation
+            keywordLocation,
           );
           if (result.valid) {
             evaluated[key] = true;
@@ -852,32 +816,32 @@ export function validate(
             errors.push(
               {
                 instanceLocation,
-                keyword: 'unevaluatedProperties',
+                keyword: "unevaluatedProperties",
                 keywordLocation,
-                error: `Property "${key}" does not match unevaluated properties schema.`
+                error: `Property "${key}" does not match unevaluated properties schema.`,
               },
-              ...result.errors
+              ...result.errors,
             );
           }
         }
       }
     }
-  } else if (instanceType === 'array') {
+  } else if (instanceType === "array") {
     if ($maxItems !== undefined && instance.length > $maxItems) {
       errors.push({
         instanceLocation,
-        keyword: 'maxItems',
+        keyword: "maxItems",
         keywordLocation: `${schemaLocation}/maxItems`,
-        error: `Array has too many items (${instance.length} > ${$maxItems}).`
+        error: `Array has too many items (${instance.length} > ${$maxItems}).`,
       });
     }
 
     if ($minItems !== undefined && instance.length < $minItems) {
       errors.push({
         instanceLocation,
-        keyword: 'minItems',
+        keyword: "minItems",
         keywordLocation: `${schemaLocation}/minItems`,
-        error: `Array has too few items (${instance.length} < ${$minItems}).`
+        error: `Array has too few items (${instance.length} < ${$minItems}).`,
       });
     }
 
@@ -897,7 +861,7 @@ export function validate(
           shortCircuit,
           recursiveAnchor,
           `${instanceLocation}/${i}`,
-          `${keywordLocation}/${i}`
+          `${keywordLocation}/${i}`,
         );
         evaluated[i] = true;
         if (!result.valid) {
@@ -905,11 +869,11 @@ export function validate(
           errors.push(
             {
               instanceLocation,
-              keyword: 'prefixItems',
+              keyword: "prefixItems",
               keywordLocation,
-              error: `Items did not match schema.`
+              error: `Items did not match schema.`,
             },
-            ...result.errors
+            ...result.errors,
           );
           if (stop) break;
         }
@@ -929,7 +893,7 @@ export function validate(
             shortCircuit,
             recursiveAnchor,
             `${instanceLocation}/${i}`,
-            `${keywordLocation}/${i}`
+            `${keywordLocation}/${i}`,
           );
           evaluated[i] = true;
           if (!result.valid) {
@@ -937,11 +901,11 @@ export function validate(
             errors.push(
               {
                 instanceLocation,
-                keyword: 'items',
+                keyword: "items",
                 keywordLocation,
-                error: `Items did not match schema.`
+                error: `Items did not match schema.`,
               },
-              ...result.errors
+              ...result.errors,
             );
             if (stop) break;
           }
@@ -956,7 +920,7 @@ export function validate(
             shortCircuit,
             recursiveAnchor,
             `${instanceLocation}/${i}`,
-            keywordLocation
+            keywordLocation,
           );
           evaluated[i] = true;
           if (!result.valid) {
@@ -964,11 +928,11 @@ export function validate(
             errors.push(
               {
                 instanceLocation,
-                keyword: 'items',
+                keyword: "items",
                 keywordLocation,
-                error: `Items did not match schema.`
+                error: `Items did not match schema.`,
               },
-              ...result.errors
+              ...result.errors,
             );
             if (stop) break;
           }
@@ -986,7 +950,7 @@ export function validate(
             shortCircuit,
             recursiveAnchor,
             `${instanceLocation}/${i}`,
-            keywordLocation
+            keywordLocation,
           );
           evaluated[i] = true;
           if (!result.valid) {
@@ -994,11 +958,11 @@ export function validate(
             errors.push(
               {
                 instanceLocation,
-                keyword: 'additionalItems',
+                keyword: "additionalItems",
                 keywordLocation,
-                error: `Items did not match additional items schema.`
+                error: `Items did not match additional items schema.`,
               },
-              ...result.errors
+              ...result.errors,
             );
           }
         }
@@ -1009,16 +973,16 @@ export function validate(
       if (length === 0 && $minContains === undefined) {
         errors.push({
           instanceLocation,
-          keyword: 'contains',
+          keyword: "contains",
           keywordLocation: `${schemaLocation}/contains`,
-          error: `Array is empty. It must contain at least one item matching the schema.`
+          error: `Array is empty. It must contain at least one item matching the schema.`,
         });
       } else if ($minContains !== undefined && length < $minContains) {
         errors.push({
           instanceLocation,
-          keyword: 'minContains',
+          keyword: "minContains",
           keywordLocation: `${schemaLocation}/minContains`,
-          error: `Array has less items (${length}) than minContains (${$minContains}).`
+          error: `Array has less items (${length}) than minContains (${$minContains}).`,
         });
       } else {
         const keywordLocation = `${schemaLocation}/contains`;
@@ -1033,7 +997,7 @@ export function validate(
             shortCircuit,
             recursiveAnchor,
             `${instanceLocation}/${j}`,
-            keywordLocation
+            keywordLocation,
           );
           if (result.valid) {
             evaluated[j] = true;
@@ -1050,23 +1014,23 @@ export function validate(
         if ($minContains === undefined && contained === 0) {
           errors.splice(errorsLength, 0, {
             instanceLocation,
-            keyword: 'contains',
+            keyword: "contains",
             keywordLocation,
-            error: `Array does not contain item matching schema.`
+            error: `Array does not contain item matching schema.`,
           });
         } else if ($minContains !== undefined && contained < $minContains) {
           errors.push({
             instanceLocation,
-            keyword: 'minContains',
+            keyword: "minContains",
             keywordLocation: `${schemaLocation}/minContains`,
-            error: `Array must contain at least ${$minContains} items matching schema. Only ${contained} items were found.`
+            error: `Array must contain at least ${$minContains} items matching schema. Only ${contained} items were found.`,
           });
         } else if ($maxContains !== undefined && contained > $maxContains) {
           errors.push({
             instanceLocation,
-            keyword: 'maxContains',
+            keyword: "maxContains",
             keywordLocation: `${schemaLocation}/maxContains`,
-            error: `Array may contain at most ${$maxContains} items matching schema. ${contained} items were found.`
+            error: `Array may contain at most ${$maxContains} items matching schema. ${contained} items were found.`,
           });
         }
       }
@@ -1086,18 +1050,18 @@ export function validate(
           shortCircuit,
           recursiveAnchor,
           `${instanceLocation}/${i}`,
-          keywordLocation
+          keywordLocation,
         );
         evaluated[i] = true;
         if (!result.valid) {
           errors.push(
             {
               instanceLocation,
-              keyword: 'unevaluatedItems',
+              keyword: "unevaluatedItems",
               keywordLocation,
-              error: `Items did not match unevaluated items schema.`
+              error: `Items did not match unevaluated items schema.`,
             },
-            ...result.errors
+            ...result.errors,
           );
         }
       }
@@ -1106,19 +1070,19 @@ export function validate(
     if ($uniqueItems) {
       for (let j = 0; j < length; j++) {
         const a = instance[j];
-        const ao = typeof a === 'object' && a !== null;
+        const ao = typeof a === "object" && a !== null;
         for (let k = 0; k < length; k++) {
           if (j === k) {
             continue;
           }
           const b = instance[k];
-          const bo = typeof b === 'object' && b !== null;
+          const bo = typeof b === "object" && b !== null;
           if (a === b || (ao && bo && deepCompareStrict(a, b))) {
             errors.push({
               instanceLocation,
-              keyword: 'uniqueItems',
+              keyword: "uniqueItems",
               keywordLocation: `${schemaLocation}/uniqueItems`,
-              error: `Duplicate items at indexes ${j} and ${k}.`
+              error: `Duplicate items at indexes ${j} and ${k}.`,
             });
             j = Number.MAX_SAFE_INTEGER;
             k = Number.MAX_SAFE_INTEGER;
@@ -1126,67 +1090,55 @@ export function validate(
         }
       }
     }
-  } else if (instanceType === 'number') {
-    if (draft === '4') {
-      if (
-        $minimum !== undefined &&
-        (($exclusiveMinimum === true && instance <= $minimum) ||
-          instance < $minimum)
-      ) {
+  } else if (instanceType === "number") {
+    if (draft === "4") {
+      if ($minimum !== undefined && (($exclusiveMinimum === true && instance <= $minimum) || instance < $minimum)) {
         errors.push({
           instanceLocation,
-          keyword: 'minimum',
+          keyword: "minimum",
           keywordLocation: `${schemaLocation}/minimum`,
-          error: `${instance} is less than ${
-            $exclusiveMinimum ? 'or equal to ' : ''
-          } ${$minimum}.`
+          error: `${instance} is less than ${$exclusiveMinimum ? "or equal to " : ""} ${$minimum}.`,
         });
       }
-      if (
-        $maximum !== undefined &&
-        (($exclusiveMaximum === true && instance >= $maximum) ||
-          instance > $maximum)
-      ) {
+      if ($maximum !== undefined && (($exclusiveMaximum === true && instance >= $maximum) || instance > $maximum)) {
         errors.push({
           instanceLocation,
-          keyword: 'maximum',
+          keyword: "maximum",
           keywordLocation: `${schemaLocation}/maximum`,
-          error: `${instance} is greater than ${
-            $exclusiveMaximum ? 'or equal to ' : ''
-          } ${$maximum}.`
+          error: `${instance} is greater than ${$exclusiveMaximum ? "or equal to " : ""} ${$maximum}.`,
         });
       }
     } else {
       if ($minimum !== undefined && instance < $minimum) {
         errors.push({
           instanceLocation,
-          keyword: 'minimum',
+          keyword: "minimum",
           keywordLocation: `${schemaLocation}/minimum`,
-          error: `${instance} is less than ${$minimum}.`
+          error: `${instance} is less than ${$minimum}.`,
         });
       }
       if ($maximum !== undefined && instance > $maximum) {
         errors.push({
           instanceLocation,
-          keyword: 'maximum',
+          keyword: "maximum",
           keywordLocation: `${schemaLocation}/maximum`,
-          error: `${instance} is greater than ${$maximum}.`
+          error: `${instance} is greater than ${$maximum}.`,
         });
       }
       if ($exclusiveMinimum !== undefined && instance <= $exclusiveMinimum) {
         errors.push({
           instanceLocation,
-          keyword: 'exclusiveMinimum',
+          keyword: "exclusiveMinimum",
           keywordLocation: `${schemaLocation}/exclusiveMinimum`,
-          error: `${instance} is less than ${$exclusiveMinimum}.`
+          error: `${instance} is less than ${$exclusiveMinimum}.`,
         });
       }
       if ($exclusiveMaximum !== undefined && instance >= $exclusiveMaximum) {
         errors.push({
           instanceLocation,
-          keyword: 'exclusiveMaximum',
+          keyword: "exclusiveMaximum",
           keywordLocation: `${schemaLocation}/exclusiveMaximum`,
-          error: `${instance} is greater than or equal to ${$exclusiveMaximum}.`
+          error: `${instance} is greater than or equal to ${$exclusiveMaximum}.`,
         });
       }
     }
@@ -1194,52 +1146,45 @@ export function validate(
       if (!isMultipleOf(instance, $multipleOf)) {
         errors.push({
           instanceLocation,
-          keyword: 'multipleOf',
+          keyword: "multipleOf",
           keywordLocation: `${schemaLocation}/multipleOf`,
-          error: `${instance} is not a multiple of ${$multipleOf}.`
+          error: `${instance} is not a multiple of ${$multipleOf}.`,
         });
       }
     }
-  } else if (instanceType === 'string') {
-    const length =
-      $minLength === undefined && $maxLength === undefined
-        ? 0
-        : ucs2length(instance);
+  } else if (instanceType === "string") {
+    const length = $minLength === undefined && $maxLength === undefined ? 0 : ucs2length(instance);
     if ($minLength !== undefined && length < $minLength) {
       errors.push({
         instanceLocation,
-        keyword: 'minLength',
+        keyword: "minLength",
         keywordLocation: `${schemaLocation}/minLength`,
-        error: `String is too short (${length} < ${$minLength}).`
+        error: `String is too short (${length} < ${$minLength}).`,
       });
     }
     if ($maxLength !== undefined && length > $maxLength) {
       errors.push({
         instanceLocation,
-        keyword: 'maxLength',
+        keyword: "maxLength",
         keywordLocation: `${schemaLocation}/maxLength`,
-        error: `String is too long (${length} > ${$maxLength}).`
+        error: `String is too long (${length} > ${$maxLength}).`,
       });
     }
     // integrity-edge: RE2 (linear time), not the native engine.
-    if ($pattern !== undefined && !userPattern($pattern, 'unicode').test(instance)) {
+    if ($pattern !== undefined && !userPattern($pattern, "unicode").test(instance)) {
       errors.push({
         instanceLocation,
-        keyword: 'pattern',
+        keyword: "pattern",
         keywordLocation: `${schemaLocation}/pattern`,
-        error: `String does not match pattern.`
+        error: `String does not match pattern.`,
       });
     }
-    if (
-      $format !== undefined &&
-      format[$format] &&
-      !format[$format](instance)
-    ) {
+    if ($format !== undefined && format[$format] && !format[$format](instance)) {
       errors.push({
         instanceLocation,
-        keyword: 'format',
+        keyword: "format",
         keywordLocation: `${schemaLocation}/format`,
-        error: `String does not match format "${$format}".`
+        error: `String does not match format "${$format}".`,
       });
     }
   }

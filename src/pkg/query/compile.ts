@@ -130,13 +130,19 @@ function parseIncludeTotal(raw: boolean | string | undefined): boolean {
 /** Builds `WHERE ((a) AND (b))` from conditions, or "" when there are none. */
 export function whereClause(conditions: readonly Condition[], values: SqlValues): string {
   if (conditions.length === 0) return "";
-  return `WHERE ${joinBalanced(conditions.map((condition) => condition(values)), "AND")}`;
+  return `WHERE ${joinBalanced(
+    conditions.map((condition) => condition(values)),
+    "AND",
+  )}`;
 }
 
 export function checkSize(sql: string, field: "query.properties" | "query.order" | "query.fieldNames"): void {
   const bytes = statementBytes(sql);
   if (bytes > MAX_STATEMENT_BYTES) {
-    throw queryError(field, "limit", `The query is too complex: it needs ${bytes} bytes of SQL and the database accepts ${MAX_STATEMENT_BYTES}.`);
+    throw queryError(
+      field,
+      "limit",
+      `The query is too complex: it needs ${bytes} bytes of SQL and the database accepts ${MAX_STATEMENT_BYTES}.`,
+    );
   }
 }
-

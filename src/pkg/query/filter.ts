@@ -153,7 +153,11 @@ class FilterParser {
     const token = this.peek();
     if (token.kind === "lparen") {
       if (depth >= MAX_FILTER_DEPTH) {
-        throw queryError("query.properties", "limit", `Parentheses at position ${token.start + 1} nest deeper than ${MAX_FILTER_DEPTH} levels.`);
+        throw queryError(
+          "query.properties",
+          "limit",
+          `Parentheses at position ${token.start + 1} nest deeper than ${MAX_FILTER_DEPTH} levels.`,
+        );
       }
       this.next();
       const inner = this.parseOr(depth + 1);
@@ -178,7 +182,9 @@ class FilterParser {
       fail(`Expected a term (property name) at position ${start + 1}${context}, found ${describe(nameToken)}.`);
     }
     if (!NAME.test(nameToken.text)) {
-      fail(`Invalid property name ${quote(nameToken.text)} at position ${start + 1}: a name may contain letters, digits, '_', '-' and '.'.`);
+      fail(
+        `Invalid property name ${quote(nameToken.text)} at position ${start + 1}: a name may contain letters, digits, '_', '-' and '.'.`,
+      );
     }
     const operatorToken = this.next();
     const operator = OPERATORS.find((o) => o === this.keyword(operatorToken));
@@ -191,10 +197,18 @@ class FilterParser {
     this.values += values.length;
     const text = termText();
     if (this.terms > MAX_FILTER_TERMS) {
-      throw queryError("query.properties", "limit", `Term ${quote(text)} at position ${start + 1} exceeds the limit of ${MAX_FILTER_TERMS} terms per filter.`);
+      throw queryError(
+        "query.properties",
+        "limit",
+        `Term ${quote(text)} at position ${start + 1} exceeds the limit of ${MAX_FILTER_TERMS} terms per filter.`,
+      );
     }
     if (this.values > MAX_FILTER_VALUES) {
-      throw queryError("query.properties", "limit", `Term ${quote(text)} at position ${start + 1} exceeds the limit of ${MAX_FILTER_VALUES} values per filter.`);
+      throw queryError(
+        "query.properties",
+        "limit",
+        `Term ${quote(text)} at position ${start + 1} exceeds the limit of ${MAX_FILTER_VALUES} values per filter.`,
+      );
     }
     return { kind: "term", property: nameToken.text, operator, values, position: start + 1, text };
   }
@@ -225,8 +239,10 @@ class FilterParser {
     }
     const word = token.text.toLowerCase();
     if (word === "null") {
-      if (operator === "in") fail(`Term ${quote(termText())} at position ${start + 1}: null cannot be an element of an 'in' list; use 'eq null' or 'ne null'.`);
-      if (operator !== "eq" && operator !== "ne") fail(`Term ${quote(termText())} at position ${start + 1}: null can only be compared with eq or ne.`);
+      if (operator === "in")
+        fail(`Term ${quote(termText())} at position ${start + 1}: null cannot be an element of an 'in' list; use 'eq null' or 'ne null'.`);
+      if (operator !== "eq" && operator !== "ne")
+        fail(`Term ${quote(termText())} at position ${start + 1}: null can only be compared with eq or ne.`);
       return { kind: "null" };
     }
     if (word === "true" || word === "false") return { kind: "boolean", value: word === "true" };
@@ -236,7 +252,8 @@ class FilterParser {
       if (Number.isFinite(value)) return { kind: "number", value, raw: token.text };
     }
     fail(
-      `Term ${quote(termText())} at position ${start + 1} has the invalid value ${quote(token.text)}: text and date values are written in single quotes, numbers, true, false and null without.`,
+      `Term ${quote(termText())} at position ${start + 1} has the invalid value ${quote(token.text)}: text and date ` +
+        `values are written in single quotes, numbers, true, false and null without.`,
     );
   }
 }

@@ -18,11 +18,27 @@ export { compileListQuery, MAX_STATEMENT_BYTES } from "./compile";
 export type { CompiledListQuery, CompiledStatement, ListQueryInput } from "./compile";
 export { runListQuery, planListQuery } from "./run";
 export type { ListQueryResult } from "./run";
-export { ESTIMATE_CAP, IDS_THAT_DRIVE, MAX_ESTIMATES, MAX_WALK_WINDOW, MIN_WALK_WINDOW, ROW_COST, WALK_ABOVE, WALK_WINDOW_PER_ROW } from "./plan";
+export {
+  ESTIMATE_CAP,
+  IDS_THAT_DRIVE,
+  MAX_ESTIMATES,
+  MAX_WALK_WINDOW,
+  MIN_WALK_WINDOW,
+  ROW_COST,
+  WALK_ABOVE,
+  WALK_WINDOW_PER_ROW,
+} from "./plan";
 export type { ListPlan, PlanOptions, PlannedStatement } from "./plan";
 export { compileUniqueValues, runUniqueValues, MAX_UNIQUE_FIELDS, DEFAULT_MAX_UNIQUE_VALUES } from "./unique-values";
 export type { CompiledUniqueValues, UniqueValue, UniqueValuesInput, UniqueValuesResult } from "./unique-values";
-export { listQueryShape, ListQuerySchema, uniqueValuesQueryShape, UniqueValuesQuerySchema, UniqueValueSchema, UniqueValuesResponseSchema } from "./schemas";
+export {
+  listQueryShape,
+  ListQuerySchema,
+  uniqueValuesQueryShape,
+  UniqueValuesQuerySchema,
+  UniqueValueSchema,
+  UniqueValuesResponseSchema,
+} from "./schemas";
 export { queryError } from "./problems";
 export type { QueryField, QueryRule } from "./problems";
 export { noProperties, valueColumn } from "./types";

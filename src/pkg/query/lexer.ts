@@ -82,6 +82,7 @@ export function unterminatedError(token: Token) {
   return queryError(
     "query.properties",
     "syntax",
-    `Unterminated quoted value ${quote(token.text)} at position ${token.start + 1}: close it with a single quote (write a quote inside a value as two quotes, e.g. 'O''Brien').`,
+    `Unterminated quoted value ${quote(token.text)} at position ${token.start + 1}: close it with a single quote ` +
+      `(write a quote inside a value as two quotes, e.g. 'O''Brien').`,
   );
 }

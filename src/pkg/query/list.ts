@@ -73,14 +73,19 @@ const CANONICAL_ORDER_TERM = /^([A-Za-z0-9_.]+)(?:\s+(asc|desc))?$/i;
  * at startup (and in every test), not on the first request.
  */
 export function defineList(input: ListDefinitionInput): ListDefinition {
-  for (const [what, value] of [["table", input.table], ["alias", input.alias], ["idColumn", input.idColumn]] as const) {
+  for (const [what, value] of [
+    ["table", input.table],
+    ["alias", input.alias],
+    ["idColumn", input.idColumn],
+  ] as const) {
     if (!IDENTIFIER.test(value)) throw new Error(`defineList: ${what} '${value}' is not a plain SQL identifier.`);
   }
   if (RESERVED_ALIAS.test(input.alias)) throw new Error(`defineList: alias '${input.alias}' is reserved by the query engine.`);
   const byLowerName = new Map<string, string>();
   for (const name of Object.keys(input.fields)) {
     if (name.toLowerCase().startsWith("properties.")) throw new Error(`defineList: field '${name}' clashes with the properties. prefix.`);
-    if (byLowerName.has(name.toLowerCase())) throw new Error(`defineList: fields '${name}' and '${byLowerName.get(name.toLowerCase())}' differ only in case.`);
+    if (byLowerName.has(name.toLowerCase()))
+      throw new Error(`defineList: fields '${name}' and '${byLowerName.get(name.toLowerCase())}' differ only in case.`);
     byLowerName.set(name.toLowerCase(), name);
   }
   const field = (name: string) => {
@@ -88,7 +93,10 @@ export function defineList(input: ListDefinitionInput): ListDefinition {
     const definition = exact === undefined ? undefined : input.fields[exact];
     return exact === undefined || definition === undefined ? undefined : { name: exact, definition };
   };
-  for (const term of (input.defaultOrder ?? "").split(",").map((t) => t.trim()).filter(Boolean)) {
+  for (const term of (input.defaultOrder ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean)) {
     const match = CANONICAL_ORDER_TERM.exec(term);
     const resolved = match?.[1] === undefined ? undefined : field(match[1]);
     if (!resolved || resolved.definition.orderable === false) {

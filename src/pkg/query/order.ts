@@ -72,7 +72,11 @@ export function orderPropertyCandidates(requests: readonly OrderRequest[]): stri
 }
 
 /** Resolves terms against the list's fields and the property definitions; duplicates are dropped. */
-export function resolveOrder(requests: readonly OrderRequest[], list: ListDefinition, catalog: ReadonlyMap<string, PropertyInfo>): ResolvedOrder[] {
+export function resolveOrder(
+  requests: readonly OrderRequest[],
+  list: ListDefinition,
+  catalog: ReadonlyMap<string, PropertyInfo>,
+): ResolvedOrder[] {
   const seen = new Set<string>();
   const resolved: ResolvedOrder[] = [];
   for (const request of requests) {
@@ -91,7 +95,8 @@ function resolveOne(request: OrderRequest, list: ListDefinition, catalog: Readon
   if (rest === undefined) {
     const field = list.field(request.field);
     if (!field) throw queryError("query.order", "unknownField", `${where}: the list has no field ${quote(request.field)}.`);
-    if (field.definition.orderable === false) throw queryError("query.order", "notOrderable", `${where}: the list cannot be ordered by ${quote(field.name)}.`);
+    if (field.definition.orderable === false)
+      throw queryError("query.order", "notOrderable", `${where}: the list cannot be ordered by ${quote(field.name)}.`);
     const { column, joins = [], indexed = false } = field.definition;
     return { kind: "field", name: field.name, column, joins, direction: request.direction, indexed: indexed && joins.length === 0 };
   }
@@ -102,12 +107,22 @@ function resolveOne(request: OrderRequest, list: ListDefinition, catalog: Readon
     property = catalog.get(split.property);
     element = split.element;
     if (property && property.format !== "classification") {
-      throw queryError("query.order", "unknownField", `${where}: ${quote(split.property)} is a ${property.format} property; element fields such as ${element} apply to classification properties only.`);
+      throw queryError(
+        "query.order",
+        "unknownField",
+        `${where}: ${quote(split.property)} is a ${property.format} property; element fields such as ${element} apply ` +
+          `to classification properties only.`,
+      );
     }
   }
-  if (!property) throw queryError("query.order", "unknownProperty", `${where}: there is no property named ${quote(rest)} (names are case-sensitive).`);
+  if (!property)
+    throw queryError("query.order", "unknownProperty", `${where}: there is no property named ${quote(rest)} (names are case-sensitive).`);
   if (property.isMultiselect) {
-    throw queryError("query.order", "notOrderable", `${where}: ${quote(property.name)} is a multiselect property, which holds several values and cannot be ordered by.`);
+    throw queryError(
+      "query.order",
+      "notOrderable",
+      `${where}: ${quote(property.name)} is a multiselect property, which holds several values and cannot be ordered by.`,
+    );
   }
   return { kind: "property", property, element, direction: request.direction };
 }
@@ -207,7 +222,10 @@ function valueJoin(alias: string, idExpression: string, property: PropertyInfo, 
 
 function elementJoin(alias: string, valueAlias: string, property: PropertyInfo, values: SqlValues): string {
   // Matches the unique index (classification_id, name).
-  return `LEFT JOIN classification_elements ${alias} ON ${alias}.classification_id = ${values.value(property.classificationId ?? null)} AND ${alias}.name = ${valueAlias}.value_text`;
+  return (
+    `LEFT JOIN classification_elements ${alias} ON ${alias}.classification_id = ` +
+    `${values.value(property.classificationId ?? null)} AND ${alias}.name = ${valueAlias}.value_text`
+  );
 }
 
 function propertySubquery(property: PropertyInfo, element: ElementField, list: ListDefinition, values: SqlValues): string {

@@ -99,7 +99,9 @@ export function countSql(parts: ListQueryParts, values: SqlValues): string {
   const { list } = parts;
   const filter = filterCondition(parts, { kind: "lists" }, values, list.idExpression);
   const conditions = parts.conditions.map((condition) => condition(values));
-  return [`SELECT count(*) AS total FROM ${list.table} ${list.alias}`, ...(list.joins ?? []), where([filter, ...conditions])].filter(Boolean).join(" ");
+  return [`SELECT count(*) AS total FROM ${list.table} ${list.alias}`, ...(list.joins ?? []), where([filter, ...conditions])]
+    .filter(Boolean)
+    .join(" ");
 }
 
 /**

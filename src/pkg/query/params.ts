@@ -79,7 +79,10 @@ export function searchCondition(list: ListDefinition, searchText: string | undef
   if (!text || list.searchColumns.length === 0) return undefined;
   return (v) => {
     const needle = `lower(${v.value(text)})`;
-    return joinBalanced(list.searchColumns.map((column) => `instr(lower(${column}), ${needle}) > 0`), "OR");
+    return joinBalanced(
+      list.searchColumns.map((column) => `instr(lower(${column}), ${needle}) > 0`),
+      "OR",
+    );
   };
 }
 
@@ -89,12 +92,22 @@ export function searchCondition(list: ListDefinition, searchText: string | undef
  * `what` names the set in the message (`is not a job status (...)`); without it the message lists
  * the values (`is not one of ...`).
  */
-export function enumCondition(raw: string | undefined, allowed: readonly string[], field: `query.${string}`, column: string, what?: string): Condition[] {
+export function enumCondition(
+  raw: string | undefined,
+  allowed: readonly string[],
+  field: `query.${string}`,
+  column: string,
+  what?: string,
+): Condition[] {
   const values = splitCsv(raw);
   const name = field.slice("query.".length);
   for (const value of values) {
     if (!allowed.includes(value)) {
-      throw queryError(field, "enum", `${name}: '${value}' is not ${what ? `${what} (${allowed.join(", ")})` : `one of ${allowed.join(", ")}`}.`);
+      throw queryError(
+        field,
+        "enum",
+        `${name}: '${value}' is not ${what ? `${what} (${allowed.join(", ")})` : `one of ${allowed.join(", ")}`}.`,
+      );
     }
   }
   return values.length > 0 ? [inList(column, values)] : [];

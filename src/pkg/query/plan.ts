@@ -100,7 +100,12 @@ export function walkWindow(need: number): number | undefined {
  * built and checked against the size limit; the other shapes fall back to it when they would be
  * larger than D1 accepts.
  */
-export function planner(parts: ListQueryParts, paging: { skip: number; take: number }, lists: PlannedStatement, options: PlanOptions = {}): Planner {
+export function planner(
+  parts: ListQueryParts,
+  paging: { skip: number; take: number },
+  lists: PlannedStatement,
+  options: PlanOptions = {},
+): Planner {
   const build = (plan: ListPlan, sql: (values: SqlValues) => string | undefined): PlannedStatement => {
     const values = new SqlValues();
     const text = sql(values);
@@ -116,7 +121,8 @@ export function planner(parts: ListQueryParts, paging: { skip: number; take: num
       if (driver === "ids") return parts.ids && parts.filter ? pageSql(parts, { kind: "probes" }, values) : undefined;
       return (operands.length > 1 || probing) && driver < operands.length ? pageSql(parts, { kind: "driven", driver }, values) : undefined;
     });
-  const walk = (window: number | undefined) => build("walk", (values) => (window === undefined ? undefined : walkSql(parts, values, window)));
+  const walk = (window: number | undefined) =>
+    build("walk", (values) => (window === undefined ? undefined : walkSql(parts, values, window)));
   const fixed = (statement: PlannedStatement): Planner => ({ estimates: [], choose: () => statement });
   const need = paging.skip + paging.take;
 
@@ -150,7 +156,10 @@ export function planner(parts: ListQueryParts, paging: { skip: number; take: num
     estimates: counted.map((term) => {
       const values = new SqlValues();
       const { rows } = termRows(term, parts.list.entityKind, values);
-      return { sql: `SELECT count(*) AS n FROM (SELECT 1 FROM property_values pv WHERE ${rows} LIMIT ?2)`, params: [values.toJson(), ESTIMATE_CAP] };
+      return {
+        sql: `SELECT count(*) AS n FROM (SELECT 1 FROM property_values pv WHERE ${rows} LIMIT ?2)`,
+        params: [values.toJson(), ESTIMATE_CAP],
+      };
     }),
     choose(counts) {
       // A count that reached the cap (or a term not counted) only says "at least the cap": unbounded.

@@ -20,16 +20,7 @@ export type QueryField =
  * malformed id or number), required (a missing required parameter).
  */
 export type QueryRule =
-  | "syntax"
-  | "unknownProperty"
-  | "unknownField"
-  | "type"
-  | "operator"
-  | "notOrderable"
-  | "limit"
-  | "format"
-  | "required"
-  | "enum";
+  "syntax" | "unknownProperty" | "unknownField" | "type" | "operator" | "notOrderable" | "limit" | "format" | "required" | "enum";
 
 /** An InvalidQuery error about one query parameter; the message is also the error detail. */
 export function queryError(field: QueryField | `query.${string}`, rule: QueryRule, message: string): ApiError {

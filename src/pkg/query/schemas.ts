@@ -10,13 +10,10 @@ import { z } from "@hono/zod-openapi";
 import { DEFAULT_TAKE, MAX_TAKE } from "./params";
 import { MAX_FILTER_TERMS, MAX_FILTER_VALUES } from "./filter";
 
-const ids = z
-  .string()
-  .optional()
-  .openapi({
-    description: "Only these entities: comma-separated ids (any number).",
-    example: "0b9f3c5e-8a4f-4d6c-9a51-2c1f0e6a7b10,5f0c2b7e-3d1a-4e8b-9c6f-7a2d1e0b3c4d",
-  });
+const ids = z.string().optional().openapi({
+  description: "Only these entities: comma-separated ids (any number).",
+  example: "0b9f3c5e-8a4f-4d6c-9a51-2c1f0e6a7b10,5f0c2b7e-3d1a-4e8b-9c6f-7a2d1e0b3c4d",
+});
 
 const excludeIds = z
   .string()
@@ -48,7 +45,8 @@ export const listQueryShape = {
     .openapi({
       description:
         "Comma-separated `{field} [asc|desc]` terms (default asc; no limit on terms): canonical fields (nested with dots), " +
-        "`properties.{name}`, or for a classification property `properties.{name}.{name|displayName|code|applierCode|color|order|grade}`. " +
+        "`properties.{name}`, or for a classification property " +
+        "`properties.{name}.{name|displayName|code|applierCode|color|order|grade}`. " +
         "Multiselect properties cannot be ordered by. Nulls sort last in both directions; ties are broken by id.",
       example: "properties.Risk.grade desc, referenceId asc",
     }),

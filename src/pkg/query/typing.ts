@@ -75,7 +75,8 @@ function typeTerm(term: FilterTerm, catalog: ReadonlyMap<string, PropertyInfo>):
 }
 
 function convert(term: FilterTerm, format: PropertyFormat, literal: FilterLiteral): number | string {
-  const mismatch = () => termError(term, "type", `${term.property} is a ${format} property and needs ${EXPECTED[format]}, not ${show(literal)}`);
+  const mismatch = () =>
+    termError(term, "type", `${term.property} is a ${format} property and needs ${EXPECTED[format]}, not ${show(literal)}`);
   switch (format) {
     case "text":
     case "classification":

@@ -60,10 +60,18 @@ export async function compileUniqueValues(
 ): Promise<CompiledUniqueValues[]> {
   const fieldNames = [...new Set(splitCsv(input.fieldNames))];
   if (fieldNames.length === 0) {
-    throw queryError("query.fieldNames", "required", "fieldNames is required: name one or more fields, comma-separated (properties as properties.Name).");
+    throw queryError(
+      "query.fieldNames",
+      "required",
+      "fieldNames is required: name one or more fields, comma-separated (properties as properties.Name).",
+    );
   }
   if (fieldNames.length > MAX_UNIQUE_FIELDS) {
-    throw queryError("query.fieldNames", "limit", `fieldNames names ${fieldNames.length} fields; at most ${MAX_UNIQUE_FIELDS} are allowed.`);
+    throw queryError(
+      "query.fieldNames",
+      "limit",
+      `fieldNames names ${fieldNames.length} fields; at most ${MAX_UNIQUE_FIELDS} are allowed.`,
+    );
   }
   const conditions = [
     ...idConditions(list, parseIdList(list, input.ids, "query.ids"), parseIdList(list, input.excludeIds, "query.excludeIds")),
@@ -77,7 +85,12 @@ export async function compileUniqueValues(
     const propertyName = propertyPart(fieldName);
     if (propertyName !== undefined) {
       const property = properties.get(propertyName);
-      if (!property) throw queryError("query.fieldNames", "unknownProperty", `fieldNames: there is no property named ${quote(propertyName)} (names are case-sensitive).`);
+      if (!property)
+        throw queryError(
+          "query.fieldNames",
+          "unknownProperty",
+          `fieldNames: there is no property named ${quote(propertyName)} (names are case-sensitive).`,
+        );
       return propertyStatement(fieldName, property, list, conditions, maxValues);
     }
     const field = list.field(fieldName);
@@ -105,10 +118,21 @@ function propertyPart(fieldName: string): string | undefined {
 
 /** ` AND (conditions)` restricting the entities, or "" without conditions. */
 function entitiesWhere(conditions: readonly Condition[], values: SqlValues): string {
-  return conditions.length === 0 ? "" : ` AND ${joinBalanced(conditions.map((condition) => condition(values)), "AND")}`;
+  return conditions.length === 0
+    ? ""
+    : ` AND ${joinBalanced(
+        conditions.map((condition) => condition(values)),
+        "AND",
+      )}`;
 }
 
-function fieldStatement(fieldName: string, field: FieldDefinition, list: ListDefinition, conditions: readonly Condition[], maxValues: number): CompiledUniqueValues {
+function fieldStatement(
+  fieldName: string,
+  field: FieldDefinition,
+  list: ListDefinition,
+  conditions: readonly Condition[],
+  maxValues: number,
+): CompiledUniqueValues {
   const values = new SqlValues();
   const joins = [...(list.joins ?? []), ...(field.joins ?? []).filter((j) => !(list.joins ?? []).includes(j))];
   const sql =
@@ -133,14 +157,22 @@ function fieldStatement(fieldName: string, field: FieldDefinition, list: ListDef
   };
 }
 
-function propertyStatement(fieldName: string, property: PropertyInfo, list: ListDefinition, conditions: readonly Condition[], maxValues: number): CompiledUniqueValues {
+function propertyStatement(
+  fieldName: string,
+  property: PropertyInfo,
+  list: ListDefinition,
+  conditions: readonly Condition[],
+  maxValues: number,
+): CompiledUniqueValues {
   const values = new SqlValues();
   const column = `pu.${valueColumn(property.format)}`;
   let display = column;
   let join = "";
   if (property.format === "classification") {
     // The element's display name, falling back to its name, which is the stored value.
-    join = ` LEFT JOIN classification_elements pc ON pc.classification_id = ${values.value(property.classificationId ?? null)} AND pc.name = pu.value_text`;
+    join =
+      ` LEFT JOIN classification_elements pc ON pc.classification_id = ` +
+      `${values.value(property.classificationId ?? null)} AND pc.name = pu.value_text`;
     display = `coalesce(pc.display_name, pu.value_text)`;
   } else if (property.format === "entity") {
     // value_text holds the owner id, value_json the owner object { id, name }.

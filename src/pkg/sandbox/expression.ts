@@ -21,16 +21,13 @@ import {
 export type ExpressionFailureReason = "syntax" | "thrown" | "timeout" | "memory" | "noReturn" | "unserializable";
 
 /** The value an expression returned (as JSON data), or why it produced none. */
-export type ExpressionResult =
-  | { ok: true; value: unknown }
-  | { ok: false; reason: ExpressionFailureReason; message: string };
+export type ExpressionResult = { ok: true; value: unknown } | { ok: false; reason: ExpressionFailureReason; message: string };
 
 // A cheap pre-check only (it also matches `return` inside strings and comments); the authoritative
 // check is that the function actually returned something.
 const RETURN_TOKEN = /\breturn\b/;
 
-const NO_RETURN_MESSAGE =
-  "the expression returned no value: end every path with a return statement (return null for an empty value)";
+const NO_RETURN_MESSAGE = "the expression returned no value: end every path with a return statement (return null for an empty value)";
 
 interface Job {
   body: string;

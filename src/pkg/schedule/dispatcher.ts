@@ -60,7 +60,13 @@ export function runKeyOf(kind: string, ownerId: string, dueAt: string): string {
  * An unchanged rule keeps its pending occurrence, so saving an object does not skip a run that is due.
  * The caller validates the rule first ({@link scheduleRuleProblem}).
  */
-export function scheduleStatement(db: D1Database, kind: string, ownerId: string, rule: ScheduleRule | null, now: Date): D1PreparedStatement {
+export function scheduleStatement(
+  db: D1Database,
+  kind: string,
+  ownerId: string,
+  rule: ScheduleRule | null,
+  now: Date,
+): D1PreparedStatement {
   if (rule === null) return db.prepare("DELETE FROM schedules WHERE kind = ?1 AND owner_id = ?2").bind(kind, ownerId);
   const next = nextRunAfter(rule, now)?.toISOString() ?? null;
   return db
@@ -168,7 +174,12 @@ export async function dispatchDueRuns(
 
     const finish: D1PreparedStatement[] = [];
     for (const [kindName, rows] of groups) {
-      const runs = rows.map((row) => ({ kind: row.kind, ownerId: row.owner_id, dueAt: row.next_run_at!, runKey: runKeyOf(row.kind, row.owner_id, row.next_run_at!) }));
+      const runs = rows.map((row) => ({
+        kind: row.kind,
+        ownerId: row.owner_id,
+        dueAt: row.next_run_at!,
+        runKey: runKeyOf(row.kind, row.owner_id, row.next_run_at!),
+      }));
       const failures = new Map<string, string>();
       const kind = byKind.get(kindName);
       if (!kind) {
@@ -195,11 +206,21 @@ export async function dispatchDueRuns(
 }
 
 /** Moves a claimed schedule on: to its next occurrence after a start, or back to due after a failed one. */
-function finishStatement(db: D1Database, row: ScheduleRow, run: DueRun, error: string | null, now: Date, leaseToken: string): D1PreparedStatement {
+function finishStatement(
+  db: D1Database,
+  row: ScheduleRow,
+  run: DueRun,
+  error: string | null,
+  now: Date,
+  leaseToken: string,
+): D1PreparedStatement {
   const giveUp = error !== null && row.attempts + 1 >= MAX_ATTEMPTS;
   if (error !== null && !giveUp) {
     return db
-      .prepare("UPDATE schedules SET lease_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?1 WHERE kind = ?2 AND owner_id = ?3 AND lease_token = ?4")
+      .prepare(
+        "UPDATE schedules SET lease_token = NULL, lease_until = NULL, attempts = attempts + 1, last_error = ?1 WHERE " +
+          "kind = ?2 AND owner_id = ?3 AND lease_token = ?4",
+      )
       .bind(error, row.kind, row.owner_id, leaseToken);
   }
   // Catch-up: the next occurrence is the first after now, not after the (possibly old) occurrence just run.
@@ -212,7 +233,15 @@ function finishStatement(db: D1Database, row: ScheduleRow, run: DueRun, error: s
          last_run_at = ?2, last_run_key = ?3, last_error = ?4
        WHERE kind = ?5 AND owner_id = ?6 AND lease_token = ?7`,
     )
-    .bind(next, now.toISOString(), run.runKey, error ? `skipped after ${MAX_ATTEMPTS} failed starts: ${error}` : null, row.kind, row.owner_id, leaseToken);
+    .bind(
+      next,
+      now.toISOString(),
+      run.runKey,
+      error ? `skipped after ${MAX_ATTEMPTS} failed starts: ${error}` : null,
+      row.kind,
+      row.owner_id,
+      leaseToken,
+    );
 }
 
 async function seedFixedSchedules(db: D1Database, kinds: readonly ScheduleKind[], now: Date): Promise<void> {

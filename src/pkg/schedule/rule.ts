@@ -31,7 +31,10 @@ function cronFor(rule: ScheduleRule): Cron {
 export function scheduleRuleProblem(rule: ScheduleRule): { part: "cron" | "timeZone" | "startAt"; message: string } | null {
   const fields = rule.cron.trim().split(/\s+/);
   if (fields.length !== 5 || rule.cron.trim().startsWith("@")) {
-    return { part: "cron", message: `A CRON expression has 5 fields (minute hour day-of-month month day-of-week); '${rule.cron}' has ${fields.length}.` };
+    return {
+      part: "cron",
+      message: `A CRON expression has 5 fields (minute hour day-of-month month day-of-week); '${rule.cron}' has ${fields.length}.`,
+    };
   }
   if (rule.timeZone) {
     try {
@@ -46,7 +49,10 @@ export function scheduleRuleProblem(rule: ScheduleRule): { part: "cron" | "timeZ
   try {
     cronFor(rule);
   } catch (error) {
-    return { part: "cron", message: `'${rule.cron}' is not a valid CRON expression: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      part: "cron",
+      message: `'${rule.cron}' is not a valid CRON expression: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   return null;
 }

@@ -18,7 +18,9 @@ const categoryList = defineList({
   searchColumns: ["c.name"],
   // The default (Ungrouped) first, then by name.
   defaultOrder: "isDefault desc, name asc",
-  select: CATEGORY_COLUMNS.split(", ").map((column) => `c.${column}`).join(", "),
+  select: CATEGORY_COLUMNS.split(", ")
+    .map((column) => `c.${column}`)
+    .join(", "),
 });
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
@@ -27,7 +29,9 @@ export const CategoryListQuery = z.object({
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name.", example: "corrosion" }),
   order: order.openapi({
-    description: "Comma-separated `{field} [asc|desc]` over isDefault, name, createdAt, updatedAt. Default: isDefault desc, name asc (the default category first).",
+    description:
+      "Comma-separated `{field} [asc|desc]` over isDefault, name, createdAt, updatedAt. Default: isDefault desc, name " +
+      "asc (the default category first).",
     example: "name desc",
   }),
   skip,
@@ -35,7 +39,10 @@ export const CategoryListQuery = z.object({
   includeTotal,
 });
 
-export async function listCategories(db: D1Database, query: z.infer<typeof CategoryListQuery>): Promise<{ items: Category[]; total: number | undefined }> {
+export async function listCategories(
+  db: D1Database,
+  query: z.infer<typeof CategoryListQuery>,
+): Promise<{ items: Category[]; total: number | undefined }> {
   const { items, total } = await runListQuery<CategoryRow>(db, await compileListQuery(categoryList, query, noProperties));
   return { items: items.map((row) => toCategory(row).value), total };
 }

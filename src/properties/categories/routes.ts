@@ -25,7 +25,12 @@ export function categoriesApp() {
       responses: {
         200: {
           ...json(z.array(CategorySchema), "One page of categories."),
-          headers: { "x-total-count": { description: "Categories matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": {
+              description: "Categories matching the filters before skip and take; only with includeTotal=true.",
+              schema: { type: "integer" },
+            },
+          },
         },
       },
     }),
@@ -37,14 +42,17 @@ export function categoriesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Categories/{id}",
-      tags,
-      summary: "Get a category",
-      request: { params: IdParam },
-      responses: { 200: json(CategorySchema, "The category, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Categories/{id}",
+        tags,
+        summary: "Get a category",
+        request: { params: IdParam },
+        responses: { 200: json(CategorySchema, "The category, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+      },
+    ),
     async (c) => {
       const found = await getCategory(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -68,14 +76,17 @@ export function categoriesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/Categories",
-      tags,
-      summary: "Rename a category (the id is in the body)",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateCategorySchema } } } },
-      responses: { 200: json(CategorySchema, "The updated category.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/Categories",
+        tags,
+        summary: "Rename a category (the id is in the body)",
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateCategorySchema } } } },
+        responses: { 200: json(CategorySchema, "The updated category.") },
+      },
+    ),
     async (c) => {
       const updated = await updateCategory(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -83,14 +94,17 @@ export function categoriesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/Categories/{id}",
-      tags,
-      summary: "Delete a category that no property definition uses (the default cannot be deleted)",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/Categories/{id}",
+        tags,
+        summary: "Delete a category that no property definition uses (the default cannot be deleted)",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteCategory(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

@@ -5,7 +5,9 @@ export const CategorySchema = z
   .object({
     id: z.uuid(),
     name: z.string(),
-    isDefault: z.boolean().openapi({ description: "The default category (Ungrouped) is set on definitions created without one. It can be renamed and stays the default." }),
+    isDefault: z.boolean().openapi({
+      description: "The default category (Ungrouped) is set on definitions created without one. It can be renamed and stays the default.",
+    }),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

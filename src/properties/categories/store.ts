@@ -54,7 +54,10 @@ export async function createCategory(ctx: WriteContext, input: { name: string })
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO categories (id, name, is_default, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, 0, ?3, ?4, ?4, ?5, ?6)")
+        .prepare(
+          "INSERT INTO categories (id, name, is_default, etag, created_at, updated_at, created_by, name_key) VALUES (?1, " +
+            "?2, 0, ?3, ?4, ?4, ?5, ?6)",
+        )
         .bind(id, input.name, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: category }),
     ],
@@ -75,7 +78,12 @@ export async function updateCategory(ctx: WriteContext, input: { id: string; nam
       ctx.db
         .prepare("UPDATE categories SET name = ?1, name_key = ?6, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
         .bind(input.name, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: category }, { table: "categories", etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: input.id, action: "updated", payload: category },
+        { table: "categories", etag },
+      ),
     ],
     () => nameTaken(input.name),
   );
@@ -86,12 +94,17 @@ export async function deleteCategory(ctx: WriteContext, id: string): Promise<voi
   const current = await getCategory(ctx.db, id);
   assertVersion(ctx, current.etag);
   if (current.value.isDefault) throw new ApiError("Conflict", "The default category cannot be deleted; it can be renamed.");
-  const used = await ctx.db.prepare("SELECT count(*) AS n FROM property_definitions WHERE category_id = ?1").bind(id).first<{ n: number }>();
+  const used = await ctx.db
+    .prepare("SELECT count(*) AS n FROM property_definitions WHERE category_id = ?1")
+    .bind(id)
+    .first<{ n: number }>();
   if (used && used.n > 0) throw new ApiError("InUse", `The category is used by ${used.n} property definition(s).`);
   const [removed] = await ctx.db.batch([
     // Guarded so a definition added to the category since the check above keeps it alive.
     ctx.db
-      .prepare("DELETE FROM categories WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE category_id = ?1)")
+      .prepare(
+        "DELETE FROM categories WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE category_id = ?1)",
+      )
       .bind(id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);

@@ -17,24 +17,34 @@ const classificationList = defineList({
   },
   searchColumns: ["c.name", "c.description"],
   defaultOrder: "name asc",
-  select: CLASSIFICATION_COLUMNS.split(", ").map((column) => `c.${column}`).join(", "),
+  select: CLASSIFICATION_COLUMNS.split(", ")
+    .map((column) => `c.${column}`)
+    .join(", "),
 });
-
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const ClassificationListQuery = z.object({
   ids,
   excludeIds,
   searchText,
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, format, createdAt, updatedAt. Default: name asc.", example: "name desc" }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over name, format, createdAt, updatedAt. Default: name asc.",
+    example: "name desc",
+  }),
   skip,
   take,
   includeTotal,
 });
 
-export async function listClassifications(db: D1Database, query: z.infer<typeof ClassificationListQuery>): Promise<{ items: Classification[]; total: number | undefined }> {
+export async function listClassifications(
+  db: D1Database,
+  query: z.infer<typeof ClassificationListQuery>,
+): Promise<{ items: Classification[]; total: number | undefined }> {
   const compiled = await compileListQuery(classificationList, query, noProperties);
   const { items, total } = await runListQuery<ClassificationRow>(db, compiled);
-  const elements = await loadElementRowsOf(db, items.map((row) => row.id));
+  const elements = await loadElementRowsOf(
+    db,
+    items.map((row) => row.id),
+  );
   return { items: items.map((row) => toClassification(row, elements.get(row.id) ?? []).value), total };
 }

@@ -25,7 +25,12 @@ export function classificationsApp() {
       responses: {
         200: {
           ...json(z.array(ClassificationSchema), "One page of classifications."),
-          headers: { "x-total-count": { description: "Classifications matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": {
+              description: "Classifications matching the filters before skip and take; only with includeTotal=true.",
+              schema: { type: "integer" },
+            },
+          },
         },
       },
     }),
@@ -37,14 +42,20 @@ export function classificationsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Classifications/{id}",
-      tags,
-      summary: "Get a classification with its element tree",
-      request: { params: IdParam },
-      responses: { 200: json(ClassificationSchema, "The classification, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Classifications/{id}",
+        tags,
+        summary: "Get a classification with its element tree",
+        request: { params: IdParam },
+        responses: {
+          200: json(ClassificationSchema, "The classification, with its ETag."),
+          304: { description: "Not modified (If-None-Match)." },
+        },
+      },
+    ),
     async (c) => {
       const found = await getClassification(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -53,15 +64,22 @@ export function classificationsApp() {
 
   // The original client's ClassificationElement object reads `Classifications/{id}/Elements`.
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Classifications/{id}/Elements",
-      tags,
-      summary: "The element tree of a classification",
-      description: "The classification's `elements` as GET /Classifications/{id} shows them: the root elements, each with its `children`.",
-      request: { params: IdParam },
-      responses: { 200: json(z.array(ClassificationElementSchema), "The root elements with their children, with the classification's ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Classifications/{id}/Elements",
+        tags,
+        summary: "The element tree of a classification",
+        description:
+          "The classification's `elements` as GET /Classifications/{id} shows them: the root elements, each with its `children`.",
+        request: { params: IdParam },
+        responses: {
+          200: json(z.array(ClassificationElementSchema), "The root elements with their children, with the classification's ETag."),
+          304: { description: "Not modified (If-None-Match)." },
+        },
+      },
+    ),
     async (c) => {
       const found = await getClassification(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value.elements, found.etag);
@@ -74,7 +92,8 @@ export function classificationsApp() {
       path: "/Classifications",
       tags,
       summary: "Create a classification",
-      description: "Element names are unique in the whole tree (case-insensitive); the tree nests at most 10 levels and holds at most 2000 elements.",
+      description:
+        "Element names are unique in the whole tree (case-insensitive); the tree nests at most 10 levels and holds at most 2000 elements.",
       request: { body: { required: true, content: { "application/json": { schema: CreateClassificationSchema } } } },
       responses: { 201: json(ClassificationSchema, "The created classification.") },
     }),
@@ -86,16 +105,23 @@ export function classificationsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/Classifications",
-      tags,
-      summary: "Replace a classification and its whole element tree (the id is in the body)",
-      description:
-        "Removing or renaming an element that a stored property value or a definition's default value still names is refused with 409 InUse.",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateClassificationSchema } } } },
-      responses: { 200: json(ClassificationSchema, "The updated classification.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/Classifications",
+        tags,
+        summary: "Replace a classification and its whole element tree (the id is in the body)",
+        description:
+          "Removing or renaming an element that a stored property value or a definition's default value still names is " +
+          "refused with 409 InUse.",
+        request: {
+          headers: IfMatchHeader,
+          body: { required: true, content: { "application/json": { schema: UpdateClassificationSchema } } },
+        },
+        responses: { 200: json(ClassificationSchema, "The updated classification.") },
+      },
+    ),
     async (c) => {
       const updated = await updateClassification(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -103,14 +129,17 @@ export function classificationsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/Classifications/{id}",
-      tags,
-      summary: "Delete a classification that no property definition references",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/Classifications/{id}",
+        tags,
+        summary: "Delete a classification that no property definition references",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteClassification(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

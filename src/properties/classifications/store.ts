@@ -112,7 +112,9 @@ export async function getClassification(db: D1Database, id: string): Promise<Ver
 }
 
 const nameTaken = (name: string) =>
-  conflict(`A classification named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+  conflict(`A classification named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "The name is already used." },
+  ]);
 
 /** What an event carries: the classification without its (possibly large) tree; readers fetch it. */
 function eventPayload(classification: Classification, elementCount: number) {
@@ -132,7 +134,18 @@ function elementInserts(db: D1Database, classificationId: string, etag: string, 
       const first = 3 + i * PARAMS_PER_ELEMENT;
       return `(${Array.from({ length: PARAMS_PER_ELEMENT }, (_, k) => `?${first + k}`).join(", ")})`;
     });
-    const values = chunk.flatMap((r) => [r.id, r.parentId, r.position, r.name, r.displayName, r.code, r.applierCode, r.color, r.order, r.grade]);
+    const values = chunk.flatMap((r) => [
+      r.id,
+      r.parentId,
+      r.position,
+      r.name,
+      r.displayName,
+      r.code,
+      r.applierCode,
+      r.color,
+      r.order,
+      r.grade,
+    ]);
     statements.push(
       db
         .prepare(
@@ -164,7 +177,10 @@ export async function createClassification(ctx: WriteContext, input: Classificat
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO classifications (id, name, format, description, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)")
+        .prepare(
+          "INSERT INTO classifications (id, name, format, description, etag, created_at, updated_at, created_by, " +
+            "name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)",
+        )
         .bind(id, input.name, input.format, input.description, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       ...elementInserts(ctx.db, id, etag, rows),
       guardedOutboxStatement(
@@ -184,7 +200,10 @@ export async function createClassification(ctx: WriteContext, input: Classificat
  * classification properties, so an element that disappears (removed or renamed) while a value or a
  * definition's default still names it is refused with 409 InUse.
  */
-export async function updateClassification(ctx: WriteContext, input: ClassificationInput & { id: string }): Promise<Versioned<Classification>> {
+export async function updateClassification(
+  ctx: WriteContext,
+  input: ClassificationInput & { id: string },
+): Promise<Versioned<Classification>> {
   const found = await readClassification(ctx.db, input.id);
   if (!found) throw notFound("Classification", input.id);
   const current = toClassification(found.row, found.elements);
@@ -208,10 +227,16 @@ export async function updateClassification(ctx: WriteContext, input: Classificat
     [
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
-        .prepare("UPDATE classifications SET name = ?1, name_key = ?8, format = ?2, description = ?3, etag = ?4, updated_at = ?5 WHERE id = ?6 AND etag = ?7")
+        .prepare(
+          "UPDATE classifications SET name = ?1, name_key = ?8, format = ?2, description = ?3, etag = ?4, updated_at = ?5 " +
+            "WHERE id = ?6 AND etag = ?7",
+        )
         .bind(input.name, input.format, input.description, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
       ctx.db
-        .prepare("DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications WHERE id = ?1 AND etag = ?2)")
+        .prepare(
+          "DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications " +
+            "WHERE id = ?1 AND etag = ?2)",
+        )
         .bind(input.id, etag),
       ...elementInserts(ctx.db, input.id, etag, rows),
       guardedOutboxStatement(
@@ -231,16 +256,27 @@ async function refuseIfInUse(db: D1Database, classificationId: string, dropped: 
   if (uses.length === 0) return;
   const errors = uses.map((use) => ({ field: "body.elements", rule: "inUse", message: use.message }));
   const names = uses.map((use) => `'${use.element}'`).join(", ");
-  throw new ApiError("InUse", `The element(s) ${names} cannot be removed or renamed: they are in use. ${errors.map((e) => e.message).join(" ")}`, {
-    errors,
-  });
+  throw new ApiError(
+    "InUse",
+    `The element(s) ${names} cannot be removed or renamed: they are in use. ${errors.map((e) => e.message).join(" ")}`,
+    {
+      errors,
+    },
+  );
 }
 
 /** Refuses with 409 InUse while a property definition takes its values from the classification. */
 async function refuseIfReferenced(db: D1Database, id: string): Promise<void> {
-  const { results } = await db.prepare("SELECT name FROM property_definitions WHERE classification_id = ?1 ORDER BY name LIMIT 6").bind(id).all<{ name: string }>();
+  const { results } = await db
+    .prepare("SELECT name FROM property_definitions WHERE classification_id = ?1 ORDER BY name LIMIT 6")
+    .bind(id)
+    .all<{ name: string }>();
   if (results.length === 0) return;
-  const names = results.slice(0, 5).map((r) => `'${r.name}'`).join(", ") + (results.length > 5 ? ", ..." : "");
+  const names =
+    results
+      .slice(0, 5)
+      .map((r) => `'${r.name}'`)
+      .join(", ") + (results.length > 5 ? ", ..." : "");
   throw new ApiError("InUse", `The classification is used by the property definition(s) ${names}.`);
 }
 
@@ -253,7 +289,9 @@ export async function deleteClassification(ctx: WriteContext, id: string): Promi
   const [, removed] = await ctx.db.batch([
     // The elements go first, so the classification's own delete counts exactly one change (D1 also
     // counts rows removed by a cascade).
-    ctx.db.prepare(`DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications WHERE ${guard})`).bind(id, current.etag),
+    ctx.db
+      .prepare(`DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications WHERE ${guard})`)
+      .bind(id, current.etag),
     ctx.db.prepare(`DELETE FROM classifications WHERE ${guard}`).bind(id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);

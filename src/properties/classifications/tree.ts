@@ -63,7 +63,9 @@ export function checkUniqueElementNames(elements: ClassificationElementInput[], 
     const key = element.name.toLowerCase();
     const first = seen.get(key);
     if (first) {
-      const message = `The element name '${element.name}' is already used at body.elements.${fieldPath(first)}; names are unique within a classification.`;
+      const message =
+        `The element name '${element.name}' is already used at body.elements.${fieldPath(first)}; names are unique ` +
+        `within a classification.`;
       ctx.addIssue({ code: "custom", path: [...path, "name"], message, params: { rule: "unique" } });
     } else {
       seen.set(key, path);

@@ -26,7 +26,8 @@ export async function elementsInUse(db: D1Database, classificationId: string, na
       .bind(classificationId),
     db
       .prepare(
-        "SELECT name, default_value FROM property_definitions WHERE classification_id = ?1 AND format = 'classification' AND default_value IS NOT NULL ORDER BY name",
+        "SELECT name, default_value FROM property_definitions WHERE classification_id = ?1 AND format = " +
+          "'classification' AND default_value IS NOT NULL ORDER BY name",
       )
       .bind(classificationId),
   ]);

@@ -6,11 +6,19 @@ export function catalogFor(db: D1Database, applicationRule: string): CatalogLook
     const found = new Map<string, PropertyInfo>();
     if (names.length === 0) return found;
     const { results } = await db
-      .prepare("SELECT name, format, classification_id, is_multiselect FROM property_definitions WHERE application_rule = ?1 AND name IN (SELECT value FROM json_each(?2))")
+      .prepare(
+        "SELECT name, format, classification_id, is_multiselect FROM property_definitions WHERE application_rule = ?1 " +
+          "AND name IN (SELECT value FROM json_each(?2))",
+      )
       .bind(applicationRule, JSON.stringify(names))
       .all<{ name: string; format: string; classification_id: string | null; is_multiselect: number }>();
     for (const row of results) {
-      found.set(row.name, { name: row.name, format: row.format as PropertyFormat, classificationId: row.classification_id, isMultiselect: row.is_multiselect === 1 });
+      found.set(row.name, {
+        name: row.name,
+        format: row.format as PropertyFormat,
+        classificationId: row.classification_id,
+        isMultiselect: row.is_multiselect === 1,
+      });
     }
     return found;
   };

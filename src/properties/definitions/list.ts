@@ -1,6 +1,18 @@
 /** GET /PropertyDefinitions and its unique values, on the shared list query engine. */
 import { ApiError } from "../../pkg/errors";
-import { compileListQuery, compileUniqueValues, defineList, inList, runListQuery, runUniqueValues, splitCsv, type Condition, type UniqueValuesInput, type UniqueValuesResult, noProperties } from "../../pkg/query";
+import {
+  compileListQuery,
+  compileUniqueValues,
+  defineList,
+  inList,
+  runListQuery,
+  runUniqueValues,
+  splitCsv,
+  type Condition,
+  type UniqueValuesInput,
+  type UniqueValuesResult,
+  noProperties,
+} from "../../pkg/query";
 import { FORMATS, normaliseApplicationRule } from "./rules";
 import type { ListPropertyDefinitionsParams, PropertyDefinition } from "./schema";
 import { JOINS, SELECT_COLUMNS, toDefinition, type DefinitionRow } from "./store";
@@ -29,7 +41,6 @@ export const propertyDefinitionList = defineList({
   defaultOrder: "name asc",
 });
 
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function filterError(field: string, rule: string, message: string): ApiError {
@@ -51,19 +62,29 @@ function listConditions(params: ListPropertyDefinitionsParams): Condition[] {
   const formats = splitCsv(params.formats);
   if (formats.length > 0) {
     for (const format of formats) {
-      if (!(FORMATS as readonly string[]).includes(format)) throw filterError("query.formats", "enum", `formats: '${format}' is not a format (${FORMATS.join(", ")}).`);
+      if (!(FORMATS as readonly string[]).includes(format))
+        throw filterError("query.formats", "enum", `formats: '${format}' is not a format (${FORMATS.join(", ")}).`);
     }
     conditions.push(inList("d.format", formats));
   }
   const categoryIds = splitCsv(params.categoryIds);
   if (categoryIds.length > 0) {
-    for (const id of categoryIds) if (!UUID.test(id)) throw filterError("query.categoryIds", "format", `categoryIds: '${id}' is not a UUID.`);
-    conditions.push(inList("d.category_id", categoryIds.map((id) => id.toLowerCase())));
+    for (const id of categoryIds)
+      if (!UUID.test(id)) throw filterError("query.categoryIds", "format", `categoryIds: '${id}' is not a UUID.`);
+    conditions.push(
+      inList(
+        "d.category_id",
+        categoryIds.map((id) => id.toLowerCase()),
+      ),
+    );
   }
   return conditions;
 }
 
-export async function listPropertyDefinitions(db: D1Database, params: ListPropertyDefinitionsParams): Promise<{ items: PropertyDefinition[]; total: number | undefined }> {
+export async function listPropertyDefinitions(
+  db: D1Database,
+  params: ListPropertyDefinitionsParams,
+): Promise<{ items: PropertyDefinition[]; total: number | undefined }> {
   const query = await compileListQuery(propertyDefinitionList, params, noProperties, listConditions(params));
   const { items, total } = await runListQuery<DefinitionRow>(db, query);
   return { items: items.map(toDefinition), total };

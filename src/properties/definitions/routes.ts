@@ -6,7 +6,12 @@ import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesQuerySchema, UniqueValuesResponseSchema } from "../../pkg/query";
 import { listPropertyDefinitions, propertyDefinitionUniqueValues } from "./list";
-import { CreatePropertyDefinitionSchema, ListPropertyDefinitionsQuery, PropertyDefinitionSchema, UpdatePropertyDefinitionSchema } from "./schema";
+import {
+  CreatePropertyDefinitionSchema,
+  ListPropertyDefinitionsQuery,
+  PropertyDefinitionSchema,
+  UpdatePropertyDefinitionSchema,
+} from "./schema";
 import { createPropertyDefinition, deletePropertyDefinition, updatePropertyDefinition } from "./service";
 import { getDefinition } from "./store";
 
@@ -23,12 +28,19 @@ export function propertyDefinitionsApp() {
       path: "/PropertyDefinitions",
       tags,
       summary: "List property definitions",
-      description: "Filters combine with and; each list filter matches any of its items. With includeTotal=true, the total before paging is in X-Total-Count.",
+      description:
+        "Filters combine with and; each list filter matches any of its items. With includeTotal=true, the total before " +
+        "paging is in X-Total-Count.",
       request: { query: ListPropertyDefinitionsQuery },
       responses: {
         200: {
           ...json(z.array(PropertyDefinitionSchema), "One page of definitions."),
-          headers: { "x-total-count": { description: "Definitions matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": {
+              description: "Definitions matching the filters before skip and take; only with includeTotal=true.",
+              schema: { type: "integer" },
+            },
+          },
         },
       },
     }),
@@ -46,7 +58,8 @@ export function propertyDefinitionsApp() {
       path: "/PropertyDefinitions/UniqueValues",
       tags,
       summary: "Unique values of definition fields",
-      description: "fieldNames: format, applicationRule, unit, required, category (value: id, displayName: name), classification (the same).",
+      description:
+        "fieldNames: format, applicationRule, unit, required, category (value: id, displayName: name), classification (the same).",
       request: { query: UniqueValuesQuerySchema },
       responses: { 200: json(UniqueValuesResponseSchema, "One entry per requested field.") },
     }),
@@ -54,14 +67,20 @@ export function propertyDefinitionsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/PropertyDefinitions/{id}",
-      tags,
-      summary: "Get a property definition",
-      request: { params: IdParam },
-      responses: { 200: json(PropertyDefinitionSchema, "The definition, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/PropertyDefinitions/{id}",
+        tags,
+        summary: "Get a property definition",
+        request: { params: IdParam },
+        responses: {
+          200: json(PropertyDefinitionSchema, "The definition, with its ETag."),
+          304: { description: "Not modified (If-None-Match)." },
+        },
+      },
+    ),
     async (c) => {
       const found = await getDefinition(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -86,17 +105,24 @@ export function propertyDefinitionsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/PropertyDefinitions",
-      tags,
-      summary: "Replace a property definition (the id is in the body)",
-      description:
-        "The whole definition is replaced; the name cannot change. While values are stored for the property, format, classification, " +
-        "entityType and isMultiselect cannot change (409); while entity types link it, the application rule can change only to one they accept.",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdatePropertyDefinitionSchema } } } },
-      responses: { 200: json(PropertyDefinitionSchema, "The updated definition.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/PropertyDefinitions",
+        tags,
+        summary: "Replace a property definition (the id is in the body)",
+        description:
+          "The whole definition is replaced; the name cannot change. While values are stored for the property, format, classification, " +
+          "entityType and isMultiselect cannot change (409); while entity types link it, the application rule can change " +
+          "only to one they accept.",
+        request: {
+          headers: IfMatchHeader,
+          body: { required: true, content: { "application/json": { schema: UpdatePropertyDefinitionSchema } } },
+        },
+        responses: { 200: json(PropertyDefinitionSchema, "The updated definition.") },
+      },
+    ),
     async (c) => {
       const updated = await updatePropertyDefinition(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -104,14 +130,17 @@ export function propertyDefinitionsApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/PropertyDefinitions/{id}",
-      tags,
-      summary: "Delete a property definition no entity type links and no entity holds a value of",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/PropertyDefinitions/{id}",
+        tags,
+        summary: "Delete a property definition no entity type links and no entity holds a value of",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deletePropertyDefinition(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

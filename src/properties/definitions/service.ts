@@ -37,12 +37,19 @@ export async function updatePropertyDefinition(ctx: WriteContext, input: UpdateP
     const usage = await definitionUsage(ctx.db, before.id);
     if (shapeChanges.length > 0 && usage.values > 0) {
       const message = "Values are stored for this property, so how its values are typed cannot change.";
-      throw conflict(message, shapeChanges.map(([field]) => ({ field: `body.${String(field)}`, rule: "inUse", message })));
+      throw conflict(
+        message,
+        shapeChanges.map(([field]) => ({ field: `body.${String(field)}`, rule: "inUse", message })),
+      );
     }
     // A deviation type links both deviationType and Deviation definitions, so moving between those two is fine.
-    const refusing = usage.typeRules.filter((rule) => !linkableRules(rule as ApplicationRule).includes(fields.applicationRule as ApplicationRule));
+    const refusing = usage.typeRules.filter(
+      (rule) => !linkableRules(rule as ApplicationRule).includes(fields.applicationRule as ApplicationRule),
+    );
     if (ruleChanged && refusing.length > 0) {
-      const message = `Entity types that accept only ${refusing.join(", ")} properties link this property; unlink it before changing its application rule.`;
+      const message =
+        `Entity types that accept only ${refusing.join(", ")} properties link this property; unlink it before changing ` +
+        `its application rule.`;
       throw conflict(message, [{ field: "body.applicationRule", rule: "inUse", message }]);
     }
   }
@@ -55,7 +62,10 @@ export async function deletePropertyDefinition(ctx: WriteContext, id: string): P
   assertVersion(ctx, current.etag);
   const usage = await definitionUsage(ctx.db, id);
   if (usage.linkedTypes > 0 || usage.values > 0) {
-    const uses = [usage.linkedTypes > 0 ? `${usage.linkedTypes} entity type(s) link it` : "", usage.values > 0 ? "entities hold values of it" : ""];
+    const uses = [
+      usage.linkedTypes > 0 ? `${usage.linkedTypes} entity type(s) link it` : "",
+      usage.values > 0 ? "entities hold values of it" : "",
+    ];
     throw new ApiError("InUse", `The property definition is in use: ${uses.filter(Boolean).join(" and ")}.`);
   }
   await deleteDefinitionRow(ctx, current);

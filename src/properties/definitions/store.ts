@@ -72,7 +72,9 @@ export function toDefinition(row: DefinitionRow): PropertyDefinition {
 }
 
 const nameTaken = (name: string) =>
-  conflict(`A property definition named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+  conflict(`A property definition named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "The name is already used." },
+  ]);
 
 export async function findDefinition(db: D1Database, id: string): Promise<Versioned<PropertyDefinition> | null> {
   const row = await db.prepare(`${SELECT} WHERE d.id = ?1`).bind(id).first<DefinitionRow>();
@@ -93,7 +95,9 @@ export async function findClassificationRef(db: D1Database, id: string): Promise
 /** A category's id and name; without an id, the default category (Ungrouped, or whatever it was renamed to). */
 export async function findCategoryRef(db: D1Database, id: string | null): Promise<{ id: string; name: string } | null> {
   const statement =
-    id === null ? db.prepare("SELECT id, name FROM categories WHERE is_default = 1") : db.prepare("SELECT id, name FROM categories WHERE id = ?1").bind(id);
+    id === null
+      ? db.prepare("SELECT id, name FROM categories WHERE is_default = 1")
+      : db.prepare("SELECT id, name FROM categories WHERE id = ?1").bind(id);
   return statement.first<{ id: string; name: string }>();
 }
 
@@ -136,7 +140,12 @@ function columnValues(fields: DefinitionFields): unknown[] {
   ];
 }
 
-function toValue(id: string, fields: DefinitionFields, times: { createdAt: string; updatedAt: string }, hasInstructionImage: boolean): PropertyDefinition {
+function toValue(
+  id: string,
+  fields: DefinitionFields,
+  times: { createdAt: string; updatedAt: string },
+  hasInstructionImage: boolean,
+): PropertyDefinition {
   return {
     id,
     name: fields.name,
@@ -179,7 +188,8 @@ export async function insertDefinition(ctx: WriteContext, fields: DefinitionFiel
       ctx.db
         .prepare(
           `INSERT INTO property_definitions (name, format, regex, regex_error_message, unit, classification_id, entity_type, is_multiselect,
-             application_rule, required, default_value, value_expression, instruction, metadata, category_id, id, etag, created_at, updated_at, created_by)
+             application_rule, required, default_value, value_expression, instruction, metadata, category_id, id, etag,
+             created_at, updated_at, created_by)
            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?18, ?19)`,
         )
         .bind(...columnValues(fields), id, etag, ctx.now, ctx.actorId),
@@ -210,7 +220,12 @@ export async function updateDefinitionRow(
            WHERE id = ?16 AND etag = ?19`,
         )
         .bind(...columnValues(fields), id, etag, ctx.now, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "updated", payload: definition }, { table: "property_definitions", etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: id, action: "updated", payload: definition },
+        { table: "property_definitions", etag },
+      ),
     ],
     fields.name,
   );

@@ -7,7 +7,16 @@ import { checkPattern } from "../../pkg/regex";
 import { expressionShapeProblem, expressionSyntaxError } from "../values/expressions";
 import { checkValue, isEmptyValue, type JsonValue } from "../values/format";
 import { classificationElementNames } from "../values/store";
-import { NAME_PATTERN, NUMERIC_FORMATS, RESERVED_NAMES, normaliseApplicationRule, type ApplicationRule, type EntityType, type Format, type Unit } from "./rules";
+import {
+  NAME_PATTERN,
+  NUMERIC_FORMATS,
+  RESERVED_NAMES,
+  normaliseApplicationRule,
+  type ApplicationRule,
+  type EntityType,
+  type Format,
+  type Unit,
+} from "./rules";
 import type { CreatePropertyDefinition } from "./schema";
 import { findCategoryRef, findClassificationRef } from "./store";
 
@@ -63,7 +72,11 @@ export async function validateDefinition(db: D1Database, input: CreatePropertyDe
   if (currentName !== undefined && fields.name !== currentName) {
     problem("name", "immutable", `The name of a property definition cannot be changed (it is '${currentName}').`);
   } else if (!NAME_PATTERN.test(fields.name)) {
-    problem("name", "pattern", "A name starts with a letter or _ and holds only letters, digits and _ (expressions and filters refer to it).");
+    problem(
+      "name",
+      "pattern",
+      "A name starts with a letter or _ and holds only letters, digits and _ (expressions and filters refer to it).",
+    );
   } else if (RESERVED_NAMES.has(fields.name)) {
     problem("name", "reserved", `'${fields.name}' is a reserved word of JavaScript and cannot name a property.`);
   }
@@ -99,7 +112,8 @@ export async function validateDefinition(db: D1Database, input: CreatePropertyDe
   }
 
   if (format === "entity") {
-    if (fields.entityType === null) problem("entityType", "required", "An entityType is required for the entity format (identity: object owners).");
+    if (fields.entityType === null)
+      problem("entityType", "required", "An entityType is required for the entity format (identity: object owners).");
   } else {
     if (fields.entityType !== null) problem("entityType", "notAllowed", "Only entity properties have an entityType.");
     if (fields.isMultiselect) problem("isMultiselect", "notAllowed", "Only entity properties can be multiselect.");
@@ -111,7 +125,13 @@ export async function validateDefinition(db: D1Database, input: CreatePropertyDe
     problem("defaultValue", "exclusive", message);
   } else if (fields.defaultValue !== null && (format !== "text" || fields.regex === null || regexUsable)) {
     const checked = checkValue(
-      { format, regex: regexUsable ? fields.regex : null, regexErrorMessage: fields.regexErrorMessage, isMultiselect: fields.isMultiselect, classificationElements: elements },
+      {
+        format,
+        regex: regexUsable ? fields.regex : null,
+        regexErrorMessage: fields.regexErrorMessage,
+        isMultiselect: fields.isMultiselect,
+        classificationElements: elements,
+      },
       fields.defaultValue,
     );
     // A classification default is checked only when the classification was found (reported above otherwise).

@@ -18,7 +18,8 @@ export function propertyDryRunApp() {
         summary: "Check linked values or evaluate a value expression, without saving anything",
         description:
           "Answers 200 with valid = false and every problem (as errors[] of the 400 a write would answer, and its code) when the values " +
-          "or the expression fail, so editors see the whole picture. Expressions run in the same sandbox as writes (time and memory limits). " +
+          "or the expression fail, so editors see the whole picture. Expressions run in the same sandbox as writes (time " +
+          "and memory limits). " +
           "A malformed request, or an entity type that does not exist, is a 400.",
         request: { body: { required: true, content: { "application/json": { schema: DryRunRequestSchema } } } },
         responses: { 200: { description: "The outcome.", content: { "application/json": { schema: DryRunResultSchema } } } },

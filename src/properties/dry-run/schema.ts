@@ -12,7 +12,10 @@ const PropertyInput = z
 export const DryRunRequestSchema = z
   .object({
     entityTypeId: z.uuid().optional().openapi({ description: "Validate `properties` against the definitions linked to this entity type." }),
-    applicationRule: z.enum(APPLICATION_RULE_INPUTS).optional().openapi({ description: "With entityTypeId: use only linked definitions of this rule." }),
+    applicationRule: z
+      .enum(APPLICATION_RULE_INPUTS)
+      .optional()
+      .openapi({ description: "With entityTypeId: use only linked definitions of this rule." }),
     expression: z.string().optional().openapi({ description: "Evaluate this valueExpression body with `properties` as its variables." }),
     format: z.enum(FORMATS).optional().openapi({ description: "With expression: check the result against this format." }),
     properties: z.array(PropertyInput).max(MAX_DRY_RUN_PROPERTIES).default([]),
@@ -24,7 +27,12 @@ export const DryRunRequestSchema = z
       ctx.addIssue({ code: "custom", path: [], params: { rule: "oneOf" }, message: "Give exactly one of entityTypeId and expression." });
     }
     if (body.applicationRule !== undefined && body.entityTypeId === undefined) {
-      ctx.addIssue({ code: "custom", path: ["applicationRule"], params: { rule: "notAllowed" }, message: "applicationRule goes with entityTypeId." });
+      ctx.addIssue({
+        code: "custom",
+        path: ["applicationRule"],
+        params: { rule: "notAllowed" },
+        message: "applicationRule goes with entityTypeId.",
+      });
     }
     if (body.format !== undefined && body.expression === undefined) {
       ctx.addIssue({ code: "custom", path: ["format"], params: { rule: "notAllowed" }, message: "format goes with expression." });
@@ -48,7 +56,10 @@ export const DryRunResultSchema = z
       .optional()
       .openapi({ description: "Entity type form, when valid: every linked property with its resolved value, in link order." }),
     value: z.unknown().optional().openapi({ description: "Expression form, when valid: the result (checked against format when given)." }),
-    code: z.enum(["ValidationFailed", "ExpressionFailed"]).optional().openapi({ description: "When not valid: the error code a write would answer." }),
+    code: z
+      .enum(["ValidationFailed", "ExpressionFailed"])
+      .optional()
+      .openapi({ description: "When not valid: the error code a write would answer." }),
     errors: z.array(FieldProblemSchema).optional().openapi({ description: "When not valid: every problem, as a write would list them." }),
   })
   .openapi("PropertyDryRunResult");

@@ -17,21 +17,32 @@ export async function dryRun(db: D1Database, request: DryRunRequest): Promise<Dr
     ...(request.applicationRule !== undefined ? { applicationRule: request.applicationRule } : {}),
     values: request.properties,
   });
-  return checked.ok ? { valid: true, properties: toLinkedProperties(checked.properties) } : { valid: false, code: checked.code, errors: checked.errors };
+  return checked.ok
+    ? { valid: true, properties: toLinkedProperties(checked.properties) }
+    : { valid: false, code: checked.code, errors: checked.errors };
 }
 
-async function dryRunExpression(expression: string, properties: DryRunRequest["properties"], format: Format | undefined): Promise<DryRunResult> {
+async function dryRunExpression(
+  expression: string,
+  properties: DryRunRequest["properties"],
+  format: Format | undefined,
+): Promise<DryRunResult> {
   const errors: FieldProblem[] = [];
   const scope: Record<string, JsonValue> = {};
   properties.forEach(({ name, value }, index) => {
-    if (Object.hasOwn(scope, name)) errors.push({ field: `body.properties.${index}.name`, rule: "duplicate", message: `'${name}' is given more than once.` });
+    if (Object.hasOwn(scope, name))
+      errors.push({ field: `body.properties.${index}.name`, rule: "duplicate", message: `'${name}' is given more than once.` });
     else scope[name] = (value ?? null) as JsonValue;
   });
   const shape = expressionShapeProblem(expression);
   if (shape) errors.push({ field: "body.expression", rule: shape.rule, message: shape.message });
   if (errors.length > 0) return { valid: false, code: "ValidationFailed", errors };
 
-  const failed = (rule: string, message: string): DryRunResult => ({ valid: false, code: "ExpressionFailed", errors: [{ field: "body.expression", rule, message }] });
+  const failed = (rule: string, message: string): DryRunResult => ({
+    valid: false,
+    code: "ExpressionFailed",
+    errors: [{ field: "body.expression", rule, message }],
+  });
   const run = await runExpression(expression, scope);
   if (!run.ok) return failed("expression", `The expression failed: ${run.message}`);
   if (run.value === undefined) return failed("expression", "The expression returned no value (no return statement was reached).");
@@ -43,5 +54,7 @@ async function dryRunExpression(expression: string, properties: DryRunRequest["p
         ? ({ ok: true, value: run.value } as const)
         : ({ ok: false, rule: "type", message: "Expected the name of a classification element." } as const)
       : checkValue({ format, regex: null, regexErrorMessage: null, isMultiselect: Array.isArray(run.value) }, run.value);
-  return checked.ok ? { valid: true, value: checked.value } : failed(checked.rule, `The expression returned a value that is not a valid ${format}: ${checked.message}`);
+  return checked.ok
+    ? { valid: true, value: checked.value }
+    : failed(checked.rule, `The expression returned a value that is not a valid ${format}: ${checked.message}`);
 }

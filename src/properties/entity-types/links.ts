@@ -39,7 +39,10 @@ export async function checkLinks(db: D1Database, appliesTo: ApplicationRule | nu
   if (ids.length === 0) return [];
   // The ids travel as one JSON parameter, so the list length never meets D1's parameter limit.
   const { results } = await db
-    .prepare("SELECT id, name, format, application_rule, required, metadata, etag FROM property_definitions WHERE id IN (SELECT value FROM json_each(?1))")
+    .prepare(
+      "SELECT id, name, format, application_rule, required, metadata, etag FROM property_definitions WHERE id IN " +
+        "(SELECT value FROM json_each(?1))",
+    )
     .bind(JSON.stringify(ids))
     .all<DefinitionRow>();
   const byId = new Map(results.map((r) => [r.id, r]));
@@ -63,7 +66,9 @@ export async function checkLinks(db: D1Database, appliesTo: ApplicationRule | nu
       errors.push({
         field,
         rule: "applicationRule",
-        message: `The property definition '${definition.name}' has the application rule ${definition.application_rule}; this type links only ${linkableRules(appliesTo).join(" or ")} definitions.`,
+        message:
+          `The property definition '${definition.name}' has the application rule ${definition.application_rule}; this ` +
+          `type links only ${linkableRules(appliesTo).join(" or ")} definitions.`,
       });
       return;
     }
@@ -72,7 +77,9 @@ export async function checkLinks(db: D1Database, appliesTo: ApplicationRule | nu
         errors.push({
           field,
           rule: "displayNameField",
-          message: `Only one linked definition may be the display name field (metadata.displayNameField = true); '${displayNameField.name}' already is, so '${definition.name}' cannot be.`,
+          message:
+            `Only one linked definition may be the display name field (metadata.displayNameField = true); ` +
+            `'${displayNameField.name}' already is, so '${definition.name}' cannot be.`,
         });
       } else {
         displayNameField = definition;

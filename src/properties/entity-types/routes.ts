@@ -25,7 +25,12 @@ export function entityTypesApp() {
       responses: {
         200: {
           ...json(z.array(EntityTypeSchema), "One page of entity types."),
-          headers: { "x-total-count": { description: "Entity types matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": {
+              description: "Entity types matching the filters before skip and take; only with includeTotal=true.",
+              schema: { type: "integer" },
+            },
+          },
         },
       },
     }),
@@ -52,14 +57,17 @@ export function entityTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/EntityTypes/{id}",
-      tags,
-      summary: "Get an entity type with its linked property definitions",
-      request: { params: IdParam },
-      responses: { 200: json(EntityTypeSchema, "The entity type, with its ETag."), ...notModified },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/EntityTypes/{id}",
+        tags,
+        summary: "Get an entity type with its linked property definitions",
+        request: { params: IdParam },
+        responses: { 200: json(EntityTypeSchema, "The entity type, with its ETag."), ...notModified },
+      },
+    ),
     async (c) => {
       const found = await getEntityType(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -73,7 +81,8 @@ export function entityTypesApp() {
       tags,
       summary: "Create an entity type",
       description:
-        "Linked definitions must exist and fit appliesTo (a type with appliesTo null links any). At most one may have metadata.displayNameField = true.",
+        "Linked definitions must exist and fit appliesTo (a type with appliesTo null links any). At most one may have " +
+        "metadata.displayNameField = true.",
       request: { body: { required: true, content: { "application/json": { schema: CreateEntityTypeSchema } } } },
       responses: { 201: json(EntityTypeSchema, "The created entity type.") },
     }),
@@ -85,15 +94,18 @@ export function entityTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/EntityTypes",
-      tags,
-      summary: "Replace an entity type and its links (the id is in the body)",
-      description: "The default type (General) can be renamed and stays the default; its appliesTo stays null.",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateEntityTypeSchema } } } },
-      responses: { 200: json(EntityTypeSchema, "The updated entity type.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/EntityTypes",
+        tags,
+        summary: "Replace an entity type and its links (the id is in the body)",
+        description: "The default type (General) can be renamed and stays the default; its appliesTo stays null.",
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateEntityTypeSchema } } } },
+        responses: { 200: json(EntityTypeSchema, "The updated entity type.") },
+      },
+    ),
     async (c) => {
       const updated = await updateEntityType(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -101,14 +113,17 @@ export function entityTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/EntityTypes/{id}",
-      tags,
-      summary: "Delete an entity type that no entity uses (the default cannot be deleted)",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/EntityTypes/{id}",
+        tags,
+        summary: "Delete an entity type that no entity uses (the default cannot be deleted)",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteEntityType(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

@@ -40,7 +40,9 @@ export const EntityTypeSchema = z
       description: "The application rule of the definitions this type may link; null (General) accepts every rule.",
     }),
     icon: IconSchema.nullable(),
-    isDefault: z.boolean().openapi({ description: "General is the default type: chosen when an entity names none. It can be renamed and stays the default." }),
+    isDefault: z
+      .boolean()
+      .openapi({ description: "General is the default type: chosen when an entity names none. It can be renamed and stays the default." }),
     metadata: z.record(z.string(), z.unknown()).nullable().openapi({ description: "Free JSON object." }),
     propertyDefinitions: z.array(LinkedDefinitionSchema).openapi({ description: "The linked property definitions, in their order." }),
     createdAt: z.iso.datetime(),
@@ -80,7 +82,11 @@ const fields = {
     .enum(APPLICATION_RULE_INPUTS)
     .nullable()
     .default(null)
-    .openapi({ description: "Null: definitions of any rule may be linked (only the default type, General, must keep null). deviatioType is read as deviationType." }),
+    .openapi({
+      description:
+        "Null: definitions of any rule may be linked (only the default type, General, must keep null). deviatioType is " +
+        "read as deviationType.",
+    }),
   icon: IconSchema.nullable().default(null),
   metadata: MetadataSchema,
   propertyDefinitions: z

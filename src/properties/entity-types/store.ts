@@ -32,7 +32,8 @@ interface LinkRow extends DefinitionLinkRow {
   entity_type_id: string;
 }
 
-export const ENTITY_TYPE_COLUMNS = "id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at";
+export const ENTITY_TYPE_COLUMNS =
+  "id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at";
 const KIND = "entityType";
 const LINKS_SQL = `SELECT l.entity_type_id, d.id, d.name, d.format, d.application_rule, d.required, d.etag
   FROM entity_type_properties l JOIN property_definitions d ON d.id = l.property_definition_id`;
@@ -58,7 +59,13 @@ export async function toEntityType(row: EntityTypeRow, links: readonly Definitio
       icon: row.icon_name !== null && row.icon_color !== null ? { name: row.icon_name, color: row.icon_color } : null,
       isDefault: row.is_default === 1,
       metadata: parseJson<Record<string, unknown>>(row.metadata),
-      propertyDefinitions: links.map((l) => ({ id: l.id, name: l.name, format: l.format, applicationRule: l.application_rule, required: l.required === 1 })),
+      propertyDefinitions: links.map((l) => ({
+        id: l.id,
+        name: l.name,
+        format: l.format,
+        applicationRule: l.application_rule,
+        required: l.required === 1,
+      })),
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     },
@@ -78,7 +85,11 @@ export async function loadLinksOf(db: D1Database, typeIds: readonly string[]): P
   return grouped;
 }
 
-async function readEntityType(db: D1Database, where: "id = ?1" | "is_default = 1", id?: string): Promise<{ row: EntityTypeRow; versioned: Versioned<EntityType> } | null> {
+async function readEntityType(
+  db: D1Database,
+  where: "id = ?1" | "is_default = 1",
+  id?: string,
+): Promise<{ row: EntityTypeRow; versioned: Versioned<EntityType> } | null> {
   const head = db.prepare(`SELECT ${ENTITY_TYPE_COLUMNS} FROM entity_types WHERE ${where}`);
   const row = await (id === undefined ? head : head.bind(id)).first<EntityTypeRow>();
   if (!row) return null;
@@ -104,7 +115,9 @@ export async function getDefaultEntityType(db: D1Database): Promise<Versioned<En
 }
 
 const nameTaken = (name: string) =>
-  conflict(`An entity type named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+  conflict(`An entity type named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "The name is already used." },
+  ]);
 
 /** Normalises and checks what a create or update asks for; throws ValidationFailed. */
 async function prepare(
@@ -134,7 +147,10 @@ function linkStatements(db: D1Database, typeId: string, etag: string, linkIds: r
       ? []
       : [
           db
-            .prepare(`INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key FROM json_each(?3) WHERE ${guard}`)
+            .prepare(
+              `INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key ` +
+                `FROM json_each(?3) WHERE ${guard}`,
+            )
             .bind(typeId, etag, JSON.stringify(linkIds)),
         ]),
   ];
@@ -151,7 +167,15 @@ async function runWrite(db: D1Database, statements: D1PreparedStatement[], name:
 }
 
 /** The row a write stores, so the response and the event are built exactly as a read would build them. */
-function rowFor(id: string, input: EntityTypeInput, appliesTo: ApplicationRule | null, etag: string, isDefault: boolean, createdAt: string, now: string): EntityTypeRow {
+function rowFor(
+  id: string,
+  input: EntityTypeInput,
+  appliesTo: ApplicationRule | null,
+  etag: string,
+  isDefault: boolean,
+  createdAt: string,
+  now: string,
+): EntityTypeRow {
   return {
     id,
     name: input.name,
@@ -177,12 +201,30 @@ export async function createEntityType(ctx: WriteContext, input: EntityTypeInput
     [
       ctx.db
         .prepare(
-          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag, created_at, updated_at, created_by, name_key)
+          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag,
+          created_at, updated_at, created_by, name_key)
            VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?9, ?10, ?11)`,
         )
-        .bind(id, row.name, row.description, row.applies_to, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
+        .bind(
+          id,
+          row.name,
+          row.description,
+          row.applies_to,
+          row.icon_name,
+          row.icon_color,
+          row.metadata,
+          row.etag,
+          ctx.now,
+          ctx.actorId,
+          nameKey(row.name),
+        ),
       ...linkStatements(ctx.db, id, row.etag, linkIds),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value }, { table: "entity_types", etag: row.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: id, action: "created", payload: created.value },
+        { table: "entity_types", etag: row.etag },
+      ),
     ],
     input.name,
   );
@@ -203,12 +245,30 @@ export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
         .prepare(
-          `UPDATE entity_types SET name = ?1, name_key = ?11, description = ?2, applies_to = ?3, icon_name = ?4, icon_color = ?5, metadata = ?6, etag = ?7, updated_at = ?8
+          `UPDATE entity_types SET name = ?1, name_key = ?11, description = ?2, applies_to = ?3, icon_name = ?4, icon_color =
+          ?5, metadata = ?6, etag = ?7, updated_at = ?8
            WHERE id = ?9 AND etag = ?10`,
         )
-        .bind(row.name, row.description, row.applies_to, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, input.id, current.row.etag, nameKey(row.name)),
+        .bind(
+          row.name,
+          row.description,
+          row.applies_to,
+          row.icon_name,
+          row.icon_color,
+          row.metadata,
+          row.etag,
+          ctx.now,
+          input.id,
+          current.row.etag,
+          nameKey(row.name),
+        ),
       ...linkStatements(ctx.db, input.id, row.etag, linkIds),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value }, { table: "entity_types", etag: row.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value },
+        { table: "entity_types", etag: row.etag },
+      ),
     ],
     input.name,
   );
@@ -220,7 +280,8 @@ export async function deleteEntityType(ctx: WriteContext, id: string): Promise<v
   const current = await readEntityType(ctx.db, "id = ?1", id);
   if (!current) throw notFound("Entity type", id);
   assertVersion(ctx, current.versioned.etag);
-  if (current.versioned.value.isDefault) throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
+  if (current.versioned.value.isDefault)
+    throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
   const uses = await countUses(ctx.db, "entityType", id);
   if (uses > 0) throw new ApiError("InUse", `The entity type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
   // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling type.
@@ -228,7 +289,9 @@ export async function deleteEntityType(ctx: WriteContext, id: string): Promise<v
   const [, removed] = await ctx.db.batch([
     // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
     // removed by a cascade).
-    ctx.db.prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM entity_types WHERE ${guard})`).bind(id, current.row.etag),
+    ctx.db
+      .prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM entity_types WHERE ${guard})`)
+      .bind(id, current.row.etag),
     ctx.db.prepare(`DELETE FROM entity_types WHERE ${guard}`).bind(id, current.row.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);

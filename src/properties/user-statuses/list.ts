@@ -18,16 +18,20 @@ const userStatusList = defineList({
   },
   searchColumns: ["s.name"],
   defaultOrder: "order asc, name asc",
-  select: USER_STATUS_COLUMNS.split(", ").map((column) => `s.${column}`).join(", "),
+  select: USER_STATUS_COLUMNS.split(", ")
+    .map((column) => `s.${column}`)
+    .join(", "),
 });
-
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const UserStatusListQuery = z.object({
   ids,
   excludeIds,
   searchText,
-  statuses: z.string().optional().openapi({ description: "Only user statuses of these system statuses. Comma-separated.", example: "new,active" }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: "Only user statuses of these system statuses. Comma-separated.", example: "new,active" }),
   order: order.openapi({
     description: "Comma-separated `{field} [asc|desc]` over order, name, status, createdAt, updatedAt. Default: order asc, name asc.",
     example: "status asc, order asc",
@@ -37,7 +41,10 @@ export const UserStatusListQuery = z.object({
   includeTotal,
 });
 
-export async function listUserStatuses(db: D1Database, query: z.infer<typeof UserStatusListQuery>): Promise<{ items: UserStatus[]; total: number | undefined }> {
+export async function listUserStatuses(
+  db: D1Database,
+  query: z.infer<typeof UserStatusListQuery>,
+): Promise<{ items: UserStatus[]; total: number | undefined }> {
   const statuses = splitCsv(query.statuses);
   const compiled = await compileListQuery(userStatusList, query, noProperties, statuses.length > 0 ? [inList("s.status", statuses)] : []);
   const { items, total } = await runListQuery<UserStatusRow>(db, compiled);

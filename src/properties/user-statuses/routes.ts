@@ -36,7 +36,12 @@ export function userStatusesApp() {
       responses: {
         200: {
           ...json(z.array(UserStatusSchema), "One page of user statuses."),
-          headers: { "x-total-count": { description: "User statuses matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": {
+              description: "User statuses matching the filters before skip and take; only with includeTotal=true.",
+              schema: { type: "integer" },
+            },
+          },
         },
       },
     }),
@@ -48,14 +53,20 @@ export function userStatusesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/UserStatuses/{id}",
-      tags,
-      summary: "Get a user status",
-      request: { params: IdParam },
-      responses: { 200: json(UserStatusSchema, "The user status, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/UserStatuses/{id}",
+        tags,
+        summary: "Get a user status",
+        request: { params: IdParam },
+        responses: {
+          200: json(UserStatusSchema, "The user status, with its ETag."),
+          304: { description: "Not modified (If-None-Match)." },
+        },
+      },
+    ),
     async (c) => {
       const found = await getUserStatus(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -79,14 +90,17 @@ export function userStatusesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/UserStatuses",
-      tags,
-      summary: "Replace a user status (the id is in the body)",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateUserStatusSchema } } } },
-      responses: { 200: json(UserStatusSchema, "The updated user status.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/UserStatuses",
+        tags,
+        summary: "Replace a user status (the id is in the body)",
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateUserStatusSchema } } } },
+        responses: { 200: json(UserStatusSchema, "The updated user status.") },
+      },
+    ),
     async (c) => {
       const updated = await updateUserStatus(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -94,14 +108,17 @@ export function userStatusesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/UserStatuses/{id}",
-      tags,
-      summary: "Delete a user status that no entity uses",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/UserStatuses/{id}",
+        tags,
+        summary: "Delete a user status that no entity uses",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteUserStatus(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

@@ -6,7 +6,9 @@ export const UserStatusSchema = z
     id: z.uuid(),
     order: z.number().int().openapi({ description: "Position in status pickers; lists sort by order, then name." }),
     name: z.string().openapi({ description: "Unique (case-insensitive)." }),
-    status: z.string().openapi({ description: "The system status this user status extends (see GET /SystemStatuses).", example: "inProgress" }),
+    status: z
+      .string()
+      .openapi({ description: "The system status this user status extends (see GET /SystemStatuses).", example: "inProgress" }),
     createdAt: z.iso.datetime(),
     updatedAt: z.iso.datetime(),
   })

@@ -33,7 +33,9 @@ const nameTaken = (name: string) =>
   conflict(`A user status named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
 
 export async function listSystemStatuses(db: D1Database): Promise<SystemStatus[]> {
-  const { results } = await db.prepare("SELECT name, sort_order FROM system_statuses ORDER BY sort_order, name").all<{ name: string; sort_order: number }>();
+  const { results } = await db
+    .prepare("SELECT name, sort_order FROM system_statuses ORDER BY sort_order, name")
+    .all<{ name: string; sort_order: number }>();
   return results.map((r) => ({ name: r.name, order: r.sort_order }));
 }
 
@@ -56,7 +58,10 @@ export async function getUserStatus(db: D1Database, id: string): Promise<Version
   return found;
 }
 
-export async function createUserStatus(ctx: WriteContext, input: { name: string; status: string; order?: number | undefined }): Promise<Versioned<UserStatus>> {
+export async function createUserStatus(
+  ctx: WriteContext,
+  input: { name: string; status: string; order?: number | undefined },
+): Promise<Versioned<UserStatus>> {
   await requireSystemStatus(ctx.db, input.status);
   // Without an order the status goes last; two concurrent creates may share an order, and the list
   // then sorts them by name, which is harmless.
@@ -70,7 +75,10 @@ export async function createUserStatus(ctx: WriteContext, input: { name: string;
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO user_statuses (id, name, sort_order, status, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)")
+        .prepare(
+          "INSERT INTO user_statuses (id, name, sort_order, status, etag, created_at, updated_at, created_by, name_key) " +
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)",
+        )
         .bind(id, input.name, order, input.status, etag, ctx.now, ctx.actorId, nameKey(input.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: userStatus }),
     ],
@@ -79,7 +87,10 @@ export async function createUserStatus(ctx: WriteContext, input: { name: string;
   return { value: userStatus, etag };
 }
 
-export async function updateUserStatus(ctx: WriteContext, input: { id: string; name: string; status: string; order: number }): Promise<Versioned<UserStatus>> {
+export async function updateUserStatus(
+  ctx: WriteContext,
+  input: { id: string; name: string; status: string; order: number },
+): Promise<Versioned<UserStatus>> {
   const current = await getUserStatus(ctx.db, input.id);
   assertVersion(ctx, current.etag);
   await requireSystemStatus(ctx.db, input.status);
@@ -90,9 +101,17 @@ export async function updateUserStatus(ctx: WriteContext, input: { id: string; n
     [
       // Applies only to the version read above: a concurrent write in between makes this a 412.
       ctx.db
-        .prepare("UPDATE user_statuses SET name = ?1, name_key = ?8, sort_order = ?2, status = ?3, etag = ?4, updated_at = ?5 WHERE id = ?6 AND etag = ?7")
+        .prepare(
+          "UPDATE user_statuses SET name = ?1, name_key = ?8, sort_order = ?2, status = ?3, etag = ?4, updated_at = ?5 " +
+            "WHERE id = ?6 AND etag = ?7",
+        )
         .bind(input.name, input.order, input.status, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: userStatus }, { table: "user_statuses", etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: input.id, action: "updated", payload: userStatus },
+        { table: "user_statuses", etag },
+      ),
     ],
     () => nameTaken(input.name),
   );

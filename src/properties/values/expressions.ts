@@ -16,7 +16,8 @@ export function expressionShapeProblem(body: string): { rule: "maxLength" | "mis
   if (new TextEncoder().encode(body).length > LIMITS.valueExpressionBytes) {
     return { rule: "maxLength", message: `A valueExpression is limited to ${LIMITS.valueExpressionBytes} bytes.` };
   }
-  if (!RETURN.test(body)) return { rule: "missingReturn", message: "A valueExpression is the body of a function and must contain a return statement." };
+  if (!RETURN.test(body))
+    return { rule: "missingReturn", message: "A valueExpression is the body of a function and must contain a return statement." };
   return undefined;
 }
 

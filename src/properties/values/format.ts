@@ -52,7 +52,9 @@ export function checkValue(rules: ValueRules, value: unknown): ValueCheck {
         ? { ok: true, value }
         : fail("type", `Expected a whole number between -(2^53-1) and 2^53-1, got ${describe(value)}.`);
     case "decimal":
-      return typeof value === "number" && Number.isFinite(value) ? { ok: true, value } : fail("type", `Expected a number, got ${describe(value)}.`);
+      return typeof value === "number" && Number.isFinite(value)
+        ? { ok: true, value }
+        : fail("type", `Expected a number, got ${describe(value)}.`);
     case "date":
       return checkDate(value);
     case "classification":
@@ -71,7 +73,8 @@ function checkText(rules: ValueRules, value: unknown): ValueCheck {
     const pattern = checkPattern(rules.regex, "plain");
     // Only a regex saved before patterns were checked for RE2 can fail here.
     if (!pattern.ok) return fail("regex", `The property's regex cannot be used (${pattern.message}); its definition must be corrected.`);
-    if (!pattern.pattern.test(value)) return fail("regex", rules.regexErrorMessage ?? `The value does not match the pattern ${rules.regex}.`);
+    if (!pattern.pattern.test(value))
+      return fail("regex", rules.regexErrorMessage ?? `The value does not match the pattern ${rules.regex}.`);
   }
   return { ok: true, value };
 }
@@ -107,7 +110,8 @@ function checkOwner(value: unknown): ValueCheck {
 }
 
 function checkOwners(value: unknown): ValueCheck {
-  if (!Array.isArray(value)) return fail("type", `Expected an array of object owners (the property is multiselect), got ${describe(value)}.`);
+  if (!Array.isArray(value))
+    return fail("type", `Expected an array of object owners (the property is multiselect), got ${describe(value)}.`);
   if (value.length > LIMITS.multiselectItems) return fail("maxLength", `At most ${LIMITS.multiselectItems} owners can be selected.`);
   const owners: JsonValue[] = [];
   const seen = new Set<string>();

@@ -4,7 +4,15 @@
  * in the entity's batch and read them back.
  */
 export { checkValue, isEmptyValue, type JsonValue, type Owner, type ValueRules } from "./format";
-export { checkLinkedValues, resolveLinkedValues, resolveAgainst, toLinkedProperties, type LinkedValueInput, type LinkedValuesCheck, type ResolveOptions } from "./resolve";
+export {
+  checkLinkedValues,
+  resolveLinkedValues,
+  resolveAgainst,
+  toLinkedProperties,
+  type LinkedValueInput,
+  type LinkedValuesCheck,
+  type ResolveOptions,
+} from "./resolve";
 export {
   deletePropertyValuesStatement,
   readPropertyValues,

@@ -41,8 +41,7 @@ export interface ResolveOptions {
 }
 
 export type LinkedValuesCheck =
-  | { ok: true; properties: ResolvedProperty[] }
-  | { ok: false; code: "ValidationFailed" | "ExpressionFailed"; errors: FieldProblem[] };
+  { ok: true; properties: ResolvedProperty[] } | { ok: false; code: "ValidationFailed" | "ExpressionFailed"; errors: FieldProblem[] };
 
 /**
  * Resolves linked values or throws a 400 listing every problem: ValidationFailed for values,
@@ -67,7 +66,8 @@ export async function checkLinkedValues(db: D1Database, options: ResolveOptions)
   }
   return resolveAgainst(definitions, options.values, {
     field: options.field ?? "body.properties",
-    applicationRule: options.applicationRule === undefined ? undefined : normaliseApplicationRule(options.applicationRule) ?? options.applicationRule,
+    applicationRule:
+      options.applicationRule === undefined ? undefined : (normaliseApplicationRule(options.applicationRule) ?? options.applicationRule),
   });
 }
 
@@ -96,7 +96,9 @@ export async function resolveAgainst(
       errors.push({
         field: at,
         rule: "unknownProperty",
-        message: `'${input.name}' has the application rule ${definition.applicationRule}; only ${options.applicationRule} properties can be used here.`,
+        message:
+          `'${input.name}' has the application rule ${definition.applicationRule}; only ${options.applicationRule} ` +
+          `properties can be used here.`,
       });
     } else if (given.has(input.name)) {
       errors.push({ field: at, rule: "duplicate", message: `'${input.name}' is given more than once.` });
@@ -163,7 +165,8 @@ export async function resolveAgainst(
 /** An empty value takes the default; without one it is null, which a required property refuses. */
 function emptyValue(definition: LinkedDefinition, at: string): { value: JsonValue } | { problem: FieldProblem } {
   if (!isEmptyValue(definition.defaultValue)) return { value: definition.defaultValue };
-  if (definition.required) return { problem: { field: at, rule: "required", message: `'${definition.name}' is required and cannot be null.` } };
+  if (definition.required)
+    return { problem: { field: at, rule: "required", message: `'${definition.name}' is required and cannot be null.` } };
   return { value: null };
 }
 

@@ -79,9 +79,7 @@ export function replacePropertyValuesStatements(
   const statements = [deletePropertyValuesStatement(db, entityKind, entityId)];
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
     const chunk = rows.slice(i, i + ROWS_PER_INSERT);
-    const placeholders = chunk
-      .map((_, r) => `(${COLUMNS.map((_, c) => `?${r * COLUMNS.length + c + 1}`).join(", ")})`)
-      .join(", ");
+    const placeholders = chunk.map((_, r) => `(${COLUMNS.map((_, c) => `?${r * COLUMNS.length + c + 1}`).join(", ")})`).join(", ");
     const values = chunk.flatMap((row) => COLUMNS.map((column) => row[column]));
     statements.push(db.prepare(`INSERT INTO property_values (${COLUMNS.join(", ")}) VALUES ${placeholders}`).bind(...values));
   }

@@ -19,11 +19,16 @@ interface LinkedDefinitionRow {
 
 const MAX_PARAMS = 100;
 
-const DEFINITION_COLUMNS = "d.id, d.name, d.format, d.regex, d.regex_error_message, d.classification_id, d.is_multiselect, d.application_rule, d.required, d.default_value, d.value_expression";
+const DEFINITION_COLUMNS =
+  "d.id, d.name, d.format, d.regex, d.regex_error_message, d.classification_id, d.is_multiselect, " +
+  "d.application_rule, d.required, d.default_value, d.value_expression";
 
 /** Definition rows as value resolution needs them, with their classifications' element names. */
 async function toLinkedDefinitions(db: D1Database, rows: readonly LinkedDefinitionRow[]): Promise<LinkedDefinition[]> {
-  const elements = await classificationElementNames(db, rows.map((r) => r.classification_id).filter((id): id is string => id !== null));
+  const elements = await classificationElementNames(
+    db,
+    rows.map((r) => r.classification_id).filter((id): id is string => id !== null),
+  );
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -31,7 +36,7 @@ async function toLinkedDefinitions(db: D1Database, rows: readonly LinkedDefiniti
     regex: row.regex,
     regexErrorMessage: row.regex_error_message,
     classificationId: row.classification_id,
-    classificationElements: row.classification_id ? elements.get(row.classification_id) ?? new Set() : undefined,
+    classificationElements: row.classification_id ? (elements.get(row.classification_id) ?? new Set()) : undefined,
     isMultiselect: row.is_multiselect === 1,
     applicationRule: row.application_rule,
     required: row.required === 1,
@@ -71,7 +76,10 @@ export async function loadDefinitionsByIds(db: D1Database, ids: readonly string[
     .bind(JSON.stringify(ids))
     .all<LinkedDefinitionRow>();
   const byId = new Map(results.map((r) => [r.id, r]));
-  return toLinkedDefinitions(db, ids.map((id) => byId.get(id)).filter((row): row is LinkedDefinitionRow => row !== undefined));
+  return toLinkedDefinitions(
+    db,
+    ids.map((id) => byId.get(id)).filter((row): row is LinkedDefinitionRow => row !== undefined),
+  );
 }
 
 /**
@@ -87,7 +95,10 @@ export async function classificationElementNames(db: D1Database, classificationI
     const chunk = ids.slice(i, i + MAX_PARAMS);
     statements.push(
       db
-        .prepare(`SELECT classification_id, name FROM classification_elements WHERE classification_id IN (${chunk.map((_, j) => `?${j + 1}`).join(", ")})`)
+        .prepare(
+          `SELECT classification_id, name FROM classification_elements WHERE classification_id IN ` +
+            `(${chunk.map((_, j) => `?${j + 1}`).join(", ")})`,
+        )
         .bind(...chunk),
     );
   }

@@ -10,7 +10,9 @@ import { createActivityType, deleteActivityType, getActivityType, listActivityTy
 const tags = ["Activity types"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
-const totalHeader = { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" as const } } };
+const totalHeader = {
+  "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" as const } },
+};
 
 export function activityTypesApp() {
   const app = newApp();
@@ -32,14 +34,17 @@ export function activityTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/ActivityTypes/{id}",
-      tags,
-      summary: "Get an activity type",
-      request: { params: IdParam },
-      responses: { 200: json(ActivityTypeSchema, "The activity type, with its ETag."), ...notModified },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/ActivityTypes/{id}",
+        tags,
+        summary: "Get an activity type",
+        request: { params: IdParam },
+        responses: { 200: json(ActivityTypeSchema, "The activity type, with its ETag."), ...notModified },
+      },
+    ),
     async (c) => {
       const found = await getActivityType(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -63,14 +68,17 @@ export function activityTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/ActivityTypes",
-      tags,
-      summary: "Replace an activity type (the id is in the body)",
-      request: { headers: IfMatchHeader, ...jsonBody(UpdateActivityTypeSchema) },
-      responses: { 200: json(ActivityTypeSchema, "The updated activity type.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/ActivityTypes",
+        tags,
+        summary: "Replace an activity type (the id is in the body)",
+        request: { headers: IfMatchHeader, ...jsonBody(UpdateActivityTypeSchema) },
+        responses: { 200: json(ActivityTypeSchema, "The updated activity type.") },
+      },
+    ),
     async (c) => {
       const updated = await updateActivityType(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -78,14 +86,17 @@ export function activityTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/ActivityTypes/{id}",
-      tags,
-      summary: "Delete an activity type no activity template or activity uses (409 InUse otherwise)",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/ActivityTypes/{id}",
+        tags,
+        summary: "Delete an activity type no activity template or activity uses (409 InUse otherwise)",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteActivityType(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

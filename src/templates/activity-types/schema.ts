@@ -29,7 +29,10 @@ export const ActivityTypeListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of name or description." }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over name, createdAt, updatedAt. Default: name asc.", example: "name asc" }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over name, createdAt, updatedAt. Default: name asc.",
+    example: "name asc",
+  }),
   skip,
   take,
   includeTotal,

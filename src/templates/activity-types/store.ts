@@ -26,7 +26,9 @@ const activityTypeList = defineList({
   alias: "y",
   entityKind: KIND,
   idColumn: "id",
-  select: COLUMNS.split(", ").map((c) => `y.${c}`).join(", "),
+  select: COLUMNS.split(", ")
+    .map((c) => `y.${c}`)
+    .join(", "),
   fields: {
     name: { column: "lower(y.name)" },
     createdAt: { column: "y.created_at", type: "datetime" },
@@ -37,10 +39,16 @@ const activityTypeList = defineList({
 });
 
 function toActivityType(row: ActivityTypeRow): { value: ActivityType; etag: string } {
-  return { value: { id: row.id, name: row.name, description: row.description, createdAt: row.created_at, updatedAt: row.updated_at }, etag: row.etag };
+  return {
+    value: { id: row.id, name: row.name, description: row.description, createdAt: row.created_at, updatedAt: row.updated_at },
+    etag: row.etag,
+  };
 }
 
-const nameTaken = (name: string) => conflict(`An activity type named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
+const nameTaken = (name: string) =>
+  conflict(`An activity type named '${name}' already exists.`, [
+    { field: "body.name", rule: "unique", message: "The name is already used." },
+  ]);
 
 async function readRow(db: D1Database, id: string): Promise<ActivityTypeRow | null> {
   return db.prepare(`SELECT ${COLUMNS} FROM activity_types WHERE id = ?1`).bind(id.toLowerCase()).first<ActivityTypeRow>();
@@ -52,28 +60,49 @@ export async function getActivityType(db: D1Database, id: string): Promise<{ val
   return toActivityType(row);
 }
 
-export async function listActivityTypes(db: D1Database, query: z.infer<typeof ActivityTypeListQuery>): Promise<{ items: ActivityType[]; total: number | undefined }> {
+export async function listActivityTypes(
+  db: D1Database,
+  query: z.infer<typeof ActivityTypeListQuery>,
+): Promise<{ items: ActivityType[]; total: number | undefined }> {
   const { items, total } = await runListQuery<ActivityTypeRow>(db, await compileListQuery(activityTypeList, query, noProperties));
   return { items: items.map((row) => toActivityType(row).value), total };
 }
 
 export async function createActivityType(ctx: WriteContext, input: ActivityTypeInput): Promise<{ value: ActivityType; etag: string }> {
-  const row: ActivityTypeRow = { id: ctx.uuid(), name: input.name, description: input.description, etag: newEtagToken(), created_at: ctx.now, updated_at: ctx.now };
+  const row: ActivityTypeRow = {
+    id: ctx.uuid(),
+    name: input.name,
+    description: input.description,
+    etag: newEtagToken(),
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  };
   const created = toActivityType(row);
   await runBatch(
     ctx.db,
     [
       ctx.db
-        .prepare("INSERT INTO activity_types (id, name, description, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)")
+        .prepare(
+          "INSERT INTO activity_types (id, name, description, etag, created_at, updated_at, created_by, name_key) VALUES " +
+            "(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
+        )
         .bind(row.id, row.name, row.description, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: created.value }, { table: "activity_types", etag: row.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: row.id, action: "created", payload: created.value },
+        { table: "activity_types", etag: row.etag },
+      ),
     ],
     () => nameTaken(input.name),
   );
   return created;
 }
 
-export async function updateActivityType(ctx: WriteContext, input: ActivityTypeInput & { id: string }): Promise<{ value: ActivityType; etag: string }> {
+export async function updateActivityType(
+  ctx: WriteContext,
+  input: ActivityTypeInput & { id: string },
+): Promise<{ value: ActivityType; etag: string }> {
   const current = await readRow(ctx.db, input.id);
   if (!current) throw notFound("Activity type", input.id);
   assertVersion(ctx, current.etag);
@@ -83,16 +112,25 @@ export async function updateActivityType(ctx: WriteContext, input: ActivityTypeI
     ctx,
     [
       ctx.db
-        .prepare("UPDATE activity_types SET name = ?1, name_key = ?7, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+        .prepare(
+          "UPDATE activity_types SET name = ?1, name_key = ?7, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6",
+        )
         .bind(row.name, row.description, row.etag, ctx.now, row.id, current.etag, nameKey(row.name)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "updated", payload: updated.value }, { table: "activity_types", etag: row.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: row.id, action: "updated", payload: updated.value },
+        { table: "activity_types", etag: row.etag },
+      ),
     ],
     () => nameTaken(input.name),
   );
   return updated;
 }
 
-const USES_SQL = `(SELECT count(*) FROM activity_templates WHERE activity_type_id = ?1) AS templates, (SELECT count(*) FROM activities WHERE activity_type_id = ?1) AS activities`;
+const USES_SQL =
+  `(SELECT count(*) FROM activity_templates WHERE activity_type_id = ?1) AS templates, (SELECT count(*) FROM ` +
+  `activities WHERE activity_type_id = ?1) AS activities`;
 
 export async function deleteActivityType(ctx: WriteContext, id: string): Promise<void> {
   const current = await readRow(ctx.db, id);
@@ -100,14 +138,18 @@ export async function deleteActivityType(ctx: WriteContext, id: string): Promise
   assertVersion(ctx, current.etag);
   const uses = await ctx.db.prepare(`SELECT ${USES_SQL}`).bind(current.id).first<{ templates: number; activities: number }>();
   if (uses && (uses.templates > 0 || uses.activities > 0)) {
-    throw new ApiError("InUse", `The activity type is used by ${uses.templates} activity template revision(s) and ${uses.activities} activit(ies).`);
+    throw new ApiError(
+      "InUse",
+      `The activity type is used by ${uses.templates} activity template revision(s) and ${uses.activities} activit(ies).`,
+    );
   }
   // The uses are re-checked inside the delete, so one created meanwhile keeps the type.
   const [removed] = await ctx.db.batch([
     ctx.db
       .prepare(
         `DELETE FROM activity_types WHERE id = ?1 AND etag = ?2
-           AND NOT EXISTS (SELECT 1 FROM activity_templates WHERE activity_type_id = ?1) AND NOT EXISTS (SELECT 1 FROM activities WHERE activity_type_id = ?1)`,
+           AND NOT EXISTS (SELECT 1 FROM activity_templates WHERE activity_type_id = ?1) AND NOT EXISTS (SELECT 1 FROM
+           activities WHERE activity_type_id = ?1)`,
       )
       .bind(current.id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "deleted", payload: null }, "previousChanged"),

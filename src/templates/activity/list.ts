@@ -1,6 +1,19 @@
 /** GET /ActivityTemplates (latest revisions) and its unique values. */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, compileUniqueValues, csvInList, defineList, listQueryShape, parseUuidList, runListQuery, runUniqueValues, type Condition, type UniqueValuesInput, type UniqueValuesResult, noProperties } from "../../pkg/query";
+import {
+  compileListQuery,
+  compileUniqueValues,
+  csvInList,
+  defineList,
+  listQueryShape,
+  parseUuidList,
+  runListQuery,
+  runUniqueValues,
+  type Condition,
+  type UniqueValuesInput,
+  type UniqueValuesResult,
+  noProperties,
+} from "../../pkg/query";
 import { statusesCondition } from "../../work/common";
 import type { ActivityTemplate } from "./schema";
 import { ENTITY_KIND, loadInputsOf, ROW_SELECT, toActivityTemplate, type ActivityTemplateRow } from "./store";
@@ -18,7 +31,11 @@ export const activityTemplateList = defineList({
     objectOwner: { column: "a.owner_id", displayColumn: "coalesce(a.owner_name, a.owner_id)", orderable: false },
     "objectOwner.id": { column: "a.owner_id" },
     "objectOwner.name": { column: "a.owner_name" },
-    activityType: { column: "a.activity_type_id", displayColumn: "(SELECT name FROM activity_types WHERE id = a.activity_type_id)", orderable: false },
+    activityType: {
+      column: "a.activity_type_id",
+      displayColumn: "(SELECT name FROM activity_types WHERE id = a.activity_type_id)",
+      orderable: false,
+    },
     "activityType.name": { column: "(SELECT lower(name) FROM activity_types WHERE id = a.activity_type_id)", uniqueValues: false },
     templateType: { column: "a.template_type" },
     revision: { column: "a.revision", type: "number" },
@@ -40,9 +57,18 @@ export const ActivityTemplateListQuery = z.object({
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated object owner ids." }),
   activityTypeIds: z.string().optional().openapi({ description: "Comma-separated activity type ids." }),
   templateTypes: z.string().optional().openapi({ description: "Comma-separated templateType values (exact)." }),
-  workItemIds: z.string().optional().openapi({ description: "Comma-separated work item ids: the activity templates those work items used (listed at their latest revision; GET /WorkItems/{id}/ActivityTemplates gives the revisions used)." }),
+  workItemIds: z
+    .string()
+    .optional()
+    .openapi({
+      description:
+        "Comma-separated work item ids: the activity templates those work items used (listed at their latest revision; " +
+        "GET /WorkItems/{id}/ActivityTemplates gives the revisions used).",
+    }),
   order: order.openapi({
-    description: "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, objectOwner.id, objectOwner.name, activityType.name, templateType, revision, createdAt, updatedAt. Default: displayName asc.",
+    description:
+      "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, objectOwner.id, objectOwner.name, " +
+      "activityType.name, templateType, revision, createdAt, updatedAt. Default: displayName asc.",
     example: "displayName asc",
   }),
   skip,
@@ -53,15 +79,26 @@ export const ActivityTemplateListQuery = z.object({
 export type ActivityTemplateListParams = z.infer<typeof ActivityTemplateListQuery>;
 
 function conditions(params: ActivityTemplateListParams): Condition[] {
-  const list: Condition[] = [latestOnly, ...statusesCondition("a.status", params.statuses), ...csvInList("a.owner_id", params.objectOwnerIds), ...csvInList("a.template_type", params.templateTypes)];
+  const list: Condition[] = [
+    latestOnly,
+    ...statusesCondition("a.status", params.statuses),
+    ...csvInList("a.owner_id", params.objectOwnerIds),
+    ...csvInList("a.template_type", params.templateTypes),
+  ];
   const typeIds = parseUuidList(params.activityTypeIds, "query.activityTypeIds");
   if (typeIds.length > 0) list.push((v) => v.oneOf("a.activity_type_id", typeIds));
   const workItemIds = parseUuidList(params.workItemIds, "query.workItemIds");
-  if (workItemIds.length > 0) list.push((v) => `a.id IN (SELECT activity_template_id FROM work_item_activity_templates WHERE work_item_id IN ${v.list(workItemIds)})`);
+  if (workItemIds.length > 0)
+    list.push(
+      (v) => `a.id IN (SELECT activity_template_id FROM work_item_activity_templates WHERE work_item_id IN ${v.list(workItemIds)})`,
+    );
   return list;
 }
 
-export async function listActivityTemplates(db: D1Database, params: ActivityTemplateListParams): Promise<{ items: ActivityTemplate[]; total: number | undefined }> {
+export async function listActivityTemplates(
+  db: D1Database,
+  params: ActivityTemplateListParams,
+): Promise<{ items: ActivityTemplate[]; total: number | undefined }> {
   const query = await compileListQuery(activityTemplateList, params, noProperties, conditions(params));
   const { items, total } = await runListQuery<ActivityTemplateRow>(db, query);
   const inputs = await loadInputsOf(db, items);

@@ -7,14 +7,24 @@ import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesQuerySchema, UniqueValuesResponseSchema } from "../../pkg/query";
 import { writeTemplate, type Written } from "../writer";
 import { ActivityTemplateListQuery, activityTemplateUniqueValues, listActivityTemplates } from "./list";
-import { ActivityTemplateSchema, CreateActivityTemplateSchema, InputTemplateInputSchema, InputTemplateListInputSchema, InputTemplateSchema, UpdateActivityTemplateSchema, type ActivityTemplate } from "./schema";
+import {
+  ActivityTemplateSchema,
+  CreateActivityTemplateSchema,
+  InputTemplateInputSchema,
+  InputTemplateListInputSchema,
+  InputTemplateSchema,
+  UpdateActivityTemplateSchema,
+  type ActivityTemplate,
+} from "./schema";
 import { createActivityTemplate, getActivityTemplate } from "./store";
 
 const tags = ["Activity templates"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
 const REVISION_NOTE =
-  "Revision rule (spec section 3): while no activity is based on the latest revision (and no work item used it) it is changed in place; otherwise this operation copies it with all its input templates as revision + 1 and changes the copy. The answer is the latest revision after the change.";
+  "Revision rule (spec section 3): while no activity is based on the latest revision (and no work item used it) " +
+  "it is changed in place; otherwise this operation copies it with all its input templates as revision + 1 and " +
+  "changes the copy. The answer is the latest revision after the change.";
 
 const InputParams = IdParam.extend({ inputTemplateId: z.uuid().openapi({ param: { name: "inputTemplateId", in: "path" } }) });
 const RevisionQuery = z.object({
@@ -22,7 +32,11 @@ const RevisionQuery = z.object({
 });
 const templateResponse = (description: string) => json(ActivityTemplateSchema, description);
 
-function answer<S extends 200 | 201 = 200>(c: Parameters<typeof jsonWithEtag>[0], written: Written<ActivityTemplate>, status: S = 200 as S) {
+function answer<S extends 200 | 201 = 200>(
+  c: Parameters<typeof jsonWithEtag>[0],
+  written: Written<ActivityTemplate>,
+  status: S = 200 as S,
+) {
   return jsonWithEtag(c, written.value, written.etag ?? "", status);
 }
 
@@ -39,7 +53,9 @@ export function activityTemplatesApp() {
       responses: {
         200: {
           ...json(z.array(ActivityTemplateSchema), "One page of activity templates, each at its latest revision."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -56,7 +72,9 @@ export function activityTemplatesApp() {
       path: "/ActivityTemplates/UniqueValues",
       tags,
       summary: "Unique values of activity template fields (latest revisions)",
-      description: "fieldNames: displayName, referenceId, status, objectOwner, objectOwner.id, objectOwner.name, activityType (value id, displayName name), templateType, revision.",
+      description:
+        "fieldNames: displayName, referenceId, status, objectOwner, objectOwner.id, objectOwner.name, activityType " +
+        "(value id, displayName name), templateType, revision.",
       request: { query: UniqueValuesQuerySchema },
       responses: { 200: json(UniqueValuesResponseSchema, "One entry per requested field.") },
     }),
@@ -64,14 +82,17 @@ export function activityTemplatesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/ActivityTemplates/{id}",
-      tags,
-      summary: "Get the latest revision of an activity template (or ?revision=N)",
-      request: { params: IdParam, query: RevisionQuery },
-      responses: { 200: templateResponse("The revision, with its ETag."), ...notModified },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/ActivityTemplates/{id}",
+        tags,
+        summary: "Get the latest revision of an activity template (or ?revision=N)",
+        request: { params: IdParam, query: RevisionQuery },
+        responses: { 200: templateResponse("The revision, with its ETag."), ...notModified },
+      },
+    ),
     async (c) => {
       const found = await getActivityTemplate(c.env.DB, c.req.valid("param").id, c.req.valid("query").revision);
       return jsonWithEtag(c, found.value, found.etag);
@@ -95,15 +116,18 @@ export function activityTemplatesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/ActivityTemplates",
-      tags,
-      summary: "Replace an activity template (the id is in the body); may create a revision",
-      description: `${REVISION_NOTE} inputTemplates replaces the list when given and keeps it when absent.`,
-      request: { headers: IfMatchHeader, ...jsonBody(UpdateActivityTemplateSchema) },
-      responses: { 200: templateResponse("The latest revision after the change.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/ActivityTemplates",
+        tags,
+        summary: "Replace an activity template (the id is in the body); may create a revision",
+        description: `${REVISION_NOTE} inputTemplates replaces the list when given and keeps it when absent.`,
+        request: { headers: IfMatchHeader, ...jsonBody(UpdateActivityTemplateSchema) },
+        responses: { 200: templateResponse("The latest revision after the change.") },
+      },
+    ),
     async (c) => {
       const input = c.req.valid("json");
       return answer(c, await writeTemplate<ActivityTemplate>(c, { template: "activity", action: "update", id: input.id, input }));
@@ -111,16 +135,21 @@ export function activityTemplatesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/ActivityTemplates/{id}",
-      tags,
-      summary: "Delete the latest revision (only when no activity is based on it)",
-      description:
-        "Deletes the latest revision and its input templates; an older revision becomes the latest again. 409 InUse when an activity is based on it or a work item used it, or when it is the last revision and a work template lists the activity template.",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/ActivityTemplates/{id}",
+        tags,
+        summary: "Delete the latest revision (only when no activity is based on it)",
+        description:
+          "Deletes the latest revision and its input templates; an older revision becomes the latest again. 409 InUse " +
+          "when an activity is based on it or a work item used it, or when it is the last revision and a work template " +
+          "lists the activity template.",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await writeTemplate(c, { template: "activity", action: "delete", id: c.req.valid("param").id });
       return c.body(null, 204);
@@ -128,58 +157,92 @@ export function activityTemplatesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/ActivityTemplates/{id}/InputTemplates",
-      tags,
-      summary: "Replace the input templates of an activity template",
-      description: REVISION_NOTE,
-      request: { params: IdParam, headers: IfMatchHeader, ...jsonBody(InputTemplateListInputSchema) },
-      responses: { 200: templateResponse("The latest revision after the change.") },
-    }),
-    async (c) => answer(c, await writeTemplate<ActivityTemplate>(c, { template: "activity", action: "replaceInputTemplates", id: c.req.valid("param").id, items: c.req.valid("json") })),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/ActivityTemplates/{id}/InputTemplates",
+        tags,
+        summary: "Replace the input templates of an activity template",
+        description: REVISION_NOTE,
+        request: { params: IdParam, headers: IfMatchHeader, ...jsonBody(InputTemplateListInputSchema) },
+        responses: { 200: templateResponse("The latest revision after the change.") },
+      },
+    ),
+    async (c) =>
+      answer(
+        c,
+        await writeTemplate<ActivityTemplate>(c, {
+          template: "activity",
+          action: "replaceInputTemplates",
+          id: c.req.valid("param").id,
+          items: c.req.valid("json"),
+        }),
+      ),
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "post",
-      path: "/ActivityTemplates/{id}/InputTemplates",
-      tags,
-      summary: "Add one input template to an activity template",
-      description: `${REVISION_NOTE} Without an order it goes after the last one.`,
-      request: { params: IdParam, headers: IfMatchHeader, ...jsonBody(InputTemplateInputSchema) },
-      responses: { 201: templateResponse("The latest revision after the change.") },
-    }),
-    async (c) => answer(c, await writeTemplate<ActivityTemplate>(c, { template: "activity", action: "addInputTemplate", id: c.req.valid("param").id, item: c.req.valid("json") }), 201),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "post",
+        path: "/ActivityTemplates/{id}/InputTemplates",
+        tags,
+        summary: "Add one input template to an activity template",
+        description: `${REVISION_NOTE} Without an order it goes after the last one.`,
+        request: { params: IdParam, headers: IfMatchHeader, ...jsonBody(InputTemplateInputSchema) },
+        responses: { 201: templateResponse("The latest revision after the change.") },
+      },
+    ),
+    async (c) =>
+      answer(
+        c,
+        await writeTemplate<ActivityTemplate>(c, {
+          template: "activity",
+          action: "addInputTemplate",
+          id: c.req.valid("param").id,
+          item: c.req.valid("json"),
+        }),
+        201,
+      ),
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/ActivityTemplates/{id}/InputTemplates/{inputTemplateId}",
-      tags,
-      summary: "Delete an input template of an activity template",
-      description: `${REVISION_NOTE} Answers 200 with the template (not 204), since the change may have created a revision.`,
-      request: { params: InputParams, headers: IfMatchHeader },
-      responses: { 200: templateResponse("The latest revision after the change.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/ActivityTemplates/{id}/InputTemplates/{inputTemplateId}",
+        tags,
+        summary: "Delete an input template of an activity template",
+        description: `${REVISION_NOTE} Answers 200 with the template (not 204), since the change may have created a revision.`,
+        request: { params: InputParams, headers: IfMatchHeader },
+        responses: { 200: templateResponse("The latest revision after the change.") },
+      },
+    ),
     async (c) => {
       const { id, inputTemplateId } = c.req.valid("param");
-      return answer(c, await writeTemplate<ActivityTemplate>(c, { template: "activity", action: "deleteInputTemplate", id, inputTemplateId }));
+      return answer(
+        c,
+        await writeTemplate<ActivityTemplate>(c, { template: "activity", action: "deleteInputTemplate", id, inputTemplateId }),
+      );
     },
   );
 
   // The input templates of the latest revision; `Inputs` is the original product's client's path for them.
   for (const path of ["/ActivityTemplates/{id}/InputTemplates", "/ActivityTemplates/{id}/Inputs"]) {
     app.openapi(
-      defineRoute({ ...read, errors: [404] }, {
-        method: "get",
-        path,
-        tags,
-        summary: "The input templates of an activity template's latest revision",
-        request: { params: IdParam },
-        responses: { 200: json(z.array(InputTemplateSchema), "Its input templates.") },
-      }),
+      defineRoute(
+        { ...read, errors: [404] },
+        {
+          method: "get",
+          path,
+          tags,
+          summary: "The input templates of an activity template's latest revision",
+          request: { params: IdParam },
+          responses: { 200: json(z.array(InputTemplateSchema), "Its input templates.") },
+        },
+      ),
       async (c) => c.json((await getActivityTemplate(c.env.DB, c.req.valid("param").id)).value.inputTemplates, 200),
     );
   }

@@ -31,7 +31,9 @@ export const ActivityTemplateSchema = z
     templateType: z.string().nullable(),
     description: z.string().nullable(),
     inputTemplates: z.array(InputTemplateSchema),
-    inUse: z.boolean().openapi({ description: "An activity is based on this revision (or a work item used it): the next edit creates revision + 1." }),
+    inUse: z
+      .boolean()
+      .openapi({ description: "An activity is based on this revision (or a work item used it): the next edit creates revision + 1." }),
     metadata: z.record(z.string(), z.unknown()).nullable(),
     createdAt: z.iso.datetime().openapi({ description: "When this revision was created." }),
     updatedAt: z.iso.datetime(),
@@ -75,7 +77,9 @@ const fields = {
   templateType: z.string().trim().min(1).max(100).nullable().default(null),
   description: z.string().trim().max(4000).nullable().default(null),
   metadata: MetadataSchema,
-  inputTemplates: InputTemplateListInputSchema.optional().openapi({ description: "When given, replaces the list; when absent, the list is kept (update) or empty (create)." }),
+  inputTemplates: InputTemplateListInputSchema.optional().openapi({
+    description: "When given, replaces the list; when absent, the list is kept (update) or empty (create).",
+  }),
 };
 
 export const CreateActivityTemplateSchema = z.object(fields).strict().openapi("CreateActivityTemplate");

@@ -51,11 +51,13 @@ export interface ActivityTemplateState {
 }
 
 /** The select list of a revision with its activity type's name and its in-use flag, over alias `a`. */
-export const ROW_SELECT = `a.id, a.revision, a.is_latest, a.display_name, a.reference_id, a.status, a.owner_id, a.owner_name, a.activity_type_id,
+export const ROW_SELECT = `a.id, a.revision, a.is_latest, a.display_name, a.reference_id, a.status, a.owner_id, a.owner_name,
+  a.activity_type_id,
   (SELECT name FROM activity_types WHERE id = a.activity_type_id) AS activity_type_name, a.template_type, a.description, a.metadata, a.etag,
   a.created_at, a.updated_at, a.created_by, ${isActivityTemplateRevisionInUseSql("a.id", "a.revision")} AS in_use`;
 
-export const byPosition = <T extends { position: number; id: string }>(a: T, b: T) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+export const byPosition = <T extends { position: number; id: string }>(a: T, b: T) =>
+  a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export async function loadActivityTemplateState(db: D1Database, id: string, revision?: number): Promise<ActivityTemplateState | null> {
   const which = revision === undefined ? "(SELECT revision FROM activity_templates WHERE id = ?1 AND is_latest = 1)" : "?2";
@@ -63,7 +65,10 @@ export async function loadActivityTemplateState(db: D1Database, id: string, revi
   const [rows, inputs] = await db.batch([
     db.prepare(`SELECT ${ROW_SELECT} FROM activity_templates a WHERE a.id = ?1 AND a.revision = ${which}`).bind(...binds),
     db
-      .prepare(`SELECT id, name, display_name, format, required, position, metadata FROM input_templates WHERE activity_template_id = ?1 AND activity_template_revision = ${which}`)
+      .prepare(
+        `SELECT id, name, display_name, format, required, position, metadata FROM input_templates WHERE ` +
+          `activity_template_id = ?1 AND activity_template_revision = ${which}`,
+      )
       .bind(...binds),
   ]);
   const row = rows?.results[0] as ActivityTemplateRow | undefined;
@@ -72,13 +77,18 @@ export async function loadActivityTemplateState(db: D1Database, id: string, revi
 }
 
 /** The input templates of many revisions (a list page), grouped by `id:revision`. */
-export async function loadInputsOf(db: D1Database, rows: readonly Pick<ActivityTemplateRow, "id" | "revision">[]): Promise<Map<string, InputRow[]>> {
+export async function loadInputsOf(
+  db: D1Database,
+  rows: readonly Pick<ActivityTemplateRow, "id" | "revision">[],
+): Promise<Map<string, InputRow[]>> {
   const grouped = new Map(rows.map((r) => [`${r.id}:${r.revision}`, [] as InputRow[]]));
   if (rows.length === 0) return grouped;
   const { results } = await db
     .prepare(
-      `SELECT activity_template_id AS tid, activity_template_revision AS rev, id, name, display_name, format, required, position, metadata FROM input_templates
-        WHERE (activity_template_id, activity_template_revision) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))`,
+      `SELECT activity_template_id AS tid, activity_template_revision AS rev, id, name, display_name, format, required,
+      position, metadata FROM input_templates
+        WHERE (activity_template_id, activity_template_revision) IN (SELECT json_extract(value, '$[0]'), json_extract(value,
+        '$[1]') FROM json_each(?1))`,
     )
     .bind(JSON.stringify(rows.map((r) => [r.id, r.revision])))
     .all<InputRow & { tid: string; rev: number }>();
@@ -119,9 +129,16 @@ export function toActivityTemplate(state: ActivityTemplateState): { value: Activ
   };
 }
 
-export async function getActivityTemplate(db: D1Database, id: string, revision?: number): Promise<{ value: ActivityTemplate; etag: string }> {
+export async function getActivityTemplate(
+  db: D1Database,
+  id: string,
+  revision?: number,
+): Promise<{ value: ActivityTemplate; etag: string }> {
   const state = await loadActivityTemplateState(db, id.toLowerCase(), revision);
-  if (!state) throw revision === undefined ? notFound("Activity template", id) : new ApiError("NotFound", `Activity template ${id} has no revision ${revision}.`);
+  if (!state)
+    throw revision === undefined
+      ? notFound("Activity template", id)
+      : new ApiError("NotFound", `Activity template ${id} has no revision ${revision}.`);
   return toActivityTemplate(state);
 }
 
@@ -129,14 +146,28 @@ export async function getActivityTemplate(db: D1Database, id: string, revision?:
  * Input template rows for a list of inputs (ids kept or new, positions); names must be unique
  * ignoring case, also against `others` (the inputs that stay, when one is added).
  */
-export function inputRows(items: readonly InputTemplateInput[], field: (index: number) => string, newId: () => string, others: readonly InputRow[] = []): { rows: InputRow[]; problems: FieldProblem[] } {
+export function inputRows(
+  items: readonly InputTemplateInput[],
+  field: (index: number) => string,
+  newId: () => string,
+  others: readonly InputRow[] = [],
+): { rows: InputRow[]; problems: FieldProblem[] } {
   const { ids, problems } = dependentIds(items, (i) => `${field(i)}.id`, newId);
   const order = positions(items);
   const names = new Set(others.map((o) => o.name.toLowerCase()));
   const rows = items.map((item, i) => {
-    if (names.has(item.name.toLowerCase())) problems.push({ field: `${field(i)}.name`, rule: "unique", message: `Another input template is named '${item.name}'.` });
+    if (names.has(item.name.toLowerCase()))
+      problems.push({ field: `${field(i)}.name`, rule: "unique", message: `Another input template is named '${item.name}'.` });
     names.add(item.name.toLowerCase());
-    return { id: ids[i]!, name: item.name, display_name: item.displayName, format: item.format, required: item.required ? 1 : 0, position: order[i]!, metadata: metadataText(item.metadata) };
+    return {
+      id: ids[i]!,
+      name: item.name,
+      display_name: item.displayName,
+      format: item.format,
+      required: item.required ? 1 : 0,
+      position: order[i]!,
+      metadata: metadataText(item.metadata),
+    };
   });
   return { rows, problems };
 }
@@ -147,7 +178,10 @@ export interface PreparedActivityHeader {
   activityTypeName: string | null;
 }
 
-export async function prepareActivityHeader(db: D1Database, input: Pick<ActivityTemplateInput, "status" | "activityType">): Promise<PreparedActivityHeader> {
+export async function prepareActivityHeader(
+  db: D1Database,
+  input: Pick<ActivityTemplateInput, "status" | "activityType">,
+): Promise<PreparedActivityHeader> {
   const status = await checkStatus(db, input.status);
   if (input.activityType === null) return { status, activityTypeId: null, activityTypeName: null };
   const typeId = input.activityType.id.toLowerCase();
@@ -156,10 +190,14 @@ export async function prepareActivityHeader(db: D1Database, input: Pick<Activity
   return { status, activityTypeId: typeId, activityTypeName: type.name };
 }
 
-export async function createActivityTemplate(ctx: WriteContext, input: ActivityTemplateInput): Promise<{ value: ActivityTemplate; etag: string }> {
+export async function createActivityTemplate(
+  ctx: WriteContext,
+  input: ActivityTemplateInput,
+): Promise<{ value: ActivityTemplate; etag: string }> {
   const header = await prepareActivityHeader(ctx.db, input);
   const inputs = inputRows(input.inputTemplates ?? [], (i) => `body.inputTemplates.${i}`, ctx.uuid);
-  if (inputs.problems.length > 0) throw new ApiError("ValidationFailed", inputs.problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: inputs.problems });
+  if (inputs.problems.length > 0)
+    throw new ApiError("ValidationFailed", inputs.problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: inputs.problems });
   const owner = ownerOrCaller(input.objectOwner, ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? "" });
   const id = ctx.uuid();
   const row: ActivityTemplateRow = {
@@ -186,7 +224,10 @@ export async function createActivityTemplate(ctx: WriteContext, input: ActivityT
   const columns = ACTIVITY_TEMPLATE_KIND.columns;
   await ctx.db.batch([
     ctx.db
-      .prepare(`INSERT INTO activity_templates (id, revision, is_latest, ${columns.join(", ")}) VALUES (?1, 1, 1, ${columns.map((_, i) => `?${i + 2}`).join(", ")})`)
+      .prepare(
+        `INSERT INTO activity_templates (id, revision, is_latest, ${columns.join(", ")}) VALUES (?1, 1, 1, ` +
+          `${columns.map((_, i) => `?${i + 2}`).join(", ")})`,
+      )
       .bind(id, ...columns.map((c) => row[c as keyof ActivityTemplateRow])),
     ...insertDependentsStatements(ctx.db, INPUTS, id, 1, inputs.rows),
     outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "created", payload: created.value }),

@@ -1,6 +1,17 @@
 /** GET /WorkTemplates (latest revisions) and its unique values, on the shared list query engine. */
 import { z } from "@hono/zod-openapi";
-import { compileListQuery, compileUniqueValues, csvInList, defineList, listQueryShape, runListQuery, runUniqueValues, type Condition, type UniqueValuesInput, type UniqueValuesResult } from "../../pkg/query";
+import {
+  compileListQuery,
+  compileUniqueValues,
+  csvInList,
+  defineList,
+  listQueryShape,
+  runListQuery,
+  runUniqueValues,
+  type Condition,
+  type UniqueValuesInput,
+  type UniqueValuesResult,
+} from "../../pkg/query";
 import { statusesCondition, tagsCondition } from "../../work/common";
 import { catalogFor } from "../../properties/definitions/catalog";
 import type { WorkTemplate } from "./schema";
@@ -36,12 +47,20 @@ export const WorkTemplateListQuery = z.object({
   ids,
   excludeIds,
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of displayName or referenceId." }),
-  statuses: z.string().optional().openapi({ description: "Comma-separated statuses (system status names or user status ids).", example: "new,active" }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: "Comma-separated statuses (system status names or user status ids).", example: "new,active" }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated object owner ids." }),
-  tags: z.string().optional().openapi({ description: "Comma-separated tags: templates carrying any of them (exact match).", example: "pump,annual" }),
+  tags: z
+    .string()
+    .optional()
+    .openapi({ description: "Comma-separated tags: templates carrying any of them (exact match).", example: "pump,annual" }),
   properties,
   order: order.openapi({
-    description: "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, objectOwner.id, objectOwner.name, typeId, revision, createdAt, updatedAt or properties.{name}. Default: displayName asc.",
+    description:
+      "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, objectOwner.id, objectOwner.name, " +
+      "typeId, revision, createdAt, updatedAt or properties.{name}. Default: displayName asc.",
     example: "referenceId desc",
   }),
   skip,
@@ -52,15 +71,25 @@ export const WorkTemplateListQuery = z.object({
 export type WorkTemplateListParams = z.infer<typeof WorkTemplateListQuery>;
 
 function conditions(params: WorkTemplateListParams): Condition[] {
-  return [latestOnly, ...statusesCondition("t.status", params.statuses), ...csvInList("t.owner_id", params.objectOwnerIds), ...tagsCondition(ENTITY_KIND, "t.id", params.tags)];
+  return [
+    latestOnly,
+    ...statusesCondition("t.status", params.statuses),
+    ...csvInList("t.owner_id", params.objectOwnerIds),
+    ...tagsCondition(ENTITY_KIND, "t.id", params.tags),
+  ];
 }
 
-export async function listWorkTemplates(db: D1Database, params: WorkTemplateListParams): Promise<{ items: WorkTemplate[]; total: number | undefined }> {
+export async function listWorkTemplates(
+  db: D1Database,
+  params: WorkTemplateListParams,
+): Promise<{ items: WorkTemplate[]; total: number | undefined }> {
   const query = await compileListQuery(workTemplateList, params, catalogFor(db, "WorkTemplate"), conditions(params));
   const { items, total } = await runListQuery<WorkTemplateRow>(db, query);
   const dependents = await loadDependentsOf(db, items);
   return {
-    items: items.map((row) => toWorkTemplate({ row, ...(dependents.get(`${row.id}:${row.revision}`) ?? { sections: [], links: [] }) }).value),
+    items: items.map(
+      (row) => toWorkTemplate({ row, ...(dependents.get(`${row.id}:${row.revision}`) ?? { sections: [], links: [] }) }).value,
+    ),
     total,
   };
 }

@@ -21,7 +21,9 @@ export const SectionTemplateSchema = z
 export const WorkTemplateActivityTemplateSchema = z
   .object({
     id: z.uuid(),
-    activityTemplateId: z.uuid().openapi({ description: "The activity template; a work item instantiates its latest revision (or the one the work item already used)." }),
+    activityTemplateId: z.uuid().openapi({
+      description: "The activity template; a work item instantiates its latest revision (or the one the work item already used).",
+    }),
     sectionTemplateId: z.uuid().nullable().openapi({ description: "The section of this work template it belongs to, or null." }),
     order: z.number().int(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
@@ -88,7 +90,10 @@ const fields = {
   referenceId: z.string().trim().min(1).max(100).nullable().default(null),
   status: StatusSchema.default("new"),
   objectOwner: PersonSchema.nullable().optional().openapi({ description: "Default: the caller on create, unchanged on update." }),
-  typeId: z.uuid().optional().openapi({ description: "The work type: an entity type whose appliesTo is WorkTemplate or null. Default General." }),
+  typeId: z
+    .uuid()
+    .optional()
+    .openapi({ description: "The work type: an entity type whose appliesTo is WorkTemplate or null. Default General." }),
   tags: TagsSchema,
   properties: z
     .array(z.object({ name: z.string().min(1).max(100), value: z.unknown() }).strict())
@@ -96,8 +101,12 @@ const fields = {
     .default([])
     .openapi({ description: "Linked values of WorkTemplate property definitions linked to the work type." }),
   metadata: MetadataSchema,
-  activityTemplates: ActivityTemplateLinkListInputSchema.optional().openapi({ description: "When given, replaces the list; when absent, the list is kept (update) or empty (create)." }),
-  sectionTemplates: SectionTemplateListInputSchema.optional().openapi({ description: "When given, replaces the list; when absent, the list is kept (update) or empty (create)." }),
+  activityTemplates: ActivityTemplateLinkListInputSchema.optional().openapi({
+    description: "When given, replaces the list; when absent, the list is kept (update) or empty (create).",
+  }),
+  sectionTemplates: SectionTemplateListInputSchema.optional().openapi({
+    description: "When given, replaces the list; when absent, the list is kept (update) or empty (create).",
+  }),
 };
 
 export const CreateWorkTemplateSchema = z.object(fields).strict().openapi("CreateWorkTemplate");

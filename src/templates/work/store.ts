@@ -7,14 +7,23 @@ import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { outboxStatement } from "../../events/outbox";
 import { assertStatement, newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
-import { replacePropertyValuesStatements, resolveLinkedValues, toLinkedProperties, toPropertyValueRows, type ResolvedProperty } from "../../properties/values";
+import {
+  replacePropertyValuesStatements,
+  resolveLinkedValues,
+  toLinkedProperties,
+  toPropertyValueRows,
+  type ResolvedProperty,
+} from "../../properties/values";
 import { checkStatus, normaliseTags, ownerOrCaller, replaceTagsStatements, toPerson } from "../../work/common";
 import { insertDependentsStatements, isWorkTemplateRevisionInUseSql, WORK_TEMPLATE_KIND, type SqlValue } from "../revisions";
 import { dependentIds, metadataText, missingTemplates, parseMetadata, positions, revisionEtag, throwProblems } from "../shared";
 import type { SectionTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput, WorkTemplateInput } from "./schema";
 
 export const ENTITY_KIND = "workTemplate";
-export const [SECTIONS, LINKS] = WORK_TEMPLATE_KIND.dependents as [(typeof WORK_TEMPLATE_KIND.dependents)[0], (typeof WORK_TEMPLATE_KIND.dependents)[0]];
+export const [SECTIONS, LINKS] = WORK_TEMPLATE_KIND.dependents as [
+  (typeof WORK_TEMPLATE_KIND.dependents)[0],
+  (typeof WORK_TEMPLATE_KIND.dependents)[0],
+];
 
 export interface WorkTemplateRow {
   id: string;
@@ -61,10 +70,12 @@ export interface WorkTemplateState {
 }
 
 /** The select list of a revision with its in-use flag, over alias `t`. */
-export const ROW_SELECT = `t.id, t.revision, t.is_latest, t.display_name, t.reference_id, t.status, t.type_id, t.owner_id, t.owner_name, t.tags,
-  t.properties, t.metadata, t.etag, t.created_at, t.updated_at, t.created_by, ${isWorkTemplateRevisionInUseSql("t.id", "t.revision")} AS in_use`;
+export const ROW_SELECT = `t.id, t.revision, t.is_latest, t.display_name, t.reference_id, t.status, t.type_id, t.owner_id,
+  t.owner_name, t.tags, t.properties, t.metadata, t.etag, t.created_at, t.updated_at, t.created_by,
+  ${isWorkTemplateRevisionInUseSql("t.id", "t.revision")} AS in_use`;
 
-const byPosition = <T extends { position: number; id: string }>(a: T, b: T) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byPosition = <T extends { position: number; id: string }>(a: T, b: T) =>
+  a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The latest revision (or the given one) with its dependents, read in one batch (one snapshot). */
 export async function loadWorkTemplateState(db: D1Database, id: string, revision?: number): Promise<WorkTemplateState | null> {
@@ -72,9 +83,17 @@ export async function loadWorkTemplateState(db: D1Database, id: string, revision
   const binds = revision === undefined ? [id] : [id, revision];
   const [rows, sections, links] = await db.batch([
     db.prepare(`SELECT ${ROW_SELECT} FROM work_templates t WHERE t.id = ?1 AND t.revision = ${which}`).bind(...binds),
-    db.prepare(`SELECT id, display_name, description, position, metadata FROM section_templates WHERE work_template_id = ?1 AND work_template_revision = ${which}`).bind(...binds),
     db
-      .prepare(`SELECT id, activity_template_id, section_template_id, position, metadata FROM work_template_activity_templates WHERE work_template_id = ?1 AND work_template_revision = ${which}`)
+      .prepare(
+        `SELECT id, display_name, description, position, metadata FROM section_templates WHERE work_template_id = ?1 ` +
+          `AND work_template_revision = ${which}`,
+      )
+      .bind(...binds),
+    db
+      .prepare(
+        `SELECT id, activity_template_id, section_template_id, position, metadata FROM work_template_activity_templates ` +
+          `WHERE work_template_id = ?1 AND work_template_revision = ${which}`,
+      )
       .bind(...binds),
   ]);
   const row = rows?.results[0] as WorkTemplateRow | undefined;
@@ -83,16 +102,26 @@ export async function loadWorkTemplateState(db: D1Database, id: string, revision
 }
 
 /** The dependents of many revisions (a list page), grouped by `id:revision`. */
-export async function loadDependentsOf(db: D1Database, rows: readonly Pick<WorkTemplateRow, "id" | "revision">[]): Promise<Map<string, { sections: SectionRow[]; links: LinkRow[] }>> {
+export async function loadDependentsOf(
+  db: D1Database,
+  rows: readonly Pick<WorkTemplateRow, "id" | "revision">[],
+): Promise<Map<string, { sections: SectionRow[]; links: LinkRow[] }>> {
   const grouped = new Map(rows.map((r) => [`${r.id}:${r.revision}`, { sections: [] as SectionRow[], links: [] as LinkRow[] }]));
   if (rows.length === 0) return grouped;
   const keys = JSON.stringify(rows.map((r) => [r.id, r.revision]));
   const pairs = "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?1))";
   const [sections, links] = await db.batch<Record<string, SqlValue>>([
-    db.prepare(`SELECT work_template_id AS tid, work_template_revision AS rev, id, display_name, description, position, metadata FROM section_templates WHERE (work_template_id, work_template_revision) IN ${pairs}`).bind(keys),
     db
       .prepare(
-        `SELECT work_template_id AS tid, work_template_revision AS rev, id, activity_template_id, section_template_id, position, metadata FROM work_template_activity_templates WHERE (work_template_id, work_template_revision) IN ${pairs}`,
+        `SELECT work_template_id AS tid, work_template_revision AS rev, id, display_name, description, position, ` +
+          `metadata FROM section_templates WHERE (work_template_id, work_template_revision) IN ${pairs}`,
+      )
+      .bind(keys),
+    db
+      .prepare(
+        `SELECT work_template_id AS tid, work_template_revision AS rev, id, activity_template_id, section_template_id, ` +
+          `position, metadata FROM work_template_activity_templates WHERE (work_template_id, work_template_revision) IN ` +
+          `${pairs}`,
       )
       .bind(keys),
   ]);
@@ -126,7 +155,13 @@ export function toWorkTemplate(state: WorkTemplateState): { value: WorkTemplate;
         order: l.position,
         metadata: parseMetadata(l.metadata),
       })),
-      sectionTemplates: state.sections.map((s) => ({ id: s.id, displayName: s.display_name, description: s.description, order: s.position, metadata: parseMetadata(s.metadata) })),
+      sectionTemplates: state.sections.map((s) => ({
+        id: s.id,
+        displayName: s.display_name,
+        description: s.description,
+        order: s.position,
+        metadata: parseMetadata(s.metadata),
+      })),
       inUse,
       metadata: parseMetadata(row.metadata),
       createdAt: row.created_at,
@@ -138,15 +173,28 @@ export function toWorkTemplate(state: WorkTemplateState): { value: WorkTemplate;
 
 export async function getWorkTemplate(db: D1Database, id: string, revision?: number): Promise<{ value: WorkTemplate; etag: string }> {
   const state = await loadWorkTemplateState(db, id.toLowerCase(), revision);
-  if (!state) throw revision === undefined ? notFound("Work template", id) : new ApiError("NotFound", `Work template ${id} has no revision ${revision}.`);
+  if (!state)
+    throw revision === undefined
+      ? notFound("Work template", id)
+      : new ApiError("NotFound", `Work template ${id} has no revision ${revision}.`);
   return toWorkTemplate(state);
 }
 
 /** Section rows for a list of inputs (ids kept or new, positions). */
-export function sectionRows(items: readonly SectionTemplateInput[], field: (index: number) => string, newId: () => string): { rows: SectionRow[]; problems: FieldProblem[] } {
+export function sectionRows(
+  items: readonly SectionTemplateInput[],
+  field: (index: number) => string,
+  newId: () => string,
+): { rows: SectionRow[]; problems: FieldProblem[] } {
   const { ids, problems } = dependentIds(items, (i) => `${field(i)}.id`, newId);
   const order = positions(items);
-  const rows = items.map((item, i) => ({ id: ids[i]!, display_name: item.displayName, description: item.description, position: order[i]!, metadata: metadataText(item.metadata) }));
+  const rows = items.map((item, i) => ({
+    id: ids[i]!,
+    display_name: item.displayName,
+    description: item.description,
+    position: order[i]!,
+    metadata: metadataText(item.metadata),
+  }));
   return { rows, problems };
 }
 
@@ -163,15 +211,34 @@ export async function linkRows(
 ): Promise<{ rows: LinkRow[]; problems: FieldProblem[] }> {
   const { ids, problems } = dependentIds(items, (i) => `${field(i)}.id`, newId);
   const order = positions(items);
-  const missing = await missingTemplates(db, "activity_templates", items.map((item) => item.activityTemplateId.toLowerCase()));
+  const missing = await missingTemplates(
+    db,
+    "activity_templates",
+    items.map((item) => item.activityTemplateId.toLowerCase()),
+  );
   const rows = items.map((item, i) => {
     const activityTemplateId = item.activityTemplateId.toLowerCase();
     const sectionTemplateId = item.sectionTemplateId?.toLowerCase() ?? null;
-    if (missing.has(activityTemplateId)) problems.push({ field: `${field(i)}.activityTemplateId`, rule: "exists", message: `Activity template ${activityTemplateId} does not exist.` });
+    if (missing.has(activityTemplateId))
+      problems.push({
+        field: `${field(i)}.activityTemplateId`,
+        rule: "exists",
+        message: `Activity template ${activityTemplateId} does not exist.`,
+      });
     if (sectionTemplateId !== null && !sectionIds.has(sectionTemplateId)) {
-      problems.push({ field: `${field(i)}.sectionTemplateId`, rule: "exists", message: `Section template ${sectionTemplateId} is not a section of this work template.` });
+      problems.push({
+        field: `${field(i)}.sectionTemplateId`,
+        rule: "exists",
+        message: `Section template ${sectionTemplateId} is not a section of this work template.`,
+      });
     }
-    return { id: ids[i]!, activity_template_id: activityTemplateId, section_template_id: sectionTemplateId, position: order[i]!, metadata: metadataText(item.metadata) };
+    return {
+      id: ids[i]!,
+      activity_template_id: activityTemplateId,
+      section_template_id: sectionTemplateId,
+      position: order[i]!,
+      metadata: metadataText(item.metadata),
+    };
   });
   return { rows, problems };
 }
@@ -183,7 +250,13 @@ export async function linkRows(
 export function activityTemplatesExistStatement(db: D1Database, rows: readonly LinkRow[]): D1PreparedStatement[] {
   if (rows.length === 0) return [];
   const ids = JSON.stringify([...new Set(rows.map((r) => r.activity_template_id))]);
-  return [assertStatement(db, "NOT EXISTS (SELECT 1 FROM json_each(?1) WHERE value NOT IN (SELECT id FROM activity_templates WHERE is_latest = 1))", ids)];
+  return [
+    assertStatement(
+      db,
+      "NOT EXISTS (SELECT 1 FROM json_each(?1) WHERE value NOT IN (SELECT id FROM activity_templates WHERE is_latest = 1))",
+      ids,
+    ),
+  ];
 }
 
 /** What the header fields of a create or whole-object update resolve to. */
@@ -195,27 +268,54 @@ export interface PreparedHeader {
 }
 
 /** Checks the status, the work type (it must accept WorkTemplate properties) and the properties. */
-export async function prepareHeader(db: D1Database, input: Pick<WorkTemplateInput, "status" | "typeId" | "tags" | "properties">): Promise<PreparedHeader> {
+export async function prepareHeader(
+  db: D1Database,
+  input: Pick<WorkTemplateInput, "status" | "typeId" | "tags" | "properties">,
+): Promise<PreparedHeader> {
   const status = await checkStatus(db, input.status);
   const typeId = (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const type = await db.prepare("SELECT applies_to FROM entity_types WHERE id = ?1").bind(typeId).first<{ applies_to: string | null }>();
   if (!type) throw invalid("body.typeId", "exists", `Entity type ${typeId} does not exist.`);
   if (type.applies_to !== null && type.applies_to !== "WorkTemplate") {
-    throw invalid("body.typeId", "appliesTo", `Entity type ${typeId} is for ${type.applies_to} entities; a work type must accept WorkTemplate (or every kind, like General).`);
+    throw invalid(
+      "body.typeId",
+      "appliesTo",
+      `Entity type ${typeId} is for ${type.applies_to} entities; a work type must accept WorkTemplate (or every kind, like General).`,
+    );
   }
-  const properties = await resolveLinkedValues(db, { entityTypeId: typeId, applicationRule: "WorkTemplate", values: input.properties, field: "body.properties", entityTypeField: "body.typeId" });
+  const properties = await resolveLinkedValues(db, {
+    entityTypeId: typeId,
+    applicationRule: "WorkTemplate",
+    values: input.properties,
+    field: "body.properties",
+    entityTypeField: "body.typeId",
+  });
   return { status, typeId, tags: normaliseTags(input.tags), properties };
 }
 
 /** The statements that keep the latest revision's properties and tags filterable. */
-export function latestIndexStatements(db: D1Database, id: string, tags: readonly string[], properties: readonly ResolvedProperty[]): D1PreparedStatement[] {
-  return [...replacePropertyValuesStatements(db, ENTITY_KIND, id, toPropertyValueRows(ENTITY_KIND, id, properties)), ...replaceTagsStatements(db, ENTITY_KIND, id, tags)];
+export function latestIndexStatements(
+  db: D1Database,
+  id: string,
+  tags: readonly string[],
+  properties: readonly ResolvedProperty[],
+): D1PreparedStatement[] {
+  return [
+    ...replacePropertyValuesStatements(db, ENTITY_KIND, id, toPropertyValueRows(ENTITY_KIND, id, properties)),
+    ...replaceTagsStatements(db, ENTITY_KIND, id, tags),
+  ];
 }
 
 export async function createWorkTemplate(ctx: WriteContext, input: WorkTemplateInput): Promise<{ value: WorkTemplate; etag: string }> {
   const header = await prepareHeader(ctx.db, input);
   const sections = sectionRows(input.sectionTemplates ?? [], (i) => `body.sectionTemplates.${i}`, ctx.uuid);
-  const links = await linkRows(ctx.db, input.activityTemplates ?? [], (i) => `body.activityTemplates.${i}`, new Set(sections.rows.map((s) => s.id)), ctx.uuid);
+  const links = await linkRows(
+    ctx.db,
+    input.activityTemplates ?? [],
+    (i) => `body.activityTemplates.${i}`,
+    new Set(sections.rows.map((s) => s.id)),
+    ctx.uuid,
+  );
   throwProblems([...sections.problems, ...links.problems]);
   const owner = ownerOrCaller(input.objectOwner, ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? "" });
   const id = ctx.uuid();
@@ -242,7 +342,10 @@ export async function createWorkTemplate(ctx: WriteContext, input: WorkTemplateI
   const columns = WORK_TEMPLATE_KIND.columns;
   await ctx.db.batch([
     ctx.db
-      .prepare(`INSERT INTO work_templates (id, revision, is_latest, ${columns.join(", ")}) VALUES (?1, 1, 1, ${columns.map((_, i) => `?${i + 2}`).join(", ")})`)
+      .prepare(
+        `INSERT INTO work_templates (id, revision, is_latest, ${columns.join(", ")}) VALUES (?1, 1, 1, ` +
+          `${columns.map((_, i) => `?${i + 2}`).join(", ")})`,
+      )
       .bind(id, ...columns.map((c) => row[c as keyof WorkTemplateRow])),
     ...insertDependentsStatements(ctx.db, SECTIONS, id, 1, sections.rows),
     ...activityTemplatesExistStatement(ctx.db, links.rows),

@@ -5,14 +5,34 @@
  */
 import type { WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
-import { deletePropertyValuesStatement, toPropertyValueRows, replacePropertyValuesStatements, type ResolvedProperty } from "../../properties/values";
+import {
+  deletePropertyValuesStatement,
+  toPropertyValueRows,
+  replacePropertyValuesStatements,
+  type ResolvedProperty,
+} from "../../properties/values";
 import { replaceTagsStatements } from "../../work/common";
 import { deleteLatestRevision, editLatestRevision, type EditPlan } from "../edit";
 import type { Written } from "../writer";
 import { deleteDependentsStatement, insertDependentsStatements, replaceDependentsStatements, WORK_TEMPLATE_KIND } from "../revisions";
 import { metadataText, throwProblems } from "../shared";
 import type { SectionTemplateInput, UpdateWorkTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput } from "./schema";
-import { activityTemplatesExistStatement, ENTITY_KIND, LINKS, latestIndexStatements, linkRows, loadWorkTemplateState, prepareHeader, SECTIONS, sectionRows, toWorkTemplate, type LinkRow, type SectionRow, type WorkTemplateRow, type WorkTemplateState } from "./store";
+import {
+  activityTemplatesExistStatement,
+  ENTITY_KIND,
+  LINKS,
+  latestIndexStatements,
+  linkRows,
+  loadWorkTemplateState,
+  prepareHeader,
+  SECTIONS,
+  sectionRows,
+  toWorkTemplate,
+  type LinkRow,
+  type SectionRow,
+  type WorkTemplateRow,
+  type WorkTemplateState,
+} from "./store";
 
 type Op<A extends string, T> = { template: "work"; action: A; id: string } & T;
 
@@ -49,7 +69,11 @@ export async function runWorkTemplateOperation(ctx: WriteContext, op: WorkTempla
   });
 }
 
-async function planFor(ctx: WriteContext, op: Exclude<WorkTemplateOperation, { action: "delete" }>, state: WorkTemplateState): Promise<Plan> {
+async function planFor(
+  ctx: WriteContext,
+  op: Exclude<WorkTemplateOperation, { action: "delete" }>,
+  state: WorkTemplateState,
+): Promise<Plan> {
   const keep = { header: {}, sections: state.sections, links: state.links, index: [] as D1PreparedStatement[] };
   switch (op.action) {
     case "update":
@@ -57,35 +81,68 @@ async function planFor(ctx: WriteContext, op: Exclude<WorkTemplateOperation, { a
     case "replaceActivityTemplates": {
       const links = await linkRows(ctx.db, op.items, (i) => `body.${i}`, new Set(state.sections.map((s) => s.id)), ctx.uuid);
       throwProblems(links.problems);
-      return { ...keep, links: links.rows, dependentChanges: (db, id, rev) => [...activityTemplatesExistStatement(db, links.rows), ...replaceDependentsStatements(db, LINKS, id, rev, links.rows)] };
+      return {
+        ...keep,
+        links: links.rows,
+        dependentChanges: (db, id, rev) => [
+          ...activityTemplatesExistStatement(db, links.rows),
+          ...replaceDependentsStatements(db, LINKS, id, rev, links.rows),
+        ],
+      };
     }
     case "addActivityTemplate": {
       const item = { ...op.item, order: op.item.order ?? nextPosition(state.links) };
       const links = await linkRows(ctx.db, [item], () => "body", new Set(state.sections.map((s) => s.id)), ctx.uuid);
       const added = links.rows[0]!;
-      if (state.links.some((l) => l.id === added.id)) links.problems.push({ field: "body.id", rule: "duplicate", message: `The work template already has an activity template entry ${added.id}.` });
+      if (state.links.some((l) => l.id === added.id))
+        links.problems.push({
+          field: "body.id",
+          rule: "duplicate",
+          message: `The work template already has an activity template entry ${added.id}.`,
+        });
       throwProblems(links.problems);
-      return { ...keep, links: [...state.links, added].sort(byPosition), dependentChanges: (db, id, rev) => [...activityTemplatesExistStatement(db, [added]), ...insertDependentsStatements(db, LINKS, id, rev, [added])] };
+      return {
+        ...keep,
+        links: [...state.links, added].sort(byPosition),
+        dependentChanges: (db, id, rev) => [
+          ...activityTemplatesExistStatement(db, [added]),
+          ...insertDependentsStatements(db, LINKS, id, rev, [added]),
+        ],
+      };
     }
     case "replaceSectionTemplates": {
       const sections = sectionRows(op.items, (i) => `body.${i}`, ctx.uuid);
       throwProblems(sections.problems);
       // Activity templates of a section that is gone stay in the template, outside any section.
       const kept = new Set(sections.rows.map((s) => s.id));
-      const links = state.links.map((l) => (l.section_template_id !== null && !kept.has(l.section_template_id) ? { ...l, section_template_id: null } : l));
+      const links = state.links.map((l) =>
+        l.section_template_id !== null && !kept.has(l.section_template_id) ? { ...l, section_template_id: null } : l,
+      );
       return {
         ...keep,
         sections: sections.rows,
         links,
-        dependentChanges: (db, id, rev) => [...replaceDependentsStatements(db, SECTIONS, id, rev, sections.rows), unsectionStatement(db, id, rev, kept)],
+        dependentChanges: (db, id, rev) => [
+          ...replaceDependentsStatements(db, SECTIONS, id, rev, sections.rows),
+          unsectionStatement(db, id, rev, kept),
+        ],
       };
     }
     case "addSectionTemplate": {
       const sections = sectionRows([{ ...op.item, order: op.item.order ?? nextPosition(state.sections) }], () => "body", ctx.uuid);
       const added = sections.rows[0]!;
-      if (state.sections.some((s) => s.id === added.id)) sections.problems.push({ field: "body.id", rule: "duplicate", message: `The work template already has a section template ${added.id}.` });
+      if (state.sections.some((s) => s.id === added.id))
+        sections.problems.push({
+          field: "body.id",
+          rule: "duplicate",
+          message: `The work template already has a section template ${added.id}.`,
+        });
       throwProblems(sections.problems);
-      return { ...keep, sections: [...state.sections, added].sort(byPosition), dependentChanges: (db, id, rev) => insertDependentsStatements(db, SECTIONS, id, rev, [added]) };
+      return {
+        ...keep,
+        sections: [...state.sections, added].sort(byPosition),
+        dependentChanges: (db, id, rev) => insertDependentsStatements(db, SECTIONS, id, rev, [added]),
+      };
     }
     case "deleteSectionTemplate": {
       const sectionId = op.sectionTemplateId.toLowerCase();
@@ -96,7 +153,10 @@ async function planFor(ctx: WriteContext, op: Exclude<WorkTemplateOperation, { a
         ...keep,
         sections: remaining,
         links: state.links.map((l) => (l.section_template_id === sectionId ? { ...l, section_template_id: null } : l)),
-        dependentChanges: (db, id, rev) => [deleteDependentsStatement(db, SECTIONS, id, rev, [sectionId]), unsectionStatement(db, id, rev, kept)],
+        dependentChanges: (db, id, rev) => [
+          deleteDependentsStatement(db, SECTIONS, id, rev, [sectionId]),
+          unsectionStatement(db, id, rev, kept),
+        ],
       };
     }
   }
@@ -104,11 +164,18 @@ async function planFor(ctx: WriteContext, op: Exclude<WorkTemplateOperation, { a
 
 async function planUpdate(ctx: WriteContext, input: UpdateWorkTemplateInput, state: WorkTemplateState): Promise<Plan> {
   const header = await prepareHeader(ctx.db, input);
-  const sections = input.sectionTemplates ? sectionRows(input.sectionTemplates, (i) => `body.sectionTemplates.${i}`, ctx.uuid) : { rows: state.sections, problems: [] };
+  const sections = input.sectionTemplates
+    ? sectionRows(input.sectionTemplates, (i) => `body.sectionTemplates.${i}`, ctx.uuid)
+    : { rows: state.sections, problems: [] };
   const sectionIds = new Set(sections.rows.map((s) => s.id));
   const links = input.activityTemplates
     ? await linkRows(ctx.db, input.activityTemplates, (i) => `body.activityTemplates.${i}`, sectionIds, ctx.uuid)
-    : { rows: state.links.map((l) => (l.section_template_id !== null && !sectionIds.has(l.section_template_id) ? { ...l, section_template_id: null } : l)), problems: [] };
+    : {
+        rows: state.links.map((l) =>
+          l.section_template_id !== null && !sectionIds.has(l.section_template_id) ? { ...l, section_template_id: null } : l,
+        ),
+        problems: [],
+      };
   throwProblems([...sections.problems, ...links.problems]);
   const owner = input.objectOwner ? { owner_id: input.objectOwner.id, owner_name: input.objectOwner.name ?? null } : {};
   return {
@@ -126,13 +193,16 @@ async function planUpdate(ctx: WriteContext, input: UpdateWorkTemplateInput, sta
     links: links.rows,
     dependentChanges: (db, id, rev) => [
       ...(input.sectionTemplates ? replaceDependentsStatements(db, SECTIONS, id, rev, sections.rows) : []),
-      ...(input.activityTemplates ? [...activityTemplatesExistStatement(db, links.rows), ...replaceDependentsStatements(db, LINKS, id, rev, links.rows)] : [unsectionStatement(db, id, rev, sectionIds)]),
+      ...(input.activityTemplates
+        ? [...activityTemplatesExistStatement(db, links.rows), ...replaceDependentsStatements(db, LINKS, id, rev, links.rows)]
+        : [unsectionStatement(db, id, rev, sectionIds)]),
     ],
     index: latestIndexStatements(ctx.db, input.id.toLowerCase(), header.tags, header.properties),
   };
 }
 
-const byPosition = <T extends { position: number; id: string }>(a: T, b: T) => a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byPosition = <T extends { position: number; id: string }>(a: T, b: T) =>
+  a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 function nextPosition(rows: readonly { position: number }[]): number {
   return rows.reduce((max, r) => Math.max(max, r.position + 1), 0);
@@ -168,19 +238,28 @@ function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> {
         .first<{ n: number }>();
       throw new ApiError(
         "InUse",
-        `Revision ${state.row.revision} of work template ${id} is the base of ${used?.n ?? 0} work item(s); only a latest revision that no work item is based on can be deleted.`,
+        `Revision ${state.row.revision} of work template ${id} is the base of ${used?.n ?? 0} work item(s); only a ` +
+          `latest revision that no work item is based on can be deleted.`,
       );
     },
     // The previous revision's properties and tags become the indexed ones; with none left, the
     // template's file references go too.
     async statements(state) {
       const previous = await ctx.db
-        .prepare("SELECT tags, properties FROM work_templates WHERE id = ?1 AND revision = (SELECT max(revision) FROM work_templates WHERE id = ?1 AND revision < ?2)")
+        .prepare(
+          "SELECT tags, properties FROM work_templates WHERE id = ?1 AND revision = (SELECT max(revision) FROM " +
+            "work_templates WHERE id = ?1 AND revision < ?2)",
+        )
         .bind(id, state.row.revision)
         .first<{ tags: string; properties: string }>();
       return previous
         ? [
-            ...replacePropertyValuesStatements(ctx.db, ENTITY_KIND, id, toPropertyValueRows(ENTITY_KIND, id, JSON.parse(previous.properties) as ResolvedProperty[])),
+            ...replacePropertyValuesStatements(
+              ctx.db,
+              ENTITY_KIND,
+              id,
+              toPropertyValueRows(ENTITY_KIND, id, JSON.parse(previous.properties) as ResolvedProperty[]),
+            ),
             ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, JSON.parse(previous.tags) as string[]),
           ]
         : [

@@ -18,21 +18,32 @@ const dataTypeList = defineList({
   },
   searchColumns: ["dt.name", "dt.id"],
   defaultOrder: "name asc",
-  select: DATA_TYPE_COLUMNS.split(", ").map((column) => `dt.${column}`).join(", "),
+  select: DATA_TYPE_COLUMNS.split(", ")
+    .map((column) => `dt.${column}`)
+    .join(", "),
 });
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 export const DataTypeListQuery = z.object({
-  ids: ids.openapi({ description: "Only these data types: comma-separated ids (the slugs, e.g. inspection-report).", example: "inspection-report,thickness-measurements" }),
+  ids: ids.openapi({
+    description: "Only these data types: comma-separated ids (the slugs, e.g. inspection-report).",
+    example: "inspection-report,thickness-measurements",
+  }),
   excludeIds: excludeIds.openapi({ description: "Leave these data types out: comma-separated ids.", example: "inspection-report" }),
   searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name or id.", example: "report" }),
-  order: order.openapi({ description: "Comma-separated `{field} [asc|desc]` over id, name, createdAt, updatedAt. Default: name asc.", example: "createdAt desc" }),
+  order: order.openapi({
+    description: "Comma-separated `{field} [asc|desc]` over id, name, createdAt, updatedAt. Default: name asc.",
+    example: "createdAt desc",
+  }),
   skip,
   take,
   includeTotal,
 });
 
-export async function listDataTypes(db: D1Database, query: z.infer<typeof DataTypeListQuery>): Promise<{ items: DataType[]; total: number | undefined }> {
+export async function listDataTypes(
+  db: D1Database,
+  query: z.infer<typeof DataTypeListQuery>,
+): Promise<{ items: DataType[]; total: number | undefined }> {
   const { items, total } = await runListQuery<DataTypeRow>(db, await compileListQuery(dataTypeList, query, noProperties));
   return { items: items.map((row) => toDataType(row).value), total };
 }

@@ -26,7 +26,12 @@ export function dataTypesApp() {
       responses: {
         200: {
           ...json(z.array(DataTypeSchema), "One page of data types."),
-          headers: { "x-total-count": { description: "Data types matching the filters before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": {
+              description: "Data types matching the filters before skip and take; only with includeTotal=true.",
+              schema: { type: "integer" },
+            },
+          },
         },
       },
     }),
@@ -38,14 +43,17 @@ export function dataTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/DataTypes/{id}",
-      tags,
-      summary: "Get a data type",
-      request: { params: DataTypeIdParam },
-      responses: { 200: json(DataTypeSchema, "The data type, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/DataTypes/{id}",
+        tags,
+        summary: "Get a data type",
+        request: { params: DataTypeIdParam },
+        responses: { 200: json(DataTypeSchema, "The data type, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+      },
+    ),
     async (c) => {
       const found = await getDataType(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -70,15 +78,18 @@ export function dataTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/DataTypes",
-      tags,
-      summary: "Update a data type (the id is in the body and cannot change)",
-      description: "New allowedExtensions apply to later uploads; files already stored keep theirs.",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateDataTypeSchema } } } },
-      responses: { 200: json(DataTypeSchema, "The updated data type.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/DataTypes",
+        tags,
+        summary: "Update a data type (the id is in the body and cannot change)",
+        description: "New allowedExtensions apply to later uploads; files already stored keep theirs.",
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateDataTypeSchema } } } },
+        responses: { 200: json(DataTypeSchema, "The updated data type.") },
+      },
+    ),
     async (c) => {
       const updated = await updateDataType(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -86,15 +97,18 @@ export function dataTypesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/DataTypes/{id}",
-      tags,
-      summary: "Delete a data type that no file uses",
-      description: "While a file (or an upload in progress) has the data type: 409 `InUse`.",
-      request: { params: DataTypeIdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/DataTypes/{id}",
+        tags,
+        summary: "Delete a data type that no file uses",
+        description: "While a file (or an upload in progress) has the data type: 409 `InUse`.",
+        request: { params: DataTypeIdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteDataType(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);

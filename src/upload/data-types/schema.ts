@@ -50,7 +50,10 @@ export type DataType = z.infer<typeof DataTypeSchema>;
 
 export const CreateDataTypeSchema = z
   .object({
-    id: dataTypeId.optional().openapi({ description: "Optional; derived from the name when absent (`Thickness measurements` → `thickness-measurements`). Unique across the API." }),
+    id: dataTypeId.optional().openapi({
+      description:
+        "Optional; derived from the name when absent (`Thickness measurements` → `thickness-measurements`). Unique across the API.",
+    }),
     name,
     allowedExtensions,
   })

@@ -73,7 +73,11 @@ async function uniqueProblem(db: D1Database, id: string, name: string, own: stri
 export async function createDataType(ctx: WriteContext, input: CreateDataTypeInput): Promise<Versioned<DataType>> {
   const id = input.id ?? slugOf(input.name);
   if (!DATA_TYPE_ID.test(id)) {
-    throw invalid("body.id", "required", `No id can be derived from the name '${input.name}'; give one (2 to 63 lower-case letters, digits and hyphens).`);
+    throw invalid(
+      "body.id",
+      "required",
+      `No id can be derived from the name '${input.name}'; give one (2 to 63 lower-case letters, digits and hyphens).`,
+    );
   }
   const etag = newEtagToken();
   const dataType: DataType = {
@@ -86,7 +90,10 @@ export async function createDataType(ctx: WriteContext, input: CreateDataTypeInp
   try {
     await ctx.db.batch([
       ctx.db
-        .prepare("INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at, created_by, name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)")
+        .prepare(
+          "INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at, created_by, name_key) " +
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
+        )
         .bind(id, dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, ctx.actorId, nameKey(dataType.name)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: dataType }),
     ]);
@@ -101,14 +108,26 @@ export async function updateDataType(ctx: WriteContext, input: UpdateDataTypeInp
   const current = await getDataType(ctx.db, input.id);
   assertVersion(ctx, current.etag);
   const etag = newEtagToken();
-  const dataType: DataType = { ...current.value, name: input.name, allowedExtensions: [...new Set(input.allowedExtensions)], updatedAt: ctx.now };
+  const dataType: DataType = {
+    ...current.value,
+    name: input.name,
+    allowedExtensions: [...new Set(input.allowedExtensions)],
+    updatedAt: ctx.now,
+  };
   let update: D1Result | undefined;
   try {
     [update] = await ctx.db.batch([
       ctx.db
-        .prepare("UPDATE data_types SET name = ?1, name_key = ?7, allowed_extensions = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+        .prepare(
+          "UPDATE data_types SET name = ?1, name_key = ?7, allowed_extensions = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6",
+        )
         .bind(dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, input.id, current.etag, nameKey(dataType.name)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: input.id, action: "updated", payload: dataType }, { table: "data_types", etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: input.id, action: "updated", payload: dataType },
+        { table: "data_types", etag },
+      ),
     ]);
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken(input.name);
@@ -126,7 +145,9 @@ export async function deleteDataType(ctx: WriteContext, id: string): Promise<voi
   if (used) throw inUse();
   const [removed] = await ctx.db.batch([
     // Guarded so a file posted since the check above keeps its data type.
-    ctx.db.prepare("DELETE FROM data_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM files WHERE data_type_id = ?1)").bind(id, current.etag),
+    ctx.db
+      .prepare("DELETE FROM data_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM files WHERE data_type_id = ?1)")
+      .bind(id, current.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);
   if (removed?.meta.changes !== 1) {

@@ -27,7 +27,6 @@ export const fileList = defineList({
   defaultOrder: "createdAt desc",
 });
 
-
 function filterError(field: string, rule: string, message: string): ApiError {
   return new ApiError("InvalidQuery", message, { errors: [{ field, rule, message }] });
 }
@@ -43,7 +42,12 @@ function listConditions(params: ListFilesParams): Condition[] {
   if (statuses.length > 0) conditions.push(inList("f.status", statuses));
   const dataTypeIds = [...splitCsv(params.dataTypeIds), ...splitCsv(params.dataTypeId)];
   for (const id of dataTypeIds) {
-    if (!DATA_TYPE_ID.test(id)) throw filterError(params.dataTypeIds?.includes(id) ? "query.dataTypeIds" : "query.dataTypeId", "format", `'${id}' is not a data type id.`);
+    if (!DATA_TYPE_ID.test(id))
+      throw filterError(
+        params.dataTypeIds?.includes(id) ? "query.dataTypeIds" : "query.dataTypeId",
+        "format",
+        `'${id}' is not a data type id.`,
+      );
   }
   if (dataTypeIds.length > 0) conditions.push(inList("f.data_type_id", dataTypeIds));
   conditions.push(...csvInList("f.owner_id", params.objectOwnerIds));
@@ -51,7 +55,11 @@ function listConditions(params: ListFilesParams): Condition[] {
 }
 
 /** One page of the files the viewer may see; `total` when the query engine counted (see includeTotal). */
-export async function listFiles(db: D1Database, viewer: Viewer, params: ListFilesParams): Promise<{ items: FileDefinition[]; total?: number | undefined }> {
+export async function listFiles(
+  db: D1Database,
+  viewer: Viewer,
+  params: ListFilesParams,
+): Promise<{ items: FileDefinition[]; total?: number | undefined }> {
   const query = await compileListQuery(fileList, params, noProperties, [visibleCondition(viewer), ...listConditions(params)]);
   const { items, total } = await runListQuery<FileRow>(db, query);
   return { items: items.map((row) => toFile(row).value), total };

@@ -10,8 +10,12 @@ const MAX_NAME = 255;
  */
 export function cleanFileName(raw: string, field: string): string {
   const base = raw.split(/[\\/]/).pop() ?? "";
-  const cleaned = base.replace(/[\u0000-\u001f\u007f]/g, "").trim().normalize("NFC");
-  if (cleaned === "" || cleaned === "." || cleaned === "..") throw invalid(field, "required", "The file needs a name (with its extension).");
+  const cleaned = base
+    .replace(/[\u0000-\u001f\u007f]/g, "")
+    .trim()
+    .normalize("NFC");
+  if (cleaned === "" || cleaned === "." || cleaned === "..")
+    throw invalid(field, "required", "The file needs a name (with its extension).");
   if (cleaned.length > MAX_NAME) throw invalid(field, "maxLength", `A file name is at most ${MAX_NAME} characters.`);
   return cleaned;
 }

@@ -60,7 +60,13 @@ interface FilePart {
   held?: Uint8Array[];
 }
 
-export async function postFile(ctx: WriteContext, bucket: R2Bucket, viewer: Viewer, body: ReadableStream<Uint8Array>, boundary: string): Promise<StoredFile> {
+export async function postFile(
+  ctx: WriteContext,
+  bucket: R2Bucket,
+  viewer: Viewer,
+  body: ReadableStream<Uint8Array>,
+  boundary: string,
+): Promise<StoredFile> {
   const fileId = ctx.uuid();
   const key = newObjectKey(fileId);
   const text: Partial<Record<TextField, string>> = {};
@@ -78,11 +84,16 @@ export async function postFile(ctx: WriteContext, bucket: R2Bucket, viewer: View
     for await (const part of readForm(body, boundary)) {
       const field = FIELDS[part.head.name.toLowerCase() as keyof typeof FIELDS] as FieldName | undefined;
       if (field === undefined) {
-        throw invalid(`body.${part.head.name}`, "unknown", `Unknown form field '${part.head.name}'; the form takes dataTypeId, file, objectOwnerId, objectOwnerName and an empty id.`);
+        throw invalid(
+          `body.${part.head.name}`,
+          "unknown",
+          `Unknown form field '${part.head.name}'; the form takes dataTypeId, file, objectOwnerId, objectOwnerName and an empty id.`,
+        );
       }
       if (field === "id") {
         // The original client sends `Id` empty: the service assigns the id.
-        if ((await fieldText(part, "body.id", 200)).trim() !== "") throw invalid("body.id", "readOnly", "id is assigned by the service; send it empty or leave it out.");
+        if ((await fieldText(part, "body.id", 200)).trim() !== "")
+          throw invalid("body.id", "readOnly", "id is assigned by the service; send it empty or leave it out.");
         continue;
       }
       if (field === "file") {

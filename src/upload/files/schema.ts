@@ -48,9 +48,12 @@ export const FileSchema = z
     contentType: z.string().openapi({ example: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" }),
     checksum: z.string().openapi({
       description:
-        "Names the bytes (it is also the download's ETag). Two forms: the SHA-256 of the bytes in lower-case hex, for a file posted in one request " +
-        "(POST /Files) or uploaded in one part; and for a resumable upload of n > 1 parts the composite `sha256-parts:<hex>-<n>`, where <hex> is the " +
-        "SHA-256 of the n parts' 32-byte SHA-256 digests concatenated in part order (as S3's multipart checksums), so the file need not be read " +
+        "Names the bytes (it is also the download's ETag). Two forms: the SHA-256 of the bytes in lower-case hex, for a " +
+        "file posted in one request " +
+        "(POST /Files) or uploaded in one part; and for a resumable upload of n > 1 parts the composite " +
+        "`sha256-parts:<hex>-<n>`, where <hex> is the " +
+        "SHA-256 of the n parts' 32-byte SHA-256 digests concatenated in part order (as S3's multipart checksums), so " +
+        "the file need not be read " +
         "again: a client recomputes it from its bytes and the upload's partSize.",
       example: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     }),
@@ -87,12 +90,20 @@ export const ListFilesQuery = z.object({
   ...commonListShape,
   searchText: listQueryShape.searchText.openapi({ description: "Case-insensitive (ASCII) substring of the file name." }),
   order: listQueryShape.order.openapi({
-    description: "Comma-separated `{field} [asc|desc]`: name, size, status, contentType, createdAt, updatedAt, dataType.name, objectOwner.name. Default `createdAt desc`; ties by id.",
+    description:
+      "Comma-separated `{field} [asc|desc]`: name, size, status, contentType, createdAt, updatedAt, dataType.name, " +
+      "objectOwner.name. Default `createdAt desc`; ties by id.",
     example: "createdAt desc",
   }),
   dataTypeIds: z.string().optional().openapi({ description: "Comma-separated data type ids.", example: "thickness-measurements" }),
-  dataTypeId: z.string().optional().openapi({ description: "One data type id, as the original product's client sends it (the same as dataTypeIds).", example: "thickness-measurements" }),
-  statuses: z.string().optional().openapi({ description: `Comma-separated statuses: ${FILE_STATUSES.join(", ")}.`, example: "none,pending" }),
+  dataTypeId: z.string().optional().openapi({
+    description: "One data type id, as the original product's client sends it (the same as dataTypeIds).",
+    example: "thickness-measurements",
+  }),
+  statuses: z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated statuses: ${FILE_STATUSES.join(", ")}.`, example: "none,pending" }),
   objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids." }),
 });
 
@@ -104,11 +115,19 @@ export const POST_FILE_FORM = {
   required: ["dataTypeId", "file"],
   description:
     "Field names are matched without regard to case, so the original clients' `DataTypeId`, `File`, `ObjectOwnerId` work as they are. " +
-    "Other fields are refused. Send dataTypeId before file so the file streams to storage; after it, the file is held in memory until the form ends.",
+    "Other fields are refused. Send dataTypeId before file so the file streams to storage; after it, the file is " +
+    "held in memory until the form ends.",
   properties: {
     dataTypeId: { type: "string", example: "thickness-measurements" },
-    file: { type: "string", format: "binary", description: "The file; its name (with an extension the data type allows) is the part's filename." },
+    file: {
+      type: "string",
+      format: "binary",
+      description: "The file; its name (with an extension the data type allows) is the part's filename.",
+    },
     objectOwnerId: { type: "string", description: "Default: the caller (the token's sub)." },
-    objectOwnerName: { type: "string", description: "Default: the caller's name when objectOwnerId is the caller or absent; otherwise null." },
+    objectOwnerName: {
+      type: "string",
+      description: "Default: the caller's name when objectOwnerId is the caller or absent; otherwise null.",
+    },
   } as Record<string, { type: "string"; format?: string; description?: string; example?: string }>,
 };

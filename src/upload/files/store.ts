@@ -75,7 +75,10 @@ const accessFacts = (row: FileRow) => ({
 
 /** The row in any state, without an access check (uploads and the cleanup use it). */
 export async function findFileRow(db: D1Database, id: string): Promise<FileRow | null> {
-  return db.prepare(`SELECT ${SELECT_COLUMNS} FROM files f ${JOINS.join(" ")} WHERE f.id = ?1`).bind(id).first<FileRow>();
+  return db
+    .prepare(`SELECT ${SELECT_COLUMNS} FROM files f ${JOINS.join(" ")} WHERE f.id = ?1`)
+    .bind(id)
+    .first<FileRow>();
 }
 
 /** A file the viewer may see, or 404. */
@@ -123,26 +126,53 @@ export async function insertReadyFile(ctx: WriteContext, file: NewFile): Promise
   await ctx.db.batch([
     ctx.db
       .prepare(
-        `INSERT INTO files (id, name, data_type_id, size, content_type, checksum, r2_key, state, status, owner_id, owner_name, etag, created_at, updated_at, created_by)
+        `INSERT INTO files (id, name, data_type_id, size, content_type, checksum, r2_key, state, status, owner_id, owner_name,
+        etag, created_at, updated_at, created_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ready', 'none', ?8, ?9, ?10, ?11, ?11, ?12)`,
       )
-      .bind(row.id, row.name, row.data_type_id, row.size, row.content_type, row.checksum, row.r2_key, row.owner_id, row.owner_name, etag, ctx.now, ctx.actorId),
+      .bind(
+        row.id,
+        row.name,
+        row.data_type_id,
+        row.size,
+        row.content_type,
+        row.checksum,
+        row.r2_key,
+        row.owner_id,
+        row.owner_name,
+        etag,
+        ctx.now,
+        ctx.actorId,
+      ),
     outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: stored.value }),
   ]);
   return stored;
 }
 
 /** A guarded update of one visible file: If-Match, then `UPDATE ... WHERE etag = <read>` with its event. */
-async function updateFile(ctx: WriteContext, current: StoredFile, set: { sql: string; values: unknown[] }, next: FileRow): Promise<StoredFile> {
+async function updateFile(
+  ctx: WriteContext,
+  current: StoredFile,
+  set: { sql: string; values: unknown[] },
+  next: FileRow,
+): Promise<StoredFile> {
   assertVersion(ctx, current.etag);
   const etag = newEtagToken();
   const updated = toFile({ ...next, etag, updated_at: ctx.now });
   const n = set.values.length;
   await commitVersioned(ctx, [
     ctx.db
-      .prepare(`UPDATE files SET ${set.sql}, etag = ?${n + 1}, updated_at = ?${n + 2} WHERE id = ?${n + 3} AND etag = ?${n + 4} AND state = 'ready'`)
+      .prepare(
+        `UPDATE files SET ${set.sql}, etag = ?${n + 1}, updated_at = ?${n + 2} WHERE id = ?${n + 3} AND etag = ` +
+          `?${n + 4} AND state = 'ready'`,
+      )
       .bind(...set.values, etag, ctx.now, current.value.id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.value.id, action: "updated", payload: updated.value }, { table: "files", etag }),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: KIND, entityId: current.value.id, action: "updated", payload: updated.value },
+      { table: "files", etag },
+    ),
   ]);
   return updated;
 }

@@ -39,7 +39,8 @@ export function directUploadConfig(env: object): DirectUploadConfig | null {
   const vars = env as DirectUploadVars;
   const accessKeyId = vars.R2_ACCESS_KEY_ID?.trim();
   const secretAccessKey = vars.R2_SECRET_ACCESS_KEY?.trim();
-  const endpoint = vars.R2_S3_ENDPOINT?.trim() || (vars.R2_ACCOUNT_ID?.trim() ? `https://${vars.R2_ACCOUNT_ID.trim()}.r2.cloudflarestorage.com` : "");
+  const endpoint =
+    vars.R2_S3_ENDPOINT?.trim() || (vars.R2_ACCOUNT_ID?.trim() ? `https://${vars.R2_ACCOUNT_ID.trim()}.r2.cloudflarestorage.com` : "");
   if (!accessKeyId || !secretAccessKey || !endpoint) return null;
   const bucket = vars.R2_BUCKET_NAME?.trim() || DEFAULT_UPLOADS_BUCKET;
   return { bucketUrl: `${endpoint.replace(/\/+$/, "")}/${encodeURIComponent(bucket)}`, accessKeyId, secretAccessKey };
@@ -48,7 +49,9 @@ export function directUploadConfig(env: object): DirectUploadConfig | null {
 export function notConfigured(): ApiError {
   return new ApiError(
     "NotConfigured",
-    "Direct upload to R2 is not configured on this deployment (R2_ACCESS_KEY_ID, R2_SECRET_ACCESS_KEY and R2_ACCOUNT_ID or R2_S3_ENDPOINT are needed); send the part to PUT /Files/Uploads/{uploadId}/Parts/{partNumber} instead.",
+    "Direct upload to R2 is not configured on this deployment (R2_ACCESS_KEY_ID, R2_SECRET_ACCESS_KEY and " +
+      "R2_ACCOUNT_ID or R2_S3_ENDPOINT are needed); send the part to PUT /Files/Uploads/{uploadId}/Parts/{partNumber} " +
+      "instead.",
   );
 }
 
@@ -65,7 +68,13 @@ export interface PresignedPart {
  * A presigned `PUT` of one part. When the part's size is known (a declared upload size) its
  * Content-Length is signed, so R2 refuses a part of any other size.
  */
-export async function presignPart(config: DirectUploadConfig, upload: UploadRow, partNumber: number, size: number | null, now: Date): Promise<PresignedPart> {
+export async function presignPart(
+  config: DirectUploadConfig,
+  upload: UploadRow,
+  partNumber: number,
+  size: number | null,
+  now: Date,
+): Promise<PresignedPart> {
   const seconds = Math.min(PRESIGNED_URL_SECONDS, Math.floor((Date.parse(upload.expires_at) - now.getTime()) / 1000));
   if (seconds < 1) throw new ApiError("NotFound", `Upload ${upload.id} has expired; start a new one.`);
   const key = upload.r2_key.split("/").map(encodeURIComponent).join("/");

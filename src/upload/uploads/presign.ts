@@ -26,7 +26,10 @@ export interface PresignInput {
 
 /** `20130524T000000Z`: SigV4's date-time. */
 export function amzDate(date: Date): string {
-  return date.toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
+  return date
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d{3}/, "");
 }
 
 export async function presignUrl(input: PresignInput): Promise<URL> {

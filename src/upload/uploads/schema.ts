@@ -6,22 +6,25 @@ import { ObjectOwnerInputSchema } from "../files/schema";
 export const StartUploadSchema = z
   .object({
     dataTypeId: z.string().min(1).max(63).openapi({ example: "thickness-measurements" }),
-    name: z.string().min(1).max(255).openapi({ description: "The file name, with an extension the data type allows.", example: "scan-2026-11.csv" }),
+    name: z
+      .string()
+      .min(1)
+      .max(255)
+      .openapi({ description: "The file name, with an extension the data type allows.", example: "scan-2026-11.csv" }),
     size: z
       .number()
       .int()
       .min(1)
       .max(MAX_PARTS * MAX_REQUEST_BODY)
       .optional()
-      .openapi({ description: "The file's size in bytes, when known: parts are then checked as they arrive, and the total at completion." }),
+      .openapi({
+        description: "The file's size in bytes, when known: parts are then checked as they arrive, and the total at completion.",
+      }),
     contentType: z.string().max(200).optional().openapi({ description: "Default application/octet-stream.", example: "text/csv" }),
-    partSize: z
-      .number()
-      .int()
-      .min(MIN_PART_SIZE)
-      .max(MAX_REQUEST_BODY)
-      .optional()
-      .openapi({ description: "Bytes per part (all parts but the last have exactly this size). Default 10 MiB, or more when size needs more than 10,000 parts." }),
+    partSize: z.number().int().min(MIN_PART_SIZE).max(MAX_REQUEST_BODY).optional().openapi({
+      description:
+        "Bytes per part (all parts but the last have exactly this size). Default 10 MiB, or more when size needs more than 10,000 parts.",
+    }),
     objectOwner: ObjectOwnerInputSchema.optional().openapi({ description: "Default: the caller." }),
   })
   .strict()
@@ -49,7 +52,9 @@ export const UploadSchema = z
     expectedParts: z.number().int().nullable().openapi({ description: "ceil(size / partSize) when the size was declared." }),
     parts: z.array(UploadPartSchema).openapi({ description: "Parts received so far, by part number (empty once completed)." }),
     completed: z.boolean(),
-    expiresAt: z.iso.datetime().openapi({ description: "Without activity (a part or the completion) until then, the upload is aborted and removed." }),
+    expiresAt: z.iso
+      .datetime()
+      .openapi({ description: "Without activity (a part or the completion) until then, the upload is aborted and removed." }),
   })
   .openapi("Upload");
 
@@ -72,8 +77,12 @@ export const PresignedPartSchema = z
   .object({
     partNumber: z.number().int(),
     method: z.literal("PUT"),
-    url: z.url().openapi({ description: "SigV4-presigned S3 UploadPart URL of R2 (path-style: endpoint/bucket/key?partNumber&uploadId&X-Amz-...)." }),
-    headers: z.record(z.string(), z.string()).openapi({ description: "Headers to send with exactly these values (signed): content-length when the part's size is known." }),
+    url: z
+      .url()
+      .openapi({ description: "SigV4-presigned S3 UploadPart URL of R2 (path-style: endpoint/bucket/key?partNumber&uploadId&X-Amz-...)." }),
+    headers: z
+      .record(z.string(), z.string())
+      .openapi({ description: "Headers to send with exactly these values (signed): content-length when the part's size is known." }),
     expiresAt: z.iso.datetime(),
   })
   .openapi("PresignedPart");
@@ -91,7 +100,10 @@ export const DirectCompletionSchema = z
       )
       .min(1)
       .max(MAX_PARTS)
-      .refine((parts) => new Set(parts.map((p) => p.partNumber)).size === parts.length, { message: "Each part number at most once.", params: { rule: "unique" } }),
+      .refine((parts) => new Set(parts.map((p) => p.partNumber)).size === parts.length, {
+        message: "Each part number at most once.",
+        params: { rule: "unique" },
+      }),
   })
   .strict()
   .openapi("DirectCompletion");

@@ -41,7 +41,8 @@ function expectedParts(declaredSize: number | null, partSize: number): number | 
 async function ownUpload(db: D1Database, viewer: Viewer, uploadId: string, now: string): Promise<{ upload: UploadRow; file: FileRow }> {
   const found = await findUpload(db, uploadId);
   if (!found || found.upload.owner_id !== viewer.id) throw notFound("Upload", uploadId);
-  if (found.file.state !== "ready" && found.upload.expires_at < now) throw new ApiError("NotFound", `Upload ${uploadId} has expired; start a new one.`);
+  if (found.file.state !== "ready" && found.upload.expires_at < now)
+    throw new ApiError("NotFound", `Upload ${uploadId} has expired; start a new one.`);
   return found;
 }
 
@@ -66,11 +67,19 @@ export async function startUpload(ctx: WriteContext, bucket: R2Bucket, viewer: V
   const dataType = await dataTypeFor(ctx.db, input.dataTypeId, "body.dataTypeId");
   const name = cleanFileName(input.name, "body.name");
   checkExtension(name, dataType, "body.name");
-  const owner = ownerFor(viewer, input.objectOwner?.id, input.objectOwner?.name, { id: "body.objectOwner.id", name: "body.objectOwner.name" });
+  const owner = ownerFor(viewer, input.objectOwner?.id, input.objectOwner?.name, {
+    id: "body.objectOwner.id",
+    name: "body.objectOwner.name",
+  });
   const partSize = choosePartSize(input);
   const declaredSize = input.size ?? null;
   if (declaredSize !== null && Math.ceil(declaredSize / partSize) > MAX_PARTS) {
-    throw invalid("body.size", "limit", `${declaredSize} bytes need more than ${MAX_PARTS} parts of ${partSize} bytes; choose a larger partSize (at most ${MAX_REQUEST_BODY}).`);
+    throw invalid(
+      "body.size",
+      "limit",
+      `${declaredSize} bytes need more than ${MAX_PARTS} parts of ${partSize} bytes; choose a larger partSize (at ` +
+        `most ${MAX_REQUEST_BODY}).`,
+    );
   }
   const contentType = normaliseContentType(input.contentType);
   const fileId = ctx.uuid();
@@ -79,13 +88,45 @@ export async function startUpload(ctx: WriteContext, bucket: R2Bucket, viewer: V
   const multipart = await bucket.createMultipartUpload(key, { httpMetadata: { contentType } });
   const expiresAt = expiry(ctx.now, ctx.now);
   try {
-    await insertUpload(ctx, { uploadId, fileId, r2UploadId: multipart.uploadId, r2Key: key, partSize, name, dataTypeId: dataType.id, declaredSize, contentType, owner, expiresAt });
+    await insertUpload(ctx, {
+      uploadId,
+      fileId,
+      r2UploadId: multipart.uploadId,
+      r2Key: key,
+      partSize,
+      name,
+      dataTypeId: dataType.id,
+      declaredSize,
+      contentType,
+      owner,
+      expiresAt,
+    });
   } catch (error) {
     await multipart.abort().catch(() => undefined);
     throw error;
   }
-  const file = { id: fileId, name, data_type_id: dataType.id, data_type_name: dataType.name, size: declaredSize ?? 0, state: "uploading" } as FileRow;
-  return describe({ id: uploadId, file_id: fileId, r2_upload_id: multipart.uploadId, r2_key: key, part_size: partSize, owner_id: viewer.id, created_at: ctx.now, expires_at: expiresAt }, file, []);
+  const file = {
+    id: fileId,
+    name,
+    data_type_id: dataType.id,
+    data_type_name: dataType.name,
+    size: declaredSize ?? 0,
+    state: "uploading",
+  } as FileRow;
+  return describe(
+    {
+      id: uploadId,
+      file_id: fileId,
+      r2_upload_id: multipart.uploadId,
+      r2_key: key,
+      part_size: partSize,
+      owner_id: viewer.id,
+      created_at: ctx.now,
+      expires_at: expiresAt,
+    },
+    file,
+    [],
+  );
 }
 
 export async function getUpload(db: D1Database, viewer: Viewer, uploadId: string, now: string): Promise<Upload> {
@@ -110,11 +151,15 @@ export async function putPart(
   const body = sent.size !== null ? { value: sent.value, size: sent.size } : await sizedPart(sent.value, upload, file, target.partNumber);
   if (body.size === 0) throw invalid("body", "required", "A part has at least one byte.");
   if (body.size > upload.part_size) {
-    throw new ApiError("PayloadTooLarge", `A part of this upload is at most ${upload.part_size} bytes (its partSize); this one has ${body.size}.`);
+    throw new ApiError(
+      "PayloadTooLarge",
+      `A part of this upload is at most ${upload.part_size} bytes (its partSize); this one has ${body.size}.`,
+    );
   }
   const expected = expectedParts(file.size || null, upload.part_size);
   if (expected !== null) {
-    if (target.partNumber > expected) throw invalid("path.partNumber", "range", `The declared size makes ${expected} parts; there is no part ${target.partNumber}.`);
+    if (target.partNumber > expected)
+      throw invalid("path.partNumber", "range", `The declared size makes ${expected} parts; there is no part ${target.partNumber}.`);
     const want = target.partNumber < expected ? upload.part_size : file.size - (expected - 1) * upload.part_size;
     if (body.size !== want) throw invalid("body", "size", `Part ${target.partNumber} must have ${want} bytes, not ${body.size}.`);
   }
@@ -128,11 +173,20 @@ export async function putPart(
     .uploadPart(target.partNumber, hashed.stream)
     .catch(async (error: unknown) => {
       // A body that failed on its way (too long or short for its part, past the route's limit) says why.
-      const reason = await hashed.checksum.then(() => null, (failure: unknown) => failure);
+      const reason = await hashed.checksum.then(
+        () => null,
+        (failure: unknown) => failure,
+      );
       throw reason instanceof ApiError ? reason : error;
     });
   const checksum = await hashed.checksum;
-  await recordPart(ctx.db, upload.id, { partNumber: target.partNumber, etag: part.etag, size: body.size, checksum }, ctx.now, expiry(ctx.now, upload.created_at));
+  await recordPart(
+    ctx.db,
+    upload.id,
+    { partNumber: target.partNumber, etag: part.etag, size: body.size, checksum },
+    ctx.now,
+    expiry(ctx.now, upload.created_at),
+  );
   return { partNumber: target.partNumber, size: body.size, uploadedAt: ctx.now };
 }
 
@@ -151,7 +205,8 @@ async function sizedPart(
   if (value instanceof ArrayBuffer) return { value, size: value.byteLength };
   const expected = expectedParts(file.size || null, upload.part_size);
   if (expected !== null) {
-    if (partNumber > expected) throw invalid("path.partNumber", "range", `The declared size makes ${expected} parts; there is no part ${partNumber}.`);
+    if (partNumber > expected)
+      throw invalid("path.partNumber", "range", `The declared size makes ${expected} parts; there is no part ${partNumber}.`);
     const want = partNumber < expected ? upload.part_size : file.size - (expected - 1) * upload.part_size;
     return { value: value.pipeThrough(exactly(want, partNumber)), size: want };
   }
@@ -164,7 +219,10 @@ async function sizedPart(
     size += chunk.byteLength;
     if (size > upload.part_size) {
       await reader.cancel().catch(() => undefined);
-      throw new ApiError("PayloadTooLarge", `A part of this upload is at most ${upload.part_size} bytes (its partSize); this one has more.`);
+      throw new ApiError(
+        "PayloadTooLarge",
+        `A part of this upload is at most ${upload.part_size} bytes (its partSize); this one has more.`,
+      );
     }
     chunks.push(chunk);
   }
@@ -216,7 +274,8 @@ function checkParts(upload: UploadRow, file: FileRow, parts: CompletionPart[]): 
   for (let n = 1; n <= last && missing.length < 20; n++) if (!have.has(n)) missing.push(n);
   if (missing.length > 0) throw partsProblem("contiguous", `Parts ${missing.join(", ")} are missing (parts 1 to ${last} are needed).`);
   const short = parts.slice(0, -1).find((p) => p.size !== null && p.size !== upload.part_size);
-  if (short) throw partsProblem("size", `Part ${short.part_number} has ${short.size} bytes; every part but the last must have ${upload.part_size}.`);
+  if (short)
+    throw partsProblem("size", `Part ${short.part_number} has ${short.size} bytes; every part but the last must have ${upload.part_size}.`);
   if (parts.some((p) => p.size === null)) return;
   const total = parts.reduce((sum, p) => sum + (p.size ?? 0), 0);
   if (file.size > 0 && total !== file.size) throw partsProblem("size", `The parts hold ${total} bytes; the upload declared ${file.size}.`);
@@ -224,7 +283,9 @@ function checkParts(upload: UploadRow, file: FileRow, parts: CompletionPart[]): 
 
 /** The parts received through the Worker, with the ones the client sent straight to R2 replacing or adding to them. */
 function mergeParts(received: PartRow[], direct: readonly DirectPart[]): CompletionPart[] {
-  const byNumber = new Map<number, CompletionPart>(received.map((p) => [p.part_number, { part_number: p.part_number, etag: p.etag, size: p.size, checksum: p.checksum }]));
+  const byNumber = new Map<number, CompletionPart>(
+    received.map((p) => [p.part_number, { part_number: p.part_number, etag: p.etag, size: p.size, checksum: p.checksum }]),
+  );
   for (const part of direct) byNumber.set(part.partNumber, { part_number: part.partNumber, etag: part.etag, size: null, checksum: null });
   return [...byNumber.values()].sort((a, b) => a.part_number - b.part_number);
 }
@@ -256,13 +317,19 @@ export async function completeUpload(
   checkParts(upload, file, parts);
   const started = Date.now();
   try {
-    await bucket.resumeMultipartUpload(upload.r2_key, upload.r2_upload_id).complete(parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })));
+    await bucket
+      .resumeMultipartUpload(upload.r2_key, upload.r2_upload_id)
+      .complete(parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })));
   } catch (error) {
     // Already assembled by an earlier attempt that did not get to mark the file ready: carry on.
     const existing = await bucket.head(upload.r2_key);
     if (!existing) {
       const reason = error instanceof Error ? error.message : "unknown";
-      throw partsProblem("assemble", `The storage could not assemble the parts (${reason}); check the ETags of parts sent to R2, send missing or wrong parts again and retry.`);
+      throw partsProblem(
+        "assemble",
+        `The storage could not assemble the parts (${reason}); check the ETags of parts sent to R2, send missing or ` +
+          `wrong parts again and retry.`,
+      );
     }
   }
   const assembled = Date.now();
@@ -273,7 +340,10 @@ export async function completeUpload(
     // spent, so the upload is removed: the client starts again.
     await bucket.delete(upload.r2_key);
     await removeUpload(ctx.db, upload);
-    throw partsProblem("size", `The parts hold ${object.size} bytes; the upload declared ${file.size}. The upload was removed; start a new one.`);
+    throw partsProblem(
+      "size",
+      `The parts hold ${object.size} bytes; the upload declared ${file.size}. The upload was removed; start a new one.`,
+    );
   }
   // R2 keeps no whole-object hash of a multipart object. Parts hashed on their way in give the
   // composite checksum for free; otherwise the assembled bytes are read back once.
@@ -311,7 +381,8 @@ export async function presignUploadPart(
 
 export async function abortUpload(db: D1Database, bucket: R2Bucket, viewer: Viewer, uploadId: string, now: string): Promise<void> {
   const { upload, file } = await ownUpload(db, viewer, uploadId, now);
-  if (file.state === "ready") throw new ApiError("Conflict", `Upload ${uploadId} is completed; delete the file (DELETE /Files/${file.id}) instead.`);
+  if (file.state === "ready")
+    throw new ApiError("Conflict", `Upload ${uploadId} is completed; delete the file (DELETE /Files/${file.id}) instead.`);
   // R2 first: if it fails the rows stay and the client (or the cleanup) tries again.
   await abortInR2(bucket, upload);
   // An object assembled by a completion that never marked the file ready goes too.

@@ -32,7 +32,10 @@ export interface PartRow {
 export async function findUpload(db: D1Database, id: string): Promise<{ upload: UploadRow; file: FileRow } | null> {
   const upload = await db.prepare("SELECT * FROM file_uploads WHERE id = ?1").bind(id).first<UploadRow>();
   if (!upload) return null;
-  const file = await db.prepare(`SELECT ${SELECT_COLUMNS} FROM files f ${JOINS.join(" ")} WHERE f.id = ?1`).bind(upload.file_id).first<FileRow>();
+  const file = await db
+    .prepare(`SELECT ${SELECT_COLUMNS} FROM files f ${JOINS.join(" ")} WHERE f.id = ?1`)
+    .bind(upload.file_id)
+    .first<FileRow>();
   return file ? { upload, file } : null;
 }
 
@@ -63,7 +66,8 @@ export async function insertUpload(ctx: WriteContext, upload: NewUpload): Promis
   await ctx.db.batch([
     ctx.db
       .prepare(
-        `INSERT INTO files (id, name, data_type_id, size, content_type, checksum, r2_key, state, status, owner_id, owner_name, etag, created_at, updated_at, created_by)
+        `INSERT INTO files (id, name, data_type_id, size, content_type, checksum, r2_key, state, status, owner_id, owner_name,
+        etag, created_at, updated_at, created_by)
          VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, 'uploading', 'none', ?7, ?8, ?9, ?10, ?10, ?11)`,
       )
       .bind(
@@ -81,7 +85,10 @@ export async function insertUpload(ctx: WriteContext, upload: NewUpload): Promis
         ctx.actorId,
       ),
     ctx.db
-      .prepare("INSERT INTO file_uploads (id, file_id, r2_upload_id, r2_key, part_size, owner_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+      .prepare(
+        "INSERT INTO file_uploads (id, file_id, r2_upload_id, r2_key, part_size, owner_id, created_at, expires_at) " +
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+      )
       .bind(upload.uploadId, upload.fileId, upload.r2UploadId, upload.r2Key, upload.partSize, ctx.actorId, ctx.now, upload.expiresAt),
   ]);
 }
@@ -98,7 +105,8 @@ export async function recordPart(
     db
       .prepare(
         `INSERT INTO upload_parts (upload_id, part_number, etag, size, checksum, uploaded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, checksum = excluded.checksum, uploaded_at = excluded.uploaded_at`,
+         ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, checksum =
+         excluded.checksum, uploaded_at = excluded.uploaded_at`,
       )
       .bind(uploadId, part.partNumber, part.etag, part.size, part.checksum, now),
     db.prepare("UPDATE file_uploads SET expires_at = max(expires_at, ?2) WHERE id = ?1").bind(uploadId, expiresAt),
@@ -118,12 +126,28 @@ export async function markCompleted(
   keepUntil: string,
 ): Promise<StoredFile | null> {
   const etag = newEtagToken();
-  const ready = toFile({ ...file, state: "ready", size: stored.size, checksum: stored.checksum, etag, created_at: ctx.now, updated_at: ctx.now });
+  const ready = toFile({
+    ...file,
+    state: "ready",
+    size: stored.size,
+    checksum: stored.checksum,
+    etag,
+    created_at: ctx.now,
+    updated_at: ctx.now,
+  });
   const [update] = await ctx.db.batch([
     ctx.db
-      .prepare("UPDATE files SET state = 'ready', size = ?1, checksum = ?2, etag = ?3, created_at = ?4, updated_at = ?4 WHERE id = ?5 AND state = 'uploading'")
+      .prepare(
+        "UPDATE files SET state = 'ready', size = ?1, checksum = ?2, etag = ?3, created_at = ?4, updated_at = ?4 WHERE " +
+          "id = ?5 AND state = 'uploading'",
+      )
       .bind(stored.size, stored.checksum, etag, ctx.now, file.id),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: "file", entityId: file.id, action: "created", payload: ready.value }, { table: "files", etag }),
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: "file", entityId: file.id, action: "created", payload: ready.value },
+      { table: "files", etag },
+    ),
     ctx.db.prepare("DELETE FROM upload_parts WHERE upload_id = ?1").bind(upload.id),
     ctx.db.prepare("UPDATE file_uploads SET expires_at = ?2 WHERE id = ?1").bind(upload.id, keepUntil),
   ]);

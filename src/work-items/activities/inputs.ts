@@ -17,14 +17,22 @@ export interface InputSlot {
 }
 
 /** Checks the given values against the slots; returns the new values (JSON text or null) by input template id. */
-export function checkInputValues(slots: readonly InputSlot[], given: readonly { id: string; value: unknown }[], field = "body.inputs"): Map<string, string | null> {
+export function checkInputValues(
+  slots: readonly InputSlot[],
+  given: readonly { id: string; value: unknown }[],
+  field = "body.inputs",
+): Map<string, string | null> {
   const byId = new Map(slots.map((s) => [s.input_template_id, s]));
   const values = new Map<string, string | null>();
   const problems: FieldProblem[] = [];
   given.forEach((input, i) => {
     const slot = byId.get(input.id);
     if (!slot) {
-      problems.push({ field: `${field}.${i}.id`, rule: "exists", message: `'${input.id}' is not an input of this activity (its activity template revision).` });
+      problems.push({
+        field: `${field}.${i}.id`,
+        rule: "exists",
+        message: `'${input.id}' is not an input of this activity (its activity template revision).`,
+      });
       return;
     }
     if (values.has(input.id)) {
@@ -32,7 +40,8 @@ export function checkInputValues(slots: readonly InputSlot[], given: readonly { 
       return;
     }
     if (input.value === null || input.value === undefined) {
-      if (slot.required === 1 && slot.value !== null) problems.push({ field: `${field}.${i}.value`, rule: "required", message: "A required input cannot be cleared." });
+      if (slot.required === 1 && slot.value !== null)
+        problems.push({ field: `${field}.${i}.value`, rule: "required", message: "A required input cannot be cleared." });
       values.set(input.id, null);
       return;
     }
@@ -40,6 +49,7 @@ export function checkInputValues(slots: readonly InputSlot[], given: readonly { 
     if (checked.ok) values.set(input.id, JSON.stringify(checked.value));
     else problems.push({ field: `${field}.${i}.value`, rule: checked.rule, message: checked.message });
   });
-  if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
+  if (problems.length > 0)
+    throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
   return values;
 }

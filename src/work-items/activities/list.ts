@@ -51,7 +51,6 @@ export const activityList = defineList({
   defaultOrder: "displayName asc",
 });
 
-
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
 const idsParam = (description: string) => z.string().optional().openapi({ description });
 
@@ -69,7 +68,8 @@ export const ActivityListQuery = z.object({
   ...designationFilterShape,
   order: order.openapi({
     description:
-      "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, dateOfActivity, objectOwner.name, responsible.name, type.name, position, createdAt, updatedAt. Default: displayName asc.",
+      "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, dateOfActivity, objectOwner.name, " +
+      "responsible.name, type.name, position, createdAt, updatedAt. Default: displayName asc.",
   }),
   skip,
   take,
@@ -82,7 +82,8 @@ export const ActivityUniqueValuesQuery = z.object({
   ...uniqueValuesQueryShape,
   fieldNames: uniqueValuesQueryShape.fieldNames.openapi({
     param: { required: true },
-    description: "Required. Comma-separated: displayName, referenceId, status, dateOfActivity, objectOwner, responsible, type, basedOn, workItemId.",
+    description:
+      "Required. Comma-separated: displayName, referenceId, status, dateOfActivity, objectOwner, responsible, type, basedOn, workItemId.",
   }),
 });
 
@@ -107,12 +108,18 @@ function conditions(params: ActivityListParams): Condition[] {
   ];
 }
 
-export async function listActivities(db: D1Database, params: ActivityListParams): Promise<{ items: Activity[]; total: number | undefined }> {
+export async function listActivities(
+  db: D1Database,
+  params: ActivityListParams,
+): Promise<{ items: Activity[]; total: number | undefined }> {
   const query = await compileListQuery(activityList, params, noProperties, conditions(params));
   const { items, total } = await runListQuery<ActivityRow>(db, query);
   return { items: await toActivities(db, items), total };
 }
 
-export async function activityUniqueValues(db: D1Database, params: z.infer<typeof ActivityUniqueValuesQuery>): Promise<UniqueValuesResult[]> {
+export async function activityUniqueValues(
+  db: D1Database,
+  params: z.infer<typeof ActivityUniqueValuesQuery>,
+): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(activityList, params, noProperties));
 }

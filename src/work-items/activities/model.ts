@@ -43,7 +43,8 @@ export interface ActivityInputRow {
   value: string | null;
 }
 
-export const ACTIVITY_COLUMNS = `a.id, a.work_item_id, a.based_on_id, a.based_on_revision, a.display_name, a.reference_id, a.status, a.date_of_activity,
+export const ACTIVITY_COLUMNS = `a.id, a.work_item_id, a.based_on_id, a.based_on_revision, a.display_name, a.reference_id, a.status,
+  a.date_of_activity,
   a.owner_id, a.owner_name, a.responsible_id, a.responsible_name, a.activity_type_id, ty.name AS activity_type_name, a.position, a.metadata,
   a.etag, a.created_at, a.updated_at`;
 export const ACTIVITY_JOINS = ["LEFT JOIN activity_types ty ON ty.id = a.activity_type_id"];
@@ -81,7 +82,10 @@ export async function toActivities(db: D1Database, rows: readonly ActivityRow[])
   const ids = rows.map((r) => r.id);
   const [{ results: inputs }, designations] = await Promise.all([
     db
-      .prepare("SELECT * FROM activity_inputs WHERE activity_id IN (SELECT value FROM json_each(?1)) ORDER BY activity_id, position, input_template_id")
+      .prepare(
+        "SELECT * FROM activity_inputs WHERE activity_id IN (SELECT value FROM json_each(?1)) ORDER BY activity_id, " +
+          "position, input_template_id",
+      )
       .bind(JSON.stringify(ids))
       .all<ActivityInputRow>(),
     readDesignations(db, "activity", ids),
@@ -92,7 +96,10 @@ export async function toActivities(db: D1Database, rows: readonly ActivityRow[])
 }
 
 export async function findActivityRow(db: D1Database, id: string): Promise<ActivityRow | null> {
-  return db.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities a ${ACTIVITY_JOINS.join(" ")} WHERE a.id = ?1`).bind(id).first<ActivityRow>();
+  return db
+    .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities a ${ACTIVITY_JOINS.join(" ")} WHERE a.id = ?1`)
+    .bind(id)
+    .first<ActivityRow>();
 }
 
 /** What a new activity takes from outside its template. */
@@ -157,17 +164,39 @@ export function newActivityRows(a: NewActivity): { row: ActivityRow; inputs: Act
  * Inserts of many activities and their inputs, the rows in JSON parameters (chunked by size), so
  * a work template with hundreds of inputs is still a handful of statements in the write's batch.
  */
-export function insertActivitiesStatements(db: D1Database, rows: readonly ActivityRow[], inputs: readonly ActivityInputRow[], actorId: string | null): D1PreparedStatement[] {
+export function insertActivitiesStatements(
+  db: D1Database,
+  rows: readonly ActivityRow[],
+  inputs: readonly ActivityInputRow[],
+  actorId: string | null,
+): D1PreparedStatement[] {
   const field = (name: string) => `json_extract(value, '$.${name}')`;
   const activityColumns = [
-    "id", "work_item_id", "based_on_id", "based_on_revision", "display_name", "reference_id", "status", "date_of_activity", "owner_id", "owner_name",
-    "responsible_id", "responsible_name", "activity_type_id", "position", "metadata", "etag", "created_at", "updated_at",
+    "id",
+    "work_item_id",
+    "based_on_id",
+    "based_on_revision",
+    "display_name",
+    "reference_id",
+    "status",
+    "date_of_activity",
+    "owner_id",
+    "owner_name",
+    "responsible_id",
+    "responsible_name",
+    "activity_type_id",
+    "position",
+    "metadata",
+    "etag",
+    "created_at",
+    "updated_at",
   ];
   const inputColumns = ["activity_id", "input_template_id", "name", "display_name", "format", "required", "position", "value"];
   return [
     ...jsonRowStatements(
       db,
-      `INSERT INTO activities (${activityColumns.join(", ")}, created_by) SELECT ${activityColumns.map(field).join(", ")}, ?2 FROM json_each(?1)`,
+      `INSERT INTO activities (${activityColumns.join(", ")}, created_by) SELECT ` +
+        `${activityColumns.map(field).join(", ")}, ?2 FROM json_each(?1)`,
       rows.map((r) => Object.fromEntries(activityColumns.map((c) => [c, r[c as keyof ActivityRow]]))),
       actorId,
     ),

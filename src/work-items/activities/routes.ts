@@ -28,7 +28,9 @@ export function activitiesApp() {
       responses: {
         200: {
           ...json(z.array(ActivitySchema), "One page of activities."),
-          headers: { "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } } },
+          headers: {
+            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
+          },
         },
       },
     }),
@@ -52,14 +54,17 @@ export function activitiesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Activities/{id}",
-      tags,
-      summary: "Get an activity with its inputs",
-      request: { params: IdParam },
-      responses: { 200: json(ActivitySchema, "The activity, with its ETag."), ...notModified },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Activities/{id}",
+        tags,
+        summary: "Get an activity with its inputs",
+        request: { params: IdParam },
+        responses: { 200: json(ActivitySchema, "The activity, with its ETag."), ...notModified },
+      },
+    ),
     async (c) => {
       const found = await getActivity(c.env.DB, c.req.valid("param").id);
       return jsonWithEtag(c, found.value, found.etag);
@@ -73,7 +78,9 @@ export function activitiesApp() {
       tags,
       summary: "Create an activity from an activity template revision",
       description:
-        "basedOn names the activity template (and optionally a revision; default the latest). With workItemId the activity joins that work item and must use the revision the work item used first for that template (400 otherwise); the first use is recorded.",
+        "basedOn names the activity template (and optionally a revision; default the latest). With workItemId the " +
+        "activity joins that work item and must use the revision the work item used first for that template (400 " +
+        "otherwise); the first use is recorded.",
       request: { body: { required: true, content: { "application/json": { schema: CreateActivitySchema } } } },
       responses: { 201: json(ActivitySchema, "The created activity.") },
     }),
@@ -85,14 +92,17 @@ export function activitiesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "put",
-      path: "/Activities",
-      tags,
-      summary: "Update an activity (the id is in the body); basedOn and workItemId cannot change",
-      request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateActivitySchema } } } },
-      responses: { 200: json(ActivitySchema, "The updated activity.") },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "put",
+        path: "/Activities",
+        tags,
+        summary: "Update an activity (the id is in the body); basedOn and workItemId cannot change",
+        request: { headers: IfMatchHeader, body: { required: true, content: { "application/json": { schema: UpdateActivitySchema } } } },
+        responses: { 200: json(ActivitySchema, "The updated activity.") },
+      },
+    ),
     async (c) => {
       const updated = await updateActivity(writeContext(c), c.req.valid("json"));
       return jsonWithEtag(c, updated.value, updated.etag);
@@ -100,14 +110,17 @@ export function activitiesApp() {
   );
 
   app.openapi(
-    defineRoute({ ...write, errors: [404, 409, 412] }, {
-      method: "delete",
-      path: "/Activities/{id}",
-      tags,
-      summary: "Delete an activity with its inputs",
-      request: { params: IdParam, headers: IfMatchHeader },
-      responses: { 204: { description: "Deleted." } },
-    }),
+    defineRoute(
+      { ...write, errors: [404, 409, 412] },
+      {
+        method: "delete",
+        path: "/Activities/{id}",
+        tags,
+        summary: "Delete an activity with its inputs",
+        request: { params: IdParam, headers: IfMatchHeader },
+        responses: { 204: { description: "Deleted." } },
+      },
+    ),
     async (c) => {
       await deleteActivity(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);
@@ -116,25 +129,31 @@ export function activitiesApp() {
 
   // Paths of the original product's client (original-client.md): an activity's inputs, a work item's activities.
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/Activities/{id}/Inputs",
-      tags,
-      summary: "The inputs of an activity (as in the activity)",
-      request: { params: IdParam },
-      responses: { 200: json(z.array(ActivityInputSchema), "Its inputs.") },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Activities/{id}/Inputs",
+        tags,
+        summary: "The inputs of an activity (as in the activity)",
+        request: { params: IdParam },
+        responses: { 200: json(z.array(ActivityInputSchema), "Its inputs.") },
+      },
+    ),
     async (c) => c.json((await getActivity(c.env.DB, c.req.valid("param").id)).value.inputs, 200),
   );
   app.openapi(
-    defineRoute({ ...read, errors: [404] }, {
-      method: "get",
-      path: "/WorkItems/{id}/Activities",
-      tags,
-      summary: "The activities of a work item (as GET /Activities?workItemIds={id})",
-      request: { params: IdParam, query: ActivityListQuery.omit({ workItemIds: true }) },
-      responses: { 200: json(z.array(ActivitySchema), "One page of its activities.") },
-    }),
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/WorkItems/{id}/Activities",
+        tags,
+        summary: "The activities of a work item (as GET /Activities?workItemIds={id})",
+        request: { params: IdParam, query: ActivityListQuery.omit({ workItemIds: true }) },
+        responses: { 200: json(z.array(ActivitySchema), "One page of its activities.") },
+      },
+    ),
     async (c) => {
       const id = c.req.valid("param").id;
       const exists = await c.env.DB.prepare("SELECT 1 AS found FROM work_items WHERE id = ?1").bind(id).first();

@@ -58,16 +58,20 @@ const fields = {
   displayName: z.string().trim().min(1).max(500).optional().openapi({ description: "Default on create: the activity template's." }),
   referenceId: z.string().trim().max(200).nullable().optional().openapi({ description: "Default on create: the activity template's." }),
   status: StatusSchema.optional(),
-  dateOfActivity: z.string().trim().max(40).nullable().default(null).openapi({ description: "ISO 8601 date-time; returned as ISO 8601 UTC." }),
+  dateOfActivity: z
+    .string()
+    .trim()
+    .max(40)
+    .nullable()
+    .default(null)
+    .openapi({ description: "ISO 8601 date-time; returned as ISO 8601 UTC." }),
   objectOwner: PersonSchema.nullable().optional(),
   responsible: PersonSchema.nullable().default(null),
   typeId: z.uuid().nullable().optional().openapi({ description: "The activity type. Default on create: the activity template's." }),
   designations: DesignationsInputSchema,
-  inputs: z
-    .array(InputValueSchema)
-    .max(500)
-    .default([])
-    .openapi({ description: "Values by input template id; inputs not listed keep their value. A required input that has a value cannot be cleared." }),
+  inputs: z.array(InputValueSchema).max(500).default([]).openapi({
+    description: "Values by input template id; inputs not listed keep their value. A required input that has a value cannot be cleared.",
+  }),
   metadata: MetadataSchema,
 };
 
@@ -75,7 +79,9 @@ const BasedOnSchema = z.object({ id: z.uuid(), revision: z.number().int().min(1)
 
 export const CreateActivitySchema = z
   .object({
-    basedOn: BasedOnSchema.openapi({ description: "The activity template; without revision the latest (or, in a work item, the revision the work item used)." }),
+    basedOn: BasedOnSchema.openapi({
+      description: "The activity template; without revision the latest (or, in a work item, the revision the work item used).",
+    }),
     workItemId: z.uuid().nullable().default(null),
     ...fields,
   })
@@ -85,7 +91,11 @@ export const CreateActivitySchema = z
 export const UpdateActivitySchema = updateBodyOf(
   ActivitySchema,
   {
-    basedOn: z.object({ id: z.uuid(), revision: z.number().int() }).partial().optional().openapi({ description: "Cannot change; a different value is a 400." }),
+    basedOn: z
+      .object({ id: z.uuid(), revision: z.number().int() })
+      .partial()
+      .optional()
+      .openapi({ description: "Cannot change; a different value is a 400." }),
     workItemId: z.uuid().nullable().optional().openapi({ description: "Cannot change; a different value is a 400." }),
     ...fields,
   },

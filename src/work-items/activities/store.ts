@@ -28,20 +28,30 @@ export async function getActivity(db: D1Database, id: string): Promise<Versioned
 
 async function activityType(db: D1Database, id: string | null | undefined): Promise<{ id: string; name: string } | null | undefined> {
   if (id === null || id === undefined) return id;
-  const row = await db.prepare("SELECT id, name FROM activity_types WHERE id = ?1").bind(id.toLowerCase()).first<{ id: string; name: string }>();
+  const row = await db
+    .prepare("SELECT id, name FROM activity_types WHERE id = ?1")
+    .bind(id.toLowerCase())
+    .first<{ id: string; name: string }>();
   if (!row) throw invalid("body.typeId", "exists", `The activity type ${id} does not exist (GET /ActivityTypes).`);
   return row;
 }
 
 async function designationsOf(db: D1Database, input: { designations: { id: string }[] }): Promise<AssetRef[]> {
-  return resolveDesignations(db, input.designations.map((d, i) => ({ id: d.id, field: `body.designations.${i}.id` })));
+  return resolveDesignations(
+    db,
+    input.designations.map((d, i) => ({ id: d.id, field: `body.designations.${i}.id` })),
+  );
 }
 
 export async function createActivity(ctx: WriteContext, input: CreateActivityInput, hooks: WriteHooks = {}): Promise<Versioned<Activity>> {
   const db = ctx.db;
   const templateId = input.basedOn.id.toLowerCase();
   const workItemId = input.workItemId?.toLowerCase() ?? null;
-  const [status, type, designations] = await Promise.all([checkStatus(db, input.status ?? DEFAULT_STATUS), activityType(db, input.typeId), designationsOf(db, input)]);
+  const [status, type, designations] = await Promise.all([
+    checkStatus(db, input.status ?? DEFAULT_STATUS),
+    activityType(db, input.typeId),
+    designationsOf(db, input),
+  ]);
   const dateOfActivity = toUtcDateTime(input.dateOfActivity, "body.dateOfActivity");
   const id = ctx.uuid();
   return retrying("activity", async (attempt) => {
@@ -49,22 +59,43 @@ export async function createActivity(ctx: WriteContext, input: CreateActivityInp
     if (workItemId !== null) {
       const [item, recorded] = await db.batch<Record<string, unknown>>([
         db.prepare("SELECT id FROM work_items WHERE id = ?1").bind(workItemId),
-        db.prepare("SELECT activity_template_revision AS revision FROM work_item_activity_templates WHERE work_item_id = ?1 AND activity_template_id = ?2").bind(workItemId, templateId),
+        db
+          .prepare(
+            "SELECT activity_template_revision AS revision FROM work_item_activity_templates WHERE work_item_id = ?1 AND " +
+              "activity_template_id = ?2",
+          )
+          .bind(workItemId, templateId),
       ]);
       if (!item?.results.length) throw invalid("body.workItemId", "exists", `The work item ${workItemId} does not exist.`);
       used = (recorded?.results[0] as { revision: number } | undefined)?.revision;
       if (used !== undefined && input.basedOn.revision !== undefined && input.basedOn.revision !== used) {
-        throw invalid("body.basedOn.revision", "workItemRevision", `The work item uses revision ${used} of this activity template; activities are added to it only from that revision.`);
+        throw invalid(
+          "body.basedOn.revision",
+          "workItemRevision",
+          `The work item uses revision ${used} of this activity template; activities are added to it only from that revision.`,
+        );
       }
     }
     const wanted = used ?? input.basedOn.revision ?? "latest";
     const template = (await readActivityTemplateRevisions(db, [{ id: templateId, revision: wanted }])).get(templateId);
     if (!template) {
-      const what = wanted === "latest" ? `The activity template ${templateId}` : `Revision ${wanted} of the activity template ${templateId}`;
+      const what =
+        wanted === "latest" ? `The activity template ${templateId}` : `Revision ${wanted} of the activity template ${templateId}`;
       throw invalid(wanted === "latest" ? "body.basedOn.id" : "body.basedOn.revision", "exists", `${what} does not exist.`);
     }
-    const values = checkInputValues(template.inputs.map((i) => ({ input_template_id: i.id, format: i.format, required: i.required, value: null })), input.inputs);
-    const position = workItemId === null ? 0 : ((await db.prepare("SELECT coalesce(max(position) + 1, 0) AS p FROM activities WHERE work_item_id = ?1").bind(workItemId).first<{ p: number }>())?.p ?? 0);
+    const values = checkInputValues(
+      template.inputs.map((i) => ({ input_template_id: i.id, format: i.format, required: i.required, value: null })),
+      input.inputs,
+    );
+    const position =
+      workItemId === null
+        ? 0
+        : ((
+            await db
+              .prepare("SELECT coalesce(max(position) + 1, 0) AS p FROM activities WHERE work_item_id = ?1")
+              .bind(workItemId)
+              .first<{ p: number }>()
+          )?.p ?? 0);
     const made = newActivityRows({
       id,
       workItemId,
@@ -93,7 +124,10 @@ export async function createActivity(ctx: WriteContext, input: CreateActivityInp
       ...(workItemId !== null && used === undefined
         ? [
             db
-              .prepare("INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, created_at) VALUES (?1, ?2, ?3, ?4)")
+              .prepare(
+                "INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, " +
+                  "created_at) VALUES (?1, ?2, ?3, ?4)",
+              )
               .bind(workItemId, templateId, template.row.revision, ctx.now),
           ]
         : []),
@@ -112,12 +146,22 @@ export async function updateActivity(ctx: WriteContext, input: UpdateActivityInp
     if (!current) throw notFound("Activity", id);
     assertVersion(ctx, current.etag);
     const problems: FieldProblem[] = [];
-    if (input.basedOn?.id !== undefined && input.basedOn.id.toLowerCase() !== current.based_on_id) problems.push({ field: "body.basedOn.id", rule: "immutable", message: "basedOn cannot change." });
-    if (input.basedOn?.revision !== undefined && input.basedOn.revision !== current.based_on_revision) problems.push({ field: "body.basedOn.revision", rule: "immutable", message: "basedOn cannot change." });
-    if (input.workItemId !== undefined && (input.workItemId?.toLowerCase() ?? null) !== current.work_item_id) problems.push({ field: "body.workItemId", rule: "immutable", message: "workItemId cannot change." });
+    if (input.basedOn?.id !== undefined && input.basedOn.id.toLowerCase() !== current.based_on_id)
+      problems.push({ field: "body.basedOn.id", rule: "immutable", message: "basedOn cannot change." });
+    if (input.basedOn?.revision !== undefined && input.basedOn.revision !== current.based_on_revision)
+      problems.push({ field: "body.basedOn.revision", rule: "immutable", message: "basedOn cannot change." });
+    if (input.workItemId !== undefined && (input.workItemId?.toLowerCase() ?? null) !== current.work_item_id)
+      problems.push({ field: "body.workItemId", rule: "immutable", message: "workItemId cannot change." });
     if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join("; "), { errors: problems });
-    const [status, type, designations] = await Promise.all([checkStatus(db, input.status ?? current.status), activityType(db, input.typeId), designationsOf(db, input)]);
-    const { results: slots } = await db.prepare("SELECT * FROM activity_inputs WHERE activity_id = ?1 ORDER BY position, input_template_id").bind(id).all<ActivityInputRow>();
+    const [status, type, designations] = await Promise.all([
+      checkStatus(db, input.status ?? current.status),
+      activityType(db, input.typeId),
+      designationsOf(db, input),
+    ]);
+    const { results: slots } = await db
+      .prepare("SELECT * FROM activity_inputs WHERE activity_id = ?1 ORDER BY position, input_template_id")
+      .bind(id)
+      .all<ActivityInputRow>();
     const values = checkInputValues(slots, input.inputs);
     const row = {
       ...current,
@@ -141,10 +185,25 @@ export async function updateActivity(ctx: WriteContext, input: UpdateActivityInp
       etagAssertion(db, "activities", id, current.etag),
       db
         .prepare(
-          `UPDATE activities SET display_name = ?1, reference_id = ?2, status = ?3, date_of_activity = ?4, owner_id = ?5, owner_name = ?6, responsible_id = ?7,
+          `UPDATE activities SET display_name = ?1, reference_id = ?2, status = ?3, date_of_activity = ?4, owner_id = ?5,
+          owner_name = ?6, responsible_id = ?7,
                   responsible_name = ?8, activity_type_id = ?9, metadata = ?10, etag = ?11, updated_at = ?12 WHERE id = ?13`,
         )
-        .bind(row.display_name, row.reference_id, row.status, row.date_of_activity, row.owner_id, row.owner_name, row.responsible_id, row.responsible_name, row.activity_type_id, row.metadata, row.etag, ctx.now, id),
+        .bind(
+          row.display_name,
+          row.reference_id,
+          row.status,
+          row.date_of_activity,
+          row.owner_id,
+          row.owner_name,
+          row.responsible_id,
+          row.responsible_name,
+          row.activity_type_id,
+          row.metadata,
+          row.etag,
+          ctx.now,
+          id,
+        ),
       ...(values.size === 0
         ? []
         : [
@@ -156,7 +215,12 @@ export async function updateActivity(ctx: WriteContext, input: UpdateActivityInp
               .bind(id, JSON.stringify(Object.fromEntries(values))),
           ]),
       ...replaceDesignationsStatements(db, KIND, id, designations),
-      guardedOutboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "updated", payload: activity }, { table: "activities", etag: row.etag }),
+      guardedOutboxStatement(
+        db,
+        ctx,
+        { entityKind: KIND, entityId: id, action: "updated", payload: activity },
+        { table: "activities", etag: row.etag },
+      ),
     ]);
     return done ? { value: activity, etag: row.etag } : undefined;
   });

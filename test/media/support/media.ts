@@ -20,7 +20,10 @@ function fromDataUrl(url: string): Uint8Array {
 }
 
 const samples = import.meta.glob("../../fixtures/images/*", { query: "?inline", import: "default", eager: true }) as Record<string, string>;
-const pngSuite = import.meta.glob("../../fixtures/pngsuite/png/*.png", { query: "?inline", import: "default", eager: true }) as Record<string, string>;
+const pngSuite = import.meta.glob("../../fixtures/pngsuite/png/*.png", { query: "?inline", import: "default", eager: true }) as Record<
+  string,
+  string
+>;
 
 /** A committed sample from test/fixtures/images (see test/fixtures/generate.mjs). */
 export function sample(name: string): Uint8Array {
@@ -70,7 +73,14 @@ export function pngDeclaring(width: number, height: number): Uint8Array {
   // zlib stream of an empty stored block: enough to be a syntactically plausible IDAT.
   const idat = [0x78, 0x01, 0x01, 0x00, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x01];
   return Uint8Array.from([
-    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a,
+    0x89,
+    0x50,
+    0x4e,
+    0x47,
+    0x0d,
+    0x0a,
+    0x1a,
+    0x0a,
     ...pngChunk("IHDR", [...be32(width), ...be32(height), 8, 2, 0, 0, 0]),
     ...pngChunk("IDAT", idat),
     ...pngChunk("IEND", []),
@@ -81,14 +91,19 @@ export function pngDeclaring(width: number, height: number): Uint8Array {
 export function jpegDeclaring(width: number, height: number): Uint8Array {
   const segment = (marker: number, payload: number[]) => [0xff, marker, (payload.length + 2) >> 8, (payload.length + 2) & 255, ...payload];
   return Uint8Array.from([
-    0xff, 0xd8,
+    0xff,
+    0xd8,
     ...segment(0xdb, [0, ...new Array(64).fill(1)]),
     ...segment(0xc0, [8, height >> 8, height & 255, width >> 8, width & 255, 1, 1, 0x11, 0]),
     ...segment(0xc4, [0x00, 0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
     ...segment(0xc4, [0x10, 1, ...new Array(15).fill(0), 0]),
     ...segment(0xda, [1, 1, 0, 0, 63, 0]),
-    0x00, 0x00, 0x00, 0x00,
-    0xff, 0xd9,
+    0x00,
+    0x00,
+    0x00,
+    0x00,
+    0xff,
+    0xd9,
   ]);
 }
 
@@ -98,17 +113,30 @@ export function gifDeclaring(width: number, height: number): Uint8Array {
 }
 
 /** The start of a HEIC file: ftyp (heic) and meta/iprp/ipco/ispe with the size. */
-export function heicHeader(width: number, height: number, brand = "heic", transforms: ({ irot: number } | { imir: number })[] = []): Uint8Array {
+export function heicHeader(
+  width: number,
+  height: number,
+  brand = "heic",
+  transforms: ({ irot: number } | { imir: number })[] = [],
+): Uint8Array {
   const box = (type: string, payload: number[]) => [...be32(8 + payload.length), ...new TextEncoder().encode(type), ...payload];
   const text = (t: string) => [...new TextEncoder().encode(t)];
   const ftyp = box("ftyp", [...text(brand), 0, 0, 0, 0, ...text("mif1"), ...text(brand)]);
   const ispe = box("ispe", [0, 0, 0, 0, ...be32(width), ...be32(height)]);
-  if (transforms.length === 0) return Uint8Array.from([...ftyp, ...box("meta", [0, 0, 0, 0, ...box("iprp", box("ipco", ispe))]), ...box("mdat", new Array(32).fill(7))]);
+  if (transforms.length === 0)
+    return Uint8Array.from([
+      ...ftyp,
+      ...box("meta", [0, 0, 0, 0, ...box("iprp", box("ipco", ispe))]),
+      ...box("mdat", new Array(32).fill(7)),
+    ]);
   // Item 1, the primary picture, with ispe then the transformations in the order given.
   const properties = [ispe, ...transforms.map((t) => ("irot" in t ? box("irot", [t.irot]) : box("imir", [t.imir])))];
   const ipma = box("ipma", [0, 0, 0, 0, ...be32(1), 0, 1, properties.length, ...properties.map((_, i) => i + 1)]);
   const meta = box("meta", [
-    0, 0, 0, 0,
+    0,
+    0,
+    0,
+    0,
     ...box("pitm", [0, 0, 0, 0, 0, 1]),
     ...box("iinf", [0, 0, 0, 0, 0, 1, ...box("infe", [2, 0, 0, 0, 0, 1, 0, 0, ...text(brand === "avif" ? "av01" : "hvc1"), 0])]),
     ...box("iprp", [...box("ipco", properties.flat()), ...ipma]),
@@ -129,7 +157,19 @@ export function tiffBytes(width = 4, height = 2): Uint8Array {
   ];
   const le16 = (n: number) => [n & 255, n >> 8];
   const le32 = (n: number) => [n & 255, (n >> 8) & 255, (n >> 16) & 255, (n >>> 24) & 255];
-  const ifd = [...le16(entries.length), ...entries.flatMap(([tag, type, value]) => [...le16(tag), ...le16(type), ...le32(1), ...(type === 3 ? [...le16(value), 0, 0] : le32(value))]), 0, 0, 0, 0];
+  const ifd = [
+    ...le16(entries.length),
+    ...entries.flatMap(([tag, type, value]) => [
+      ...le16(tag),
+      ...le16(type),
+      ...le32(1),
+      ...(type === 3 ? [...le16(value), 0, 0] : le32(value)),
+    ]),
+    0,
+    0,
+    0,
+    0,
+  ];
   return Uint8Array.from([0x49, 0x49, 0x2a, 0x00, ...le32(8), ...ifd, ...new Array(width * height).fill(128)]);
 }
 
@@ -155,7 +195,13 @@ export function uploadForm(bytes: Uint8Array, options: UploadOptions = {}): Form
 }
 
 export function postMedia(bytes: Uint8Array, options: UploadOptions = {}) {
-  return call<Media>("/Medias", { method: "POST", rawBody: uploadForm(bytes, options), user: options.user, anonymous: options.anonymous, headers: options.headers });
+  return call<Media>("/Medias", {
+    method: "POST",
+    rawBody: uploadForm(bytes, options),
+    user: options.user,
+    anonymous: options.anonymous,
+    headers: options.headers,
+  });
 }
 
 /** Uploads and expects 201 with a body that matches the route's schema. */
@@ -172,7 +218,12 @@ export interface DataResult {
 }
 
 /** GET /Medias/{id}/Data with the raw bytes of the answer. */
-export async function fetchData(id: string, query = "", headers: Record<string, string> = {}, user: Partial<TestUser> = {}): Promise<DataResult> {
+export async function fetchData(
+  id: string,
+  query = "",
+  headers: Record<string, string> = {},
+  user: Partial<TestUser> = {},
+): Promise<DataResult> {
   const response = await exports.default.fetch(
     new Request(`https://api.test/Medias/${id}/Data${query}`, { headers: { authorization: `Bearer ${await tokenFor(user)}`, ...headers } }),
   );

@@ -54,22 +54,23 @@ export interface ElementSpec {
 }
 
 /** Inserts a classification (format valueHierarchy) with a nested element tree; returns its id and name. */
-export async function createClassification(elements: ElementSpec[] = [{ name: "Low" }, { name: "High" }], name = uniqueName("classification")) {
+export async function createClassification(
+  elements: ElementSpec[] = [{ name: "Low" }, { name: "High" }],
+  name = uniqueName("classification"),
+) {
   const id = crypto.randomUUID();
   const statements = [
-    env.DB.prepare("INSERT INTO classifications (id, name, format, etag, created_at, updated_at) VALUES (?1, ?2, 'valueHierarchy', 'seed', ?3, ?3)").bind(id, name, now()),
+    env.DB.prepare(
+      "INSERT INTO classifications (id, name, format, etag, created_at, updated_at) VALUES (?1, ?2, 'valueHierarchy', 'seed', ?3, ?3)",
+    ).bind(id, name, now()),
   ];
   const add = (items: ElementSpec[], parentId: string | null) =>
     items.forEach((element, position) => {
       const elementId = crypto.randomUUID();
       statements.push(
-        env.DB.prepare("INSERT INTO classification_elements (id, classification_id, parent_id, position, name) VALUES (?1, ?2, ?3, ?4, ?5)").bind(
-          elementId,
-          id,
-          parentId,
-          position,
-          element.name,
-        ),
+        env.DB.prepare(
+          "INSERT INTO classification_elements (id, classification_id, parent_id, position, name) VALUES (?1, ?2, ?3, ?4, ?5)",
+        ).bind(elementId, id, parentId, position, element.name),
       );
       add(element.children ?? [], elementId);
     });
@@ -120,10 +121,12 @@ export async function entityTypeWith(definitions: PropertyDefinitionBody[], opti
 
 /** The outbox rows of one entity, oldest first. */
 export async function outboxFor(entityId: string) {
-  const { results } = await env.DB.prepare("SELECT entity_kind, action, payload FROM outbox WHERE entity_id = ?1 ORDER BY seq").bind(entityId).all<{
-    entity_kind: string;
-    action: string;
-    payload: string;
-  }>();
+  const { results } = await env.DB.prepare("SELECT entity_kind, action, payload FROM outbox WHERE entity_id = ?1 ORDER BY seq")
+    .bind(entityId)
+    .all<{
+      entity_kind: string;
+      action: string;
+      payload: string;
+    }>();
   return results.map((r) => ({ kind: r.entity_kind, action: r.action, payload: JSON.parse(r.payload) as unknown }));
 }

@@ -43,11 +43,20 @@ export function createClassification(overrides: Record<string, unknown> = {}) {
 }
 
 export function entityTypeBody(overrides: Record<string, unknown> = {}) {
-  return { name: uniqueName("Type"), description: null, appliesTo: "Deviation", icon: { name: "corrosion", color: "#E53935" }, ...overrides };
+  return {
+    name: uniqueName("Type"),
+    description: null,
+    appliesTo: "Deviation",
+    icon: { name: "corrosion", color: "#E53935" },
+    ...overrides,
+  };
 }
 
 export function createEntityType(overrides: Record<string, unknown> = {}) {
-  return created<{ name: string; appliesTo: string | null; propertyDefinitions: { id: string }[] }>("/EntityTypes", entityTypeBody(overrides));
+  return created<{ name: string; appliesTo: string | null; propertyDefinitions: { id: string }[] }>(
+    "/EntityTypes",
+    entityTypeBody(overrides),
+  );
 }
 
 export function userStatusBody(overrides: Record<string, unknown> = {}) {
@@ -78,7 +87,8 @@ export async function seedPropertyDefinition(seed: DefinitionSeed = {}): Promise
   const now = new Date().toISOString();
   const category = await env.DB.prepare("SELECT id FROM categories WHERE is_default = 1").first<{ id: string }>();
   await env.DB.prepare(
-    `INSERT INTO property_definitions (id, name, format, application_rule, classification_id, required, default_value, metadata, category_id, etag, created_at, updated_at)
+    `INSERT INTO property_definitions (id, name, format, application_rule, classification_id, required, default_value,
+    metadata, category_id, etag, created_at, updated_at)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)`,
   )
     .bind(
@@ -101,7 +111,8 @@ export async function seedPropertyDefinition(seed: DefinitionSeed = {}): Promise
 /** A stored value of a classification property on some entity, written with SQL. */
 export async function seedClassificationValue(definition: { id: string; name: string }, elementName: string): Promise<void> {
   await env.DB.prepare(
-    "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_json) VALUES ('deviation', ?1, ?2, 0, ?3, ?4, ?5)",
+    "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_json) " +
+      "VALUES ('deviation', ?1, ?2, 0, ?3, ?4, ?5)",
   )
     .bind(crypto.randomUUID(), definition.name, definition.id, elementName, JSON.stringify(elementName))
     .run();

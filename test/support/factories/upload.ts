@@ -24,7 +24,10 @@ export interface CreatedDataType {
 
 export async function createDataType(overrides: Record<string, unknown> = {}): Promise<CreatedDataType> {
   const id = uniqueDataTypeId();
-  const res = await call("/DataTypes", { method: "POST", body: { id, name: `Data type ${id}`, allowedExtensions: ["csv", "xlsx"], ...overrides } });
+  const res = await call("/DataTypes", {
+    method: "POST",
+    body: { id, name: `Data type ${id}`, allowedExtensions: ["csv", "xlsx"], ...overrides },
+  });
   expect(res.status, res.text).toBe(201);
   return { ...(res.body as Omit<CreatedDataType, "etag">), etag: res.headers.get("etag")! };
 }
@@ -82,7 +85,13 @@ export function postForm(form: FormData, user?: Partial<TestUser>, headers?: Rec
 
 /** Posts one file as the original clients do (DataTypeId, File) and expects 201. */
 export async function uploadFile(dataTypeId: string, file: FormFile, user?: Partial<TestUser>) {
-  const res = await postForm(fileForm([["DataTypeId", dataTypeId], ["File", file]]), user);
+  const res = await postForm(
+    fileForm([
+      ["DataTypeId", dataTypeId],
+      ["File", file],
+    ]),
+    user,
+  );
   expect(res.status, res.text).toBe(201);
   return res;
 }
@@ -101,7 +110,11 @@ export async function rawCall(
   const headers = new Headers(options.headers);
   headers.set("authorization", `Bearer ${await tokenFor(options.user)}`);
   const response = await exports.default.fetch(
-    new Request(`https://api.test${path}`, { method: options.method ?? "GET", headers, ...(options.body !== undefined ? { body: options.body } : {}) }),
+    new Request(`https://api.test${path}`, {
+      method: options.method ?? "GET",
+      headers,
+      ...(options.body !== undefined ? { body: options.body } : {}),
+    }),
   );
   return { status: response.status, headers: response.headers, bytes: new Uint8Array(await response.arrayBuffer()) };
 }

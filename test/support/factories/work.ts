@@ -52,7 +52,8 @@ export async function insertWorkItem(overrides: { displayName?: string; status?:
   const now = new Date().toISOString();
   const displayName = overrides.displayName ?? unique("work");
   await env.DB.prepare(
-    `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at)
+    `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata,
+    etag, created_at, updated_at)
      VALUES (?1, ?2, ?3, ?4, ?5, '00000000-0000-4000-8000-000000000001', 'owner-1', 'Olga Owner', '[]', NULL, 'seed', ?6, ?6)`,
   )
     .bind(id, displayName, `WI-${id.slice(0, 6)}`, overrides.status ?? "new", overrides.dueDate ?? null, now)
@@ -66,10 +67,12 @@ export async function workItemEtag(id: string): Promise<string | null> {
 
 /** The outbox rows of one entity, oldest first. */
 export async function eventsOf(entityId: string) {
-  const { results } = await env.DB.prepare("SELECT entity_kind, action, payload FROM outbox WHERE entity_id = ?1 ORDER BY seq").bind(entityId).all<{
-    entity_kind: string;
-    action: string;
-    payload: string;
-  }>();
+  const { results } = await env.DB.prepare("SELECT entity_kind, action, payload FROM outbox WHERE entity_id = ?1 ORDER BY seq")
+    .bind(entityId)
+    .all<{
+      entity_kind: string;
+      action: string;
+      payload: string;
+    }>();
   return results.map((r) => ({ kind: r.entity_kind, action: r.action, payload: JSON.parse(r.payload) as Record<string, unknown> | null }));
 }

@@ -40,7 +40,16 @@ interface Libheif {
   _heif_image_handle_get_height(handle: number): number;
   _heif_decoding_options_alloc(): number;
   _heif_image_handle_get_image_tiling(err: number, handle: number, processTransformations: number, tilingOut: number): void;
-  _heif_image_handle_decode_image_tile(err: number, handle: number, imageOut: number, colorspace: number, chroma: number, options: number, tileX: number, tileY: number): void;
+  _heif_image_handle_decode_image_tile(
+    err: number,
+    handle: number,
+    imageOut: number,
+    colorspace: number,
+    chroma: number,
+    options: number,
+    tileX: number,
+    tileY: number,
+  ): void;
   _heif_image_handle_get_color_profile_type(handle: number): number;
   _heif_image_handle_get_raw_color_profile_size(handle: number): number;
   _heif_image_handle_get_raw_color_profile(err: number, handle: number, out: number): void;
@@ -50,7 +59,12 @@ interface Libheif {
   _heif_image_release(image: number): void;
 }
 
-type Factory = (options: { instantiateWasm(imports: WebAssembly.Imports, ready: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void): WebAssembly.Exports }) => Libheif;
+type Factory = (options: {
+  instantiateWasm(
+    imports: WebAssembly.Imports,
+    ready: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void,
+  ): WebAssembly.Exports;
+}) => Libheif;
 
 const COLORSPACE_RGB = 1;
 const CHROMA_INTERLEAVED_RGBA = 11;
@@ -92,7 +106,10 @@ export function decodeHeifReduced(bytes: Uint8Array, factor: (width: number, hei
     return decodeWith(heif, bytes, factor);
   } catch (error) {
     if (ceiling.exceeded) {
-      throw new ImageTooLargeError(`decoding the HEIF needs more than the ${HEIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have here (its coded picture is larger than its header says, or its file is very large)`);
+      throw new ImageTooLargeError(
+        `decoding the HEIF needs more than the ${HEIF_MAX_WASM_BYTES / 2 ** 20} MiB of memory it may have here (its ` +
+          `coded picture is larger than its header says, or its file is very large)`,
+      );
     }
     if (error instanceof CorruptImageError || error instanceof ImageTooLargeError) throw error;
     // libheif and libde265 end a failure they do not handle with abort(): a RuntimeError here.
@@ -130,7 +147,10 @@ function decodeWith(heif: Libheif, bytes: Uint8Array, factor: (width: number, he
   // image_height, top_offset, left_offset (all 32-bit).
   const [, columns, rows, tileWidth, tileHeight, width, height] = heif.HEAPU32.subarray(tiling >> 2, (tiling >> 2) + 9);
   if (tileWidth! * tileHeight! > HEIF_MAX_TILE_PIXELS) {
-    throw new ImageTooLargeError(`the HEIF image is one coded picture of ${tileWidth}x${tileHeight}; untiled HEIF is decoded up to ${HEIF_MAX_TILE_PIXELS} pixels (iPhone photos are tiled and have no such limit)`);
+    throw new ImageTooLargeError(
+      `the HEIF image is one coded picture of ${tileWidth}x${tileHeight}; untiled HEIF is decoded up to ` +
+        `${HEIF_MAX_TILE_PIXELS} pixels (iPhone photos are tiled and have no such limit)`,
+    );
   }
   const options = heif._heif_decoding_options_alloc();
   heif.HEAPU8[options + 1] = 1; // struct heif_decoding_options: version (uint8), ignore_transformations (uint8), ...

@@ -57,13 +57,19 @@ export function planesToPixels(image: JpegPlanes): DecodedPixels {
   if (planes.length === 4) return cmykToPixels(image);
   const [c0, c1, c2] = planes as [Plane, Plane, Plane];
   const columns = (c: Plane) => Int32Array.from({ length: width }, (_, x) => Math.min(c.width - 1, Math.floor((x * c.h) / maxH)));
-  const x0 = columns(c0), x1 = columns(c1), x2 = columns(c2);
+  const x0 = columns(c0),
+    x1 = columns(c1),
+    x2 = columns(c2);
   const rowOf = (c: Plane, y: number) => Math.min(c.height - 1, Math.floor((y * c.v) / maxV)) * c.stride;
   const out = new Uint8ClampedArray(width * height * 3);
-  const p0 = c0.data, p1 = c1.data, p2 = c2.data;
+  const p0 = c0.data,
+    p1 = c1.data,
+    p2 = c2.data;
   let o = 0;
   for (let y = 0; y < height; y++) {
-    const r0 = rowOf(c0, y), r1 = rowOf(c1, y), r2 = rowOf(c2, y);
+    const r0 = rowOf(c0, y),
+      r1 = rowOf(c1, y),
+      r2 = rowOf(c2, y);
     if (image.rgb) {
       for (let x = 0; x < width; x++) {
         out[o++] = p0[r0 + x0[x]!]!;

@@ -97,7 +97,10 @@ function allocate(frame: Frame, options: JpegDecodeOptions): void {
   if (frame.progressive) {
     const bytes = frame.components.reduce((sum, c) => sum + c.blocksPerLineForMcu * c.blocksPerColumnForMcu * 128, 0);
     if (bytes > options.maxCoefficientBytes) {
-      throw new ImageTooLargeError(`a progressive JPEG of ${frame.width}x${frame.height} needs ${bytes} bytes of coefficients; the limit is ${options.maxCoefficientBytes}`);
+      throw new ImageTooLargeError(
+        `a progressive JPEG of ${frame.width}x${frame.height} needs ${bytes} bytes of coefficients; the limit is ` +
+          `${options.maxCoefficientBytes}`,
+      );
     }
     for (const c of frame.components) c.coefficients = new Int16Array(c.blocksPerLineForMcu * c.blocksPerColumnForMcu * 64);
   }
@@ -106,7 +109,7 @@ function allocate(frame: Frame, options: JpegDecodeOptions): void {
 
 /** Tables given by DQT segments: 8- or 16-bit values, stored in natural order. */
 function readQuantTables(segment: Uint8Array, tables: (Uint16Array | undefined)[]): void {
-  for (let at = 0; at < segment.length; ) {
+  for (let at = 0; at < segment.length;) {
     const precision = segment[at]! >> 4;
     const id = segment[at]! & 15;
     const size = precision === 0 ? 64 : 128;
@@ -119,7 +122,7 @@ function readQuantTables(segment: Uint8Array, tables: (Uint16Array | undefined)[
 }
 
 function readHuffmanTables(segment: Uint8Array, dc: (HuffmanTable | undefined)[], ac: (HuffmanTable | undefined)[]): void {
-  for (let at = 0; at < segment.length; ) {
+  for (let at = 0; at < segment.length;) {
     const klass = segment[at]! >> 4;
     const id = segment[at]! & 15;
     if (klass > 1 || id > 3 || at + 17 > segment.length) throw new CorruptImageError("a Huffman table is invalid");
@@ -221,7 +224,16 @@ export function decodeJpeg(data: Uint8Array, options: JpegDecodeOptions): Decode
  */
 export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions): JpegPlanes {
   if (data[0] !== 0xff || data[1] !== 0xd8) throw new CorruptImageError("the data does not start with a JPEG SOI marker");
-  const state: DecoderState = { frame: undefined, quant: [], dc: [], ac: [], restartInterval: 0, adobeTransform: undefined, orientation: 1, scans: 0 };
+  const state: DecoderState = {
+    frame: undefined,
+    quant: [],
+    dc: [],
+    ac: [],
+    restartInterval: 0,
+    adobeTransform: undefined,
+    orientation: 1,
+    scans: 0,
+  };
   let pos = 2;
   for (;;) {
     if (pos + 1 >= data.length) throw new CorruptImageError("the data ends before the EOI marker (truncated)");
@@ -267,7 +279,7 @@ export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions): 
         if (segment.length >= 12 && String.fromCharCode(...segment.subarray(0, 5)) === "Adobe") state.adobeTransform = segment[11];
         break;
       default:
-        if ((marker >= 0xc3 && marker <= 0xcf) && marker !== 0xc8) {
+        if (marker >= 0xc3 && marker <= 0xcf && marker !== 0xc8) {
           throw new UnsupportedImageError(`JPEG process SOF${marker - 0xc0} (lossless, hierarchical or arithmetic-coded) is not supported`);
         }
     }
@@ -297,4 +309,3 @@ export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions): 
     orientation: state.orientation,
   };
 }
-

@@ -106,7 +106,8 @@ export class BitReader {
         }
       } else {
         this.synthetic += 8;
-        if (this.synthetic > MAX_SYNTHETIC_BITS) throw new CorruptImageError("the image data ends long before its last block (truncated or corrupt)");
+        if (this.synthetic > MAX_SYNTHETIC_BITS)
+          throw new CorruptImageError("the image data ends long before its last block (truncated or corrupt)");
       }
       this.buffer |= byte << (24 - this.bits);
       this.bits += 8;
@@ -187,10 +188,12 @@ export class BitReader {
     if (this.marker === 0) {
       // The reader stopped short of the marker: skip the rest of the segment's bytes up to it.
       const data = this.data;
-      while (this.pos + 1 < data.length && !(data[this.pos] === 0xff && data[this.pos + 1] !== 0 && data[this.pos + 1] !== 0xff)) this.pos++;
+      while (this.pos + 1 < data.length && !(data[this.pos] === 0xff && data[this.pos + 1] !== 0 && data[this.pos + 1] !== 0xff))
+        this.pos++;
       this.marker = data[this.pos + 1] ?? 0;
     }
-    if (this.marker !== expected) throw new CorruptImageError(`expected restart marker RST${expected - 0xd0}, found ${this.marker.toString(16)}`);
+    if (this.marker !== expected)
+      throw new CorruptImageError(`expected restart marker RST${expected - 0xd0}, found ${this.marker.toString(16)}`);
     this.pos += 2;
     this.marker = 0;
   }
@@ -200,7 +203,8 @@ export class BitReader {
     if (this.overran) throw new CorruptImageError("the image data ended before the last block (truncated or corrupt)");
     if (this.marker === 0) {
       const data = this.data;
-      while (this.pos + 1 < data.length && !(data[this.pos] === 0xff && data[this.pos + 1] !== 0 && data[this.pos + 1] !== 0xff)) this.pos++;
+      while (this.pos + 1 < data.length && !(data[this.pos] === 0xff && data[this.pos + 1] !== 0 && data[this.pos + 1] !== 0xff))
+        this.pos++;
       if (this.pos + 1 >= data.length) throw new CorruptImageError("the image data ends without a marker after its last scan");
     }
     return this.pos;

@@ -14,8 +14,8 @@ import { idct5, idct6, idct7 } from "./idct-unrolled";
 
 /** The natural-order index of each zig-zag position (plus guards for corrupt run lengths). */
 export const ZIGZAG = new Int32Array([
-  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50, 43,
-  36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57,
+  50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
   // a corrupt run may point past the end: those coefficients land in a slot that is never read
   64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
 ]);
@@ -39,15 +39,19 @@ export function prepareQuantTable(table: Uint16Array, blockSize: BlockSize): Flo
   return out;
 }
 
-
 const workspace = new Float32Array(64);
 
 /** Full-size float AAN IDCT (libjpeg's jidctflt.c), 64 samples into `plane` at `offset`. */
 function idct8(coefficients: Int32Array, q: Float32Array, plane: Uint8Array, offset: number, stride: number): void {
   const ws = workspace;
   for (let col = 0; col < 8; col++) {
-    const c1 = coefficients[8 + col]!, c2 = coefficients[16 + col]!, c3 = coefficients[24 + col]!, c4 = coefficients[32 + col]!;
-    const c5 = coefficients[40 + col]!, c6 = coefficients[48 + col]!, c7 = coefficients[56 + col]!;
+    const c1 = coefficients[8 + col]!,
+      c2 = coefficients[16 + col]!,
+      c3 = coefficients[24 + col]!,
+      c4 = coefficients[32 + col]!;
+    const c5 = coefficients[40 + col]!,
+      c6 = coefficients[48 + col]!,
+      c7 = coefficients[56 + col]!;
     if ((c1 | c2 | c3 | c4 | c5 | c6 | c7) === 0) {
       const dc = coefficients[col]! * q[col]!;
       for (let r = 0; r < 64; r += 8) ws[r + col] = dc;
@@ -141,18 +145,41 @@ const BASIS3 = basis(3);
 
 /** 3x3 output from the 3x3 lowest frequencies (scale 3/8), unrolled: 6 MP photos decode at this size. */
 function idct3(c: Int32Array, q: Float32Array, plane: Uint8Array, offset: number, stride: number): void {
-  if ((c[1]! | c[2]! | c[8]! | c[9]! | c[10]! | c[16]! | c[17]! | c[18]!) === 0) return flat(3, clamp((c[0]! * q[0]!) / 8 + 128), plane, offset, stride);
+  if ((c[1]! | c[2]! | c[8]! | c[9]! | c[10]! | c[16]! | c[17]! | c[18]!) === 0)
+    return flat(3, clamp((c[0]! * q[0]!) / 8 + 128), plane, offset, stride);
   const m = BASIS3;
-  const m00 = m[0]!, m01 = m[1]!, m02 = m[2]!, m10 = m[3]!, m11 = m[4]!, m12 = m[5]!, m20 = m[6]!, m21 = m[7]!, m22 = m[8]!;
+  const m00 = m[0]!,
+    m01 = m[1]!,
+    m02 = m[2]!,
+    m10 = m[3]!,
+    m11 = m[4]!,
+    m12 = m[5]!,
+    m20 = m[6]!,
+    m21 = m[7]!,
+    m22 = m[8]!;
   // Rows of frequencies (v = 0, 1, 2) at the three horizontal positions.
-  const a0 = c[0]! * q[0]!, a1 = c[1]! * q[1]!, a2 = c[2]! * q[2]!;
-  const b0 = c[8]! * q[8]!, b1 = c[9]! * q[9]!, b2 = c[10]! * q[10]!;
-  const d0 = c[16]! * q[16]!, d1 = c[17]! * q[17]!, d2 = c[18]! * q[18]!;
-  const r00 = a0 * m00 + a1 * m01 + a2 * m02, r01 = a0 * m10 + a1 * m11 + a2 * m12, r02 = a0 * m20 + a1 * m21 + a2 * m22;
-  const r10 = b0 * m00 + b1 * m01 + b2 * m02, r11 = b0 * m10 + b1 * m11 + b2 * m12, r12 = b0 * m20 + b1 * m21 + b2 * m22;
-  const r20 = d0 * m00 + d1 * m01 + d2 * m02, r21 = d0 * m10 + d1 * m11 + d2 * m12, r22 = d0 * m20 + d1 * m21 + d2 * m22;
+  const a0 = c[0]! * q[0]!,
+    a1 = c[1]! * q[1]!,
+    a2 = c[2]! * q[2]!;
+  const b0 = c[8]! * q[8]!,
+    b1 = c[9]! * q[9]!,
+    b2 = c[10]! * q[10]!;
+  const d0 = c[16]! * q[16]!,
+    d1 = c[17]! * q[17]!,
+    d2 = c[18]! * q[18]!;
+  const r00 = a0 * m00 + a1 * m01 + a2 * m02,
+    r01 = a0 * m10 + a1 * m11 + a2 * m12,
+    r02 = a0 * m20 + a1 * m21 + a2 * m22;
+  const r10 = b0 * m00 + b1 * m01 + b2 * m02,
+    r11 = b0 * m10 + b1 * m11 + b2 * m12,
+    r12 = b0 * m20 + b1 * m21 + b2 * m22;
+  const r20 = d0 * m00 + d1 * m01 + d2 * m02,
+    r21 = d0 * m10 + d1 * m11 + d2 * m12,
+    r22 = d0 * m20 + d1 * m21 + d2 * m22;
   for (let y = 0; y < 3; y++) {
-    const k0 = m[y * 3]! / 4, k1 = m[y * 3 + 1]! / 4, k2 = m[y * 3 + 2]! / 4;
+    const k0 = m[y * 3]! / 4,
+      k1 = m[y * 3 + 1]! / 4,
+      k2 = m[y * 3 + 2]! / 4;
     const out = offset + y * stride;
     plane[out] = clamp(r00 * k0 + r10 * k1 + r20 * k2 + 128);
     plane[out + 1] = clamp(r01 * k0 + r11 * k1 + r21 * k2 + 128);
@@ -165,8 +192,21 @@ function idct4(coefficients: Int32Array, q: Float32Array, plane: Uint8Array, off
   const ws = scaledWorkspace;
   const m = BASIS4;
   const ac =
-    coefficients[1]! | coefficients[2]! | coefficients[3]! | coefficients[8]! | coefficients[9]! | coefficients[10]! | coefficients[11]! |
-    coefficients[16]! | coefficients[17]! | coefficients[18]! | coefficients[19]! | coefficients[24]! | coefficients[25]! | coefficients[26]! | coefficients[27]!;
+    coefficients[1]! |
+    coefficients[2]! |
+    coefficients[3]! |
+    coefficients[8]! |
+    coefficients[9]! |
+    coefficients[10]! |
+    coefficients[11]! |
+    coefficients[16]! |
+    coefficients[17]! |
+    coefficients[18]! |
+    coefficients[19]! |
+    coefficients[24]! |
+    coefficients[25]! |
+    coefficients[26]! |
+    coefficients[27]!;
   // Only the DC term among the frequencies used: a flat block (common in chroma and smooth areas).
   if (ac === 0) return flat(4, clamp((coefficients[0]! * q[0]!) / 8 + 128), plane, offset, stride);
   // Rows of frequencies v -> horizontal positions x.
@@ -189,7 +229,10 @@ function idct4(coefficients: Int32Array, q: Float32Array, plane: Uint8Array, off
   }
   for (let y = 0; y < 4; y++) {
     const out = offset + y * stride;
-    const b0 = m[y * 4]!, b1 = m[y * 4 + 1]!, b2 = m[y * 4 + 2]!, b3 = m[y * 4 + 3]!;
+    const b0 = m[y * 4]!,
+      b1 = m[y * 4 + 1]!,
+      b2 = m[y * 4 + 2]!,
+      b3 = m[y * 4 + 3]!;
     for (let x = 0; x < 4; x++) {
       plane[out + x] = clamp((ws[x]! * b0 + ws[4 + x]! * b1 + ws[8 + x]! * b2 + ws[12 + x]! * b3) / 4 + 128);
     }
@@ -217,7 +260,14 @@ function idct1(coefficients: Int32Array, q: Float32Array, plane: Uint8Array, off
 }
 
 /** Writes one block's blockSize^2 samples into `plane` at `offset` (row stride `stride`). */
-export function idctBlock(blockSize: BlockSize, coefficients: Int32Array, q: Float32Array, plane: Uint8Array, offset: number, stride: number): void {
+export function idctBlock(
+  blockSize: BlockSize,
+  coefficients: Int32Array,
+  q: Float32Array,
+  plane: Uint8Array,
+  offset: number,
+  stride: number,
+): void {
   switch (blockSize) {
     case 8:
       return idct8(coefficients, q, plane, offset, stride);

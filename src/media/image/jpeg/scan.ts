@@ -55,7 +55,7 @@ function decodeSequential(reader: BitReader, c: ScanComponent, row: number, col:
   c.pred += reader.receiveExtend(dc);
   block[0] = c.pred;
   const ac = table(c.acTable);
-  for (let k = 1; k < 64; ) {
+  for (let k = 1; k < 64;) {
     const fast = reader.peekFastAc(ac);
     if (fast !== 0) {
       // Run, size and value in one lookup.
@@ -108,7 +108,7 @@ function decodeProgressive(reader: BitReader, scan: Scan, c: ScanComponent, row:
       state.eobrun--;
       return;
     }
-    for (let k = scan.spectralStart; k <= end; ) {
+    for (let k = scan.spectralStart; k <= end;) {
       const rs = reader.decode(ac);
       const s = rs & 15;
       const r = rs >> 4;

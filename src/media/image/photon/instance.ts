@@ -40,7 +40,11 @@ export class PhotonInstance {
   lastPanic: string | undefined;
 
   constructor(module: WebAssembly.Module) {
-    const imports = buildImports(module, () => this.wasm, (message) => (this.lastPanic = message));
+    const imports = buildImports(
+      module,
+      () => this.wasm,
+      (message) => (this.lastPanic = message),
+    );
     const instance = new WebAssembly.Instance(module, { "./photon_rs_bg.js": imports });
     this.wasm = instance.exports as unknown as PhotonExports;
     this.wasm.__wbindgen_start();
@@ -90,7 +94,11 @@ export class PhotonInstance {
 
 type ImportFunction = (...args: never[]) => unknown;
 
-function buildImports(module: WebAssembly.Module, wasm: () => PhotonExports, onPanic: (message: string) => void): Record<string, ImportFunction> {
+function buildImports(
+  module: WebAssembly.Module,
+  wasm: () => PhotonExports,
+  onPanic: (message: string) => void,
+): Record<string, ImportFunction> {
   const text = (ptr: number, len: number) => new TextDecoder().decode(new Uint8Array(wasm().memory.buffer, ptr >>> 0, len >>> 0));
   /** Writes a string into WASM memory and its (ptr, len) pair at `out`, as wasm-bindgen returns strings. */
   const returnString = (out: number, value: string) => {

@@ -56,7 +56,10 @@ export function webpLayout(bytes: Uint8Array): WebpLayout {
   const riffEnd = Math.min(bytes.length, 8 + ((bytes[4]! | (bytes[5]! << 8) | (bytes[6]! << 16) | (bytes[7]! << 24)) >>> 0));
   if (pos + 8 <= riffEnd) {
     const announced = (bytes[pos + 4]! | (bytes[pos + 5]! << 8) | (bytes[pos + 6]! << 16) | (bytes[pos + 7]! << 24)) >>> 0;
-    throw new CorruptImageError(`the WebP's ${asText(bytes.subarray(pos, pos + 4)).trim()} chunk is cut short: ${announced} bytes announced, ${bytes.length - pos - 8} present`);
+    throw new CorruptImageError(
+      `the WebP's ${asText(bytes.subarray(pos, pos + 4)).trim()} chunk is cut short: ${announced} bytes announced, ` +
+        `${bytes.length - pos - 8} present`,
+    );
   }
   const iccProfile = chunks.find((c) => c.type === "ICCP")?.body ?? null;
   const firstFrame = chunks.find((c) => c.type === "ANMF");
@@ -83,7 +86,10 @@ const clip8 = (v: number) => ((v & ~16383) === 0 ? v >> 6 : v < 0 ? 0 : 255);
  * the row's pair (half width, rounded up) and the alpha row (or null without alpha). The arrays are
  * reused between calls.
  */
-export function decodeLossyRows(frame: WebpFrame, row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array, aRow: Uint8Array | null) => void): void {
+export function decodeLossyRows(
+  frame: WebpFrame,
+  row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array, aRow: Uint8Array | null) => void,
+): void {
   const { width, height } = vp8Header(frame.vp8!);
   const alpha = frame.alph ? alphaRows(frame.alph, width, height) : null;
   decodeVp8(frame.vp8!, (y, yRow, uRow, vRow) => row(y, yRow, uRow, vRow, alpha ? alpha(y) : null));
@@ -129,7 +135,8 @@ export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels {
   const { frame, width, height } = webpLayout(bytes);
   const reducer = new BoxReducer(width, height, factor);
   const size = frameSize(frame);
-  if (frame.x + size.width > width || frame.y + size.height > height) throw new CorruptImageError("the animated WebP's first frame lies outside its canvas");
+  if (frame.x + size.width > width || frame.y + size.height > height)
+    throw new CorruptImageError("the animated WebP's first frame lies outside its canvas");
   decodeFrameRows(frame, (y, rgba) => {
     reducer.addRow(frame.y + y, frame.x, rgba, 0, size.width, 4);
     reducer.completeRowsBefore(frame.y + y + 1);
@@ -150,7 +157,10 @@ function alphaRows(alph: Uint8Array, width: number, height: number): (y: number)
   const compression = alph[0]! & 3;
   let plane = alph.subarray(1);
   if (compression === 1) {
-    if (width * height > WEBP_COMPRESSED_ALPHA_MAX_PIXELS) throw new ImageTooLargeError(`the WebP's compressed alpha plane is ${width}x${height}; it is decoded up to ${WEBP_COMPRESSED_ALPHA_MAX_PIXELS} pixels`);
+    if (width * height > WEBP_COMPRESSED_ALPHA_MAX_PIXELS)
+      throw new ImageTooLargeError(
+        `the WebP's compressed alpha plane is ${width}x${height}; it is decoded up to ${WEBP_COMPRESSED_ALPHA_MAX_PIXELS} pixels`,
+      );
     plane = new Uint8Array(width * height);
     const target = plane;
     decodeVp8lAlpha(alph.subarray(1), width, height, (y, a) => target.set(a, y * width));

@@ -186,7 +186,10 @@ export function decodeVp8(data: Uint8Array, row: (y: number, yRow: Uint8Array, u
   if (at > data.length) throw new CorruptImageError("the WebP's VP8 partition sizes end past its data");
   const partitions: BoolDecoder[] = [];
   for (let p = 0; p < partitionCount; p++) {
-    const size = p < partitionCount - 1 ? data[sizesAt + 3 * p]! | (data[sizesAt + 3 * p + 1]! << 8) | (data[sizesAt + 3 * p + 2]! << 16) : data.length - at;
+    const size =
+      p < partitionCount - 1
+        ? data[sizesAt + 3 * p]! | (data[sizesAt + 3 * p + 1]! << 8) | (data[sizesAt + 3 * p + 2]! << 16)
+        : data.length - at;
     if (at + size > data.length) throw new CorruptImageError("the WebP's VP8 partitions end past its data");
     partitions.push(new BoolDecoder(data, at, at + size));
     at += size;
@@ -323,7 +326,8 @@ export function decodeVp8(data: Uint8Array, row: (y: number, yRow: Uint8Array, u
             if (!header.bit(KF_BMODE_PROBS[p]!)) m = DC;
             else if (!header.bit(KF_BMODE_PROBS[p + 1]!)) m = TM;
             else if (!header.bit(KF_BMODE_PROBS[p + 2]!)) m = VE;
-            else if (!header.bit(KF_BMODE_PROBS[p + 3]!)) m = !header.bit(KF_BMODE_PROBS[p + 4]!) ? HE : !header.bit(KF_BMODE_PROBS[p + 5]!) ? RD : VR;
+            else if (!header.bit(KF_BMODE_PROBS[p + 3]!))
+              m = !header.bit(KF_BMODE_PROBS[p + 4]!) ? HE : !header.bit(KF_BMODE_PROBS[p + 5]!) ? RD : VR;
             else if (!header.bit(KF_BMODE_PROBS[p + 6]!)) m = LD;
             else if (!header.bit(KF_BMODE_PROBS[p + 7]!)) m = VL;
             else m = !header.bit(KF_BMODE_PROBS[p + 8]!) ? HD : HU;
@@ -407,7 +411,8 @@ export function decodeVp8(data: Uint8Array, row: (y: number, yRow: Uint8Array, u
         addBlock(vBuf, cAt + (n >> 1) * 4 * cs + (n & 1) * 4, cs, coeffs, (20 + n) * 16, nzMask, dcOnlyMask, 20 + n);
       }
     }
-    if (header.exhausted || tokens.exhausted) throw new CorruptImageError(`the WebP's VP8 data ends inside macroblock row ${mby + 1} of ${mbh}`);
+    if (header.exhausted || tokens.exhausted)
+      throw new CorruptImageError(`the WebP's VP8 data ends inside macroblock row ${mby + 1} of ${mbh}`);
 
     // The row, unfiltered, into the lower half of the output buffers; then the loop filter, which also
     // finishes the row above; then the row above is final.
@@ -431,7 +436,16 @@ export function decodeVp8(data: Uint8Array, row: (y: number, yRow: Uint8Array, u
  * Reads one block's tokens (section 13), dequantised into `out` at `base` in raster order. Returns 0
  * when the block ends at once (no coefficients), else the position after its last token.
  */
-function readBlock(d: BoolDecoder, probs: Uint8Array, type: number, context: number, quant: [number, number], first: number, out: Int16Array, base: number): number {
+function readBlock(
+  d: BoolDecoder,
+  probs: Uint8Array,
+  type: number,
+  context: number,
+  quant: [number, number],
+  first: number,
+  out: Int16Array,
+  base: number,
+): number {
   let n = first;
   let p = ((type * 8 + BANDS[n]!) * 3 + context) * 11;
   if (!d.bit(probs[p]!)) return 0; // end of block at once
@@ -503,7 +517,16 @@ const C2 = 35468; // 65536 * sin(pi/8) * sqrt(2)
 const idctTemp = new Int32Array(16);
 
 /** Adds block `n`'s inverse DCT (section 14.3) to the 4x4 pixels at `at`. */
-function addBlock(buf: Uint8Array, at: number, stride: number, c: Int16Array, base: number, nzMask: number, dcOnlyMask: number, n: number): void {
+function addBlock(
+  buf: Uint8Array,
+  at: number,
+  stride: number,
+  c: Int16Array,
+  base: number,
+  nzMask: number,
+  dcOnlyMask: number,
+  n: number,
+): void {
   if (nzMask & (1 << n)) {
     const m = idctTemp;
     for (let i = 0; i < 4; i++) {
@@ -749,7 +772,17 @@ function simpleEdge(buf: Uint8Array, at: number, along: number, across: number, 
 }
 
 /** The normal filter across one edge: macroblock edges change 3 pixels each side, inner edges 2. */
-function normalEdge(buf: Uint8Array, at: number, along: number, across: number, n: number, limit: number, interior: number, hev: number, inner: boolean): void {
+function normalEdge(
+  buf: Uint8Array,
+  at: number,
+  along: number,
+  across: number,
+  n: number,
+  limit: number,
+  interior: number,
+  hev: number,
+  inner: boolean,
+): void {
   for (let k = 0; k < n; k++, at += along) {
     const p3 = buf[at - 4 * across]!;
     const p2 = buf[at - 3 * across]!;
@@ -760,7 +793,15 @@ function normalEdge(buf: Uint8Array, at: number, along: number, across: number, 
     const q2 = buf[at + 2 * across]!;
     const q3 = buf[at + 3 * across]!;
     if (Math.abs(p0 - q0) * 2 + (Math.abs(p1 - q1) >> 1) > limit) continue;
-    if (Math.abs(p3 - p2) > interior || Math.abs(p2 - p1) > interior || Math.abs(p1 - p0) > interior || Math.abs(q1 - q0) > interior || Math.abs(q2 - q1) > interior || Math.abs(q3 - q2) > interior) continue;
+    if (
+      Math.abs(p3 - p2) > interior ||
+      Math.abs(p2 - p1) > interior ||
+      Math.abs(p1 - p0) > interior ||
+      Math.abs(q1 - q0) > interior ||
+      Math.abs(q2 - q1) > interior ||
+      Math.abs(q3 - q2) > interior
+    )
+      continue;
     if (Math.abs(p1 - p0) > hev || Math.abs(q1 - q0) > hev) {
       const a = 3 * (q0 - p0) + clamp127(p1 - q1);
       buf[at - across] = clamp255(p0 + clamp15((a + 3) >> 3));
@@ -794,7 +835,17 @@ function normalEdge(buf: Uint8Array, at: number, along: number, across: number, 
  * row, in the order of section 15: per macroblock, its left edge, inner vertical edges, top edge,
  * inner horizontal edges.
  */
-function loopFilterRow(y: Uint8Array, u: Uint8Array, v: Uint8Array, W: number, CW: number, mbw: number, mby: number, params: FilterParams[], simple: boolean): void {
+function loopFilterRow(
+  y: Uint8Array,
+  u: Uint8Array,
+  v: Uint8Array,
+  W: number,
+  CW: number,
+  mbw: number,
+  mby: number,
+  params: FilterParams[],
+  simple: boolean,
+): void {
   for (let mbx = 0; mbx < mbw; mbx++) {
     const f = params[mbx]!;
     if (f.level === 0) continue;

@@ -149,7 +149,7 @@ function readPrefixCode(r: BitReader, alphabet: number): PrefixCode {
     if (max > alphabet) throw new CorruptImageError("the WebP's lossless data has more code lengths than symbols");
   }
   let previous = 8;
-  for (let s = 0; s < alphabet && max-- > 0; ) {
+  for (let s = 0; s < alphabet && max-- > 0;) {
     const code = codeLengthCode.read(r);
     if (code < 16) {
       lengths[s++] = code;
@@ -171,7 +171,13 @@ const MAX_GROUPS = 4096;
 type Group = [PrefixCode, PrefixCode, PrefixCode, PrefixCode, PrefixCode];
 
 function readGroup(r: BitReader, cacheSize: number): Group {
-  return [readPrefixCode(r, 256 + 24 + cacheSize), readPrefixCode(r, 256), readPrefixCode(r, 256), readPrefixCode(r, 256), readPrefixCode(r, 40)];
+  return [
+    readPrefixCode(r, 256 + 24 + cacheSize),
+    readPrefixCode(r, 256),
+    readPrefixCode(r, 256),
+    readPrefixCode(r, 256),
+    readPrefixCode(r, 40),
+  ];
 }
 
 /** Length or distance from its prefix symbol and extra bits. */
@@ -183,10 +189,12 @@ function prefixValue(r: BitReader, symbol: number): number {
 
 /** The first 120 distance codes are (dx, dy) neighbours, packed as (dy << 4) | (8 - dx). */
 const DISTANCE_MAP = [
-  0x18, 0x07, 0x17, 0x19, 0x28, 0x06, 0x27, 0x29, 0x16, 0x1a, 0x26, 0x2a, 0x38, 0x05, 0x37, 0x39, 0x15, 0x1b, 0x36, 0x3a, 0x25, 0x2b, 0x48, 0x04, 0x47, 0x49, 0x14, 0x1c, 0x35, 0x3b,
-  0x46, 0x4a, 0x24, 0x2c, 0x58, 0x45, 0x4b, 0x34, 0x3c, 0x03, 0x57, 0x59, 0x13, 0x1d, 0x56, 0x5a, 0x23, 0x2d, 0x44, 0x4c, 0x55, 0x5b, 0x33, 0x3d, 0x68, 0x02, 0x67, 0x69, 0x12, 0x1e,
-  0x66, 0x6a, 0x22, 0x2e, 0x54, 0x5c, 0x43, 0x4d, 0x65, 0x6b, 0x32, 0x3e, 0x78, 0x01, 0x77, 0x79, 0x53, 0x5d, 0x11, 0x1f, 0x64, 0x6c, 0x42, 0x4e, 0x76, 0x7a, 0x21, 0x2f, 0x75, 0x7b,
-  0x31, 0x3f, 0x63, 0x6d, 0x52, 0x5e, 0x00, 0x74, 0x7c, 0x41, 0x4f, 0x10, 0x20, 0x62, 0x6e, 0x30, 0x73, 0x7d, 0x51, 0x5f, 0x40, 0x72, 0x7e, 0x61, 0x6f, 0x50, 0x71, 0x7f, 0x60, 0x70,
+  0x18, 0x07, 0x17, 0x19, 0x28, 0x06, 0x27, 0x29, 0x16, 0x1a, 0x26, 0x2a, 0x38, 0x05, 0x37, 0x39, 0x15, 0x1b, 0x36, 0x3a, 0x25, 0x2b, 0x48,
+  0x04, 0x47, 0x49, 0x14, 0x1c, 0x35, 0x3b, 0x46, 0x4a, 0x24, 0x2c, 0x58, 0x45, 0x4b, 0x34, 0x3c, 0x03, 0x57, 0x59, 0x13, 0x1d, 0x56, 0x5a,
+  0x23, 0x2d, 0x44, 0x4c, 0x55, 0x5b, 0x33, 0x3d, 0x68, 0x02, 0x67, 0x69, 0x12, 0x1e, 0x66, 0x6a, 0x22, 0x2e, 0x54, 0x5c, 0x43, 0x4d, 0x65,
+  0x6b, 0x32, 0x3e, 0x78, 0x01, 0x77, 0x79, 0x53, 0x5d, 0x11, 0x1f, 0x64, 0x6c, 0x42, 0x4e, 0x76, 0x7a, 0x21, 0x2f, 0x75, 0x7b, 0x31, 0x3f,
+  0x63, 0x6d, 0x52, 0x5e, 0x00, 0x74, 0x7c, 0x41, 0x4f, 0x10, 0x20, 0x62, 0x6e, 0x30, 0x73, 0x7d, 0x51, 0x5f, 0x40, 0x72, 0x7e, 0x61, 0x6f,
+  0x50, 0x71, 0x7f, 0x60, 0x70,
 ];
 
 function distance(code: number, width: number): number {
@@ -197,14 +205,20 @@ function distance(code: number, width: number): number {
 }
 
 /** The farthest a backward reference reaches: the largest distance code, or seven rows and eight pixels. */
-const maxDistance = (width: number) => Math.max(((3 << 18) + (1 << 18)) - 120 + 1, 7 * width + 8);
+const maxDistance = (width: number) => Math.max((3 << 18) + (1 << 18) - 120 + 1, 7 * width + 8);
 
 /**
  * Decodes an entropy-coded image of `width` x `height` (section 5), calling `row(y, pixels)` with
  * each completed row of ARGB values. With `whole`, the window is the whole image (a transform's
  * small image, returned at the end); otherwise it is just wide enough for backward references.
  */
-function decodeEntropyImage(r: BitReader, width: number, height: number, topLevel: boolean, row: ((y: number, pixels: Uint32Array) => void) | null): Uint32Array {
+function decodeEntropyImage(
+  r: BitReader,
+  width: number,
+  height: number,
+  topLevel: boolean,
+  row: ((y: number, pixels: Uint32Array) => void) | null,
+): Uint32Array {
   let cacheBits = 0;
   if (r.read(1)) {
     cacheBits = r.read(4);
@@ -226,7 +240,8 @@ function decodeEntropyImage(r: BitReader, width: number, height: number, topLeve
   }
   // Each group is five prefix codes (about 6 KiB); libwebp's encoder writes at most a few thousand, and
   // a crafted file naming 65,536 would cost 360 MiB.
-  if (groupCount > MAX_GROUPS) throw new CorruptImageError(`the WebP's lossless data names ${groupCount} prefix-code groups; at most ${MAX_GROUPS} are read`);
+  if (groupCount > MAX_GROUPS)
+    throw new CorruptImageError(`the WebP's lossless data names ${groupCount} prefix-code groups; at most ${MAX_GROUPS} are read`);
   const groups: Group[] = [];
   for (let g = 0; g < groupCount; g++) groups.push(readGroup(r, cacheSize));
 
@@ -310,7 +325,8 @@ type Transform =
   | { kind: "subtractGreen" }
   | { kind: "indexing"; palette: Uint32Array; bits: number };
 
-const add = (a: number, b: number) => (((a & 0xff00ff00) + (b & 0xff00ff00)) & 0xff00ff00) | (((a & 0x00ff00ff) + (b & 0x00ff00ff)) & 0x00ff00ff);
+const add = (a: number, b: number) =>
+  (((a & 0xff00ff00) + (b & 0xff00ff00)) & 0xff00ff00) | (((a & 0x00ff00ff) + (b & 0x00ff00ff)) & 0x00ff00ff);
 const average2 = (a: number, b: number) => (((a ^ b) & 0xfefefefe) >>> 1) + (a & b);
 
 function channelClamp(v: number): number {
@@ -426,7 +442,7 @@ function decodeStream(r: BitReader, width: number, height: number, row: (y: numb
         for (let x = 0; x < currentWidth; x++) {
           const p = current[x]!;
           const g = (p >>> 8) & 255;
-          out[x] = ((p & 0xff00ff00) | (((p >>> 16) + g) & 255) << 16 | ((p + g) & 255)) >>> 0;
+          out[x] = ((p & 0xff00ff00) | ((((p >>> 16) + g) & 255) << 16) | ((p + g) & 255)) >>> 0;
         }
       } else if (transform.kind === "colour") {
         const blockRow = (y >> transform.bits) * transform.blocksWide;
