@@ -20,6 +20,7 @@ import {
   unlinkMediaReference,
   updateMediaReference,
   UpdateMediaReferenceSchema,
+  whatIdNames,
 } from "./store";
 
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
@@ -37,11 +38,8 @@ const LinkParams = z.object({
  */
 async function explainMediaId(db: D1Database, error: unknown, activityId: string, id: string): Promise<never> {
   if (!(error instanceof ApiError) || error.code !== "NotFound") throw error;
-  const found = await db
-    .prepare("SELECT (SELECT 1 FROM media_references WHERE id = ?1) AS reference, (SELECT 1 FROM medias WHERE id = ?1) AS media")
-    .bind(id)
-    .first<{ reference: number | null; media: number | null }>();
-  if (found?.reference || !found?.media) throw error;
+  const found = await whatIdNames(db, id);
+  if (found.reference || !found.media) throw error;
   const message =
     `${id} is a media, not a media reference: make a reference to it with POST /MediaReferences ` +
     `{"mediaId":"${id}"}, then link the reference's id with POST ` +

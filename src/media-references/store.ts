@@ -75,6 +75,15 @@ export function toMediaReference(row: MediaReferenceRow) {
   };
 }
 
+/** Whether an id names a media reference, a media, or neither (to explain a media id given as a reference). */
+export async function whatIdNames(db: D1Database, id: string): Promise<{ reference: boolean; media: boolean }> {
+  const found = await db
+    .prepare("SELECT (SELECT 1 FROM media_references WHERE id = ?1) AS reference, (SELECT 1 FROM medias WHERE id = ?1) AS media")
+    .bind(id)
+    .first<{ reference: number | null; media: number | null }>();
+  return { reference: Boolean(found?.reference), media: Boolean(found?.media) };
+}
+
 export async function getMediaReference(db: D1Database, id: string): Promise<MediaReferenceRow> {
   const row = await db.prepare(`${SELECT} WHERE r.id = ?1`).bind(id).first<MediaReferenceRow>();
   if (!row) throw notFound("Media reference", id);

@@ -11,7 +11,7 @@
 /**
  * The part of a document's permission that stands for one user: the `files` client sees its owner's
  * view (their own files besides published ones), so what it returned may be shown to that user only.
- * Every caller holds their own (src/search/routes.ts adds it to the searcher's permissions).
+ * Every caller holds their own (src/search/run-search.ts adds it to the searcher's permissions).
  */
 export const userMark = (userId: string) => `user:${encodeURIComponent(userId)}`;
 

@@ -27,6 +27,12 @@ export async function getWorkItem(db: D1Database, id: string): Promise<Versioned
   return { value: await toWorkItem(db, row), etag: row.etag };
 }
 
+/** 404 unless the work item exists (one indexed read, for routes that list what belongs to it). */
+export async function assertWorkItemExists(db: D1Database, id: string): Promise<void> {
+  const exists = await db.prepare("SELECT 1 AS found FROM work_items WHERE id = ?1").bind(id).first();
+  if (!exists) throw notFound("Work item", id);
+}
+
 function duplicateBasedOn(basedOn: readonly { id: string }[]): FieldProblem[] {
   const seen = new Set<string>();
   const problems: FieldProblem[] = [];

@@ -2,7 +2,6 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
-import { ApiError } from "../../pkg/errors";
 import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, notModified } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
@@ -10,6 +9,7 @@ import { UniqueValuesResponseSchema } from "../../pkg/query";
 import { ActivityListQuery, ActivityUniqueValuesQuery, activityUniqueValues, listActivities } from "./list";
 import { ActivityInputSchema, ActivitySchema, CreateActivitySchema, UpdateActivitySchema } from "./schema";
 import { createActivity, deleteActivity, getActivity, updateActivity } from "./store";
+import { assertWorkItemExists } from "../store";
 
 const tags = ["Activities"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
@@ -156,8 +156,7 @@ export function activitiesApp() {
     ),
     async (c) => {
       const id = c.req.valid("param").id;
-      const exists = await c.env.DB.prepare("SELECT 1 AS found FROM work_items WHERE id = ?1").bind(id).first();
-      if (!exists) throw new ApiError("NotFound", `Work item ${id} does not exist.`);
+      await assertWorkItemExists(c.env.DB, id);
       const { items, total } = await listActivities(c.env.DB, { ...c.req.valid("query"), workItemIds: id });
       if (total !== undefined) c.header("x-total-count", String(total));
       return c.json(items, 200);

@@ -1,0 +1,202 @@
+/** Monitor jobs: GET /MonitorJobs, execution, the population's asset ids, and status updates from the model. */
+import { z } from "@hono/zod-openapi";
+import { newApp } from "../app-factory";
+import { ApiError } from "../pkg/errors";
+import { answerHoldsSecrets } from "../pkg/idempotency";
+import { defineRoute, IdParam, json } from "../pkg/openapi";
+import { PERMISSIONS } from "../pkg/permissions";
+import { listQueryShape, parsePaging, splitCsv } from "../pkg/query";
+import { variableReports } from "./alarms";
+import {
+  ACTIVE_MONITOR_JOB_STATUSES,
+  executeMonitor,
+  finishMonitorJob,
+  criticalityReports,
+  getMonitorJobRow,
+  listMonitorJobs,
+  monitorStatusToken,
+  populationAssetCount,
+  populationAssetPage,
+  POPULATION_IDS_IN_ENVIRONMENT,
+  toMonitorJob,
+} from "./jobs";
+import { MONITOR_JOB_STATUSES, MonitorJobSchema } from "./schema";
+import { read, write } from "./route-params";
+
+export function monitorJobsApp() {
+  const app = newApp();
+  const jobTags = ["Monitor jobs"];
+  app.openapi(
+    defineRoute(read, {
+      method: "get",
+      path: "/MonitorJobs",
+      tags: jobTags,
+      summary: "List monitor jobs",
+      request: { query: z.object({ monitorIds: z.string().optional() }) },
+      responses: { 200: json(z.array(MonitorJobSchema), "Newest first.") },
+    }),
+    async (c) => c.json(await listMonitorJobs(c.env.DB, splitCsv(c.req.valid("query").monitorIds)), 200),
+  );
+  app.openapi(
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/MonitorJobs/{id}",
+        tags: jobTags,
+        summary: "Get a monitor job",
+        request: { params: IdParam },
+        responses: { 200: json(MonitorJobSchema, "The monitor job.") },
+      },
+    ),
+    async (c) => c.json(await toMonitorJob(c.env.DB, await getMonitorJobRow(c.env.DB, c.req.valid("param").id)), 200),
+  );
+  app.openapi(
+    defineRoute(
+      { ...write, errors: [404, 409, 501, 503] },
+      {
+        method: "post",
+        path: "/MonitorJobs/Execution/{monitorId}",
+        tags: jobTags,
+        summary: "Run a monitor now",
+        description:
+          "ACR models: a data processing job runs the model image; its end is copied back. External models: the answer " +
+          "carries `statusToken`, the token the external system uses with PUT /MonitorJobs/{id}/{status}.",
+        request: { params: z.object({ monitorId: z.uuid().openapi({ param: { name: "monitorId", in: "path" } }) }) },
+        responses: { 201: json(MonitorJobSchema, "The monitor job.") },
+      },
+    ),
+    async (c) => {
+      const { row } = await executeMonitor(c.env, c.req.valid("param").monitorId, "onDemand", null);
+      const job = await toMonitorJob(c.env.DB, row);
+      if (row.location !== "External") return c.json(job, 201);
+      // The status token is a bearer secret: sealed if the answer is kept for an Idempotency-Key replay.
+      answerHoldsSecrets(c);
+      return c.json({ ...job, statusToken: await monitorStatusToken(c.env, row.monitor_ref) }, 201);
+    },
+  );
+  app.openapi(
+    defineRoute(
+      { permission: PERMISSIONS.monitorJobAssetsRead, area: "monitoring", errors: [404] },
+      {
+        method: "get",
+        path: "/MonitorJobs/{id}/PopulationAssetIds",
+        tags: jobTags,
+        summary: "Page the asset ids a monitor job scores (for its model, with the job's own token)",
+        description:
+          `Every distinct asset of the monitor's population items, by id, as they are when read; \`skip\`, \`take\` ` +
+          `(default 100, at most 1,000), \`includeTotal\` (X-Total-Count). The job's environment holds ` +
+          `\`populationAssetCount\` and this path in \`populationAssetIdsPath\`, and the ids themselves in ` +
+          `\`populationAssetIds\` only when there are at most ${POPULATION_IDS_IN_ENVIRONMENT}. An ACR model's job token ` +
+          `reads its own monitor job's assets only; a monitor's status token, its monitor's jobs' only.`,
+        request: {
+          params: IdParam,
+          query: z.object({ skip: listQueryShape.skip, take: listQueryShape.take, includeTotal: listQueryShape.includeTotal }),
+        },
+        responses: { 200: json(z.array(z.string()), "One page of asset ids, ascending.") },
+      },
+    ),
+    async (c) => {
+      const row = await getMonitorJobRow(c.env.DB, c.req.valid("param").id);
+      const principal = c.get("principal");
+      if (principal.jobId !== undefined && principal.jobId !== row.job_id)
+        throw new ApiError("Forbidden", "A job token may read the assets of its own monitor job only.");
+      if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref)
+        throw new ApiError("Forbidden", "This token may read the assets of its own monitor's jobs only.");
+      const query = c.req.valid("query");
+      const { skip, take } = parsePaging(query.skip, query.take);
+      if (query.includeTotal === "true") c.header("x-total-count", String(await populationAssetCount(c.env.DB, row.monitor_ref)));
+      return c.json(await populationAssetPage(c.env.DB, row.monitor_ref, skip, take), 200);
+    },
+  );
+  app.openapi(
+    defineRoute(
+      { permission: PERMISSIONS.monitorJobsStatus, area: "monitoring", errors: [404, 409] },
+      {
+        method: "put",
+        path: "/MonitorJobs/{id}/{status}",
+        tags: jobTags,
+        summary: "Set the status of a monitor job of an External model (empty body, or criticality)",
+        description:
+          "The original product's shape: an empty body. An optional JSON body `{ output?, errorMessage?, criticality?: [{ " +
+          "assetId, criticality }], variables?: [{ assetId, name, value }] }` reports the result. A monitor's status " +
+          "token may set only that monitor's jobs. A job moves forward only (Started, InProgress, then Succeeded, Failed " +
+          "or Unknown; repeating the current active status is harmless): going back, or changing an ended job, is a 409. " +
+          "Criticality or variables for an asset that no population item of the monitor references are not applied, and " +
+          "the job's error message names it. On Succeeded the monitor's controllers are evaluated on the variables: " +
+          "alarms are entered and left, with their actions, before the answer.",
+        request: {
+          params: z.object({
+            id: z.uuid().openapi({ param: { name: "id", in: "path" } }),
+            status: z.enum(MONITOR_JOB_STATUSES).openapi({ param: { name: "status", in: "path" } }),
+          }),
+          body: {
+            required: false,
+            content: {
+              "application/json": {
+                schema: z
+                  .object({
+                    output: z.string().max(65536).optional(),
+                    errorMessage: z.string().max(4000).optional(),
+                    criticality: z.array(z.unknown()).max(10000).optional(),
+                    variables: z
+                      .array(z.unknown())
+                      .max(50000)
+                      .optional()
+                      .openapi({ description: "[{ assetId, name, value (a number) }]: what the controllers compare with their limits." }),
+                  })
+                  .strict(),
+              },
+            },
+          },
+        },
+        responses: { 200: json(MonitorJobSchema, "The monitor job.") },
+      },
+    ),
+    async (c) => {
+      const { id, status } = c.req.valid("param");
+      const row = await getMonitorJobRow(c.env.DB, id);
+      const principal = c.get("principal");
+      if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref)
+        throw new ApiError(
+          "Forbidden",
+          "This token may set the job statuses of its own monitor only, and this job belongs to another monitor.",
+        );
+      if (row.location !== "External")
+        throw new ApiError("Conflict", "This monitor job runs an ACR model: its status comes from its data processing job.");
+      const body =
+        (c.req.valid("json") as { output?: string; errorMessage?: string; criticality?: unknown[]; variables?: unknown[] } | undefined) ??
+        {};
+      const criticality = criticalityReports(body.criticality ? [{ criticality: body.criticality }] : []);
+      const variables = variableReports(body.variables ? [{ variables: body.variables }] : []);
+      const problems = [
+        ...criticality.problems.map((message) => ({ field: "body.criticality", rule: "criticality", message })),
+        ...variables.problems.map((message) => ({ field: "body.variables", rule: "variables", message })),
+      ];
+      if (problems.length) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join("; "), { errors: problems });
+      const reports = { criticality: criticality.reports, variables: variables.reports };
+      const applied = await finishMonitorJob(
+        c.env,
+        row,
+        status,
+        body.errorMessage ?? null,
+        body.output ?? null,
+        reports,
+        new Date().toISOString(),
+        { requestId: c.get("requestId") },
+      );
+      if (!applied) {
+        const now = await getMonitorJobRow(c.env.DB, id);
+        if (!ACTIVE_MONITOR_JOB_STATUSES.includes(now.status))
+          throw new ApiError("Conflict", `Monitor job ${id} has already ended (${now.status}).`);
+        throw new ApiError(
+          "Conflict",
+          `Monitor job ${id} is ${now.status}; a monitor job moves forward only (Started, InProgress, then Succeeded, ` +
+            `Failed or Unknown), not back to ${status}.`,
+        );
+      }
+      return c.json(await toMonitorJob(c.env.DB, await getMonitorJobRow(c.env.DB, id)), 200);
+    },
+  );
+  return app;
+}
