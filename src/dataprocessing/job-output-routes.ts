@@ -83,7 +83,7 @@ export function jobOutputsApp() {
       },
     ),
     async (c) => {
-      await deleteJobOutput(c.env.DB, c.req.valid("param").id);
+      await deleteJobOutput(writeContext(c), c.req.valid("param").id);
       return c.body(null, 204);
     },
   );

@@ -12,6 +12,10 @@ import { loadOutputType } from "./output-types";
 import type { z } from "@hono/zod-openapi";
 import { listJobOutputRows, type JobOutputListQuery } from "./list";
 import type { JobOutput } from "./schema";
+import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+
+/** The outbox's entity kind of a job output: `jobOutput.created` when a job posts one, `deleted` when one is removed. */
+export const JOB_OUTPUT_KIND = "jobOutput";
 
 export interface JobOutputRow {
   id: string;
@@ -59,14 +63,17 @@ export async function createJobOutput(
     });
   }
   const id = ctx.uuid();
-  await ctx.db
-    .prepare(
-      "INSERT INTO job_outputs (id, job_id, job_output_type_id, output, etag, created_at, updated_at, created_by) " +
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
-    )
-    .bind(id, job.id, typeId, text, newEtagToken(), ctx.now, ctx.actorId)
-    .run();
-  return { id, jobId: job.id, jobOutputTypeId: typeId, output: input.output ?? null, createdAt: ctx.now };
+  const created: JobOutput = { id, jobId: job.id, jobOutputTypeId: typeId, output: input.output ?? null, createdAt: ctx.now };
+  await ctx.db.batch([
+    ctx.db
+      .prepare(
+        "INSERT INTO job_outputs (id, job_id, job_output_type_id, output, etag, created_at, updated_at, created_by) " +
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
+      )
+      .bind(id, job.id, typeId, text, newEtagToken(), ctx.now, ctx.actorId),
+    outboxStatement(ctx.db, ctx, { entityKind: JOB_OUTPUT_KIND, entityId: id, action: "created", payload: created }),
+  ]);
+  return created;
 }
 
 export async function getJobOutput(db: D1Database, id: string): Promise<JobOutput> {
@@ -86,7 +93,10 @@ export async function listJobOutputs(
   return { items: items.map(toOutput), total };
 }
 
-export async function deleteJobOutput(db: D1Database, id: string): Promise<void> {
-  const result = await db.prepare("DELETE FROM job_outputs WHERE id = ?1").bind(id).run();
-  if (result.meta.changes !== 1) throw notFound("Job output", id);
+export async function deleteJobOutput(ctx: WriteContext, id: string): Promise<void> {
+  const [deleted] = await ctx.db.batch([
+    ctx.db.prepare("DELETE FROM job_outputs WHERE id = ?1").bind(id),
+    guardedOutboxStatement(ctx.db, ctx, { entityKind: JOB_OUTPUT_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+  ]);
+  if (deleted!.meta.changes !== 1) throw notFound("Job output", id);
 }

@@ -1016,7 +1016,7 @@ export async function deleteMonitor(ctx: WriteContext, id: string): Promise<void
 
 /** A copy with a new MON number, status Draft, every population and item (criticality and last job cleared), no schedule until saved. */
 export async function duplicateMonitor(ctx: WriteContext, principal: Principal, id: string): Promise<MonitorRow> {
-  await getMonitorRow(ctx.db, id);
+  const source = await getMonitorRow(ctx.db, id);
   const copyId = ctx.uuid();
   const monitorId = `MON-${await nextNumber(ctx.db, "monitor")}`;
   await ctx.db.batch([
@@ -1028,6 +1028,13 @@ export async function duplicateMonitor(ctx: WriteContext, principal: Principal, 
            configurable_parameters, controllers, ?3, ?4, ?5, ?6, ?6, ?3 FROM monitors WHERE id = ?7`,
       )
       .bind(copyId, monitorId, principal.id, principal.name ?? null, newEtagToken(), ctx.now, id),
+    // Created as POST /Monitors creates one; not when the source was deleted since it was read.
+    guardedOutboxStatement(
+      ctx.db,
+      ctx,
+      { entityKind: "monitor", entityId: copyId, action: "created", payload: { id: copyId, monitorId, name: `${source.name} (copy)` } },
+      "previousChanged",
+    ),
     ...copyPopulationStatements(ctx.db, { kind: "monitor", id }, { kind: "monitor", id: copyId }, ctx.now),
   ]);
   return getMonitorRow(ctx.db, copyId);

@@ -75,6 +75,12 @@ export const EVENT_KINDS: Readonly<Record<string, EventKind>> = {
     permission: PERMISSIONS.dataProcessingRead,
     description: "A data processing job (`updated` with its `status` at each change: InProgress, Success, Failed).",
   },
+  jobOutput: {
+    actions: ["created", "deleted"],
+    path: "/JobOutputs/{id}",
+    permission: PERMISSIONS.dataProcessingRead,
+    description: "A job output (`created` with the output a running job posted).",
+  },
   jobConfiguration: {
     actions: CRUD,
     path: "/JobConfigurations/{id}",

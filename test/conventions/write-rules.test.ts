@@ -57,11 +57,6 @@ const WITHOUT_EVENT: Record<string, string> = {
     "keeps the last rejected outputs on the job for diagnosis; not a change of the job's state",
   "src/subscriptions/sender.ts#attemptDelivery":
     "delivery bookkeeping of a subscription (failures, last delivery), not a change its owner made",
-  // Known gaps, left as they are for now (changing them changes what subscribers receive):
-  "src/dataprocessing/outputs.ts#createJobOutput":
-    "known gap: job outputs carry no events yet (neither created nor deleted); the job's own events report its progress",
-  "src/dataprocessing/outputs.ts#deleteJobOutput": "known gap: see createJobOutput",
-  "src/monitors/store.ts#duplicateMonitor": "known gap: a duplicated monitor is created without a created event",
 };
 
 const WRITE = /\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+`?(\w+)`?/gi;

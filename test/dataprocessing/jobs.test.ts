@@ -325,6 +325,25 @@ describe("job outputs", () => {
     expect((await call(`/Jobs/${run.jobId}/Outputs`)).body).toHaveLength(1);
   });
 
+  it("writes jobOutput events: created with the output, deleted as a tombstone, none for a refused delete", async () => {
+    const { run, token } = await runningJob();
+    const created = await post(token, { jobId: run.jobId, output: { rows: 7 } });
+    expect(created.status, created.text).toBe(201);
+    const events = async () =>
+      (
+        await env.DB.prepare("SELECT action, payload FROM outbox WHERE entity_kind = 'jobOutput' AND entity_id = ?1 ORDER BY seq")
+          .bind(created.body.id)
+          .all<{ action: string; payload: string }>()
+      ).results.map((r) => [r.action, JSON.parse(r.payload)]);
+    expect(await events()).toEqual([["created", created.body]]);
+    expect((await call(`/JobOutputs/${created.body.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await call(`/JobOutputs/${created.body.id}`, { method: "DELETE" })).status).toBe(404);
+    expect(await events()).toEqual([
+      ["created", created.body],
+      ["deleted", null],
+    ]);
+  });
+
   it("refuses an output that breaks its schema, creating nothing and recording why on the job", async () => {
     const { run, token } = await runningJob({
       type: "object",

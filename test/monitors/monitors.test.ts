@@ -309,6 +309,13 @@ describe("monitors", () => {
       expect(copy.body.status).toBe("Draft");
       expect(copy.body.populations[0].items).toHaveLength(2);
       expect(copy.body.populations[0].items.every((i: { criticality: number | null }) => i.criticality === null)).toBe(true);
+      // Created as POST /Monitors creates one: subscribers and the change feed hear of the copy.
+      const event = await env.DB.prepare("SELECT action, payload FROM outbox WHERE entity_kind = 'monitor' AND entity_id = ?1")
+        .bind(copy.body.id)
+        .all<{ action: string; payload: string }>();
+      expect(event.results.map((r) => [r.action, JSON.parse(r.payload)])).toEqual([
+        ["created", { id: copy.body.id, monitorId: copy.body.monitorId, name: copy.body.name }],
+      ]);
     },
   );
 
