@@ -3,7 +3,7 @@
  * renderer, 404/405 handling and the OpenAPI document once, then mounts each domain's sub-app.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { newApp } from "./app-factory";
 import { HTTPException } from "hono/http-exception";
@@ -152,10 +152,13 @@ const UNCONDITIONED_ATTEMPTS = 10;
  * with Retry-After, never 412.
  */
 function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  // Reads never qualify: they pass straight on, without an async frame of their own.
+  return (c, next) => {
     const method = c.req.method;
-    // Reads never qualify: return before anything else is looked at.
-    if (method !== "PUT" && method !== "PATCH" && method !== "DELETE") return next();
+    return method === "PUT" || method === "PATCH" || method === "DELETE" ? retrying(c, next, method) : next();
+  };
+
+  async function retrying(c: Context<AppEnv>, next: Next, method: string): Promise<void> {
     const type = c.req.header("content-type") ?? "";
     const limit = configOf(c.env).MAX_BODY_BYTES;
     const eligible =
@@ -185,7 +188,7 @@ function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<A
       );
       c.res = problemResponse(error, c.get("requestId"), c.req.path);
     }
-  };
+  }
 }
 
 /** The whole stream when it holds at most `limit` bytes; null (and the stream cancelled) when it holds more. */

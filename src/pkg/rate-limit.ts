@@ -13,21 +13,25 @@ import { ApiError } from "./errors";
 /** Seconds a throttled client waits: the limiters' period. */
 export const RATE_LIMIT_PERIOD_SECONDS = 60;
 
-export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const rateLimit: MiddlewareHandler<AppEnv> = (c, next) => {
   const principal = c.get("principal");
   if (!principal || c.env.RATE_LIMITS === "off") return next();
   const read = c.req.method === "GET" || c.req.method === "HEAD";
   const limiter = read ? c.env.READ_LIMITER : c.env.WRITE_LIMITER;
   if (!limiter) return next();
-  const { success } = await limiter.limit({ key: `${read ? "r" : "w"}:${principal.id}` });
+  return limited(limiter, `${read ? "r" : "w"}:${principal.id}`, read ? "reads" : "writes", next);
+};
+
+async function limited(limiter: RateLimit, key: string, what: string, next: () => Promise<void>): Promise<void> {
+  const { success } = await limiter.limit({ key });
   if (!success) {
     throw new ApiError(
       "TooManyRequests",
-      `Too many ${read ? "reads" : "writes"} from this user in the last minute; retry after ${RATE_LIMIT_PERIOD_SECONDS} s.`,
+      `Too many ${what} from this user in the last minute; retry after ${RATE_LIMIT_PERIOD_SECONDS} s.`,
       {
         headers: { "retry-after": String(RATE_LIMIT_PERIOD_SECONDS) },
       },
     );
   }
   await next();
-};
+}

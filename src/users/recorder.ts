@@ -83,7 +83,7 @@ function remember(id: string, sighting: Sighting): void {
  * Middleware (after authentication): schedules the caller's record when this isolate has not written
  * it within the interval, and lets the request go on at once.
  */
-export const recordCaller: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const recordCaller: MiddlewareHandler<AppEnv> = (c, next) => {
   const principal = c.get("principal") as Principal | undefined;
   if (principal && isUser(principal)) {
     const now = c.get("clock").now();
@@ -112,7 +112,7 @@ export const recordCaller: MiddlewareHandler<AppEnv> = async (c, next) => {
       }
     }
   }
-  await next();
+  return next();
 };
 
 /**
