@@ -30,7 +30,12 @@ const text = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value));
 
+/** Longest token lifetime accepted unless AUTH_MAX_TOKEN_LIFETIME_SECONDS says otherwise: one day. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+
 const ConfigSchema = z.object({
+  /** Longest token lifetime accepted, `exp` minus `iat` (README, "Configuration"). */
+  AUTH_MAX_TOKEN_LIFETIME_SECONDS: wholeNumber(DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, 60, 366 * 24 * 60 * 60),
   /** Largest JSON body in bytes (larger: 413). */
   MAX_BODY_BYTES: wholeNumber(1024 * 1024, 1024, 64 * 1024 * 1024),
   /** Most fields a custom index's mapping may have (spec 8). */

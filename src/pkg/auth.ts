@@ -5,6 +5,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { configOf } from "../config";
 import type { AppEnv, Bindings, RouteStep } from "../env";
 import { ApiError } from "./errors";
 import { PERMISSIONS, type Permission } from "./permissions";
@@ -223,8 +224,6 @@ function rememberToken(key: string, principal: Principal, expiresAt: number): vo
   }
   verifiedTokens.set(key, { principal, expiresAt });
 }
-/** Longest token lifetime accepted unless AUTH_MAX_TOKEN_LIFETIME_SECONDS says otherwise: one day. */
-export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 
 /**
  * A token must expire (jose checks `exp` is present and not past), must not claim to be issued in
@@ -233,8 +232,7 @@ export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
  */
 function checkLifetime(env: Bindings, payload: JWTPayload): void {
   const now = Math.floor(Date.now() / 1000);
-  const max =
-    Number((env as { AUTH_MAX_TOKEN_LIFETIME_SECONDS?: string }).AUTH_MAX_TOKEN_LIFETIME_SECONDS) || DEFAULT_MAX_TOKEN_LIFETIME_SECONDS;
+  const max = configOf(env).AUTH_MAX_TOKEN_LIFETIME_SECONDS;
   if (payload.iat !== undefined && payload.iat > now + CLOCK_TOLERANCE_SECONDS)
     throw unauthorized(`The token is not valid yet: its iat (${when(payload.iat)}) is in the future.`, "notYetValid");
   const from = payload.iat ?? now;

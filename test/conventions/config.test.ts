@@ -23,6 +23,7 @@ describe("configuration", () => {
       SEARCH_LIBRARY_TIME_MS: 20_000,
       JOB_OUTPUT_FOLLOW_SECONDS: 300,
       JOB_OUTPUT_POLL_MS: 2000,
+      AUTH_MAX_TOKEN_LIFETIME_SECONDS: 86_400,
     });
     expect(configOf({ ...env, MAX_BODY_BYTES: "2048" } as unknown as typeof env).MAX_BODY_BYTES).toBe(2048);
   });
@@ -33,6 +34,7 @@ describe("configuration", () => {
       ["MAX_BODY_BYTES", "12"],
       ["JOB_OUTPUT_FOLLOW_SECONDS", "99999"],
       ["SEARCH_LIBRARY_TIME_MS", "-5"],
+      ["AUTH_MAX_TOKEN_LIFETIME_SECONDS", "1d"],
     ] as const) {
       expect(() => configOf({ ...env, [name]: value } as unknown as typeof env), `${name}=${value}`).toThrow(
         new RegExp(`${name} must be a whole number from \\d+ to \\d+, not '${value}'`),
