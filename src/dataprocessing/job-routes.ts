@@ -79,7 +79,7 @@ export function jobsApp() {
       },
     ),
     async (c) => {
-      const created = await executeChain(writeContext(c), c.env, c.req.valid("json") as never, apiUrlOf(c.env, c.req.url), caller(c));
+      const created = await executeChain(writeContext(c), c.env, c.req.valid("json"), apiUrlOf(c.env, c.req.url), caller(c));
       return answerExecution(c, created);
     },
   );
