@@ -31,7 +31,7 @@ const text = z
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value));
 
 /** Longest token lifetime accepted unless AUTH_MAX_TOKEN_LIFETIME_SECONDS says otherwise: one day. */
-export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 
 const ConfigSchema = z.object({
   /** Longest token lifetime accepted, `exp` minus `iat` (README, "Configuration"). */

@@ -16,13 +16,7 @@ export const NameVersion = z.object({
     .max(128)
     .openapi({ param: { name: "version", in: "path" } }),
 });
-export const NameParam = z.object({
-  name: z
-    .string()
-    .min(1)
-    .max(200)
-    .openapi({ param: { name: "name", in: "path" } }),
-});
+export const NameParam = NameVersion.pick({ name: true });
 export const PopulationParams = z.object({
   id: z.uuid().openapi({ param: { name: "id", in: "path" } }),
   populationId: z.uuid().openapi({ param: { name: "populationId", in: "path" } }),

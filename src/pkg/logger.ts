@@ -17,7 +17,6 @@ export interface Logger {
  */
 class JsonLogger implements Logger {
   constructor(
-    private readonly level: string | undefined,
     private readonly min: number,
     private readonly base: Record<string, unknown>,
   ) {}
@@ -35,7 +34,7 @@ class JsonLogger implements Logger {
     this.write("error", msg, fields);
   }
   with(fields: Record<string, unknown>): Logger {
-    return new JsonLogger(this.level, this.min, { ...this.base, ...fields });
+    return new JsonLogger(this.min, { ...this.base, ...fields });
   }
 
   private write(lvl: LogLevel, msg: string, fields?: Record<string, unknown>): void {
@@ -48,7 +47,7 @@ class JsonLogger implements Logger {
 }
 
 export function createLogger(level: string | undefined, base: Record<string, unknown> = {}): Logger {
-  return new JsonLogger(level, rank[(level as LogLevel) in rank ? (level as LogLevel) : "info"], base);
+  return new JsonLogger(rank[(level as LogLevel) in rank ? (level as LogLevel) : "info"], base);
 }
 
 /** An error as log fields: message and stack go to the log, never to the client. */
