@@ -1,11 +1,15 @@
 /**
  * The headers every answer carries, whichever way it was made (issue 22, reads: CORS and the session
  * bookmark are set once on the final response instead of through copies): a read, a route's error,
- * a path without a route, an answer passed through from the assets binding, and a preflight.
+ * a path without a route, an answer passed through from the assets binding, and a preflight. CORS's
+ * Allow-Origin and Expose-Headers go only to an allowed Origin: a browser reads them on nothing else.
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
 import { createPropertyDefinition } from "../support/factories/properties";
-import { call } from "../support/http";
+import { call, tokenFor } from "../support/http";
 
 const ORIGIN = "https://app.example";
 
@@ -28,10 +32,33 @@ describe("response headers", () => {
     expectCors(res.headers, ORIGIN);
   });
 
-  it("no Access-Control-Allow-Origin without an Origin; the rest is the same", async () => {
+  it("without an Origin (a phone's app, a server) no CORS headers but Vary: the answer is about 250 bytes smaller", async () => {
     const res = await call("/Categories");
     expect(res.status).toBe(200);
-    expectCors(res.headers, null);
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+    expect(res.headers.get("access-control-expose-headers")).toBeNull();
+    expect(res.headers.get("vary")).toBe("Origin");
+    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("an Origin that CORS_ORIGINS does not allow gets no CORS headers but Vary; an allowed one gets them", async () => {
+    const app = createApp();
+    const headersFor = async (origin: string) => {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(
+        new Request("https://api.test/Categories", { headers: { origin, authorization: `Bearer ${await tokenFor()}` } }),
+        { ...env, CORS_ORIGINS: "https://allowed.example, https://other.example" },
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      expect(res.status).toBe(200);
+      return res.headers;
+    };
+    const refused = await headersFor("https://evil.example");
+    expect(refused.get("access-control-allow-origin")).toBeNull();
+    expect(refused.get("access-control-expose-headers")).toBeNull();
+    expect(refused.get("vary")).toBe("Origin");
+    expectCors(await headersFor("https://other.example"), "https://other.example");
   });
 
   it("a route's error keeps what the route had set before it failed (api-supported-versions)", async () => {
