@@ -4,6 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createDeviationType } from "../support/factories/work";
 import { call } from "../support/http";
 import { seededRandom } from "../support/random";
 
@@ -75,7 +76,7 @@ describe("GET /Changes", () => {
     expect(workOnly.status).toBe(200);
     expect(
       (workOnly.body.changes as { type: string }[]).every((c) =>
-        ["deviation", "workItem", "activity", "workTemplate", "activityTemplate", "activityType"].includes(c.type),
+        ["deviation", "deviationType", "workItem", "activity", "workTemplate", "activityTemplate", "activityType"].includes(c.type),
       ),
     ).toBe(true);
     expect((await call("/Changes?types=category", { user: { id: "feed-reader", permissions: ["work_read"] } })).status).toBe(403);
@@ -85,6 +86,17 @@ describe("GET /Changes", () => {
     const expired = await call("/Changes?since=1");
     expect(expired.status).toBe(410);
     expect(expired.body.code).toBe("CursorExpired");
+  });
+
+  it("shows a deviation type's changes to whoever may read deviation types (work_read, as GET /DeviationTypes/{id})", async () => {
+    const type = await createDeviationType();
+    const workOnly = { user: { id: "feed-reader", permissions: ["work_read"] } };
+    expect((await call(`/DeviationTypes/${type.id}`, workOnly)).status).toBe(200);
+    const asked = await call("/Changes?types=deviationType&take=500", workOnly);
+    expect(asked.status, asked.text).toBe(200);
+    expect((asked.body.changes as { id: string }[]).some((c) => c.id === type.id)).toBe(true);
+    const everything = await call("/Changes?take=500", workOnly);
+    expect((everything.body.changes as { id: string }[]).some((c) => c.id === type.id)).toBe(true);
   });
 
   it("answers a cursor beyond the newest change with a 400 naming the newest, not an empty page forever (issue 24)", async () => {
