@@ -7,12 +7,12 @@
 // workerd CPU per request (bench/lib/cpu.mjs), the figure a shared machine disturbs least. A round's
 // CPU per read swings by about ±15 µs here, so compare medians over 10 rounds or more
 // (BENCH_ROUNDS=12). This is how the reads passes of docs/benchmarks.md priced their changes.
-import { existsSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
-import { appWorkerOptions, LOOPBACK } from "./lib/app-miniflare.mjs";
-import { AUDIENCE, benchCredentials, ISSUER } from "./lib/auth.mjs";
+import { appWorkerOptions, benchAppBindings, benchMiniflareBase, LOOPBACK, minimalWorkerOptions } from "./lib/app-miniflare.mjs";
+import { benchCredentials } from "./lib/auth.mjs";
 import { bundleModules } from "./lib/build.mjs";
 import { ownWorkerdCpuSeconds } from "./lib/cpu.mjs";
 import { applyMigrations } from "./lib/db.mjs";
@@ -26,31 +26,13 @@ if (builds.length === 0 || builds.some((dir) => !existsSync(join(dir, "index.js"
 }
 
 const credentials = await benchCredentials(root);
-const stateDir = join(root, ".bench", "ab-state");
-rmSync(stateDir, { recursive: true, force: true });
 const app = appWorkerOptions(root);
 // A queue has one consumer: the first build. The others only produce.
 const { queueConsumers: _consumers, ...producerOptions } = app;
-const bindings = {
-  ...app.bindings,
-  AUTH_ISSUER: ISSUER,
-  AUTH_AUDIENCE: AUDIENCE,
-  AUTH_JWKS_JSON: credentials.jwksJson,
-  ENVIRONMENT: "bench",
-  RATE_LIMITS: "off",
-};
-const socket = [{ host: LOOPBACK, port: 0 }];
+// As deployed: wrangler.toml's LOG_LEVEL (info), so a quick read writes no log line.
+const bindings = benchAppBindings(app, credentials);
 const mf = new Miniflare({
-  host: LOOPBACK,
-  port: 0,
-  defaultPersistRoot: stateDir,
-  d1Persist: join(stateDir, "d1"),
-  r2Persist: join(stateDir, "r2"),
-  durableObjectsPersist: join(stateDir, "do"),
-  handleRuntimeStdio: (stdout, stderr) => {
-    stdout.resume();
-    stderr.resume();
-  },
+  ...benchMiniflareBase(join(root, ".bench", "ab-state")),
   workers: [
     ...builds.map((dir, i) => {
       const modules = bundleModules(dir);
@@ -60,17 +42,10 @@ const mf = new Miniflare({
         modulesRoot: join(modules[0].path, ".."),
         modules,
         bindings,
-        unsafeDirectSockets: socket,
+        unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
       };
     }),
-    {
-      name: "minimal",
-      compatibilityDate: app.compatibilityDate,
-      modules: true,
-      scriptPath: join(root, "bench", "minimal-worker.js"),
-      d1Databases: app.d1Databases,
-      unsafeDirectSockets: socket,
-    },
+    minimalWorkerOptions(root, app),
   ],
 });
 

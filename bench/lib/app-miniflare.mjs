@@ -18,20 +18,18 @@ export function appWorkerOptions(root) {
 }
 
 /**
- * Starts the bundle (`appModules`, entry first) as worker "app" with the bench's auth and `bindings`
- * over wrangler.toml's. Returns the Miniflare instance, its direct URL, the D1 database and the worker.
+ * The Miniflare options every bench shares: loopback, a fresh persistence folder under `stateDir`
+ * (wiped first), and workerd's output dropped (BENCH_WORKERD_LOG=1 shows it: crashes, uncaught errors).
  */
-export async function startAppMiniflare({ root, stateDir, appModules, credentials, bindings = {} }) {
+export function benchMiniflareBase(stateDir) {
   rmSync(stateDir, { recursive: true, force: true });
-  const app = appWorkerOptions(root);
-  const mf = new Miniflare({
+  return {
     host: LOOPBACK,
     port: 0,
     defaultPersistRoot: stateDir,
     d1Persist: join(stateDir, "d1"),
     durableObjectsPersist: join(stateDir, "do"),
     r2Persist: join(stateDir, "r2"),
-    // BENCH_WORKERD_LOG=1 shows workerd's own output (crashes, uncaught errors) while investigating a bench.
     handleRuntimeStdio: (stdout, stderr) => {
       if (process.env.BENCH_WORKERD_LOG) {
         stdout.pipe(process.stderr);
@@ -41,22 +39,49 @@ export async function startAppMiniflare({ root, stateDir, appModules, credential
       stdout.resume();
       stderr.resume();
     },
+  };
+}
+
+/** The app's bindings as benched: wrangler.toml's vars, the bench's token issuer and key, rate limits off, then `extra`. */
+export function benchAppBindings(app, credentials, extra = {}) {
+  return {
+    ...app.bindings,
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: AUDIENCE,
+    AUTH_JWKS_JSON: credentials.jwksJson,
+    ENVIRONMENT: "bench",
+    RATE_LIMITS: "off",
+    ...extra,
+  };
+}
+
+/** bench/minimal-worker.js (bench A's baseline) as worker `name`, on its own direct socket, over the app's D1 database. */
+export function minimalWorkerOptions(root, app, name = "minimal") {
+  return {
+    name,
+    compatibilityDate: app.compatibilityDate,
+    modules: true,
+    scriptPath: join(root, "bench", "minimal-worker.js"),
+    d1Databases: app.d1Databases,
+    unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
+  };
+}
+
+/**
+ * Starts the bundle (`appModules`, entry first) as worker "app" with the bench's auth and `bindings`
+ * over wrangler.toml's. Returns the Miniflare instance, its direct URL, the D1 database and the worker.
+ */
+export async function startAppMiniflare({ root, stateDir, appModules, credentials, bindings = {} }) {
+  const app = appWorkerOptions(root);
+  const mf = new Miniflare({
+    ...benchMiniflareBase(stateDir),
     workers: [
       {
         ...app,
         name: "app",
         modulesRoot: join(appModules[0].path, ".."),
         modules: appModules,
-        bindings: {
-          ...app.bindings,
-          AUTH_ISSUER: ISSUER,
-          AUTH_AUDIENCE: AUDIENCE,
-          AUTH_JWKS_JSON: credentials.jwksJson,
-          ENVIRONMENT: "bench",
-          RATE_LIMITS: "off",
-          LOG_LEVEL: "error",
-          ...bindings,
-        },
+        bindings: benchAppBindings(app, credentials, { LOG_LEVEL: "error", ...bindings }),
         unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],
       },
     ],

@@ -22,8 +22,7 @@ import { webcrypto } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
-import { LOOPBACK, appWorkerOptions } from "./app-miniflare.mjs";
-import { AUDIENCE, ISSUER } from "./auth.mjs";
+import { LOOPBACK, appWorkerOptions, benchAppBindings } from "./app-miniflare.mjs";
 import { buildWorkerBundle } from "./build.mjs";
 import { ownWorkerdCpuSeconds } from "./cpu.mjs";
 import { applyMigrations } from "./db.mjs";
@@ -285,18 +284,12 @@ export async function runReadsSection({ root, benchDir, credentials, step }) {
   const stateDir = join(benchDir, "reads-state");
   rmSync(stateDir, { recursive: true, force: true });
   const app = appWorkerOptions(root);
-  const bindings = {
-    ...app.bindings,
-    AUTH_ISSUER: ISSUER,
-    AUTH_AUDIENCE: AUDIENCE,
-    AUTH_JWKS_JSON: credentials.jwksJson,
-    ENVIRONMENT: "bench",
-    RATE_LIMITS: "off",
+  const bindings = benchAppBindings(app, credentials, {
     CONTAINER_HOST_KIND: "local",
     LOCAL_CONTAINER_HOST_URL: host.url,
     LOCAL_CONTAINER_HOST_SECRET: "bench-stub",
     DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(webcrypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
-  };
+  });
   // A queue has one consumer: the app Worker. The variants only produce.
   const { queueConsumers: _consumers, ...variantOptions } = app;
   const socket = [{ host: LOOPBACK, port: 0 }];
