@@ -146,217 +146,91 @@ async function wasmAfterExpression(urls, token) {
   return { status: created.status, instantiations: inRequests };
 }
 
-async function main() {
-  mkdirSync(benchDir, { recursive: true });
-  if (only === "upload") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runUploadSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
-    return;
-  }
-  if (only === "bodies") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runBodiesSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
-    return;
-  }
-  if (only === "scale") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runScaleSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
-    return;
-  }
-  if (only === "templates") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    await templatesSection(buildWorkerBundle(root, join(benchDir, "build")), await benchCredentials(root));
-    return;
-  }
-  if (only === "deviations") {
-    const result = await runDeviationSection({ root, benchDir, credentials: await benchCredentials(root), step });
-    const command = "npm run bench -- --only deviations";
+/** The arguments of every section that runs the deployed bundle with the bench's token. */
+async function bundleSection() {
+  step("building the Worker bundle (wrangler deploy --dry-run)");
+  return { root, benchDir, appModules: buildWorkerBundle(root, join(benchDir, "build")), credentials: await benchCredentials(root), step };
+}
+
+/** The 1/5/15-minute load averages before the run and now: the machine may be shared (other builds, tests). */
+const loadAverages = () => ({
+  before: loadBefore,
+  after: loadavg()
+    .map((x) => round(x))
+    .join(" "),
+});
+
+/**
+ * A section run alone that writes .bench/{name}-results.json: when, the command, the machine, the load
+ * settings and averages, and the section's result; then prints `summary` of it, for docs/benchmarks.md.
+ */
+function withResults(name, run, summary) {
+  return async () => {
+    const result = await run();
+    const record = {
+      finishedAt: new Date().toISOString(),
+      command: `npm run bench -- --only ${name}`,
+      machine: machine(),
+      load: LOAD,
+      loadAverage: loadAverages(),
+      ...result,
+    };
     writeFileSync(
-      join(benchDir, "deviations-results.json"),
-      `${JSON.stringify(
-        {
-          finishedAt: new Date().toISOString(),
-          command,
-          machine: machine(),
-          load: LOAD,
-          loadAverage: {
-            before: loadBefore,
-            after: loadavg()
-              .map((x) => round(x))
-              .join(" "),
-          },
-          ...result,
-        },
-        null,
-        2,
-      )}\n`,
+      join(benchDir, `${name}-results.json`),
+      `${JSON.stringify(record, null, 2)}
+`,
     );
-    step("done; .bench/deviations-results.json written. Summary for docs/benchmarks.md:\n");
-    console.log(deviationSummary(result, command));
-    return;
-  }
-  if (only === "jobs") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runJobsSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
-    const record = {
-      finishedAt: new Date().toISOString(),
-      command: "npm run bench -- --only jobs",
-      machine: machine(),
-      load: LOAD,
-      loadAverage: {
-        before: loadBefore,
-        after: loadavg()
-          .map((x) => round(x))
-          .join(" "),
-      },
-      ...result,
-    };
-    writeFileSync(join(benchDir, "jobs-results.json"), `${JSON.stringify(record, null, 2)}\n`);
-    step("done; .bench/jobs-results.json written");
-    return;
-  }
-  if (only === "monitors") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runMonitorsSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
-    const record = {
-      finishedAt: new Date().toISOString(),
-      command: "npm run bench -- --only monitors",
-      machine: machine(),
-      load: LOAD,
-      loadAverage: {
-        before: loadBefore,
-        after: loadavg()
-          .map((x) => round(x))
-          .join(" "),
-      },
-      ...result,
-    };
-    writeFileSync(join(benchDir, "monitors-results.json"), `${JSON.stringify(record, null, 2)}\n`);
-    step("done; .bench/monitors-results.json written");
-    return;
-  }
-  if (only === "search") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runSearchSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
-    const record = {
-      finishedAt: new Date().toISOString(),
-      command: "npm run bench -- --only search",
-      machine: machine(),
-      load: LOAD,
-      loadAverage: {
-        before: loadBefore,
-        after: loadavg()
-          .map((x) => round(x))
-          .join(" "),
-      },
-      ...result,
-    };
-    writeFileSync(join(benchDir, "search-results.json"), `${JSON.stringify(record, null, 2)}\n`);
-    step("done; .bench/search-results.json written");
-    return;
-  }
-  if (only === "lists") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    const result = await runListsSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
-    const command = "npm run bench -- --only lists";
-    const loadAverage = {
-      before: loadBefore,
-      after: loadavg()
-        .map((x) => round(x))
-        .join(" "),
-    };
-    const finishedAt = new Date().toISOString();
-    writeFileSync(
-      join(benchDir, "lists-results.json"),
-      `${JSON.stringify({ finishedAt, command, machine: machine(), loadAverage, ...result }, null, 2)}\n`,
-    );
-    step("done; .bench/lists-results.json written. Summary for docs/benchmarks.md:\n");
-    console.log(listsSummary(result, { command, loadAverage, finishedAt }));
-    return;
-  }
-  if (only === "reads") {
-    const result = await runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step });
-    const record = {
-      finishedAt: new Date().toISOString(),
-      command: "npm run bench -- --only reads",
-      machine: machine(),
-      load: LOAD,
-      loadAverage: {
-        before: loadBefore,
-        after: loadavg()
-          .map((x) => round(x))
-          .join(" "),
-      },
-      ...result,
-    };
-    writeFileSync(join(benchDir, "reads-results.json"), `${JSON.stringify(record, null, 2)}\n`);
-    step("done; .bench/reads-results.json written. Summary for docs/benchmarks.md:\n");
-    console.log(readsSummary(result, record));
-    return;
-  }
-  if (only === "png") {
+    step(`done; .bench/${name}-results.json written${summary ? ". Summary for docs/benchmarks.md:\n" : ""}`);
+    if (summary) console.log(summary(result, record));
+  };
+}
+
+/** The template copy section (issue 3). */
+const templatesSection = (appModules, credentials) =>
+  withResults("templates", () => runTemplatesSection({ root, benchDir, appModules, credentials, step }))();
+
+/** What `--only NAME` runs instead of the core run (bench A, bench B, startup). */
+const SECTIONS = {
+  upload: async () => runUploadSection(await bundleSection()),
+  bodies: async () => runBodiesSection(await bundleSection()),
+  scale: async () => runScaleSection(await bundleSection()),
+  templates: async () => {
+    const { appModules, credentials } = await bundleSection();
+    await templatesSection(appModules, credentials);
+  },
+  deviations: withResults(
+    "deviations",
+    async () => runDeviationSection({ root, benchDir, credentials: await benchCredentials(root), step }),
+    (result, record) => deviationSummary(result, record.command),
+  ),
+  jobs: withResults("jobs", async () => runJobsSection(await bundleSection())),
+  monitors: withResults("monitors", async () => runMonitorsSection(await bundleSection())),
+  search: withResults("search", async () => runSearchSection(await bundleSection())),
+  lists: withResults("lists", async () => runListsSection(await bundleSection()), listsSummary),
+  reads: withResults(
+    "reads",
+    async () => runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step }),
+    readsSummary,
+  ),
+  png: async () => {
     await runPngSection({ root, benchDir, step });
     step("done; .bench/png.json written");
-    return;
-  }
-  if (only === "formats") {
+  },
+  formats: async () => {
     await runFormatsSection({ root, benchDir, step });
     step("done; .bench/formats.json written");
-    return;
-  }
-  if (only === "images") {
-    step("building the Worker bundle (wrangler deploy --dry-run)");
-    await runImageSection({
-      root,
-      benchDir,
-      appModules: buildWorkerBundle(root, join(benchDir, "build")),
-      credentials: await benchCredentials(root),
-      step,
-    });
+  },
+  images: async () => {
+    await runImageSection(await bundleSection());
     await runPngSection({ root, benchDir, step });
     await runFormatsSection({ root, benchDir, step });
+  },
+};
+
+async function main() {
+  mkdirSync(benchDir, { recursive: true });
+  if (only && Object.hasOwn(SECTIONS, only)) {
+    await SECTIONS[only]();
     return;
   }
   const listOnly = only === "list";
@@ -430,13 +304,7 @@ async function main() {
       machine: machine(),
       load: LOAD,
       migrations,
-      // The machine may be shared (other builds, tests): the 1/5/15-minute load averages give context.
-      loadAverage: {
-        before: loadBefore,
-        after: loadavg()
-          .map((x) => round(x))
-          .join(" "),
-      },
+      loadAverage: loadAverages(),
       benchA: a,
       benchB: { ...b, statistics: analyzed ? "PRAGMA optimize after seeding" : "none (as after the migrations)" },
       startup: appModules && {
@@ -460,22 +328,6 @@ async function main() {
   if (!only) await runPngSection({ root, benchDir, step });
   if (!only) await runFormatsSection({ root, benchDir, step });
   if (!only) await templatesSection(appModules, credentials);
-}
-
-/** The template copy section (issue 3); writes .bench/templates-results.json. */
-async function templatesSection(appModules, credentials) {
-  const results = await runTemplatesSection({ root, benchDir, appModules, credentials, step });
-  const record = {
-    finishedAt: new Date().toISOString(),
-    command: "npm run bench -- --only templates",
-    machine: machine(),
-    loadAverage: loadavg()
-      .map((x) => round(x))
-      .join(" "),
-    ...results,
-  };
-  writeFileSync(join(benchDir, "templates-results.json"), `${JSON.stringify(record, null, 2)}\n`);
-  step("done; .bench/templates-results.json written");
 }
 
 main().catch((error) => {
