@@ -317,6 +317,67 @@ const nameTaken = (name: string) =>
   ]);
 
 /** The event payload: never the run options (names or values). */
+/** The columns a create and an update both write, in the order of {@link writtenValues}. */
+const WRITTEN_COLUMNS = [
+  "name",
+  "name_key",
+  "description",
+  "image_name",
+  "image_tag",
+  "cpu_cores",
+  "memory_gb",
+  "gpu_cores",
+  "gpu_sku",
+  "run_options_enc",
+  "run_command",
+  "next_config_id",
+  "frequency",
+  "time_zone",
+  "output_type_id",
+  "timeout_minutes",
+  "object_owner_id",
+  "object_owner_name",
+  "etag",
+] as const;
+
+const INSERT_CONFIG =
+  `INSERT INTO job_configurations (${WRITTEN_COLUMNS.join(", ")}, id, created_at, updated_at, created_by) ` +
+  `VALUES (${WRITTEN_COLUMNS.map((_, i) => `?${i + 1}`).join(", ")}, ?20, ?21, ?21, ?22)`;
+const UPDATE_CONFIG =
+  `UPDATE job_configurations SET ${WRITTEN_COLUMNS.map((column, i) => `${column} = ?${i + 1}`).join(", ")}, updated_at = ?20 ` +
+  "WHERE id = ?21 AND etag = ?22";
+
+/** The values of {@link WRITTEN_COLUMNS} (the new etag last), bound as ?1 to ?19 by both statements. */
+function writtenValues(
+  input: JobConfigurationInput,
+  resolved: Resolved,
+  sealed: string,
+  owner: { id: string; name: string | null },
+  etag: string,
+) {
+  return [
+    input.name,
+    nameKey(input.name),
+    input.description,
+    resolved.imageName,
+    resolved.imageTag,
+    input.runConfigs.cpuCores,
+    input.runConfigs.memory,
+    input.runConfigs.gpuCores,
+    input.runConfigs.gpuSku,
+    sealed,
+    input.runCommand,
+    input.nextConfigId,
+    input.frequency ? JSON.stringify(input.frequency) : null,
+    input.timeZone,
+    input.outputTypeId,
+    input.timeoutMinutes,
+    owner.id,
+    owner.name,
+    etag,
+  ];
+}
+
 function eventPayload(id: string, input: JobConfigurationInput, resolved: Resolved) {
   return {
     id,
@@ -342,38 +403,7 @@ export async function createConfig(
     ctx.db,
     input.nextConfigId ? id : null,
     [
-      ctx.db
-        .prepare(
-          `INSERT INTO job_configurations (id, name, description, image_name, image_tag, cpu_cores, memory_gb, gpu_cores,
-          gpu_sku, run_options_enc,
-             run_command, next_config_id, frequency, time_zone, output_type_id, timeout_minutes, object_owner_id,
-             object_owner_name, etag, created_at, updated_at, created_by, name_key)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?20, ?21, ?22)`,
-        )
-        .bind(
-          id,
-          input.name,
-          input.description,
-          resolved.imageName,
-          resolved.imageTag,
-          input.runConfigs.cpuCores,
-          input.runConfigs.memory,
-          input.runConfigs.gpuCores,
-          input.runConfigs.gpuSku,
-          sealed,
-          input.runCommand,
-          input.nextConfigId,
-          input.frequency ? JSON.stringify(input.frequency) : null,
-          input.timeZone,
-          input.outputTypeId,
-          input.timeoutMinutes,
-          owner.id,
-          owner.name,
-          etag,
-          ctx.now,
-          ctx.actorId,
-          nameKey(input.name),
-        ),
+      ctx.db.prepare(INSERT_CONFIG).bind(...writtenValues(input, resolved, sealed, owner, etag), id, ctx.now, ctx.actorId),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, resolved.rule, new Date(ctx.now)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: eventPayload(id, input, resolved) }),
     ],
@@ -395,39 +425,7 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
     ctx.db,
     input.nextConfigId ? input.id : null,
     [
-      ctx.db
-        .prepare(
-          `UPDATE job_configurations SET name = ?1, name_key = ?22, description = ?2, image_name = ?3, image_tag = ?4,
-          cpu_cores = ?5, memory_gb = ?6, gpu_cores = ?7,
-             gpu_sku = ?8, run_options_enc = ?9, run_command = ?10, next_config_id = ?11, frequency = ?12, time_zone = ?13,
-             output_type_id = ?14,
-             timeout_minutes = ?15, object_owner_id = ?16, object_owner_name = ?17, etag = ?18, updated_at = ?19
-           WHERE id = ?20 AND etag = ?21`,
-        )
-        .bind(
-          input.name,
-          input.description,
-          resolved.imageName,
-          resolved.imageTag,
-          input.runConfigs.cpuCores,
-          input.runConfigs.memory,
-          input.runConfigs.gpuCores,
-          input.runConfigs.gpuSku,
-          sealed,
-          input.runCommand,
-          input.nextConfigId,
-          input.frequency ? JSON.stringify(input.frequency) : null,
-          input.timeZone,
-          input.outputTypeId,
-          input.timeoutMinutes,
-          owner.id,
-          owner.name,
-          etag,
-          ctx.now,
-          input.id,
-          current.etag,
-          nameKey(input.name),
-        ),
+      ctx.db.prepare(UPDATE_CONFIG).bind(...writtenValues(input, resolved, sealed, owner, etag), ctx.now, input.id, current.etag),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
       guardedOutboxStatement(
         ctx.db,
