@@ -2,7 +2,8 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { advanceChain, cancelJob } from "../src/dataprocessing/runner";
 import { relayOutbox } from "../src/events/outbox";
-import { createLogger, errorFields } from "../src/pkg/logger";
+import { errorFields } from "../src/pkg/logger";
+import { taskLogger } from "../src/config";
 import { SerialQueue } from "../src/pkg/serial";
 
 /** How often a running chain is polled (rule 5: the output is refreshed every minute). */
@@ -26,7 +27,7 @@ export class JobRunner extends DurableObject<Bindings> {
   async cancel(chainId: string, jobId: string, by: { id: string; name: string | null }): Promise<boolean> {
     await this.ctx.storage.put("chainId", chainId);
     return this.serialised(async () => {
-      const log = createLogger(this.env.LOG_LEVEL, { task: "job-runner", chainId });
+      const log = taskLogger(this.env, { task: "job-runner", chainId });
       const cancelled = await cancelJob(this.env, jobId, by, new Date(), log);
       await this.step(chainId);
       return cancelled;
@@ -43,7 +44,7 @@ export class JobRunner extends DurableObject<Bindings> {
   }
 
   private async step(chainId: string): Promise<void> {
-    const log = createLogger(this.env.LOG_LEVEL, { task: "job-runner", chainId });
+    const log = taskLogger(this.env, { task: "job-runner", chainId });
     let active = true;
     try {
       ({ active } = await advanceChain(this.env, chainId, new Date(), log));

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
-import { createLogger, errorFields } from "../src/pkg/logger";
+import { errorFields } from "../src/pkg/logger";
+import { taskLogger } from "../src/config";
 import { SerialQueue } from "../src/pkg/serial";
 import { searchableText, type Mapping } from "../src/search/mapping";
 import { compileSearch, generationTables, highlight, type PlannedSearch, type Searcher, type SearchResult } from "../src/search/query";
@@ -241,7 +242,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     const build = this.meta<Build>("build");
     const indexId = this.meta<string>("indexId");
     if (!build || !indexId) return;
-    const log = createLogger(this.env.LOG_LEVEL, { task: "search-sync", indexId, syncId: build.syncId });
+    const log = taskLogger(this.env, { task: "search-sync", indexId, syncId: build.syncId });
     try {
       const standard = standardIndex(indexId);
       if (standard?.source) {

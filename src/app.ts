@@ -45,8 +45,8 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.use("*", async (c, next) => {
     const incoming = c.req.header("x-request-id");
     const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
-    const log = createLogger(c.env.LOG_LEVEL, { requestId });
     c.set("requestId", requestId);
+    const log = createLogger(configOf(c.env).LOG_LEVEL, { requestId });
     c.set("log", log);
     const clock = options.clock ?? systemClock;
     c.set("clock", clock);

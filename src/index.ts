@@ -4,7 +4,8 @@
 import { createApp } from "./app";
 import type { Bindings } from "./env";
 import { consumeEvents, pruneOutbox, relayOutbox, type DomainEvent, type EventHandler } from "./events/outbox";
-import { createLogger, errorFields } from "./pkg/logger";
+import { errorFields } from "./pkg/logger";
+import { taskLogger, withDatabase } from "./config";
 import { decodeRequestBody } from "./pkg/encoding";
 import { openSession, withBookmark } from "./pkg/bookmark";
 import { cleanUpUploads } from "./upload/cleanup";
@@ -38,16 +39,16 @@ export default {
     // Reads run on the nearest D1 replica; a client that sends back the bookmark of its last answer
     // reads at least what that answer had written (src/pkg/bookmark.ts).
     const session = openSession(env.DB, request);
-    const response = withBookmark(await app.fetch(request, { ...env, DB: session as unknown as D1Database }, ctx), session);
+    const response = withBookmark(await app.fetch(request, withDatabase(env, session as unknown as D1Database), ctx), session);
     // Writes leave events in the outbox; relay them now rather than waiting for the cron.
     if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS" && response.status < 400) {
-      ctx.waitUntil(relayOutbox(env, createLogger(env.LOG_LEVEL, { task: "relay" })).catch(() => undefined));
+      ctx.waitUntil(relayOutbox(env, taskLogger(env, { task: "relay" })).catch(() => undefined));
     }
     return response;
   },
 
   async scheduled(controller, env, ctx) {
-    const log = createLogger(env.LOG_LEVEL, { task: "cron", cron: controller.cron });
+    const log = taskLogger(env, { task: "cron", cron: controller.cron });
     const now = new Date(controller.scheduledTime);
     const jobs: [string, () => Promise<unknown>][] = [
       ["relayOutbox", () => relayOutbox(env, log, 50)],
@@ -76,11 +77,11 @@ export default {
   async queue(batch, env, _ctx) {
     // Webhook deliveries and their dead letters (wrangler.toml); every other queue carries platform events.
     if (batch.queue.startsWith("integrity-edge-webhooks")) {
-      const log = createLogger(env.LOG_LEVEL, { task: "webhooks" });
+      const log = taskLogger(env, { task: "webhooks" });
       if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch as MessageBatch<DeliveryMessage>, env, log);
       else await consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env, log);
       return;
     }
-    await consumeEvents(batch as MessageBatch<DomainEvent>, env, createLogger(env.LOG_LEVEL, { task: "events" }), eventHandlers);
+    await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);
   },
 } satisfies ExportedHandler<Bindings>;

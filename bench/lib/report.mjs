@@ -59,6 +59,13 @@ export function markdownSummary(r) {
           (a.roundTarget === undefined ? "" : `; every round >= ${a.roundTarget}: ${verdict(a.lowestRound >= a.roundTarget)}`) +
           "); " +
           `per round: ${a.full.rounds.map((x, i) => round(x.reqPerSec / a.minimal.rounds[i].reqPerSec, 3)).join(", ")}.`,
+        ...(a.cpuRatio === undefined
+          ? []
+          : [
+              "",
+              `Server CPU per request (workerd, the D1 object included): minimal ${a.minimal.cpuUsPerRequest} µs, full ` +
+                `${a.full.cpuUsPerRequest} µs; ratio by CPU (minimal/full) **${a.cpuRatio}**.`,
+            ]),
         "",
       ]
     : [];

@@ -3,6 +3,7 @@
  * config's weekly occurrence (the `job-config` schedule kind), and an ad-hoc run for a monitor job.
  * Each creates its jobs at once in D1, then hands the chain to its JobRunner.
  */
+import { configOf } from "../config";
 import type { Bindings } from "../env";
 import { forEachLimited } from "../pkg/concurrency";
 import type { WriteContext } from "../pkg/db";
@@ -18,8 +19,8 @@ import type { RunOptions } from "./run-options";
 
 /** Where containers post their outputs: PUBLIC_API_URL, else the origin of the request that started the run. */
 export function apiUrlOf(env: Bindings, requestUrl?: string): string {
-  const configured = (env as { PUBLIC_API_URL?: string }).PUBLIC_API_URL;
-  if (configured) return configured.replace(/\/+$/, "");
+  const configured = configOf(env).PUBLIC_API_URL;
+  if (configured) return configured;
   return requestUrl ? new URL(requestUrl).origin : "";
 }
 

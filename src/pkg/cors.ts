@@ -12,6 +12,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
+import { configOf } from "../config";
 import type { AppEnv } from "../env";
 
 export const CORS_ALLOW_HEADERS = [
@@ -42,18 +43,9 @@ export const CORS_EXPOSE_HEADERS = [
 ];
 const EXPOSED = CORS_EXPOSE_HEADERS.join(",");
 
-/** CORS_ORIGINS as a list, per value of the setting (it does not change within an isolate, but tests vary it). */
-const originLists = new Map<string, string[]>();
-
-/** The origin to allow (the request's own), or null: CORS_ORIGINS is a comma-separated list, or `*`. */
-export function allowedOrigin(origin: string, setting: string | undefined): string | null {
-  const value = setting ?? "*";
-  let allowed = originLists.get(value);
-  if (!allowed) {
-    allowed = value.split(",").map((o) => o.trim());
-    originLists.set(value, allowed);
-  }
-  return allowed.includes("*") || allowed.includes(origin) ? origin : null;
+/** The origin to allow (the request's own), or null: CORS_ORIGINS (src/config.ts) lists origins, or holds `*`. */
+export function allowedOrigin(origin: string, allowed: readonly string[]): string | null {
+  return origin !== "" && (allowed.includes("*") || allowed.includes(origin)) ? origin : null;
 }
 
 /**
@@ -73,7 +65,7 @@ export function setResponseHeaders(c: Context, apply: (headers: Headers) => void
 
 export function corsHeaders(): MiddlewareHandler<AppEnv> {
   const preflight = cors({
-    origin: (origin, c) => allowedOrigin(origin, c.env.CORS_ORIGINS),
+    origin: (origin, c) => allowedOrigin(origin, configOf(c.env).CORS_ORIGINS),
     allowHeaders: CORS_ALLOW_HEADERS,
     allowMethods: CORS_ALLOW_METHODS,
     exposeHeaders: CORS_EXPOSE_HEADERS,
@@ -83,7 +75,7 @@ export function corsHeaders(): MiddlewareHandler<AppEnv> {
     if (c.req.method === "OPTIONS") return preflight(c, next);
     await next();
     // Hono's middleware reads the Origin header as "" when there is none, so no origin is allowed then.
-    const origin = allowedOrigin(c.req.header("origin") || "", c.env.CORS_ORIGINS);
+    const origin = allowedOrigin(c.req.header("origin") || "", configOf(c.env).CORS_ORIGINS);
     setResponseHeaders(c, (headers) => {
       if (origin) {
         headers.set("Access-Control-Allow-Origin", origin);

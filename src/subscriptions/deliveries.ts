@@ -4,6 +4,7 @@
  * makes a redelivered or re-handled event make no second delivery; a delivery row not yet handed to
  * the queue (`enqueued_at` null) is handed over by the next run of the same event, or by the sweep.
  */
+import { configOf } from "../config";
 import type { z } from "@hono/zod-openapi";
 import type { Bindings } from "../env";
 import type { DomainEvent } from "../events/outbox";
@@ -146,7 +147,7 @@ export async function fanOutEvent(event: DomainEvent, env: Bindings, log: Logger
     .all<{ id: string; filters: string }>();
   const matching = results.filter((s) => (JSON.parse(s.filters) as StoredFilter[]).some((f) => filterMatches(f, event)));
   if (matching.length === 0) return;
-  const body = webhookBody(event, env.PUBLIC_API_URL ?? "");
+  const body = webhookBody(event, configOf(env).PUBLIC_API_URL ?? "");
   const now = new Date().toISOString();
   const type = eventType(event.entityKind, event.action);
   for (let i = 0; i < matching.length; i += CHUNK) {
