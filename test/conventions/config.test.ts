@@ -116,51 +116,36 @@ describe("configuration", () => {
     }
   });
 
-  it("answers every request, reads too, with a 500 on a deployment whose LOG_LEVEL is not a level", async () => {
-    const logged: string[] = [];
-    const original = { log: console.log, error: console.error };
-    console.log = console.error = (line: unknown) => void logged.push(String(line));
-    try {
-      const ctx = createExecutionContext();
-      const request = new Request("https://api.test/Categories", { headers: { authorization: `Bearer ${await tokenFor()}` } });
-      const res = await worker.fetch!(
-        request as Request<unknown, IncomingRequestCfProperties>,
-        { ...env, LOG_LEVEL: "verbose" } as unknown as typeof env,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
-      expect(res.status).toBe(500);
-      expect(res.headers.get("content-type")).toContain("application/problem+json");
-      expect(logged.join("\n")).toContain("LOG_LEVEL must be debug, info, warn or error, not 'verbose'");
-    } finally {
-      console.log = original.log;
-      console.error = original.error;
-    }
-  });
-
-  it("answers a request on a deployment with a bad value with a 500 and logs which variable is wrong", async () => {
-    const logged: string[] = [];
-    const original = { log: console.log, error: console.error };
-    console.log = console.error = (line: unknown) => void logged.push(String(line));
-    try {
-      const ctx = createExecutionContext();
-      const request = new Request("https://api.test/Categories", {
-        method: "POST",
-        headers: { authorization: `Bearer ${await tokenFor()}`, "content-type": "application/json" },
-        body: "{}",
-      });
-      const res = await worker.fetch!(
-        request as Request<unknown, IncomingRequestCfProperties>,
-        { ...env, MAX_BODY_BYTES: "lots", LOG_LEVEL: "info" } as unknown as typeof env,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
-      expect(res.status).toBe(500);
-      expect(await res.text()).not.toContain("MAX_BODY_BYTES");
-      expect(logged.join("\n")).toContain("MAX_BODY_BYTES must be a whole number");
-    } finally {
-      console.log = original.log;
-      console.error = original.error;
+  it("answers every request, reads too, with a 500 on a bad setting and logs which variable is wrong", async () => {
+    for (const [settings, method, rule] of [
+      [{ LOG_LEVEL: "verbose" }, "GET", "LOG_LEVEL must be debug, info, warn or error, not 'verbose'"],
+      [{ MAX_BODY_BYTES: "lots", LOG_LEVEL: "info" }, "POST", "MAX_BODY_BYTES must be a whole number"],
+    ] as const) {
+      const logged: string[] = [];
+      const original = { log: console.log, error: console.error };
+      console.log = console.error = (line: unknown) => void logged.push(String(line));
+      try {
+        const ctx = createExecutionContext();
+        const request = new Request("https://api.test/Categories", {
+          method,
+          headers: { authorization: `Bearer ${await tokenFor()}`, "content-type": "application/json" },
+          body: method === "POST" ? "{}" : undefined,
+        });
+        const res = await worker.fetch!(
+          request as Request<unknown, IncomingRequestCfProperties>,
+          { ...env, ...settings } as unknown as typeof env,
+          ctx,
+        );
+        await waitOnExecutionContext(ctx);
+        expect(res.status, method).toBe(500);
+        expect(res.headers.get("content-type")).toContain("application/problem+json");
+        // The answer names nothing of the deployment; the log line names the variable and the rule.
+        expect(await res.text()).not.toContain(Object.keys(settings)[0]!);
+        expect(logged.join("\n")).toContain(rule);
+      } finally {
+        console.log = original.log;
+        console.error = original.error;
+      }
     }
   });
 });
