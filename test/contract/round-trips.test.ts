@@ -1,14 +1,16 @@
 /**
  * Every list page costs a fixed number of D1 round trips whatever the page size: no per-row query
- * (models, monitors and monitor jobs used to read one or two more rows per item). The D1 binding is
- * wrapped to count round trips (each statement run alone, and each batch, is one), and the same
- * list is read with take=1 and take=200 over at least three items.
+ * (models, monitors and monitor jobs used to read one or two more rows per item, saved queries one
+ * per index they name). The D1 binding is wrapped to count round trips (each statement run alone,
+ * and each batch, is one), and the same list is read with take=1 and take=200 over at least three
+ * items.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { createConfig } from "../dataprocessing/support";
+import { STANDARD } from "../search/support";
 import { countingDb } from "../support/counting-db";
 import { call, tokenFor } from "../support/http";
 
@@ -63,11 +65,17 @@ beforeAll(async () => {
     await call("/WorkItems", { method: "POST", body: { displayName: unique("inspection") } });
     expect((await call(`/Jobs/Execution/${(await createConfig()).id}`, { method: "POST" })).status).toBe(201);
     await call("/Assets", { method: "POST", body: { name: unique("plant"), kind: "plant" } });
+    // Saved queries over three different indices: each item names its index.
+    const index = [STANDARD.deviations, STANDARD.equipment, STANDARD.workItems][i];
+    expect(
+      (await call("/Queries", { method: "POST", body: { name: unique("query"), index: { id: index }, queryObject: { text: "x" } } }))
+        .status,
+    ).toBe(201);
   }
 });
 
 describe("a list page costs the same round trips for 1 item as for 200", () => {
-  for (const path of ["/Models", "/Monitors", "/Deviations", "/WorkItems", "/JobConfigurations", "/Jobs", "/Assets"]) {
+  for (const path of ["/Models", "/Monitors", "/Deviations", "/WorkItems", "/JobConfigurations", "/Jobs", "/Assets", "/Queries"]) {
     it(`GET ${path}`, async () => {
       const one = await tripsOf(`${path}?take=1`);
       const many = await tripsOf(`${path}?take=200`);

@@ -74,7 +74,8 @@ describe("lists on the query engine", () => {
   });
 
   it("GET /ModelDefinitions/{name}/versions: oldest first, with the definition list's filters and paging", async () => {
-    const name = `score-${tag()}`;
+    // No digits in the name: searchText=10 below must match the version "10" alone, not a tag holding "10".
+    const name = `score-${tag().replace(/\d/g, (digit) => "ghijklmnop"[Number(digit)]!)}`;
     const versions: { id: string }[] = [];
     for (const version of ["2", "10", "1"]) {
       versions.push(
