@@ -11,7 +11,7 @@ import type { AppEnv } from "../env";
 import { writeContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import type { AssetKind } from "./designations";
 import { AssetListQuery, listAssets } from "./list";
@@ -70,23 +70,11 @@ export function kindRoutes(app: OpenAPIHono<AppEnv>): void {
             description: `The original product's path; the same as GET /Assets?kinds=${kind}.`,
             request: { query: KindListQuery },
             responses: {
-              200: {
-                ...json(z.array(Schema), `One page of ${kind} assets.`),
-                headers: {
-                  "x-total-count": {
-                    description: "Matches before skip and take; only with includeTotal=true.",
-                    schema: { type: "integer" },
-                  },
-                },
-              },
+              200: withTotalCount(json(z.array(Schema), `One page of ${kind} assets.`)),
             },
           },
         ),
-        async (c) => {
-          const { items, total } = await listAssets(c.env.DB, { ...c.req.valid("query"), kinds: kind });
-          if (total !== undefined) c.header("x-total-count", String(total));
-          return c.json(items, 200);
-        },
+        async (c) => answerPage(c, await listAssets(c.env.DB, { ...c.req.valid("query"), kinds: kind })),
       );
       app.openapi(
         defineRoute(
@@ -198,25 +186,21 @@ function designObjectsRoute(app: OpenAPIHono<AppEnv>, path: string, also: string
           "main system is a 404.",
         request: { params: IdParam, query: KindListQuery.omit({ parentIds: true }) },
         responses: {
-          200: {
-            ...json(z.array(DesignObjectSchema), "One page of the main system's design objects."),
-            headers: {
-              "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-            },
-          },
+          200: withTotalCount(json(z.array(DesignObjectSchema), "One page of the main system's design objects.")),
         },
       },
     ),
     async (c) => {
       const { id } = c.req.valid("param");
       const mainSystem = await assetOfKind(c.env.DB, id, "mainSystem");
-      const { items, total } = await listAssets(c.env.DB, {
-        ...c.req.valid("query"),
-        kinds: "designObject",
-        parentIds: mainSystem.value.id,
-      });
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
+      return answerPage(
+        c,
+        await listAssets(c.env.DB, {
+          ...c.req.valid("query"),
+          kinds: "designObject",
+          parentIds: mainSystem.value.id,
+        }),
+      );
     },
   );
 }

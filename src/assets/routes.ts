@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { AssetListQuery, listAssets } from "./list";
 import { AssetSchema, CreateAssetSchema, UpdateAssetSchema } from "./schema";
@@ -25,19 +25,10 @@ export function assetsApp() {
       summary: "List assets",
       request: { query: AssetListQuery },
       responses: {
-        200: {
-          ...json(z.array(AssetSchema), "One page of assets."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(AssetSchema), "One page of assets.")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listAssets(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listAssets(c.env.DB, c.req.valid("query"))),
   );
 
   kindRoutes(app);

@@ -4,7 +4,7 @@ import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { answerHoldsSecrets } from "../pkg/idempotency";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { createConfig, deleteConfig, getConfigRow, toConfiguration, updateConfig } from "./configs";
 import { hostFor } from "./host";
 import { viaHost } from "./host-errors";
@@ -50,12 +50,11 @@ export function jobConfigurationsApp() {
       tags: configTags,
       summary: "List job configurations",
       request: { query: ConfigListQuery },
-      responses: { 200: json(z.array(JobConfigurationSchema), "The configs (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(JobConfigurationSchema), "The configs.")) },
     }),
     async (c) => {
       const { items, total } = await listConfigRows(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(await Promise.all(items.map((row) => toConfiguration(c.env, row, c.get("principal")))), 200);
+      return answerPage(c, { items: await Promise.all(items.map((row) => toConfiguration(c.env, row, c.get("principal")))), total });
     },
   );
   app.openapi(

@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
-import { defineRoute, IdParam, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { JobOutputListQuery } from "./list";
 import { createJobOutput, deleteJobOutput, getJobOutput, listJobOutputs } from "./outputs";
@@ -61,14 +61,10 @@ export function jobOutputsApp() {
           "Paged like every list: `skip`, `take` (default 100, at most 1,000), `order`, `includeTotal` (X-Total-Count); a " +
           "job may have any number of outputs.",
         request: { params: IdParam, query: JobOutputListQuery },
-        responses: { 200: json(z.array(JobOutputSchema), "One page of the outputs (X-Total-Count with includeTotal).") },
+        responses: { 200: withTotalCount(json(z.array(JobOutputSchema), "One page of the outputs.")) },
       },
     ),
-    async (c) => {
-      const { items, total } = await listJobOutputs(c.env.DB, c.req.valid("param").id, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listJobOutputs(c.env.DB, c.req.valid("param").id, c.req.valid("query"))),
   );
   app.openapi(
     defineRoute(

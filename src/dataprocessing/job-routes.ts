@@ -6,7 +6,7 @@ import type { AppEnv } from "../env";
 import { writeContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { apiUrlOf, executeChain, executeConfig, kickChain, runnerOf } from "./execution";
 import { decodeCursor, followOutput, readOutput, START } from "./follow";
 import { ACTIVE_STATUSES, getJob, toJob } from "./jobs";
@@ -90,12 +90,11 @@ export function jobsApp() {
       tags: jobTags,
       summary: "List jobs",
       request: { query: JobListQuery },
-      responses: { 200: json(z.array(JobSchema), "The jobs, newest first (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(JobSchema), "The jobs, newest first.")) },
     }),
     async (c) => {
       const { items, total } = await listJobRows(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items.map(toJob), 200);
+      return answerPage(c, { items: items.map(toJob), total });
     },
   );
   app.openapi(

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, withTotalCount, answerPage } from "../pkg/openapi";
 import { createOutputType, deleteOutputType, getOutputType, updateOutputType } from "./output-types";
 import { listOutputTypes, OutputTypeListQuery } from "./output-types-list";
 import { CreateOutputTypeSchema, OutputTypeSchema, UpdateOutputTypeSchema } from "./schema";
@@ -20,22 +20,13 @@ export function outputTypesApp() {
       summary: "List output types (by name)",
       request: { query: OutputTypeListQuery },
       responses: {
-        200: {
-          ...json(z.array(OutputTypeSchema), "One page of output types."),
-          headers: {
-            "x-total-count": {
-              description: "Output types matching the filters before skip and take; only with includeTotal=true.",
-              schema: { type: "integer" },
-            },
-          },
-        },
+        200: withTotalCount(
+          json(z.array(OutputTypeSchema), "One page of output types."),
+          "Output types matching the filters before skip and take; only with includeTotal=true.",
+        ),
       },
     }),
-    async (c) => {
-      const { items, total } = await listOutputTypes(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listOutputTypes(c.env.DB, c.req.valid("query"))),
   );
   app.openapi(
     defineRoute(

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { DeviationListQuery, DeviationUniqueValuesQuery, deviationUniqueValues, listDeviations } from "./list";
@@ -31,21 +31,12 @@ export function deviationsApp() {
       summary: "List deviations",
       request: { query: DeviationListQuery },
       responses: {
-        200: {
-          ...json(z.array(DeviationSchema), "One page of deviations."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(DeviationSchema), "One page of deviations.")),
       },
     }),
     async (c) => {
       const { items, total } = await listDeviations(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(
-        items.map((d) => d.value),
-        200,
-      );
+      return answerPage(c, { items: items.map((d) => d.value), total });
     },
   );
 

@@ -4,7 +4,7 @@ import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import {
   activityMediaReferences,
@@ -57,12 +57,11 @@ export function mediaReferencesApp() {
       tags,
       summary: "List media references",
       request: { query: MediaReferenceListQuery },
-      responses: { 200: json(z.array(MediaReferenceSchema), "Newest first by default (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(MediaReferenceSchema), "Newest first by default.")) },
     }),
     async (c) => {
       const { items, total } = await listMediaReferences(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items.map(toMediaReference), 200);
+      return answerPage(c, { items: items.map(toMediaReference), total });
     },
   );
   app.openapi(

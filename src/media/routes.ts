@@ -4,7 +4,7 @@ import { assertMediaUnreferenced } from "../media-references/store";
 import { newApp } from "../app-factory";
 import { isForeignKeyViolation, writeContext } from "../pkg/db";
 import { assertIfMatch, jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { RANGE_NOT_SATISFIABLE_RESPONSE } from "../pkg/range";
 import { instructionImageRoutes } from "./instruction-image-routes";
@@ -67,19 +67,10 @@ export function mediaApp() {
         "every list. The original client's Media object reads it with no query.",
       request: { query: MediaListQuery },
       responses: {
-        200: {
-          ...json(z.array(MediaSchema), "One page of media."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(MediaSchema), "One page of media.")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listMedia(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listMedia(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

@@ -4,7 +4,7 @@ import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { DefinitionListQuery, DefinitionVersionListQuery, listDefinitionRows, listDefinitionVersionRows } from "./list";
 import {
   createDefinition,
@@ -28,12 +28,11 @@ export function modelDefinitionsApp() {
       tags: defTags,
       summary: "List model definitions",
       request: { query: DefinitionListQuery },
-      responses: { 200: json(z.array(ModelDefinitionSchema), "By name, then age (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(ModelDefinitionSchema), "By name, then age.")) },
     }),
     async (c) => {
       const { items, total } = await listDefinitionRows<Parameters<typeof definitionOf>[0]>(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items.map(definitionOf), 200);
+      return answerPage(c, { items: items.map(definitionOf), total });
     },
   );
   app.openapi(
@@ -60,7 +59,7 @@ export function modelDefinitionsApp() {
       tags: defTags,
       summary: "The versions of a model definition, oldest first",
       request: { params: NameParam, query: DefinitionVersionListQuery },
-      responses: { 200: json(z.array(ModelDefinitionSchema), "One page of its versions (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(ModelDefinitionSchema), "One page of its versions.")) },
     }),
     async (c) => {
       const { items, total } = await listDefinitionVersionRows<Parameters<typeof definitionOf>[0]>(
@@ -68,8 +67,7 @@ export function modelDefinitionsApp() {
         c.req.valid("param").name,
         c.req.valid("query"),
       );
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items.map(definitionOf), 200);
+      return answerPage(c, { items: items.map(definitionOf), total });
     },
   );
   app.openapi(

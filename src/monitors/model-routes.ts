@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { listModelRows, ModelListQuery, modelUniqueValues, ModelUniqueValuesQuery } from "./list";
 import { createModel, deleteModel, getModelRow, toModel, toModels, updateModel } from "./store";
@@ -20,12 +20,11 @@ export function modelsApp() {
       tags: modelTags,
       summary: "List models",
       request: { query: ModelListQuery },
-      responses: { 200: json(z.array(ModelSchema), "Newest first by default (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(ModelSchema), "Newest first by default.")) },
     }),
     async (c) => {
       const { items, total } = await listModelRows(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(await toModels(c.env.DB, items), 200);
+      return answerPage(c, { items: await toModels(c.env.DB, items), total });
     },
   );
   app.openapi(

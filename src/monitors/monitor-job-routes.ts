@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { ApiError } from "../pkg/errors";
 import { answerHoldsSecrets } from "../pkg/idempotency";
-import { defineRoute, IdParam, json } from "../pkg/openapi";
+import { defineRoute, IdParam, json, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { listQueryShape, parsePaging, splitCsv } from "../pkg/query";
 import { variableReports } from "./alarms";
@@ -93,7 +93,12 @@ export function monitorJobsApp() {
           params: IdParam,
           query: z.object({ skip: listQueryShape.skip, take: listQueryShape.take, includeTotal: listQueryShape.includeTotal }),
         },
-        responses: { 200: json(z.array(z.string()), "One page of asset ids, ascending.") },
+        responses: {
+          200: withTotalCount(
+            json(z.array(z.string()), "One page of asset ids, ascending."),
+            "The population's assets; only with includeTotal=true.",
+          ),
+        },
       },
     ),
     async (c) => {
@@ -105,8 +110,8 @@ export function monitorJobsApp() {
         throw new ApiError("Forbidden", "This token may read the assets of its own monitor's jobs only.");
       const query = c.req.valid("query");
       const { skip, take } = parsePaging(query.skip, query.take);
-      if (query.includeTotal === "true") c.header("x-total-count", String(await populationAssetCount(c.env.DB, row.monitor_ref)));
-      return c.json(await populationAssetPage(c.env.DB, row.monitor_ref, skip, take), 200);
+      const total = query.includeTotal === "true" ? await populationAssetCount(c.env.DB, row.monitor_ref) : undefined;
+      return answerPage(c, { items: await populationAssetPage(c.env.DB, row.monitor_ref, skip, take), total });
     },
   );
   app.openapi(

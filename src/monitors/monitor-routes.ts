@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { listMonitorRows, MonitorListQuery, monitorUniqueValues, MonitorUniqueValuesQuery } from "./list";
 import {
@@ -32,12 +32,11 @@ export function monitorsApp() {
       tags: monitorTags,
       summary: "List monitors",
       request: { query: MonitorListQuery },
-      responses: { 200: json(z.array(MonitorSchema), "Newest first by default (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(MonitorSchema), "Newest first by default.")) },
     }),
     async (c) => {
       const { items, total } = await listMonitorRows(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(await toMonitors(c.env.DB, items), 200);
+      return answerPage(c, { items: await toMonitors(c.env.DB, items), total });
     },
   );
   app.openapi(
@@ -62,28 +61,29 @@ export function monitorsApp() {
         "(skip, take up to 1,000, includeTotal) and order.",
       request: { query: PopulationItemsQuery },
       responses: {
-        200: json(
-          z.array(
-            z.object({
-              id: z.uuid(),
-              monitor: z.object({ id: z.uuid(), name: z.string() }),
-              population: z.object({ id: z.uuid(), name: z.string() }),
-              assetReference: z.object({ id: z.string(), name: z.string().nullable() }),
-              type: z.enum(ASSET_TYPES),
-              criticality: z.number().nullable(),
-              band: z.string().nullable(),
-              lastMonitorJobId: z.uuid().nullable(),
-              alarms: z.array(ActiveAlarmSchema),
-            }),
+        200: withTotalCount(
+          json(
+            z.array(
+              z.object({
+                id: z.uuid(),
+                monitor: z.object({ id: z.uuid(), name: z.string() }),
+                population: z.object({ id: z.uuid(), name: z.string() }),
+                assetReference: z.object({ id: z.string(), name: z.string().nullable() }),
+                type: z.enum(ASSET_TYPES),
+                criticality: z.number().nullable(),
+                band: z.string().nullable(),
+                lastMonitorJobId: z.uuid().nullable(),
+                alarms: z.array(ActiveAlarmSchema),
+              }),
+            ),
+            "Items with Monitor, Population, AssetReference, Type, Criticality and LastMonitorJobId (table 4.2), and their active alarms.",
           ),
-          "Items with Monitor, Population, AssetReference, Type, Criticality and LastMonitorJobId (table 4.2), and their active alarms.",
         ),
       },
     }),
     async (c) => {
       const { items, total } = await listPopulationItemRows(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(await toPopulationItemViews(c.env.DB, items), 200);
+      return answerPage(c, { items: await toPopulationItemViews(c.env.DB, items), total });
     },
   );
   app.openapi(
@@ -98,15 +98,14 @@ export function monitorsApp() {
           "Each entry names the controller, the monitor job that decided it, the conditions with the values seen, and the " +
           "deviation and work item the alarm's actions made. Filters controllers and actions; skip, take, includeTotal.",
         request: { params: ItemParams, query: AlarmHistoryQuery },
-        responses: { 200: json(z.array(AlarmHistoryEntrySchema), "Entries (X-Total-Count with includeTotal).") },
+        responses: { 200: withTotalCount(json(z.array(AlarmHistoryEntrySchema), "Entries.")) },
       },
     ),
     async (c) => {
       const { id, itemId } = c.req.valid("param");
       await requireMonitorItem(c.env.DB, id, itemId);
       const { items, total } = await listAlarmHistory(c.env.DB, itemId, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items as z.infer<typeof AlarmHistoryEntrySchema>[], 200);
+      return answerPage(c, { items: items as z.infer<typeof AlarmHistoryEntrySchema>[], total });
     },
   );
   app.openapi(

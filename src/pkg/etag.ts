@@ -53,7 +53,7 @@ export function preconditionFailed(): ApiError {
  * body against the route's schema; or a 304 when If-None-Match already names this version (the one
  * answer the route's schema does not describe: it has no body).
  */
-type JsonAnswer<T, S extends 200 | 201> = ReturnType<Context["json"]> & TypedResponse<JSONParsed<T>, S, "json">;
+export type JsonAnswer<T, S extends 200 | 201> = ReturnType<Context["json"]> & TypedResponse<JSONParsed<T>, S, "json">;
 export function jsonWithEtag<T>(c: Context, body: T, token: string): JsonAnswer<T, 200>;
 export function jsonWithEtag<T, S extends 200 | 201>(c: Context, body: T, token: string, status: S): JsonAnswer<T, S>;
 export function jsonWithEtag<T>(c: Context, body: T, token: string, status: 200 | 201 = 200): JsonAnswer<T, 200 | 201> {

@@ -4,11 +4,12 @@
  * (API version, permission, body size, media type, Idempotency-Key).
  */
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, RouteStep } from "../env";
 import { requirePermission } from "./auth";
 import { ApiError } from "./errors";
 import { emptyJsonStringIsNoBody } from "./empty-body";
+import type { JsonAnswer } from "./etag";
 import { idempotency } from "./idempotency";
 import { jsonDepthExceeded, MAX_JSON_DEPTH } from "./json-depth";
 import { REQUEST_EXAMPLES } from "./openapi-examples";
@@ -475,6 +476,21 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({ 
 
 /** A required JSON request body: `request: { ...jsonBody(Schema) }`. */
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { "application/json": { schema } } } });
+
+/** A list's 200 response, `json(z.array(Item), "...")`, with its X-Total-Count header documented. */
+export const withTotalCount = <R extends object>(
+  response: R,
+  description = "Matches before skip and take; only with includeTotal=true.",
+) => ({
+  ...response,
+  headers: { "x-total-count": { description, schema: { type: "integer" as const } } },
+});
+
+/** One page of a list (src/pkg/query): its items, with X-Total-Count when the caller asked for the total. */
+export function answerPage<T>(c: Context, page: { items: T; total?: number }): JsonAnswer<T, 200> {
+  if (page.total !== undefined) c.header("x-total-count", String(page.total));
+  return c.json(page.items as object, 200) as unknown as JsonAnswer<T, 200>;
+}
 
 /** The 304 of a read that honours If-None-Match. */
 export const notModified = { 304: { description: "Not modified (If-None-Match)." } };

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { ApiError, invalid } from "../pkg/errors";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { MAX_LIBRARY_BYTES } from "./library";
 import { IndexListQuery, listIndexRows } from "./lists";
@@ -25,12 +25,11 @@ export function indicesApp() {
         "Standard indices, your custom indices (1.1), and every custom index with index_read_all. Version 1.0 lists the " +
         "standard indices only.",
       request: { query: IndexListQuery },
-      responses: { 200: json(z.array(IndexSchema), "Indices (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(IndexSchema), "Indices.")) },
     }),
     async (c) => {
       const { items, total } = await listIndexRows(c.env.DB, c.get("principal"), c.get("apiVersion"), c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items.map(toIndex), 200);
+      return answerPage(c, { items: items.map(toIndex), total });
     },
   );
 

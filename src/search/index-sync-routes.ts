@@ -1,7 +1,7 @@
 /** A search index's synchronisation and use: resynchronisation, its log, and searching it. */
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
-import { defineRoute, IdParam, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, json, jsonBody, withTotalCount, answerPage } from "../pkg/openapi";
 import { IndexLogLineSchema, IndexLogQuery, listIndexLogs } from "./lists";
 import { SearchRequestSchema, SearchResultSchema } from "./query";
 import { startSync, visibleIndex } from "./store";
@@ -59,23 +59,16 @@ export function indexSyncApp() {
         summary: "The index's log: synchronisations and its library's logger lines, newest first",
         request: { params: IdParam, query: IndexLogQuery },
         responses: {
-          200: {
-            ...json(z.array(IndexLogLineSchema), "One page of log lines."),
-            headers: {
-              "x-total-count": {
-                description: "Lines matching the filters before skip and take; only with includeTotal=true.",
-                schema: { type: "integer" },
-              },
-            },
-          },
+          200: withTotalCount(
+            json(z.array(IndexLogLineSchema), "One page of log lines."),
+            "Lines matching the filters before skip and take; only with includeTotal=true.",
+          ),
         },
       },
     ),
     async (c) => {
       const row = await visibleIndex(c.env.DB, c.get("principal"), { id: c.req.valid("param").id }, c.get("apiVersion"));
-      const { items, total } = await listIndexLogs(c.env.DB, row.id, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
+      return answerPage(c, await listIndexLogs(c.env.DB, row.id, c.req.valid("query")));
     },
   );
 

@@ -91,6 +91,8 @@ const queryList = defineList({
   },
   searchColumns: ["sq.name", "sq.description"],
   defaultOrder: "name asc",
+  // The index's name in the page's own statement: a page costs the same D1 round trips however many indices it names.
+  select: "sq.*, (SELECT name FROM search_indices WHERE id = sq.index_id) AS index_name",
 });
 
 export const QueryListQuery = z.object({
@@ -126,7 +128,7 @@ export async function listQueryRows(db: D1Database, principal: Principal, query:
         : () => "COALESCE(json_extract(sq.metadata, '$.action.isVisible'), 0) = 0",
     );
   }
-  return runListQuery<QueryRow>(db, await compileListQuery(queryList, query, noProperties, conditions));
+  return runListQuery<QueryRow & { index_name: string | null }>(db, await compileListQuery(queryList, query, noProperties, conditions));
 }
 
 // --- An index's log lines (GET /Indices/{id}/Logs): synchronisations and its library's logger, newest first.

@@ -4,7 +4,7 @@ import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { listQueryRows, QueryListQuery } from "./lists";
 import { SearchResultSchema, type SearchRequest } from "./query";
@@ -35,20 +35,11 @@ export function queriesApp() {
       summary: "List your saved queries",
       description: "Your own; everyone's with query_read_all. The My Actions page: `isVisible=true&order=metadata.action.order`.",
       request: { query: QueryListQuery },
-      responses: { 200: json(z.array(SavedQuerySchema), "Saved queries (X-Total-Count with includeTotal).") },
+      responses: { 200: withTotalCount(json(z.array(SavedQuerySchema), "Saved queries.")) },
     }),
     async (c) => {
       const { items, total } = await listQueryRows(c.env.DB, c.get("principal"), c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      const names = new Map<string, string>();
-      for (const id of new Set(items.map((q) => q.index_id))) {
-        const row = await readIndexRow(c.env.DB, id);
-        if (row) names.set(id, row.name);
-      }
-      return c.json(
-        items.map((q) => toQuery({ ...q, index_name: names.get(q.index_id) ?? null })),
-        200,
-      );
+      return answerPage(c, { items: items.map(toQuery), total });
     },
   );
 

@@ -8,7 +8,7 @@ import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
 import { answerHoldsSecrets } from "../pkg/idempotency";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { EVENT_KINDS, eventType } from "./catalogue";
 import { getDelivery, listDeliveries, redeliver } from "./deliveries";
@@ -41,10 +41,6 @@ const DeliveryParams = IdParam.extend({
   deliveryId: z.uuid().openapi({ param: { name: "deliveryId", in: "path" }, example: "5f0c2b7e-3d1a-4e8b-9c6f-7a2d1e0b3c4d" }),
 });
 
-const totalHeader = {
-  "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" as const } },
-};
-
 export function subscriptionsApp() {
   const app = newApp();
 
@@ -56,14 +52,10 @@ export function subscriptionsApp() {
       summary: "List webhook subscriptions (newest first)",
       request: { query: SubscriptionListQuery },
       responses: {
-        200: { ...json(z.array(SubscriptionSchema), "One page of subscriptions (never their secrets)."), headers: totalHeader },
+        200: withTotalCount(json(z.array(SubscriptionSchema), "One page of subscriptions (never their secrets).")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listSubscriptions(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listSubscriptions(c.env.DB, c.req.valid("query"))),
   );
 
   // Before /Subscriptions/{id}, so `EventTypes` is never read as an id.
@@ -203,15 +195,13 @@ export function subscriptionsApp() {
         tags,
         summary: "The deliveries of a subscription (newest first): status, attempts, last answer",
         request: { params: IdParam, query: DeliveryListQuery },
-        responses: { 200: { ...json(z.array(DeliverySchema), "One page of deliveries."), headers: totalHeader } },
+        responses: { 200: withTotalCount(json(z.array(DeliverySchema), "One page of deliveries.")) },
       },
     ),
     async (c) => {
       const { id } = c.req.valid("param");
       await getSubscription(c.env.DB, id);
-      const { items, total } = await listDeliveries(c.env.DB, id, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
+      return answerPage(c, await listDeliveries(c.env.DB, id, c.req.valid("query")));
     },
   );
 

@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, json, notModified } from "../pkg/openapi";
+import { defineRoute, json, notModified, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { ensureRecorded } from "./recorder";
 import { UserListQuery, UserSchema } from "./schema";
@@ -31,19 +31,12 @@ export function usersApp() {
       description: `${RECORDING} The caller is always in its own directory, even on its first call.`,
       request: { query: UserListQuery },
       responses: {
-        200: {
-          ...json(z.array(UserSchema), "One page of users, ordered by name unless `order` says otherwise."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(UserSchema), "One page of users, ordered by name unless `order` says otherwise.")),
       },
     }),
     async (c) => {
       await ensureRecorded(c.env.DB, c.get("principal"), c.get("clock").now());
-      const { items, total } = await listUsers(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
+      return answerPage(c, await listUsers(c.env.DB, c.req.valid("query")));
     },
   );
 

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, notModified } from "../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, notModified, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { activitiesApp } from "./activities/routes";
@@ -29,19 +29,10 @@ export function workItemsApp() {
       summary: "List work items",
       request: { query: WorkItemListQuery },
       responses: {
-        200: {
-          ...json(z.array(WorkItemSchema), "One page of work items."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(WorkItemSchema), "One page of work items.")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listWorkItems(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listWorkItems(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

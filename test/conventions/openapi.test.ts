@@ -12,7 +12,7 @@ interface Parameter {
 interface Operation {
   operationId?: string;
   security?: unknown[];
-  responses: Record<string, { content?: Record<string, unknown> }>;
+  responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
   parameters?: (Parameter | { $ref: string })[];
   requestBody?: { content?: Record<string, { schema?: unknown; example?: unknown }> };
   summary?: string;
@@ -80,6 +80,13 @@ describe("OpenAPI document", () => {
         expect(op.responses["404"], `${where} documents 404`).toBeDefined();
       }
     }
+  });
+
+  it("documents X-Total-Count on the answer of every list that takes includeTotal", async () => {
+    const doc = await openapi();
+    const lists = operationsOf(doc).filter(({ op }) => parametersOf(doc, op).some((p) => p.name === "includeTotal"));
+    expect(lists.length).toBeGreaterThan(30);
+    for (const { op, where } of lists) expect(op.responses["200"]?.headers?.["x-total-count"], where).toBeDefined();
   });
 
   it("gives every operation a unique, readable operationId, derived from its method and path", async () => {

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { DeviationTypeListQuery, listDeviationTypes } from "./list";
 import { CreateDeviationTypeSchema, DeviationTypeSchema, UpdateDeviationTypeSchema } from "./schema";
@@ -30,19 +30,10 @@ export function deviationTypesApp() {
       summary: "List deviation types (General first)",
       request: { query: DeviationTypeListQuery },
       responses: {
-        200: {
-          ...json(z.array(DeviationTypeSchema), "One page of deviation types."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(DeviationTypeSchema), "One page of deviation types.")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listDeviationTypes(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listDeviationTypes(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

@@ -65,8 +65,7 @@ export interface CompiledListQuery extends CompiledStatement {
  * const query = await compileListQuery(deviationList, c.req.valid("query"), catalogFor(db, "Deviation"), [
  *   ...(statuses ? [inList("e.status", statuses)] : []),
  * ]);
- * const { items, total } = await runListQuery<DeviationRow>(c.env.DB, query);
- * if (total !== undefined) c.header("x-total-count", String(total));
+ * return answerPage(c, await runListQuery<DeviationRow>(c.env.DB, query)); // src/pkg/openapi.ts
  */
 export async function compileListQuery(
   list: ListDefinition,

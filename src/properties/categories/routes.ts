@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { CategorySchema, CreateCategorySchema, UpdateCategorySchema } from "./schema";
 import { CategoryListQuery, listCategories } from "./list";
@@ -23,22 +23,13 @@ export function categoriesApp() {
       summary: "List categories (the default first, then by name)",
       request: { query: CategoryListQuery },
       responses: {
-        200: {
-          ...json(z.array(CategorySchema), "One page of categories."),
-          headers: {
-            "x-total-count": {
-              description: "Categories matching the filters before skip and take; only with includeTotal=true.",
-              schema: { type: "integer" },
-            },
-          },
-        },
+        200: withTotalCount(
+          json(z.array(CategorySchema), "One page of categories."),
+          "Categories matching the filters before skip and take; only with includeTotal=true.",
+        ),
       },
     }),
-    async (c) => {
-      const { items, total } = await listCategories(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listCategories(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { ClassificationListQuery, listClassifications } from "./list";
 import { ClassificationElementSchema, ClassificationSchema, CreateClassificationSchema, UpdateClassificationSchema } from "./schema";
@@ -23,22 +23,13 @@ export function classificationsApp() {
       summary: "List classifications with their element trees",
       request: { query: ClassificationListQuery },
       responses: {
-        200: {
-          ...json(z.array(ClassificationSchema), "One page of classifications."),
-          headers: {
-            "x-total-count": {
-              description: "Classifications matching the filters before skip and take; only with includeTotal=true.",
-              schema: { type: "integer" },
-            },
-          },
-        },
+        200: withTotalCount(
+          json(z.array(ClassificationSchema), "One page of classifications."),
+          "Classifications matching the filters before skip and take; only with includeTotal=true.",
+        ),
       },
     }),
-    async (c) => {
-      const { items, total } = await listClassifications(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listClassifications(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

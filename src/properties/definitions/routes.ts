@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesQuerySchema, UniqueValuesResponseSchema } from "../../pkg/query";
 import { listPropertyDefinitions, propertyDefinitionUniqueValues } from "./list";
@@ -33,22 +33,13 @@ export function propertyDefinitionsApp() {
         "paging is in X-Total-Count.",
       request: { query: ListPropertyDefinitionsQuery },
       responses: {
-        200: {
-          ...json(z.array(PropertyDefinitionSchema), "One page of definitions."),
-          headers: {
-            "x-total-count": {
-              description: "Definitions matching the filters before skip and take; only with includeTotal=true.",
-              schema: { type: "integer" },
-            },
-          },
-        },
+        200: withTotalCount(
+          json(z.array(PropertyDefinitionSchema), "One page of definitions."),
+          "Definitions matching the filters before skip and take; only with includeTotal=true.",
+        ),
       },
     }),
-    async (c) => {
-      const { items, total } = await listPropertyDefinitions(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listPropertyDefinitions(c.env.DB, c.req.valid("query"))),
   );
 
   // Before /{id}, so "UniqueValues" is not read as an id.

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, notModified } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, notModified, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { EntityTypeListQuery, listEntityTypes } from "./list";
 import { CreateEntityTypeSchema, EntityTypeSchema, UpdateEntityTypeSchema } from "./schema";
@@ -23,22 +23,13 @@ export function entityTypesApp() {
       summary: "List entity types (the default first, then by name)",
       request: { query: EntityTypeListQuery },
       responses: {
-        200: {
-          ...json(z.array(EntityTypeSchema), "One page of entity types."),
-          headers: {
-            "x-total-count": {
-              description: "Entity types matching the filters before skip and take; only with includeTotal=true.",
-              schema: { type: "integer" },
-            },
-          },
-        },
+        200: withTotalCount(
+          json(z.array(EntityTypeSchema), "One page of entity types."),
+          "Entity types matching the filters before skip and take; only with includeTotal=true.",
+        ),
       },
     }),
-    async (c) => {
-      const { items, total } = await listEntityTypes(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listEntityTypes(c.env.DB, c.req.valid("query"))),
   );
 
   // Declared before /EntityTypes/{id}, which would otherwise take "Default" for a (malformed) id.

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { listUserStatuses, UserStatusListQuery } from "./list";
 import { CreateUserStatusSchema, SystemStatusSchema, UpdateUserStatusSchema, UserStatusSchema } from "./schema";
@@ -34,22 +34,13 @@ export function userStatusesApp() {
       summary: "List user statuses (by order, then name)",
       request: { query: UserStatusListQuery },
       responses: {
-        200: {
-          ...json(z.array(UserStatusSchema), "One page of user statuses."),
-          headers: {
-            "x-total-count": {
-              description: "User statuses matching the filters before skip and take; only with includeTotal=true.",
-              schema: { type: "integer" },
-            },
-          },
-        },
+        200: withTotalCount(
+          json(z.array(UserStatusSchema), "One page of user statuses."),
+          "User statuses matching the filters before skip and take; only with includeTotal=true.",
+        ),
       },
     }),
-    async (c) => {
-      const { items, total } = await listUserStatuses(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listUserStatuses(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { ActivityTypeListQuery, ActivityTypeSchema, CreateActivityTypeSchema, UpdateActivityTypeSchema } from "./schema";
 import { createActivityType, deleteActivityType, getActivityType, listActivityTypes, updateActivityType } from "./store";
@@ -10,10 +10,6 @@ import { createActivityType, deleteActivityType, getActivityType, listActivityTy
 const tags = ["Activity types"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
 const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
-const totalHeader = {
-  "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" as const } },
-};
-
 export function activityTypesApp() {
   const app = newApp();
 
@@ -24,13 +20,9 @@ export function activityTypesApp() {
       tags,
       summary: "List activity types",
       request: { query: ActivityTypeListQuery },
-      responses: { 200: { ...json(z.array(ActivityTypeSchema), "One page of activity types."), headers: totalHeader } },
+      responses: { 200: withTotalCount(json(z.array(ActivityTypeSchema), "One page of activity types.")) },
     }),
-    async (c) => {
-      const { items, total } = await listActivityTypes(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listActivityTypes(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesQuerySchema, UniqueValuesResponseSchema } from "../../pkg/query";
 import { writeTemplate, type Written } from "../writer";
@@ -51,19 +51,10 @@ export function activityTemplatesApp() {
       summary: "List activity templates (latest revisions)",
       request: { query: ActivityTemplateListQuery },
       responses: {
-        200: {
-          ...json(z.array(ActivityTemplateSchema), "One page of activity templates, each at its latest revision."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(ActivityTemplateSchema), "One page of activity templates, each at its latest revision.")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listActivityTemplates(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listActivityTemplates(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

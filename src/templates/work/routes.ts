@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified, withTotalCount, answerPage } from "../../pkg/openapi";
 import { UniqueValuesQuerySchema, UniqueValuesResponseSchema } from "../../pkg/query";
 import { writeTemplate } from "../writer";
 import { listWorkTemplates, WorkTemplateListQuery, workTemplateUniqueValues } from "./list";
@@ -23,19 +23,10 @@ export function workTemplatesApp() {
       summary: "List work templates (latest revisions)",
       request: { query: WorkTemplateListQuery },
       responses: {
-        200: {
-          ...json(z.array(WorkTemplateSchema), "One page of work templates, each at its latest revision."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(WorkTemplateSchema), "One page of work templates, each at its latest revision.")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listWorkTemplates(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listWorkTemplates(c.env.DB, c.req.valid("query"))),
   );
 
   // Before /{id}, so "UniqueValues" is not read as an id.

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IfMatchHeader, json } from "../../pkg/openapi";
+import { defineRoute, IfMatchHeader, json, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { CreateDataTypeSchema, DataTypeIdParam, DataTypeSchema, UpdateDataTypeSchema } from "./schema";
 import { DataTypeListQuery, listDataTypes } from "./list";
@@ -24,22 +24,13 @@ export function dataTypesApp() {
       summary: "List data types (by name)",
       request: { query: DataTypeListQuery },
       responses: {
-        200: {
-          ...json(z.array(DataTypeSchema), "One page of data types."),
-          headers: {
-            "x-total-count": {
-              description: "Data types matching the filters before skip and take; only with includeTotal=true.",
-              schema: { type: "integer" },
-            },
-          },
-        },
+        200: withTotalCount(
+          json(z.array(DataTypeSchema), "One page of data types."),
+          "Data types matching the filters before skip and take; only with includeTotal=true.",
+        ),
       },
     }),
-    async (c) => {
-      const { items, total } = await listDataTypes(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listDataTypes(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(

@@ -3,7 +3,7 @@ import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { ApiError, invalid } from "../../pkg/errors";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { RANGE_NOT_SATISFIABLE_RESPONSE } from "../../pkg/range";
 import { bodyStream, formBoundary } from "../../pkg/multipart";
@@ -35,17 +35,10 @@ export function filesApp() {
         `X-Total-Count (when counted). ${VISIBILITY}`,
       request: { query: ListFilesQuery },
       responses: {
-        200: {
-          ...json(z.array(FileSchema), "One page of files."),
-          headers: { "x-total-count": { description: "Files matching the filters, before skip and take.", schema: { type: "integer" } } },
-        },
+        200: withTotalCount(json(z.array(FileSchema), "One page of files."), "Files matching the filters, before skip and take."),
       },
     }),
-    async (c) => {
-      const { items, total } = await listFiles(c.env.DB, viewerOf(c.get("principal")), c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listFiles(c.env.DB, viewerOf(c.get("principal")), c.req.valid("query"))),
   );
 
   app.openapi(

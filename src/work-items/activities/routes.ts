@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, notModified } from "../../pkg/openapi";
+import { defineRoute, IdParam, IfMatchHeader, json, notModified, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../../pkg/query";
 import { ActivityListQuery, ActivityUniqueValuesQuery, activityUniqueValues, listActivities } from "./list";
@@ -26,19 +26,10 @@ export function activitiesApp() {
       summary: "List activities",
       request: { query: ActivityListQuery },
       responses: {
-        200: {
-          ...json(z.array(ActivitySchema), "One page of activities."),
-          headers: {
-            "x-total-count": { description: "Matches before skip and take; only with includeTotal=true.", schema: { type: "integer" } },
-          },
-        },
+        200: withTotalCount(json(z.array(ActivitySchema), "One page of activities.")),
       },
     }),
-    async (c) => {
-      const { items, total } = await listActivities(c.env.DB, c.req.valid("query"));
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
-    },
+    async (c) => answerPage(c, await listActivities(c.env.DB, c.req.valid("query"))),
   );
 
   app.openapi(
@@ -151,15 +142,13 @@ export function activitiesApp() {
         tags,
         summary: "The activities of a work item (as GET /Activities?workItemIds={id})",
         request: { params: IdParam, query: ActivityListQuery.omit({ workItemIds: true }) },
-        responses: { 200: json(z.array(ActivitySchema), "One page of its activities.") },
+        responses: { 200: withTotalCount(json(z.array(ActivitySchema), "One page of its activities.")) },
       },
     ),
     async (c) => {
       const id = c.req.valid("param").id;
       await assertWorkItemExists(c.env.DB, id);
-      const { items, total } = await listActivities(c.env.DB, { ...c.req.valid("query"), workItemIds: id });
-      if (total !== undefined) c.header("x-total-count", String(total));
-      return c.json(items, 200);
+      return answerPage(c, await listActivities(c.env.DB, { ...c.req.valid("query"), workItemIds: id }));
     },
   );
 
