@@ -123,7 +123,8 @@ async function benchA(urls, token) {
   const cpuRatio = roundRatio(minimalFigures, fullFigures, (x) => x.cpuUsPerRequest);
   // Issue 22: at least 0.9 in the median, and no round under 0.8.
   const perRound = fullFigures.rounds.map((x, i) => x.reqPerSec / minimalFigures.rounds[i].reqPerSec);
-  console.log(`  ratio full/minimal: ${ratio} (target >= 0.9, every round >= 0.8; lowest round ${round(Math.min(...perRound), 3)})`);
+  const lowestRound = round(Math.min(...perRound), 3);
+  console.log(`  ratio full/minimal: ${ratio} (target >= 0.9, every round >= 0.8; lowest round ${lowestRound})`);
   const cpu = `minimal ${minimalFigures.cpuUsPerRequest} µs, full ${fullFigures.cpuUsPerRequest} µs`;
   console.log(`  server CPU per request: ${cpu}; ratio by CPU ${cpuRatio}`);
   return {
@@ -135,7 +136,7 @@ async function benchA(urls, token) {
     cpuRatio,
     target: 0.9,
     roundTarget: 0.8,
-    lowestRound: round(Math.min(...perRound), 3),
+    lowestRound,
   };
 }
 
@@ -186,11 +187,7 @@ function withResults(name, run, summary) {
       loadAverage: loadAverages(),
       ...result,
     };
-    writeFileSync(
-      join(benchDir, `${name}-results.json`),
-      `${JSON.stringify(record, null, 2)}
-`,
-    );
+    writeFileSync(join(benchDir, `${name}-results.json`), `${JSON.stringify(record, null, 2)}\n`);
     step(`done; .bench/${name}-results.json written${summary ? ". Summary for docs/benchmarks.md:\n" : ""}`);
     if (summary) console.log(summary(result, record));
   };

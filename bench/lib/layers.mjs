@@ -32,7 +32,7 @@ export const LAYER_VARIANTS = [
     patches: [
       [
         "    const session = openSession(env.DB, request);\n    const response = withBookmark(await app.fetch(request, " +
-          "{ ...env, DB: session }, ctx), session);\n",
+          "withDatabase(env, session), ctx), session);\n",
         "    const response = await app.fetch(request, env, ctx);\n",
       ],
       ['  app2.use("*", requireWellFormedBookmark);\n', ""],

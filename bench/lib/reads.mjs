@@ -19,10 +19,9 @@
 // Knobs: BENCH_READS_PARTS (a,layers,reads), BENCH_LAYER_ROUNDS (15), BENCH_LOOP_REQUESTS (1000),
 // BENCH_REAL_LOOPS (builds also looped with the real D1), and those of bench/lib/load.mjs.
 import { webcrypto } from "node:crypto";
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
-import { LOOPBACK, appWorkerOptions, benchAppBindings } from "./app-miniflare.mjs";
+import { LOOPBACK, appWorkerOptions, benchAppBindings, benchMiniflareBase } from "./app-miniflare.mjs";
 import { buildWorkerBundle } from "./build.mjs";
 import { ownWorkerdCpuSeconds } from "./cpu.mjs";
 import { applyMigrations } from "./db.mjs";
@@ -282,7 +281,6 @@ export async function runReadsSection({ root, benchDir, credentials, step }) {
   const minimalLoop = writeMinimalLoop(join(root, "bench", "minimal-worker.js"), join(benchDir, "reads-variants", "minimal"));
   const host = await startStubHost();
   const stateDir = join(benchDir, "reads-state");
-  rmSync(stateDir, { recursive: true, force: true });
   const app = appWorkerOptions(root);
   const bindings = benchAppBindings(app, credentials, {
     CONTAINER_HOST_KIND: "local",
@@ -300,20 +298,9 @@ export async function runReadsSection({ root, benchDir, credentials, step }) {
     bindings: { ...bindings, ...extra },
     unsafeDirectSockets: socket,
   });
+  // As in the core run, LOG_LEVEL is wrangler.toml's (info); workerd's output is dropped unless BENCH_WORKERD_LOG=1.
   const mf = new Miniflare({
-    host: LOOPBACK,
-    port: 0,
-    defaultPersistRoot: stateDir,
-    d1Persist: join(stateDir, "d1"),
-    r2Persist: join(stateDir, "r2"),
-    durableObjectsPersist: join(stateDir, "do"),
-    // As in the core run, LOG_LEVEL is wrangler.toml's (info): one request line per request, dropped here.
-    handleRuntimeStdio: (stdout, stderr) => {
-      // BENCH_WORKERD_LOG=1 shows workerd's own errors (crashes, uncaught exceptions) while investigating.
-      if (process.env.BENCH_WORKERD_LOG) stderr.pipe(process.stderr);
-      else stderr.resume();
-      stdout.resume();
-    },
+    ...benchMiniflareBase(stateDir),
     workers: [
       { ...app, ...worker("app", appModules) },
       { ...variantOptions, ...worker("app-quiet", appModules, { LOG_LEVEL: "warn" }) },

@@ -316,7 +316,6 @@ const nameTaken = (name: string) =>
     { field: "body.name", rule: "unique", message: "The name is already used." },
   ]);
 
-/** The event payload: never the run options (names or values). */
 /** The columns a create and an update both write, in the order of {@link writtenValues}. */
 const WRITTEN_COLUMNS = [
   "name",
@@ -340,12 +339,14 @@ const WRITTEN_COLUMNS = [
   "etag",
 ] as const;
 
+/** The parameter after the written columns' (?1 to ?19): `after(1)` is ?20. */
+const after = (k: number) => `?${WRITTEN_COLUMNS.length + k}`;
 const INSERT_CONFIG =
   `INSERT INTO job_configurations (${WRITTEN_COLUMNS.join(", ")}, id, created_at, updated_at, created_by) ` +
-  `VALUES (${WRITTEN_COLUMNS.map((_, i) => `?${i + 1}`).join(", ")}, ?20, ?21, ?21, ?22)`;
+  `VALUES (${WRITTEN_COLUMNS.map((_, i) => `?${i + 1}`).join(", ")}, ${after(1)}, ${after(2)}, ${after(2)}, ${after(3)})`;
 const UPDATE_CONFIG =
-  `UPDATE job_configurations SET ${WRITTEN_COLUMNS.map((column, i) => `${column} = ?${i + 1}`).join(", ")}, updated_at = ?20 ` +
-  "WHERE id = ?21 AND etag = ?22";
+  `UPDATE job_configurations SET ${WRITTEN_COLUMNS.map((column, i) => `${column} = ?${i + 1}`).join(", ")}, ` +
+  `updated_at = ${after(1)} WHERE id = ${after(2)} AND etag = ${after(3)}`;
 
 /** The values of {@link WRITTEN_COLUMNS} (the new etag last), bound as ?1 to ?19 by both statements. */
 function writtenValues(
@@ -378,6 +379,7 @@ function writtenValues(
   ];
 }
 
+/** The event payload: never the run options (names or values). */
 function eventPayload(id: string, input: JobConfigurationInput, resolved: Resolved) {
   return {
     id,
