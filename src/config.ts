@@ -5,6 +5,7 @@
  * names the variable and the rule (clients see an ordinary 500); background tasks log it and go on
  * ({@link taskLogger}).
  */
+import type { Database } from "./db/statements";
 import { z } from "zod";
 import type { Bindings } from "./env";
 import { ApiError } from "./pkg/errors";
@@ -139,7 +140,7 @@ const settingsFrom = new WeakMap<object, Bindings>();
  * inherits every other binding rather than copying them (a copy was 2.3 KB per request), and its
  * settings are looked up on the isolate's env, parsed once.
  */
-export function withDatabase(env: Bindings, db: D1Database): Bindings {
+export function withDatabase(env: Bindings, db: Database): Bindings {
   const derived = Object.create(env, { DB: { value: db, enumerable: true } }) as Bindings;
   settingsFrom.set(derived, env);
   return derived;

@@ -2,12 +2,16 @@ import type { Context } from "hono";
 import type { Logger } from "./pkg/logger";
 import type { Principal } from "./pkg/auth";
 import type { Clock, IdGenerator } from "./platform/services";
+import type { Database } from "./db/statements";
 
 /**
  * Worker bindings: the generated `Env` (wrangler types) plus the secrets, which live outside
- * wrangler.toml (`wrangler secret put`, `.dev.vars` locally) and so are not generated.
+ * wrangler.toml (`wrangler secret put`, `.dev.vars` locally) and so are not generated. `DB` is a
+ * {@link Database}: the Worker's D1 database in background work, the request's D1 session in a
+ * request (src/index.ts); only the entry opens sessions, so nothing else sees `withSession`.
  */
-export type Bindings = Env & {
+export type Bindings = Omit<Env, "DB"> & {
+  DB: Database;
   /** Inline JWKS (JSON) trusted in addition to AUTH_JWKS_URL: the local dev key, or an offline deployment's keys. */
   AUTH_JWKS_JSON?: string;
   /** Key ring sealing job run options (`{version}:{base64 32 bytes}`, comma-separated, current first). */
@@ -25,6 +29,9 @@ export type Bindings = Env & {
   /** Tests only: a service binding that receives webhook deliveries instead of the internet (src/subscriptions/sender.ts). */
   WEBHOOK_TRANSPORT?: Fetcher;
 };
+
+/** The bindings as the runtime gives them to the entry (src/index.ts): `DB` the D1 database itself. */
+export type WorkerBindings = Omit<Bindings, "DB"> & { DB: D1Database };
 
 export interface AppVariables {
   requestId: string;

@@ -2,7 +2,7 @@
  * The Worker entry: HTTP (the Hono app), the minute cron, and the events queue consumer.
  */
 import { createApp } from "./app";
-import type { Bindings } from "./env";
+import type { WorkerBindings } from "./env";
 import { consumeEvents, pruneOutbox, relayOutbox, type DomainEvent, type EventHandler } from "./events/outbox";
 import { errorFields } from "./pkg/logger";
 import { taskLogger, withDatabase } from "./config";
@@ -39,7 +39,7 @@ export default {
     // Reads run on the nearest D1 replica; a client that sends back the bookmark of its last answer
     // reads at least what that answer had written (src/pkg/bookmark.ts).
     const session = openSession(env.DB, request);
-    const response = withBookmark(await app.fetch(request, withDatabase(env, session as unknown as D1Database), ctx), session);
+    const response = withBookmark(await app.fetch(request, withDatabase(env, session), ctx), session);
     // Writes leave events in the outbox; relay them now rather than waiting for the cron.
     if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS" && response.status < 400) {
       ctx.waitUntil(relayOutbox(env, taskLogger(env, { task: "relay" })).catch(() => undefined));
@@ -84,4 +84,4 @@ export default {
     }
     await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);
   },
-} satisfies ExportedHandler<Bindings>;
+} satisfies ExportedHandler<WorkerBindings>;

@@ -4,6 +4,7 @@
  * derived row for each designated asset's plant, so every asset filter of the lists
  * (equipmentIds, mainSystemIds, designObjectIds, plantNames) is one index lookup.
  */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
@@ -82,7 +83,7 @@ function toRef(row: AssetLookupRow): AssetRef {
  * kind, and that none is named twice. Returns them in request order, or throws one ValidationFailed
  * listing every problem.
  */
-export async function resolveDesignations(db: D1Database, requested: readonly RequestedAsset[]): Promise<AssetRef[]> {
+export async function resolveDesignations(db: Database, requested: readonly RequestedAsset[]): Promise<AssetRef[]> {
   if (requested.length === 0) return [];
   const ids = [...new Set(requested.map((r) => r.id.toLowerCase()))];
   const { results } = await db
@@ -121,7 +122,7 @@ export async function resolveDesignations(db: D1Database, requested: readonly Re
   return refs;
 }
 
-export function deleteDesignationsStatement(db: D1Database, entityKind: string, entityId: string): D1PreparedStatement {
+export function deleteDesignationsStatement(db: Database, entityKind: string, entityId: string): D1PreparedStatement {
   return db.prepare("DELETE FROM designations WHERE entity_kind = ?1 AND entity_id = ?2").bind(entityKind, entityId);
 }
 
@@ -131,7 +132,7 @@ export function deleteDesignationsStatement(db: D1Database, entityKind: string, 
  * direct row). Asset ids travel as one JSON parameter.
  */
 export function replaceDesignationsStatements(
-  db: D1Database,
+  db: Database,
   entityKind: string,
   entityId: string,
   assets: readonly AssetRef[],
@@ -166,7 +167,7 @@ interface DesignationReadRow extends AssetLookupRow {
 }
 
 /** The designated assets of many entities of one kind (derived plant rows left out), by entity id. */
-export async function readDesignations(db: D1Database, entityKind: string, entityIds: readonly string[]): Promise<Map<string, AssetRef[]>> {
+export async function readDesignations(db: Database, entityKind: string, entityIds: readonly string[]): Promise<Map<string, AssetRef[]>> {
   if (entityIds.length === 0) return designationsFrom(entityIds, undefined);
   return designationsFrom(entityIds, await designationsStatement(db, entityKind, entityIds).all());
 }
@@ -175,7 +176,7 @@ export async function readDesignations(db: D1Database, entityKind: string, entit
  * The one statement {@link readDesignations} runs, for a caller that puts it in its own batch with
  * other reads; its result goes to {@link designationsFrom}.
  */
-export function designationsStatement(db: D1Database, entityKind: string, entityIds: readonly string[]): D1PreparedStatement {
+export function designationsStatement(db: Database, entityKind: string, entityIds: readonly string[]): D1PreparedStatement {
   return db
     .prepare(
       `SELECT d.entity_id, a.id, a.kind, a.name, a.plant_id, p.name AS plant_name
@@ -276,7 +277,7 @@ export function designationConditions(entityKind: string, idExpression: string, 
 }
 
 /** How many designations point at an asset (derived plant rows included): an asset in use cannot be deleted. */
-export async function countAssetDesignations(db: D1Database, assetId: string): Promise<number> {
+export async function countAssetDesignations(db: Database, assetId: string): Promise<number> {
   const row = await db.prepare("SELECT count(*) AS n FROM designations WHERE asset_id = ?1").bind(assetId).first<{ n: number }>();
   return row?.n ?? 0;
 }

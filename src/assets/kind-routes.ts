@@ -6,6 +6,7 @@
  * asset were not there. Writes create and change assets of the path's kind; `kind` may be left out
  * of their bodies.
  */
+import type { Database } from "../db/statements";
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { writeContext } from "../pkg/db";
@@ -43,7 +44,7 @@ const withKind = (kind: AssetKind) => (body: unknown) =>
     : body;
 
 /** The asset, when it is of `kind`; another kind is a 404 like an unknown id. */
-async function assetOfKind(db: D1Database, id: string, kind: AssetKind): Promise<{ value: Asset; etag: string }> {
+async function assetOfKind(db: Database, id: string, kind: AssetKind): Promise<{ value: Asset; etag: string }> {
   const found = await getAsset(db, id);
   if (found.value.kind !== kind) throw new ApiError("NotFound", `Asset ${found.value.id} is a ${found.value.kind}, not a ${kind}.`);
   return found;

@@ -1,4 +1,5 @@
 /** GET /Assets: ids, excludeIds, searchText (name), kinds, parentIds, plantNames, order and paging. */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
 import {
@@ -71,7 +72,7 @@ function listConditions(query: z.infer<typeof AssetListQuery>): Condition[] {
 }
 
 export async function listAssets(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof AssetListQuery>,
 ): Promise<{ items: Asset[]; total: number | undefined }> {
   const compiled = await compileListQuery(assetList, query, noProperties, listConditions(query));

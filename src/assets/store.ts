@@ -2,6 +2,7 @@
  * The asset catalogue in D1. Kind and parent never change after creation, so `plant_id` (derived on
  * create from the parent chain) stays true without ever being rewritten.
  */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
@@ -83,14 +84,14 @@ export function toAsset(row: AssetRow): Versioned<Asset> {
   };
 }
 
-async function readRow(db: D1Database, id: string): Promise<AssetRow | null> {
+async function readRow(db: Database, id: string): Promise<AssetRow | null> {
   return db
     .prepare(`SELECT ${ASSET_SELECT} FROM assets a ${ASSET_JOINS.join(" ")} WHERE a.id = ?1`)
     .bind(id.toLowerCase())
     .first<AssetRow>();
 }
 
-export async function getAsset(db: D1Database, id: string): Promise<Versioned<Asset>> {
+export async function getAsset(db: Database, id: string): Promise<Versioned<Asset>> {
   const row = await readRow(db, id);
   if (!row) throw notFound("Asset", id);
   return toAsset(row);
@@ -103,7 +104,7 @@ const plantNameTaken = (name: string) =>
 
 /** Checks the parent against the kind's rules; returns the parent row (or null) and the derived plant id. */
 async function checkParent(
-  db: D1Database,
+  db: Database,
   kind: AssetKind,
   parentId: string | null,
 ): Promise<{ parent: AssetRow | null; plantId: string | null }> {
@@ -133,7 +134,7 @@ function readBack(
   return toAsset({ ...row, parent_kind: parent?.kind ?? null, parent_name: parent?.name ?? null, plant_name: plantName });
 }
 
-async function runWrite(db: D1Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
+async function runWrite(db: Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
   try {
     return await runBatch(db, statements, () => plantNameTaken(name));
   } catch (error) {
@@ -226,7 +227,7 @@ const USES_SQL = `SELECT
     (SELECT count(*) FROM assets WHERE parent_id = ?1) AS children,
     (SELECT count(*) FROM files WHERE object_id = ?1) AS files`;
 
-async function uses(db: D1Database, id: string): Promise<string[]> {
+async function uses(db: Database, id: string): Promise<string[]> {
   const row = await db.prepare(USES_SQL).bind(id).first<{ designations: number; children: number; files: number }>();
   const reasons: string[] = [];
   if (row?.designations) reasons.push(`${row.designations} designation(s) of deviations, activities or work items`);

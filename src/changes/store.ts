@@ -1,3 +1,4 @@
+import type { Database } from "../db/statements";
 /** The change feed's reads of the outbox (the feed is the outbox, kept 7 days). */
 
 export interface ChangeRow {
@@ -10,7 +11,7 @@ export interface ChangeRow {
 }
 
 /** The oldest and newest cursors the outbox holds (null when it holds none). */
-export async function outboxBounds(db: D1Database): Promise<{ oldest: number | null; newest: number | null }> {
+export async function outboxBounds(db: Database): Promise<{ oldest: number | null; newest: number | null }> {
   const row = await db
     .prepare("SELECT min(seq) AS oldest, max(seq) AS newest FROM outbox")
     .first<{ oldest: number | null; newest: number | null }>();
@@ -21,7 +22,7 @@ export async function outboxBounds(db: D1Database): Promise<{ oldest: number | n
  * The newest cursor ever given when the outbox holds no change (all pruned): the outbox's
  * AUTOINCREMENT sequence never goes back, so sqlite_sequence remembers it.
  */
-export async function newestEverAssigned(db: D1Database): Promise<number> {
+export async function newestEverAssigned(db: Database): Promise<number> {
   try {
     const row = await db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'outbox'").first<{ seq: number }>();
     return row?.seq ?? 0;
@@ -31,7 +32,7 @@ export async function newestEverAssigned(db: D1Database): Promise<number> {
 }
 
 /** Up to `limit` changes after cursor `after` of the given kinds, oldest first. */
-export async function changesAfter(db: D1Database, after: number, kinds: readonly string[], limit: number): Promise<ChangeRow[]> {
+export async function changesAfter(db: Database, after: number, kinds: readonly string[], limit: number): Promise<ChangeRow[]> {
   const { results } = await db
     .prepare(
       `SELECT seq, entity_kind, entity_id, action, occurred_at, payload FROM outbox

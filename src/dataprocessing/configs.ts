@@ -3,6 +3,7 @@
  * lists, the resources within what one group may ask for), walks the nextConfigId chain for a missing
  * config or a cycle, seals the run options, and keeps the weekly schedule row in the same batch.
  */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
@@ -83,11 +84,11 @@ export async function toConfiguration(env: Bindings, row: ConfigRow, principal: 
   };
 }
 
-export async function findConfigRow(db: D1Database, id: string): Promise<ConfigRow | null> {
+export async function findConfigRow(db: Database, id: string): Promise<ConfigRow | null> {
   return db.prepare(`SELECT ${CONFIG_SELECT} FROM job_configurations c ${CONFIG_JOIN} WHERE c.id = ?1`).bind(id).first<ConfigRow>();
 }
 
-export async function getConfigRow(db: D1Database, id: string): Promise<ConfigRow> {
+export async function getConfigRow(db: Database, id: string): Promise<ConfigRow> {
   const row = await findConfigRow(db, id);
   if (!row) throw notFound("Job configuration", id);
   return row;
@@ -210,7 +211,7 @@ async function validateConfig(env: Bindings, input: JobConfigurationInput, selfI
  * counting `id` itself. Configs form in-trees (many may name the same next one), so this is the
  * deepest branch; the walk stops past MAX_CHAIN_LENGTH, which also bounds it on a cycle.
  */
-async function configsBefore(db: D1Database, id: string): Promise<number> {
+async function configsBefore(db: Database, id: string): Promise<number> {
   const row = await db
     .prepare(
       `WITH RECURSIVE up(id, depth) AS (
@@ -252,7 +253,7 @@ const chainTooLong = (detail: string) => ({ rule: "maxLength", message: `A chain
  * run), the config itself and every config after it. Any config of a chain can be executed, so the
  * whole chain counts, not just the part after the config being written.
  */
-async function chainProblemFrom(db: D1Database, nextId: string, selfId: string | null): Promise<{ rule: string; message: string } | null> {
+async function chainProblemFrom(db: Database, nextId: string, selfId: string | null): Promise<{ rule: string; message: string } | null> {
   const before = selfId ? await configsBefore(db, selfId) : 0;
   const seen = new Set<string>(selfId ? [selfId] : []);
   let current: string | null = nextId;
@@ -298,7 +299,7 @@ const chainLimitRaced = () =>
  * assertion that the chain through it is still within MAX_CHAIN_LENGTH (see CHAIN_WITHIN_LIMIT).
  */
 async function runChainBatch(
-  db: D1Database,
+  db: Database,
   linkedId: string | null,
   statements: D1PreparedStatement[],
   onUnique: () => ApiError,

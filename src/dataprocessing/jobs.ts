@@ -3,6 +3,7 @@
  * status writes the runner makes. A status write only ever moves a job out of Started/InProgress, so
  * an ended job is never resurrected by a late poll.
  */
+import type { Database } from "../db/statements";
 import type { Bindings } from "../env";
 import { outboxStatement } from "../events/outbox";
 import { isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
@@ -83,17 +84,17 @@ export function toJob(row: JobRow): Job {
   };
 }
 
-export async function findJob(db: D1Database, id: string): Promise<JobRow | null> {
+export async function findJob(db: Database, id: string): Promise<JobRow | null> {
   return db.prepare("SELECT * FROM jobs WHERE id = ?1").bind(id).first<JobRow>();
 }
 
-export async function getJob(db: D1Database, id: string): Promise<JobRow> {
+export async function getJob(db: Database, id: string): Promise<JobRow> {
   const row = await findJob(db, id);
   if (!row) throw notFound("Job", id);
   return row;
 }
 
-export async function chainJobs(db: D1Database, chainId: string): Promise<JobRow[]> {
+export async function chainJobs(db: Database, chainId: string): Promise<JobRow[]> {
   const { results } = await db.prepare("SELECT * FROM jobs WHERE chain_id = ?1 ORDER BY chain_position").bind(chainId).all<JobRow>();
   return results;
 }
@@ -217,7 +218,7 @@ const SQL_UUID =
  * applied. A change of status writes the job's `updated` event in the same batch, only when it applied.
  */
 export async function updateActiveJob(
-  db: D1Database,
+  db: Database,
   id: string,
   now: string,
   changes: Partial<{
@@ -266,7 +267,7 @@ export interface Cancellation {
  * that job was cancelled, the later ones are cancelled by the same person (a cancellation stops the chain).
  */
 export async function failLaterJobs(
-  db: D1Database,
+  db: Database,
   chainId: string,
   position: number,
   failedJobId: string,
@@ -296,7 +297,7 @@ export async function failLaterJobs(
 
 /** Rule 6's record: an output the job posted that its type refused (the newest 20 are kept). */
 export async function recordOutputRejection(
-  db: D1Database,
+  db: Database,
   job: JobRow,
   rejection: { at: string; jobOutputTypeId: string | null; errors: string[] },
 ): Promise<void> {

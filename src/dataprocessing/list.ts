@@ -1,4 +1,5 @@
 /** Lists of job configs and jobs on the shared query engine. */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../pkg/errors";
 import {
@@ -53,7 +54,7 @@ export const ConfigListQuery = z.object({
 });
 
 export async function listConfigRows(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof ConfigListQuery>,
 ): Promise<{ items: ConfigRow[]; total: number | undefined }> {
   const conditions: Condition[] = [];
@@ -121,7 +122,7 @@ function instant(value: string | undefined, field: string): string | null {
 }
 
 export async function listJobRows(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof JobListQuery>,
 ): Promise<{ items: JobRow[]; total: number | undefined }> {
   const conditions: Condition[] = [];
@@ -168,7 +169,7 @@ export const JobOutputListQuery = z.object({
 
 /** One job's outputs, paged like every list (the job's existence is the caller's check). */
 export async function listJobOutputRows(
-  db: D1Database,
+  db: Database,
   jobId: string,
   query: z.infer<typeof JobOutputListQuery>,
 ): Promise<{ items: JobOutputRow[]; total: number | undefined }> {

@@ -1,4 +1,5 @@
 /** GET /OutputTypes on the query engine: ids, excludeIds, searchText (name), order and paging. */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { compileListQuery, defineList, listQueryShape, noProperties, runListQuery } from "../pkg/query";
 import { toOutputType, type OutputTypeRow } from "./output-types";
@@ -34,7 +35,7 @@ export const OutputTypeListQuery = z.object({
 });
 
 export async function listOutputTypes(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof OutputTypeListQuery>,
 ): Promise<{ items: OutputType[]; total: number | undefined }> {
   const { items, total } = await runListQuery<OutputTypeRow>(db, await compileListQuery(outputTypeList, query, noProperties));

@@ -1,4 +1,5 @@
 /** Output types in D1: a name and an optional JSON Schema, checked when saved (./json-schema.ts). */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { conflict, newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
@@ -48,14 +49,14 @@ function checkSchema(schema: unknown): void {
   }
 }
 
-export async function getOutputType(db: D1Database, id: string): Promise<{ value: OutputType; etag: string }> {
+export async function getOutputType(db: Database, id: string): Promise<{ value: OutputType; etag: string }> {
   const row = await db.prepare("SELECT * FROM output_types WHERE id = ?1").bind(id).first<OutputTypeRow>();
   if (!row) throw notFound("Output type", id);
   return { value: toOutputType(row), etag: row.etag };
 }
 
 /** The output type as outputs are validated against it, or null. */
-export async function loadOutputType(db: D1Database, id: string): Promise<OutputTypeRecord | null> {
+export async function loadOutputType(db: Database, id: string): Promise<OutputTypeRecord | null> {
   const row = await db.prepare("SELECT id, name, schema FROM output_types WHERE id = ?1").bind(id).first<OutputTypeRow>();
   return row ? { id: row.id, name: row.name, schema: parseJson(row.schema) } : null;
 }

@@ -3,6 +3,7 @@
  * when it matches its output type's schema (rule 6); a refused one creates nothing, is answered with
  * the schema errors and is recorded on the job so its owner sees why.
  */
+import type { Database } from "../db/statements";
 import type { Principal } from "../pkg/auth";
 import { newEtagToken, type WriteContext } from "../pkg/db";
 import { ApiError, notFound } from "../pkg/errors";
@@ -76,7 +77,7 @@ export async function createJobOutput(
   return created;
 }
 
-export async function getJobOutput(db: D1Database, id: string): Promise<JobOutput> {
+export async function getJobOutput(db: Database, id: string): Promise<JobOutput> {
   const row = await db.prepare("SELECT * FROM job_outputs WHERE id = ?1").bind(id).first<JobOutputRow>();
   if (!row) throw notFound("Job output", id);
   return toOutput(row);
@@ -84,7 +85,7 @@ export async function getJobOutput(db: D1Database, id: string): Promise<JobOutpu
 
 /** A page of one job's outputs (GET /Jobs/{id}/Outputs): skip/take, order, includeTotal, as every list. */
 export async function listJobOutputs(
-  db: D1Database,
+  db: Database,
   jobId: string,
   query: z.infer<typeof JobOutputListQuery>,
 ): Promise<{ items: JobOutput[]; total: number | undefined }> {

@@ -1,3 +1,4 @@
+import type { Database } from "./statements";
 /**
  * What refers to what: every column of src/db/schema.ts that holds another row's id (or a user
  * status), in one place, with what a delete of that row does about it.
@@ -40,7 +41,7 @@ export const USAGE = {
 export type UsedEntity = keyof typeof USAGE;
 
 /** How many rows refer to `id` through the entity's columns in {@link USAGE}, in one round trip. */
-export async function countUses(db: D1Database, entity: UsedEntity, id: string): Promise<number> {
+export async function countUses(db: Database, entity: UsedEntity, id: string): Promise<number> {
   const counts = await db.batch<{ n: number }>(
     USAGE[entity].map(({ table, column }) => db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?1`).bind(id)),
   );

@@ -4,6 +4,7 @@
  * object belong to the main system when one is given (their parent is it), and all belong to one
  * plant, which is derived and read-only.
  */
+import type { Database } from "../db/statements";
 import { resolveDesignations, type AssetRef, type DesignationKind, type RequestedAsset } from "../assets/designations";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import type { Deviation } from "./schema";
@@ -34,7 +35,7 @@ export function toAssetReference(refs: readonly AssetRef[]): Deviation["assetRef
  * Validates the requested assets (exist, right kind, consistent); returns them in slot order, or
  * throws one ValidationFailed listing every problem.
  */
-export async function resolveAssetReference(db: D1Database, input: AssetReferenceInput): Promise<AssetRef[]> {
+export async function resolveAssetReference(db: Database, input: AssetReferenceInput): Promise<AssetRef[]> {
   const requested: RequestedAsset[] = SLOTS.flatMap((slot) => {
     const given = input[slot];
     return given ? [{ id: given.id, field: `body.assetReference.${slot}.id`, kind: slot as DesignationKind }] : [];

@@ -8,6 +8,7 @@
  * in one batch with its other reads (a page of deviations); {@link linkedPropertiesJsonColumns} and
  * {@link linkedPropertiesFromJson} make it two columns of the caller's own statement (one deviation).
  */
+import type { Database } from "../db/statements";
 import { propertyValuesFrom, propertyValuesFromJson, propertyValuesJsonColumn, propertyValuesStatements } from "../properties/values/rows";
 import type { JsonValue, LinkedProperty } from "../properties/values";
 
@@ -19,7 +20,7 @@ import type { JsonValue, LinkedProperty } from "../properties/values";
 export type LinkedTypes = { typeIds: readonly string[] } | { typesOf: { table: string; typeColumn: string } };
 
 export async function readLinkedProperties(
-  db: D1Database,
+  db: Database,
   entityKind: string,
   rule: string,
   entities: readonly { id: string; typeId: string }[],
@@ -35,7 +36,7 @@ export async function readLinkedProperties(
  * of the entities (one per chunk of ids). Pass their results, in order, to {@link linkedPropertiesFrom}.
  */
 export function linkedPropertiesStatements(
-  db: D1Database,
+  db: Database,
   entityKind: string,
   rule: string,
   entityIds: readonly string[],

@@ -1,4 +1,5 @@
 /** GET /Deviations and GET /Deviations/UniqueValues on the shared list query engine (spec 4.2). */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { designationConditions, designationFilterShape } from "../assets/designations";
 import {
@@ -50,7 +51,7 @@ export const deviationList = defineList({
 });
 
 /** Property names of the Deviation rule: the only properties a deviation carries. */
-export const deviationCatalog = (db: D1Database): CatalogLookup => catalogFor(db, DEVIATION_RULE);
+export const deviationCatalog = (db: Database): CatalogLookup => catalogFor(db, DEVIATION_RULE);
 
 const { ids, excludeIds, searchText, properties, order, skip, take, includeTotal } = listQueryShape;
 export const DeviationListQuery = z.object({
@@ -101,12 +102,12 @@ export function deviationConditions(params: DeviationListParams): Condition[] {
 }
 
 /** The list's statements for one request (exported for the query-plan test). */
-export function compileDeviationList(db: D1Database, params: DeviationListParams) {
+export function compileDeviationList(db: Database, params: DeviationListParams) {
   return compileListQuery(deviationList, params, deviationCatalog(db), deviationConditions(params));
 }
 
 export async function listDeviations(
-  db: D1Database,
+  db: Database,
   params: DeviationListParams,
 ): Promise<{ items: Versioned<Deviation>[]; total: number | undefined }> {
   const { items, total } = await runListQuery<DeviationRow>(db, await compileDeviationList(db, params));
@@ -114,7 +115,7 @@ export async function listDeviations(
 }
 
 export async function deviationUniqueValues(
-  db: D1Database,
+  db: Database,
   params: z.infer<typeof DeviationUniqueValuesQuery>,
 ): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(deviationList, params, deviationCatalog(db)));

@@ -3,6 +3,7 @@
  * and work item links. A page is hydrated in one batch; a single read is one statement with its
  * parts as columns, so each costs one D1 round trip (test/contract/read-round-trips.test.ts).
  */
+import type { Database } from "../db/statements";
 import {
   designationsFrom,
   designationsFromJson,
@@ -103,7 +104,7 @@ export async function composeDeviation(row: DeviationRow, parts: DeviationParts)
  * statements take those ids; without, they read each deviation's type from its row inside the same
  * statement (a read whose row is fetched in the same batch). Results go to {@link partsFrom}.
  */
-function partsStatements(db: D1Database, ids: readonly string[], typeIds: readonly string[] | undefined): D1PreparedStatement[] {
+function partsStatements(db: Database, ids: readonly string[], typeIds: readonly string[] | undefined): D1PreparedStatement[] {
   const idList = JSON.stringify(ids);
   const types =
     typeIds === undefined
@@ -166,7 +167,7 @@ function partsFrom(rows: readonly DeviationRow[], results: readonly D1Result<unk
 }
 
 /** Hydrates rows (in their order): one D1 round trip (a batch) whatever the number of rows. */
-export async function hydrateDeviations(db: D1Database, rows: readonly DeviationRow[]): Promise<Versioned<Deviation>[]> {
+export async function hydrateDeviations(db: Database, rows: readonly DeviationRow[]): Promise<Versioned<Deviation>[]> {
   if (rows.length === 0) return [];
   const results = await db.batch(
     partsStatements(
@@ -179,11 +180,11 @@ export async function hydrateDeviations(db: D1Database, rows: readonly Deviation
   return Promise.all(rows.map((row, i) => composeDeviation(row, parts[i]!)));
 }
 
-function rowStatement(db: D1Database, id: string): D1PreparedStatement {
+function rowStatement(db: Database, id: string): D1PreparedStatement {
   return db.prepare(`SELECT ${DEVIATION_COLUMNS} FROM deviations WHERE id = ?1`).bind(id);
 }
 
-export async function findDeviationRow(db: D1Database, id: string): Promise<DeviationRow | null> {
+export async function findDeviationRow(db: Database, id: string): Promise<DeviationRow | null> {
   return rowStatement(db, id.toLowerCase()).first<DeviationRow>();
 }
 
@@ -215,7 +216,7 @@ type ReadOneRow = DeviationRow & { [K in keyof typeof PARTS as `part_${K}`]: str
 
 const COLUMN_NAMES = DEVIATION_COLUMNS.split(", ") as (keyof DeviationRow)[];
 
-async function readDeviation(db: D1Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> } | null> {
+async function readDeviation(db: Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> } | null> {
   const found = await db.prepare(READ_ONE).bind(id.toLowerCase(), DEVIATION_KIND, DEVIATION_RULE).first<ReadOneRow>();
   if (!found) return null;
   const row = Object.fromEntries(COLUMN_NAMES.map((column) => [column, found[column]])) as unknown as DeviationRow;
@@ -234,14 +235,14 @@ async function readDeviation(db: D1Database, id: string): Promise<{ row: Deviati
   return { row, current: await composeDeviation(row, parts) };
 }
 
-export async function getDeviation(db: D1Database, id: string): Promise<Versioned<Deviation>> {
+export async function getDeviation(db: Database, id: string): Promise<Versioned<Deviation>> {
   const found = await readDeviation(db, id);
   if (!found) throw notFound("Deviation", id);
   return found.current;
 }
 
 /** A row with its representation, for writes that check If-Match against what the client read. */
-export async function readForWrite(db: D1Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> }> {
+export async function readForWrite(db: Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> }> {
   const found = await readDeviation(db, id);
   if (!found) throw notFound("Deviation", id);
   return found;

@@ -4,6 +4,7 @@
  * one deviation's list and the reverse rows, and gives each deviation gained or lost a new etag
  * (its representation changed).
  */
+import type { Database } from "../db/statements";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { newEtagToken } from "../pkg/db";
 import type { Relationship } from "./read";
@@ -13,7 +14,7 @@ import type { Relationship } from "./read";
  * their referenceIds, or the problems found.
  */
 export async function checkRelationships(
-  db: D1Database,
+  db: Database,
   selfId: string,
   requested: readonly { id: string }[],
 ): Promise<{ related: Relationship[]; errors: FieldProblem[] }> {
@@ -44,7 +45,7 @@ export async function checkRelationships(
  * gained and the lost deviations get a new etag.
  */
 export function replaceRelationshipsStatements(
-  db: D1Database,
+  db: Database,
   id: string,
   relatedIds: readonly string[],
   previousIds: readonly string[],
@@ -82,7 +83,7 @@ export function replaceRelationshipsStatements(
 }
 
 /** Gives deviations a new etag token (their representation changed through another entity). */
-export function touchDeviationsStatement(db: D1Database, ids: readonly string[]): D1PreparedStatement {
+export function touchDeviationsStatement(db: Database, ids: readonly string[]): D1PreparedStatement {
   return db
     .prepare("UPDATE deviations SET etag = ?1 WHERE id IN (SELECT value FROM json_each(?2))")
     .bind(newEtagToken(), JSON.stringify(ids));

@@ -5,6 +5,7 @@
  * The statements after the link are chained on changes(), so a link that already existed (or a
  * concurrent duplicate) writes nothing else.
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement } from "../events/outbox";
 import { ApiError, notFound } from "../pkg/errors";
@@ -40,7 +41,7 @@ interface WorkItemRow {
 }
 
 /** 404 naming the side that does not exist. */
-async function assertBothExist(db: D1Database, deviationId: string, workItemId: string): Promise<void> {
+async function assertBothExist(db: Database, deviationId: string, workItemId: string): Promise<void> {
   const row = await db
     .prepare(
       "SELECT EXISTS (SELECT 1 FROM deviations WHERE id = ?1) AS deviation, EXISTS (SELECT 1 FROM work_items WHERE id = ?2) AS workItem",
@@ -51,7 +52,7 @@ async function assertBothExist(db: D1Database, deviationId: string, workItemId: 
   if (!row.workItem) throw notFound("Work item", workItemId);
 }
 
-export async function workItemsOfDeviation(db: D1Database, deviationId: string): Promise<LinkedWorkItem[]> {
+export async function workItemsOfDeviation(db: Database, deviationId: string): Promise<LinkedWorkItem[]> {
   const id = deviationId.toLowerCase();
   const exists = await db.prepare("SELECT 1 AS found FROM deviations WHERE id = ?1").bind(id).first();
   if (!exists) throw notFound("Deviation", id);
@@ -73,7 +74,7 @@ export async function workItemsOfDeviation(db: D1Database, deviationId: string):
   }));
 }
 
-export async function deviationsOfWorkItem(db: D1Database, workItemId: string): Promise<Versioned<Deviation>[]> {
+export async function deviationsOfWorkItem(db: Database, workItemId: string): Promise<Versioned<Deviation>[]> {
   const id = workItemId.toLowerCase();
   const exists = await db.prepare("SELECT 1 AS found FROM work_items WHERE id = ?1").bind(id).first();
   if (!exists) throw notFound("Work item", id);

@@ -4,6 +4,7 @@
  * lists changed, and the outbox event. Updates and deletes start with an assertion that the row
  * still has the etag read, so a concurrent write makes the whole batch a no-op (412).
  */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import { deleteDesignationsStatement, replaceDesignationsStatements, type AssetRef } from "../assets/designations";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
@@ -70,7 +71,7 @@ async function collect<T>(errors: FieldProblem[], check: () => Promise<T>): Prom
   }
 }
 
-async function checkInput(db: D1Database, selfId: string, typeId: string, input: DeviationInput): Promise<Checked> {
+async function checkInput(db: Database, selfId: string, typeId: string, input: DeviationInput): Promise<Checked> {
   const errors: FieldProblem[] = [];
   const type = await db
     .prepare(`SELECT t.name FROM entity_types t WHERE t.id = ?1 AND ${IS_DEVIATION_TYPE}`)
@@ -132,7 +133,7 @@ function dependentStatements(ctx: WriteContext, row: DeviationRow, checked: Chec
   ];
 }
 
-async function runWrite(db: D1Database, statements: D1PreparedStatement[], referenceId: string): Promise<D1Result[]> {
+async function runWrite(db: Database, statements: D1PreparedStatement[], referenceId: string): Promise<D1Result[]> {
   try {
     return await db.batch(statements);
   } catch (error) {

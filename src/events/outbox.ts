@@ -4,6 +4,7 @@
  * queue right after the request (waitUntil) and again from the minute cron, so a failed send is
  * retried; the consumer records each event id and ignores a redelivery.
  */
+import type { Database } from "../db/statements";
 import type { Bindings } from "../env";
 import type { Logger } from "../pkg/logger";
 
@@ -50,7 +51,7 @@ function eventValues(ctx: EventContext, event: EventInput): unknown[] {
 }
 
 /** The outbox insert for one event, to put in the same batch as the change it describes. */
-export function outboxStatement(db: D1Database, ctx: EventContext, event: EventInput): D1PreparedStatement {
+export function outboxStatement(db: Database, ctx: EventContext, event: EventInput): D1PreparedStatement {
   return db.prepare(`${INSERT_EVENT} VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`).bind(...eventValues(ctx, event));
 }
 
@@ -61,7 +62,7 @@ export function outboxStatement(db: D1Database, ctx: EventContext, event: EventI
  * - `"previousChanged"`: when the statement just before it in the batch changed a row (a delete).
  */
 export function guardedOutboxStatement(
-  db: D1Database,
+  db: Database,
   ctx: EventContext,
   event: EventInput,
   guard: { table: string; etag: string } | "previousChanged",

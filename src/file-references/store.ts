@@ -3,6 +3,7 @@
  * to its id, not to one revision, so they are never copied with a revision): list, read one, link,
  * unlink.
  */
+import type { Database } from "../db/statements";
 import { guardedOutboxStatement } from "../events/outbox";
 import { notFound } from "../pkg/errors";
 import type { WriteContext } from "../pkg/db";
@@ -54,7 +55,7 @@ export const WORK_TEMPLATE_OWNER: FileReferenceOwner = {
   what: "Work template",
 };
 
-async function assertOwner(db: D1Database, owner: FileReferenceOwner, ownerId: string): Promise<void> {
+async function assertOwner(db: Database, owner: FileReferenceOwner, ownerId: string): Promise<void> {
   const found = await db
     .prepare(`SELECT ${owner.exists("?1")} AS found`)
     .bind(ownerId)
@@ -62,7 +63,7 @@ async function assertOwner(db: D1Database, owner: FileReferenceOwner, ownerId: s
   if (!found?.found) throw notFound(owner.what, ownerId);
 }
 
-export async function listFileReferences(db: D1Database, owner: FileReferenceOwner, ownerId: string): Promise<FileReference[]> {
+export async function listFileReferences(db: Database, owner: FileReferenceOwner, ownerId: string): Promise<FileReference[]> {
   await assertOwner(db, owner, ownerId);
   const { results } = await db
     .prepare(`SELECT ${COLUMNS} FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2 ORDER BY created_at, id`)
@@ -71,7 +72,7 @@ export async function listFileReferences(db: D1Database, owner: FileReferenceOwn
   return results.map(toFileReference);
 }
 
-export async function getFileReference(db: D1Database, owner: FileReferenceOwner, ownerId: string, id: string): Promise<FileReference> {
+export async function getFileReference(db: Database, owner: FileReferenceOwner, ownerId: string, id: string): Promise<FileReference> {
   await assertOwner(db, owner, ownerId);
   const row = await db
     .prepare(`SELECT ${COLUMNS} FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2 AND id = ?3`)

@@ -4,6 +4,7 @@
  * url; External names an absolute http or https url and no platform file. Every problem is reported
  * at once.
  */
+import type { Database } from "../db/statements";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { maySee, type Viewer } from "../upload/files/access";
 import type { FileReferenceInput } from "./schema";
@@ -23,7 +24,7 @@ interface FileFacts {
   object_id: string | null;
 }
 
-async function visibleFile(db: D1Database, viewer: Viewer, id: string): Promise<boolean> {
+async function visibleFile(db: Database, viewer: Viewer, id: string): Promise<boolean> {
   const file = await db
     .prepare("SELECT state, owner_id, created_by, object_type, object_id FROM files WHERE id = ?1")
     .bind(id)
@@ -41,7 +42,7 @@ async function visibleFile(db: D1Database, viewer: Viewer, id: string): Promise<
 }
 
 export async function checkFileReference(
-  db: D1Database,
+  db: Database,
   viewer: Viewer,
   input: FileReferenceInput,
   at = "body",

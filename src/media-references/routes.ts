@@ -1,4 +1,5 @@
 /** Media references and their links to activities (work management 1.0; original-client.md). */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
@@ -36,7 +37,7 @@ const LinkParams = z.object({
  * often pass the media's own id (what POST /Medias answered): then the answer says so and names the
  * route that makes a reference to it.
  */
-async function explainMediaId(db: D1Database, error: unknown, activityId: string, id: string): Promise<never> {
+async function explainMediaId(db: Database, error: unknown, activityId: string, id: string): Promise<never> {
   if (!(error instanceof ApiError) || error.code !== "NotFound") throw error;
   const found = await whatIdNames(db, id);
   if (found.reference || !found.media) throw error;

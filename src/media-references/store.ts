@@ -4,6 +4,7 @@
  * Deleting a reference removes its links; deleting an activity removes its links; a media that is
  * referenced cannot be deleted (409 naming how many references use it).
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { updateBodyOf, assertVersion } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
@@ -76,7 +77,7 @@ export function toMediaReference(row: MediaReferenceRow) {
 }
 
 /** Whether an id names a media reference, a media, or neither (to explain a media id given as a reference). */
-export async function whatIdNames(db: D1Database, id: string): Promise<{ reference: boolean; media: boolean }> {
+export async function whatIdNames(db: Database, id: string): Promise<{ reference: boolean; media: boolean }> {
   const found = await db
     .prepare("SELECT (SELECT 1 FROM media_references WHERE id = ?1) AS reference, (SELECT 1 FROM medias WHERE id = ?1) AS media")
     .bind(id)
@@ -84,13 +85,13 @@ export async function whatIdNames(db: D1Database, id: string): Promise<{ referen
   return { reference: Boolean(found?.reference), media: Boolean(found?.media) };
 }
 
-export async function getMediaReference(db: D1Database, id: string): Promise<MediaReferenceRow> {
+export async function getMediaReference(db: Database, id: string): Promise<MediaReferenceRow> {
   const row = await db.prepare(`${SELECT} WHERE r.id = ?1`).bind(id).first<MediaReferenceRow>();
   if (!row) throw notFound("Media reference", id);
   return row;
 }
 
-async function assertMedia(db: D1Database, mediaId: string): Promise<void> {
+async function assertMedia(db: Database, mediaId: string): Promise<void> {
   const found = await db.prepare("SELECT 1 AS x FROM medias WHERE id = ?1").bind(mediaId).first();
   if (!found) throw invalid("body.mediaId", "exists", `There is no media ${mediaId} (upload it with POST /Medias).`);
 }
@@ -183,11 +184,11 @@ export async function deleteMediaReference(ctx: WriteContext, id: string): Promi
 
 // --- Links to activities ---------------------------------------------------------------------------
 
-async function assertActivity(db: D1Database, activityId: string): Promise<void> {
+async function assertActivity(db: Database, activityId: string): Promise<void> {
   if (!(await db.prepare("SELECT 1 AS x FROM activities WHERE id = ?1").bind(activityId).first())) throw notFound("Activity", activityId);
 }
 
-export async function activityMediaReferences(db: D1Database, activityId: string): Promise<MediaReferenceRow[]> {
+export async function activityMediaReferences(db: Database, activityId: string): Promise<MediaReferenceRow[]> {
   await assertActivity(db, activityId);
   const { results } = await db
     .prepare(
@@ -246,7 +247,7 @@ export async function unlinkMediaReference(ctx: WriteContext, activityId: string
 }
 
 /** The 409 of deleting a media that media references use. */
-export async function assertMediaUnreferenced(db: D1Database, mediaId: string): Promise<void> {
+export async function assertMediaUnreferenced(db: Database, mediaId: string): Promise<void> {
   const row = await db.prepare("SELECT count(*) AS n FROM media_references WHERE media_id = ?1").bind(mediaId).first<{ n: number }>();
   if (row && row.n > 0)
     throw new ApiError(
@@ -293,7 +294,7 @@ export const MediaReferenceListQuery = z.object({
   includeTotal,
 });
 
-export async function listMediaReferences(db: D1Database, query: z.infer<typeof MediaReferenceListQuery>) {
+export async function listMediaReferences(db: Database, query: z.infer<typeof MediaReferenceListQuery>) {
   const conditions: Condition[] = [];
   const media = parseUuidList(query.mediaIds, "query.mediaIds");
   if (media.length > 0) conditions.push(inList("r.media_id", media));

@@ -4,6 +4,7 @@
  * own optimistic-concurrency guard and an `updated` event for the definition in the same batch, as
  * every definition write does.
  */
+import type { Database } from "../db/statements";
 import { guardedOutboxStatement } from "../events/outbox";
 import { notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
@@ -20,7 +21,7 @@ export interface DefinitionImageState {
 }
 
 /** The definition and its image key, read at one version (404 when the definition does not exist). */
-export async function readDefinitionImage(db: D1Database, definitionId: string): Promise<DefinitionImageState> {
+export async function readDefinitionImage(db: Database, definitionId: string): Promise<DefinitionImageState> {
   const found = await getDefinition(db, definitionId);
   const row = await db
     .prepare("SELECT instruction_image_key AS key FROM property_definitions WHERE id = ?1 AND etag = ?2")
@@ -32,7 +33,7 @@ export async function readDefinitionImage(db: D1Database, definitionId: string):
 }
 
 /** The image key alone, for reads (null: no image; 404: no definition). */
-export async function instructionImageKeyOf(db: D1Database, definitionId: string): Promise<string | null> {
+export async function instructionImageKeyOf(db: Database, definitionId: string): Promise<string | null> {
   const row = await db
     .prepare("SELECT instruction_image_key AS key FROM property_definitions WHERE id = ?1")
     .bind(definitionId)
@@ -60,7 +61,7 @@ export async function writeInstructionImageKey(ctx: WriteContext, state: Definit
 }
 
 /** Of `keys`, those some definition names (chunked: D1 binds at most 100 parameters). */
-export async function referencedInstructionImageKeys(db: D1Database, keys: string[]): Promise<Set<string>> {
+export async function referencedInstructionImageKeys(db: Database, keys: string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < keys.length; i += 100) {
     const chunk = keys.slice(i, i + 100);

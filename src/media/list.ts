@@ -3,6 +3,7 @@
  * objectOwnerIds, createdFrom/createdTo, order and paging. Every holder of media_read may read any
  * media by id, so the list shows them all.
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import {
   compileListQuery,
@@ -83,7 +84,7 @@ function listConditions(query: z.infer<typeof MediaListQuery>): Condition[] {
 }
 
 export async function listMedia(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof MediaListQuery>,
 ): Promise<{ items: Media[]; total: number | undefined }> {
   const { items, total } = await runListQuery<MediaRow>(db, await compileListQuery(mediaList, query, noProperties, listConditions(query)));

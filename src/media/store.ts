@@ -2,6 +2,7 @@
  * Media rows in D1. A row is inserted only after every R2 object it names was written (one batch
  * with its outbox event), so a client never sees a row without its bytes.
  */
+import type { Database } from "../db/statements";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
@@ -115,12 +116,12 @@ export function toRecord(row: MediaRow): MediaRecord {
   };
 }
 
-export async function findMedia(db: D1Database, id: string): Promise<MediaRecord | null> {
+export async function findMedia(db: Database, id: string): Promise<MediaRecord | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM medias WHERE id = ?1`).bind(id).first<MediaRow>();
   return row ? toRecord(row) : null;
 }
 
-export async function getMedia(db: D1Database, id: string): Promise<MediaRecord> {
+export async function getMedia(db: Database, id: string): Promise<MediaRecord> {
   const found = await findMedia(db, id);
   if (!found) throw notFound("Media", id);
   return found;
@@ -175,7 +176,7 @@ export async function deleteMediaRow(ctx: WriteContext, current: MediaRecord): P
 }
 
 /** Of `ids`, those that have a media row (chunked: D1 binds at most 100 parameters). */
-export async function existingMediaIds(db: D1Database, ids: string[]): Promise<Set<string>> {
+export async function existingMediaIds(db: Database, ids: string[]): Promise<Set<string>> {
   const found = new Set<string>();
   for (let i = 0; i < ids.length; i += 100) {
     const chunk = ids.slice(i, i + 100);

@@ -6,6 +6,7 @@
  * covered over successive runs at a bounded cost per run. An object is deleted when it is older than
  * an hour (an upload in flight is never touched) and no row names it.
  */
+import type { Database } from "../db/statements";
 import type { Bindings } from "../env";
 import type { Logger } from "../pkg/logger";
 import { referencedInstructionImageKeys } from "./instruction-image-store";
@@ -19,7 +20,7 @@ const CURSOR_PREFIX = "sweep-cursors/";
 interface SweptPrefix {
   prefix: string;
   /** The keys of `keys` that something still names. */
-  named(db: D1Database, keys: string[]): Promise<Set<string>>;
+  named(db: Database, keys: string[]): Promise<Set<string>>;
 }
 
 const PREFIXES: SweptPrefix[] = [

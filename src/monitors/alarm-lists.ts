@@ -3,6 +3,7 @@
  * monitors (GET /Monitors/PopulationItems, table 4.2's filters plus the alarm state) and the alarm
  * history of one item (entries and exits, newest first, paged).
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import {
   compileListQuery,
@@ -70,7 +71,7 @@ export const PopulationItemsQuery = z.object({
 
 const ACTIVE_ALARM = "SELECT 1 FROM monitor_alarms pal WHERE pal.item_id = pi.id AND pal.active_key IS NOT NULL";
 
-export async function listPopulationItemRows(db: D1Database, query: z.infer<typeof PopulationItemsQuery>) {
+export async function listPopulationItemRows(db: Database, query: z.infer<typeof PopulationItemsQuery>) {
   const assetIds = splitCsv(query.assetIds);
   if (assetIds.length > 0 && !query.assetType)
     throw invalid("query.assetType", "required", "assetType is required when assetIds has values.");
@@ -130,7 +131,7 @@ export interface AlarmHistoryRow {
   work_item_id: string | null;
 }
 
-export async function listAlarmHistory(db: D1Database, itemId: string, query: z.infer<typeof AlarmHistoryQuery>) {
+export async function listAlarmHistory(db: Database, itemId: string, query: z.infer<typeof AlarmHistoryQuery>) {
   const conditions: Condition[] = [(values) => `ah.item_id = ${values.value(itemId)}`];
   const controllers = splitCsv(query.controllers);
   if (controllers.length > 0) conditions.push(inList("ah.controller", controllers));

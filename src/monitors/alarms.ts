@@ -16,6 +16,7 @@
  * the alarms that change, their rows travelling as JSON parameters (json_each), {@link ENTER_CHUNK}
  * alarms per batch. A job whose values change nothing writes nothing but its evaluated mark.
  */
+import type { Database } from "../db/statements";
 import type { Bindings } from "../env";
 import type { EventContext } from "../events/outbox";
 import type { AssetRef } from "../assets/designations";
@@ -242,7 +243,7 @@ async function evaluateOnce(
   return { entered: entering.length, left: leaving.length, notes };
 }
 
-function writeContextFor(db: D1Database, events: EventContext): WriteContext {
+function writeContextFor(db: Database, events: EventContext): WriteContext {
   return {
     db,
     now: events.now,
@@ -421,7 +422,7 @@ interface AssetFacts {
 }
 
 /** The entering items' assets: a designation for plants, main systems and equipment; organizations have none. */
-async function assetsOf(db: D1Database, assetIds: readonly string[]): Promise<Map<string, AssetFacts>> {
+async function assetsOf(db: Database, assetIds: readonly string[]): Promise<Map<string, AssetFacts>> {
   const { results } = await db
     .prepare(
       `SELECT a.id, a.kind, a.name, a.plant_id, p.name AS plant_name FROM assets a LEFT JOIN assets p ON p.id = a.plant_id
@@ -450,7 +451,7 @@ interface Plan {
 }
 
 /** Everything the entering alarms' actions need, read once per evaluation (per controller, not per item). */
-async function plan(db: D1Database, entering: { item: ItemRow; controller: Controller }[], notes: string[]): Promise<Plan> {
+async function plan(db: Database, entering: { item: ItemRow; controller: Controller }[], notes: string[]): Promise<Plan> {
   const actions = new Map<string, PreparedActions>();
   for (const { controller } of entering) {
     if (actions.has(controller.name)) continue;

@@ -11,6 +11,7 @@
  * a type, status or template may have changed since; then an action that no longer fits is skipped and
  * named in the monitor job's error message, and the alarm is entered all the same.
  */
+import type { Database } from "../db/statements";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { checkStatus, DEFAULT_STATUS } from "../work/common";
 import { checkLinkedValues } from "../properties/values";
@@ -112,7 +113,7 @@ async function collect<T>(problems: FieldProblem[], check: () => Promise<T>): Pr
  * (`body.controllers.2`). Problems are returned, not thrown, so a save lists them all and an
  * evaluation can skip what no longer fits.
  */
-export async function prepareActions(db: D1Database, controller: Controller, field: string): Promise<PreparedActions> {
+export async function prepareActions(db: Database, controller: Controller, field: string): Promise<PreparedActions> {
   const problems: FieldProblem[] = [];
   const actions = controller.actions ?? {};
   let deviation: PreparedActions["deviation"] = null;
@@ -165,7 +166,7 @@ export async function prepareActions(db: D1Database, controller: Controller, fie
  * A monitor's controllers as saved: names unique (an alarm is kept per item and controller name) and
  * every action fitting the catalogue. Throws one ValidationFailed listing every problem.
  */
-export async function checkControllers(db: D1Database, controllers: readonly Controller[], field = "body.controllers"): Promise<void> {
+export async function checkControllers(db: Database, controllers: readonly Controller[], field = "body.controllers"): Promise<void> {
   const problems: FieldProblem[] = [];
   const seen = new Set<string>();
   for (const [i, controller] of controllers.entries()) {

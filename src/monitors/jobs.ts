@@ -13,6 +13,7 @@
  * on the job (`reports`) and the evaluation marks the job (`evaluated_at`), so a job end delivered
  * again, or the minute cron after a crash, evaluates a Succeeded job that was not evaluated yet.
  */
+import type { Database } from "../db/statements";
 import type { Bindings } from "../env";
 import type { JobEnd, JobEndHook } from "../dataprocessing/contract";
 import { START_CONCURRENCY, startAdHocJob } from "../dataprocessing/execution";
@@ -54,7 +55,7 @@ interface MonitorJobRow {
 }
 
 /** Monitor jobs as answered, with their monitors' numbers and names in one query whatever their number. */
-export async function toMonitorJobs(db: D1Database, rows: readonly MonitorJobRow[]) {
+export async function toMonitorJobs(db: Database, rows: readonly MonitorJobRow[]) {
   if (rows.length === 0) return [];
   const ids = JSON.stringify([...new Set(rows.map((r) => r.monitor_ref))]);
   const { results } = await db
@@ -65,7 +66,7 @@ export async function toMonitorJobs(db: D1Database, rows: readonly MonitorJobRow
   return rows.map((r) => monitorJobOf(r, monitors.get(r.monitor_ref)));
 }
 
-export async function toMonitorJob(db: D1Database, r: MonitorJobRow) {
+export async function toMonitorJob(db: Database, r: MonitorJobRow) {
   return (await toMonitorJobs(db, [r]))[0]!;
 }
 
@@ -86,13 +87,13 @@ function monitorJobOf(r: MonitorJobRow, monitor: { monitor_id: string; name: str
   };
 }
 
-export async function getMonitorJobRow(db: D1Database, id: string): Promise<MonitorJobRow> {
+export async function getMonitorJobRow(db: Database, id: string): Promise<MonitorJobRow> {
   const row = await db.prepare("SELECT * FROM monitor_jobs WHERE id = ?1").bind(id).first<MonitorJobRow>();
   if (!row) throw notFound("Monitor job", id);
   return row;
 }
 
-export async function listMonitorJobs(db: D1Database, monitorIds: string[]) {
+export async function listMonitorJobs(db: Database, monitorIds: string[]) {
   const { results } = monitorIds.length
     ? await db
         .prepare(
@@ -112,12 +113,12 @@ export const POPULATION_IDS_IN_ENVIRONMENT = 1000;
 const POPULATION_ASSETS = `SELECT DISTINCT i.asset_id FROM population_items i JOIN populations p ON p.id = i.population_id
   WHERE p.owner_kind = 'monitor' AND p.owner_id = ?1`;
 
-export async function populationAssetCount(db: D1Database, monitorRef: string): Promise<number> {
+export async function populationAssetCount(db: Database, monitorRef: string): Promise<number> {
   const row = await db.prepare(`SELECT count(*) AS n FROM (${POPULATION_ASSETS})`).bind(monitorRef).first<{ n: number }>();
   return row?.n ?? 0;
 }
 
-export async function populationAssetPage(db: D1Database, monitorRef: string, skip: number, take: number): Promise<string[]> {
+export async function populationAssetPage(db: Database, monitorRef: string, skip: number, take: number): Promise<string[]> {
   const { results } = await db
     .prepare(`${POPULATION_ASSETS} ORDER BY i.asset_id LIMIT ?2 OFFSET ?3`)
     .bind(monitorRef, take, skip)
@@ -132,7 +133,7 @@ export async function populationAssetPage(db: D1Database, monitorRef: string, sk
  * (comma-separated, all of them). Past that it is left out rather than cut short, so a model never
  * scores part of its population believing it has all of it.
  */
-async function populationParameters(db: D1Database, monitorRef: string, monitorJobId: string): Promise<Record<string, string>> {
+async function populationParameters(db: Database, monitorRef: string, monitorJobId: string): Promise<Record<string, string>> {
   const count = await populationAssetCount(db, monitorRef);
   const parameters: Record<string, string> = {
     populationAssetCount: String(count),
@@ -255,7 +256,7 @@ export function criticalityReports(outputs: unknown[]): { reports: CriticalityRe
 
 /** Applies reported criticality to the monitor's items of each asset, with history (once per job and item). */
 export async function applyCriticality(
-  db: D1Database,
+  db: Database,
   monitorRef: string,
   monitorJobId: string,
   reports: CriticalityReport[],
@@ -311,7 +312,7 @@ export function modelReports(outputs: unknown[]): { reports: ModelReports; probl
 }
 
 /** The reported assets that no population item of the monitor references (in report order, once each). */
-async function assetsOutsidePopulations(db: D1Database, monitorRef: string, reports: readonly { assetId: string }[]): Promise<string[]> {
+async function assetsOutsidePopulations(db: Database, monitorRef: string, reports: readonly { assetId: string }[]): Promise<string[]> {
   const asked = [...new Set(reports.map((r) => r.assetId))];
   if (asked.length === 0) return [];
   const { results } = await db

@@ -2,6 +2,7 @@
  * Lists of model definitions, models and monitors on the shared query engine (filters, order,
  * skip/take, includeTotal; models also filter on their properties), and their unique values.
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { catalogFor } from "../properties/definitions/catalog";
 import {
@@ -60,7 +61,7 @@ export const DefinitionListQuery = z.object({
   includeTotal,
 });
 
-export async function listDefinitionRows<T>(db: D1Database, query: z.infer<typeof DefinitionListQuery>) {
+export async function listDefinitionRows<T>(db: Database, query: z.infer<typeof DefinitionListQuery>) {
   const conditions = enumCondition(query.locations, LOCATIONS, "query.locations", "md.location");
   return runListQuery<T>(db, await compileListQuery(definitionList, query, noProperties, conditions));
 }
@@ -77,7 +78,7 @@ export const DefinitionVersionListQuery = DefinitionListQuery.extend({
 });
 
 /** The versions of the definition named `name` (case-insensitively, as every name lookup), with the list's filters and paging. */
-export async function listDefinitionVersionRows<T>(db: D1Database, name: string, query: z.infer<typeof DefinitionVersionListQuery>) {
+export async function listDefinitionVersionRows<T>(db: Database, name: string, query: z.infer<typeof DefinitionVersionListQuery>) {
   const conditions = [equals("md.name_key", nameKey(name)), ...enumCondition(query.locations, LOCATIONS, "query.locations", "md.location")];
   const order = query.order !== undefined && query.order.replace(/[\s,]/g, "") !== "" ? query.order : VERSIONS_ORDER;
   return runListQuery<T>(db, await compileListQuery(definitionList, { ...query, order }, noProperties, conditions));
@@ -135,7 +136,7 @@ function modelConditions(query: z.infer<typeof ModelListQuery>): Condition[] {
   return conditions;
 }
 
-export async function listModelRows(db: D1Database, query: z.infer<typeof ModelListQuery>) {
+export async function listModelRows(db: Database, query: z.infer<typeof ModelListQuery>) {
   return runListQuery<ModelRow>(db, await compileListQuery(modelList, query, catalogFor(db, "Model"), modelConditions(query)));
 }
 
@@ -147,7 +148,7 @@ export const ModelUniqueValuesQuery = z.object({
   }),
 });
 
-export async function modelUniqueValues(db: D1Database, query: UniqueValuesInput) {
+export async function modelUniqueValues(db: Database, query: UniqueValuesInput) {
   return runUniqueValues(db, await compileUniqueValues(modelList, query, catalogFor(db, "Model")));
 }
 
@@ -200,7 +201,7 @@ function monitorConditions(query: z.infer<typeof MonitorListQuery>): Condition[]
   return conditions;
 }
 
-export async function listMonitorRows(db: D1Database, query: z.infer<typeof MonitorListQuery>) {
+export async function listMonitorRows(db: Database, query: z.infer<typeof MonitorListQuery>) {
   return runListQuery<MonitorRow>(db, await compileListQuery(monitorList, query, noProperties, monitorConditions(query)));
 }
 
@@ -211,6 +212,6 @@ export const MonitorUniqueValuesQuery = z.object({
   }),
 });
 
-export async function monitorUniqueValues(db: D1Database, query: UniqueValuesInput) {
+export async function monitorUniqueValues(db: Database, query: UniqueValuesInput) {
   return runUniqueValues(db, await compileUniqueValues(monitorList, query, noProperties));
 }

@@ -1,4 +1,5 @@
 /** The populations of models and monitors, and their items (/Models/{id}/Populations..., /Monitors/{id}/Populations...). */
+import type { Database } from "../db/statements";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { defineRoute, IdParam, json, jsonBody } from "../pkg/openapi";
@@ -13,7 +14,7 @@ export function populationsApp() {
     ["Monitors", "monitor"],
   ] as const) {
     const tags = [resource === "Models" ? "Models" : "Monitors"];
-    const owner = async (db: D1Database, id: string) => (kind === "model" ? getModelRow(db, id) : getMonitorRow(db, id));
+    const owner = async (db: Database, id: string) => (kind === "model" ? getModelRow(db, id) : getMonitorRow(db, id));
     app.openapi(
       defineRoute(
         { ...write, errors: [404, 412] },

@@ -2,6 +2,7 @@
  * Models and monitors in D1: model definitions, models (MOD-n), populations and items, monitors
  * (MON-n) with the fields they inherit from their model, duplication and the population item query.
  */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
@@ -32,7 +33,7 @@ type Params = Record<string, string>;
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
 /** The next number of a sequence, atomically (one UPDATE ... RETURNING): unique, gaps when a create fails. */
-export async function nextNumber(db: D1Database, name: string): Promise<number> {
+export async function nextNumber(db: Database, name: string): Promise<number> {
   const row = await db
     .prepare("INSERT INTO counters (name, value) VALUES (?1, 1) ON CONFLICT (name) DO UPDATE SET value = value + 1 RETURNING value")
     .bind(name)
@@ -134,25 +135,25 @@ export async function updateDefinition(
   return getDefinition(ctx.db, input.id);
 }
 
-async function getDefinitionRow(db: D1Database, id: string): Promise<DefinitionRow> {
+async function getDefinitionRow(db: Database, id: string): Promise<DefinitionRow> {
   const row = await db.prepare("SELECT * FROM model_definitions WHERE id = ?1").bind(id).first<DefinitionRow>();
   if (!row) throw notFound("Model definition", id);
   return row;
 }
 
-export async function getDefinition(db: D1Database, id: string) {
+export async function getDefinition(db: Database, id: string) {
   const row = await getDefinitionRow(db, id);
   return { value: definitionOf(row), etag: row.etag };
 }
 
-export async function findDefinitionByVersion(db: D1Database, name: string, version: string): Promise<DefinitionRow | null> {
+export async function findDefinitionByVersion(db: Database, name: string, version: string): Promise<DefinitionRow | null> {
   return db
     .prepare("SELECT * FROM model_definitions WHERE name_key = ?1 AND version = ?2")
     .bind(nameKey(name), version)
     .first<DefinitionRow>();
 }
 
-async function refuseUsedDefinition(db: D1Database, row: DefinitionRow): Promise<void> {
+async function refuseUsedDefinition(db: Database, row: DefinitionRow): Promise<void> {
   const used = await db
     .prepare("SELECT model_id FROM models WHERE lower(definition_name) = lower(?1) AND definition_version = ?2 LIMIT 1")
     .bind(row.name, row.version)
@@ -258,7 +259,7 @@ function alarmsByItem(rows: readonly ActiveAlarmRow[]): Map<string, ActiveAlarm[
 }
 
 /** The active alarms of the given items (one statement, ids as one JSON parameter). */
-export async function activeAlarmsOfItems(db: D1Database, itemIds: readonly string[]): Promise<Map<string, ActiveAlarm[]>> {
+export async function activeAlarmsOfItems(db: Database, itemIds: readonly string[]): Promise<Map<string, ActiveAlarm[]>> {
   if (itemIds.length === 0) return new Map();
   const { results } = await db
     .prepare(
@@ -276,7 +277,7 @@ type PopulationView = { id: string; name: string; description: string | null; as
  * The populations of many owners with their items, in one round trip of two statements whatever
  * their number (the ids travel as one JSON parameter, so a page of 200 is no more queries than 1).
  */
-export async function populationsOfMany(db: D1Database, kind: Owner, ownerIds: readonly string[]): Promise<Map<string, PopulationView[]>> {
+export async function populationsOfMany(db: Database, kind: Owner, ownerIds: readonly string[]): Promise<Map<string, PopulationView[]>> {
   const byOwner = new Map<string, PopulationView[]>(ownerIds.map((id) => [id, []]));
   if (ownerIds.length === 0) return byOwner;
   const ids = JSON.stringify([...new Set(ownerIds)]);
@@ -308,7 +309,7 @@ export async function populationsOfMany(db: D1Database, kind: Owner, ownerIds: r
   return byOwner;
 }
 
-export async function populationsOf(db: D1Database, kind: Owner, ownerId: string): Promise<PopulationView[]> {
+export async function populationsOf(db: Database, kind: Owner, ownerId: string): Promise<PopulationView[]> {
   return (await populationsOfMany(db, kind, [ownerId])).get(ownerId) ?? [];
 }
 
@@ -365,7 +366,7 @@ export async function addPopulation(
 }
 
 async function populationOf(
-  db: D1Database,
+  db: Database,
   kind: "model" | "monitor",
   ownerId: string,
   populationId: string,
@@ -457,7 +458,7 @@ export async function removeItem(ctx: WriteContext, kind: Owner, ownerId: string
 
 /** Statements copying every population and item of one owner to another (criticality and last job cleared). */
 function copyPopulationStatements(
-  db: D1Database,
+  db: Database,
   from: { kind: string; id: string },
   to: { kind: string; id: string },
   now: string,
@@ -525,13 +526,13 @@ export interface ModelInput {
 }
 
 /** Models as answered, in a fixed number of queries whatever their number (properties, populations). */
-export async function toModels(db: D1Database, rows: readonly ModelRow[]) {
+export async function toModels(db: Database, rows: readonly ModelRow[]) {
   const ids = rows.map((r) => r.id);
   const [properties, populations] = await Promise.all([readPropertyValues(db, MODEL_KIND, ids), populationsOfMany(db, "model", ids)]);
   return rows.map((r) => modelOf(r, properties.get(r.id) ?? [], populations.get(r.id) ?? []));
 }
 
-export async function toModel(db: D1Database, r: ModelRow) {
+export async function toModel(db: Database, r: ModelRow) {
   return (await toModels(db, [r]))[0]!;
 }
 
@@ -559,7 +560,7 @@ function modelOf(r: ModelRow, properties: LinkedProperty[], populations: Populat
   };
 }
 
-export async function getModelRow(db: D1Database, id: string, field?: string): Promise<ModelRow> {
+export async function getModelRow(db: Database, id: string, field?: string): Promise<ModelRow> {
   const row = await db.prepare("SELECT * FROM models WHERE id = ?1").bind(id).first<ModelRow>();
   if (!row) throw field ? invalid(field, "exists", `Model ${id} does not exist.`) : notFound("Model", id);
   return row;
@@ -576,7 +577,7 @@ function checkTransition(from: string, to: string, field: string): void {
 const MODEL_KIND = "model";
 
 /** The model's entity type (it must accept Model properties) and its resolved property values. */
-async function modelProperties(db: D1Database, input: ModelInput): Promise<{ typeId: string; properties: ResolvedProperty[] }> {
+async function modelProperties(db: Database, input: ModelInput): Promise<{ typeId: string; properties: ResolvedProperty[] }> {
   const typeId = (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const type = await db.prepare("SELECT applies_to FROM entity_types WHERE id = ?1").bind(typeId).first<{ applies_to: string | null }>();
   if (!type) throw invalid("body.typeId", "exists", `Entity type ${typeId} does not exist.`);
@@ -592,7 +593,7 @@ async function modelProperties(db: D1Database, input: ModelInput): Promise<{ typ
   return { typeId, properties };
 }
 
-async function checkModel(db: D1Database, input: ModelInput): Promise<void> {
+async function checkModel(db: Database, input: ModelInput): Promise<void> {
   const problems: FieldProblem[] = [];
   if (!(await findDefinitionByVersion(db, input.modelDefinitionName, input.modelDefinitionVersion))) {
     problems.push({
@@ -791,7 +792,7 @@ export function effectiveOf(m: MonitorRow, model: ModelRow) {
 }
 
 /** Monitors as answered, in a fixed number of queries whatever their number (models, schedules, populations). */
-export async function toMonitors(db: D1Database, rows: readonly MonitorRow[]) {
+export async function toMonitors(db: Database, rows: readonly MonitorRow[]) {
   if (rows.length === 0) return [];
   const ids = JSON.stringify(rows.map((m) => m.id));
   const modelIds = JSON.stringify([...new Set(rows.map((m) => m.model_ref))]);
@@ -820,7 +821,7 @@ export async function toMonitors(db: D1Database, rows: readonly MonitorRow[]) {
   });
 }
 
-export async function toMonitor(db: D1Database, m: MonitorRow) {
+export async function toMonitor(db: Database, m: MonitorRow) {
   return (await toMonitors(db, [m]))[0]!;
 }
 
@@ -852,14 +853,14 @@ function monitorOf(m: MonitorRow, owner: ModelRow, nextRunAt: string | null, pop
   };
 }
 
-export async function getMonitorRow(db: D1Database, id: string): Promise<MonitorRow> {
+export async function getMonitorRow(db: Database, id: string): Promise<MonitorRow> {
   const row = await db.prepare("SELECT * FROM monitors WHERE id = ?1").bind(id).first<MonitorRow>();
   if (!row) throw notFound("Monitor", id);
   return row;
 }
 
 async function checkMonitor(
-  db: D1Database,
+  db: Database,
   input: MonitorInput,
   current: MonitorRow | null,
 ): Promise<{ model: ModelRow; rule: ScheduleRule | null }> {
@@ -976,7 +977,7 @@ export async function updateMonitor(ctx: WriteContext, input: MonitorInput & { i
  * model's current value). To pin the model's value, set it while it differs, or send null to inherit.
  */
 async function keepInherited(
-  db: D1Database,
+  db: Database,
   input: MonitorInput & { id: string },
   current: MonitorRow,
 ): Promise<MonitorInput & { id: string }> {
@@ -1045,7 +1046,7 @@ export async function duplicateMonitor(ctx: WriteContext, principal: Principal, 
  * src/monitors/list.ts).
  */
 export async function toPopulationItemViews(
-  db: D1Database,
+  db: Database,
   rows: readonly (ItemRow & { population_name: string; asset_type: AssetType; monitor_ref: string; monitor_name: string })[],
 ) {
   const alarms = await activeAlarmsOfItems(
@@ -1066,7 +1067,7 @@ export async function toPopulationItemViews(
 }
 
 /** Refuses (404) an item id that is not in one of the monitor's populations. */
-export async function requireMonitorItem(db: D1Database, monitorId: string, itemId: string): Promise<void> {
+export async function requireMonitorItem(db: Database, monitorId: string, itemId: string): Promise<void> {
   const item = await db
     .prepare(
       "SELECT i.id FROM population_items i JOIN populations p ON p.id = i.population_id WHERE i.id = ?1 AND " +
@@ -1078,7 +1079,7 @@ export async function requireMonitorItem(db: D1Database, monitorId: string, item
 }
 
 /** The criticality values reported for an item, newest first, with their bands. */
-export async function criticalityHistory(db: D1Database, itemId: string, skip: number, take: number) {
+export async function criticalityHistory(db: Database, itemId: string, skip: number, take: number) {
   const { results } = await db
     .prepare(
       "SELECT monitor_job_id, criticality, recorded_at FROM criticality_history WHERE item_id = ?1 ORDER BY " +

@@ -2,6 +2,7 @@
  * Write helpers shared by every domain: the write context (time, actor, request), optimistic
  * concurrency inside one `db.batch()`, and mapping of constraint failures to API errors.
  */
+import type { Database } from "../db/statements";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import type { EventContext } from "../events/outbox";
@@ -9,7 +10,7 @@ import { ApiError, type FieldProblem } from "./errors";
 import { ifMatchToken, newEtagToken } from "./etag";
 
 export interface WriteContext extends EventContext {
-  db: D1Database;
+  db: Database;
   actorName: string | null;
   uuid(): string;
   /** The If-Match token the caller sent, or undefined. */
@@ -46,7 +47,7 @@ export function conflict(detail: string, errors?: FieldProblem[]): ApiError {
 }
 
 /** Runs a batch and maps a unique-constraint failure to a 409 naming the field. */
-export async function runBatch(db: D1Database, statements: D1PreparedStatement[], onUnique?: () => ApiError): Promise<D1Result[]> {
+export async function runBatch(db: Database, statements: D1PreparedStatement[], onUnique?: () => ApiError): Promise<D1Result[]> {
   try {
     return await db.batch(statements);
   } catch (error) {
@@ -75,7 +76,7 @@ const ASSERTION_MARKER = "integrity-edge-assertion";
  * many rows can be guarded once, at its start, instead of guarding every statement: a failed
  * assertion rolls everything back. Catch it with {@link isAssertionFailure}.
  */
-export function assertStatement(db: D1Database, condition: string, ...bindings: unknown[]): D1PreparedStatement {
+export function assertStatement(db: Database, condition: string, ...bindings: unknown[]): D1PreparedStatement {
   // CASE evaluates only the branch it takes, so the path is read (and refused) only when the condition fails.
   const statement = db.prepare(`SELECT CASE WHEN (${condition}) THEN 1 ELSE json_extract('{}', '${ASSERTION_MARKER}') END AS ok`);
   return bindings.length > 0 ? statement.bind(...bindings) : statement;

@@ -1,4 +1,5 @@
 /** The lists of indices, saved queries and an index's log lines, on the shared query engine. */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../pkg/auth";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -69,7 +70,7 @@ function visibleIndices(principal: Principal, apiVersion: string): Condition {
   };
 }
 
-export async function listIndexRows(db: D1Database, principal: Principal, apiVersion: string, query: z.infer<typeof IndexListQuery>) {
+export async function listIndexRows(db: Database, principal: Principal, apiVersion: string, query: z.infer<typeof IndexListQuery>) {
   const conditions: Condition[] = [visibleIndices(principal, apiVersion)];
   conditions.push(...enumCondition(query.types, ["standard", "custom"], "query.types", "si.type"));
   conditions.push(...csvInList("si.owner_id", query.objectOwnerIds));
@@ -115,7 +116,7 @@ export const QueryListQuery = z.object({
   includeTotal,
 });
 
-export async function listQueryRows(db: D1Database, principal: Principal, query: z.infer<typeof QueryListQuery>) {
+export async function listQueryRows(db: Database, principal: Principal, query: z.infer<typeof QueryListQuery>) {
   const conditions: Condition[] = [];
   if (!principal.permissions.has(PERMISSIONS.queryReadAll)) conditions.push((values) => `sq.owner_id = ${values.value(principal.id)}`);
   const indexIds = parseUuidList(query.indexIds, "query.indexIds");
@@ -174,7 +175,7 @@ export const IndexLogQuery = z.object({
 });
 
 export async function listIndexLogs(
-  db: D1Database,
+  db: Database,
   indexId: string,
   query: z.infer<typeof IndexLogQuery>,
 ): Promise<{ items: IndexLogLine[]; total: number | undefined }> {

@@ -3,6 +3,7 @@
  * (`metadata.action = { isVisible, order }` places it on the "My Actions" page). The request is
  * checked against the index's mapping when saved, so an unknown field is named then, not at run time.
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { updateBodyOf, assertVersion } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
@@ -95,7 +96,7 @@ export function toQuery(row: QueryRow & { index_name?: string | null }) {
 const SELECT = "SELECT q.*, i.name AS index_name FROM search_queries q LEFT JOIN search_indices i ON i.id = q.index_id";
 
 /** A saved query the caller may read (their own, or any with query_read_all), or 404. */
-export async function visibleQuery(db: D1Database, principal: Principal, id: string): Promise<QueryRow & { index_name: string | null }> {
+export async function visibleQuery(db: Database, principal: Principal, id: string): Promise<QueryRow & { index_name: string | null }> {
   const row = await db.prepare(`${SELECT} WHERE q.id = ?1`).bind(id).first<QueryRow & { index_name: string | null }>();
   if (!row || (row.owner_id !== principal.id && !principal.permissions.has(PERMISSIONS.queryReadAll))) throw notFound("Query", id);
   return row;
@@ -103,7 +104,7 @@ export async function visibleQuery(db: D1Database, principal: Principal, id: str
 
 /** The index a query is saved for: one the caller sees, with a mapping the request is valid against. */
 async function checkedIndex(
-  db: D1Database,
+  db: Database,
   principal: Principal,
   apiVersion: string,
   indexId: string,

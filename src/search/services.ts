@@ -4,6 +4,7 @@
  * GET route, and `get(id)`. They act with the index's grant: the read permissions its owner held when
  * the library was uploaded, and, for files, the owner's view (their own files and published ones).
  */
+import type { Database } from "../db/statements";
 import type { z } from "@hono/zod-openapi";
 import type { Bindings } from "../env";
 import { ApiError } from "../pkg/errors";
@@ -24,7 +25,7 @@ import type { IndexRow } from "./store";
 interface Client {
   permission: string;
   query: z.ZodType;
-  list(db: D1Database, query: never, owner: { id: string; name: string }): Promise<unknown[]>;
+  list(db: Database, query: never, owner: { id: string; name: string }): Promise<unknown[]>;
 }
 
 const CLIENTS: Record<string, Client> = {

@@ -5,6 +5,7 @@
  * Durable Object. Indices over entities of other services (risks, channels, structure node references)
  * have their mapping and no source here: an operator feeds them with a library file, as a custom index.
  */
+import type { Database } from "../db/statements";
 import { PERMISSIONS, type Permission } from "../pkg/permissions";
 import type { Mapping } from "./mapping";
 
@@ -20,9 +21,9 @@ export interface SearchDocument {
 export interface DocumentSource {
   permission: Permission;
   /** The documents of these keys; a key without one (deleted) is simply absent. */
-  byKeys(db: D1Database, keys: readonly string[]): Promise<SearchDocument[]>;
+  byKeys(db: Database, keys: readonly string[]): Promise<SearchDocument[]>;
   /** Up to `limit` documents with keys after `after`, in key order. */
-  page(db: D1Database, after: string, limit: number): Promise<SearchDocument[]>;
+  page(db: Database, after: string, limit: number): Promise<SearchDocument[]>;
 }
 
 export interface StandardIndex {
@@ -559,7 +560,7 @@ export const standardIndexByName = (name: string): StandardIndex | undefined => 
  * document lists the deviations designating it). A deleted entity's related documents are repaired by
  * the daily full synchronisation (its designations are gone with it).
  */
-export async function affectedDocuments(db: D1Database, kind: string, id: string, deleted: boolean): Promise<Map<string, string[]>> {
+export async function affectedDocuments(db: Database, kind: string, id: string, deleted: boolean): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   const add = (indexName: string, keys: string[]) => {
     const index = standardIndexByName(indexName);

@@ -2,6 +2,7 @@
  * Search indices in D1: the rows, their synchronisation outcome and logs. Documents are in each
  * index's SearchIndex Durable Object (durable-objects/search-index.ts).
  */
+import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
@@ -57,11 +58,11 @@ export const INDEX_COLUMNS =
   "grant_permissions, status, document_count, last_sync, etag, created_at, updated_at, created_by, " +
   "(SELECT next_run_at FROM schedules WHERE kind = 'search-index' AND owner_id = search_indices.id) AS next_run_at";
 
-export async function readIndexRow(db: D1Database, id: string): Promise<IndexRow | null> {
+export async function readIndexRow(db: Database, id: string): Promise<IndexRow | null> {
   return db.prepare(`SELECT ${INDEX_COLUMNS}, library FROM search_indices WHERE id = ?1`).bind(id).first<IndexRow>();
 }
 
-export async function readIndexByName(db: D1Database, name: string): Promise<IndexRow | null> {
+export async function readIndexByName(db: Database, name: string): Promise<IndexRow | null> {
   return db.prepare(`SELECT ${INDEX_COLUMNS}, library FROM search_indices WHERE name_key = ?1`).bind(nameKey(name)).first<IndexRow>();
 }
 
@@ -90,7 +91,7 @@ export function mayChangeIndex(principal: Principal, row: Pick<IndexRow, "owner_
 
 /** Reads an index the caller may see, or 404 (an index you may not see does not exist for you). */
 export async function visibleIndex(
-  db: D1Database,
+  db: Database,
   principal: Principal,
   idOrName: { id: string } | { name: string },
   apiVersion: string,
@@ -261,7 +262,7 @@ export async function deleteIndex(ctx: WriteContext, row: IndexRow): Promise<voi
 }
 
 /** Marks a synchronisation as started (status Synchronizing) and logs it. */
-export async function markSyncStarted(db: D1Database, indexId: string, syncId: string, reason: string): Promise<void> {
+export async function markSyncStarted(db: Database, indexId: string, syncId: string, reason: string): Promise<void> {
   await db.batch([
     db.prepare("UPDATE search_indices SET status = 'Synchronizing' WHERE id = ?1").bind(indexId),
     logStatement(db, indexId, syncId, "info", `Synchronisation started (${reason}).`),
@@ -269,7 +270,7 @@ export async function markSyncStarted(db: D1Database, indexId: string, syncId: s
 }
 
 /** Records a finished synchronisation; a library's mapping is stored with its first success. */
-export async function finishSync(db: D1Database, indexId: string, outcome: SyncOutcome, mapping?: Mapping): Promise<void> {
+export async function finishSync(db: Database, indexId: string, outcome: SyncOutcome, mapping?: Mapping): Promise<void> {
   await db.batch([
     db
       .prepare("UPDATE search_indices SET status = ?2, document_count = ?3, last_sync = ?4, mapping = COALESCE(?5, mapping) WHERE id = ?1")
@@ -294,19 +295,19 @@ export const MAX_LOG_MESSAGE = 2000;
 /** Log lines kept per index; older ones are pruned when new ones are written. */
 export const MAX_LOG_LINES = 5000;
 
-function logStatement(db: D1Database, indexId: string, syncId: string | null, level: string, message: string): D1PreparedStatement {
+function logStatement(db: Database, indexId: string, syncId: string | null, level: string, message: string): D1PreparedStatement {
   return db
     .prepare("INSERT INTO search_index_logs (index_id, sync_id, level, message, at) VALUES (?1, ?2, ?3, ?4, ?5)")
     .bind(indexId, syncId, level, message.slice(0, MAX_LOG_MESSAGE), new Date().toISOString());
 }
 
-export async function writeLog(db: D1Database, indexId: string, syncId: string | null, level: string, message: string): Promise<void> {
+export async function writeLog(db: Database, indexId: string, syncId: string | null, level: string, message: string): Promise<void> {
   await logStatement(db, indexId, syncId, level, message).run();
 }
 
 /** Several lines at once (a library's logger output), then pruning to the newest {@link MAX_LOG_LINES}. */
 export async function writeLogs(
-  db: D1Database,
+  db: Database,
   indexId: string,
   syncId: string,
   lines: readonly { level: string; message: string }[],

@@ -4,6 +4,7 @@
  * makes a redelivered or re-handled event make no second delivery; a delivery row not yet handed to
  * the queue (`enqueued_at` null) is handed over by the next run of the same event, or by the sweep.
  */
+import type { Database } from "../db/statements";
 import { configOf } from "../config";
 import type { z } from "@hono/zod-openapi";
 import type { Bindings } from "../env";
@@ -96,7 +97,7 @@ const deliveryList = defineList({
 });
 
 export async function listDeliveries(
-  db: D1Database,
+  db: Database,
   subscriptionId: string,
   query: z.infer<typeof DeliveryListQuery>,
 ): Promise<{ items: Delivery[]; total: number | undefined }> {
@@ -111,7 +112,7 @@ export async function listDeliveries(
   return { items: items.map(toDelivery), total };
 }
 
-export async function getDelivery(db: D1Database, subscriptionId: string, id: string): Promise<Delivery & { payload: unknown }> {
+export async function getDelivery(db: Database, subscriptionId: string, id: string): Promise<Delivery & { payload: unknown }> {
   const row = await db
     .prepare(`SELECT ${COLUMNS}, d.payload FROM webhook_deliveries d WHERE d.id = ?1 AND d.subscription_id = ?2`)
     .bind(id, subscriptionId)

@@ -3,6 +3,7 @@
  * If-Match checked inside the write, the outbox event guarded in the same batch. The secret is sealed
  * before it is written and never read back here, except by the sender (src/subscriptions/sender.ts).
  */
+import type { Database } from "../db/statements";
 import type { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
@@ -81,7 +82,7 @@ const subscriptionList = defineList({
 });
 
 export async function listSubscriptions(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof SubscriptionListQuery>,
 ): Promise<{ items: Subscription[]; total: number | undefined }> {
   const conditions: Condition[] = [];
@@ -98,12 +99,12 @@ export async function listSubscriptions(
   return { items: items.map((row) => toSubscription(row).value), total };
 }
 
-export async function findSubscription(db: D1Database, id: string): Promise<Versioned<Subscription> | null> {
+export async function findSubscription(db: Database, id: string): Promise<Versioned<Subscription> | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM webhook_subscriptions s WHERE s.id = ?1`).bind(id).first<SubscriptionRow>();
   return row ? toSubscription(row) : null;
 }
 
-export async function getSubscription(db: D1Database, id: string): Promise<Versioned<Subscription>> {
+export async function getSubscription(db: Database, id: string): Promise<Versioned<Subscription>> {
   const found = await findSubscription(db, id);
   if (!found) throw notFound("Subscription", id);
   return found;
@@ -161,7 +162,7 @@ export function checkUrl(raw: string, settings: TargetSettings): string {
  * `guardEtag`, they are replaced only when the subscription row now carries that version (the one the
  * batch's guarded update set), so a refused update leaves the old filters.
  */
-function filterStatements(db: D1Database, id: string, filters: readonly StoredFilter[], guardEtag?: string): D1PreparedStatement[] {
+function filterStatements(db: Database, id: string, filters: readonly StoredFilter[], guardEtag?: string): D1PreparedStatement[] {
   const pairs = [...new Set(filters.map((f) => JSON.stringify([f.entityKind, f.action ?? "*"])))].map(
     (p) => JSON.parse(p) as [string, string],
   );

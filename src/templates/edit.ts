@@ -4,6 +4,7 @@
  * revision + 1), and start over from a fresh read when a guard failed because the revision changed
  * or came into use meanwhile. Runs inside the template's TemplateWriter (writer.ts).
  */
+import type { Database } from "../db/statements";
 import { outboxStatement } from "../events/outbox";
 import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
@@ -27,7 +28,7 @@ export interface RevisionRow {
 /** What one edit changes, computed from the revision it starts from. */
 export interface EditPlan<Row> {
   header: Partial<Row>;
-  dependentChanges(db: D1Database, id: string, revision: number): D1PreparedStatement[];
+  dependentChanges(db: Database, id: string, revision: number): D1PreparedStatement[];
   /** Further statements of the batch (e.g. re-indexing the latest revision's properties). */
   index?: D1PreparedStatement[];
 }
@@ -38,7 +39,7 @@ export interface TemplateEdit<Row extends RevisionRow, State extends { row: Row 
   entityKind: string;
   /** For messages, e.g. "Work template". */
   what: string;
-  load(db: D1Database, id: string): Promise<State | null>;
+  load(db: Database, id: string): Promise<State | null>;
   plan(state: State): Promise<Plan>;
   /** The representation of the written revision. */
   compose(row: Row, plan: Plan): { value: Value; etag: string };
@@ -97,7 +98,7 @@ export interface TemplateDelete<Row extends RevisionRow, State extends { row: Ro
   entityKind: string;
   /** For messages, e.g. "Work template". */
   what: string;
-  load(db: D1Database, id: string): Promise<State | null>;
+  load(db: Database, id: string): Promise<State | null>;
   /** Throws (409 InUse, saying why) when the latest revision cannot be deleted. */
   refuse(state: State): Promise<void>;
   /** Further statements of the delete batch (re-indexing the previous revision, guards). */

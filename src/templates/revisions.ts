@@ -12,6 +12,7 @@
  *
  * The module is pure (it only builds statements), so the work-items module can reuse the in-use SQL.
  */
+import type { Database } from "../db/statements";
 import { assertStatement } from "../pkg/db";
 
 /**
@@ -157,7 +158,7 @@ function headerValues(kind: RevisionedKind, header: Record<string, SqlValue>): S
  * the old latest and insert the copy), the copy of every dependent, the change, the side effects.
  */
 export function revisionWriteStatements(
-  db: D1Database,
+  db: Database,
   kind: RevisionedKind,
   read: ReadRevision,
   write: RevisionWrite,
@@ -197,7 +198,7 @@ export function revisionWriteStatements(
 
 /** Copies every dependent row of one revision to another, keeping their ids. */
 export function copyDependentsStatement(
-  db: D1Database,
+  db: Database,
   dependent: DependentTable,
   templateId: string,
   from: number,
@@ -215,7 +216,7 @@ export function copyDependentsStatement(
 
 /** Inserts dependent rows (objects keyed by column name) of one revision; all rows travel as one JSON parameter. */
 export function insertDependentsStatements(
-  db: D1Database,
+  db: Database,
   dependent: DependentTable,
   templateId: string,
   revision: number,
@@ -235,7 +236,7 @@ export function insertDependentsStatements(
 
 /** Deletes dependent rows of one revision: the listed ids, or all of them. */
 export function deleteDependentsStatement(
-  db: D1Database,
+  db: Database,
   dependent: DependentTable,
   templateId: string,
   revision: number,
@@ -248,7 +249,7 @@ export function deleteDependentsStatement(
 
 /** Replaces every dependent row of one revision. */
 export function replaceDependentsStatements(
-  db: D1Database,
+  db: Database,
   dependent: DependentTable,
   templateId: string,
   revision: number,
@@ -264,7 +265,7 @@ export function replaceDependentsStatements(
  * The statements that delete the latest revision (which must not be in use) and its dependents and,
  * when an older revision exists, make the newest of them the latest again.
  */
-export function deleteLatestRevisionStatements(db: D1Database, kind: RevisionedKind, read: ReadRevision): D1PreparedStatement[] {
+export function deleteLatestRevisionStatements(db: Database, kind: RevisionedKind, read: ReadRevision): D1PreparedStatement[] {
   return [
     assertStatement(
       db,

@@ -1,4 +1,5 @@
 /** Pieces every template resource shares: dependent ordering, metadata. */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 
@@ -44,7 +45,7 @@ export function throwProblems(problems: readonly FieldProblem[]): void {
 
 /** Ids among `ids` that name no latest revision in `table` (work_templates or activity_templates). */
 export async function missingTemplates(
-  db: D1Database,
+  db: Database,
   table: "activity_templates" | "work_templates",
   ids: readonly string[],
 ): Promise<Set<string>> {

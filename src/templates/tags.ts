@@ -1,4 +1,5 @@
 /** GET /Tags: every distinct tag of work items and work templates (latest revisions), from entity_tags. */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../app-factory";
 import { defineRoute, json } from "../pkg/openapi";
@@ -8,7 +9,7 @@ const TagsQuery = z.object({
   searchText: z.string().optional().openapi({ description: "Only tags containing this text (case-insensitive, ASCII).", example: "pump" }),
 });
 
-export async function listTags(db: D1Database, searchText: string | undefined): Promise<string[]> {
+export async function listTags(db: Database, searchText: string | undefined): Promise<string[]> {
   const text = searchText?.trim() ?? "";
   const { results } = await db
     .prepare(

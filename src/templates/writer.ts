@@ -8,6 +8,7 @@
  * validated body, the object answers `{ ok, value, etag }` or `{ ok: false, problem }`, and the route
  * turns the problem back into the ApiError it was.
  */
+import type { Database } from "../db/statements";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError, type ErrorCode, type FieldProblem } from "../pkg/errors";
@@ -48,7 +49,7 @@ export interface Written<T> {
  * cross the RPC boundary, so the object passes its own).
  */
 export async function executeTemplateOperation(
-  db: D1Database,
+  db: Database,
   context: WriterContext,
   operation: TemplateOperation,
   ids: IdGenerator,

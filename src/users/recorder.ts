@@ -9,6 +9,7 @@
  * every other request pays one Map lookup. The upsert itself writes no row when another isolate
  * recorded the same principal within the interval. So `lastSeenAt` is accurate to five minutes.
  */
+import type { Database } from "../db/statements";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { Principal } from "../pkg/auth";
@@ -63,7 +64,7 @@ const UPSERT = `INSERT INTO users (id, name, kind, client_id, first_seen_at, las
   WHERE users.last_seen_at <= ?6 OR users.name IS NOT excluded.name OR users.kind IS NOT excluded.kind OR users.client_id IS
   NOT excluded.client_id`;
 
-export function recordStatement(db: D1Database, principal: Principal, now: Date): D1PreparedStatement {
+export function recordStatement(db: Database, principal: Principal, now: Date): D1PreparedStatement {
   const staleBefore = new Date(now.getTime() - RECORD_INTERVAL_MS).toISOString();
   return db
     .prepare(UPSERT)
@@ -121,7 +122,7 @@ export const recordCaller: MiddlewareHandler<AppEnv> = (c, next) => {
  * for a write in flight, then runs the guarded upsert (which writes nothing when the row is fresh).
  * Directory reads are rare; the hot path never waits.
  */
-export async function ensureRecorded(db: D1Database, principal: Principal, now: Date): Promise<void> {
+export async function ensureRecorded(db: Database, principal: Principal, now: Date): Promise<void> {
   if (!isUser(principal)) return;
   await recent.get(principal.id)?.pending;
   await recordStatement(db, principal, now).run();

@@ -1,4 +1,5 @@
 /** Reads of the directory of users. The rows are written by recorder.ts only. */
+import type { Database } from "../db/statements";
 import type { z } from "@hono/zod-openapi";
 import type { Principal } from "../pkg/auth";
 import { notFound } from "../pkg/errors";
@@ -53,10 +54,7 @@ export async function userEtag(user: User): Promise<string> {
   return [...digest.slice(0, 10)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export async function listUsers(
-  db: D1Database,
-  query: z.infer<typeof UserListQuery>,
-): Promise<{ items: User[]; total: number | undefined }> {
+export async function listUsers(db: Database, query: z.infer<typeof UserListQuery>): Promise<{ items: User[]; total: number | undefined }> {
   const keyword = searchCondition(userList, query.keyword);
   const compiled = await compileListQuery(userList, query, noProperties, [
     ...(keyword ? [keyword] : []),
@@ -66,19 +64,19 @@ export async function listUsers(
   return { items: items.map(toUser), total };
 }
 
-export async function findUser(db: D1Database, id: string): Promise<User | null> {
+export async function findUser(db: Database, id: string): Promise<User | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM users u WHERE u.id = ?1`).bind(id).first<UserRow>();
   return row ? toUser(row) : null;
 }
 
-export async function getUser(db: D1Database, id: string): Promise<User> {
+export async function getUser(db: Database, id: string): Promise<User> {
   const user = await findUser(db, id);
   if (!user) throw notFound("User", id);
   return user;
 }
 
 /** The caller as the directory shows it: its row, or (not recorded yet) what its token says, seen now. */
-export async function currentUser(db: D1Database, principal: Principal, now: Date): Promise<User> {
+export async function currentUser(db: Database, principal: Principal, now: Date): Promise<User> {
   const recorded = await findUser(db, principal.id);
   if (recorded) return recorded;
   const at = now.toISOString();

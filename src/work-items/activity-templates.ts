@@ -3,6 +3,7 @@
  * were, in the shape GET /ActivityTemplates/{id} returns (read by the templates module), plus
  * whether each is still the latest revision.
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { notFound } from "../pkg/errors";
 import { ActivityTemplateSchema } from "../templates/activity/schema";
@@ -14,7 +15,7 @@ export const UsedActivityTemplateSchema = ActivityTemplateSchema.extend({
 
 export type UsedActivityTemplate = z.infer<typeof UsedActivityTemplateSchema>;
 
-export async function usedActivityTemplates(db: D1Database, workItemId: string): Promise<UsedActivityTemplate[]> {
+export async function usedActivityTemplates(db: Database, workItemId: string): Promise<UsedActivityTemplate[]> {
   const exists = await db.prepare("SELECT 1 AS found FROM work_items WHERE id = ?1").bind(workItemId).first();
   if (!exists) throw notFound("Work item", workItemId);
   const { results } = await db

@@ -7,6 +7,7 @@
  * This module reads what to copy and returns the statements that write it; the caller puts them in
  * the work item's own batch, behind the assertions that the revisions read are unchanged.
  */
+import type { Database } from "../db/statements";
 import { DEFAULT_STATUS } from "../work/common";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { newEtagToken, type WriteContext } from "../pkg/db";
@@ -57,7 +58,7 @@ export interface InstantiationSources {
  * templates (the monitoring loop, issue 25) read once and pass the sources to each prepareInstantiation.
  */
 export async function readInstantiationSources(
-  db: D1Database,
+  db: Database,
   templateIds: readonly string[],
   usedRevisions: ReadonlyMap<string, number> = new Map(),
 ): Promise<InstantiationSources> {
@@ -156,7 +157,7 @@ export async function prepareInstantiation(
 }
 
 function basedOnStatements(
-  db: D1Database,
+  db: Database,
   workItemId: string,
   basedOn: readonly { id: string; revision: number }[],
   first: number,

@@ -1,4 +1,5 @@
 /** GET /WorkItems with every filter of 4.2, and GET /WorkItems/UniqueValues, on the shared list engine. */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import { designationConditions, designationFilterShape } from "../assets/designations";
 import {
@@ -93,15 +94,12 @@ function conditions(params: WorkItemListParams): Condition[] {
   ];
 }
 
-export async function listWorkItems(db: D1Database, params: WorkItemListParams): Promise<{ items: WorkItem[]; total: number | undefined }> {
+export async function listWorkItems(db: Database, params: WorkItemListParams): Promise<{ items: WorkItem[]; total: number | undefined }> {
   const query = await compileListQuery(workItemList, params, catalogFor(db, "WorkItem"), conditions(params));
   const { items, total } = await runListQuery<WorkItemRow>(db, query);
   return { items: await toWorkItems(db, items), total };
 }
 
-export async function workItemUniqueValues(
-  db: D1Database,
-  params: z.infer<typeof WorkItemUniqueValuesQuery>,
-): Promise<UniqueValuesResult[]> {
+export async function workItemUniqueValues(db: Database, params: z.infer<typeof WorkItemUniqueValuesQuery>): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(workItemList, params, catalogFor(db, "WorkItem")));
 }

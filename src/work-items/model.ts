@@ -1,4 +1,5 @@
 /** Work items as stored (work_items and their satellite tables) and as the API shows them. */
+import type { Database } from "../db/statements";
 import { readDesignations } from "../assets/designations";
 import { parseJson } from "../pkg/db";
 import { readPropertyValues } from "../properties/values";
@@ -24,12 +25,12 @@ export const WORK_ITEM_COLUMNS =
   "id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at";
 export const KIND = "workItem";
 
-export async function findWorkItemRow(db: D1Database, id: string): Promise<WorkItemRow | null> {
+export async function findWorkItemRow(db: Database, id: string): Promise<WorkItemRow | null> {
   return db.prepare(`SELECT ${WORK_ITEM_COLUMNS} FROM work_items WHERE id = ?1`).bind(id).first<WorkItemRow>();
 }
 
 /** The work items of the rows, with properties, designations, basedOn and deviation links, in the rows' order. */
-export async function toWorkItems(db: D1Database, rows: readonly WorkItemRow[]): Promise<WorkItem[]> {
+export async function toWorkItems(db: Database, rows: readonly WorkItemRow[]): Promise<WorkItem[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const json = JSON.stringify(ids);
@@ -77,6 +78,6 @@ export async function toWorkItems(db: D1Database, rows: readonly WorkItemRow[]):
   }));
 }
 
-export async function toWorkItem(db: D1Database, row: WorkItemRow): Promise<WorkItem> {
+export async function toWorkItem(db: Database, row: WorkItemRow): Promise<WorkItem> {
   return (await toWorkItems(db, [row]))[0]!;
 }

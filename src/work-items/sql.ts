@@ -3,6 +3,7 @@
  * activities or inputs never nears D1's 100 bound parameters), outbox events for many entities in one
  * statement, and the UTC date-time form of dueDate and dateOfActivity.
  */
+import type { Database } from "../db/statements";
 import type { EventContext, EventInput } from "../events/outbox";
 import { invalid } from "../pkg/errors";
 import { formatDateValue, parseDateValue } from "../pkg/query";
@@ -33,12 +34,12 @@ export function jsonChunks<T>(rows: readonly T[]): string[] {
  * One statement per chunk: `sqlWithJson` reads the rows from `json_each(?1)` (and may bind `extra`
  * as ?2, ?3, ...).
  */
-export function jsonRowStatements<T>(db: D1Database, sqlWithJson: string, rows: readonly T[], ...extra: unknown[]): D1PreparedStatement[] {
+export function jsonRowStatements<T>(db: Database, sqlWithJson: string, rows: readonly T[], ...extra: unknown[]): D1PreparedStatement[] {
   return jsonChunks(rows).map((json) => db.prepare(sqlWithJson).bind(json, ...extra));
 }
 
 /** Outbox rows for many events in as few statements as their payloads allow. */
-export function outboxManyStatements(db: D1Database, ctx: EventContext, events: readonly EventInput[]): D1PreparedStatement[] {
+export function outboxManyStatements(db: Database, ctx: EventContext, events: readonly EventInput[]): D1PreparedStatement[] {
   const rows = events.map((e) => ({
     id: crypto.randomUUID(),
     kind: e.entityKind,

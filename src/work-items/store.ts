@@ -5,6 +5,7 @@
  * the work item (on update/delete) and every template revision read are unchanged; when one fails
  * the write reads again and retries (write.ts).
  */
+import type { Database } from "../db/statements";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
 import { assertStatement, newEtagToken, type WriteContext } from "../pkg/db";
@@ -21,14 +22,14 @@ import { readUsedRevisions } from "./template-revisions";
 import { etagAssertion, retrying, runGuarded, type WriteHooks } from "./write";
 import { assertVersion } from "../pkg/resource";
 
-export async function getWorkItem(db: D1Database, id: string): Promise<Versioned<WorkItem>> {
+export async function getWorkItem(db: Database, id: string): Promise<Versioned<WorkItem>> {
   const row = await findWorkItemRow(db, id);
   if (!row) throw notFound("Work item", id);
   return { value: await toWorkItem(db, row), etag: row.etag };
 }
 
 /** 404 unless the work item exists (one indexed read, for routes that list what belongs to it). */
-export async function assertWorkItemExists(db: D1Database, id: string): Promise<void> {
+export async function assertWorkItemExists(db: Database, id: string): Promise<void> {
   const exists = await db.prepare("SELECT 1 AS found FROM work_items WHERE id = ?1").bind(id).first();
   if (!exists) throw notFound("Work item", id);
 }

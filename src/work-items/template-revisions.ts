@@ -3,6 +3,7 @@
  * templates module owns their writes). A read returns the revision's etag with it, so the write that
  * instantiates the content can assert (assertStatement) that the revision still is what was read.
  */
+import type { Database } from "../db/statements";
 import { assertStatement } from "../pkg/db";
 import type { ActivityTemplateRow as TemplateRow } from "../templates/activity/store";
 
@@ -42,7 +43,7 @@ export interface ActivityTemplateRevision {
  * The latest revision of each work template, with its activity templates and file references, read
  * in one batch (one snapshot). Templates that do not exist are absent from the map.
  */
-export async function readLatestWorkTemplates(db: D1Database, ids: readonly string[]): Promise<Map<string, WorkTemplateRevision>> {
+export async function readLatestWorkTemplates(db: Database, ids: readonly string[]): Promise<Map<string, WorkTemplateRevision>> {
   const found = new Map<string, WorkTemplateRevision>();
   if (ids.length === 0) return found;
   const json = JSON.stringify([...new Set(ids)]);
@@ -109,7 +110,7 @@ function keyOf(id: string, revision: number): string {
  * revision or "latest". The map is keyed by the requested id (one request per id).
  */
 export async function readActivityTemplateRevisions(
-  db: D1Database,
+  db: Database,
   requests: readonly RevisionRequest[],
 ): Promise<Map<string, ActivityTemplateRevision>> {
   const found = new Map<string, ActivityTemplateRevision>();
@@ -143,7 +144,7 @@ export async function readActivityTemplateRevisions(
 }
 
 /** The activity template revisions a work item used first, by activity template id. */
-export async function readUsedRevisions(db: D1Database, workItemId: string): Promise<Map<string, number>> {
+export async function readUsedRevisions(db: Database, workItemId: string): Promise<Map<string, number>> {
   const { results } = await db
     .prepare("SELECT activity_template_id, activity_template_revision FROM work_item_activity_templates WHERE work_item_id = ?1")
     .bind(workItemId)
@@ -159,7 +160,7 @@ export async function readUsedRevisions(db: D1Database, workItemId: string): Pro
  * fails the whole batch rolls back and the caller reads again.
  */
 export function templateAssertions(
-  db: D1Database,
+  db: Database,
   works: readonly WorkTemplateRevision[],
   activities: readonly ActivityTemplateRevision[],
 ): D1PreparedStatement[] {

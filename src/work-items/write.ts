@@ -5,6 +5,7 @@
  * times. A first use of an activity template recorded meanwhile by another request (a primary key
  * clash in work_item_activity_templates / work_item_templates) is retried the same way.
  */
+import type { Database } from "../db/statements";
 import { ApiError } from "../pkg/errors";
 import { assertStatement, isAssertionFailure, isUniqueViolation } from "../pkg/db";
 
@@ -28,7 +29,7 @@ export async function retrying<T>(what: string, attempt: (n: number) => Promise<
 }
 
 /** Runs a guarded batch; undefined when a guard failed (the batch changed nothing). */
-export async function runGuarded(db: D1Database, statements: D1PreparedStatement[]): Promise<D1Result[] | undefined> {
+export async function runGuarded(db: Database, statements: D1PreparedStatement[]): Promise<D1Result[] | undefined> {
   try {
     return await db.batch(statements);
   } catch (error) {
@@ -38,6 +39,6 @@ export async function runGuarded(db: D1Database, statements: D1PreparedStatement
 }
 
 /** Asserts that a row of `table` (our constant) still carries the etag that was read. */
-export function etagAssertion(db: D1Database, table: "work_items" | "activities", id: string, etag: string): D1PreparedStatement {
+export function etagAssertion(db: Database, table: "work_items" | "activities", id: string, etag: string): D1PreparedStatement {
   return assertStatement(db, `EXISTS (SELECT 1 FROM ${table} WHERE id = ?1 AND etag = ?2)`, id, etag);
 }

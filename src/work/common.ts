@@ -2,6 +2,7 @@
  * Fields every work-management entity shares: the object owner, the status, tags and free metadata.
  * One place, so deviations, templates, activities and work items read and validate them alike.
  */
+import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
 import type { Principal } from "../pkg/auth";
 import { ApiError } from "../pkg/errors";
@@ -43,7 +44,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * Checks a status: a system status name (exact) or a user status id. Returns the stored form
  * (a user status id lower-cased) or throws ValidationFailed on `field`.
  */
-export async function checkStatus(db: D1Database, status: string, field = "body.status"): Promise<string> {
+export async function checkStatus(db: Database, status: string, field = "body.status"): Promise<string> {
   if (UUID.test(status)) {
     const id = status.toLowerCase();
     const found = await db.prepare("SELECT id FROM user_statuses WHERE id = ?1").bind(id).first();
@@ -84,12 +85,7 @@ export function normaliseTags(tags: readonly string[]): string[] {
  * The statements that replace an entity's rows in entity_tags (entity_kind workItem or workTemplate),
  * for the entity's write batch. The tags travel as one JSON parameter.
  */
-export function replaceTagsStatements(
-  db: D1Database,
-  entityKind: string,
-  entityId: string,
-  tags: readonly string[],
-): D1PreparedStatement[] {
+export function replaceTagsStatements(db: Database, entityKind: string, entityId: string, tags: readonly string[]): D1PreparedStatement[] {
   const statements = [db.prepare("DELETE FROM entity_tags WHERE entity_kind = ?1 AND entity_id = ?2").bind(entityKind, entityId)];
   if (tags.length > 0) {
     statements.push(

@@ -1,4 +1,5 @@
 /** GET /DeviationTypes: the default type General and every entity type with appliesTo deviationType. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import { compileListQuery, defineList, listQueryShape, runListQuery, noProperties } from "../../pkg/query";
 import type { EntityTypeRow } from "../../properties/entity-types/store";
@@ -38,7 +39,7 @@ export const DeviationTypeListQuery = z.object({
 });
 
 export async function listDeviationTypes(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof DeviationTypeListQuery>,
 ): Promise<{ items: DeviationType[]; total: number | undefined }> {
   const compiled = await compileListQuery(deviationTypeList, query, noProperties, [() => IS_DEVIATION_TYPE]);

@@ -3,6 +3,7 @@
  * its links in entity_type_properties and its own property values (entity_kind deviationType),
  * always written together in one db.batch() guarded by the etag it read.
  */
+import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
 import { loadDefinitionsByIds } from "../../properties/values/store";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
@@ -47,7 +48,7 @@ const LINKS_SQL = `SELECT l.entity_type_id, d.id, d.name, d.format, d.applicatio
 type LinkRow = DefinitionLinkRow & { entity_type_id: string };
 
 /** Builds deviation types from their rows: links and own properties read in one round per page. */
-export async function toDeviationTypes(db: D1Database, rows: readonly EntityTypeRow[]): Promise<Versioned<DeviationType>[]> {
+export async function toDeviationTypes(db: Database, rows: readonly EntityTypeRow[]): Promise<Versioned<DeviationType>[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const [{ results: links }, properties] = await Promise.all([
@@ -80,7 +81,7 @@ async function compose(
   return { value: { ...rest, properties }, etag };
 }
 
-async function readRow(db: D1Database, id: string): Promise<EntityTypeRow | null> {
+async function readRow(db: Database, id: string): Promise<EntityTypeRow | null> {
   return db
     .prepare(
       `SELECT ${ENTITY_TYPE_COLUMNS.split(", ")
@@ -91,7 +92,7 @@ async function readRow(db: D1Database, id: string): Promise<EntityTypeRow | null
     .first<EntityTypeRow>();
 }
 
-export async function getDeviationType(db: D1Database, id: string): Promise<Versioned<DeviationType>> {
+export async function getDeviationType(db: Database, id: string): Promise<Versioned<DeviationType>> {
   const row = await readRow(db, id);
   if (!row) throw notFound("Deviation type", id);
   const [found] = await toDeviationTypes(db, [row]);
@@ -104,7 +105,7 @@ const nameTaken = (name: string) =>
   ]);
 
 /** Links and own values a write stores, checked; throws one ValidationFailed (or ExpressionFailed). */
-async function prepare(db: D1Database, input: DeviationTypeInput, isDefault: boolean) {
+async function prepare(db: Database, input: DeviationTypeInput, isDefault: boolean) {
   const linkIds = input.propertyDefinitions.map((link) => link.id.toLowerCase());
   // General accepts every rule (appliesTo null); every other deviation type deviationType and Deviation.
   const links = await checkLinks(db, isDefault ? null : "deviationType", linkIds);
@@ -115,7 +116,7 @@ async function prepare(db: D1Database, input: DeviationTypeInput, isDefault: boo
   return { linkIds, links, properties: resolved.properties };
 }
 
-function linkStatements(db: D1Database, typeId: string, linkIds: readonly string[]): D1PreparedStatement[] {
+function linkStatements(db: Database, typeId: string, linkIds: readonly string[]): D1PreparedStatement[] {
   return [
     db.prepare("DELETE FROM entity_type_properties WHERE entity_type_id = ?1").bind(typeId),
     ...(linkIds.length === 0
@@ -131,7 +132,7 @@ function linkStatements(db: D1Database, typeId: string, linkIds: readonly string
   ];
 }
 
-async function runWrite(db: D1Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
+async function runWrite(db: Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
   try {
     return await runBatch(db, statements, () => nameTaken(name));
   } catch (error) {
@@ -227,7 +228,7 @@ export async function updateDeviationType(
   return updated;
 }
 
-async function getDeviationTypeRow(db: D1Database, id: string): Promise<{ row: EntityTypeRow; versioned: Versioned<DeviationType> }> {
+async function getDeviationTypeRow(db: Database, id: string): Promise<{ row: EntityTypeRow; versioned: Versioned<DeviationType> }> {
   const row = await readRow(db, id);
   if (!row) throw notFound("Deviation type", id);
   const [versioned] = await toDeviationTypes(db, [row]);

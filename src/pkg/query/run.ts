@@ -3,6 +3,7 @@
  * this isolate counted the same terms within the last minute, see estimate-cache.ts), then the
  * page and, when the client asked for it, the total (one batch: one round trip, one snapshot).
  */
+import type { Database } from "../../db/statements";
 import type { CompiledListQuery } from "./compile";
 import { cachedCounts, rememberCounts } from "./estimate-cache";
 import type { ListPlan, PlannedStatement } from "./plan";
@@ -20,7 +21,7 @@ export interface ListQueryResult<T> {
  * the filter terms match, the one those counts choose (`counts` are the capped counts, in the order
  * of `query.estimates`).
  */
-export async function planListQuery(db: D1Database, query: CompiledListQuery): Promise<PlannedStatement & { counts: number[] }> {
+export async function planListQuery(db: Database, query: CompiledListQuery): Promise<PlannedStatement & { counts: number[] }> {
   if (query.estimates.length === 0) return { sql: query.sql, params: query.params, plan: query.plan, counts: [] };
   const key = JSON.stringify(query.estimates);
   const cached = query.cacheEstimates ? cachedCounts(key) : undefined;
@@ -35,7 +36,7 @@ export async function planListQuery(db: D1Database, query: CompiledListQuery): P
  * Runs a compiled list query. `total` is present only when the query asked for it: a count costs
  * time in proportion to the matches, whatever the page. `take=0` reads no page.
  */
-export async function runListQuery<T = Record<string, unknown>>(db: D1Database, query: CompiledListQuery): Promise<ListQueryResult<T>> {
+export async function runListQuery<T = Record<string, unknown>>(db: Database, query: CompiledListQuery): Promise<ListQueryResult<T>> {
   const page = query.take > 0 ? await planListQuery(db, query) : undefined;
   const statements = [
     ...(page ? [db.prepare(page.sql).bind(...page.params)] : []),

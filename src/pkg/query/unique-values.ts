@@ -7,6 +7,7 @@
  * value (binary collation, numbers numerically); at most `maxValues` (default 1000) per field;
  * at most {@link MAX_UNIQUE_FIELDS} fields per request; a field requested twice is answered once.
  */
+import type { Database } from "../../db/statements";
 import { checkSize, type CompiledStatement } from "./compile";
 import { formatDateValue } from "./dates";
 import type { FieldDefinition, ListDefinition } from "./list";
@@ -102,7 +103,7 @@ export async function compileUniqueValues(
 }
 
 /** Runs the statements in one batch and shapes the answer: one entry per requested field. */
-export async function runUniqueValues(db: D1Database, statements: readonly CompiledUniqueValues[]): Promise<UniqueValuesResult[]> {
+export async function runUniqueValues(db: Database, statements: readonly CompiledUniqueValues[]): Promise<UniqueValuesResult[]> {
   if (statements.length === 0) return [];
   const results = await db.batch(statements.map((s) => db.prepare(s.sql).bind(...s.params)));
   return statements.map((statement, i) => ({

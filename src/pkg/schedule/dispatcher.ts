@@ -14,6 +14,7 @@
  * Catch-up: occurrences missed while the service was down are run once (the earliest missed occurrence
  * is the one dispatched), then the schedule moves to its first occurrence after now.
  */
+import type { Database } from "../../db/statements";
 import type { Bindings } from "../../env";
 import { errorFields, type Logger } from "../logger";
 import { nextRunAfter, type ScheduleRule } from "./rule";
@@ -60,13 +61,7 @@ export function runKeyOf(kind: string, ownerId: string, dueAt: string): string {
  * An unchanged rule keeps its pending occurrence, so saving an object does not skip a run that is due.
  * The caller validates the rule first ({@link scheduleRuleProblem}).
  */
-export function scheduleStatement(
-  db: D1Database,
-  kind: string,
-  ownerId: string,
-  rule: ScheduleRule | null,
-  now: Date,
-): D1PreparedStatement {
+export function scheduleStatement(db: Database, kind: string, ownerId: string, rule: ScheduleRule | null, now: Date): D1PreparedStatement {
   if (rule === null) return db.prepare("DELETE FROM schedules WHERE kind = ?1 AND owner_id = ?2").bind(kind, ownerId);
   const next = nextRunAfter(rule, now)?.toISOString() ?? null;
   return db
@@ -109,7 +104,7 @@ interface ScheduleRow {
 }
 
 /** A schedule as an area shows it (next run, last run and its outcome), or null when it has none. */
-export async function readSchedule(db: D1Database, kind: string, ownerId: string): Promise<ScheduleState | null> {
+export async function readSchedule(db: Database, kind: string, ownerId: string): Promise<ScheduleState | null> {
   const row = await db.prepare("SELECT * FROM schedules WHERE kind = ?1 AND owner_id = ?2").bind(kind, ownerId).first<ScheduleRow>();
   if (!row) return null;
   return {
@@ -207,7 +202,7 @@ export async function dispatchDueRuns(
 
 /** Moves a claimed schedule on: to its next occurrence after a start, or back to due after a failed one. */
 function finishStatement(
-  db: D1Database,
+  db: Database,
   row: ScheduleRow,
   run: DueRun,
   error: string | null,
@@ -244,7 +239,7 @@ function finishStatement(
     );
 }
 
-async function seedFixedSchedules(db: D1Database, kinds: readonly ScheduleKind[], now: Date): Promise<void> {
+async function seedFixedSchedules(db: Database, kinds: readonly ScheduleKind[], now: Date): Promise<void> {
   const fixed = kinds.flatMap((k) => (k.fixed ?? []).map((f) => scheduleStatement(db, k.kind, f.ownerId, f.rule, now)));
   // An unchanged fixed schedule keeps its pending occurrence and lease; a changed one takes the new rule.
   if (fixed.length > 0) await db.batch(fixed);

@@ -1,4 +1,5 @@
 /** GET /Categories on the query engine: ids, excludeIds, searchText (name), order and paging. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import { compileListQuery, defineList, listQueryShape, noProperties, runListQuery } from "../../pkg/query";
 import type { Category } from "./schema";
@@ -40,7 +41,7 @@ export const CategoryListQuery = z.object({
 });
 
 export async function listCategories(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof CategoryListQuery>,
 ): Promise<{ items: Category[]; total: number | undefined }> {
   const { items, total } = await runListQuery<CategoryRow>(db, await compileListQuery(categoryList, query, noProperties));

@@ -1,4 +1,5 @@
 /** Categories in D1: property definitions are grouped by them; one (Ungrouped) is the default. */
+import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -29,18 +30,18 @@ export function toCategory(row: CategoryRow): Versioned<Category> {
 const nameTaken = (name: string) =>
   conflict(`A category named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
 
-export async function findCategory(db: D1Database, id: string): Promise<Versioned<Category> | null> {
+export async function findCategory(db: Database, id: string): Promise<Versioned<Category> | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM categories WHERE id = ?1`).bind(id).first<CategoryRow>();
   return row ? toCategory(row) : null;
 }
 
-export async function getCategory(db: D1Database, id: string): Promise<Versioned<Category>> {
+export async function getCategory(db: Database, id: string): Promise<Versioned<Category>> {
   const found = await findCategory(db, id);
   if (!found) throw notFound("Category", id);
   return found;
 }
 
-export async function defaultCategoryId(db: D1Database): Promise<string> {
+export async function defaultCategoryId(db: Database): Promise<string> {
   const row = await db.prepare("SELECT id FROM categories WHERE is_default = 1").first<{ id: string }>();
   if (!row) throw new Error("the default category is missing: migrations were not applied");
   return row.id;

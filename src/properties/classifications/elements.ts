@@ -2,6 +2,7 @@
  * The read side other modules use: property definitions check a classification default against it,
  * linked values check that a value names an element, and ordering reads element fields.
  */
+import type { Database } from "../../db/statements";
 import type { ElementRow } from "./tree";
 import { readClassification } from "./store";
 
@@ -33,7 +34,7 @@ export interface ClassificationElements {
  * Loads the elements of a classification as a flat list, or null when the classification does not
  * exist. Element names are unique in a classification (case-insensitively), so findElement is exact.
  */
-export async function loadClassificationElements(db: D1Database, classificationId: string): Promise<ClassificationElements | null> {
+export async function loadClassificationElements(db: Database, classificationId: string): Promise<ClassificationElements | null> {
   const found = await readClassification(db, classificationId);
   if (!found) return null;
   const elements = flatten(found.elements);

@@ -1,4 +1,5 @@
 /** GET /Classifications: ids, excludeIds, searchText (name, description), order and paging. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import { compileListQuery, defineList, listQueryShape, runListQuery, noProperties } from "../../pkg/query";
 import type { Classification } from "./schema";
@@ -37,7 +38,7 @@ export const ClassificationListQuery = z.object({
 });
 
 export async function listClassifications(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof ClassificationListQuery>,
 ): Promise<{ items: Classification[]; total: number | undefined }> {
   const compiled = await compileListQuery(classificationList, query, noProperties);

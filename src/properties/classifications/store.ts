@@ -3,6 +3,7 @@
  * classification_elements. Every write of a classification (row, whole element tree, event) is one
  * db.batch(), so a reader never sees half a tree.
  */
+import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -77,7 +78,7 @@ export function toClassification(row: ClassificationRow, elements: readonly Elem
 }
 
 /** Element rows of several classifications, grouped by classification id (for list pages). */
-export async function loadElementRowsOf(db: D1Database, classificationIds: readonly string[]): Promise<Map<string, ElementRow[]>> {
+export async function loadElementRowsOf(db: Database, classificationIds: readonly string[]): Promise<Map<string, ElementRow[]>> {
   const grouped = new Map<string, ElementRow[]>(classificationIds.map((id) => [id, []]));
   if (classificationIds.length === 0) return grouped;
   // The ids travel as one JSON parameter, so any page size stays within D1's parameter limit.
@@ -90,7 +91,7 @@ export async function loadElementRowsOf(db: D1Database, classificationIds: reado
 }
 
 /** The classification row and its element rows, read together in one round trip (one snapshot). */
-export async function readClassification(db: D1Database, id: string): Promise<{ row: ClassificationRow; elements: ElementRow[] } | null> {
+export async function readClassification(db: Database, id: string): Promise<{ row: ClassificationRow; elements: ElementRow[] } | null> {
   const [head, elements] = await db.batch([
     db.prepare(`SELECT ${CLASSIFICATION_COLUMNS} FROM classifications WHERE id = ?1`).bind(id),
     db.prepare(`SELECT ${ELEMENT_COLUMNS} FROM classification_elements WHERE classification_id = ?1`).bind(id),
@@ -100,12 +101,12 @@ export async function readClassification(db: D1Database, id: string): Promise<{ 
   return { row, elements: ((elements?.results ?? []) as ElementDbRow[]).map(toElementRow) };
 }
 
-export async function findClassification(db: D1Database, id: string): Promise<Versioned<Classification> | null> {
+export async function findClassification(db: Database, id: string): Promise<Versioned<Classification> | null> {
   const found = await readClassification(db, id);
   return found ? toClassification(found.row, found.elements) : null;
 }
 
-export async function getClassification(db: D1Database, id: string): Promise<Versioned<Classification>> {
+export async function getClassification(db: Database, id: string): Promise<Versioned<Classification>> {
   const found = await findClassification(db, id);
   if (!found) throw notFound("Classification", id);
   return found;
@@ -126,7 +127,7 @@ function eventPayload(classification: Classification, elementCount: number) {
  * The element inserts, chunked to D1's parameter limit. Each applies only while the classification
  * carries `etag`, the token this batch set, so a batch whose guarded update lost a race writes nothing.
  */
-function elementInserts(db: D1Database, classificationId: string, etag: string, rows: readonly ElementRow[]): D1PreparedStatement[] {
+function elementInserts(db: Database, classificationId: string, etag: string, rows: readonly ElementRow[]): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
   for (let start = 0; start < rows.length; start += ELEMENTS_PER_INSERT) {
     const chunk = rows.slice(start, start + ELEMENTS_PER_INSERT);
@@ -251,7 +252,7 @@ export async function updateClassification(
   return { value: classification, etag };
 }
 
-async function refuseIfInUse(db: D1Database, classificationId: string, dropped: readonly string[]): Promise<void> {
+async function refuseIfInUse(db: Database, classificationId: string, dropped: readonly string[]): Promise<void> {
   const uses = await elementsInUse(db, classificationId, dropped);
   if (uses.length === 0) return;
   const errors = uses.map((use) => ({ field: "body.elements", rule: "inUse", message: use.message }));
@@ -266,7 +267,7 @@ async function refuseIfInUse(db: D1Database, classificationId: string, dropped: 
 }
 
 /** Refuses with 409 InUse while a property definition takes its values from the classification. */
-async function refuseIfReferenced(db: D1Database, id: string): Promise<void> {
+async function refuseIfReferenced(db: Database, id: string): Promise<void> {
   const { results } = await db
     .prepare("SELECT name FROM property_definitions WHERE classification_id = ?1 ORDER BY name LIMIT 6")
     .bind(id)

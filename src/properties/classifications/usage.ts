@@ -1,3 +1,4 @@
+import type { Database } from "../../db/statements";
 /**
  * Where classification elements are used: stored values of classification-format properties and
  * the default values of their definitions both hold element names.
@@ -12,7 +13,7 @@ export interface ElementUse {
  * Which of `names` are still named by a stored value or a definition's default value of a
  * classification-format property that takes its values from this classification.
  */
-export async function elementsInUse(db: D1Database, classificationId: string, names: readonly string[]): Promise<ElementUse[]> {
+export async function elementsInUse(db: Database, classificationId: string, names: readonly string[]): Promise<ElementUse[]> {
   const wanted = new Set(names);
   // Both reads are bounded by the classification, not by `names`, so no IN list can outgrow D1's limits.
   const [values, defaults] = await db.batch([

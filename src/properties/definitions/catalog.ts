@@ -1,7 +1,8 @@
 /** The property catalog of a list: the definitions of one application rule, by name (for its filters and orders). */
+import type { Database } from "../../db/statements";
 import type { CatalogLookup, PropertyFormat, PropertyInfo } from "../../pkg/query";
 
-export function catalogFor(db: D1Database, applicationRule: string): CatalogLookup {
+export function catalogFor(db: Database, applicationRule: string): CatalogLookup {
   return async (names) => {
     const found = new Map<string, PropertyInfo>();
     if (names.length === 0) return found;

@@ -1,4 +1,5 @@
 /** GET /PropertyDefinitions and its unique values, on the shared list query engine. */
+import type { Database } from "../../db/statements";
 import { ApiError } from "../../pkg/errors";
 import {
   compileListQuery,
@@ -82,7 +83,7 @@ function listConditions(params: ListPropertyDefinitionsParams): Condition[] {
 }
 
 export async function listPropertyDefinitions(
-  db: D1Database,
+  db: Database,
   params: ListPropertyDefinitionsParams,
 ): Promise<{ items: PropertyDefinition[]; total: number | undefined }> {
   const query = await compileListQuery(propertyDefinitionList, params, noProperties, listConditions(params));
@@ -90,6 +91,6 @@ export async function listPropertyDefinitions(
   return { items: items.map(toDefinition), total };
 }
 
-export async function propertyDefinitionUniqueValues(db: D1Database, params: UniqueValuesInput): Promise<UniqueValuesResult[]> {
+export async function propertyDefinitionUniqueValues(db: Database, params: UniqueValuesInput): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(propertyDefinitionList, params, noProperties));
 }

@@ -1,4 +1,5 @@
 /** Property definitions in D1. Every write is one db.batch with its outbox event. */
+import type { Database } from "../../db/statements";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -76,24 +77,24 @@ const nameTaken = (name: string) =>
     { field: "body.name", rule: "unique", message: "The name is already used." },
   ]);
 
-export async function findDefinition(db: D1Database, id: string): Promise<Versioned<PropertyDefinition> | null> {
+export async function findDefinition(db: Database, id: string): Promise<Versioned<PropertyDefinition> | null> {
   const row = await db.prepare(`${SELECT} WHERE d.id = ?1`).bind(id).first<DefinitionRow>();
   return row ? { value: toDefinition(row), etag: row.etag } : null;
 }
 
-export async function getDefinition(db: D1Database, id: string): Promise<Versioned<PropertyDefinition>> {
+export async function getDefinition(db: Database, id: string): Promise<Versioned<PropertyDefinition>> {
   const found = await findDefinition(db, id);
   if (!found) throw notFound("Property definition", id);
   return found;
 }
 
 /** A classification's id and name, or null when it does not exist. */
-export async function findClassificationRef(db: D1Database, id: string): Promise<{ id: string; name: string } | null> {
+export async function findClassificationRef(db: Database, id: string): Promise<{ id: string; name: string } | null> {
   return db.prepare("SELECT id, name FROM classifications WHERE id = ?1").bind(id).first<{ id: string; name: string }>();
 }
 
 /** A category's id and name; without an id, the default category (Ungrouped, or whatever it was renamed to). */
-export async function findCategoryRef(db: D1Database, id: string | null): Promise<{ id: string; name: string } | null> {
+export async function findCategoryRef(db: Database, id: string | null): Promise<{ id: string; name: string } | null> {
   const statement =
     id === null
       ? db.prepare("SELECT id, name FROM categories WHERE is_default = 1")
@@ -102,7 +103,7 @@ export async function findCategoryRef(db: D1Database, id: string | null): Promis
 }
 
 /** How a definition is used: entity types linking it, stored values, and the rules those types require. */
-export async function definitionUsage(db: D1Database, id: string): Promise<{ linkedTypes: number; values: number; typeRules: string[] }> {
+export async function definitionUsage(db: Database, id: string): Promise<{ linkedTypes: number; values: number; typeRules: string[] }> {
   const [linked, values] = await db.batch<{ n: number; rules: string | null }>([
     db
       .prepare(
@@ -169,7 +170,7 @@ function toValue(
 }
 
 /** A category or classification removed between validation and write fails the foreign key: a conflict, not a 500. */
-async function write(db: D1Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
+async function write(db: Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
   try {
     return await runBatch(db, statements, () => nameTaken(name));
   } catch (error) {

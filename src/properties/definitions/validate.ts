@@ -2,6 +2,7 @@
  * The cross-field rules of a property definition (spec 2.1). Every broken rule is reported at once,
  * each naming its field (`body.unit`) and rule (`required`, `notAllowed`, `exclusive`, ...).
  */
+import type { Database } from "../../db/statements";
 import { ApiError, type FieldProblem } from "../../pkg/errors";
 import { checkPattern } from "../../pkg/regex";
 import { expressionShapeProblem, expressionSyntaxError } from "../values/expressions";
@@ -45,7 +46,7 @@ const blankToNull = (text: string | null | undefined) => (text === undefined || 
  * Validates a create or update body and returns the fields to store, or throws a 400 listing every
  * problem. On update, `currentName` is the stored name, which cannot change.
  */
-export async function validateDefinition(db: D1Database, input: CreatePropertyDefinition, currentName?: string): Promise<DefinitionFields> {
+export async function validateDefinition(db: Database, input: CreatePropertyDefinition, currentName?: string): Promise<DefinitionFields> {
   const problems: FieldProblem[] = [];
   const problem = (field: string, rule: string, message: string) => problems.push({ field: `body.${field}`, rule, message });
   const { format } = input;

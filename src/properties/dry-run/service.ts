@@ -3,6 +3,7 @@
  * changing anything. Problems of the values are the answer (valid = false), not a 400, so an editor
  * sees the whole picture; a malformed request is still a 400.
  */
+import type { Database } from "../../db/statements";
 import type { FieldProblem } from "../../pkg/errors";
 import { expressionShapeProblem, runExpression } from "../values/expressions";
 import { checkValue, isEmptyValue, type JsonValue } from "../values/format";
@@ -10,7 +11,7 @@ import { checkLinkedValues, toLinkedProperties } from "../values/resolve";
 import type { Format } from "../definitions/rules";
 import type { DryRunRequest, DryRunResult } from "./schema";
 
-export async function dryRun(db: D1Database, request: DryRunRequest): Promise<DryRunResult> {
+export async function dryRun(db: Database, request: DryRunRequest): Promise<DryRunResult> {
   if (request.expression !== undefined) return dryRunExpression(request.expression, request.properties, request.format);
   const checked = await checkLinkedValues(db, {
     entityTypeId: request.entityTypeId as string,

@@ -2,6 +2,7 @@
  * Which property definitions an entity type may link: each must exist, appear once, and fit the
  * type's application rule; at most one may be the display name field.
  */
+import type { Database } from "../../db/statements";
 import { ApiError, type FieldProblem } from "../../pkg/errors";
 import { parseJson } from "../../pkg/db";
 import type { ApplicationRule } from "../definitions/rules";
@@ -35,7 +36,7 @@ export function linkableRules(appliesTo: ApplicationRule): readonly ApplicationR
  * order, or throws one ValidationFailed listing every problem. `appliesTo` null (the default type)
  * accepts definitions of any application rule.
  */
-export async function checkLinks(db: D1Database, appliesTo: ApplicationRule | null, ids: readonly string[]): Promise<DefinitionLinkRow[]> {
+export async function checkLinks(db: Database, appliesTo: ApplicationRule | null, ids: readonly string[]): Promise<DefinitionLinkRow[]> {
   if (ids.length === 0) return [];
   // The ids travel as one JSON parameter, so the list length never meets D1's parameter limit.
   const { results } = await db

@@ -1,4 +1,5 @@
 /** GET /EntityTypes: ids, excludeIds, searchText (name, description), appliesTo, order and paging. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../../pkg/errors";
 import {
@@ -77,7 +78,7 @@ function appliesToCondition(raw: string | undefined): Condition | undefined {
 }
 
 export async function listEntityTypes(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof EntityTypeListQuery>,
 ): Promise<{ items: EntityType[]; total: number | undefined }> {
   const condition = appliesToCondition(query.appliesTo);

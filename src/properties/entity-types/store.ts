@@ -2,6 +2,7 @@
  * Entity types in D1: a row in entity_types plus its ordered links in entity_type_properties, always
  * written together in one db.batch(). One type, General, is the default.
  */
+import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
@@ -74,7 +75,7 @@ export async function toEntityType(row: EntityTypeRow, links: readonly Definitio
 }
 
 /** The linked definitions of several types, in link order, grouped by type id (for list pages). */
-export async function loadLinksOf(db: D1Database, typeIds: readonly string[]): Promise<Map<string, LinkRow[]>> {
+export async function loadLinksOf(db: Database, typeIds: readonly string[]): Promise<Map<string, LinkRow[]>> {
   const grouped = new Map<string, LinkRow[]>(typeIds.map((id) => [id, []]));
   if (typeIds.length === 0) return grouped;
   const { results } = await db
@@ -86,7 +87,7 @@ export async function loadLinksOf(db: D1Database, typeIds: readonly string[]): P
 }
 
 async function readEntityType(
-  db: D1Database,
+  db: Database,
   where: "id = ?1" | "is_default = 1",
   id?: string,
 ): Promise<{ row: EntityTypeRow; versioned: Versioned<EntityType> } | null> {
@@ -97,18 +98,18 @@ async function readEntityType(
   return { row, versioned: await toEntityType(row, results) };
 }
 
-export async function findEntityType(db: D1Database, id: string): Promise<Versioned<EntityType> | null> {
+export async function findEntityType(db: Database, id: string): Promise<Versioned<EntityType> | null> {
   return (await readEntityType(db, "id = ?1", id))?.versioned ?? null;
 }
 
-export async function getEntityType(db: D1Database, id: string): Promise<Versioned<EntityType>> {
+export async function getEntityType(db: Database, id: string): Promise<Versioned<EntityType>> {
   const found = await findEntityType(db, id);
   if (!found) throw notFound("Entity type", id);
   return found;
 }
 
 /** The default entity type (General), chosen when an entity names no type. */
-export async function getDefaultEntityType(db: D1Database): Promise<Versioned<EntityType>> {
+export async function getDefaultEntityType(db: Database): Promise<Versioned<EntityType>> {
   const found = await readEntityType(db, "is_default = 1");
   if (!found) throw new Error("the default entity type is missing: migrations were not applied");
   return found.versioned;
@@ -121,7 +122,7 @@ const nameTaken = (name: string) =>
 
 /** Normalises and checks what a create or update asks for; throws ValidationFailed. */
 async function prepare(
-  db: D1Database,
+  db: Database,
   input: EntityTypeInput,
   isDefault: boolean,
 ): Promise<{ appliesTo: ApplicationRule | null; linkIds: string[]; links: DefinitionLinkRow[] }> {
@@ -139,7 +140,7 @@ async function prepare(
  * The link rows, written only while the type carries `etag` (the token this batch set), so a batch
  * whose guarded update lost a race changes nothing. One JSON parameter carries every id in order.
  */
-function linkStatements(db: D1Database, typeId: string, etag: string, linkIds: readonly string[]): D1PreparedStatement[] {
+function linkStatements(db: Database, typeId: string, etag: string, linkIds: readonly string[]): D1PreparedStatement[] {
   const guard = "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)";
   return [
     db.prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND ${guard}`).bind(typeId, etag),
@@ -157,7 +158,7 @@ function linkStatements(db: D1Database, typeId: string, etag: string, linkIds: r
 }
 
 /** Runs a write batch; a definition deleted since the links were checked fails its foreign key. */
-async function runWrite(db: D1Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
+async function runWrite(db: Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
   try {
     return await runBatch(db, statements, () => nameTaken(name));
   } catch (error) {

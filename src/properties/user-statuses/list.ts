@@ -1,4 +1,5 @@
 /** GET /UserStatuses: ids, excludeIds, searchText (name), statuses, order and paging. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import { compileListQuery, defineList, inList, listQueryShape, runListQuery, splitCsv, noProperties } from "../../pkg/query";
 import type { UserStatus } from "./schema";
@@ -42,7 +43,7 @@ export const UserStatusListQuery = z.object({
 });
 
 export async function listUserStatuses(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof UserStatusListQuery>,
 ): Promise<{ items: UserStatus[]; total: number | undefined }> {
   const statuses = splitCsv(query.statuses);

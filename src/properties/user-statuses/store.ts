@@ -1,4 +1,5 @@
 /** User statuses in D1: named, ordered extensions of the fixed system statuses. */
+import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
@@ -32,7 +33,7 @@ export function toUserStatus(row: UserStatusRow): Versioned<UserStatus> {
 const nameTaken = (name: string) =>
   conflict(`A user status named '${name}' already exists.`, [{ field: "body.name", rule: "unique", message: "The name is already used." }]);
 
-export async function listSystemStatuses(db: D1Database): Promise<SystemStatus[]> {
+export async function listSystemStatuses(db: Database): Promise<SystemStatus[]> {
   const { results } = await db
     .prepare("SELECT name, sort_order FROM system_statuses ORDER BY sort_order, name")
     .all<{ name: string; sort_order: number }>();
@@ -40,19 +41,19 @@ export async function listSystemStatuses(db: D1Database): Promise<SystemStatus[]
 }
 
 /** The system status named exactly `status`, or a 400 on body.status listing the allowed names. */
-async function requireSystemStatus(db: D1Database, status: string): Promise<void> {
+async function requireSystemStatus(db: Database, status: string): Promise<void> {
   const all = await listSystemStatuses(db);
   if (all.some((s) => s.name === status)) return;
   const allowed = all.map((s) => s.name).join(", ");
   throw invalid("body.status", "invalid_value", `'${status}' is not a system status; allowed: ${allowed}.`);
 }
 
-export async function findUserStatus(db: D1Database, id: string): Promise<Versioned<UserStatus> | null> {
+export async function findUserStatus(db: Database, id: string): Promise<Versioned<UserStatus> | null> {
   const row = await db.prepare(`SELECT ${USER_STATUS_COLUMNS} FROM user_statuses WHERE id = ?1`).bind(id).first<UserStatusRow>();
   return row ? toUserStatus(row) : null;
 }
 
-export async function getUserStatus(db: D1Database, id: string): Promise<Versioned<UserStatus>> {
+export async function getUserStatus(db: Database, id: string): Promise<Versioned<UserStatus>> {
   const found = await findUserStatus(db, id);
   if (!found) throw notFound("User status", id);
   return found;

@@ -17,6 +17,7 @@
  *    A null result takes the default; undefined (no return reached), a throw, a timeout or a result
  *    of the wrong type is an ExpressionFailed problem.
  */
+import type { Database } from "../../db/statements";
 import { ApiError, type FieldProblem } from "../../pkg/errors";
 import { normaliseApplicationRule } from "../definitions/rules";
 import { runExpression } from "./expressions";
@@ -48,7 +49,7 @@ export type LinkedValuesCheck =
  * ExpressionFailed when value expressions failed. An unknown entity type is a ValidationFailed on
  * the entity type field (rule `exists`).
  */
-export async function resolveLinkedValues(db: D1Database, options: ResolveOptions): Promise<ResolvedProperty[]> {
+export async function resolveLinkedValues(db: Database, options: ResolveOptions): Promise<ResolvedProperty[]> {
   const checked = await checkLinkedValues(db, options);
   if (checked.ok) return checked.properties;
   const summary = checked.errors.map((e) => `${e.field}: ${e.message}`).join("; ");
@@ -56,7 +57,7 @@ export async function resolveLinkedValues(db: D1Database, options: ResolveOption
 }
 
 /** As {@link resolveLinkedValues}, but returns the problems instead of throwing them (dry runs). */
-export async function checkLinkedValues(db: D1Database, options: ResolveOptions): Promise<LinkedValuesCheck> {
+export async function checkLinkedValues(db: Database, options: ResolveOptions): Promise<LinkedValuesCheck> {
   const definitions = await loadLinkedDefinitions(db, options.entityTypeId);
   if (!definitions) {
     const field = options.entityTypeField ?? "body.entityTypeId";

@@ -6,6 +6,7 @@
  * - value_json: the value as the API returns it (for a multiselect, the one owner of that row).
  * Null values (and empty multiselects) have no row, so "no row" is the one meaning of null.
  */
+import type { Database } from "../../db/statements";
 import { parseDateValue } from "../../pkg/query/dates";
 import type { JsonValue, Owner } from "./format";
 import type { LinkedProperty, ResolvedProperty } from "./types";
@@ -62,7 +63,7 @@ function typedColumns(property: ResolvedProperty): { value_text: string | null; 
 }
 
 /** Deletes every stored value of an entity (for an entity's delete batch). */
-export function deletePropertyValuesStatement(db: D1Database, entityKind: string, entityId: string): D1PreparedStatement {
+export function deletePropertyValuesStatement(db: Database, entityKind: string, entityId: string): D1PreparedStatement {
   return db.prepare("DELETE FROM property_values WHERE entity_kind = ?1 AND entity_id = ?2").bind(entityKind, entityId);
 }
 
@@ -71,7 +72,7 @@ export function deletePropertyValuesStatement(db: D1Database, entityKind: string
  * most 100 bound parameters each. Put them in the same db.batch() as the entity's own write.
  */
 export function replacePropertyValuesStatements(
-  db: D1Database,
+  db: Database,
   entityKind: string,
   entityId: string,
   rows: readonly PropertyValueRow[],
@@ -100,7 +101,7 @@ interface StoredValueRow {
  * One batch, with the ids in chunks under the parameter limit.
  */
 export async function readPropertyValues(
-  db: D1Database,
+  db: Database,
   entityKind: string,
   entityIds: readonly string[],
 ): Promise<Map<string, LinkedProperty[]>> {
@@ -113,7 +114,7 @@ export async function readPropertyValues(
  * none for no ids), for a caller that puts them in its own batch with other reads. Their results go
  * to {@link propertyValuesFrom}.
  */
-export function propertyValuesStatements(db: D1Database, entityKind: string, entityIds: readonly string[]): D1PreparedStatement[] {
+export function propertyValuesStatements(db: Database, entityKind: string, entityIds: readonly string[]): D1PreparedStatement[] {
   const ids = [...new Set(entityIds)];
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < ids.length; i += MAX_PARAMS - 1) {

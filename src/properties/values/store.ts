@@ -1,4 +1,5 @@
 /** Reads value resolution needs: the definitions linked to an entity type and classification element names. */
+import type { Database } from "../../db/statements";
 import type { Format } from "../definitions/rules";
 import type { JsonValue } from "./format";
 import type { LinkedDefinition } from "./types";
@@ -24,7 +25,7 @@ const DEFINITION_COLUMNS =
   "d.application_rule, d.required, d.default_value, d.value_expression";
 
 /** Definition rows as value resolution needs them, with their classifications' element names. */
-async function toLinkedDefinitions(db: D1Database, rows: readonly LinkedDefinitionRow[]): Promise<LinkedDefinition[]> {
+async function toLinkedDefinitions(db: Database, rows: readonly LinkedDefinitionRow[]): Promise<LinkedDefinition[]> {
   const elements = await classificationElementNames(
     db,
     rows.map((r) => r.classification_id).filter((id): id is string => id !== null),
@@ -49,7 +50,7 @@ async function toLinkedDefinitions(db: D1Database, rows: readonly LinkedDefiniti
  * The definitions linked to an entity type, in link order, with their classifications' element
  * names; null when the entity type does not exist.
  */
-export async function loadLinkedDefinitions(db: D1Database, entityTypeId: string): Promise<LinkedDefinition[] | null> {
+export async function loadLinkedDefinitions(db: Database, entityTypeId: string): Promise<LinkedDefinition[] | null> {
   const [type, linked] = await db.batch<{ id: string } | LinkedDefinitionRow>([
     db.prepare("SELECT id FROM entity_types WHERE id = ?1").bind(entityTypeId),
     db
@@ -69,7 +70,7 @@ export async function loadLinkedDefinitions(db: D1Database, entityTypeId: string
  * The definitions with these ids, in the order of `ids` (unknown ids are left out): for resolving
  * values against links that are about to be stored (a deviation type's own properties).
  */
-export async function loadDefinitionsByIds(db: D1Database, ids: readonly string[]): Promise<LinkedDefinition[]> {
+export async function loadDefinitionsByIds(db: Database, ids: readonly string[]): Promise<LinkedDefinition[]> {
   if (ids.length === 0) return [];
   const { results } = await db
     .prepare(`SELECT ${DEFINITION_COLUMNS} FROM property_definitions d WHERE d.id IN (SELECT value FROM json_each(?1))`)
@@ -86,7 +87,7 @@ export async function loadDefinitionsByIds(db: D1Database, ids: readonly string[
  * Every element name of each classification, nested elements included (each element row carries its
  * classification id, whatever its depth).
  */
-export async function classificationElementNames(db: D1Database, classificationIds: readonly string[]): Promise<Map<string, Set<string>>> {
+export async function classificationElementNames(db: Database, classificationIds: readonly string[]): Promise<Map<string, Set<string>>> {
   const ids = [...new Set(classificationIds)];
   const names = new Map<string, Set<string>>(ids.map((id) => [id, new Set<string>()]));
   if (ids.length === 0) return names;

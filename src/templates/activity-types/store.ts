@@ -1,4 +1,5 @@
 /** Activity types in D1: CRUD and the list. A type in use by an activity template or activity cannot be deleted. */
+import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
 import type { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement } from "../../events/outbox";
@@ -50,18 +51,18 @@ const nameTaken = (name: string) =>
     { field: "body.name", rule: "unique", message: "The name is already used." },
   ]);
 
-async function readRow(db: D1Database, id: string): Promise<ActivityTypeRow | null> {
+async function readRow(db: Database, id: string): Promise<ActivityTypeRow | null> {
   return db.prepare(`SELECT ${COLUMNS} FROM activity_types WHERE id = ?1`).bind(id.toLowerCase()).first<ActivityTypeRow>();
 }
 
-export async function getActivityType(db: D1Database, id: string): Promise<{ value: ActivityType; etag: string }> {
+export async function getActivityType(db: Database, id: string): Promise<{ value: ActivityType; etag: string }> {
   const row = await readRow(db, id);
   if (!row) throw notFound("Activity type", id);
   return toActivityType(row);
 }
 
 export async function listActivityTypes(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof ActivityTypeListQuery>,
 ): Promise<{ items: ActivityType[]; total: number | undefined }> {
   const { items, total } = await runListQuery<ActivityTypeRow>(db, await compileListQuery(activityTypeList, query, noProperties));

@@ -1,4 +1,5 @@
 /** GET /ActivityTemplates (latest revisions) and its unique values. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import {
   compileListQuery,
@@ -96,7 +97,7 @@ function conditions(params: ActivityTemplateListParams): Condition[] {
 }
 
 export async function listActivityTemplates(
-  db: D1Database,
+  db: Database,
   params: ActivityTemplateListParams,
 ): Promise<{ items: ActivityTemplate[]; total: number | undefined }> {
   const query = await compileListQuery(activityTemplateList, params, noProperties, conditions(params));
@@ -105,6 +106,6 @@ export async function listActivityTemplates(
   return { items: items.map((row) => toActivityTemplate({ row, inputs: inputs.get(`${row.id}:${row.revision}`) ?? [] }).value), total };
 }
 
-export async function activityTemplateUniqueValues(db: D1Database, params: UniqueValuesInput): Promise<UniqueValuesResult[]> {
+export async function activityTemplateUniqueValues(db: Database, params: UniqueValuesInput): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(activityTemplateList, params, noProperties, [latestOnly]));
 }

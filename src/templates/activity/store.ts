@@ -2,6 +2,7 @@
  * Activity templates in D1: reading revisions with their input templates, checking what a write
  * asks for, and creating revision 1. Edits of an existing template are in write.ts.
  */
+import type { Database } from "../../db/statements";
 import { outboxStatement } from "../../events/outbox";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
@@ -59,7 +60,7 @@ export const ROW_SELECT = `a.id, a.revision, a.is_latest, a.display_name, a.refe
 export const byPosition = <T extends { position: number; id: string }>(a: T, b: T) =>
   a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-export async function loadActivityTemplateState(db: D1Database, id: string, revision?: number): Promise<ActivityTemplateState | null> {
+export async function loadActivityTemplateState(db: Database, id: string, revision?: number): Promise<ActivityTemplateState | null> {
   const which = revision === undefined ? "(SELECT revision FROM activity_templates WHERE id = ?1 AND is_latest = 1)" : "?2";
   const binds = revision === undefined ? [id] : [id, revision];
   const [rows, inputs] = await db.batch([
@@ -78,7 +79,7 @@ export async function loadActivityTemplateState(db: D1Database, id: string, revi
 
 /** The input templates of many revisions (a list page), grouped by `id:revision`. */
 export async function loadInputsOf(
-  db: D1Database,
+  db: Database,
   rows: readonly Pick<ActivityTemplateRow, "id" | "revision">[],
 ): Promise<Map<string, InputRow[]>> {
   const grouped = new Map(rows.map((r) => [`${r.id}:${r.revision}`, [] as InputRow[]]));
@@ -129,11 +130,7 @@ export function toActivityTemplate(state: ActivityTemplateState): { value: Activ
   };
 }
 
-export async function getActivityTemplate(
-  db: D1Database,
-  id: string,
-  revision?: number,
-): Promise<{ value: ActivityTemplate; etag: string }> {
+export async function getActivityTemplate(db: Database, id: string, revision?: number): Promise<{ value: ActivityTemplate; etag: string }> {
   const state = await loadActivityTemplateState(db, id.toLowerCase(), revision);
   if (!state)
     throw revision === undefined
@@ -179,7 +176,7 @@ export interface PreparedActivityHeader {
 }
 
 export async function prepareActivityHeader(
-  db: D1Database,
+  db: Database,
   input: Pick<ActivityTemplateInput, "status" | "activityType">,
 ): Promise<PreparedActivityHeader> {
   const status = await checkStatus(db, input.status);

@@ -1,4 +1,5 @@
 /** GET /WorkTemplates (latest revisions) and its unique values, on the shared list query engine. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import {
   compileListQuery,
@@ -80,7 +81,7 @@ function conditions(params: WorkTemplateListParams): Condition[] {
 }
 
 export async function listWorkTemplates(
-  db: D1Database,
+  db: Database,
   params: WorkTemplateListParams,
 ): Promise<{ items: WorkTemplate[]; total: number | undefined }> {
   const query = await compileListQuery(workTemplateList, params, catalogFor(db, "WorkTemplate"), conditions(params));
@@ -94,6 +95,6 @@ export async function listWorkTemplates(
   };
 }
 
-export async function workTemplateUniqueValues(db: D1Database, params: UniqueValuesInput): Promise<UniqueValuesResult[]> {
+export async function workTemplateUniqueValues(db: Database, params: UniqueValuesInput): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(workTemplateList, params, catalogFor(db, "WorkTemplate"), [latestOnly]));
 }

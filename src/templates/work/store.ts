@@ -3,6 +3,7 @@
  * and creating revision 1. Edits of an existing template are in write.ts (they run in the
  * template's TemplateWriter).
  */
+import type { Database } from "../../db/statements";
 import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { outboxStatement } from "../../events/outbox";
 import { assertStatement, newEtagToken, type WriteContext } from "../../pkg/db";
@@ -78,7 +79,7 @@ const byPosition = <T extends { position: number; id: string }>(a: T, b: T) =>
   a.position - b.position || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /** The latest revision (or the given one) with its dependents, read in one batch (one snapshot). */
-export async function loadWorkTemplateState(db: D1Database, id: string, revision?: number): Promise<WorkTemplateState | null> {
+export async function loadWorkTemplateState(db: Database, id: string, revision?: number): Promise<WorkTemplateState | null> {
   const which = revision === undefined ? "(SELECT revision FROM work_templates WHERE id = ?1 AND is_latest = 1)" : "?2";
   const binds = revision === undefined ? [id] : [id, revision];
   const [rows, sections, links] = await db.batch([
@@ -103,7 +104,7 @@ export async function loadWorkTemplateState(db: D1Database, id: string, revision
 
 /** The dependents of many revisions (a list page), grouped by `id:revision`. */
 export async function loadDependentsOf(
-  db: D1Database,
+  db: Database,
   rows: readonly Pick<WorkTemplateRow, "id" | "revision">[],
 ): Promise<Map<string, { sections: SectionRow[]; links: LinkRow[] }>> {
   const grouped = new Map(rows.map((r) => [`${r.id}:${r.revision}`, { sections: [] as SectionRow[], links: [] as LinkRow[] }]));
@@ -171,7 +172,7 @@ export function toWorkTemplate(state: WorkTemplateState): { value: WorkTemplate;
   };
 }
 
-export async function getWorkTemplate(db: D1Database, id: string, revision?: number): Promise<{ value: WorkTemplate; etag: string }> {
+export async function getWorkTemplate(db: Database, id: string, revision?: number): Promise<{ value: WorkTemplate; etag: string }> {
   const state = await loadWorkTemplateState(db, id.toLowerCase(), revision);
   if (!state)
     throw revision === undefined
@@ -203,7 +204,7 @@ export function sectionRows(
  * each section must be one of `sectionIds` (the template's sections after the write).
  */
 export async function linkRows(
-  db: D1Database,
+  db: Database,
   items: readonly WorkTemplateActivityTemplateInput[],
   field: (index: number) => string,
   sectionIds: ReadonlySet<string>,
@@ -247,7 +248,7 @@ export async function linkRows(
  * Aborts the batch unless every listed activity template still exists: one deleted after linkRows
  * checked it must not end up listed.
  */
-export function activityTemplatesExistStatement(db: D1Database, rows: readonly LinkRow[]): D1PreparedStatement[] {
+export function activityTemplatesExistStatement(db: Database, rows: readonly LinkRow[]): D1PreparedStatement[] {
   if (rows.length === 0) return [];
   const ids = JSON.stringify([...new Set(rows.map((r) => r.activity_template_id))]);
   return [
@@ -269,7 +270,7 @@ export interface PreparedHeader {
 
 /** Checks the status, the work type (it must accept WorkTemplate properties) and the properties. */
 export async function prepareHeader(
-  db: D1Database,
+  db: Database,
   input: Pick<WorkTemplateInput, "status" | "typeId" | "tags" | "properties">,
 ): Promise<PreparedHeader> {
   const status = await checkStatus(db, input.status);
@@ -295,7 +296,7 @@ export async function prepareHeader(
 
 /** The statements that keep the latest revision's properties and tags filterable. */
 export function latestIndexStatements(
-  db: D1Database,
+  db: Database,
   id: string,
   tags: readonly string[],
   properties: readonly ResolvedProperty[],

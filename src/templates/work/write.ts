@@ -3,6 +3,7 @@
  * runs inside the template's TemplateWriter (writer.ts) and becomes ONE guarded batch
  * (revisions.ts): in place while the latest revision is not in use, else a copy as revision + 1.
  */
+import type { Database } from "../../db/statements";
 import type { WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
 import {
@@ -209,7 +210,7 @@ function nextPosition(rows: readonly { position: number }[]): number {
 }
 
 /** Takes the activity templates of sections that no longer exist out of any section. */
-function unsectionStatement(db: D1Database, id: string, revision: number, sectionIds: ReadonlySet<string>): D1PreparedStatement {
+function unsectionStatement(db: Database, id: string, revision: number, sectionIds: ReadonlySet<string>): D1PreparedStatement {
   return db
     .prepare(
       `UPDATE work_template_activity_templates SET section_template_id = NULL

@@ -1,4 +1,5 @@
 /** GET /DataTypes on the query engine: ids, excludeIds (data type ids are slugs), searchText (name or id), order and paging. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import { compileListQuery, defineList, listQueryShape, noProperties, runListQuery } from "../../pkg/query";
 import type { DataType } from "./schema";
@@ -41,7 +42,7 @@ export const DataTypeListQuery = z.object({
 });
 
 export async function listDataTypes(
-  db: D1Database,
+  db: Database,
   query: z.infer<typeof DataTypeListQuery>,
 ): Promise<{ items: DataType[]; total: number | undefined }> {
   const { items, total } = await runListQuery<DataTypeRow>(db, await compileListQuery(dataTypeList, query, noProperties));

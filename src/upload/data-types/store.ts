@@ -1,4 +1,5 @@
 /** Data types in D1 (spec 2.9): id and name unique across the API; files refer to them. */
+import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
@@ -50,19 +51,19 @@ export function slugOf(name: string): string {
     .replace(/-+$/, "");
 }
 
-export async function findDataType(db: D1Database, id: string): Promise<Versioned<DataType> | null> {
+export async function findDataType(db: Database, id: string): Promise<Versioned<DataType> | null> {
   const row = await db.prepare(`SELECT ${COLUMNS} FROM data_types WHERE id = ?1`).bind(id).first<DataTypeRow>();
   return row ? toDataType(row) : null;
 }
 
-export async function getDataType(db: D1Database, id: string): Promise<Versioned<DataType>> {
+export async function getDataType(db: Database, id: string): Promise<Versioned<DataType>> {
   const found = await findDataType(db, id);
   if (!found) throw notFound("Data type", id);
   return found;
 }
 
 /** Which unique rule a failed insert or update broke: checked again by reading, since the error text names an index. */
-async function uniqueProblem(db: D1Database, id: string, name: string, own: string | null): Promise<ApiError> {
+async function uniqueProblem(db: Database, id: string, name: string, own: string | null): Promise<ApiError> {
   const row = await db
     .prepare("SELECT id FROM data_types WHERE name_key = ?1 AND id IS NOT ?2")
     .bind(nameKey(name), own)

@@ -1,4 +1,5 @@
 /** GET /Files on the shared list query engine: only files the caller may see (./access.ts). */
+import type { Database } from "../../db/statements";
 import { ApiError } from "../../pkg/errors";
 import { compileListQuery, csvInList, defineList, inList, runListQuery, splitCsv, type Condition, noProperties } from "../../pkg/query";
 import { DATA_TYPE_ID } from "../data-types/schema";
@@ -56,7 +57,7 @@ function listConditions(params: ListFilesParams): Condition[] {
 
 /** One page of the files the viewer may see; `total` when the query engine counted (see includeTotal). */
 export async function listFiles(
-  db: D1Database,
+  db: Database,
   viewer: Viewer,
   params: ListFilesParams,
 ): Promise<{ items: FileDefinition[]; total?: number | undefined }> {

@@ -4,6 +4,7 @@
  * inserts the ready row with its event. A failure after the object was written deletes it (best
  * effort; the orphan sweep removes what this misses).
  */
+import type { Database } from "../../db/statements";
 import { invalid } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
 import type { DataType } from "../data-types/schema";
@@ -26,7 +27,7 @@ type FieldName = (typeof FIELDS)[keyof typeof FIELDS];
 type TextField = Exclude<FieldName, "file" | "id">;
 
 /** A data type referred to by a request body, or a 400 naming the field. */
-export async function dataTypeFor(db: D1Database, id: string, field: string): Promise<DataType> {
+export async function dataTypeFor(db: Database, id: string, field: string): Promise<DataType> {
   const found = await findDataType(db, id);
   if (!found) throw invalid(field, "exists", `Data type '${id}' does not exist.`);
   return found.value;
@@ -149,7 +150,7 @@ export async function postFile(
   }
 }
 
-async function rowIsAbsent(db: D1Database, id: string): Promise<boolean> {
+async function rowIsAbsent(db: Database, id: string): Promise<boolean> {
   try {
     return (await db.prepare("SELECT 1 AS found FROM files WHERE id = ?1").bind(id).first()) === null;
   } catch {

@@ -3,6 +3,7 @@
  * object exists, so a client never sees a row without its bytes; objects without a ready row are
  * removed by the cleanup (../cleanup.ts).
  */
+import type { Database } from "../../db/statements";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -74,7 +75,7 @@ const accessFacts = (row: FileRow) => ({
 });
 
 /** The row in any state, without an access check (uploads and the cleanup use it). */
-export async function findFileRow(db: D1Database, id: string): Promise<FileRow | null> {
+export async function findFileRow(db: Database, id: string): Promise<FileRow | null> {
   return db
     .prepare(`SELECT ${SELECT_COLUMNS} FROM files f ${JOINS.join(" ")} WHERE f.id = ?1`)
     .bind(id)
@@ -82,7 +83,7 @@ export async function findFileRow(db: D1Database, id: string): Promise<FileRow |
 }
 
 /** A file the viewer may see, or 404. */
-export async function getVisibleFile(db: D1Database, viewer: Viewer, id: string): Promise<StoredFile> {
+export async function getVisibleFile(db: Database, viewer: Viewer, id: string): Promise<StoredFile> {
   const row = await findFileRow(db, id);
   if (!row || !maySee(viewer, accessFacts(row))) throw notFound("File", id);
   return toFile(row);

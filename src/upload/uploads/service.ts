@@ -3,6 +3,7 @@
  * the earlier one), status, completion, abort. Only the caller who started an upload may touch it;
  * for anyone else it does not exist (404).
  */
+import type { Database } from "../../db/statements";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
 import type { Viewer } from "../files/access";
@@ -38,7 +39,7 @@ function expectedParts(declaredSize: number | null, partSize: number): number | 
 }
 
 /** The upload if the viewer started it and it is still usable; a 404 otherwise. */
-async function ownUpload(db: D1Database, viewer: Viewer, uploadId: string, now: string): Promise<{ upload: UploadRow; file: FileRow }> {
+async function ownUpload(db: Database, viewer: Viewer, uploadId: string, now: string): Promise<{ upload: UploadRow; file: FileRow }> {
   const found = await findUpload(db, uploadId);
   if (!found || found.upload.owner_id !== viewer.id) throw notFound("Upload", uploadId);
   if (found.file.state !== "ready" && found.upload.expires_at < now)
@@ -129,7 +130,7 @@ export async function startUpload(ctx: WriteContext, bucket: R2Bucket, viewer: V
   );
 }
 
-export async function getUpload(db: D1Database, viewer: Viewer, uploadId: string, now: string): Promise<Upload> {
+export async function getUpload(db: Database, viewer: Viewer, uploadId: string, now: string): Promise<Upload> {
   const { upload, file } = await ownUpload(db, viewer, uploadId, now);
   return describe(upload, file, await listParts(db, uploadId));
 }
@@ -362,7 +363,7 @@ export async function completeUpload(
 
 /** A presigned URL to PUT one part straight to R2 (501 when direct upload is not configured). */
 export async function presignUploadPart(
-  db: D1Database,
+  db: Database,
   config: DirectUploadConfig | null,
   viewer: Viewer,
   target: { uploadId: string; partNumber: number },
@@ -379,7 +380,7 @@ export async function presignUploadPart(
   return presignPart(config, upload, target.partNumber, size, now);
 }
 
-export async function abortUpload(db: D1Database, bucket: R2Bucket, viewer: Viewer, uploadId: string, now: string): Promise<void> {
+export async function abortUpload(db: Database, bucket: R2Bucket, viewer: Viewer, uploadId: string, now: string): Promise<void> {
   const { upload, file } = await ownUpload(db, viewer, uploadId, now);
   if (file.state === "ready")
     throw new ApiError("Conflict", `Upload ${uploadId} is completed; delete the file (DELETE /Files/${file.id}) instead.`);

@@ -4,6 +4,7 @@
  * `ready` with its created event in one batch. The upload row stays until it expires, so a repeated
  * completion finds the same file.
  */
+import type { Database } from "../../db/statements";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { JOINS, SELECT_COLUMNS, toFile, type FileRow, type StoredFile } from "../files/store";
@@ -29,7 +30,7 @@ export interface PartRow {
 }
 
 /** An upload with its file row (in any state); null when either is gone. */
-export async function findUpload(db: D1Database, id: string): Promise<{ upload: UploadRow; file: FileRow } | null> {
+export async function findUpload(db: Database, id: string): Promise<{ upload: UploadRow; file: FileRow } | null> {
   const upload = await db.prepare("SELECT * FROM file_uploads WHERE id = ?1").bind(id).first<UploadRow>();
   if (!upload) return null;
   const file = await db
@@ -39,7 +40,7 @@ export async function findUpload(db: D1Database, id: string): Promise<{ upload: 
   return file ? { upload, file } : null;
 }
 
-export async function listParts(db: D1Database, uploadId: string): Promise<PartRow[]> {
+export async function listParts(db: Database, uploadId: string): Promise<PartRow[]> {
   const { results } = await db
     .prepare("SELECT part_number, etag, size, checksum, uploaded_at FROM upload_parts WHERE upload_id = ?1 ORDER BY part_number")
     .bind(uploadId)
@@ -95,7 +96,7 @@ export async function insertUpload(ctx: WriteContext, upload: NewUpload): Promis
 
 /** Records a part (a re-sent part replaces the earlier one) and extends the upload's life. */
 export async function recordPart(
-  db: D1Database,
+  db: Database,
   uploadId: string,
   part: { partNumber: number; etag: string; size: number; checksum: string },
   now: string,
@@ -155,7 +156,7 @@ export async function markCompleted(
 }
 
 /** Removes an unfinished upload: its parts, the upload row and the invisible file row. */
-export async function removeUpload(db: D1Database, upload: UploadRow): Promise<void> {
+export async function removeUpload(db: Database, upload: UploadRow): Promise<void> {
   await db.batch([
     db.prepare("DELETE FROM upload_parts WHERE upload_id = ?1").bind(upload.id),
     db.prepare("DELETE FROM file_uploads WHERE id = ?1").bind(upload.id),

@@ -1,4 +1,5 @@
 /** GET /Activities with every filter of 4.2 (plus workItemIds), and GET /Activities/UniqueValues. */
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import { designationConditions, designationFilterShape } from "../../assets/designations";
 import {
@@ -108,18 +109,12 @@ function conditions(params: ActivityListParams): Condition[] {
   ];
 }
 
-export async function listActivities(
-  db: D1Database,
-  params: ActivityListParams,
-): Promise<{ items: Activity[]; total: number | undefined }> {
+export async function listActivities(db: Database, params: ActivityListParams): Promise<{ items: Activity[]; total: number | undefined }> {
   const query = await compileListQuery(activityList, params, noProperties, conditions(params));
   const { items, total } = await runListQuery<ActivityRow>(db, query);
   return { items: await toActivities(db, items), total };
 }
 
-export async function activityUniqueValues(
-  db: D1Database,
-  params: z.infer<typeof ActivityUniqueValuesQuery>,
-): Promise<UniqueValuesResult[]> {
+export async function activityUniqueValues(db: Database, params: z.infer<typeof ActivityUniqueValuesQuery>): Promise<UniqueValuesResult[]> {
   return runUniqueValues(db, await compileUniqueValues(activityList, params, noProperties));
 }

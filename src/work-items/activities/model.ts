@@ -3,6 +3,7 @@
  * the rows that instantiate an activity from an activity template revision. Shared by POST
  * /Activities and by work item instantiation, so both make the same activity from the same revision.
  */
+import type { Database } from "../../db/statements";
 import { readDesignations, type AssetRef } from "../../assets/designations";
 import { parseJson } from "../../pkg/db";
 import { jsonRowStatements } from "../sql";
@@ -77,7 +78,7 @@ export function toActivity(row: ActivityRow, inputs: readonly ActivityInputRow[]
 }
 
 /** Inputs and designations of many activities, then the API shapes in the rows' order. */
-export async function toActivities(db: D1Database, rows: readonly ActivityRow[]): Promise<Activity[]> {
+export async function toActivities(db: Database, rows: readonly ActivityRow[]): Promise<Activity[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const [{ results: inputs }, designations] = await Promise.all([
@@ -95,7 +96,7 @@ export async function toActivities(db: D1Database, rows: readonly ActivityRow[])
   return rows.map((row) => toActivity(row, byActivity.get(row.id) ?? [], designations.get(row.id) ?? []));
 }
 
-export async function findActivityRow(db: D1Database, id: string): Promise<ActivityRow | null> {
+export async function findActivityRow(db: Database, id: string): Promise<ActivityRow | null> {
   return db
     .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities a ${ACTIVITY_JOINS.join(" ")} WHERE a.id = ?1`)
     .bind(id)
@@ -165,7 +166,7 @@ export function newActivityRows(a: NewActivity): { row: ActivityRow; inputs: Act
  * a work template with hundreds of inputs is still a handful of statements in the write's batch.
  */
 export function insertActivitiesStatements(
-  db: D1Database,
+  db: Database,
   rows: readonly ActivityRow[],
   inputs: readonly ActivityInputRow[],
   actorId: string | null,

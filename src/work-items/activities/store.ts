@@ -3,6 +3,7 @@
  * the work item used first), PUT changes its own fields and input values, DELETE removes it. Each
  * is one guarded db.batch() (see ../write.ts).
  */
+import type { Database } from "../../db/statements";
 import { deleteDesignationsStatement, replaceDesignationsStatements, resolveDesignations, type AssetRef } from "../../assets/designations";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
@@ -20,13 +21,13 @@ import { assertVersion } from "../../pkg/resource";
 
 const KIND = "activity";
 
-export async function getActivity(db: D1Database, id: string): Promise<Versioned<Activity>> {
+export async function getActivity(db: Database, id: string): Promise<Versioned<Activity>> {
   const row = await findActivityRow(db, id);
   if (!row) throw notFound("Activity", id);
   return { value: (await toActivities(db, [row]))[0]!, etag: row.etag };
 }
 
-async function activityType(db: D1Database, id: string | null | undefined): Promise<{ id: string; name: string } | null | undefined> {
+async function activityType(db: Database, id: string | null | undefined): Promise<{ id: string; name: string } | null | undefined> {
   if (id === null || id === undefined) return id;
   const row = await db
     .prepare("SELECT id, name FROM activity_types WHERE id = ?1")
@@ -36,7 +37,7 @@ async function activityType(db: D1Database, id: string | null | undefined): Prom
   return row;
 }
 
-async function designationsOf(db: D1Database, input: { designations: { id: string }[] }): Promise<AssetRef[]> {
+async function designationsOf(db: Database, input: { designations: { id: string }[] }): Promise<AssetRef[]> {
   return resolveDesignations(
     db,
     input.designations.map((d, i) => ({ id: d.id, field: `body.designations.${i}.id` })),
