@@ -126,6 +126,16 @@ export function deleteDesignationsStatement(db: Database, entityKind: string, en
   return db.prepare("DELETE FROM designations WHERE entity_kind = ?1 AND entity_id = ?2").bind(entityKind, entityId);
 }
 
+/** Deletes the designations of the entities of one kind that `ids` (trusted SQL yielding ids, binding its own ?1...) selects. */
+export function deleteDesignationsOfManyStatement(
+  db: Database,
+  entityKind: string,
+  ids: { sql: string; bindings: readonly unknown[] },
+): D1PreparedStatement {
+  const n = ids.bindings.length;
+  return db.prepare(`DELETE FROM designations WHERE entity_kind = ?${n + 1} AND entity_id IN ${ids.sql}`).bind(...ids.bindings, entityKind);
+}
+
 /**
  * The statements that replace an entity's designations (for the entity's write batch): a delete, the
  * designated assets, then a derived row for each one's plant (a plant designated directly keeps its

@@ -5,7 +5,7 @@
  */
 import type { Database } from "../db/statements";
 import type { Bindings } from "../env";
-import { outboxStatement } from "../events/outbox";
+import { outboxForRowsStatement, outboxStatement, serviceEventContext } from "../events/outbox";
 import { isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
 import { ApiError, notFound } from "../pkg/errors";
 import type { RunnableConfig } from "./contract";
@@ -54,6 +54,9 @@ export interface JobRow {
   created_at: string;
   updated_at: string;
 }
+
+/** The outbox entity kind of jobs. */
+const JOB_KIND = "job";
 
 export const ACTIVE_STATUSES: readonly JobStatus[] = ["Started", "InProgress"];
 export const groupName = (jobId: string) => `containergroup-${jobId}`;
@@ -173,7 +176,7 @@ export async function createChain(
         ),
       // The event names the job, never its options.
       outboxStatement(ctx.db, ctx, {
-        entityKind: "job",
+        entityKind: JOB_KIND,
         entityId: id,
         action: "created",
         payload: { id, chainId, configurationId: job.configurationId, status: "Started" },
@@ -206,12 +209,6 @@ export const OUTPUT_TAIL_BYTES = 64 * 1024;
 const JOB_EVENT_PAYLOAD =
   "json_object('id', id, 'chainId', chain_id, 'configurationId', configuration_id, 'status', status, " +
   "'errorMessage', error_message, 'startedAt', started_at, 'endedAt', ended_at, 'cancelledAt', cancelled_at)";
-
-/** A UUID v4 made in SQL, for the events of a statement that changes several jobs. */
-const SQL_UUID =
-  "lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) " +
-  "|| '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || " +
-  "lower(hex(randomblob(6)))";
 
 /**
  * Moves an active job to a new state; no effect on a job that has already ended. Returns whether it
@@ -246,12 +243,12 @@ export async function updateActiveJob(
   if (changes.status === undefined) return (await update.run()).meta.changes === 1;
   const [result] = await db.batch([
     update,
-    db
-      .prepare(
-        `INSERT INTO outbox (id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id)
-         SELECT ?1, 'job', id, 'updated', ${JOB_EVENT_PAYLOAD}, ?2, ?3, NULL FROM jobs WHERE id = ?4 AND changes() > 0`,
-      )
-      .bind(crypto.randomUUID(), now, changes.cancelled_by_id ?? null, id),
+    outboxForRowsStatement(
+      db,
+      { ...serviceEventContext(now), actorId: changes.cancelled_by_id ?? null },
+      { entityKind: JOB_KIND, action: "updated" },
+      { sql: `SELECT id AS entity_id, ${JOB_EVENT_PAYLOAD} AS payload FROM jobs WHERE id = ?1 AND changes() > 0`, bindings: [id] },
+    ),
   ]);
   return result?.meta.changes === 1;
 }
@@ -285,13 +282,17 @@ export async function failLaterJobs(
       )
       .bind(message, now, chainId, position, cancellation?.by.id ?? null, cancellation?.by.name ?? null, cancellation?.at ?? null),
     // Each job failed just now gets its `updated` event (the rows the statement above changed).
-    db
-      .prepare(
-        `INSERT INTO outbox (id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id)
-         SELECT ${SQL_UUID}, 'job', id, 'updated', ${JOB_EVENT_PAYLOAD}, ?2, ?5, NULL FROM jobs
-         WHERE changes() > 0 AND chain_id = ?3 AND chain_position > ?4 AND status = 'Failed' AND ended_at = ?2 AND error_message = ?1`,
-      )
-      .bind(message, now, chainId, position, cancellation?.by.id ?? null),
+    outboxForRowsStatement(
+      db,
+      { ...serviceEventContext(now), actorId: cancellation?.by.id ?? null },
+      { entityKind: JOB_KIND, action: "updated" },
+      {
+        sql:
+          `SELECT id AS entity_id, ${JOB_EVENT_PAYLOAD} AS payload FROM jobs WHERE changes() > 0 AND chain_id = ?1 AND ` +
+          "chain_position > ?2 AND status = 'Failed' AND ended_at = ?3 AND error_message = ?4",
+        bindings: [chainId, position, now, message],
+      },
+    ),
   ]);
 }
 

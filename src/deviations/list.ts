@@ -20,7 +20,7 @@ import {
 import type { Versioned } from "../pkg/resource";
 import { statusesCondition } from "../work/common";
 import { catalogFor } from "../properties/definitions/catalog";
-import { DEVIATION_COLUMNS, DEVIATION_KIND, DEVIATION_RULE, hydrateDeviations, type DeviationRow } from "./read";
+import { DEVIATION_COLUMNS, DEVIATION_KIND, DEVIATION_RULE, hydrateDeviations, type DeviationRow } from "./store";
 import type { Deviation } from "./schema";
 
 const TYPE_JOIN = "LEFT JOIN entity_types dt ON dt.id = d.type_id";

@@ -1,13 +1,11 @@
 /**
  * Relationships between deviations are symmetric: stored in both directions, so "related to" reads
- * the same from either side and each side's filter or read is one index lookup. A write replaces
- * one deviation's list and the reverse rows, and gives each deviation gained or lost a new etag
- * (its representation changed).
+ * the same from either side and each side's filter or read is one index lookup. This checks what a
+ * write asks for; the statements that store it are the store's (replaceRelationshipsStatements).
  */
 import type { Database } from "../db/statements";
 import { ApiError, type FieldProblem } from "../pkg/errors";
-import { newEtagToken } from "../pkg/db";
-import type { Relationship } from "./read";
+import type { Relationship } from "./store";
 
 /**
  * Checks the requested related ids: no self-link, no duplicate, each exists. Returns them with
@@ -37,56 +35,6 @@ export async function checkRelationships(
     seen.add(id);
   });
   return { related, errors };
-}
-
-/**
- * The statements that make `relatedIds` the relationships of `id`, both directions, keeping rows
- * that stay (and their createdAt); `previousIds` are the related ids before the write, so both the
- * gained and the lost deviations get a new etag.
- */
-export function replaceRelationshipsStatements(
-  db: Database,
-  id: string,
-  relatedIds: readonly string[],
-  previousIds: readonly string[],
-  now: string,
-): D1PreparedStatement[] {
-  const list = JSON.stringify(relatedIds);
-  const touched = [...new Set([...relatedIds, ...previousIds])].filter(
-    (other) => !(relatedIds.includes(other) && previousIds.includes(other)),
-  );
-  const statements = [
-    db
-      .prepare(
-        `DELETE FROM deviation_relationships
-          WHERE (deviation_id = ?1 AND related_id NOT IN (SELECT value FROM json_each(?2)))
-             OR (related_id = ?1 AND deviation_id NOT IN (SELECT value FROM json_each(?2)))`,
-      )
-      .bind(id, list),
-  ];
-  if (relatedIds.length > 0) {
-    statements.push(
-      db
-        .prepare(
-          "INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT ?1, value, ?3 FROM json_each(?2)",
-        )
-        .bind(id, list, now),
-      db
-        .prepare(
-          "INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT value, ?1, ?3 FROM json_each(?2)",
-        )
-        .bind(id, list, now),
-    );
-  }
-  if (touched.length > 0) statements.push(touchDeviationsStatement(db, touched));
-  return statements;
-}
-
-/** Gives deviations a new etag token (their representation changed through another entity). */
-export function touchDeviationsStatement(db: Database, ids: readonly string[]): D1PreparedStatement {
-  return db
-    .prepare("UPDATE deviations SET etag = ?1 WHERE id IN (SELECT value FROM json_each(?2))")
-    .bind(newEtagToken(), JSON.stringify(ids));
 }
 
 export function relationshipsProblem(errors: FieldProblem[]): ApiError {

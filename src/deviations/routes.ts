@@ -7,7 +7,7 @@ import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage }
 import { PERMISSIONS } from "../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { DeviationListQuery, DeviationUniqueValuesQuery, deviationUniqueValues, listDeviations } from "./list";
-import { getDeviation } from "./read";
+import { getDeviation } from "./store";
 import { CreateDeviationSchema, DeviationSchema, UpdateDeviationSchema } from "./schema";
 import { createDeviation, deleteDeviation, updateDeviation } from "./write";
 

@@ -12,7 +12,16 @@ import { ApiError, notFound } from "../pkg/errors";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import type { Versioned } from "../pkg/resource";
 import { toPerson } from "../work/common";
-import { DEVIATION_COLUMNS, DEVIATION_KIND, hydrateDeviations, type DeviationRow } from "./read";
+import {
+  DEVIATION_COLUMNS,
+  DEVIATION_KIND,
+  hydrateDeviations,
+  linkWorkItemStatement,
+  newDeviationVersionIfChangedStatement,
+  unlinkStatement,
+  type DeviationRow,
+} from "./store";
+import { newWorkItemVersionsStatement } from "../work-items/store";
 import type { Deviation } from "./schema";
 
 const WORK_ITEM_KIND = "workItem";
@@ -107,8 +116,8 @@ function followUps(ctx: WriteContext, deviationId: string, workItemId: string, l
       { entityKind: WORK_ITEM_KIND, entityId: workItemId, action: "updated", payload },
       "previousChanged",
     ),
-    ctx.db.prepare("UPDATE deviations SET etag = ?1 WHERE id = ?2 AND changes() > 0").bind(newEtagToken(), deviationId),
-    ctx.db.prepare("UPDATE work_items SET etag = ?1 WHERE id = ?2 AND changes() > 0").bind(newEtagToken(), workItemId),
+    newDeviationVersionIfChangedStatement(ctx.db, deviationId),
+    newWorkItemVersionsStatement(ctx.db, { sql: "id = ?1", bindings: [workItemId] }, newEtagToken(), true),
   ];
 }
 
@@ -118,9 +127,7 @@ export async function linkWorkItem(ctx: WriteContext, deviationId: string, workI
   await assertBothExist(ctx.db, d, w);
   try {
     await ctx.db.batch([
-      ctx.db
-        .prepare("INSERT OR IGNORE INTO deviation_work_items (deviation_id, work_item_id, created_at, created_by) VALUES (?1, ?2, ?3, ?4)")
-        .bind(d, w, ctx.now, ctx.actorId),
+      linkWorkItemStatement(ctx.db, { deviationId: d, workItemId: w, now: ctx.now, by: ctx.actorId }),
       ...followUps(ctx, d, w, true),
     ]);
   } catch (error) {
@@ -134,9 +141,6 @@ export async function linkWorkItem(ctx: WriteContext, deviationId: string, workI
 export async function unlinkWorkItem(ctx: WriteContext, deviationId: string, workItemId: string): Promise<void> {
   const [d, w] = [deviationId.toLowerCase(), workItemId.toLowerCase()];
   await assertBothExist(ctx.db, d, w);
-  const [removed] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM deviation_work_items WHERE deviation_id = ?1 AND work_item_id = ?2").bind(d, w),
-    ...followUps(ctx, d, w, false),
-  ]);
+  const [removed] = await ctx.db.batch([unlinkStatement(ctx.db, d, w), ...followUps(ctx, d, w, false)]);
   if (removed?.meta.changes !== 1) throw new ApiError("NotFound", `The deviation ${d} and the work item ${w} are not linked.`);
 }

@@ -5,7 +5,6 @@
  * still has the etag read, so a concurrent write makes the whole batch a no-op (412).
  */
 import type { Database } from "../db/statements";
-import { nameKey } from "../pkg/unicode";
 import { deleteDesignationsStatement, replaceDesignationsStatements, type AssetRef } from "../assets/designations";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, type FieldProblem } from "../pkg/errors";
@@ -34,12 +33,19 @@ import {
   composeDeviation,
   DEVIATION_KIND,
   DEVIATION_RULE,
+  deleteDeviationStatements,
+  deviationValues,
+  insertDeviationsStatements,
   readForWrite,
+  replaceRelationshipsStatements,
   sortRelationships,
+  touchDeviationsStatement,
+  updateDeviationStatement,
   type DeviationRow,
   type Relationship,
-} from "./read";
-import { checkRelationships, replaceRelationshipsStatements, touchDeviationsStatement } from "./relationships";
+} from "./store";
+import { checkRelationships } from "./relationships";
+import { newWorkItemVersionsStatement } from "../work-items/store";
 import type { Deviation, DeviationInput, DeviationUpdate } from "./schema";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { IS_DEVIATION_TYPE } from "./types/store";
@@ -167,28 +173,7 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
   await runWrite(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          `INSERT INTO deviations (id, reference_id, description, status, type_id, owner_id, owner_name, risk_id, risk_name,
-          metadata, etag, created_at, updated_at, created_by, reference_key)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?14)`,
-        )
-        .bind(
-          id,
-          row.reference_id,
-          row.description,
-          row.status,
-          row.type_id,
-          row.owner_id,
-          row.owner_name,
-          row.risk_id,
-          row.risk_name,
-          row.metadata,
-          row.etag,
-          ctx.now,
-          ctx.actorId,
-          nameKey(row.reference_id),
-        ),
+      ...insertDeviationsStatements(ctx.db, [deviationValues(row, ctx.actorId)]),
       ...dependentStatements(ctx, row, checked),
       ...replaceRelationshipsStatements(
         ctx.db,
@@ -238,27 +223,7 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
     ctx.db,
     [
       assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
-      ctx.db
-        .prepare(
-          `UPDATE deviations SET reference_id = ?1, reference_key = ?13, description = ?2, status = ?3, type_id = ?4, owner_id
-          = ?5, owner_name = ?6, risk_id = ?7, risk_name = ?8,
-                  metadata = ?9, etag = ?10, updated_at = ?11 WHERE id = ?12`,
-        )
-        .bind(
-          row.reference_id,
-          row.description,
-          row.status,
-          row.type_id,
-          row.owner_id,
-          row.owner_name,
-          row.risk_id,
-          row.risk_name,
-          row.metadata,
-          row.etag,
-          ctx.now,
-          row.id,
-          nameKey(row.reference_id),
-        ),
+      updateDeviationStatement(ctx.db, row),
       ...dependentStatements(ctx, row, checked),
       ...replaceRelationshipsStatements(
         ctx.db,
@@ -289,15 +254,15 @@ export async function deleteDeviation(ctx: WriteContext, id: string): Promise<vo
     [
       assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, row.etag),
       ...(related.length > 0 ? [touchDeviationsStatement(ctx.db, related)] : []),
-      ctx.db.prepare("DELETE FROM deviation_relationships WHERE deviation_id = ?1 OR related_id = ?1").bind(row.id),
       // The linked work items show this deviation in deviationIds, so their representation changes.
-      ctx.db
-        .prepare("UPDATE work_items SET etag = ?1 WHERE id IN (SELECT work_item_id FROM deviation_work_items WHERE deviation_id = ?2)")
-        .bind(newEtagToken(), row.id),
-      ctx.db.prepare("DELETE FROM deviation_work_items WHERE deviation_id = ?1").bind(row.id),
+      newWorkItemVersionsStatement(
+        ctx.db,
+        { sql: "id IN (SELECT work_item_id FROM deviation_work_items WHERE deviation_id = ?1)", bindings: [row.id] },
+        newEtagToken(),
+      ),
       deleteDesignationsStatement(ctx.db, DEVIATION_KIND, row.id),
       deletePropertyValuesStatement(ctx.db, DEVIATION_KIND, row.id),
-      ctx.db.prepare("DELETE FROM deviations WHERE id = ?1").bind(row.id),
+      ...deleteDeviationStatements(ctx.db, row.id),
       guardedOutboxStatement(
         ctx.db,
         ctx,

@@ -4,16 +4,17 @@
  * queue right after the request (waitUntil) and again from the minute cron, so a failed send is
  * retried; the consumer records each event id and ignores a redelivery.
  */
-import type { Database } from "../db/statements";
+import { jsonRowStatements, type Database } from "../db/statements";
 import type { Bindings } from "../env";
 import type { Logger } from "../pkg/logger";
+import { platform } from "../platform/services";
+import type { EntityKind, EventAction } from "./kinds";
 
-/** What happened to the entity; alarms (issue 25) are `entered` and `left`. */
-export type EventAction = "created" | "updated" | "deleted" | "entered" | "left";
+export type { EntityKind, EventAction } from "./kinds";
 
 export interface DomainEvent {
   id: string;
-  entityKind: string;
+  entityKind: EntityKind;
   entityId: string;
   action: EventAction;
   occurredAt: string;
@@ -22,24 +23,40 @@ export interface DomainEvent {
   payload: unknown;
 }
 
+/** Who and when, for the events of one write: a request's, or background work's (its actor null). */
 export interface EventContext {
   actorId: string | null;
   requestId: string | null;
   now: string;
+  /** Mints the event ids (the request's or the platform's IdGenerator). */
+  uuid(): string;
 }
 
 export interface EventInput {
-  entityKind: string;
+  entityKind: EntityKind;
   entityId: string;
   action: EventAction;
   payload: unknown;
 }
 
+/**
+ * When an event is written: always, or only when its change was:
+ * - `{ table, etag }`: when the entity row (in `table`, our own constant) now carries `etag`, the
+ *   fresh token this batch's guarded update set (use after an update whose WHERE names the old etag);
+ * - `"previousChanged"`: when the statement just before it in the batch changed a row (a delete).
+ */
+export type EventGuard = { table: string; etag: string } | "previousChanged";
+
+/** The outbox's columns as every event is written (the only INSERT INTO outbox in src/). */
 const INSERT_EVENT = "INSERT INTO outbox (id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id)";
 
-function eventValues(ctx: EventContext, event: EventInput): unknown[] {
-  return [
-    crypto.randomUUID(),
+/**
+ * The outbox insert of one event, to put in the same batch as the change it describes; with a
+ * `guard`, written only when the change was (see {@link EventGuard}).
+ */
+export function outboxStatement(db: Database, ctx: EventContext, event: EventInput, guard?: EventGuard): D1PreparedStatement {
+  const values = [
+    ctx.uuid(),
     event.entityKind,
     event.entityId,
     event.action,
@@ -48,26 +65,7 @@ function eventValues(ctx: EventContext, event: EventInput): unknown[] {
     ctx.actorId,
     ctx.requestId,
   ];
-}
-
-/** The outbox insert for one event, to put in the same batch as the change it describes. */
-export function outboxStatement(db: Database, ctx: EventContext, event: EventInput): D1PreparedStatement {
-  return db.prepare(`${INSERT_EVENT} VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`).bind(...eventValues(ctx, event));
-}
-
-/**
- * The outbox insert for a conditional write, so an event is written only when its change was:
- * - `{ table, etag }`: when the entity row (in `table`, our own constant) now carries `etag`, the
- *   fresh token this batch's guarded update set (use after an update whose WHERE names the old etag);
- * - `"previousChanged"`: when the statement just before it in the batch changed a row (a delete).
- */
-export function guardedOutboxStatement(
-  db: Database,
-  ctx: EventContext,
-  event: EventInput,
-  guard: { table: string; etag: string } | "previousChanged",
-): D1PreparedStatement {
-  const values = eventValues(ctx, event);
+  if (guard === undefined) return db.prepare(`${INSERT_EVENT} VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`).bind(...values);
   if (guard === "previousChanged") {
     return db.prepare(`${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE changes() > 0`).bind(...values);
   }
@@ -78,10 +76,62 @@ export function guardedOutboxStatement(
     .bind(...values, guard.etag);
 }
 
+/** {@link outboxStatement} with a guard (kept as its own name: the guard is the point at its call sites). */
+export function guardedOutboxStatement(db: Database, ctx: EventContext, event: EventInput, guard: EventGuard): D1PreparedStatement {
+  return outboxStatement(db, ctx, event, guard);
+}
+
+/** Outbox rows for many events in as few statements as their payloads allow. */
+export function outboxManyStatements(db: Database, ctx: EventContext, events: readonly EventInput[]): D1PreparedStatement[] {
+  const rows = events.map((e) => ({
+    id: ctx.uuid(),
+    kind: e.entityKind,
+    entity: e.entityId,
+    action: e.action,
+    payload: JSON.stringify(e.payload ?? null),
+  }));
+  return jsonRowStatements(
+    db,
+    `${INSERT_EVENT}
+     SELECT json_extract(value, '$.id'), json_extract(value, '$.kind'), json_extract(value, '$.entity'), json_extract(value, '$.action'),
+            json_extract(value, '$.payload'), ?2, ?3, ?4 FROM json_each(?1)`,
+    rows,
+    ctx.now,
+    ctx.actorId,
+    ctx.requestId,
+  );
+}
+
+/**
+ * Outbox rows for the entities a statement earlier in the same batch changed, one per row `rows`
+ * selects: its trusted SQL (the owner's own) yields `entity_id` and `payload` (JSON text) and binds
+ * its own values as ?1...?n. Each event's id is one id from the IdGenerator and the entity's id, so
+ * the ids come from the seam and stay one per entity.
+ */
+export function outboxForRowsStatement(
+  db: Database,
+  ctx: EventContext,
+  event: { entityKind: EntityKind; action: EventAction },
+  rows: { sql: string; bindings: readonly unknown[] },
+): D1PreparedStatement {
+  const n = rows.bindings.length;
+  return db
+    .prepare(
+      `${INSERT_EVENT} SELECT ?${n + 1} || ':' || r.entity_id, ?${n + 2}, r.entity_id, ?${n + 3}, r.payload, ` +
+        `?${n + 4}, ?${n + 5}, ?${n + 6} FROM (${rows.sql}) r`,
+    )
+    .bind(...rows.bindings, ctx.uuid(), event.entityKind, event.action, ctx.now, ctx.actorId, ctx.requestId);
+}
+
+/** The event context of background work: no actor, no request, the platform's time and ids. */
+export function serviceEventContext(now: string = platform().clock.now().toISOString()): EventContext {
+  return { actorId: null, requestId: null, now, uuid: () => platform().ids.uuid() };
+}
+
 interface OutboxRow {
   seq: number;
   id: string;
-  entity_kind: string;
+  entity_kind: EntityKind;
   entity_id: string;
   action: EventAction;
   payload: string;
@@ -120,7 +170,7 @@ export async function relayOutbox(env: Bindings, log: Logger, maxRounds = 10): P
     const first = results[0]!.seq;
     const last = results[results.length - 1]!.seq;
     await env.DB.prepare("UPDATE outbox SET dispatched_at = ?1 WHERE seq BETWEEN ?2 AND ?3 AND dispatched_at IS NULL")
-      .bind(new Date().toISOString(), first, last)
+      .bind(platform().clock.now().toISOString(), first, last)
       .run();
     sent += results.length;
     if (results.length < RELAY_BATCH) break;
@@ -160,7 +210,7 @@ export async function consumeEvents(
       if (!seen) {
         for (const handler of handlers) await handler(event, env, log);
         await env.DB.prepare("INSERT OR IGNORE INTO processed_events (event_id, processed_at) VALUES (?1, ?2)")
-          .bind(event.id, new Date().toISOString())
+          .bind(event.id, platform().clock.now().toISOString())
           .run();
       }
       message.ack();

@@ -120,6 +120,11 @@ export async function createFileReference(
   return reference;
 }
 
+/** Deletes every file reference of an owner (for the owner's own delete batch). */
+export function deleteFileReferencesOfStatement(db: Database, owner: FileReferenceOwner, ownerId: string): D1PreparedStatement {
+  return db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2").bind(owner.kind, ownerId);
+}
+
 export async function deleteFileReference(ctx: WriteContext, owner: FileReferenceOwner, ownerId: string, id: string): Promise<void> {
   await assertOwner(ctx.db, owner, ownerId);
   const [removed] = await ctx.db.batch([

@@ -184,6 +184,11 @@ export async function deleteMediaReference(ctx: WriteContext, id: string): Promi
 
 // --- Links to activities ---------------------------------------------------------------------------
 
+/** Deletes the activity links `where` selects (trusted SQL over activity_media_references, binding its own values). */
+export function deleteActivityLinksStatement(db: Database, where: { sql: string; bindings: readonly unknown[] }): D1PreparedStatement {
+  return db.prepare(`DELETE FROM activity_media_references WHERE ${where.sql}`).bind(...where.bindings);
+}
+
 async function assertActivity(db: Database, activityId: string): Promise<void> {
   if (!(await db.prepare("SELECT 1 AS x FROM activities WHERE id = ?1").bind(activityId).first())) throw notFound("Activity", activityId);
 }

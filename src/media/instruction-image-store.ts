@@ -9,7 +9,7 @@ import { guardedOutboxStatement } from "../events/outbox";
 import { notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { newEtagToken, type WriteContext } from "../pkg/db";
-import { getDefinition, KIND as DEFINITION_KIND } from "../properties/definitions/store";
+import { getDefinition, instructionImageKeyStatement, KIND as DEFINITION_KIND } from "../properties/definitions/store";
 import type { PropertyDefinition } from "../properties/definitions/schema";
 import { commitVersioned } from "../pkg/resource";
 
@@ -48,9 +48,7 @@ export async function writeInstructionImageKey(ctx: WriteContext, state: Definit
   const etag = newEtagToken();
   const updated: PropertyDefinition = { ...state.definition, hasInstructionImage: key !== null, updatedAt: ctx.now };
   await commitVersioned(ctx, [
-    ctx.db
-      .prepare("UPDATE property_definitions SET instruction_image_key = ?1, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
-      .bind(key, etag, ctx.now, id, state.etag),
+    instructionImageKeyStatement(ctx.db, { id, readEtag: state.etag, key, etag, now: ctx.now }),
     guardedOutboxStatement(
       ctx.db,
       ctx,

@@ -24,12 +24,12 @@ import { isAssertionFailure, isUniqueViolation, newEtagToken, type WriteContext 
 import { nameKey } from "../pkg/unicode";
 import { toLinkedProperties, toPropertyValueRows, checkLinkedValues, type ResolvedProperty } from "../properties/values";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
-import { composeDeviation, DEVIATION_COLUMNS, DEVIATION_KIND, hydrateDeviations, type DeviationRow } from "../deviations/read";
+import { composeDeviation, DEVIATION_COLUMNS, DEVIATION_KIND, hydrateDeviations, type DeviationRow } from "../deviations/store";
 import type { DeviationOrigin } from "../deviations/schema";
 import { generatedReferenceId } from "../deviations/write";
-import { jsonRowStatements } from "../work-items/sql";
+import { jsonRowStatements } from "../db/statements";
 import { prepareInstantiation, readInstantiationSources, type InstantiationSources } from "../work-items/instantiate";
-import { workItemCreateStatements } from "../work-items/store";
+import { workItemCreateStatements } from "../work-items/write";
 import type { WorkItemFields } from "../work-items/fields";
 import { DEFAULT_STATUS } from "../work/common";
 import {

@@ -18,7 +18,7 @@ import { checkLinkedValues } from "../properties/values";
 import type { ResolvedProperty } from "../properties/values";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { IS_DEVIATION_TYPE } from "../deviations/types/store";
-import { DEVIATION_RULE } from "../deviations/read";
+import { DEVIATION_RULE } from "../deviations/store";
 import type { Controller } from "./schema";
 
 export type Operator = Controller["conditions"][number]["operator"];

@@ -27,7 +27,7 @@ import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { effectiveOf, findDefinitionByVersion, getModelRow, getMonitorRow, MONITOR_SCHEDULE_KIND, type MonitorRow } from "./store";
 import type { MonitorJobStatus } from "./schema";
 import { evaluateControllers, variableReports, type VariableReport } from "./alarms";
-import { guardedOutboxStatement, OUTBOX_RETENTION_MS } from "../events/outbox";
+import { guardedOutboxStatement, OUTBOX_RETENTION_MS, serviceEventContext } from "../events/outbox";
 
 /** How long a monitor job may stay Started or InProgress. */
 export const MONITOR_JOB_DEADLINE_MINUTES = 120;
@@ -400,7 +400,7 @@ export async function finishMonitorJob(
       ),
     guardedOutboxStatement(
       db,
-      { now: nowIso, actorId: null, requestId: context.requestId },
+      { ...serviceEventContext(nowIso), requestId: context.requestId },
       {
         entityKind: "monitorJob",
         entityId: row.id,
@@ -431,15 +431,15 @@ export async function evaluateIfPending(
   const row = await env.DB.prepare("SELECT * FROM monitor_jobs WHERE id = ?1").bind(monitorJobId).first<MonitorJobRow>();
   if (!row || row.status !== "Succeeded" || row.evaluated_at !== null) return false;
   const reports = row.reports ? (JSON.parse(row.reports) as ModelReports) : { criticality: [], variables: [] };
-  const now = new Date().toISOString();
-  const result = await evaluateControllers(env, row, reports.variables ?? [], { actorId: null, requestId: context.requestId, now });
+  const events = { ...serviceEventContext(), requestId: context.requestId };
+  const result = await evaluateControllers(env, row, reports.variables ?? [], events);
   const note = result.notes.join(" ") || null;
   await env.DB.prepare(
     `UPDATE monitor_jobs SET evaluated_at = ?1, error_message = CASE WHEN ?2 IS NULL THEN error_message ELSE
     trim(coalesce(error_message, '') || ' ' || ?2) END
      WHERE id = ?3 AND evaluated_at IS NULL`,
   )
-    .bind(now, note, row.id)
+    .bind(events.now, note, row.id)
     .run();
   return true;
 }

@@ -6,6 +6,7 @@
  * test/subscriptions/catalogue.test.ts holds this list to the source: every entity kind written to the
  * outbox is here, and every path and permission is the one the OpenAPI document gives its GET.
  */
+import type { EntityKind } from "../events/kinds";
 import { PERMISSIONS, type Permission } from "../pkg/permissions";
 
 export interface EventKind {
@@ -20,7 +21,7 @@ export interface EventKind {
 
 const CRUD = ["created", "updated", "deleted"] as const;
 
-export const EVENT_KINDS: Readonly<Record<string, EventKind>> = {
+export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
   activity: { actions: CRUD, path: "/Activities/{id}", permission: PERMISSIONS.workRead, description: "An activity of a work item." },
   activityTemplate: {
     actions: CRUD,
@@ -128,11 +129,16 @@ export const EVENT_KINDS: Readonly<Record<string, EventKind>> = {
   },
 };
 
+/** The catalogue's entry of a kind named in a request or a row, or undefined when it is none. */
+export function eventKindOf(name: string): EventKind | undefined {
+  return Object.hasOwn(EVENT_KINDS, name) ? EVENT_KINDS[name as EntityKind] : undefined;
+}
+
 /** The Standard Webhooks event type of an outbox event: `{entityKind}.{action}`, e.g. `deviation.created`. */
 export const eventType = (entityKind: string, action: string) => `${entityKind}.${action}`;
 
 /** Where one entity is read, under `base` (PUBLIC_API_URL, or nothing: a path relative to the API). */
 export function entityLink(entityKind: string, entityId: string, base: string): string | null {
-  const path = EVENT_KINDS[entityKind]?.path;
+  const path = eventKindOf(entityKind)?.path;
   return path ? `${base.replace(/\/+$/, "")}${path.replace("{id}", encodeURIComponent(entityId))}` : null;
 }

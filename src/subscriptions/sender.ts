@@ -15,7 +15,7 @@
  * never the URL (its path or query may be a credential), the body or the headers.
  */
 import type { Bindings } from "../env";
-import { guardedOutboxStatement } from "../events/outbox";
+import { guardedOutboxStatement, serviceEventContext } from "../events/outbox";
 import { newEtagToken } from "../pkg/db";
 import { errorFields, type Logger } from "../pkg/logger";
 import type { DeliveryMessage, DeliveryRow } from "./deliveries";
@@ -204,7 +204,7 @@ async function giveUp(
 /** Disables a subscription with the service's reason (a new version, with its event); false if it already was. */
 async function disableSubscription(env: Bindings, id: string, reason: string, nowIso: string): Promise<boolean> {
   const etag = newEtagToken();
-  const event = { actorId: null, requestId: null, now: nowIso };
+  const event = serviceEventContext(nowIso);
   const [update] = await env.DB.batch([
     env.DB.prepare(
       "UPDATE webhook_subscriptions SET enabled = 0, disabled_reason = ?1, disabled_at = ?2, etag = ?3, updated_at = " +

@@ -12,7 +12,7 @@ import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { compileListQuery, defineList, noProperties, runListQuery, splitCsv, type Condition } from "../pkg/query";
 import { searchCondition } from "../pkg/query/params";
 import { assertVersion, commitVersioned, type Versioned } from "../pkg/resource";
-import { EVENT_KINDS } from "./catalogue";
+import { EVENT_KINDS, eventKindOf } from "./catalogue";
 import type { Filter, StoredFilter, Subscription, SubscriptionInput, SubscriptionListQuery } from "./schema";
 import { newSigningSecret, sealSecret } from "./secret";
 import { checkTarget, type TargetSettings } from "./targets";
@@ -118,7 +118,7 @@ export function checkFilters(filters: readonly Filter[], principal: Principal | 
   const problems: FieldProblem[] = [];
   const missing = new Map<string, string>();
   const stored = filters.map((filter, i) => {
-    const kind = EVENT_KINDS[filter.entityKind];
+    const kind = eventKindOf(filter.entityKind);
     if (!kind) {
       problems.push({
         field: `body.filters.${i}.entityKind`,

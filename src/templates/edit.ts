@@ -5,7 +5,7 @@
  * or came into use meanwhile. Runs inside the template's TemplateWriter (writer.ts).
  */
 import type { Database } from "../db/statements";
-import { outboxStatement } from "../events/outbox";
+import { outboxStatement, type EntityKind } from "../events/outbox";
 import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
 import { deleteLatestRevisionStatements, revisionWriteStatements, targetOf, type RevisionedKind, type SqlValue } from "./revisions";
@@ -36,7 +36,7 @@ export interface EditPlan<Row> {
 export interface TemplateEdit<Row extends RevisionRow, State extends { row: Row }, Plan extends EditPlan<Row>, Value> {
   kind: RevisionedKind;
   /** The outbox entity kind. */
-  entityKind: string;
+  entityKind: EntityKind;
   /** For messages, e.g. "Work template". */
   what: string;
   load(db: Database, id: string): Promise<State | null>;
@@ -95,7 +95,7 @@ export async function editLatestRevision<Row extends RevisionRow, State extends 
 export interface TemplateDelete<Row extends RevisionRow, State extends { row: Row }> {
   kind: RevisionedKind;
   /** The outbox entity kind. */
-  entityKind: string;
+  entityKind: EntityKind;
   /** For messages, e.g. "Work template". */
   what: string;
   load(db: Database, id: string): Promise<State | null>;

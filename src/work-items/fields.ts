@@ -10,8 +10,8 @@ import type { WriteContext } from "../pkg/db";
 import { resolveLinkedValues, toPropertyValueRows, type PropertyValueRow, type ResolvedProperty } from "../properties/values";
 import { checkStatus, DEFAULT_STATUS, normaliseTags, ownerOrCaller, type Person } from "../work/common";
 import type { CreateWorkItemInput } from "./schema";
-import { toUtcDateTime } from "./sql";
-import type { WorkItemRow } from "./model";
+import { toUtcDateTime } from "./dates";
+import type { WorkItemRow } from "./store";
 
 export interface WorkItemFields {
   status: string;

@@ -11,9 +11,9 @@ import type { Database } from "../db/statements";
 import { DEFAULT_STATUS } from "../work/common";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { newEtagToken, type WriteContext } from "../pkg/db";
-import { insertActivitiesStatements, newActivityRows, toActivity, type ActivityInputRow, type ActivityRow } from "./activities/model";
+import { insertActivitiesStatements, newActivityRows, toActivity, type ActivityInputRow, type ActivityRow } from "./activities/store";
 import type { Activity } from "./activities/schema";
-import { jsonRowStatements } from "./sql";
+import { jsonRowStatements } from "../db/statements";
 import {
   readActivityTemplateRevisions,
   readLatestWorkTemplates,

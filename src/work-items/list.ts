@@ -18,7 +18,7 @@ import {
 import { statusesCondition, tagsCondition } from "../work/common";
 import { catalogFor } from "../properties/definitions/catalog";
 import { dateConditions, dateFilterShape } from "./filters";
-import { KIND, toWorkItems, WORK_ITEM_COLUMNS, type WorkItemRow } from "./model";
+import { KIND, toWorkItems, WORK_ITEM_COLUMNS, type WorkItemRow } from "./store";
 import type { WorkItem } from "./schema";
 
 export const workItemList = defineList({

@@ -12,7 +12,8 @@ import { fileReferencesApp } from "../file-references/routes";
 import { WORK_ITEM_OWNER } from "../file-references/store";
 import { listWorkItems, WorkItemListQuery, workItemUniqueValues, WorkItemUniqueValuesQuery } from "./list";
 import { CreateWorkItemSchema, UpdateWorkItemSchema, WorkItemSchema } from "./schema";
-import { createWorkItem, deleteWorkItem, getWorkItem, updateWorkItem } from "./store";
+import { getWorkItem } from "./store";
+import { createWorkItem, deleteWorkItem, updateWorkItem } from "./write";
 
 const tags = ["Work items"];
 const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;

@@ -1,26 +1,94 @@
 /**
- * Work item writes. Each create, update and delete is ONE db.batch(): the work item, its properties,
- * tags, designations and, for the templates newly in basedOn, the instantiated activities, inputs,
- * file references and basedOn rows, plus the outbox events. The batch opens with assertions that
- * the work item (on update/delete) and every template revision read are unchanged; when one fails
- * the write reads again and retries (write.ts).
+ * Work items as stored: the owner of work_items, work_item_templates (basedOn) and
+ * work_item_activity_templates (the activity template revisions a work item used first). It reads
+ * them, maps rows to what the API shows, and builds the statements others compose into their own
+ * batches (write.ts, instantiate.ts, activities, deviation links, the monitoring loop).
  */
-import type { Database } from "../db/statements";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
-import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
-import { assertStatement, newEtagToken, type WriteContext } from "../pkg/db";
-import { replacePropertyValuesStatements, deletePropertyValuesStatement } from "../properties/values";
-import { deleteDesignationsStatement, replaceDesignationsStatements } from "../assets/designations";
+import { tableStatements, type Database, type Insert } from "../db/statements";
+import { workItemActivityTemplates, workItems, workItemTemplates } from "../db/schema";
+import { readDesignations } from "../assets/designations";
+import { parseJson } from "../pkg/db";
+import { notFound } from "../pkg/errors";
 import type { Versioned } from "../pkg/resource";
-import { normaliseTags, replaceTagsStatements } from "../work/common";
-import { checkWorkItemFields, propertyRows, readableDesignations, readableProperties, type WorkItemFields } from "./fields";
-import { prepareInstantiation, type Instantiation } from "./instantiate";
-import { findWorkItemRow, KIND, toWorkItem, type WorkItemRow } from "./model";
-import type { CreateWorkItemInput, UpdateWorkItemInput, WorkItem } from "./schema";
-import { outboxManyStatements } from "./sql";
-import { readUsedRevisions } from "./template-revisions";
-import { etagAssertion, retrying, runGuarded, type WriteHooks } from "./write";
-import { assertVersion } from "../pkg/resource";
+import { readPropertyValues } from "../properties/values";
+import type { WorkItem } from "./schema";
+
+export interface WorkItemRow {
+  id: string;
+  display_name: string;
+  reference_id: string | null;
+  status: string;
+  due_date: string | null;
+  type_id: string;
+  owner_id: string;
+  owner_name: string | null;
+  tags: string;
+  metadata: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const WORK_ITEM_COLUMNS =
+  "id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata, etag, created_at, updated_at";
+export const KIND = "workItem";
+
+export async function findWorkItemRow(db: Database, id: string): Promise<WorkItemRow | null> {
+  return db.prepare(`SELECT ${WORK_ITEM_COLUMNS} FROM work_items WHERE id = ?1`).bind(id).first<WorkItemRow>();
+}
+
+/** The work items of the rows, with properties, designations, basedOn and deviation links, in the rows' order. */
+export async function toWorkItems(db: Database, rows: readonly WorkItemRow[]): Promise<WorkItem[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const json = JSON.stringify(ids);
+  const [properties, designations, links] = await Promise.all([
+    readPropertyValues(db, KIND, ids),
+    readDesignations(db, KIND, ids),
+    db.batch<{ owner: string; id: string; revision: number | null }>([
+      db
+        .prepare(
+          "SELECT work_item_id AS owner, work_template_id AS id, work_template_revision AS revision FROM " +
+            "work_item_templates WHERE work_item_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id, position",
+        )
+        .bind(json),
+      db
+        .prepare(
+          "SELECT work_item_id AS owner, deviation_id AS id, NULL AS revision FROM deviation_work_items WHERE " +
+            "work_item_id IN (SELECT value FROM json_each(?1)) ORDER BY work_item_id, created_at, deviation_id",
+        )
+        .bind(json),
+    ]),
+  ]);
+  const group = (result: D1Result<{ owner: string; id: string; revision: number | null }> | undefined) => {
+    const map = new Map<string, { id: string; revision: number | null }[]>();
+    for (const r of result?.results ?? []) map.set(r.owner, [...(map.get(r.owner) ?? []), { id: r.id, revision: r.revision }]);
+    return map;
+  };
+  const basedOn = group(links[0]);
+  const deviations = group(links[1]);
+  return rows.map((row) => ({
+    id: row.id,
+    displayName: row.display_name,
+    referenceId: row.reference_id,
+    status: row.status,
+    dueDate: row.due_date,
+    objectOwner: { id: row.owner_id, name: row.owner_name },
+    typeId: row.type_id,
+    tags: JSON.parse(row.tags) as string[],
+    properties: properties.get(row.id) ?? [],
+    basedOn: (basedOn.get(row.id) ?? []).map((b) => ({ id: b.id, revision: b.revision ?? 0 })),
+    designations: designations.get(row.id) ?? [],
+    deviationIds: (deviations.get(row.id) ?? []).map((d) => d.id),
+    metadata: parseJson<Record<string, unknown>>(row.metadata),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }));
+}
+
+export async function toWorkItem(db: Database, row: WorkItemRow): Promise<WorkItem> {
+  return (await toWorkItems(db, [row]))[0]!;
+}
 
 export async function getWorkItem(db: Database, id: string): Promise<Versioned<WorkItem>> {
   const row = await findWorkItemRow(db, id);
@@ -34,288 +102,93 @@ export async function assertWorkItemExists(db: Database, id: string): Promise<vo
   if (!exists) throw notFound("Work item", id);
 }
 
-function duplicateBasedOn(basedOn: readonly { id: string }[]): FieldProblem[] {
-  const seen = new Set<string>();
-  const problems: FieldProblem[] = [];
-  basedOn.forEach((b, i) => {
-    const id = b.id.toLowerCase();
-    if (seen.has(id))
-      problems.push({ field: `body.basedOn.${i}.id`, rule: "unique", message: `The work template ${id} is listed more than once.` });
-    seen.add(id);
-  });
-  return problems;
-}
+// --- Statements ------------------------------------------------------------------------------------
 
-function validationFailed(problems: FieldProblem[]): ApiError {
-  return new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
-}
+const workItemTable = tableStatements(workItems);
+const basedOnTable = tableStatements(workItemTemplates);
+const usedRevisionTable = tableStatements(workItemActivityTemplates);
 
-function rowOf(
-  id: string,
-  input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null },
-  fields: WorkItemFields,
-  tags: string[],
-  etag: string,
-  createdAt: string,
-  now: string,
-): WorkItemRow {
-  return {
-    id,
-    display_name: input.displayName,
-    reference_id: input.referenceId,
-    status: fields.status,
-    due_date: fields.dueDate,
-    type_id: fields.typeId,
-    owner_id: fields.owner.id,
-    owner_name: fields.owner.name,
-    tags: JSON.stringify(tags),
-    metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
-    etag,
-    created_at: createdAt,
-    updated_at: now,
-  };
-}
+/** A work item's row as written. */
+export type WorkItemValues = Insert<typeof workItems>;
 
-function workItemOf(
-  row: WorkItemRow,
-  fields: WorkItemFields,
-  basedOn: { id: string; revision: number }[],
-  deviationIds: string[],
-): WorkItem {
+/** The values of a row as read (its author, on a create). */
+export function workItemValues(row: WorkItemRow, createdBy: string | null): WorkItemValues {
   return {
     id: row.id,
     displayName: row.display_name,
     referenceId: row.reference_id,
     status: row.status,
     dueDate: row.due_date,
-    objectOwner: { id: row.owner_id, name: row.owner_name },
     typeId: row.type_id,
-    tags: JSON.parse(row.tags) as string[],
-    properties: readableProperties(fields),
-    basedOn,
-    designations: readableDesignations(fields.designations),
-    deviationIds,
-    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, unknown>),
+    ownerId: row.owner_id,
+    ownerName: row.owner_name,
+    tags: row.tags,
+    metadata: row.metadata,
+    etag: row.etag,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    createdBy,
   };
 }
 
-/** The statements every write of the work item's own fields makes. */
-function fieldStatements(ctx: WriteContext, id: string, fields: WorkItemFields, tags: string[]): D1PreparedStatement[] {
-  return [
-    ...replacePropertyValuesStatements(ctx.db, KIND, id, propertyRows(id, fields)),
-    ...replaceTagsStatements(ctx.db, KIND, id, tags),
-    ...replaceDesignationsStatements(ctx.db, KIND, id, fields.designations),
-  ];
+export function insertWorkItemStatement(db: Database, row: WorkItemRow, createdBy: string | null): D1PreparedStatement {
+  return workItemTable.insert(db, workItemValues(row, createdBy));
 }
 
-function activityEvents(ctx: WriteContext, instantiation: Instantiation): D1PreparedStatement[] {
-  return outboxManyStatements(
-    ctx.db,
-    ctx,
-    instantiation.activities.map((a) => ({ entityKind: "activity", entityId: a.id, action: "created" as const, payload: a })),
+/** Replaces the work item's own fields (its batch asserts the version read first). */
+export function updateWorkItemStatement(db: Database, row: WorkItemRow): D1PreparedStatement {
+  const { id, createdAt: _createdAt, createdBy: _createdBy, ...changed } = workItemValues(row, null);
+  return workItemTable.update(db, changed, { id });
+}
+
+/** Deletes the work item's row with its basedOn and used-revision rows (what else belongs to it, its owners delete). */
+export function deleteWorkItemStatements(db: Database, id: string): D1PreparedStatement[] {
+  return [basedOnTable.delete(db, { workItemId: id }), usedRevisionTable.delete(db, { workItemId: id }), workItemTable.delete(db, { id })];
+}
+
+/**
+ * A new version (etag) for the work items `where` selects (trusted SQL over the work item as
+ * `work_items`, binding its own values): their representation shows something another table
+ * changed, such as a deviation link. `onlyIfChanged`: only when the statement before it changed a row.
+ */
+export function newWorkItemVersionsStatement(
+  db: Database,
+  where: { sql: string; bindings: readonly unknown[] },
+  etag: string,
+  onlyIfChanged = false,
+): D1PreparedStatement {
+  const n = where.bindings.length;
+  return db
+    .prepare(`UPDATE work_items SET etag = ?${n + 1} WHERE (${where.sql})${onlyIfChanged ? " AND changes() > 0" : ""}`)
+    .bind(...where.bindings, etag);
+}
+
+/** The work templates a work item is based on, at positions from `first`. */
+export function basedOnStatements(
+  db: Database,
+  workItemId: string,
+  basedOn: readonly { id: string; revision: number }[],
+  first: number,
+  now: string,
+): D1PreparedStatement[] {
+  return basedOnTable.insertMany(
+    db,
+    basedOn.map((b, i) => ({ workItemId, workTemplateId: b.id, workTemplateRevision: b.revision, position: first + i, createdAt: now })),
   );
 }
 
 /**
- * The statements that create work item `id` from checked fields and a prepared instantiation, for a
- * caller's own batch (the instantiation's assertions first). `deviationIds` are the deviations the
- * same batch links to it, so its `created` event shows them. Used by createWorkItem and by the
- * monitoring loop (issue 25), which makes the work item in the batch that enters the alarm.
+ * The activity template revisions a work item uses from now on. A plain INSERT: a first use recorded
+ * meanwhile by another request fails the batch, which is then retried (write.ts).
  */
-export function workItemCreateStatements(
-  ctx: WriteContext,
-  id: string,
-  input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null },
-  fields: WorkItemFields,
-  instantiation: Instantiation,
-  deviationIds: string[] = [],
-): { statements: D1PreparedStatement[]; value: WorkItem; etag: string } {
-  const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
-  const row = rowOf(id, input, fields, tags, newEtagToken(), ctx.now, ctx.now);
-  const item = workItemOf(row, fields, instantiation.basedOn, deviationIds);
-  const statements = [
-    ...instantiation.assertions,
-    ctx.db
-      .prepare(
-        `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags,
-        metadata, etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
-      )
-      .bind(
-        id,
-        row.display_name,
-        row.reference_id,
-        row.status,
-        row.due_date,
-        row.type_id,
-        row.owner_id,
-        row.owner_name,
-        row.tags,
-        row.metadata,
-        row.etag,
-        ctx.now,
-        ctx.actorId,
-      ),
-    ...fieldStatements(ctx, id, fields, tags),
-    ...instantiation.writes,
-    outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
-    ...activityEvents(ctx, instantiation),
-  ];
-  return { statements, value: item, etag: row.etag };
-}
-
-export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
-  const duplicates = duplicateBasedOn(input.basedOn);
-  if (duplicates.length > 0) throw validationFailed(duplicates);
-  const fields = await checkWorkItemFields(ctx, input, null);
-  const id = ctx.uuid();
-  const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
-  return retrying("work item", async (attempt) => {
-    const instantiation = await prepareInstantiation(ctx, {
-      workItemId: id,
-      owner: fields.owner,
-      templates,
-      usedRevisions: new Map(),
-      firstActivityPosition: 0,
-      firstBasedOnPosition: 0,
-    });
-    const { statements, value, etag } = workItemCreateStatements(ctx, id, input, fields, instantiation);
-    await hooks.beforeWrite?.(attempt);
-    const done = await runGuarded(ctx.db, statements);
-    return done ? { value, etag } : undefined;
-  });
-}
-
-interface BasedOnRow {
-  id: string;
-  revision: number;
-  position: number;
-}
-
-export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
-  const id = input.id.toLowerCase();
-  const duplicates = duplicateBasedOn(input.basedOn ?? []);
-  if (duplicates.length > 0) throw validationFailed(duplicates);
-  return retrying("work item", async (attempt) => {
-    const current = await findWorkItemRow(ctx.db, id);
-    if (!current) throw notFound("Work item", id);
-    assertVersion(ctx, current.etag);
-    const [existing, deviations, next] = await ctx.db.batch<Record<string, unknown>>([
-      ctx.db
-        .prepare(
-          "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
-            "work_item_id = ?1 ORDER BY position",
-        )
-        .bind(id),
-      ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
-      ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
-    ]);
-    const basedOnRows = (existing?.results ?? []) as unknown as BasedOnRow[];
-    const requested = (input.basedOn ?? basedOnRows).map((b) => b.id.toLowerCase());
-    const removed = basedOnRows.filter((b) => !requested.includes(b.id));
-    if (removed.length > 0) {
-      throw validationFailed(
-        removed.map((b) => ({
-          field: "body.basedOn",
-          rule: "instantiated",
-          message:
-            `The work template ${b.id} (revision ${b.revision}) was instantiated in this work item and cannot be removed ` +
-            `from basedOn.`,
-        })),
-      );
-    }
-    const known = new Set(basedOnRows.map((b) => b.id));
-    const templates = requested.map((tid, i) => ({ id: tid, field: `body.basedOn.${i}.id` })).filter((t) => !known.has(t.id));
-    const fields = await checkWorkItemFields(ctx, input, current);
-    const instantiation = await prepareInstantiation(ctx, {
-      workItemId: id,
-      owner: fields.owner,
-      templates,
-      usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
-      firstActivityPosition: (next?.results[0] as { position: number } | undefined)?.position ?? 0,
-      firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
-    });
-    const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
-    const row = rowOf(id, input, fields, tags, newEtagToken(), current.created_at, ctx.now);
-    const basedOn = [...basedOnRows.map((b) => ({ id: b.id, revision: b.revision })), ...instantiation.basedOn];
-    const deviationIds = ((deviations?.results ?? []) as { deviation_id: string }[]).map((d) => d.deviation_id);
-    const item = workItemOf(row, fields, basedOn, deviationIds);
-    await hooks.beforeWrite?.(attempt);
-    const done = await runGuarded(ctx.db, [
-      etagAssertion(ctx.db, "work_items", id, current.etag),
-      ...instantiation.assertions,
-      ctx.db
-        .prepare(
-          `UPDATE work_items SET display_name = ?1, reference_id = ?2, status = ?3, due_date = ?4, type_id = ?5, owner_id = ?6,
-          owner_name = ?7, tags = ?8,
-                  metadata = ?9, etag = ?10, updated_at = ?11 WHERE id = ?12`,
-        )
-        .bind(
-          row.display_name,
-          row.reference_id,
-          row.status,
-          row.due_date,
-          row.type_id,
-          row.owner_id,
-          row.owner_name,
-          row.tags,
-          row.metadata,
-          row.etag,
-          ctx.now,
-          id,
-        ),
-      ...fieldStatements(ctx, id, fields, tags),
-      ...instantiation.writes,
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: id, action: "updated", payload: item },
-        { table: "work_items", etag: row.etag },
-      ),
-      ...activityEvents(ctx, instantiation),
-    ]);
-    return done ? { value: item, etag: row.etag } : undefined;
-  });
-}
-
-/**
- * Deletes the work item with everything that belongs to it: activities (and their inputs and
- * designations), designations, property values, tags, file references, deviation links, basedOn and
- * used-revision rows. The templates' revisions stay as they are (a revision once used stays frozen).
- */
-export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<void> {
-  const db = ctx.db;
-  await retrying("work item", async () => {
-    const current = await findWorkItemRow(db, id);
-    if (!current) throw notFound("Work item", id);
-    assertVersion(ctx, current.etag);
-    const { results } = await db.prepare("SELECT id FROM activities WHERE work_item_id = ?1").bind(id).all<{ id: string }>();
-    const ofActivities = "(SELECT id FROM activities WHERE work_item_id = ?1)";
-    const done = await runGuarded(db, [
-      etagAssertion(db, "work_items", id, current.etag),
-      // An activity added meanwhile would go without its event: read again instead.
-      assertStatement(db, "(SELECT count(*) FROM activities WHERE work_item_id = ?1) = ?2", id, results.length),
-      db.prepare(`DELETE FROM activity_inputs WHERE activity_id IN ${ofActivities}`).bind(id),
-      db.prepare(`DELETE FROM activity_media_references WHERE activity_id IN ${ofActivities}`).bind(id),
-      db.prepare(`DELETE FROM designations WHERE entity_kind = 'activity' AND entity_id IN ${ofActivities}`).bind(id),
-      db.prepare("DELETE FROM activities WHERE work_item_id = ?1").bind(id),
-      deleteDesignationsStatement(db, KIND, id),
-      deletePropertyValuesStatement(db, KIND, id),
-      ...replaceTagsStatements(db, KIND, id, []),
-      db.prepare("DELETE FROM file_references WHERE owner_kind = 'workItem' AND owner_id = ?1").bind(id),
-      db.prepare("DELETE FROM deviation_work_items WHERE work_item_id = ?1").bind(id),
-      db.prepare("DELETE FROM work_item_templates WHERE work_item_id = ?1").bind(id),
-      db.prepare("DELETE FROM work_item_activity_templates WHERE work_item_id = ?1").bind(id),
-      db.prepare("DELETE FROM work_items WHERE id = ?1").bind(id),
-      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }),
-      ...outboxManyStatements(
-        db,
-        ctx,
-        results.map((a) => ({ entityKind: "activity", entityId: a.id, action: "deleted" as const, payload: { workItemId: id } })),
-      ),
-    ]);
-    return done ? true : undefined;
-  });
+export function firstUseStatements(
+  db: Database,
+  workItemId: string,
+  uses: readonly { id: string; revision: number }[],
+  now: string,
+): D1PreparedStatement[] {
+  return usedRevisionTable.insertMany(
+    db,
+    uses.map((u) => ({ workItemId, activityTemplateId: u.id, activityTemplateRevision: u.revision, createdAt: now })),
+  );
 }

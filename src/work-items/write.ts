@@ -1,13 +1,36 @@
 /**
- * The write loop shared by work items and activities. Each write is one db.batch() that starts with
- * assertions (the entity and every template revision read are still as read); when one fails the
+ * Work item writes. Each create, update and delete is ONE db.batch(): the work item, its properties,
+ * tags, designations and, for the templates newly in basedOn, the instantiated activities, inputs,
+ * file references and basedOn rows, plus the outbox events. The batch opens with assertions that the
+ * work item (on update/delete) and every template revision read are unchanged; when one fails the
  * whole batch rolls back and the write starts over from fresh reads, at most {@link MAX_ATTEMPTS}
  * times. A first use of an activity template recorded meanwhile by another request (a primary key
- * clash in work_item_activity_templates / work_item_templates) is retried the same way.
+ * clash in work_item_activity_templates / work_item_templates) is retried the same way. The loop is
+ * shared with activities.
  */
 import type { Database } from "../db/statements";
-import { ApiError } from "../pkg/errors";
-import { assertStatement, isAssertionFailure, isUniqueViolation } from "../pkg/db";
+import { guardedOutboxStatement, outboxManyStatements, outboxStatement } from "../events/outbox";
+import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
+import { assertStatement, isAssertionFailure, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
+import { replacePropertyValuesStatements, deletePropertyValuesStatement } from "../properties/values";
+import { deleteDesignationsStatement, replaceDesignationsStatements } from "../assets/designations";
+import { assertVersion, type Versioned } from "../pkg/resource";
+import { normaliseTags, replaceTagsStatements } from "../work/common";
+import { deleteFileReferencesOfStatement, WORK_ITEM_OWNER } from "../file-references/store";
+import { unlinkWorkItemStatement } from "../deviations/store";
+import { deleteActivitiesOfWorkItemStatements } from "./activities/store";
+import { checkWorkItemFields, propertyRows, readableDesignations, readableProperties, type WorkItemFields } from "./fields";
+import { prepareInstantiation, type Instantiation } from "./instantiate";
+import {
+  deleteWorkItemStatements,
+  findWorkItemRow,
+  insertWorkItemStatement,
+  KIND,
+  updateWorkItemStatement,
+  type WorkItemRow,
+} from "./store";
+import type { CreateWorkItemInput, UpdateWorkItemInput, WorkItem } from "./schema";
+import { readUsedRevisions } from "./template-revisions";
 
 export const MAX_ATTEMPTS = 3;
 
@@ -41,4 +64,245 @@ export async function runGuarded(db: Database, statements: D1PreparedStatement[]
 /** Asserts that a row of `table` (our constant) still carries the etag that was read. */
 export function etagAssertion(db: Database, table: "work_items" | "activities", id: string, etag: string): D1PreparedStatement {
   return assertStatement(db, `EXISTS (SELECT 1 FROM ${table} WHERE id = ?1 AND etag = ?2)`, id, etag);
+}
+
+function duplicateBasedOn(basedOn: readonly { id: string }[]): FieldProblem[] {
+  const seen = new Set<string>();
+  const problems: FieldProblem[] = [];
+  basedOn.forEach((b, i) => {
+    const id = b.id.toLowerCase();
+    if (seen.has(id))
+      problems.push({ field: `body.basedOn.${i}.id`, rule: "unique", message: `The work template ${id} is listed more than once.` });
+    seen.add(id);
+  });
+  return problems;
+}
+
+function validationFailed(problems: FieldProblem[]): ApiError {
+  return new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
+}
+
+function rowOf(
+  id: string,
+  input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null },
+  fields: WorkItemFields,
+  tags: string[],
+  etag: string,
+  createdAt: string,
+  now: string,
+): WorkItemRow {
+  return {
+    id,
+    display_name: input.displayName,
+    reference_id: input.referenceId,
+    status: fields.status,
+    due_date: fields.dueDate,
+    type_id: fields.typeId,
+    owner_id: fields.owner.id,
+    owner_name: fields.owner.name,
+    tags: JSON.stringify(tags),
+    metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
+    etag,
+    created_at: createdAt,
+    updated_at: now,
+  };
+}
+
+function workItemOf(
+  row: WorkItemRow,
+  fields: WorkItemFields,
+  basedOn: { id: string; revision: number }[],
+  deviationIds: string[],
+): WorkItem {
+  return {
+    id: row.id,
+    displayName: row.display_name,
+    referenceId: row.reference_id,
+    status: row.status,
+    dueDate: row.due_date,
+    objectOwner: { id: row.owner_id, name: row.owner_name },
+    typeId: row.type_id,
+    tags: JSON.parse(row.tags) as string[],
+    properties: readableProperties(fields),
+    basedOn,
+    designations: readableDesignations(fields.designations),
+    deviationIds,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, unknown>),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The statements every write of the work item's own fields makes. */
+function fieldStatements(ctx: WriteContext, id: string, fields: WorkItemFields, tags: string[]): D1PreparedStatement[] {
+  return [
+    ...replacePropertyValuesStatements(ctx.db, KIND, id, propertyRows(id, fields)),
+    ...replaceTagsStatements(ctx.db, KIND, id, tags),
+    ...replaceDesignationsStatements(ctx.db, KIND, id, fields.designations),
+  ];
+}
+
+function activityEvents(ctx: WriteContext, instantiation: Instantiation): D1PreparedStatement[] {
+  return outboxManyStatements(
+    ctx.db,
+    ctx,
+    instantiation.activities.map((a) => ({ entityKind: "activity", entityId: a.id, action: "created" as const, payload: a })),
+  );
+}
+
+/**
+ * The statements that create work item `id` from checked fields and a prepared instantiation, for a
+ * caller's own batch (the instantiation's assertions first). `deviationIds` are the deviations the
+ * same batch links to it, so its `created` event shows them. Used by createWorkItem and by the
+ * monitoring loop (issue 25), which makes the work item in the batch that enters the alarm.
+ */
+export function workItemCreateStatements(
+  ctx: WriteContext,
+  id: string,
+  input: { displayName: string; referenceId: string | null; metadata: Record<string, unknown> | null },
+  fields: WorkItemFields,
+  instantiation: Instantiation,
+  deviationIds: string[] = [],
+): { statements: D1PreparedStatement[]; value: WorkItem; etag: string } {
+  const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
+  const row = rowOf(id, input, fields, tags, newEtagToken(), ctx.now, ctx.now);
+  const item = workItemOf(row, fields, instantiation.basedOn, deviationIds);
+  const statements = [
+    ...instantiation.assertions,
+    insertWorkItemStatement(ctx.db, row, ctx.actorId),
+    ...fieldStatements(ctx, id, fields, tags),
+    ...instantiation.writes,
+    outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
+    ...activityEvents(ctx, instantiation),
+  ];
+  return { statements, value: item, etag: row.etag };
+}
+
+export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
+  const duplicates = duplicateBasedOn(input.basedOn);
+  if (duplicates.length > 0) throw validationFailed(duplicates);
+  const fields = await checkWorkItemFields(ctx, input, null);
+  const id = ctx.uuid();
+  const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
+  return retrying("work item", async (attempt) => {
+    const instantiation = await prepareInstantiation(ctx, {
+      workItemId: id,
+      owner: fields.owner,
+      templates,
+      usedRevisions: new Map(),
+      firstActivityPosition: 0,
+      firstBasedOnPosition: 0,
+    });
+    const { statements, value, etag } = workItemCreateStatements(ctx, id, input, fields, instantiation);
+    await hooks.beforeWrite?.(attempt);
+    const done = await runGuarded(ctx.db, statements);
+    return done ? { value, etag } : undefined;
+  });
+}
+
+interface BasedOnRow {
+  id: string;
+  revision: number;
+  position: number;
+}
+
+export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
+  const id = input.id.toLowerCase();
+  const duplicates = duplicateBasedOn(input.basedOn ?? []);
+  if (duplicates.length > 0) throw validationFailed(duplicates);
+  return retrying("work item", async (attempt) => {
+    const current = await findWorkItemRow(ctx.db, id);
+    if (!current) throw notFound("Work item", id);
+    assertVersion(ctx, current.etag);
+    const [existing, deviations, next] = await ctx.db.batch<Record<string, unknown>>([
+      ctx.db
+        .prepare(
+          "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
+            "work_item_id = ?1 ORDER BY position",
+        )
+        .bind(id),
+      ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
+      ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
+    ]);
+    const basedOnRows = (existing?.results ?? []) as unknown as BasedOnRow[];
+    const requested = (input.basedOn ?? basedOnRows).map((b) => b.id.toLowerCase());
+    const removed = basedOnRows.filter((b) => !requested.includes(b.id));
+    if (removed.length > 0) {
+      throw validationFailed(
+        removed.map((b) => ({
+          field: "body.basedOn",
+          rule: "instantiated",
+          message:
+            `The work template ${b.id} (revision ${b.revision}) was instantiated in this work item and cannot be removed ` +
+            `from basedOn.`,
+        })),
+      );
+    }
+    const known = new Set(basedOnRows.map((b) => b.id));
+    const templates = requested.map((tid, i) => ({ id: tid, field: `body.basedOn.${i}.id` })).filter((t) => !known.has(t.id));
+    const fields = await checkWorkItemFields(ctx, input, current);
+    const instantiation = await prepareInstantiation(ctx, {
+      workItemId: id,
+      owner: fields.owner,
+      templates,
+      usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
+      firstActivityPosition: (next?.results[0] as { position: number } | undefined)?.position ?? 0,
+      firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
+    });
+    const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
+    const row = rowOf(id, input, fields, tags, newEtagToken(), current.created_at, ctx.now);
+    const basedOn = [...basedOnRows.map((b) => ({ id: b.id, revision: b.revision })), ...instantiation.basedOn];
+    const deviationIds = ((deviations?.results ?? []) as { deviation_id: string }[]).map((d) => d.deviation_id);
+    const item = workItemOf(row, fields, basedOn, deviationIds);
+    await hooks.beforeWrite?.(attempt);
+    const done = await runGuarded(ctx.db, [
+      etagAssertion(ctx.db, "work_items", id, current.etag),
+      ...instantiation.assertions,
+      updateWorkItemStatement(ctx.db, row),
+      ...fieldStatements(ctx, id, fields, tags),
+      ...instantiation.writes,
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: id, action: "updated", payload: item },
+        { table: "work_items", etag: row.etag },
+      ),
+      ...activityEvents(ctx, instantiation),
+    ]);
+    return done ? { value: item, etag: row.etag } : undefined;
+  });
+}
+
+/**
+ * Deletes the work item with everything that belongs to it: activities (and their inputs and
+ * designations), designations, property values, tags, file references, deviation links, basedOn and
+ * used-revision rows. The templates' revisions stay as they are (a revision once used stays frozen).
+ */
+export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<void> {
+  const db = ctx.db;
+  await retrying("work item", async () => {
+    const current = await findWorkItemRow(db, id);
+    if (!current) throw notFound("Work item", id);
+    assertVersion(ctx, current.etag);
+    const { results } = await db.prepare("SELECT id FROM activities WHERE work_item_id = ?1").bind(id).all<{ id: string }>();
+    const done = await runGuarded(db, [
+      etagAssertion(db, "work_items", id, current.etag),
+      // An activity added meanwhile would go without its event: read again instead.
+      assertStatement(db, "(SELECT count(*) FROM activities WHERE work_item_id = ?1) = ?2", id, results.length),
+      ...deleteActivitiesOfWorkItemStatements(db, id),
+      deleteDesignationsStatement(db, KIND, id),
+      deletePropertyValuesStatement(db, KIND, id),
+      ...replaceTagsStatements(db, KIND, id, []),
+      deleteFileReferencesOfStatement(db, WORK_ITEM_OWNER, id),
+      unlinkWorkItemStatement(db, id),
+      ...deleteWorkItemStatements(db, id),
+      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }),
+      ...outboxManyStatements(
+        db,
+        ctx,
+        results.map((a) => ({ entityKind: "activity", entityId: a.id, action: "deleted" as const, payload: { workItemId: id } })),
+      ),
+    ]);
+    return done ? true : undefined;
+  });
 }

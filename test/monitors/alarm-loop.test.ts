@@ -95,7 +95,7 @@ describe("an alarm is entered once", () => {
     const row = (await env.DB.prepare("SELECT id, monitor_ref, created_at, trigger_depth FROM monitor_jobs WHERE id = ?1")
       .bind(job.id)
       .first<{ id: string; monitor_ref: string; created_at: string; trigger_depth: number }>())!;
-    const events = { actorId: null, requestId: null, now: new Date().toISOString() };
+    const events = { actorId: null, requestId: null, now: new Date().toISOString(), uuid: () => crypto.randomUUID() };
     const variables = vibration({ [assets[0]!.id]: 9 }).variables;
     await Promise.all([evaluateControllers(env, row, variables, events), evaluateControllers(env, row, variables, events)]);
     await env.DB.prepare("UPDATE monitor_jobs SET evaluated_at = NULL WHERE id = ?1").bind(job.id).run();

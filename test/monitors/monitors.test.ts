@@ -492,7 +492,7 @@ describe("trigger events", () => {
       .first<Record<string, string>>();
     const event = {
       id: row!.id!,
-      entityKind: "deviation",
+      entityKind: "deviation" as const,
       entityId: deviation.body.id,
       action: "created" as const,
       occurredAt: row!.occurred_at!,
@@ -521,7 +521,7 @@ describe("file trigger events", () => {
         .all<Record<string, string>>();
       return results.map((r) => ({
         id: r.id!,
-        entityKind: "file",
+        entityKind: "file" as const,
         entityId: file.id,
         action: r.action as "created" | "updated",
         occurredAt: r.occurred_at!,

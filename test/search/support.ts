@@ -1,7 +1,7 @@
 /** Helpers of the search tests: events fed to the indexer, synchronisations awaited, searches. */
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import type { DomainEvent } from "../../src/events/outbox";
+import type { DomainEvent, EntityKind } from "../../src/events/outbox";
 import { createLogger } from "../../src/pkg/logger";
 import { indexEvent } from "../../src/search/sync";
 import { call, type TestUser } from "../support/http";
@@ -18,7 +18,7 @@ export async function indexPendingEvents(): Promise<void> {
     .all<{
       seq: number;
       id: string;
-      entity_kind: string;
+      entity_kind: EntityKind;
       entity_id: string;
       action: DomainEvent["action"];
       payload: string;

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import type { DomainEvent } from "../../src/events/outbox";
+import type { DomainEvent, EntityKind } from "../../src/events/outbox";
 import { createLogger } from "../../src/pkg/logger";
 import { fanOutEvent } from "../../src/subscriptions/deliveries";
 import { MAX_PAYLOAD_BYTES } from "../../src/subscriptions/payload";
@@ -15,7 +15,7 @@ import { deliveryRows, eventually, received, receiver, subscribe } from "./suppo
 
 const log = createLogger("error");
 
-function event(entityKind: string, action: DomainEvent["action"], payload: unknown, entityId = crypto.randomUUID()): DomainEvent {
+function event(entityKind: EntityKind, action: DomainEvent["action"], payload: unknown, entityId = crypto.randomUUID()): DomainEvent {
   return {
     id: crypto.randomUUID(),
     entityKind,

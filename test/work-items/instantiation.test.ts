@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { WriteContext } from "../../src/pkg/db";
-import { createWorkItem } from "../../src/work-items/store";
+import { createWorkItem } from "../../src/work-items/write";
 import { call } from "../support/http";
 import { outboxActions } from "../support/factories/types";
 import {

@@ -4,7 +4,6 @@
  * always written together in one db.batch() guarded by the etag it read.
  */
 import type { Database } from "../../db/statements";
-import { nameKey } from "../../pkg/unicode";
 import { loadDefinitionsByIds } from "../../properties/values/store";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -20,7 +19,15 @@ import {
 } from "../../pkg/db";
 import type { Versioned } from "../../pkg/resource";
 import { checkLinks } from "../../properties/entity-types/links";
-import { ENTITY_TYPE_COLUMNS, toEntityType, type EntityTypeRow } from "../../properties/entity-types/store";
+import {
+  deleteEntityTypeStatements,
+  ENTITY_TYPE_COLUMNS,
+  insertEntityTypeStatements,
+  toEntityType,
+  updateEntityTypeStatements,
+  valuesOf,
+  type EntityTypeRow,
+} from "../../properties/entity-types/store";
 import type { DefinitionLinkRow } from "../../properties/entity-types/links";
 import { countUses, unusedCondition } from "../../db/references";
 import {
@@ -116,22 +123,6 @@ async function prepare(db: Database, input: DeviationTypeInput, isDefault: boole
   return { linkIds, links, properties: resolved.properties };
 }
 
-function linkStatements(db: Database, typeId: string, linkIds: readonly string[]): D1PreparedStatement[] {
-  return [
-    db.prepare("DELETE FROM entity_type_properties WHERE entity_type_id = ?1").bind(typeId),
-    ...(linkIds.length === 0
-      ? []
-      : [
-          db
-            .prepare(
-              "INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key " +
-                "FROM json_each(?2)",
-            )
-            .bind(typeId, JSON.stringify(linkIds)),
-        ]),
-  ];
-}
-
 async function runWrite(db: Database, statements: D1PreparedStatement[], name: string): Promise<D1Result[]> {
   try {
     return await runBatch(db, statements, () => nameTaken(name));
@@ -166,25 +157,7 @@ export async function createDeviationType(ctx: WriteContext, input: DeviationTyp
   await runWrite(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag,
-          created_at, updated_at, created_by, name_key)
-           VALUES (?1, ?2, ?3, 'deviationType', ?4, ?5, 0, ?6, ?7, ?8, ?8, ?9, ?10)`,
-        )
-        .bind(
-          id,
-          row.name,
-          row.description,
-          row.icon_name,
-          row.icon_color,
-          row.metadata,
-          row.etag,
-          ctx.now,
-          ctx.actorId,
-          nameKey(row.name),
-        ),
-      ...linkStatements(ctx.db, id, linkIds),
+      ...insertEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), linkIds),
       ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, id, toPropertyValueRows(DEVIATION_TYPE_KIND, id, properties)),
       outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_TYPE_KIND, entityId: id, action: "created", payload: created.value }),
     ],
@@ -208,13 +181,7 @@ export async function updateDeviationType(
     [
       // The whole batch applies only to the version read above; a concurrent write makes it a 412.
       assertStatement(ctx.db, "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)", row.id, current.row.etag),
-      ctx.db
-        .prepare(
-          "UPDATE entity_types SET name = ?1, name_key = ?9, description = ?2, icon_name = ?3, icon_color = ?4, metadata " +
-            "= ?5, etag = ?6, updated_at = ?7 WHERE id = ?8",
-        )
-        .bind(row.name, row.description, row.icon_name, row.icon_color, row.metadata, row.etag, ctx.now, row.id, nameKey(row.name)),
-      ...linkStatements(ctx.db, row.id, linkIds),
+      ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
       ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, row.id, toPropertyValueRows(DEVIATION_TYPE_KIND, row.id, properties)),
       guardedOutboxStatement(
         ctx.db,
@@ -250,9 +217,8 @@ export async function deleteDeviationType(ctx: WriteContext, id: string): Promis
         current.row.id,
         current.row.etag,
       ),
-      ctx.db.prepare("DELETE FROM entity_type_properties WHERE entity_type_id = ?1").bind(current.row.id),
       deletePropertyValuesStatement(ctx.db, DEVIATION_TYPE_KIND, current.row.id),
-      ctx.db.prepare("DELETE FROM entity_types WHERE id = ?1").bind(current.row.id),
+      ...deleteEntityTypeStatements(ctx.db, current.row.id, current.row.etag, "id = ?1 AND etag = ?2"),
       guardedOutboxStatement(
         ctx.db,
         ctx,

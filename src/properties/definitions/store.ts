@@ -1,5 +1,6 @@
 /** Property definitions in D1. Every write is one db.batch with its outbox event. */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database } from "../../db/statements";
+import { propertyDefinitions } from "../../db/schema";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -254,4 +255,21 @@ export async function deleteDefinitionRow(ctx: WriteContext, current: Versioned<
     if (current.etag !== readEtag) throw preconditionFailed();
     throw new ApiError("InUse", "The property definition came into use while it was being deleted.");
   }
+}
+
+const definitionTable = tableStatements(propertyDefinitions);
+
+/**
+ * Sets (or clears, with null) a definition's instruction image key (media's instruction images,
+ * src/media/instruction-image-store.ts), applied only to version `readEtag`, as every definition write.
+ */
+export function instructionImageKeyStatement(
+  db: Database,
+  change: { id: string; readEtag: string; key: string | null; etag: string; now: string },
+): D1PreparedStatement {
+  return definitionTable.update(
+    db,
+    { instructionImageKey: change.key, etag: change.etag, updatedAt: change.now },
+    { id: change.id, etag: change.readEtag },
+  );
 }

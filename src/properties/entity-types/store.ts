@@ -2,7 +2,8 @@
  * Entity types in D1: a row in entity_types plus its ordered links in entity_type_properties, always
  * written together in one db.batch(). One type, General, is the default.
  */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { entityTypeProperties, entityTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
@@ -136,24 +137,66 @@ async function prepare(
   return { appliesTo, linkIds, links };
 }
 
+const typeTable = tableStatements(entityTypes);
+const linkTable = tableStatements(entityTypeProperties);
+
+/** An entity type's row as written (its name key derived from its name). */
+export type EntityTypeValues = Omit<Insert<typeof entityTypes>, "nameKey">;
+
 /**
  * The link rows, written only while the type carries `etag` (the token this batch set), so a batch
  * whose guarded update lost a race changes nothing. One JSON parameter carries every id in order.
  */
 function linkStatements(db: Database, typeId: string, etag: string, linkIds: readonly string[]): D1PreparedStatement[] {
-  const guard = "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)";
+  const guard = `EXISTS (SELECT 1 FROM ${typeTable.name} WHERE id = ?1 AND etag = ?2)`;
   return [
-    db.prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND ${guard}`).bind(typeId, etag),
+    db.prepare(`DELETE FROM ${linkTable.name} WHERE entity_type_id = ?1 AND ${guard}`).bind(typeId, etag),
     ...(linkIds.length === 0
       ? []
       : [
           db
             .prepare(
-              `INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key ` +
+              `INSERT INTO ${linkTable.name} (entity_type_id, property_definition_id, position) SELECT ?1, value, key ` +
                 `FROM json_each(?3) WHERE ${guard}`,
             )
             .bind(typeId, etag, JSON.stringify(linkIds)),
         ]),
+  ];
+}
+
+/** The statements that create an entity type (of any rule: deviation types too) with its ordered links. */
+export function insertEntityTypeStatements(db: Database, row: EntityTypeValues, linkIds: readonly string[]): D1PreparedStatement[] {
+  return [typeTable.insert(db, { ...row, nameKey: nameKey(row.name) }), ...linkStatements(db, row.id, row.etag, linkIds)];
+}
+
+/**
+ * The statements that replace an entity type's row and links, applied only to version `readEtag`:
+ * the first statement changes no row when the type moved on meanwhile (then nothing else applies).
+ */
+export function updateEntityTypeStatements(
+  db: Database,
+  row: EntityTypeValues,
+  readEtag: string,
+  linkIds: readonly string[],
+): D1PreparedStatement[] {
+  // What a type is born with stays: its creation, its author and whether it is the default.
+  const { id, createdAt: _createdAt, createdBy: _createdBy, isDefault: _isDefault, ...changed } = row;
+  return [
+    typeTable.update(db, { ...changed, nameKey: nameKey(row.name) }, { id, etag: readEtag }),
+    ...linkStatements(db, id, row.etag, linkIds),
+  ];
+}
+
+/**
+ * The statements that delete an entity type and its links while `guard` (trusted SQL over ?1 the id
+ * and ?2 the etag read) holds; the type's own delete comes last, so its changes() counts one row.
+ */
+export function deleteEntityTypeStatements(db: Database, id: string, etag: string, guard: string): D1PreparedStatement[] {
+  return [
+    db
+      .prepare(`DELETE FROM ${linkTable.name} WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM ${typeTable.name} WHERE ${guard})`)
+      .bind(id, etag),
+    db.prepare(`DELETE FROM ${typeTable.name} WHERE ${guard}`).bind(id, etag),
   ];
 }
 
@@ -192,6 +235,24 @@ function rowFor(
   };
 }
 
+/** The values a read row stands for, as the table writes them. */
+export function valuesOf(row: EntityTypeRow, actorId: string | null): EntityTypeValues {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    appliesTo: row.applies_to,
+    iconName: row.icon_name,
+    iconColor: row.icon_color,
+    isDefault: row.is_default === 1,
+    metadata: row.metadata,
+    etag: row.etag,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    createdBy: actorId,
+  };
+}
+
 export async function createEntityType(ctx: WriteContext, input: EntityTypeInput): Promise<Versioned<EntityType>> {
   const { appliesTo, linkIds, links } = await prepare(ctx.db, input, false);
   const id = ctx.uuid();
@@ -200,26 +261,7 @@ export async function createEntityType(ctx: WriteContext, input: EntityTypeInput
   await runWrite(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          `INSERT INTO entity_types (id, name, description, applies_to, icon_name, icon_color, is_default, metadata, etag,
-          created_at, updated_at, created_by, name_key)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?8, ?9, ?9, ?10, ?11)`,
-        )
-        .bind(
-          id,
-          row.name,
-          row.description,
-          row.applies_to,
-          row.icon_name,
-          row.icon_color,
-          row.metadata,
-          row.etag,
-          ctx.now,
-          ctx.actorId,
-          nameKey(row.name),
-        ),
-      ...linkStatements(ctx.db, id, row.etag, linkIds),
+      ...insertEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), linkIds),
       guardedOutboxStatement(
         ctx.db,
         ctx,
@@ -244,26 +286,7 @@ export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput
     ctx.db,
     [
       // Applies only to the version read above: a concurrent write in between makes this a 412.
-      ctx.db
-        .prepare(
-          `UPDATE entity_types SET name = ?1, name_key = ?11, description = ?2, applies_to = ?3, icon_name = ?4, icon_color =
-          ?5, metadata = ?6, etag = ?7, updated_at = ?8
-           WHERE id = ?9 AND etag = ?10`,
-        )
-        .bind(
-          row.name,
-          row.description,
-          row.applies_to,
-          row.icon_name,
-          row.icon_color,
-          row.metadata,
-          row.etag,
-          ctx.now,
-          input.id,
-          current.row.etag,
-          nameKey(row.name),
-        ),
-      ...linkStatements(ctx.db, input.id, row.etag, linkIds),
+      ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
       guardedOutboxStatement(
         ctx.db,
         ctx,
@@ -290,10 +313,7 @@ export async function deleteEntityType(ctx: WriteContext, id: string): Promise<v
   const [, removed] = await ctx.db.batch([
     // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
     // removed by a cascade).
-    ctx.db
-      .prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM entity_types WHERE ${guard})`)
-      .bind(id, current.row.etag),
-    ctx.db.prepare(`DELETE FROM entity_types WHERE ${guard}`).bind(id, current.row.etag),
+    ...deleteEntityTypeStatements(ctx.db, id, current.row.etag, guard),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
   ]);
   if (removed?.meta.changes !== 1) throw preconditionFailed();

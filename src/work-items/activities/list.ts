@@ -19,7 +19,7 @@ import {
 } from "../../pkg/query";
 import { statusesCondition } from "../../work/common";
 import { dateConditions, dateFilterShape } from "../filters";
-import { ACTIVITY_COLUMNS, ACTIVITY_JOINS, toActivities, type ActivityRow } from "./model";
+import { ACTIVITY_COLUMNS, ACTIVITY_JOINS, toActivities, type ActivityRow } from "./store";
 import type { Activity } from "./schema";
 
 const KIND = "activity";

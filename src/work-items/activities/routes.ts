@@ -8,7 +8,8 @@ import { PERMISSIONS } from "../../pkg/permissions";
 import { UniqueValuesResponseSchema } from "../../pkg/query";
 import { ActivityListQuery, ActivityUniqueValuesQuery, activityUniqueValues, listActivities } from "./list";
 import { ActivityInputSchema, ActivitySchema, CreateActivitySchema, UpdateActivitySchema } from "./schema";
-import { createActivity, deleteActivity, getActivity, updateActivity } from "./store";
+import { getActivity } from "./store";
+import { createActivity, deleteActivity, updateActivity } from "./write";
 import { assertWorkItemExists } from "../store";
 
 const tags = ["Activities"];

@@ -1,25 +1,171 @@
 /**
- * Activity writes: POST creates one from an activity template revision (in a work item, the revision
- * the work item used first), PUT changes its own fields and input values, DELETE removes it. Each
- * is one guarded db.batch() (see ../write.ts).
+ * Activities as stored: the owner of activities and activity_inputs. It reads them, maps rows to what
+ * the API shows, makes the rows that instantiate an activity from an activity template revision
+ * (POST /Activities and work item instantiation make the same activity from the same revision) and
+ * builds the statements others compose into their own batches.
  */
-import type { Database } from "../../db/statements";
-import { deleteDesignationsStatement, replaceDesignationsStatements, resolveDesignations, type AssetRef } from "../../assets/designations";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
-import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
-import { assertStatement, newEtagToken, type WriteContext } from "../../pkg/db";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { activities, activityInputs } from "../../db/schema";
+import { deleteDesignationsOfManyStatement, readDesignations, type AssetRef } from "../../assets/designations";
+import { deleteActivityLinksStatement } from "../../media-references/store";
+import { parseJson } from "../../pkg/db";
+import { notFound } from "../../pkg/errors";
 import type { Versioned } from "../../pkg/resource";
-import { checkStatus, DEFAULT_STATUS, ownerOrCaller } from "../../work/common";
-import { readDesignationsSorted } from "../designation-order";
-import { toUtcDateTime } from "../sql";
-import { readActivityTemplateRevisions, templateAssertions } from "../template-revisions";
-import { etagAssertion, retrying, runGuarded, type WriteHooks } from "../write";
-import { checkInputValues } from "./inputs";
-import { findActivityRow, insertActivitiesStatements, newActivityRows, toActivities, toActivity, type ActivityInputRow } from "./model";
-import type { Activity, CreateActivityInput, UpdateActivityInput } from "./schema";
-import { assertVersion } from "../../pkg/resource";
+import type { ActivityTemplateRevision } from "../template-revisions";
+import type { Activity, InputFormat } from "./schema";
 
-const KIND = "activity";
+export const KIND = "activity";
+
+export interface ActivityRow {
+  id: string;
+  work_item_id: string | null;
+  based_on_id: string;
+  based_on_revision: number;
+  display_name: string;
+  reference_id: string | null;
+  status: string;
+  date_of_activity: string | null;
+  owner_id: string;
+  owner_name: string | null;
+  responsible_id: string | null;
+  responsible_name: string | null;
+  activity_type_id: string | null;
+  activity_type_name: string | null;
+  position: number;
+  metadata: string | null;
+  etag: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ActivityInputRow {
+  activity_id: string;
+  input_template_id: string;
+  name: string;
+  display_name: string | null;
+  format: string;
+  required: number;
+  position: number;
+  /** JSON text of the value, or null. */
+  value: string | null;
+}
+
+export const ACTIVITY_COLUMNS = `a.id, a.work_item_id, a.based_on_id, a.based_on_revision, a.display_name, a.reference_id, a.status,
+  a.date_of_activity,
+  a.owner_id, a.owner_name, a.responsible_id, a.responsible_name, a.activity_type_id, ty.name AS activity_type_name, a.position, a.metadata,
+  a.etag, a.created_at, a.updated_at`;
+export const ACTIVITY_JOINS = ["LEFT JOIN activity_types ty ON ty.id = a.activity_type_id"];
+
+export function toActivity(row: ActivityRow, inputs: readonly ActivityInputRow[], designations: AssetRef[]): Activity {
+  return {
+    id: row.id,
+    workItemId: row.work_item_id,
+    basedOn: { id: row.based_on_id, revision: row.based_on_revision },
+    displayName: row.display_name,
+    referenceId: row.reference_id,
+    status: row.status,
+    dateOfActivity: row.date_of_activity,
+    objectOwner: { id: row.owner_id, name: row.owner_name },
+    responsible: row.responsible_id === null ? null : { id: row.responsible_id, name: row.responsible_name },
+    type: row.activity_type_id === null ? null : { id: row.activity_type_id, name: row.activity_type_name ?? "" },
+    designations,
+    inputs: inputs.map((i) => ({
+      id: i.input_template_id,
+      name: i.name,
+      displayName: i.display_name,
+      format: i.format as InputFormat,
+      required: i.required === 1,
+      value: parseJson<string | number | boolean>(i.value),
+    })),
+    metadata: parseJson<Record<string, unknown>>(row.metadata),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Inputs and designations of many activities, then the API shapes in the rows' order. */
+export async function toActivities(db: Database, rows: readonly ActivityRow[]): Promise<Activity[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const [{ results: inputs }, designations] = await Promise.all([
+    db
+      .prepare(
+        "SELECT * FROM activity_inputs WHERE activity_id IN (SELECT value FROM json_each(?1)) ORDER BY activity_id, " +
+          "position, input_template_id",
+      )
+      .bind(JSON.stringify(ids))
+      .all<ActivityInputRow>(),
+    readDesignations(db, "activity", ids),
+  ]);
+  const byActivity = new Map<string, ActivityInputRow[]>();
+  for (const input of inputs) byActivity.set(input.activity_id, [...(byActivity.get(input.activity_id) ?? []), input]);
+  return rows.map((row) => toActivity(row, byActivity.get(row.id) ?? [], designations.get(row.id) ?? []));
+}
+
+export async function findActivityRow(db: Database, id: string): Promise<ActivityRow | null> {
+  return db
+    .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activities a ${ACTIVITY_JOINS.join(" ")} WHERE a.id = ?1`)
+    .bind(id)
+    .first<ActivityRow>();
+}
+
+/** What a new activity takes from outside its template. */
+export interface NewActivity {
+  id: string;
+  workItemId: string | null;
+  template: ActivityTemplateRevision;
+  displayName: string;
+  referenceId: string | null;
+  status: string;
+  dateOfActivity: string | null;
+  owner: { id: string; name: string | null };
+  responsible: { id: string; name: string | null } | null;
+  activityTypeId: string | null;
+  activityTypeName: string | null;
+  position: number;
+  metadata: Record<string, unknown> | null;
+  /** Values by input template id (JSON text); inputs not named start empty. */
+  values?: ReadonlyMap<string, string | null>;
+  etag: string;
+  now: string;
+  actorId: string | null;
+}
+
+/** The stored rows of a new activity, as a read would return them. */
+export function newActivityRows(a: NewActivity): { row: ActivityRow; inputs: ActivityInputRow[] } {
+  const row: ActivityRow = {
+    id: a.id,
+    work_item_id: a.workItemId,
+    based_on_id: a.template.row.id,
+    based_on_revision: a.template.row.revision,
+    display_name: a.displayName,
+    reference_id: a.referenceId,
+    status: a.status,
+    date_of_activity: a.dateOfActivity,
+    owner_id: a.owner.id,
+    owner_name: a.owner.name,
+    responsible_id: a.responsible?.id ?? null,
+    responsible_name: a.responsible?.name ?? null,
+    activity_type_id: a.activityTypeId,
+    activity_type_name: a.activityTypeName,
+    position: a.position,
+    metadata: a.metadata === null ? null : JSON.stringify(a.metadata),
+    etag: a.etag,
+    created_at: a.now,
+    updated_at: a.now,
+  };
+  const inputs = a.template.inputs.map((t) => ({
+    activity_id: a.id,
+    input_template_id: t.id,
+    name: t.name,
+    display_name: t.display_name,
+    format: t.format,
+    required: t.required,
+    position: t.position,
+    value: a.values?.get(t.id) ?? null,
+  }));
+  return { row, inputs };
+}
 
 export async function getActivity(db: Database, id: string): Promise<Versioned<Activity>> {
   const row = await findActivityRow(db, id);
@@ -27,224 +173,116 @@ export async function getActivity(db: Database, id: string): Promise<Versioned<A
   return { value: (await toActivities(db, [row]))[0]!, etag: row.etag };
 }
 
-async function activityType(db: Database, id: string | null | undefined): Promise<{ id: string; name: string } | null | undefined> {
-  if (id === null || id === undefined) return id;
-  const row = await db
-    .prepare("SELECT id, name FROM activity_types WHERE id = ?1")
-    .bind(id.toLowerCase())
-    .first<{ id: string; name: string }>();
-  if (!row) throw invalid("body.typeId", "exists", `The activity type ${id} does not exist (GET /ActivityTypes).`);
-  return row;
+/** An activity's input slots in order (what a PUT checks its values against). */
+export async function readInputSlots(db: Database, activityId: string): Promise<ActivityInputRow[]> {
+  const { results } = await db
+    .prepare("SELECT * FROM activity_inputs WHERE activity_id = ?1 ORDER BY position, input_template_id")
+    .bind(activityId)
+    .all<ActivityInputRow>();
+  return results;
 }
 
-async function designationsOf(db: Database, input: { designations: { id: string }[] }): Promise<AssetRef[]> {
-  return resolveDesignations(
-    db,
-    input.designations.map((d, i) => ({ id: d.id, field: `body.designations.${i}.id` })),
-  );
-}
+// --- Statements ------------------------------------------------------------------------------------
 
-export async function createActivity(ctx: WriteContext, input: CreateActivityInput, hooks: WriteHooks = {}): Promise<Versioned<Activity>> {
-  const db = ctx.db;
-  const templateId = input.basedOn.id.toLowerCase();
-  const workItemId = input.workItemId?.toLowerCase() ?? null;
-  const [status, type, designations] = await Promise.all([
-    checkStatus(db, input.status ?? DEFAULT_STATUS),
-    activityType(db, input.typeId),
-    designationsOf(db, input),
-  ]);
-  const dateOfActivity = toUtcDateTime(input.dateOfActivity, "body.dateOfActivity");
-  const id = ctx.uuid();
-  return retrying("activity", async (attempt) => {
-    let used: number | undefined;
-    if (workItemId !== null) {
-      const [item, recorded] = await db.batch<Record<string, unknown>>([
-        db.prepare("SELECT id FROM work_items WHERE id = ?1").bind(workItemId),
-        db
-          .prepare(
-            "SELECT activity_template_revision AS revision FROM work_item_activity_templates WHERE work_item_id = ?1 AND " +
-              "activity_template_id = ?2",
-          )
-          .bind(workItemId, templateId),
-      ]);
-      if (!item?.results.length) throw invalid("body.workItemId", "exists", `The work item ${workItemId} does not exist.`);
-      used = (recorded?.results[0] as { revision: number } | undefined)?.revision;
-      if (used !== undefined && input.basedOn.revision !== undefined && input.basedOn.revision !== used) {
-        throw invalid(
-          "body.basedOn.revision",
-          "workItemRevision",
-          `The work item uses revision ${used} of this activity template; activities are added to it only from that revision.`,
-        );
-      }
-    }
-    const wanted = used ?? input.basedOn.revision ?? "latest";
-    const template = (await readActivityTemplateRevisions(db, [{ id: templateId, revision: wanted }])).get(templateId);
-    if (!template) {
-      const what =
-        wanted === "latest" ? `The activity template ${templateId}` : `Revision ${wanted} of the activity template ${templateId}`;
-      throw invalid(wanted === "latest" ? "body.basedOn.id" : "body.basedOn.revision", "exists", `${what} does not exist.`);
-    }
-    const values = checkInputValues(
-      template.inputs.map((i) => ({ input_template_id: i.id, format: i.format, required: i.required, value: null })),
-      input.inputs,
-    );
-    const position =
-      workItemId === null
-        ? 0
-        : ((
-            await db
-              .prepare("SELECT coalesce(max(position) + 1, 0) AS p FROM activities WHERE work_item_id = ?1")
-              .bind(workItemId)
-              .first<{ p: number }>()
-          )?.p ?? 0);
-    const made = newActivityRows({
-      id,
-      workItemId,
-      template,
-      displayName: input.displayName ?? template.row.display_name,
-      referenceId: input.referenceId === undefined ? template.row.reference_id : input.referenceId,
-      status,
-      dateOfActivity,
-      owner: ownerOrCaller(input.objectOwner, ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? "" }),
-      responsible: input.responsible,
-      activityTypeId: type === undefined ? template.row.activity_type_id : (type?.id ?? null),
-      activityTypeName: type === undefined ? template.row.activity_type_name : (type?.name ?? null),
-      position,
-      metadata: input.metadata,
-      values,
-      etag: newEtagToken(),
-      now: ctx.now,
-      actorId: ctx.actorId,
-    });
-    const activity = toActivity(made.row, made.inputs, readDesignationsSorted(designations));
-    await hooks.beforeWrite?.(attempt);
-    const done = await runGuarded(db, [
-      ...templateAssertions(db, [], [template]),
-      ...(workItemId === null ? [] : [assertStatement(db, "EXISTS (SELECT 1 FROM work_items WHERE id = ?1)", workItemId)]),
-      ...insertActivitiesStatements(db, [made.row], made.inputs, ctx.actorId),
-      ...(workItemId !== null && used === undefined
-        ? [
-            db
-              .prepare(
-                "INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, " +
-                  "created_at) VALUES (?1, ?2, ?3, ?4)",
-              )
-              .bind(workItemId, templateId, template.row.revision, ctx.now),
-          ]
-        : []),
-      ...replaceDesignationsStatements(db, KIND, id, designations),
-      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: activity }),
-    ]);
-    return done ? { value: activity, etag: made.row.etag } : undefined;
-  });
-}
+const activityTable = tableStatements(activities);
+const inputTable = tableStatements(activityInputs);
 
-export async function updateActivity(ctx: WriteContext, input: UpdateActivityInput): Promise<Versioned<Activity>> {
-  const db = ctx.db;
-  const id = input.id.toLowerCase();
-  return retrying("activity", async () => {
-    const current = await findActivityRow(db, id);
-    if (!current) throw notFound("Activity", id);
-    assertVersion(ctx, current.etag);
-    const problems: FieldProblem[] = [];
-    if (input.basedOn?.id !== undefined && input.basedOn.id.toLowerCase() !== current.based_on_id)
-      problems.push({ field: "body.basedOn.id", rule: "immutable", message: "basedOn cannot change." });
-    if (input.basedOn?.revision !== undefined && input.basedOn.revision !== current.based_on_revision)
-      problems.push({ field: "body.basedOn.revision", rule: "immutable", message: "basedOn cannot change." });
-    if (input.workItemId !== undefined && (input.workItemId?.toLowerCase() ?? null) !== current.work_item_id)
-      problems.push({ field: "body.workItemId", rule: "immutable", message: "workItemId cannot change." });
-    if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join("; "), { errors: problems });
-    const [status, type, designations] = await Promise.all([
-      checkStatus(db, input.status ?? current.status),
-      activityType(db, input.typeId),
-      designationsOf(db, input),
-    ]);
-    const { results: slots } = await db
-      .prepare("SELECT * FROM activity_inputs WHERE activity_id = ?1 ORDER BY position, input_template_id")
-      .bind(id)
-      .all<ActivityInputRow>();
-    const values = checkInputValues(slots, input.inputs);
-    const row = {
-      ...current,
-      display_name: input.displayName ?? current.display_name,
-      reference_id: input.referenceId === undefined ? current.reference_id : input.referenceId,
-      status,
-      date_of_activity: toUtcDateTime(input.dateOfActivity, "body.dateOfActivity"),
-      owner_id: input.objectOwner?.id ?? current.owner_id,
-      owner_name: input.objectOwner ? input.objectOwner.name : current.owner_name,
-      responsible_id: input.responsible?.id ?? null,
-      responsible_name: input.responsible?.name ?? null,
-      activity_type_id: type === undefined ? current.activity_type_id : (type?.id ?? null),
-      activity_type_name: type === undefined ? current.activity_type_name : (type?.name ?? null),
-      metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
-      etag: newEtagToken(),
-      updated_at: ctx.now,
-    };
-    const inputs = slots.map((s) => (values.has(s.input_template_id) ? { ...s, value: values.get(s.input_template_id) ?? null } : s));
-    const activity = toActivity(row, inputs, readDesignationsSorted(designations));
-    const done = await runGuarded(db, [
-      etagAssertion(db, "activities", id, current.etag),
-      db
-        .prepare(
-          `UPDATE activities SET display_name = ?1, reference_id = ?2, status = ?3, date_of_activity = ?4, owner_id = ?5,
-          owner_name = ?6, responsible_id = ?7,
-                  responsible_name = ?8, activity_type_id = ?9, metadata = ?10, etag = ?11, updated_at = ?12 WHERE id = ?13`,
-        )
-        .bind(
-          row.display_name,
-          row.reference_id,
-          row.status,
-          row.date_of_activity,
-          row.owner_id,
-          row.owner_name,
-          row.responsible_id,
-          row.responsible_name,
-          row.activity_type_id,
-          row.metadata,
-          row.etag,
-          ctx.now,
-          id,
-        ),
-      ...(values.size === 0
-        ? []
-        : [
-            db
-              .prepare(
-                `UPDATE activity_inputs SET value = (SELECT j.value FROM json_each(?2) j WHERE j.key = activity_inputs.input_template_id)
-                  WHERE activity_id = ?1 AND input_template_id IN (SELECT key FROM json_each(?2))`,
-              )
-              .bind(id, JSON.stringify(Object.fromEntries(values))),
-          ]),
-      ...replaceDesignationsStatements(db, KIND, id, designations),
-      guardedOutboxStatement(
-        db,
-        ctx,
-        { entityKind: KIND, entityId: id, action: "updated", payload: activity },
-        { table: "activities", etag: row.etag },
-      ),
-    ]);
-    return done ? { value: activity, etag: row.etag } : undefined;
-  });
+function activityValues(row: ActivityRow, createdBy: string | null): Insert<typeof activities> {
+  return {
+    id: row.id,
+    workItemId: row.work_item_id,
+    basedOnId: row.based_on_id,
+    basedOnRevision: row.based_on_revision,
+    displayName: row.display_name,
+    referenceId: row.reference_id,
+    status: row.status,
+    dateOfActivity: row.date_of_activity,
+    ownerId: row.owner_id,
+    ownerName: row.owner_name,
+    responsibleId: row.responsible_id,
+    responsibleName: row.responsible_name,
+    activityTypeId: row.activity_type_id,
+    position: row.position,
+    metadata: row.metadata,
+    etag: row.etag,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    createdBy,
+  };
 }
 
 /**
- * Deletes an activity with its inputs and designations. The revision it was based on stays frozen
- * if anything else uses it; the work item's record of the revision it used stays as well.
+ * Inserts of many activities and their inputs, the rows in JSON parameters (chunked by size), so
+ * a work template with hundreds of inputs is still a handful of statements in the write's batch.
  */
-export async function deleteActivity(ctx: WriteContext, id: string): Promise<void> {
-  const db = ctx.db;
-  await retrying("activity", async () => {
-    const current = await findActivityRow(db, id);
-    if (!current) throw notFound("Activity", id);
-    assertVersion(ctx, current.etag);
-    const done = await runGuarded(db, [
-      etagAssertion(db, "activities", id, current.etag),
-      db.prepare("DELETE FROM activity_inputs WHERE activity_id = ?1").bind(id),
-      db.prepare("DELETE FROM activity_media_references WHERE activity_id = ?1").bind(id),
-      deleteDesignationsStatement(db, KIND, id),
-      db.prepare("DELETE FROM activities WHERE id = ?1").bind(id),
-      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { workItemId: current.work_item_id } }),
-    ]);
-    return done ? true : undefined;
-  });
+export function insertActivitiesStatements(
+  db: Database,
+  rows: readonly ActivityRow[],
+  inputs: readonly ActivityInputRow[],
+  actorId: string | null,
+): D1PreparedStatement[] {
+  return [
+    ...activityTable.insertMany(
+      db,
+      rows.map((row) => activityValues(row, actorId)),
+    ),
+    ...inputTable.insertMany(
+      db,
+      inputs.map((i) => ({
+        activityId: i.activity_id,
+        inputTemplateId: i.input_template_id,
+        name: i.name,
+        displayName: i.display_name,
+        format: i.format,
+        required: i.required === 1,
+        position: i.position,
+        value: i.value,
+      })),
+    ),
+  ];
+}
+
+/** Replaces an activity's own fields (its batch asserts the version read first). */
+export function updateActivityStatement(db: Database, row: ActivityRow): D1PreparedStatement {
+  const {
+    id,
+    workItemId: _workItemId,
+    basedOnId: _basedOnId,
+    basedOnRevision: _basedOnRevision,
+    position: _position,
+    createdAt: _createdAt,
+    createdBy: _createdBy,
+    ...changed
+  } = activityValues(row, null);
+  return activityTable.update(db, changed, { id });
+}
+
+/** Sets the values of some inputs (by input template id; JSON text, or null to clear). */
+export function setInputValuesStatement(db: Database, activityId: string, values: ReadonlyMap<string, string | null>): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE activity_inputs SET value = (SELECT j.value FROM json_each(?2) j WHERE j.key = activity_inputs.input_template_id)
+        WHERE activity_id = ?1 AND input_template_id IN (SELECT key FROM json_each(?2))`,
+    )
+    .bind(activityId, JSON.stringify(Object.fromEntries(values)));
+}
+
+/** Deletes an activity with its inputs and media reference links (its designations are the caller's: they go by kind). */
+export function deleteActivityStatements(db: Database, id: string): D1PreparedStatement[] {
+  return [
+    inputTable.delete(db, { activityId: id }),
+    deleteActivityLinksStatement(db, { sql: "activity_id = ?1", bindings: [id] }),
+    activityTable.delete(db, { id }),
+  ];
+}
+
+/** Deletes every activity of a work item with its inputs, media reference links and designations. */
+export function deleteActivitiesOfWorkItemStatements(db: Database, workItemId: string): D1PreparedStatement[] {
+  const ofWorkItem = "(SELECT id FROM activities WHERE work_item_id = ?1)";
+  return [
+    db.prepare(`DELETE FROM activity_inputs WHERE activity_id IN ${ofWorkItem}`).bind(workItemId),
+    deleteActivityLinksStatement(db, { sql: `activity_id IN ${ofWorkItem}`, bindings: [workItemId] }),
+    deleteDesignationsOfManyStatement(db, KIND, { sql: ofWorkItem, bindings: [workItemId] }),
+    activityTable.delete(db, { workItemId }),
+  ];
 }

@@ -1,9 +1,14 @@
 /**
- * Reading deviations: rows plus their type name, asset reference, linked properties, relationships
- * and work item links. A page is hydrated in one batch; a single read is one statement with its
- * parts as columns, so each costs one D1 round trip (test/contract/read-round-trips.test.ts).
+ * Deviations as stored: the owner of deviations, deviation_relationships and deviation_work_items.
+ * Reading: rows plus their type name, asset reference, linked properties, relationships and work item
+ * links. A page is hydrated in one batch; a single read is one statement with its parts as columns,
+ * so each costs one D1 round trip (test/contract/read-round-trips.test.ts). Writing: the statements
+ * write.ts, the work item links and the monitoring loop compose into their own batches.
  */
-import type { Database } from "../db/statements";
+import { jsonRowStatements, tableStatements, type Database, type Insert } from "../db/statements";
+import { deviationRelationships, deviations, deviationWorkItems } from "../db/schema";
+import { newEtagToken } from "../pkg/db";
+import { nameKey } from "../pkg/unicode";
 import {
   designationsFrom,
   designationsFromJson,
@@ -246,4 +251,181 @@ export async function readForWrite(db: Database, id: string): Promise<{ row: Dev
   const found = await readDeviation(db, id);
   if (!found) throw notFound("Deviation", id);
   return found;
+}
+
+// --- Statements ------------------------------------------------------------------------------------
+
+const deviationTable = tableStatements(deviations);
+const relationshipTable = tableStatements(deviationRelationships);
+const linkTable = tableStatements(deviationWorkItems);
+
+/** A deviation's row as written: its reference key derives from its referenceId. */
+export type DeviationValues = Omit<Insert<typeof deviations>, "referenceKey">;
+
+/** The values of a row as read, for a create by `createdBy` (the monitoring loop: with its monitor). */
+export function deviationValues(row: DeviationRow, createdBy: string | null, originMonitorRef: string | null = null): DeviationValues {
+  return {
+    id: row.id,
+    referenceId: row.reference_id,
+    description: row.description,
+    status: row.status,
+    typeId: row.type_id,
+    ownerId: row.owner_id,
+    ownerName: row.owner_name,
+    riskId: row.risk_id,
+    riskName: row.risk_name,
+    metadata: row.metadata,
+    origin: row.origin,
+    originMonitorRef,
+    etag: row.etag,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    createdBy,
+  };
+}
+
+/** Inserts deviations (one, or the many a monitoring evaluation raises at once). */
+export function insertDeviationsStatements(db: Database, rows: readonly DeviationValues[]): D1PreparedStatement[] {
+  return deviationTable.insertMany(
+    db,
+    rows.map((row) => ({ ...row, referenceKey: nameKey(row.referenceId) })),
+  );
+}
+
+/** Replaces a deviation's own fields (its batch asserts the version read first); its origin stays. */
+export function updateDeviationStatement(db: Database, row: DeviationRow): D1PreparedStatement {
+  const {
+    id,
+    origin: _origin,
+    originMonitorRef: _originMonitorRef,
+    createdAt: _createdAt,
+    createdBy: _createdBy,
+    ...changed
+  } = deviationValues(row, null);
+  return deviationTable.update(db, { ...changed, referenceKey: nameKey(row.reference_id) }, { id });
+}
+
+/**
+ * The statements that delete a deviation's row with its relationships (both directions) and work
+ * item links; the row's delete comes last, so a guarded event after it sees its change.
+ */
+export function deleteDeviationStatements(db: Database, id: string): D1PreparedStatement[] {
+  return [
+    db.prepare(`DELETE FROM ${relationshipTable.name} WHERE deviation_id = ?1 OR related_id = ?1`).bind(id),
+    linkTable.delete(db, { deviationId: id }),
+    deviationTable.delete(db, { id }),
+  ];
+}
+
+/**
+ * The statements that make `relatedIds` the relationships of `id`, both directions, keeping rows
+ * that stay (and their createdAt); `previousIds` are the related ids before the write, so both the
+ * gained and the lost deviations get a new etag.
+ */
+export function replaceRelationshipsStatements(
+  db: Database,
+  id: string,
+  relatedIds: readonly string[],
+  previousIds: readonly string[],
+  now: string,
+): D1PreparedStatement[] {
+  const list = JSON.stringify(relatedIds);
+  const touched = [...new Set([...relatedIds, ...previousIds])].filter(
+    (other) => !(relatedIds.includes(other) && previousIds.includes(other)),
+  );
+  const statements = [
+    db
+      .prepare(
+        `DELETE FROM deviation_relationships
+          WHERE (deviation_id = ?1 AND related_id NOT IN (SELECT value FROM json_each(?2)))
+             OR (related_id = ?1 AND deviation_id NOT IN (SELECT value FROM json_each(?2)))`,
+      )
+      .bind(id, list),
+  ];
+  if (relatedIds.length > 0) {
+    statements.push(
+      db
+        .prepare(
+          "INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT ?1, value, ?3 FROM json_each(?2)",
+        )
+        .bind(id, list, now),
+      db
+        .prepare(
+          "INSERT OR IGNORE INTO deviation_relationships (deviation_id, related_id, created_at) SELECT value, ?1, ?3 FROM json_each(?2)",
+        )
+        .bind(id, list, now),
+    );
+  }
+  if (touched.length > 0) statements.push(touchDeviationsStatement(db, touched));
+  return statements;
+}
+
+/** Gives deviations a new etag token (their representation changed through another entity). */
+export function touchDeviationsStatement(db: Database, ids: readonly string[]): D1PreparedStatement {
+  return db
+    .prepare("UPDATE deviations SET etag = ?1 WHERE id IN (SELECT value FROM json_each(?2))")
+    .bind(newEtagToken(), JSON.stringify(ids));
+}
+
+/** A new etag for one deviation, only when the statement before it changed a row (its representation changed with it). */
+export function newDeviationVersionIfChangedStatement(db: Database, id: string): D1PreparedStatement {
+  return db.prepare("UPDATE deviations SET etag = ?1 WHERE id = ?2 AND changes() > 0").bind(newEtagToken(), id);
+}
+
+/**
+ * A status change the monitoring loop makes when an alarm is left (onLeave.deviationStatus), for
+ * deviations whose version is still the one the loop read; `when` (trusted SQL over the JSON row
+ * `j.value`, binding ?2...) adds the loop's own condition. Rows: `{ id, status, etag, previous }`.
+ */
+export function setStatusesStatements(
+  db: Database,
+  rows: readonly { id: string; status: string; etag: string; previous: string }[],
+  now: string,
+  when: { sql: string; bindings: readonly unknown[] },
+): D1PreparedStatement[] {
+  return jsonRowStatements(
+    db,
+    `UPDATE deviations
+        SET status = (SELECT json_extract(j.value, '$.status') FROM json_each(?1) j WHERE json_extract(j.value, '$.id') = deviations.id),
+            etag = (SELECT json_extract(j.value, '$.etag') FROM json_each(?1) j WHERE json_extract(j.value, '$.id') = deviations.id),
+            updated_at = ?${when.bindings.length + 2}
+      WHERE id IN (SELECT json_extract(j.value, '$.id') FROM json_each(?1) j
+                    WHERE json_extract(j.value, '$.previous') = deviations.etag AND (${when.sql}))`,
+    rows,
+    ...when.bindings,
+    now,
+  );
+}
+
+// --- Work item links -------------------------------------------------------------------------------
+
+/** Links a deviation and a work item; linking twice changes nothing (check changes() to tell). */
+export function linkWorkItemStatement(
+  db: Database,
+  link: { deviationId: string; workItemId: string; now: string; by: string | null },
+): D1PreparedStatement {
+  const { deviationId, workItemId } = link;
+  return linkTable.insertOrIgnore(db, { deviationId, workItemId, createdAt: link.now, createdBy: link.by });
+}
+
+/** Links many (the monitoring loop: each deviation it raises with the work item raised with it). */
+export function linkWorkItemsStatements(
+  db: Database,
+  links: readonly { deviationId: string; workItemId: string }[],
+  now: string,
+  by: string | null,
+): D1PreparedStatement[] {
+  return linkTable.insertMany(
+    db,
+    links.map((l) => ({ ...l, createdAt: now, createdBy: by })),
+  );
+}
+
+export function unlinkStatement(db: Database, deviationId: string, workItemId: string): D1PreparedStatement {
+  return linkTable.delete(db, { deviationId, workItemId });
+}
+
+/** Removes a work item's links (for the work item's own delete). */
+export function unlinkWorkItemStatement(db: Database, workItemId: string): D1PreparedStatement {
+  return linkTable.delete(db, { workItemId });
 }

@@ -1,0 +1,41 @@
+/**
+ * Every kind of entity the outbox carries, in one list: a store names its kind from here, the event
+ * catalogue (src/subscriptions/catalogue.ts) describes each one, and TypeScript holds the two together.
+ */
+export const ENTITY_KINDS = [
+  "activity",
+  "activityTemplate",
+  "activityType",
+  "alarm",
+  "asset",
+  "category",
+  "classification",
+  "dataType",
+  "deviation",
+  "deviationType",
+  "entityType",
+  "file",
+  "fileReference",
+  "job",
+  "jobOutput",
+  "jobConfiguration",
+  "media",
+  "mediaReference",
+  "model",
+  "modelDefinition",
+  "monitor",
+  "monitorJob",
+  "outputType",
+  "propertyDefinition",
+  "searchIndex",
+  "searchQuery",
+  "subscription",
+  "userStatus",
+  "workItem",
+  "workTemplate",
+] as const;
+
+export type EntityKind = (typeof ENTITY_KINDS)[number];
+
+/** What happened to the entity; alarms (issue 25) are `entered` and `left`. */
+export type EventAction = "created" | "updated" | "deleted" | "entered" | "left";
