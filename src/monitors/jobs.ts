@@ -24,7 +24,7 @@ import { ApiError, notFound } from "../pkg/errors";
 import { errorFields, type Logger } from "../pkg/logger";
 import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { effectiveOf, findDefinitionByVersion, getModelRow, getMonitorRow, MONITOR_SCHEDULE_KIND, type MonitorRow } from "./store";
-import type { MonitorJobStatus } from "./schema";
+import { MONITOR_JOB_VARIABLES, type MonitorJobStatus } from "./schema";
 import { evaluateControllers, variableReports, type VariableReport } from "./alarms";
 import { guardedOutboxStatement, OUTBOX_RETENTION_MS } from "../events/outbox";
 
@@ -135,11 +135,13 @@ export async function populationAssetPage(db: D1Database, monitorRef: string, sk
 async function populationParameters(db: D1Database, monitorRef: string, monitorJobId: string): Promise<Record<string, string>> {
   const count = await populationAssetCount(db, monitorRef);
   const parameters: Record<string, string> = {
-    populationAssetCount: String(count),
-    populationAssetIdsPath: `/MonitorJobs/${monitorJobId}/PopulationAssetIds`,
+    [MONITOR_JOB_VARIABLES.populationAssetCount]: String(count),
+    [MONITOR_JOB_VARIABLES.populationAssetIdsPath]: `/MonitorJobs/${monitorJobId}/PopulationAssetIds`,
   };
   if (count <= POPULATION_IDS_IN_ENVIRONMENT)
-    parameters.populationAssetIds = (await populationAssetPage(db, monitorRef, 0, POPULATION_IDS_IN_ENVIRONMENT)).join(",");
+    parameters[MONITOR_JOB_VARIABLES.populationAssetIds] = (
+      await populationAssetPage(db, monitorRef, 0, POPULATION_IDS_IN_ENVIRONMENT)
+    ).join(",");
   return parameters;
 }
 
@@ -170,7 +172,7 @@ export async function executeMonitor(
   const parameters = {
     ...effective.staticParameters,
     ...effective.configurableParameters,
-    monitorId: monitor.monitor_id,
+    [MONITOR_JOB_VARIABLES.monitorId]: monitor.monitor_id,
     ...(await populationParameters(env.DB, monitor.id, id)),
   };
   const nowIso = now.toISOString();
