@@ -15,7 +15,7 @@
  */
 import type { Bindings } from "../env";
 import type { JobEnd, JobEndHook } from "../dataprocessing/contract";
-import { START_CONCURRENCY, startAdHocJob } from "../dataprocessing/execution";
+import { runnerOf, START_CONCURRENCY, startAdHocJob } from "../dataprocessing/execution";
 import { requireHost } from "../dataprocessing/host-errors";
 import { forEachLimited } from "../pkg/concurrency";
 import { scopedTokenFor } from "../dataprocessing/run-options";
@@ -224,8 +224,12 @@ export async function executeMonitor(
   return { row: await getMonitorJobRow(env.DB, id), created: true };
 }
 
-/** The bearer token an External model's system uses to report this monitor's job statuses. */
-export const monitorStatusToken = (env: Bindings, monitorRef: string) => scopedTokenFor(env, "monitor", monitorRef);
+/**
+ * The bearer token an External model's system uses to report one run's status: that monitor job's
+ * alone, valid while it is Started or InProgress (src/pkg/auth.ts), so a token of an ended run no
+ * longer works. Recomputed from the run's id: nothing secret is stored.
+ */
+export const monitorJobStatusToken = (env: Bindings, monitorJobId: string) => scopedTokenFor(env, "monitorjob", monitorJobId);
 
 export interface CriticalityReport {
   assetId: string;
@@ -474,6 +478,32 @@ export const monitorJobEndHook: JobEndHook = {
     await finishMonitorJob(env, row, status, error, end.output, reports, new Date().toISOString());
   },
 };
+
+/**
+ * Cancels a run that has not ended: it fails with "Cancelled by {name} at {time}." and its status token
+ * stops working with it. An ACR model's data processing job is cancelled with it (its container
+ * removed; its end, through the end hook, fails the run with the same message). False when the run
+ * had already ended.
+ */
+export async function cancelMonitorJob(
+  env: Bindings,
+  row: MonitorJobRow,
+  by: { id: string; name: string | null },
+  now: Date,
+  context: FinishContext,
+): Promise<boolean> {
+  if (!ACTIVE.includes(row.status)) return false;
+  if (row.job_id) {
+    const job = await env.DB.prepare("SELECT chain_id FROM jobs WHERE id = ?1").bind(row.job_id).first<{ chain_id: string }>();
+    if (job) await runnerOf(env, job.chain_id).cancel(job.chain_id, row.job_id, by);
+  }
+  // An External model's run (or an ACR run whose job had ended or never started): ended here.
+  const at = now.toISOString();
+  const fresh = await getMonitorJobRow(env.DB, row.id);
+  const empty = { criticality: [], variables: [] };
+  await finishMonitorJob(env, fresh, "Failed", `Cancelled by ${by.name || by.id} at ${at}.`, null, empty, at, context);
+  return true;
+}
 
 /** A monitor job never stays Started or InProgress past its deadline. Run by the minute cron. */
 export async function expireMonitorJobs(env: Bindings, now: Date): Promise<number> {

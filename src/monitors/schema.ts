@@ -401,9 +401,14 @@ export const MonitorJobSchema = z
     trigger: z.string(),
     createdDate: z.string(),
     completedDate: z.string().nullable(),
-    statusToken: z.string().optional().openapi({
-      description: "External models only, in the answer of the execution: the bearer token that may set this monitor's job statuses.",
-    }),
+    statusToken: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          "External models only, in the answer of the execution: the bearer token that may set this run's status (and read " +
+          "the assets it scores), valid until the run ends or is cancelled.",
+      }),
   })
   .openapi("MonitorJob");
 
