@@ -5,6 +5,7 @@
 // in the jail; what needs root (a uid per job, cgroups) is skipped elsewhere, saying so.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
@@ -183,14 +184,32 @@ test("node from outside the system's folders (nvm, a tarball) shows in the jail 
   const prefix = join(ownTmp, "home", "someone", ".nvm", "node");
   mkdirSync(join(prefix, "bin"), { recursive: true });
   symlinkSync(process.execPath, join(prefix, "bin", "node"));
-  const { client } = await newHost({ node: join(prefix, "bin", "node"), maxJobs: 100, maxJobsPerUser: 100 });
-  const name = unique("nvm");
-  await client.put(name, spec(name, "t/environ"));
-  const state = await client.until(name, ["succeeded", "failed"]);
-  assert.equal(state.phase, "succeeded", state.error);
-  const environment = JSON.parse(/ENV=(.*)/.exec(state.output)[1]);
-  assert.match(environment.PATH, /^\/opt\/node\/bin:/);
-  assert.ok(!JSON.stringify(environment).includes("someone"), "the folder node lives in is not shown");
+  // The API, which the jail's forwarder (run by that node too) lets the job reach.
+  const api = createServer((req, res) => res.end("api answered"));
+  await new Promise((resolve) => api.listen(0, "127.0.0.1", resolve));
+  try {
+    const { client } = await newHost({
+      node: join(prefix, "bin", "node"),
+      apiUrl: `http://127.0.0.1:${api.address().port}`,
+      maxJobs: 100,
+      maxJobsPerUser: 100,
+    });
+    const name = unique("nvm");
+    await client.put(name, spec(name, "t/environ"));
+    const state = await client.until(name, ["succeeded", "failed"]);
+    assert.equal(state.phase, "succeeded", state.error);
+    const environment = JSON.parse(/ENV=(.*)/.exec(state.output)[1]);
+    assert.match(environment.PATH, /^\/opt\/node\/bin:/);
+    assert.ok(!JSON.stringify(environment).includes("someone"), "the folder node lives in is not shown");
+    const fetched = unique("nvm-api");
+    const command = `node -e "fetch('http://127.0.0.1:${api.address().port}/').then((r) => r.text()).then(console.log)"`;
+    await client.put(fetched, spec(fetched, "t/shell", { command }));
+    const reached = await client.until(fetched, ["succeeded", "failed"]);
+    assert.equal(reached.phase, "succeeded", reached.error);
+    assert.match(reached.output, /api answered/);
+  } finally {
+    await new Promise((resolve) => api.close(resolve));
+  }
 });
 
 test("the start-up probe's cgroup is its own at every start and is removed after", async (t) => {
