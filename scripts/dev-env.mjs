@@ -86,11 +86,30 @@ export async function ensureDevKey() {
 }
 
 /**
- * Writes .dev.vars (wrangler dev reads it over [vars]) with the local settings and the public half of
- * the dev key. Lines for other variables a developer added are kept; the file is only rewritten when
- * it changes, since wrangler dev reloads on a change.
+ * The variables npm start writes only when .dev.vars does not set them already: a developer's own
+ * value is kept (README, "Configuration"). WEBHOOK_ALLOWED_TARGETS lets webhook receivers on this
+ * machine in (a deployment allows only https to public addresses); set it in .dev.vars to allow more
+ * or fewer, and npm start leaves it as it is.
  */
-export function writeDevVars(publicJwks, extra = {}) {
+export const DEV_VAR_DEFAULTS = Object.freeze({ WEBHOOK_ALLOWED_TARGETS: "http://127.0.0.1:*,http://localhost:*" });
+
+/** The variable a .dev.vars line sets (`NAME=value`), or null for a comment or a blank line. */
+function devVarName(line) {
+  const trimmed = line.trim();
+  if (trimmed === "" || trimmed.startsWith("#") || !trimmed.includes("=")) return null;
+  return trimmed
+    .slice(0, trimmed.indexOf("="))
+    .replace(/^export\s+/, "")
+    .trim();
+}
+
+/**
+ * Writes .dev.vars (wrangler dev reads it over [vars]) with the local settings and the public half of
+ * the dev key. The managed settings are rewritten at each start; {@link DEV_VAR_DEFAULTS} only when the
+ * file does not set them; lines for other variables a developer added are kept. The file is only
+ * rewritten when it changes, since wrangler dev reloads on a change. `file` is for the checks.
+ */
+export function writeDevVars(publicJwks, extra = {}, { file = DEV_VARS_FILE } = {}) {
   const managed = {
     ENVIRONMENT: "development",
     AUTH_ISSUER: DEV_ISSUER,
@@ -99,20 +118,18 @@ export function writeDevVars(publicJwks, extra = {}) {
     AUTH_JWKS_JSON: `'${JSON.stringify(publicJwks)}'`,
     LOG_LEVEL: "info",
     DATAPROCESSING_ENCRYPTION_KEY: ensureDataProcessingKey(),
-    // Webhook receivers on this machine (a deployment allows only https to public addresses).
-    WEBHOOK_ALLOWED_TARGETS: "http://127.0.0.1:*,http://localhost:*",
     ...extra,
   };
   const header = "# Written by scripts/start.mjs for local runs only (gitignored). Other variables you add here are kept.";
-  const kept = existsSync(DEV_VARS_FILE)
-    ? readFileSync(DEV_VARS_FILE, "utf8")
-        .split("\n")
-        .filter((line) => line.trim() !== "" && line !== header)
-        .filter((line) => !Object.keys(managed).includes(line.split("=")[0].trim()))
-    : [];
-  const content = [header, ...Object.entries(managed).map(([k, v]) => `${k}=${v}`), ...kept].join("\n") + "\n";
-  const current = existsSync(DEV_VARS_FILE) ? readFileSync(DEV_VARS_FILE, "utf8") : "";
-  if (current !== content) writeFileSync(DEV_VARS_FILE, content, { mode: 0o600 });
+  const current = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const kept = current
+    .split("\n")
+    .filter((line) => line.trim() !== "" && line !== header)
+    .filter((line) => !Object.keys(managed).includes(devVarName(line)));
+  const set = new Set(kept.map(devVarName).filter(Boolean));
+  const defaults = Object.entries(DEV_VAR_DEFAULTS).filter(([name]) => !set.has(name) && !(name in managed));
+  const content = [header, ...[...Object.entries(managed), ...defaults].map(([k, v]) => `${k}=${v}`), ...kept].join("\n") + "\n";
+  if (current !== content) writeFileSync(file, content, { mode: 0o600 });
 }
 
 export const DATAPROCESSING_KEY_FILE = join(ROOT, ".dev", "dataprocessing-encryption-key");

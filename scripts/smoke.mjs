@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   applyMigrations,
+  DEV_VAR_DEFAULTS,
   freePort,
   LOCAL_OAUTH_CLIENT_ID,
   LOCAL_OAUTH_SECRET_FILE,
@@ -114,7 +115,14 @@ async function startServer(port, inspectorPort) {
     persistTo,
     detached: true, // its own process group, so stopping it also stops workerd
     stdio: ["ignore", "pipe", "pipe"],
-    extra: ["--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false"],
+    // The smoke run's receivers are on 127.0.0.1 whatever a developer allows in .dev.vars (--var wins over it).
+    extra: [
+      "--inspector-port",
+      String(inspectorPort),
+      "--show-interactive-dev-session=false",
+      "--var",
+      `WEBHOOK_ALLOWED_TARGETS:${DEV_VAR_DEFAULTS.WEBHOOK_ALLOWED_TARGETS}`,
+    ],
   });
   // wrangler dev does not exit when the build fails (it waits for a fix), so watch for that.
   let buildFailed;

@@ -10,7 +10,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { DEFAULT_PERSIST_DIR, DEFAULT_PORT, portInUse, prepareLocal, ROOT, startDevServer, waitForHealth } from "./dev-env.mjs";
-import { DEFAULT_HOST_PORT, startContainerHost } from "./container-host/server.mjs";
+import { DEFAULT_HOST_PORT, jobLimitsFrom, startContainerHost } from "./container-host/server.mjs";
 
 const LOG_FILE = join(ROOT, ".dev", "start.log");
 const shown = (path) => relative(process.cwd(), path) || path;
@@ -28,6 +28,14 @@ function portFrom(name, fallback) {
 const port = portFrom("PORT", DEFAULT_PORT);
 const hostPort = portFrom("CONTAINER_HOST_PORT", DEFAULT_HOST_PORT);
 const base = `http://127.0.0.1:${port}`;
+let jobLimits;
+try {
+  // How many jobs the local container host runs at once, in all and per user (README, "Configuration").
+  jobLimits = jobLimitsFrom(process.env);
+} catch (error) {
+  console.error(`start: ${error.message}.`);
+  process.exit(1);
+}
 if (port === hostPort) {
   console.error(`start: PORT and CONTAINER_HOST_PORT are both ${port}; the API and the local container host need a port each.`);
   process.exit(1);
@@ -100,6 +108,7 @@ try {
   containerHost = await startContainerHost({
     port: hostPort,
     apiUrl: base,
+    ...jobLimits,
     log: (line) => {
       writeLog(`container host: ${line}`);
       // Before the server is ready its lines are kept for the banner's end; after, they are news.

@@ -52,6 +52,9 @@ before(async () => {
     apiUrl: `http://127.0.0.1:${api.address().port}`,
     maxProcesses: MAX_PROCESSES,
     diskMb: DISK_MB,
+    // The job limits have checks of their own (check-limits.mjs); here jobs of many checks overlap.
+    maxJobs: 100,
+    maxJobsPerUser: 100,
     log: (line) => started.push(line),
   });
   client = hostClient(host);

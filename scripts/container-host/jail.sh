@@ -7,11 +7,13 @@
 # nothing of the service (its checkout, .dev, .wrangler) or of other jobs is there. Then it brings
 # up the namespace's loopback, starts the forwarder that lets the job reach the API's one port, and
 # becomes the job's command under an unprivileged uid with no capabilities and no way to gain any.
-#   jail.sh JAIL IMAGE_DIR JOB_UID DISK_MB API_PORT API_SOCKET NODE FORWARDER NPROC CPU_SECONDS
+# NODE is the host's node; JAIL_NODE where the jail shows it (its own path in the system's folders,
+# else under /opt/node, so no path of the host reaches the job).
+#   jail.sh JAIL IMAGE_DIR JOB_UID DISK_MB API_PORT API_SOCKET NODE FORWARDER NPROC CPU_SECONDS JAIL_NODE
 set -eu
 JAIL=$1 IMAGE=$2 JOB_UID=$3 DISK_MB=$4 API_PORT=$5 API_SOCKET=$6 NODE=$7 FORWARDER=$8 NPROC=$9
 shift 9
-CPU_SECONDS=$1
+CPU_SECONDS=$1 JAIL_NODE=$2
 R="$JAIL/root"
 # Who runs the job and the forwarder: their own uids, or (JOB_UID 0: in an unprivileged user
 # namespace, where only the caller's uid is mapped and groups cannot be set) the namespace's only user.
@@ -38,12 +40,13 @@ for d in usr bin sbin lib lib32 lib64 libx32 etc; do
     mount -o remount,bind,ro,nosuid,nodev "$R/$d"
   fi
 done
-# The node that runs the host, when it lives outside those directories (nvm, a tarball).
-NODE_PREFIX=$(dirname "$(dirname "$NODE")")
-if [ ! -e "$R$NODE" ]; then
-  mkdir -p "$R$NODE_PREFIX"
-  mount --bind "$NODE_PREFIX" "$R$NODE_PREFIX"
-  mount -o remount,bind,ro,nosuid,nodev "$R$NODE_PREFIX"
+# The node that runs the host, when it lives outside those directories (nvm, a tarball): its prefix
+# at /opt/node.
+if [ "$JAIL_NODE" != "$NODE" ]; then
+  NODE_PREFIX=$(dirname "$(dirname "$NODE")")
+  mkdir -p "$R/opt/node"
+  mount --bind "$NODE_PREFIX" "$R/opt/node"
+  mount -o remount,bind,ro,nosuid,nodev "$R/opt/node"
 fi
 
 mkdir "$R/dev"
@@ -88,12 +91,14 @@ if [ "$API_PORT" != 0 ]; then
   mkfifo "$JAIL/ready"
   # shellcheck disable=SC2086 # word splitting of the options is meant
   chroot "$R" /usr/bin/setpriv $AS_FORWARDER -- \
-    "$NODE" /.jail/forward.mjs "$API_PORT" /.jail/api.sock 3>"$JAIL/ready" </dev/null &
+    "$JAIL_NODE" /.jail/forward.mjs "$API_PORT" /.jail/api.sock 3>"$JAIL/ready" </dev/null &
   read -r _ <"$JAIL/ready" || true
 fi
 
 cd "$R"
+# An empty environment: the entry script sets the job's own, and nothing of this one (no host path)
+# reaches it.
 # shellcheck disable=SC2086 # word splitting of the options is meant
-exec chroot "$R" /usr/bin/prlimit "--nproc=$NPROC" "--cpu=$CPU_SECONDS" "--fsize=$((DISK_MB * 1024 * 1024))" --core=0 -- \
+exec chroot "$R" /usr/bin/env -i /usr/bin/prlimit "--nproc=$NPROC" "--cpu=$CPU_SECONDS" "--fsize=$((DISK_MB * 1024 * 1024))" --core=0 -- \
   /usr/bin/setpriv $AS_JOB -- \
   /bin/sh /.jail/entry.sh

@@ -7,17 +7,19 @@
 // environment, a time limit (timeoutSeconds), memory, CPU, process and disk limits, and an output cap
 // (the last 1 MiB is kept); nothing of the service is in its filesystem and only the API's port is
 // on its network. Where the jail cannot be made, folder images are refused, never run unisolated.
-// When a Docker daemon answers and the image is not a local folder, it runs with `docker run` instead.
+// When a Docker daemon answers and the image is not a local folder, it runs with `docker run` instead,
+// with the same network rule (only the API). At most CONTAINER_HOST_MAX_JOBS jobs run at once, and
+// CONTAINER_HOST_MAX_JOBS_PER_USER of one owner; the others wait, in order, saying so.
 // Run alone: node scripts/container-host/server.mjs [port]   (default 8790; prints its secret)
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { connect, createServer as createNetServer } from "node:net";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_LIMITS, detectIsolation, startJailed } from "./isolation.mjs";
+import { DEFAULT_LIMITS, detectIsolation, FORWARDER, JOB_UIDS, startJailed, SYSTEM_PATH } from "./isolation.mjs";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const DEFAULT_IMAGES_DIR = join(ROOT, "examples", "images");
@@ -36,6 +38,30 @@ const DOCKER_CLIENT_VARS = [
   "DOCKER_TLS_VERIFY",
   "XDG_RUNTIME_DIR",
 ];
+
+/** Jobs running at once on the host, and of one owner, unless CONTAINER_HOST_MAX_JOBS(_PER_USER) say otherwise. */
+export const DEFAULT_MAX_JOBS = 4;
+export const DEFAULT_MAX_JOBS_PER_USER = 2;
+
+/**
+ * The host's job limits from `env` (CONTAINER_HOST_MAX_JOBS, CONTAINER_HOST_MAX_JOBS_PER_USER):
+ * positive whole numbers, the defaults when unset or empty. A value that is not one is refused, naming
+ * the variable, never ignored.
+ */
+export function jobLimitsFrom(env = process.env) {
+  const read = (name, fallback) => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === "") return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1 || value > 1000)
+      throw new Error(`${name} must be a whole number of jobs from 1 to 1000, not '${raw}'`);
+    return value;
+  };
+  return {
+    maxJobs: read("CONTAINER_HOST_MAX_JOBS", DEFAULT_MAX_JOBS),
+    maxJobsPerUser: read("CONTAINER_HOST_MAX_JOBS_PER_USER", DEFAULT_MAX_JOBS_PER_USER),
+  };
+}
 
 /** The images of a folder: each sub-folder with an image.json. */
 export function readImages(imagesDir = DEFAULT_IMAGES_DIR, log = () => {}) {
@@ -63,7 +89,9 @@ function dockerAnswers(docker) {
 
 /**
  * The `docker run` arguments of a group. Variable values never appear on the command line (where
- * `ps` shows them): `-e NAME` takes each value from the Docker CLI's own environment.
+ * `ps` shows them): `-e NAME` takes each value from the Docker CLI's own environment. `--network none`:
+ * the container's network is its own loopback alone, on which the host's forwarder opens the API's
+ * port (dockerForwarder), as in a jailed job's.
  */
 export function dockerRunArgs(name, spec, environment, maxProcesses = DEFAULT_LIMITS.maxProcesses) {
   const args = [
@@ -71,6 +99,8 @@ export function dockerRunArgs(name, spec, environment, maxProcesses = DEFAULT_LI
     "--rm",
     "--name",
     name,
+    "--network",
+    "none",
     "--cpus",
     String(spec.cpuCores ?? 1),
     "--memory",
@@ -144,6 +174,10 @@ async function apiBridge(apiUrl) {
   // The forwarder connects as nobody: the folder is passable and the socket open to it. Jobs never see it.
   chmodSync(dir, 0o711);
   const path = join(dir, "api.sock");
+  // A copy of the forwarder a Docker job's runs from, as nobody, whatever the checkout's permissions.
+  const forwarder = join(dir, "forward.mjs");
+  copyFileSync(FORWARDER, forwarder);
+  chmodSync(forwarder, 0o644);
   const server = createNetServer((client) => {
     const upstream = connect(port, url.hostname.replace(/^\[|\]$/g, ""));
     const close = () => {
@@ -156,17 +190,47 @@ async function apiBridge(apiUrl) {
   });
   await new Promise((resolve, reject) => server.once("error", reject).listen(path, resolve));
   chmodSync(path, 0o666);
-  return { port, path, close: () => new Promise((done) => server.close(() => (rmSync(dir, { recursive: true, force: true }), done()))) };
+  return {
+    port,
+    path,
+    forwarder,
+    close: () => new Promise((done) => server.close(() => (rmSync(dir, { recursive: true, force: true }), done()))),
+  };
 }
 
 /**
- * Starts the host. Returns { port, url, secret, isolation, close() }.
+ * Whether a Docker job can be given the jailed jobs' network rule here: the host joins its container's
+ * network namespace (nsenter) to start the forwarder there, which takes root.
+ */
+function dockerNetworkCheck() {
+  if (process.getuid?.() !== 0) return { ok: false, reason: "the host must run as root to open the API's port inside a container" };
+  const missing = ["nsenter", "setpriv"].filter(
+    (tool) => spawnSync("sh", ["-c", `command -v ${tool}`], { env: { PATH: SYSTEM_PATH } }).status !== 0,
+  );
+  return missing.length > 0 ? { ok: false, reason: `it needs ${missing.join(", ")} (util-linux)` } : { ok: true, reason: null };
+}
+
+/** The pid of a running container's first process, or 0 while it has none (pulling, created, gone). */
+function dockerPid(dockerCommand, name) {
+  return new Promise((resolve) => {
+    execFile(dockerCommand, ["inspect", "--format", "{{.State.Pid}}", name], { timeout: 10_000 }, (error, stdout) =>
+      resolve(error ? 0 : Number(String(stdout).trim()) || 0),
+    );
+  });
+}
+
+/**
+ * Starts the host. Returns { port, url, secret, isolation, docker, close() }.
  * @param {{ port?: number, host?: string, imagesDir?: string, log?: (line: string) => void, dockerCommand?: string,
- *   secret?: string, apiUrl?: string, isolation?: object, maxProcesses?: number, diskMb?: number }} options
+ *   secret?: string, apiUrl?: string, isolation?: object, maxProcesses?: number, diskMb?: number, maxJobs?: number,
+ *   maxJobsPerUser?: number, uids?: import("./isolation.mjs").JobUids, node?: string, dockerNetwork?: object }} options
  *   dockerCommand: the Docker CLI to use (`docker`; the tests give a recording fake).
  *   secret: what every request must carry as `Authorization: Bearer {secret}` (a random one when not given).
  *   apiUrl: the API jobs may reach (its port is the only one on a job's loopback).
  *   isolation: what detectIsolation() found (detected when not given); maxProcesses, diskMb: limits of every job.
+ *   maxJobs, maxJobsPerUser: jobs running at once, in all and of one owner (jobLimitsFrom(process.env) when not given).
+ *   uids: the job uids to take from (this process's when not given); node: the node jobs run (this one's);
+ *   dockerNetwork: whether Docker jobs can get their network rule ({ ok, reason }; checked when not given).
  */
 export async function startContainerHost({
   port = DEFAULT_HOST_PORT,
@@ -179,16 +243,31 @@ export async function startContainerHost({
   isolation = undefined,
   maxProcesses = DEFAULT_LIMITS.maxProcesses,
   diskMb = DEFAULT_LIMITS.diskMb,
+  maxJobs = undefined,
+  maxJobsPerUser = undefined,
+  uids = JOB_UIDS,
+  node = process.execPath,
+  dockerNetwork = undefined,
 } = {}) {
+  const limitsFromEnv = maxJobs === undefined || maxJobsPerUser === undefined ? jobLimitsFrom(process.env) : null;
+  const jobLimits = { total: maxJobs ?? limitsFromEnv.maxJobs, perUser: maxJobsPerUser ?? limitsFromEnv.maxJobsPerUser };
   const groups = new Map();
+  /** Groups that wait for a free place, oldest first. */
+  const queue = [];
+  /** Groups holding a place (their process runs). */
+  const running = new Set();
+  /** Set by close(): nothing waiting starts any more. */
+  let closing = false;
   const docker = dockerAnswers(dockerCommand);
+  const dockerRule = docker ? (dockerNetwork ?? dockerNetworkCheck()) : { ok: false, reason: "no Docker daemon answers" };
+  if (docker && !dockerRule.ok) log(`jobs from Docker images cannot run here: ${dockerRule.reason}`);
   const capacity = {
     maxCpuCores: cpus().length,
     maxMemoryGb: Math.max(1, Math.floor(totalmem() / 1024 ** 3)),
     maxGpuCores: 0,
     gpuSkus: [],
   };
-  const jail = isolation ?? detectIsolation();
+  const jail = isolation ?? (await detectIsolation({ uids }));
   if (jail.mode === "none") log(`jobs from folder images cannot run here: ${jail.reason}`);
   const bridge = await apiBridge(apiUrl);
 
@@ -197,11 +276,15 @@ export async function startContainerHost({
     const group = {
       name,
       spec: null,
+      owner: null,
       phase: "pending",
+      waiting: null,
+      queuedAt: null,
       exitCode: null,
       error: null,
       tail: new Tail(OUTPUT_CAP_BYTES),
       child: null,
+      forwarder: null,
       timer: null,
       stop: null,
       docker: false,
@@ -210,9 +293,59 @@ export async function startContainerHost({
     return group;
   }
 
+  /** A line of the host's own in the group's output (why it waits, when it starts), so whoever reads it sees. */
+  function note(group, text) {
+    group.tail.push(Buffer.from(`[container host] ${text}\n`));
+  }
+
+  /** Why a group of this owner cannot start now, or null when a place is free for it. */
+  function waitReason(owner) {
+    if (running.size >= jobLimits.total)
+      return (
+        `${running.size} jobs are running on this host, its limit (CONTAINER_HOST_MAX_JOBS ${jobLimits.total}); ` +
+        "it starts when one ends"
+      );
+    const mine = [...running].filter((g) => g.owner === owner).length;
+    if (mine >= jobLimits.perUser)
+      return (
+        `${mine} jobs of the same user are running, the limit per user (CONTAINER_HOST_MAX_JOBS_PER_USER ` +
+        `${jobLimits.perUser}); it starts when one of them ends`
+      );
+    return null;
+  }
+
+  /** Starts the group now when a place is free, else queues it (phase pending, `waiting` saying why). */
+  function admit(group, spec) {
+    group.spec = spec;
+    // Who the job runs for (the Worker sends the job's owner); a spec without one counts as one user.
+    group.owner = typeof spec.owner === "string" && spec.owner !== "" ? spec.owner : "(no owner)";
+    const why = waitReason(group.owner);
+    if (!why) return start(group, spec);
+    group.waiting = why;
+    group.queuedAt = Date.now();
+    queue.push(group);
+    note(group, `waiting: ${why}`);
+    log(`queued ${group.name}: ${why}`);
+  }
+
+  /** Gives a place back and starts whatever waits and now fits, oldest first (one user's queue never holds another's). */
+  function release(group) {
+    if (!running.delete(group) || closing) return;
+    for (const waiting of [...queue]) {
+      const why = waitReason(waiting.owner);
+      if (why) {
+        waiting.waiting = why;
+        continue;
+      }
+      queue.splice(queue.indexOf(waiting), 1);
+      waiting.waiting = null;
+      note(waiting, `a place is free: starting after ${Math.round((Date.now() - waiting.queuedAt) / 1000)} s of waiting`);
+      start(waiting, waiting.spec);
+    }
+  }
+
   function start(group, spec) {
     const name = group.name;
-    group.spec = spec;
     const images = readImages(imagesDir, log);
     const at = String(spec.image ?? "").lastIndexOf(":");
     const [imageName, imageTag] =
@@ -239,20 +372,32 @@ export async function startContainerHost({
       try {
         const timeoutSeconds = Number(spec.timeoutSeconds) || 3600;
         // Only the job's environment: nothing of this process (tokens, keys) leaks into a job.
-        ({ child, stop: group.stop } = startJailed(jail, {
-          name,
-          imageDir: image.dir,
-          command,
-          environment,
-          limits,
-          timeoutSeconds,
-          apiPort: bridge?.port ?? 0,
-          apiSocket: bridge?.path ?? "",
-        }));
+        ({ child, stop: group.stop } = startJailed(
+          jail,
+          {
+            name,
+            imageDir: image.dir,
+            command,
+            environment,
+            limits,
+            timeoutSeconds,
+            apiPort: bridge?.port ?? 0,
+            apiSocket: bridge?.path ?? "",
+            node,
+          },
+          uids,
+        ));
       } catch (error) {
+        // startJailed undid whatever it had made (folder, cgroups, uid): nothing of the job is left.
         return fail(group, `could not start: ${error.message}`);
       }
     } else if (docker) {
+      if (!dockerRule.ok)
+        return fail(
+          group,
+          `Docker jobs cannot be given their network rule (only the API) here, so none runs: ${dockerRule.reason} ` +
+            '(README, "Data processing")',
+        );
       const client = Object.fromEntries(DOCKER_CLIENT_VARS.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
       group.docker = true;
       child = spawn(dockerCommand, dockerRunArgs(name, spec, environment, maxProcesses), {
@@ -265,6 +410,7 @@ export async function startContainerHost({
     }
     group.child = child;
     group.phase = "running";
+    running.add(group);
     let lastErrorLine = "";
     child.stdout.on("data", (chunk) => group.tail.push(chunk));
     child.stderr.on("data", (chunk) => {
@@ -278,16 +424,21 @@ export async function startContainerHost({
     child.on("error", (error) => {
       clearTimeout(group.timer);
       fail(group, `could not start: ${error.message}`);
+      stopForwarder(group);
+      release(group);
     });
     child.on("close", (code, signal) => {
       clearTimeout(group.timer);
       group.child = null;
+      stopForwarder(group);
       cleanUp(group);
+      release(group);
       if (group.phase !== "running") return; // already failed (time limit, removal, could not start)
       group.exitCode = code;
       if (code === 0) group.phase = "succeeded";
       else fail(group, `${lastErrorLine || (signal ? `killed by ${signal}` : "the container failed")} (exit code ${code ?? signal})`);
     });
+    if (group.docker && bridge) dockerForwarder(group).catch((error) => log(`no API port for ${name}: ${error.message}`));
     const limit = Number(spec.timeoutSeconds) || 3600;
     group.timer = setTimeout(
       () => {
@@ -299,18 +450,73 @@ export async function startContainerHost({
     log(`started ${name} (${spec.image})`);
   }
 
+  /**
+   * A Docker job's API port: once its container runs (it may first be pulled), the forwarder joins the
+   * container's network namespace as nobody and listens on its loopback at the API's port, carrying
+   * each connection to the host's API socket. The container has no other network (`--network none`).
+   */
+  async function dockerForwarder(group) {
+    let pid = 0;
+    for (let delay = 50; group.child && group.phase === "running"; delay = Math.min(delay * 2, 1000)) {
+      pid = await dockerPid(dockerCommand, group.name);
+      if (pid > 0) break;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+    if (!pid || !group.child || group.phase !== "running") return;
+    const forwarder = spawn(
+      "nsenter",
+      [
+        "--target",
+        String(pid),
+        "--net",
+        "--",
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--no-new-privs",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--",
+        node,
+        bridge.forwarder,
+        String(bridge.port),
+        bridge.path,
+      ],
+      { env: { PATH: SYSTEM_PATH }, stdio: ["ignore", "ignore", "pipe", "pipe"] },
+    );
+    group.forwarder = forwarder;
+    let said = "";
+    forwarder.stderr.on("data", (chunk) => (said += chunk));
+    forwarder.on("error", (error) => log(`no API port for ${group.name}: ${error.message}`));
+    forwarder.on("close", (code) => {
+      if (group.forwarder === forwarder && group.phase === "running") log(`the API port of ${group.name} closed (${code}): ${said.trim()}`);
+    });
+    await new Promise((resolve) => forwarder.stdio[3].on("data", resolve).on("end", resolve).on("error", resolve));
+    if (group.phase !== "running") stopForwarder(group);
+  }
+
+  function stopForwarder(group) {
+    group.forwarder?.kill("SIGKILL");
+    group.forwarder = null;
+  }
+
   function fail(group, error) {
     group.phase = "failed";
     group.error = error;
+    group.waiting = null;
   }
 
   /**
    * Stops every process of the group: a jailed job's PID namespace and cgroups are emptied whatever
    * its processes did (setsid, double forks); a Docker container is removed by name (killing
-   * `docker run` alone leaves it running).
+   * `docker run` alone leaves it running). A group still waiting leaves the queue.
    */
   function kill(group, { wait = false } = {}) {
     clearTimeout(group.timer);
+    const queued = queue.indexOf(group);
+    if (queued >= 0) queue.splice(queued, 1);
+    stopForwarder(group);
     if (group.stop) return group.stop();
     if (group.docker && group.child) {
       const args = ["rm", "-f", group.name];
@@ -372,7 +578,7 @@ export async function startContainerHost({
             return send(400, { error: error.message });
           }
           if (groups.get(name) !== reserved) return send(200, { name }); // removed while its body was read
-          start(reserved, spec);
+          admit(reserved, spec);
           return send(201, { name });
         }
         if (req.method === "GET") {
@@ -381,7 +587,14 @@ export async function startContainerHost({
           const { output, truncated } = group.tail.read(
             Number.isFinite(asked) && asked >= 0 ? Math.min(asked, OUTPUT_CAP_BYTES) : OUTPUT_CAP_BYTES,
           );
-          return send(200, { phase: group.phase, exitCode: group.exitCode, error: group.error, output, outputTruncated: truncated });
+          return send(200, {
+            phase: group.phase,
+            exitCode: group.exitCode,
+            error: group.error,
+            output,
+            outputTruncated: truncated,
+            waiting: group.waiting === null ? null : `${group.waiting} (${queue.indexOf(group)} waiting before it)`,
+          });
         }
         if (req.method === "DELETE") {
           if (group) {
@@ -410,6 +623,8 @@ export async function startContainerHost({
         docker,
         isolation: jail,
         close: async () => {
+          closing = true;
+          queue.length = 0;
           await Promise.all([...groups.values()].map((group) => kill(group, { wait: true })));
           groups.clear();
           await bridge?.close();

@@ -15,7 +15,8 @@ import { PERMISSIONS } from "../pkg/permissions";
 import { scheduleRuleProblem, scheduleStatement, type ScheduleRule } from "../pkg/schedule";
 import { ownerOrCaller } from "../work/common";
 import { JOB_CONFIG_SCHEDULE_KIND, type RunnableConfig } from "./contract";
-import { hostFor, JOB_ENV } from "./host";
+import { hostFor } from "./host";
+import { environmentProblems } from "./environment";
 import { viaHost } from "./host-errors";
 import { openRunOptions, parseDockerStyleOptions, sealRunOptions, type RunOptions } from "./run-options";
 import { DAYS_OF_WEEK, type JobConfiguration, type JobConfigurationInput } from "./schema";
@@ -113,18 +114,7 @@ export function normaliseRunOptions(value: RunOptions | string | undefined, fiel
     if ("error" in parsed) throw invalid(field, "format", `${field}: ${parsed.error}.`);
     options = parsed.options;
   } else options = value;
-  const problems: FieldProblem[] = [];
-  for (const name of Object.keys(options)) {
-    if (name === JOB_ENV.jobId || name.startsWith("INTEGRITY_EDGE_")) {
-      problems.push({
-        field: `${field}.${name}`,
-        rule: "reserved",
-        message: `'${name}' is set by the service for every job and cannot be a run option.`,
-      });
-    } else if (!/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(name)) {
-      problems.push({ field: `${field}.${name}`, rule: "pattern", message: `'${name}' is not an environment variable name.` });
-    }
-  }
+  const problems = environmentProblems(options, field, "a run option");
   if (problems.length > 0) throw new ApiError("ValidationFailed", problems.map((p) => p.message).join(" "), { errors: problems });
   return options;
 }

@@ -200,8 +200,12 @@ export async function openText(env: SecretSource, purpose: string, sealed: strin
   return new TextDecoder().decode(plain);
 }
 
-/** What a scoped token may do: post a job's outputs, or set the statuses of one monitor's jobs (External models). */
-export type TokenScope = "job" | "monitor";
+/**
+ * What a scoped token may do: post a job's outputs (`job`), or set the status of one monitor job, one
+ * run of an External model (`monitorjob`). `monitor` is the older monitor-wide status token, good for
+ * every run of a monitor forever: still recognised, so that it can be refused saying why.
+ */
+export type TokenScope = "job" | "monitorjob" | "monitor";
 
 export async function scopedTokenFor(env: SecretSource, scope: TokenScope, id: string): Promise<string> {
   const { current } = await keyRing(env.DATAPROCESSING_ENCRYPTION_KEY);
@@ -212,7 +216,7 @@ export async function scopedTokenFor(env: SecretSource, scope: TokenScope, id: s
 
 export const jobTokenFor = (env: SecretSource, jobId: string) => scopedTokenFor(env, "job", jobId);
 
-const SCOPED_TOKEN = /^(job|monitor)\.([0-9a-f-]{36})\.([A-Za-z0-9]{1,16})\.([A-Za-z0-9_-]{43})$/;
+const SCOPED_TOKEN = /^(job|monitorjob|monitor)\.([0-9a-f-]{36})\.([A-Za-z0-9]{1,16})\.([A-Za-z0-9_-]{43})$/;
 
 /** The scope and id a token speaks for when its MAC is right (whether it is still valid is the caller's check). */
 export async function scopeOfToken(env: SecretSource, token: string): Promise<{ scope: TokenScope; id: string } | null> {

@@ -77,7 +77,8 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
         const startedAt = job.started_at ?? nowIso;
         const deadline = job.deadline_at ?? deadlineOf(spec, new Date(startedAt));
         if (!job.started_at) await updateActiveJob(env.DB, job.id, nowIso, { started_at: startedAt, deadline_at: deadline });
-        if (nowIso > deadline)
+        // Past its deadline it fails, unless the host still holds it back (it waits, it is not late: a step was missed).
+        if (nowIso > deadline && !(await host.inspectGroup(name, 0))?.waiting)
           return await endJob(env, job, "Failed", `The job could not be started before its deadline (${deadline}).`, null, nowIso, log);
         await host.startGroup({
           name,
@@ -89,9 +90,8 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
           gpuCores: spec.gpuCores,
           gpuSku: spec.gpuSku,
           timeoutSeconds: spec.timeoutSeconds,
+          owner: job.object_owner_id,
         });
-        await updateActiveJob(env.DB, job.id, nowIso, { status: "InProgress", host_unreachable_since: null });
-        job.status = "InProgress";
         job.deadline_at = deadline;
       }
       const state = await host.inspectGroup(name, OUTPUT_TAIL_BYTES);
@@ -99,6 +99,17 @@ export async function advanceChain(env: Bindings, chainId: string, now: Date, lo
         return await endJob(env, job, "Failed", `The container host no longer knows ${name}: the container was lost.`, null, nowIso, log);
       }
       const output = { output: state.output, output_truncated: state.outputTruncated ? 1 : 0 };
+      if (job.status === "Started") {
+        // The host holds the group back (its limit of jobs running at once): the job stays Started, its
+        // output says why, and its time limit counts from when it runs, so its deadline moves with the wait.
+        if (state.phase === "pending" && state.waiting) {
+          await updateActiveJob(env.DB, job.id, nowIso, { ...output, deadline_at: deadlineOf(spec, now), host_unreachable_since: null });
+          return { active: true };
+        }
+        // (After a wait, the deadline set by the last step that saw it waiting: at most a step early, within the grace.)
+        await updateActiveJob(env.DB, job.id, nowIso, { status: "InProgress", host_unreachable_since: null });
+        job.status = "InProgress";
+      }
       if (state.phase === "succeeded") {
         await endJob(env, job, "Success", null, output, nowIso, log);
         continue; // the next job of the chain starts in this same step

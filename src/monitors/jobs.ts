@@ -16,7 +16,7 @@
 import type { Database } from "../db/statements";
 import type { Bindings } from "../env";
 import type { JobEnd, JobEndHook } from "../dataprocessing/contract";
-import { START_CONCURRENCY, startAdHocJob } from "../dataprocessing/execution";
+import { runnerOf, START_CONCURRENCY, startAdHocJob } from "../dataprocessing/execution";
 import { requireHost } from "../dataprocessing/host-errors";
 import { forEachLimited } from "../pkg/concurrency";
 import { scopedTokenFor } from "../dataprocessing/run-options";
@@ -25,7 +25,7 @@ import { ApiError, notFound } from "../pkg/errors";
 import { errorFields, type Logger } from "../pkg/logger";
 import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { effectiveOf, findDefinitionByVersion, getModelRow, getMonitorRow, MONITOR_SCHEDULE_KIND, type MonitorRow } from "./store";
-import type { MonitorJobStatus } from "./schema";
+import { MONITOR_JOB_VARIABLES, type MonitorJobStatus } from "./schema";
 import { evaluateControllers, variableReports, type VariableReport } from "./alarms";
 import { guardedOutboxStatement, OUTBOX_RETENTION_MS, serviceEventContext } from "../events/outbox";
 
@@ -136,11 +136,13 @@ export async function populationAssetPage(db: Database, monitorRef: string, skip
 async function populationParameters(db: Database, monitorRef: string, monitorJobId: string): Promise<Record<string, string>> {
   const count = await populationAssetCount(db, monitorRef);
   const parameters: Record<string, string> = {
-    populationAssetCount: String(count),
-    populationAssetIdsPath: `/MonitorJobs/${monitorJobId}/PopulationAssetIds`,
+    [MONITOR_JOB_VARIABLES.populationAssetCount]: String(count),
+    [MONITOR_JOB_VARIABLES.populationAssetIdsPath]: `/MonitorJobs/${monitorJobId}/PopulationAssetIds`,
   };
   if (count <= POPULATION_IDS_IN_ENVIRONMENT)
-    parameters.populationAssetIds = (await populationAssetPage(db, monitorRef, 0, POPULATION_IDS_IN_ENVIRONMENT)).join(",");
+    parameters[MONITOR_JOB_VARIABLES.populationAssetIds] = (
+      await populationAssetPage(db, monitorRef, 0, POPULATION_IDS_IN_ENVIRONMENT)
+    ).join(",");
   return parameters;
 }
 
@@ -171,7 +173,7 @@ export async function executeMonitor(
   const parameters = {
     ...effective.staticParameters,
     ...effective.configurableParameters,
-    monitorId: monitor.monitor_id,
+    [MONITOR_JOB_VARIABLES.monitorId]: monitor.monitor_id,
     ...(await populationParameters(env.DB, monitor.id, id)),
   };
   const nowIso = now.toISOString();
@@ -223,8 +225,12 @@ export async function executeMonitor(
   return { row: await getMonitorJobRow(env.DB, id), created: true };
 }
 
-/** The bearer token an External model's system uses to report this monitor's job statuses. */
-export const monitorStatusToken = (env: Bindings, monitorRef: string) => scopedTokenFor(env, "monitor", monitorRef);
+/**
+ * The bearer token an External model's system uses to report one run's status: that monitor job's
+ * alone, valid while it is Started or InProgress (src/pkg/auth.ts), so a token of an ended run no
+ * longer works. Recomputed from the run's id: nothing secret is stored.
+ */
+export const monitorJobStatusToken = (env: Bindings, monitorJobId: string) => scopedTokenFor(env, "monitorjob", monitorJobId);
 
 export interface CriticalityReport {
   assetId: string;
@@ -473,6 +479,32 @@ export const monitorJobEndHook: JobEndHook = {
     await finishMonitorJob(env, row, status, error, end.output, reports, new Date().toISOString());
   },
 };
+
+/**
+ * Cancels a run that has not ended: it fails with "Cancelled by {name} at {time}." and its status token
+ * stops working with it. An ACR model's data processing job is cancelled with it (its container
+ * removed; its end, through the end hook, fails the run with the same message). False when the run
+ * had already ended.
+ */
+export async function cancelMonitorJob(
+  env: Bindings,
+  row: MonitorJobRow,
+  by: { id: string; name: string | null },
+  now: Date,
+  context: FinishContext,
+): Promise<boolean> {
+  if (!ACTIVE.includes(row.status)) return false;
+  if (row.job_id) {
+    const job = await env.DB.prepare("SELECT chain_id FROM jobs WHERE id = ?1").bind(row.job_id).first<{ chain_id: string }>();
+    if (job) await runnerOf(env, job.chain_id).cancel(job.chain_id, row.job_id, by);
+  }
+  // An External model's run (or an ACR run whose job had ended or never started): ended here.
+  const at = now.toISOString();
+  const fresh = await getMonitorJobRow(env.DB, row.id);
+  const empty = { criticality: [], variables: [] };
+  await finishMonitorJob(env, fresh, "Failed", `Cancelled by ${by.name || by.id} at ${at}.`, null, empty, at, context);
+  return true;
+}
 
 /** A monitor job never stays Started or InProgress past its deadline. Run by the minute cron. */
 export async function expireMonitorJobs(env: Bindings, now: Date): Promise<number> {

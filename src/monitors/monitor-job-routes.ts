@@ -9,12 +9,13 @@ import { listQueryShape, parsePaging, splitCsv } from "../pkg/query";
 import { variableReports } from "./alarms";
 import {
   ACTIVE_MONITOR_JOB_STATUSES,
+  cancelMonitorJob,
   executeMonitor,
   finishMonitorJob,
   criticalityReports,
   getMonitorJobRow,
   listMonitorJobs,
-  monitorStatusToken,
+  monitorJobStatusToken,
   populationAssetCount,
   populationAssetPage,
   POPULATION_IDS_IN_ENVIRONMENT,
@@ -22,6 +23,7 @@ import {
 } from "./jobs";
 import { MONITOR_JOB_STATUSES, MonitorJobSchema } from "./schema";
 import { read, write } from "./route-params";
+import { caller } from "../dataprocessing/route-params";
 
 export function monitorJobsApp() {
   const app = newApp();
@@ -61,7 +63,8 @@ export function monitorJobsApp() {
         summary: "Run a monitor now",
         description:
           "ACR models: a data processing job runs the model image; its end is copied back. External models: the answer " +
-          "carries `statusToken`, the token the external system uses with PUT /MonitorJobs/{id}/{status}.",
+          "carries `statusToken`, the token the external system uses with PUT /MonitorJobs/{id}/{status} for this run " +
+          "alone, valid until the run ends (its model reports an end, its deadline passes, or it is cancelled).",
         request: { params: z.object({ monitorId: z.uuid().openapi({ param: { name: "monitorId", in: "path" } }) }) },
         responses: { 201: json(MonitorJobSchema, "The monitor job.") },
       },
@@ -72,7 +75,31 @@ export function monitorJobsApp() {
       if (row.location !== "External") return c.json(job, 201);
       // The status token is a bearer secret: sealed if the answer is kept for an Idempotency-Key replay.
       answerHoldsSecrets(c);
-      return c.json({ ...job, statusToken: await monitorStatusToken(c.env, row.monitor_ref) }, 201);
+      return c.json({ ...job, statusToken: await monitorJobStatusToken(c.env, row.id) }, 201);
+    },
+  );
+  app.openapi(
+    defineRoute(
+      { ...write, errors: [404, 409] },
+      {
+        method: "post",
+        path: "/MonitorJobs/{id}/Cancellation",
+        tags: jobTags,
+        summary: "Cancel a monitor job that has not ended: it fails, its status token stops working, and an ACR model's job is cancelled",
+        description:
+          "The run ends Failed with `Cancelled by {name} at {time}.` as its error message; the status token its execution " +
+          "answered (External models) is refused from then on, like the token of any ended run. An ACR model's data " +
+          "processing job is cancelled with it (POST /Jobs/{id}/Cancellation). A run that has already ended is a 409.",
+        request: { params: IdParam },
+        responses: { 200: json(MonitorJobSchema, "The cancelled monitor job.") },
+      },
+    ),
+    async (c) => {
+      const id = c.req.valid("param").id;
+      const row = await getMonitorJobRow(c.env.DB, id);
+      if (!(await cancelMonitorJob(c.env, row, caller(c), new Date(), { requestId: c.get("requestId") })))
+        throw new ApiError("Conflict", `Monitor job ${id} has already ended (${row.status}).`);
+      return c.json(await toMonitorJob(c.env.DB, await getMonitorJobRow(c.env.DB, id)), 200);
     },
   );
   app.openapi(
@@ -88,7 +115,7 @@ export function monitorJobsApp() {
           `(default 100, at most 1,000), \`includeTotal\` (X-Total-Count). The job's environment holds ` +
           `\`populationAssetCount\` and this path in \`populationAssetIdsPath\`, and the ids themselves in ` +
           `\`populationAssetIds\` only when there are at most ${POPULATION_IDS_IN_ENVIRONMENT}. An ACR model's job token ` +
-          `reads its own monitor job's assets only; a monitor's status token, its monitor's jobs' only.`,
+          `reads its own monitor job's assets only; an External model's status token, its own run's only.`,
         request: {
           params: IdParam,
           query: z.object({ skip: listQueryShape.skip, take: listQueryShape.take, includeTotal: listQueryShape.includeTotal }),
@@ -106,8 +133,8 @@ export function monitorJobsApp() {
       const principal = c.get("principal");
       if (principal.jobId !== undefined && principal.jobId !== row.job_id)
         throw new ApiError("Forbidden", "A job token may read the assets of its own monitor job only.");
-      if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref)
-        throw new ApiError("Forbidden", "This token may read the assets of its own monitor's jobs only.");
+      if (principal.monitorJobId !== undefined && principal.monitorJobId !== row.id)
+        throw new ApiError("Forbidden", "A monitor job's status token may read the assets of its own run only.");
       const query = c.req.valid("query");
       const { skip, take } = parsePaging(query.skip, query.take);
       const total = query.includeTotal === "true" ? await populationAssetCount(c.env.DB, row.monitor_ref) : undefined;
@@ -124,9 +151,10 @@ export function monitorJobsApp() {
         summary: "Set the status of a monitor job of an External model (empty body, or criticality)",
         description:
           "The original product's shape: an empty body. An optional JSON body `{ output?, errorMessage?, criticality?: [{ " +
-          "assetId, criticality }], variables?: [{ assetId, name, value }] }` reports the result. A monitor's status " +
-          "token may set only that monitor's jobs. A job moves forward only (Started, InProgress, then Succeeded, Failed " +
-          "or Unknown; repeating the current active status is harmless): going back, or changing an ended job, is a 409. " +
+          "assetId, criticality }], variables?: [{ assetId, name, value }] }` reports the result. A run's status " +
+          "token (the execution's answer) may set only that run, until it ends. A job moves forward only (Started, " +
+          "InProgress, then Succeeded, Failed or Unknown; repeating the current active status is harmless): going " +
+          "back, or changing an ended job, is a 409. " +
           "Criticality or variables for an asset that no population item of the monitor references are not applied, and " +
           "the job's error message names it. On Succeeded the monitor's controllers are evaluated on the variables: " +
           "alarms are entered and left, with their actions, before the answer.",
@@ -162,10 +190,11 @@ export function monitorJobsApp() {
       const { id, status } = c.req.valid("param");
       const row = await getMonitorJobRow(c.env.DB, id);
       const principal = c.get("principal");
-      if (principal.monitorRef !== undefined && principal.monitorRef !== row.monitor_ref)
+      if (principal.monitorJobId !== undefined && principal.monitorJobId !== row.id)
         throw new ApiError(
           "Forbidden",
-          "This token may set the job statuses of its own monitor only, and this job belongs to another monitor.",
+          "This token may set the status of its own monitor job only (the run whose execution answered it), and this is " +
+            `${principal.monitorRef === row.monitor_ref ? "another run of the same monitor" : "a job of another monitor"}.`,
         );
       if (row.location !== "External")
         throw new ApiError("Conflict", "This monitor job runs an ACR model: its status comes from its data processing job.");

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { resourceBody, updateBodyOf } from "../pkg/resource";
 import { PersonSchema } from "../work/common";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
+import { variableProblems, VARIABLE_NAME } from "../dataprocessing/environment";
 
 export const LOCATIONS = ["ACR", "External"] as const;
 export const STATUSES = ["Draft", "Active", "Deprecated"] as const;
@@ -20,7 +21,30 @@ export const OPERATORS = ["LessThan", "LessThanOrEqual", "GreaterThen", "Greater
 export const MONITOR_JOB_STATUSES = ["Unknown", "Started", "InProgress", "Failed", "Succeeded"] as const;
 export type MonitorJobStatus = (typeof MONITOR_JOB_STATUSES)[number];
 
-const params = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "an environment variable name"), z.string().max(8192));
+/**
+ * The variables the service adds to a monitor job's environment besides a job's own (`jobId`,
+ * `INTEGRITY_EDGE_*`): the monitor's number and its population (src/monitors/jobs.ts).
+ */
+export const MONITOR_JOB_VARIABLES = {
+  monitorId: "monitorId",
+  populationAssetCount: "populationAssetCount",
+  populationAssetIdsPath: "populationAssetIdsPath",
+  populationAssetIds: "populationAssetIds",
+} as const;
+
+/**
+ * Model and monitor parameters become the environment of the monitor's jobs: the rule of job configs'
+ * run options (src/dataprocessing/environment.ts), and the names a monitor job gets from the service
+ * are refused too, so a parameter is never silently replaced.
+ */
+const params = z
+  .record(z.string().regex(VARIABLE_NAME, "an environment variable name"), z.string().max(8192))
+  .superRefine((variables, ctx) => {
+    for (const { name, rule, message } of variableProblems(variables, "a parameter", Object.values(MONITOR_JOB_VARIABLES))) {
+      // A name that is no variable name is the key schema's own issue.
+      if (rule !== "pattern") ctx.addIssue({ code: "custom", path: [name], message, params: { rule } });
+    }
+  });
 const name = z.string().trim().min(1).max(200);
 
 export const ModelDefinitionSchema = z
@@ -377,9 +401,14 @@ export const MonitorJobSchema = z
     trigger: z.string(),
     createdDate: z.string(),
     completedDate: z.string().nullable(),
-    statusToken: z.string().optional().openapi({
-      description: "External models only, in the answer of the execution: the bearer token that may set this monitor's job statuses.",
-    }),
+    statusToken: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          "External models only, in the answer of the execution: the bearer token that may set this run's status (and read " +
+          "the assets it scores), valid until the run ends or is cancelled.",
+      }),
   })
   .openapi("MonitorJob");
 

@@ -17,8 +17,10 @@ export interface Principal {
   permissions: ReadonlySet<string>;
   /** Set for a job's own output token: it speaks for that job alone. */
   jobId?: string;
-  /** Set for a monitor's status token (External models): it may set the statuses of that monitor's jobs alone. */
+  /** Set for a monitor job's status token (External models): the monitor of the one run it speaks for. */
   monitorRef?: string;
+  /** Set for a monitor job's status token: the run (monitor job) it may set the status of, alone. */
+  monitorJobId?: string;
   /** Who the token speaks for: a person, or a machine client (OAuth client credentials). Absent: a person. */
   kind?: "person" | "client";
   /** A machine client's OAuth client id (`client_id`, `azp` or `appid`). */
@@ -245,7 +247,7 @@ export async function authenticate(env: Bindings, authorization: string | undefi
   if (!authorization) throw unauthorized();
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
   if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.", "scheme");
-  if (match[1].startsWith("job.") || match[1].startsWith("monitor.")) return authenticateScoped(env, match[1]);
+  if (/^(job|monitorjob|monitor)\./.test(match[1])) return authenticateScoped(env, match[1]);
   // keyResolver(env) has a key set exactly when one of these is set; it is only built on a cache miss.
   if ((!env.AUTH_JWKS_JSON && !env.AUTH_JWKS_URL) || !env.AUTH_ISSUER) {
     throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
@@ -276,7 +278,9 @@ export async function authenticate(env: Bindings, authorization: string | undefi
 /**
  * A job's output token (src/dataprocessing/run-options.ts): valid while its job runs, and good for
  * posting that job's outputs and, when the job runs a monitor's model, reading the assets it scores.
- * A monitor's status token sets that monitor's job statuses and reads the assets its jobs score.
+ * A monitor job's status token (External models) is likewise one run's: valid while that monitor job is
+ * Started or InProgress, it sets that run's status and reads the assets it scores. Ending the run, by
+ * its model, its deadline or a cancellation, revokes it; the older monitor-wide tokens are refused.
  */
 async function authenticateScoped(env: Bindings, token: string): Promise<Principal> {
   const scoped = await scopeOfToken(env, token).catch(() => null);
@@ -285,14 +289,24 @@ async function authenticateScoped(env: Bindings, token: string): Promise<Princip
       "The job or monitor token's signature does not verify: it is malformed, or was not made by this service with its current keys.",
       "signature",
     );
-  if (scoped.scope === "monitor") {
-    const monitor = await env.DB.prepare("SELECT id FROM monitors WHERE id = ?1").bind(scoped.id).first<{ id: string }>();
-    if (!monitor) throw unauthorized("The monitor token's monitor no longer exists.", "expired");
+  if (scoped.scope === "monitor")
+    throw unauthorized(
+      "Monitor-wide status tokens are no longer accepted: each run has its own, the statusToken in the answer of " +
+        "POST /MonitorJobs/Execution/{monitorId}, valid until that run ends.",
+      "expired",
+    );
+  if (scoped.scope === "monitorjob") {
+    const run = await env.DB.prepare("SELECT monitor_ref, status FROM monitor_jobs WHERE id = ?1")
+      .bind(scoped.id)
+      .first<{ monitor_ref: string; status: string }>();
+    if (!run || (run.status !== "Started" && run.status !== "InProgress"))
+      throw unauthorized("The monitor job's status token has expired: its run has ended (or was cancelled).", "expired");
     return {
-      id: `monitor:${scoped.id}`,
-      name: `monitor ${scoped.id}`,
+      id: `monitorjob:${scoped.id}`,
+      name: `monitor job ${scoped.id}`,
       permissions: new Set([PERMISSIONS.monitorJobsStatus, PERMISSIONS.monitorJobAssetsRead]),
-      monitorRef: scoped.id,
+      monitorRef: run.monitor_ref,
+      monitorJobId: scoped.id,
     };
   }
   const jobId = scoped.id;

@@ -62,6 +62,7 @@ const spec = {
   gpuCores: 1,
   gpuSku: "K80",
   timeoutSeconds: 600,
+  owner: "azure-owner",
 };
 
 describe("the Azure Container Instances host (recorded fake)", () => {

@@ -126,6 +126,32 @@ describe("job configurations", () => {
     expect(malformed.status).toBe(400);
   });
 
+  it("refuses a run option value holding a NUL character when the config is saved, changing nothing", async () => {
+    const nul = { GOOD: "fine", BAD: "before\u0000after" };
+    const body = configBody({ runOptions: nul });
+    const created = await call("/JobConfigurations", { method: "POST", body });
+    expect(created.status).toBe(400);
+    expect(created.headers.get("content-type")).toContain("application/problem+json");
+    expect(created.body.errors).toEqual([
+      { field: "body.runOptions.BAD", rule: "noNulCharacter", message: expect.stringContaining("NUL") },
+    ]);
+    const listed = await call(`/JobConfigurations?searchText=${encodeURIComponent(body.name)}`);
+    expect(listed.body).toEqual([]);
+    // The original client's string form, and a PUT of a saved config: the same rule; the config keeps its options.
+    const docker = await call("/JobConfigurations", { method: "POST", body: configBody({ runOptions: '-e "BAD=a\u0000b"' }) });
+    expect(docker.body.errors).toMatchObject([{ field: "body.runOptions.BAD", rule: "noNulCharacter" }]);
+    const saved = await createConfig();
+    const read = await call(`/JobConfigurations/${saved.id}`, { user: owner });
+    const put = await call("/JobConfigurations", { method: "PUT", user: owner, body: { ...read.body, runOptions: nul } });
+    expect(put.status).toBe(400);
+    expect(put.body.errors[0]).toMatchObject({ field: "body.runOptions.BAD", rule: "noNulCharacter" });
+    expect((await call(`/JobConfigurations/${saved.id}`, { user: owner })).body).toEqual(read.body);
+    // Nor can an execution slip one in.
+    const run = await call(`/Jobs/Execution/${saved.id}`, { method: "POST", body: { runOptions: { BAD: "\u0000" } } });
+    expect(run.status).toBe(400);
+    expect(run.body.errors[0]).toMatchObject({ field: "body.runOptions.BAD", rule: "noNulCharacter" });
+  });
+
   it("validates the image and resources against what the host offers", async () => {
     const unknownImage = await call("/JobConfigurations", { method: "POST", body: configBody({ jobDefinition: "examples/nope:1" }) });
     expect(unknownImage.status).toBe(400);

@@ -13,6 +13,7 @@ const spec = (name: string): GroupSpec => ({
   gpuCores: null,
   gpuSku: null,
   timeoutSeconds: 60,
+  owner: "host-client-owner",
 });
 
 describe("the local container host client", () => {

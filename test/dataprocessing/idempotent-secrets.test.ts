@@ -52,7 +52,7 @@ describe("answers with secrets in the Idempotency store", () => {
     const first = await call(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST", user, headers: { "idempotency-key": key } });
     expect(first.status, first.text).toBe(201);
     const token = first.body.statusToken as string;
-    expect(token).toMatch(/^monitor\./);
+    expect(token).toMatch(/^monitorjob\./);
 
     const entry = (await storedEntries(user.id)).get(key);
     expect(entry?.response?.sealed).toBe(true);

@@ -263,17 +263,10 @@ describe("deviationChanged and the loop", () => {
       if (pending.length === 0 && events.length === 0) break;
       for (const job of pending) {
         answered.add(job.id);
-        // A monitor's token is the same for every job.
-        const token = (await call(`/MonitorJobs/Execution/${job.monitor}`, { method: "POST" })).body.statusToken as string;
-        await env.DB.prepare("DELETE FROM monitor_jobs WHERE trigger_kind = 'onDemand' AND status = 'Started' AND monitor_ref = ?1")
-          .bind(job.monitor)
-          .run();
+        // Runs started by an event answer no one a status token: the external system reports them with its
+        // own credentials (monitor_jobs_status), as the test's caller does here.
         const value = next.get(job.monitor)!;
-        const done = await call(`/MonitorJobs/${job.id}/Succeeded`, {
-          method: "PUT",
-          headers: bearer(token),
-          body: vibration({ [pump.id]: value }),
-        });
+        const done = await call(`/MonitorJobs/${job.id}/Succeeded`, { method: "PUT", body: vibration({ [pump.id]: value }) });
         expect(done.status, done.text).toBe(200);
         next.set(job.monitor, value > 7 ? 1 : 9);
       }

@@ -108,7 +108,7 @@ describe("a monitor's population past 1,000 items", () => {
     expect(own.body).toEqual(mine.plants.map((p) => p.id).sort());
     const foreign = await call(`/MonitorJobs/${other.body.id}/PopulationAssetIds`, { headers: bearer(run.body.statusToken) });
     expect(foreign.status).toBe(403);
-    expect(foreign.body.detail).toContain("its own monitor");
+    expect(foreign.body.detail).toContain("its own run only");
     // A status token still reads nothing else.
     expect((await call(`/Monitors/${mine.monitor.id}`, { headers: bearer(run.body.statusToken) })).status).toBe(403);
   });

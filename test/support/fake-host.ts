@@ -9,6 +9,8 @@ export interface FakeGroupState {
   error?: string | null;
   output?: string;
   outputTruncated?: boolean;
+  /** Why the host holds the group back (its job limits), as the local host says it; null when it does not. */
+  waiting?: string | null;
 }
 
 export interface FakeGroupRecord {
@@ -22,6 +24,7 @@ export interface FakeGroupRecord {
     gpuCores: number | null;
     gpuSku: string | null;
     timeoutSeconds: number;
+    owner: string;
   } | null;
   starts: number;
   removed: boolean;

@@ -14,6 +14,7 @@
  *   GET    /images                     -> 200 { images: JobImage[], capacity: HostCapacity }
  *   PUT    /groups/{name}   GroupSpec  -> 201 started | 200 already exists (not started again)
  *   GET    /groups/{name}?tailBytes=N  -> 200 GroupState | 404 the host does not know the group
+ *                                         (phase pending with `waiting` while the host's job limits hold it back)
  *   DELETE /groups/{name}              -> 204 removed or already gone
  */
 
@@ -51,8 +52,10 @@ export interface GroupSpec {
   memoryGb: number;
   gpuCores: number | null;
   gpuSku: string | null;
-  /** The host stops the group after this many seconds. */
+  /** The host stops the group after this many seconds (counted from when it runs, not while it waits). */
   timeoutSeconds: number;
+  /** Who the job runs for (its owner's id): the local host limits the jobs running at once per owner. */
+  owner: string;
 }
 
 export type GroupPhase = "pending" | "running" | "succeeded" | "failed";
@@ -66,6 +69,12 @@ export interface GroupState {
   output: string;
   /** True when older output was dropped to keep the tail within tailBytes. */
   outputTruncated: boolean;
+  /**
+   * Set while the host holds the group back (phase pending) because its limit of jobs running at once
+   * is reached, saying why: the local host's CONTAINER_HOST_MAX_JOBS and CONTAINER_HOST_MAX_JOBS_PER_USER.
+   * Absent or null otherwise (other hosts never hold a group back).
+   */
+  waiting?: string | null;
 }
 
 export interface ContainerHost {
