@@ -1,9 +1,11 @@
 /**
  * file_references rows of one owner (a work item, or a work template: a template's references belong
  * to its id, not to one revision, so they are never copied with a revision): list, read one, link,
- * unlink.
+ * unlink. The owner of file_references: its owners' writes (a work item's instantiation copies a
+ * template's, a delete removes an owner's) compose the statements below.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { fileReferences } from "../db/schema";
 import { guardedOutboxStatement } from "../events/outbox";
 import { notFound } from "../pkg/errors";
 import type { WriteContext } from "../pkg/db";
@@ -120,9 +122,32 @@ export async function createFileReference(
   return reference;
 }
 
+const referenceTable = tableStatements(fileReferences);
+
 /** Deletes every file reference of an owner (for the owner's own delete batch). */
 export function deleteFileReferencesOfStatement(db: Database, owner: FileReferenceOwner, ownerId: string): D1PreparedStatement {
-  return db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2").bind(owner.kind, ownerId);
+  return referenceTable.delete(db, { ownerKind: owner.kind, ownerId });
+}
+
+/** Inserts references of an owner (a work item's copies of its templates' references), in its caller's batch. */
+export function insertFileReferencesStatements(
+  db: Database,
+  owner: FileReferenceOwner,
+  ownerId: string,
+  references: readonly {
+    id: string;
+    location: string;
+    platformFileId: string | null;
+    url: string | null;
+    name: string | null;
+    inheritedFrom: string | null;
+  }[],
+  by: { now: string; actorId: string | null },
+): D1PreparedStatement[] {
+  return referenceTable.insertMany(
+    db,
+    references.map((r) => ({ ...r, ownerKind: owner.kind, ownerId, createdAt: by.now, createdBy: by.actorId })),
+  );
 }
 
 export async function deleteFileReference(ctx: WriteContext, owner: FileReferenceOwner, ownerId: string, id: string): Promise<void> {

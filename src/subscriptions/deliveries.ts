@@ -264,3 +264,68 @@ export async function sweepDeliveries(env: Bindings, now: Date, log: Logger): Pr
   if (lost.meta.changes > 0 || unsent > 0)
     log.warn("webhook deliveries handed to the queue again", { lost: lost.meta.changes, requeued, unsent });
 }
+
+// --- Statements of an attempt (the sender's) ----------------------------------------------------------
+
+type DeliveryRound = { id: string; round: number };
+
+/** Claims a delivery of this round for one attempt until `until`, unless another copy of its message holds it. */
+export function claimDeliveryStatement(db: Database, delivery: DeliveryRound, lease: { until: string; now: string }): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2 AND round = ?3 AND status IN ('pending', ` +
+        `'retrying') AND (lease_until IS NULL OR lease_until <= ?4)`,
+    )
+    .bind(lease.until, delivery.id, delivery.round, lease.now);
+}
+
+/** Records an attempt of this round: what came back, and what happens next (succeeded, retrying, or dead-lettered). */
+export function recordAttemptStatement(
+  db: Database,
+  delivery: DeliveryRound,
+  attempt: {
+    status: "succeeded" | "retrying" | "deadLettered";
+    attempts: number;
+    at: string;
+    answer: { statusCode: number | null; excerpt: string | null };
+    error: string | null;
+    nextAttemptAt: string | null;
+  },
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE webhook_deliveries SET status = ?1, attempts = attempts + 1, round_attempts = ?2, last_attempt_at = ?3,
+         last_status_code = ?4, last_response_excerpt = ?5, last_error = ?6, next_attempt_at = ?7, lease_until = NULL, updated_at = ?3,
+         delivered_at = CASE WHEN ?1 = 'succeeded' THEN ?3 ELSE delivered_at END
+       WHERE id = ?8 AND round = ?9`,
+    )
+    .bind(
+      attempt.status,
+      attempt.attempts,
+      attempt.at,
+      attempt.answer.statusCode,
+      attempt.answer.excerpt,
+      attempt.error,
+      attempt.nextAttemptAt,
+      delivery.id,
+      delivery.round,
+    );
+}
+
+/**
+ * Dead-letters a delivery of this round with a reason: keeping the last answer's time when
+ * `keepAnswer`, and only while it is still pending or retrying when `onlyIfActive`.
+ */
+export function deadLetterStatement(
+  db: Database,
+  delivery: DeliveryRound,
+  options: { reason: string; now: string; keepAnswer: boolean; onlyIfActive: boolean },
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE webhook_deliveries SET status = 'deadLettered', last_error = ?1, last_attempt_at = CASE WHEN ?5 THEN
+         last_attempt_at ELSE coalesce(last_attempt_at, ?2) END, next_attempt_at = NULL, lease_until = NULL, updated_at = ?2
+       WHERE id = ?3 AND round = ?4${options.onlyIfActive ? " AND status IN ('pending', 'retrying')" : ""}`,
+    )
+    .bind(options.reason, options.now, delivery.id, delivery.round, options.keepAnswer ? 1 : 0);
+}

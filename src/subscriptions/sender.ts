@@ -18,9 +18,9 @@ import type { Bindings } from "../env";
 import { guardedOutboxStatement, serviceEventContext } from "../events/outbox";
 import { newEtagToken } from "../pkg/db";
 import { errorFields, type Logger } from "../pkg/logger";
-import type { DeliveryMessage, DeliveryRow } from "./deliveries";
+import { claimDeliveryStatement, deadLetterStatement, recordAttemptStatement, type DeliveryMessage, type DeliveryRow } from "./deliveries";
 import { openSecret, signedHeaders } from "./secret";
-import { SUBSCRIPTION_KIND } from "./store";
+import { disableSubscriptionStatement, SUBSCRIPTION_KIND, subscriptionFailedStatement, subscriptionSucceededStatement } from "./store";
 import { checkTarget } from "./targets";
 
 /** Seconds to wait after the n-th failed attempt of a round (index n - 1). */
@@ -96,12 +96,7 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
     await giveUp(env, row, nowIso, `Not sent: the subscription is disabled${row.disabled_reason ? ` (${row.disabled_reason})` : ""}.`);
     return { kind: "done" };
   }
-  const claimed = await env.DB.prepare(
-    `UPDATE webhook_deliveries SET lease_until = ?1 WHERE id = ?2 AND round = ?3 AND status IN ('pending', ` +
-      `'retrying') AND (lease_until IS NULL OR lease_until <= ?4)`,
-  )
-    .bind(new Date(now.getTime() + LEASE_MS).toISOString(), row.id, row.round, nowIso)
-    .run();
+  const claimed = await claimDeliveryStatement(env.DB, row, { until: new Date(now.getTime() + LEASE_MS).toISOString(), now: nowIso }).run();
   if (claimed.meta.changes !== 1) return { kind: "done" }; // another copy of the message holds it
   const target = checkTarget(row.url, env);
   if (!target.ok) {
@@ -124,15 +119,8 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
   const attempts = row.round_attempts + 1;
   if (answer.statusCode !== null && answer.statusCode >= 200 && answer.statusCode < 300) {
     await env.DB.batch([
-      env.DB.prepare(
-        `UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, round_attempts = ?1, last_attempt_at =
-        ?2, last_status_code = ?3, last_response_excerpt = ?4,
-           last_error = NULL, delivered_at = ?2, next_attempt_at = NULL, lease_until = NULL, updated_at = ?2 WHERE id = ?5 AND round = ?6`,
-      ).bind(attempts, nowIso, answer.statusCode, answer.excerpt, row.id, row.round),
-      env.DB.prepare("UPDATE webhook_subscriptions SET failing_since = NULL, last_success_at = ?1 WHERE id = ?2").bind(
-        nowIso,
-        row.subscription_id,
-      ),
+      recordAttemptStatement(env.DB, row, { status: "succeeded", attempts, at: nowIso, answer, error: null, nextAttemptAt: null }),
+      subscriptionSucceededStatement(env.DB, row.subscription_id, nowIso),
     ]);
     at.log.info("webhook delivered", { host, status: answer.statusCode, attempts });
     return { kind: "done" };
@@ -145,25 +133,15 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
   const nextAttemptAt = exhausted ? null : new Date(now.getTime() + delaySeconds * 1000).toISOString();
   const error = answer.error ?? (exhausted ? `Given up after ${attempts} attempts.` : null);
   const [, , subscription] = await env.DB.batch([
-    env.DB.prepare(
-      `UPDATE webhook_deliveries SET status = ?1, attempts = attempts + 1, round_attempts = ?2, last_attempt_at = ?3,
-      last_status_code = ?4, last_response_excerpt = ?5,
-         last_error = ?6, next_attempt_at = ?7, lease_until = NULL, updated_at = ?3 WHERE id = ?8 AND round = ?9`,
-    ).bind(
-      exhausted ? "deadLettered" : "retrying",
+    recordAttemptStatement(env.DB, row, {
+      status: exhausted ? "deadLettered" : "retrying",
       attempts,
-      nowIso,
-      answer.statusCode,
-      answer.excerpt,
+      at: nowIso,
+      answer,
       error,
       nextAttemptAt,
-      row.id,
-      row.round,
-    ),
-    env.DB.prepare("UPDATE webhook_subscriptions SET failing_since = coalesce(failing_since, ?1), last_failure_at = ?1 WHERE id = ?2").bind(
-      nowIso,
-      row.subscription_id,
-    ),
+    }),
+    subscriptionFailedStatement(env.DB, row.subscription_id, nowIso),
     env.DB.prepare("SELECT failing_since FROM webhook_subscriptions WHERE id = ?1").bind(row.subscription_id),
   ]);
   at.log.warn("webhook attempt failed", { host, status: answer.statusCode, error: answer.error, attempts, exhausted });
@@ -192,13 +170,7 @@ async function giveUp(
   reason: string,
   keepAnswer = false,
 ): Promise<void> {
-  await env.DB.prepare(
-    `UPDATE webhook_deliveries SET status = 'deadLettered', last_error = ?1, last_attempt_at = CASE WHEN ?5 THEN
-    last_attempt_at ELSE coalesce(last_attempt_at, ?2) END,
-       next_attempt_at = NULL, lease_until = NULL, updated_at = ?2 WHERE id = ?3 AND round = ?4`,
-  )
-    .bind(reason, nowIso, row.id, row.round, keepAnswer ? 1 : 0)
-    .run();
+  await deadLetterStatement(env.DB, row, { reason, now: nowIso, keepAnswer, onlyIfActive: false }).run();
 }
 
 /** Disables a subscription with the service's reason (a new version, with its event); false if it already was. */
@@ -206,10 +178,7 @@ async function disableSubscription(env: Bindings, id: string, reason: string, no
   const etag = newEtagToken();
   const event = serviceEventContext(nowIso);
   const [update] = await env.DB.batch([
-    env.DB.prepare(
-      "UPDATE webhook_subscriptions SET enabled = 0, disabled_reason = ?1, disabled_at = ?2, etag = ?3, updated_at = " +
-        "?2 WHERE id = ?4 AND enabled = 1",
-    ).bind(reason, nowIso, etag, id),
+    disableSubscriptionStatement(env.DB, id, { reason, now: nowIso, etag }),
     guardedOutboxStatement(
       env.DB,
       event,
@@ -293,18 +262,10 @@ export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, e
   for (const message of batch.messages) {
     try {
       const { deliveryId, round } = message.body;
-      await env.DB.prepare(
-        `UPDATE webhook_deliveries SET status = 'deadLettered', last_error = ?1, next_attempt_at = NULL, lease_until = NULL, updated_at = ?2
-         WHERE id = ?3 AND round = ?4 AND status IN ('pending', 'retrying')`,
-      )
-        .bind(
-          "Dead-lettered by the queue: the service failed to process this delivery after its retries (see the service's " +
-            "logs); redeliver it to try again.",
-          nowIso,
-          deliveryId,
-          round,
-        )
-        .run();
+      const reason =
+        "Dead-lettered by the queue: the service failed to process this delivery after its retries (see the service's " +
+        "logs); redeliver it to try again.";
+      await deadLetterStatement(env.DB, { id: deliveryId, round }, { reason, now: nowIso, keepAnswer: true, onlyIfActive: true }).run();
       log.error("webhook delivery dead-lettered by the queue", { deliveryId, round, attempts: message.attempts });
       message.ack();
     } catch (error) {

@@ -332,3 +332,31 @@ export async function deleteSubscription(ctx: WriteContext, id: string): Promise
     ),
   ]);
 }
+
+// --- Delivery health (the sender's) -------------------------------------------------------------------
+
+/** A delivery to the subscription succeeded: it is no longer failing. */
+export function subscriptionSucceededStatement(db: Database, id: string, now: string): D1PreparedStatement {
+  return db.prepare("UPDATE webhook_subscriptions SET failing_since = NULL, last_success_at = ?1 WHERE id = ?2").bind(now, id);
+}
+
+/** An attempt to the subscription failed: it has been failing since its first failure after a success. */
+export function subscriptionFailedStatement(db: Database, id: string, now: string): D1PreparedStatement {
+  return db
+    .prepare("UPDATE webhook_subscriptions SET failing_since = coalesce(failing_since, ?1), last_failure_at = ?1 WHERE id = ?2")
+    .bind(now, id);
+}
+
+/** The service disables a subscription with its reason (a new version; changes nothing if it already was). */
+export function disableSubscriptionStatement(
+  db: Database,
+  id: string,
+  change: { reason: string; now: string; etag: string },
+): D1PreparedStatement {
+  return db
+    .prepare(
+      "UPDATE webhook_subscriptions SET enabled = 0, disabled_reason = ?1, disabled_at = ?2, etag = ?3, updated_at = ?2 " +
+        "WHERE id = ?4 AND enabled = 1",
+    )
+    .bind(change.reason, change.now, change.etag, id);
+}

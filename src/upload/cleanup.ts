@@ -14,7 +14,7 @@ import type { Bindings } from "../env";
 import type { Logger } from "../pkg/logger";
 import { fileIdOfKey, FILES_PREFIX } from "./storage";
 import { abortInR2 } from "./uploads/service";
-import type { UploadRow } from "./uploads/store";
+import { removeUploadStatements, type UploadRow } from "./uploads/store";
 
 /** An object younger than this may still be waiting for its row (a POST in flight). */
 export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
@@ -47,21 +47,14 @@ async function removeExpiredUploads(env: Bindings, now: Date, log: Logger): Prom
     try {
       if (upload.file_state !== "uploading") {
         // Completed (or its file since deleted): the R2 upload is finished; only the row is left.
-        await env.DB.batch([
-          env.DB.prepare("DELETE FROM upload_parts WHERE upload_id = ?1").bind(upload.id),
-          env.DB.prepare("DELETE FROM file_uploads WHERE id = ?1").bind(upload.id),
-        ]);
+        await env.DB.batch(removeUploadStatements(env.DB, upload, { withFile: false }));
       } else {
         await abortInR2(env.UPLOADS, upload).catch((error: unknown) => {
           // R2 aborts incomplete uploads itself after 7 days; past that, an abort that keeps failing
           // must not keep the rows forever.
           if (now.getTime() - Date.parse(upload.created_at) < R2_ABANDON_MS) throw error;
         });
-        await env.DB.batch([
-          env.DB.prepare("DELETE FROM upload_parts WHERE upload_id = ?1").bind(upload.id),
-          env.DB.prepare("DELETE FROM file_uploads WHERE id = ?1").bind(upload.id),
-          env.DB.prepare("DELETE FROM files WHERE id = ?1 AND state = 'uploading'").bind(upload.file_id),
-        ]);
+        await env.DB.batch(removeUploadStatements(env.DB, upload, { withFile: true }));
       }
       removed++;
     } catch (error) {

@@ -12,8 +12,9 @@ import { DEFAULT_STATUS } from "../work/common";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { newEtagToken, type WriteContext } from "../pkg/db";
 import { insertActivitiesStatements, newActivityRows, toActivity, type ActivityInputRow, type ActivityRow } from "./activities/store";
+import { basedOnStatements, firstUseStatements } from "./store";
+import { insertFileReferencesStatements, WORK_ITEM_OWNER } from "../file-references/store";
 import type { Activity } from "./activities/schema";
-import { jsonRowStatements } from "../db/statements";
 import {
   readActivityTemplateRevisions,
   readLatestWorkTemplates,
@@ -140,12 +141,10 @@ export async function prepareInstantiation(
       ...insertActivitiesStatements(db, rows, inputs, ctx.actorId),
       ...basedOnStatements(db, request.workItemId, basedOn, request.firstBasedOnPosition, ctx.now),
       // A plain INSERT: a first use recorded meanwhile by another request fails the batch, which is then retried.
-      ...jsonRowStatements(
+      ...firstUseStatements(
         db,
-        `INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, created_at)
-         SELECT ?2, json_extract(value, '$.id'), json_extract(value, '$.revision'), ?3 FROM json_each(?1)`,
-        firstUses.map((r) => ({ id: r.row.id, revision: r.row.revision })),
         request.workItemId,
+        firstUses.map((r) => ({ id: r.row.id, revision: r.row.revision })),
         ctx.now,
       ),
       ...fileReferenceCopies(ctx, request.workItemId, ordered),
@@ -154,24 +153,6 @@ export async function prepareInstantiation(
     tags: ordered.flatMap((w) => w.tags),
     activities,
   };
-}
-
-function basedOnStatements(
-  db: Database,
-  workItemId: string,
-  basedOn: readonly { id: string; revision: number }[],
-  first: number,
-  now: string,
-): D1PreparedStatement[] {
-  return jsonRowStatements(
-    db,
-    `INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at)
-     SELECT ?2, json_extract(value, '$.id'), json_extract(value, '$.revision'), ?3 + key, ?4 FROM json_each(?1)`,
-    basedOn,
-    workItemId,
-    first,
-    now,
-  );
 }
 
 /** Copies of the templates' file references, owned by the work item and pointing back at their origin. */
@@ -186,16 +167,7 @@ function fileReferenceCopies(ctx: WriteContext, workItemId: string, works: reado
       inheritedFrom: f.id,
     })),
   );
-  return jsonRowStatements(
-    ctx.db,
-    `INSERT INTO file_references (id, owner_kind, owner_id, location, platform_file_id, url, name, inherited_from, created_at, created_by)
-     SELECT json_extract(value, '$.id'), 'workItem', ?2, json_extract(value, '$.location'), json_extract(value, '$.platformFileId'),
-            json_extract(value, '$.url'), json_extract(value, '$.name'), json_extract(value, '$.inheritedFrom'), ?3, ?4 FROM json_each(?1)`,
-    copies,
-    workItemId,
-    ctx.now,
-    ctx.actorId,
-  );
+  return insertFileReferencesStatements(ctx.db, WORK_ITEM_OWNER, workItemId, copies, ctx);
 }
 
 export type { ActivityTemplateRevision };

@@ -3,6 +3,7 @@
  * runs inside the template's TemplateWriter (writer.ts) and becomes ONE guarded batch
  * (revisions.ts): in place while the latest revision is not in use, else a copy as revision + 1.
  */
+import { deleteFileReferencesOfStatement, WORK_TEMPLATE_OWNER } from "../../file-references/store";
 import type { Database } from "../../db/statements";
 import type { WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -266,7 +267,7 @@ function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> {
         : [
             deletePropertyValuesStatement(ctx.db, ENTITY_KIND, id),
             ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, []),
-            ctx.db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2").bind(ENTITY_KIND, id),
+            deleteFileReferencesOfStatement(ctx.db, WORK_TEMPLATE_OWNER, id),
           ];
     },
   });

@@ -3,6 +3,8 @@
  * object exists, so a client never sees a row without its bytes; objects without a ready row are
  * removed by the cleanup (../cleanup.ts).
  */
+import { tableStatements } from "../../db/statements";
+import { files } from "../../db/schema";
 import type { Database } from "../../db/statements";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -125,26 +127,7 @@ export async function insertReadyFile(ctx: WriteContext, file: NewFile): Promise
   };
   const stored = toFile(row);
   await ctx.db.batch([
-    ctx.db
-      .prepare(
-        `INSERT INTO files (id, name, data_type_id, size, content_type, checksum, r2_key, state, status, owner_id, owner_name,
-        etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'ready', 'none', ?8, ?9, ?10, ?11, ?11, ?12)`,
-      )
-      .bind(
-        row.id,
-        row.name,
-        row.data_type_id,
-        row.size,
-        row.content_type,
-        row.checksum,
-        row.r2_key,
-        row.owner_id,
-        row.owner_name,
-        etag,
-        ctx.now,
-        ctx.actorId,
-      ),
+    insertFileStatement(ctx.db, row),
     outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: stored.value }),
   ]);
   return stored;
@@ -220,4 +203,49 @@ export async function deleteFile(ctx: WriteContext, bucket: R2Bucket, viewer: Vi
   ]);
   if (removed?.meta.changes !== 1) throw preconditionFailed();
   await bucket.delete(current.row.r2_key).catch(() => undefined);
+}
+
+// --- Statements ------------------------------------------------------------------------------------
+
+const fileTable = tableStatements(files);
+
+/** Inserts a file row (a ready file, or the invisible row of an upload in progress). */
+export function insertFileStatement(db: Database, row: Omit<FileRow, "data_type_name">): D1PreparedStatement {
+  return fileTable.insert(db, {
+    id: row.id,
+    name: row.name,
+    dataTypeId: row.data_type_id,
+    size: row.size,
+    contentType: row.content_type,
+    checksum: row.checksum,
+    r2Key: row.r2_key,
+    state: row.state,
+    status: row.status,
+    ownerId: row.owner_id,
+    ownerName: row.owner_name,
+    objectType: row.object_type,
+    objectId: row.object_id,
+    etag: row.etag,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    createdBy: row.created_by,
+  });
+}
+
+/** Makes an upload's file ready (visible) with its size, checksum and version; no change when another completion did. */
+export function markFileReadyStatement(
+  db: Database,
+  fileId: string,
+  ready: { size: number; checksum: string; etag: string; now: string },
+): D1PreparedStatement {
+  return fileTable.update(
+    db,
+    { state: "ready", size: ready.size, checksum: ready.checksum, etag: ready.etag, createdAt: ready.now, updatedAt: ready.now },
+    { id: fileId, state: "uploading" },
+  );
+}
+
+/** Deletes the invisible file row of an upload that never completed (a ready file stays). */
+export function deleteUploadingFileStatement(db: Database, fileId: string): D1PreparedStatement {
+  return fileTable.delete(db, { id: fileId, state: "uploading" });
 }

@@ -4,10 +4,23 @@
  * `ready` with its created event in one batch. The upload row stays until it expires, so a repeated
  * completion finds the same file.
  */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database } from "../../db/statements";
+import { fileUploads, uploadParts } from "../../db/schema";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
-import { JOINS, SELECT_COLUMNS, toFile, type FileRow, type StoredFile } from "../files/store";
+import {
+  deleteUploadingFileStatement,
+  insertFileStatement,
+  JOINS,
+  markFileReadyStatement,
+  SELECT_COLUMNS,
+  toFile,
+  type FileRow,
+  type StoredFile,
+} from "../files/store";
+
+const uploadTable = tableStatements(fileUploads);
+const partTable = tableStatements(uploadParts);
 
 export interface UploadRow {
   id: string;
@@ -64,33 +77,39 @@ export interface NewUpload {
 
 /** The invisible file row and the upload row, in one batch. No event: nothing is visible yet. */
 export async function insertUpload(ctx: WriteContext, upload: NewUpload): Promise<void> {
+  // Only its starter may send its parts (every upload route is authenticated, so there is one).
+  if (ctx.actorId === null) throw new Error("an upload is started by an authenticated caller");
   await ctx.db.batch([
-    ctx.db
-      .prepare(
-        `INSERT INTO files (id, name, data_type_id, size, content_type, checksum, r2_key, state, status, owner_id, owner_name,
-        etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, 'uploading', 'none', ?7, ?8, ?9, ?10, ?10, ?11)`,
-      )
-      .bind(
-        upload.fileId,
-        upload.name,
-        upload.dataTypeId,
-        // 0 stands for "not declared": a multipart upload has at least one byte.
-        upload.declaredSize ?? 0,
-        upload.contentType,
-        upload.r2Key,
-        upload.owner.id,
-        upload.owner.name,
-        newEtagToken(),
-        ctx.now,
-        ctx.actorId,
-      ),
-    ctx.db
-      .prepare(
-        "INSERT INTO file_uploads (id, file_id, r2_upload_id, r2_key, part_size, owner_id, created_at, expires_at) " +
-          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-      )
-      .bind(upload.uploadId, upload.fileId, upload.r2UploadId, upload.r2Key, upload.partSize, ctx.actorId, ctx.now, upload.expiresAt),
+    insertFileStatement(ctx.db, {
+      id: upload.fileId,
+      name: upload.name,
+      data_type_id: upload.dataTypeId,
+      // 0 stands for "not declared": a multipart upload has at least one byte.
+      size: upload.declaredSize ?? 0,
+      content_type: upload.contentType,
+      checksum: null,
+      r2_key: upload.r2Key,
+      state: "uploading",
+      status: "none",
+      owner_id: upload.owner.id,
+      owner_name: upload.owner.name,
+      object_type: null,
+      object_id: null,
+      etag: newEtagToken(),
+      created_at: ctx.now,
+      updated_at: ctx.now,
+      created_by: ctx.actorId,
+    }),
+    uploadTable.insert(ctx.db, {
+      id: upload.uploadId,
+      fileId: upload.fileId,
+      r2UploadId: upload.r2UploadId,
+      r2Key: upload.r2Key,
+      partSize: upload.partSize,
+      ownerId: ctx.actorId,
+      createdAt: ctx.now,
+      expiresAt: upload.expiresAt,
+    }),
   ]);
 }
 
@@ -137,29 +156,32 @@ export async function markCompleted(
     updated_at: ctx.now,
   });
   const [update] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "UPDATE files SET state = 'ready', size = ?1, checksum = ?2, etag = ?3, created_at = ?4, updated_at = ?4 WHERE " +
-          "id = ?5 AND state = 'uploading'",
-      )
-      .bind(stored.size, stored.checksum, etag, ctx.now, file.id),
+    markFileReadyStatement(ctx.db, file.id, { size: stored.size, checksum: stored.checksum, etag, now: ctx.now }),
     guardedOutboxStatement(
       ctx.db,
       ctx,
       { entityKind: "file", entityId: file.id, action: "created", payload: ready.value },
       { table: "files", etag },
     ),
-    ctx.db.prepare("DELETE FROM upload_parts WHERE upload_id = ?1").bind(upload.id),
-    ctx.db.prepare("UPDATE file_uploads SET expires_at = ?2 WHERE id = ?1").bind(upload.id, keepUntil),
+    partTable.delete(ctx.db, { uploadId: upload.id }),
+    uploadTable.update(ctx.db, { expiresAt: keepUntil }, { id: upload.id }),
   ]);
   return update?.meta.changes === 1 ? ready : null;
 }
 
 /** Removes an unfinished upload: its parts, the upload row and the invisible file row. */
 export async function removeUpload(db: Database, upload: UploadRow): Promise<void> {
-  await db.batch([
-    db.prepare("DELETE FROM upload_parts WHERE upload_id = ?1").bind(upload.id),
-    db.prepare("DELETE FROM file_uploads WHERE id = ?1").bind(upload.id),
-    db.prepare("DELETE FROM files WHERE id = ?1 AND state = 'uploading'").bind(upload.file_id),
-  ]);
+  await db.batch(removeUploadStatements(db, upload, { withFile: true }));
+}
+
+/**
+ * The statements that remove an upload's parts and row, and with `withFile` the invisible file row of
+ * an upload that never completed (the cleanup composes them for expired uploads).
+ */
+export function removeUploadStatements(db: Database, upload: Pick<UploadRow, "id" | "file_id">, options: { withFile: boolean }): D1PreparedStatement[] {
+  return [
+    partTable.delete(db, { uploadId: upload.id }),
+    uploadTable.delete(db, { id: upload.id }),
+    ...(options.withFile ? [deleteUploadingFileStatement(db, upload.file_id)] : []),
+  ];
 }
