@@ -82,8 +82,28 @@ export interface InterruptMeter {
   readonly interrupted: boolean;
 }
 
+/**
+ * The longest one stretch of user code (one expression, one job of a library run: the code between
+ * two awaits or yields) may hold the isolate's thread before it is stopped. A Worker's isolate serves
+ * many requests on one thread, and locally every request of the process shares it, so a stretch
+ * longer than this delays everyone else's requests by that much. Enforced as {@link STRETCH_POLLS}
+ * interrupt polls everywhere and, where the clock moves, as wall time too.
+ */
+export const MAX_STRETCH_MS = 50;
+/** {@link MAX_STRETCH_MS} as interrupt polls, at {@link INTERRUPT_POLLS_PER_MS}. */
+export const STRETCH_POLLS = Math.ceil(MAX_STRETCH_MS * INTERRUPT_POLLS_PER_MS);
+/**
+ * A sliced run (a library) gives the thread back after this much work even when its stretches are
+ * short: consecutive jobs are run together up to this many milliseconds (or half as many polls, or
+ * {@link SLICE_MAX_JOBS} jobs), then the runner yields to the event loop.
+ */
+export const SLICE_MS = 20;
+export const SLICE_MAX_JOBS = 512;
+
 export function startInterruptMeter(timeMs: number): InterruptMeter {
-  const deadline = Date.now() + timeMs * WALL_CLOCK_BACKSTOP_FACTOR;
+  // No stretch of an expression outlasts MAX_STRETCH_MS where the clock moves (its poll budget
+  // bounds it everywhere); the 10x backstop is kept for expressions given a smaller time limit.
+  const deadline = Date.now() + Math.min(timeMs * WALL_CLOCK_BACKSTOP_FACTOR, Math.max(timeMs, MAX_STRETCH_MS));
   const budget = Math.max(1, Math.ceil(timeMs * INTERRUPT_POLLS_PER_MS));
   let polls = 0;
   let interrupted = false;
@@ -96,6 +116,77 @@ export function startInterruptMeter(timeMs: number): InterruptMeter {
     },
     get interrupted() {
       return interrupted;
+    },
+  };
+}
+
+/** Why a sliced run was stopped by its meter. */
+export type RunStop = "time" | "stretch";
+
+/**
+ * The meter of a run that is sliced (a custom index library): a total budget of polls (its time
+ * limit), a budget per stretch ({@link STRETCH_POLLS}, and {@link MAX_STRETCH_MS} of wall time where
+ * the clock moves), and the slice bookkeeping that tells the runner when to yield.
+ */
+export interface RunMeter {
+  /** Installed as the QuickJS runtime's interrupt handler (with the caller's own stop conditions). */
+  readonly handler: () => boolean;
+  /** Why the meter stopped the run, once it did. */
+  readonly stopped: RunStop | undefined;
+  /** Called before each job (a stretch): its poll and wall budgets start afresh. */
+  beginStretch(): void;
+  /** Called before the first job of a slice. */
+  beginSlice(): void;
+  /** True once the current slice has used its share (time, polls or jobs): the runner should yield. */
+  sliceSpent(jobs: number): boolean;
+}
+
+export function startRunMeter(timeMs: number, now: () => number = Date.now): RunMeter {
+  const budget = Math.max(1, Math.ceil(timeMs * INTERRUPT_POLLS_PER_MS));
+  // Busy time (inside slices) where the clock moves; time spent yielded to others does not count.
+  const busyLimit = timeMs * WALL_CLOCK_BACKSTOP_FACTOR;
+  const slicePolls = Math.max(1, Math.ceil(SLICE_MS * INTERRUPT_POLLS_PER_MS));
+  let polls = 0;
+  let busy = 0;
+  let stretchPolls = 0;
+  let stretchStart = now();
+  let sliceStart = stretchStart;
+  let slicePollsUsed = 0;
+  let stopped: RunStop | undefined;
+  const stop = (why: RunStop) => {
+    stopped ??= why;
+    return true;
+  };
+  return {
+    handler: () => {
+      // Once stopped, stay stopped: QuickJS may poll again while unwinding.
+      if (stopped) return true;
+      polls += 1;
+      stretchPolls += 1;
+      slicePollsUsed += 1;
+      const at = now();
+      if (polls > budget || busy + (at - sliceStart) > busyLimit) return stop("time");
+      if (stretchPolls > STRETCH_POLLS || at - stretchStart > MAX_STRETCH_MS) return stop("stretch");
+      return false;
+    },
+    get stopped() {
+      return stopped;
+    },
+    beginStretch() {
+      stretchPolls = 0;
+      stretchStart = now();
+    },
+    beginSlice() {
+      sliceStart = now();
+      slicePollsUsed = 0;
+    },
+    sliceSpent(jobs) {
+      const elapsed = now() - sliceStart;
+      if (jobs >= SLICE_MAX_JOBS || slicePollsUsed >= slicePolls || elapsed >= SLICE_MS) {
+        busy += elapsed;
+        return true;
+      }
+      return false;
     },
   };
 }
