@@ -1,9 +1,11 @@
 /**
- * Issue 32: "Assertion failed: list_empty(&rt->gc_obj_list)" in JS_FreeRuntime. QuickJS (as built in
- * quickjs-emscripten 0.32, issue #257 there) leaves objects on its GC list when an allocation fails
- * while objects that outlive the failing call exist, and freeing that runtime aborts the WebAssembly
- * instance. These hostile bodies and libraries each ended a runtime that way; the sandbox must never
- * free such a runtime, so no engine of the isolate aborts.
+ * Issue 32: "Assertion failed: list_empty(&rt->gc_obj_list)" in JS_FreeRuntime, seen during a batch
+ * of hostile libraries. Freeing a QuickJS runtime that still owns objects aborts the WebAssembly
+ * instance. Two ways to get there, both reproduced here (each case failed before the fix):
+ * - the runner left a handle alive: a library that records a failure from its module's top level and
+ *   then fails its evaluation made the module promise's rejection outlive the run;
+ * - freeing a runtime that was interrupted (a time or stretch limit) while it held many objects:
+ *   QuickJS leaves some on its GC list. Such runtimes are now never freed; their engine is dropped.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -19,13 +21,22 @@ const HOSTILE_LIBRARIES: [string, string][] = [
   ["out of memory, module-level array", `const keep = [];\n${lib(FILL)}`],
   ["out of memory, array on the builder", lib(`this.keep = []; const keep = this.keep; ${FILL}`)],
   ["out of memory inside a pending promise chain", lib(`const keep = []; await Promise.resolve(); await new Promise((r) => { ${FILL} });`)],
-  ["out of memory in a generator left suspended", `const keep = []; function* g() { yield 1; ${FILL} }\n${lib(`const it = g(); it.next(); it.next();`)}`],
-  ["out of memory while logging", lib(`const keep = []; for (;;) { keep.push("y".repeat(50000) + keep.length); this.logger.info(keep.length); }`)],
+  [
+    "out of memory in a generator left suspended",
+    `const keep = []; function* g() { yield 1; ${FILL} }\n${lib(`const it = g(); it.next(); it.next();`)}`,
+  ],
+  [
+    "out of memory while logging",
+    lib(`const keep = []; for (;;) { keep.push("y".repeat(50000) + keep.length); this.logger.info(keep.length); }`),
+  ],
   ["interrupted with promises pending", lib(`const ps = []; for (let i = 0; i < 1000; i++) ps.push(new Promise(() => {})); for (;;) {}`)],
   // The host stops these (a rule broken) while the library still runs: the stop is an interrupt,
   // which rejects the module's promise after the outcome is known.
   ["an entry against the rules, then more work", lib(`for (let i = 0; i < 200; i++) yield { id: "a" + i, nope: 1 }; for (;;) {}`)],
-  ["a mapping against the rules, then more work", lib(`for (;;) {}`).replace(`{ title: { type: "text", displayName: "Title" } }`, `{ "bad name": 1 }`)],
+  [
+    "a mapping against the rules, then more work",
+    lib(`for (;;) {}`).replace(`{ title: { type: "text", displayName: "Title" } }`, `{ "bad name": 1 }`),
+  ],
   // Found by these tests: a failure the host records while the module's own evaluation then fails
   // left the module promise's rejection handle alive, and freeing the runtime aborted.
   [
