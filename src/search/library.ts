@@ -82,6 +82,7 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
     sink.reset();
     logs = [];
     logTruncated = false;
+    let logBytes = 0;
     const pending = new Map<string, { service: string; method: string; args: unknown }>();
     // The read permissions of the clients that returned data so far in this round (a round starts in a
     // fresh runtime, so nothing the library holds can come from a call it has not made in it): every
@@ -107,12 +108,13 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
         // should it not have. A line is dropped rather than cut: a cut V8 string keeps its whole
         // original alive, and 500 such lines once held hundreds of megabytes.
         if (logTruncated) return;
-        if (truncated || logs.length >= MAX_LOG_LINES) {
+        const bytes = message.length > MAX_LOG_LINE_CHARS ? Infinity : encoder.encode(message).length;
+        if (truncated || logs.length >= MAX_LOG_LINES || logBytes + bytes > MAX_LOG_BYTES) {
           logTruncated = true;
           logs.push({ level: "warn", message: LOG_TRUNCATED_MESSAGE });
           return;
         }
-        if (message.length > MAX_LOG_LINE_CHARS + 1) return;
+        logBytes += bytes;
         logs.push({ level: ["debug", "info", "warn", "error"].includes(level) ? level : "info", message });
       },
       emit(kind, json) {
@@ -169,6 +171,8 @@ export async function runLibrary(env: Bindings, row: IndexRow, sink: LibrarySink
     logTruncated,
   };
 }
+
+const encoder = new TextEncoder();
 
 function failureMessage(result: RoundResult, timeMs: number): string {
   switch (result.kind) {

@@ -48,8 +48,8 @@ interface Job {
  *   with no `return` at all (rejected before the engine starts): the spec requires a return value,
  *   and null is the way to say "no value".
  * - Every evaluation gets a fresh QuickJS runtime and context, so nothing carries over between calls.
- * - It runs as one stretch of at most MAX_STRETCH_MS where the clock moves (its poll budget bounds it
- *   everywhere), after giving the thread to whatever else was waiting.
+ * - It runs as one stretch of at most twice its time limit where the clock moves (its poll budget
+ *   bounds it everywhere), after giving the thread to whatever else was waiting.
  *
  * Throws only for caller bugs (a scope that is not JSON-serialisable, a non-positive limit) and for
  * an engine that cannot be instantiated.
@@ -64,7 +64,7 @@ export async function evaluateExpression(
   const job: Job = { body, namesJson: JSON.stringify(bindableNames(scope)), scopeJson: serializeScope(scope) };
   const lease = await acquireEngine();
   warmUp(lease);
-  // One evaluation is one stretch on the thread (at most MAX_STRETCH_MS, limits.ts); a request that
+  // One evaluation is one stretch on the thread (bounded in limits.ts); a request that
   // evaluates many gives the thread back between them, so their sum never holds other requests.
   await yieldToEventLoop();
   return evaluateWith(lease, job, resolved);
