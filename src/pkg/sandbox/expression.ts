@@ -48,8 +48,8 @@ interface Job {
  *   with no `return` at all (rejected before the engine starts): the spec requires a return value,
  *   and null is the way to say "no value".
  * - Every evaluation gets a fresh QuickJS runtime and context, so nothing carries over between calls.
- * - It runs as one stretch of at most twice its time limit where the clock moves (its poll budget
- *   bounds it everywhere), after giving the thread to whatever else was waiting.
+ * - It runs as one stretch, bounded like a library's (its poll budget everywhere, and 10 times its time
+ *   limit of wall time where the clock moves), after giving the thread to whatever else was waiting.
  *
  * Throws only for caller bugs (a scope that is not JSON-serialisable, a non-positive limit) and for
  * an engine that cannot be instantiated.

@@ -93,12 +93,14 @@ export const MAX_STRETCH_MS = 50;
 /** {@link MAX_STRETCH_MS} as interrupt polls, at {@link INTERRUPT_POLLS_PER_MS}. */
 export const STRETCH_POLLS = Math.ceil(MAX_STRETCH_MS * INTERRUPT_POLLS_PER_MS);
 /**
- * The wall-time bound of a stretch where the clock moves: twice {@link MAX_STRETCH_MS}. It only
- * catches work whose poll points are far apart (long native calls); everything else meets the poll
- * budget first (an empty loop in about 2 ms, a log loop in about 15). Twice, because wall time also
- * holds garbage collection and the machine's other processes, and a stretch cut there fails the run.
+ * The wall-time bound of a stretch where the clock moves: {@link WALL_CLOCK_BACKSTOP_FACTOR} times
+ * {@link MAX_STRETCH_MS}, as for expressions. It only catches work whose poll points are far apart
+ * (one long native call, bounded in turn by the engine's 24 MB memory); loops and calls meet the poll
+ * budget first (an empty loop in about 2 ms, a logging loop in about 15). Wall time also holds garbage
+ * collection and the machine's other processes: at 100 ms, a loaded machine (load average 8 on 2
+ * cores) failed an honest library whose stretches take about 5 ms.
  */
-export const STRETCH_WALL_BACKSTOP_MS = 2 * MAX_STRETCH_MS;
+export const STRETCH_WALL_BACKSTOP_MS = WALL_CLOCK_BACKSTOP_FACTOR * MAX_STRETCH_MS;
 /**
  * A sliced run (a library) gives the thread back after this much work even when its stretches are
  * short: consecutive jobs are run together up to this many milliseconds (or half as many polls, or
@@ -108,10 +110,7 @@ export const SLICE_MS = 20;
 export const SLICE_MAX_JOBS = 512;
 
 export function startInterruptMeter(timeMs: number): InterruptMeter {
-  // Where the clock moves, an expression holds the thread at most twice its time limit (100 ms by
-  // default; once 10x): a loaded machine must not turn a legitimate one into a timeout, and its
-  // poll budget bounds it everywhere. Between evaluations the thread is given back (expression.ts).
-  const deadline = Date.now() + Math.min(timeMs * WALL_CLOCK_BACKSTOP_FACTOR, Math.max(timeMs * 2, MAX_STRETCH_MS));
+  const deadline = Date.now() + timeMs * WALL_CLOCK_BACKSTOP_FACTOR;
   const budget = Math.max(1, Math.ceil(timeMs * INTERRUPT_POLLS_PER_MS));
   let polls = 0;
   let interrupted = false;
@@ -133,7 +132,7 @@ export type RunStop = "time" | "stretch";
 
 /**
  * The meter of a run that is sliced (a custom index library): a total budget of polls (its time
- * limit), a budget per stretch ({@link STRETCH_POLLS}, and {@link MAX_STRETCH_MS} of wall time where
+ * limit), a budget per stretch ({@link STRETCH_POLLS}, and {@link STRETCH_WALL_BACKSTOP_MS} of wall time where
  * the clock moves), and the slice bookkeeping that tells the runner when to yield.
  */
 export interface RunMeter {
