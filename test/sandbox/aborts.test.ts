@@ -1,11 +1,14 @@
 /**
  * Issue 32: "Assertion failed: list_empty(&rt->gc_obj_list)" in JS_FreeRuntime, seen during a batch
  * of hostile libraries. Freeing a QuickJS runtime that still owns objects aborts the WebAssembly
- * instance. Two ways to get there, both reproduced here (each case failed before the fix):
+ * instance. Two ways to get there, both reproduced here:
  * - the runner left a handle alive: a library that records a failure from its module's top level and
- *   then fails its evaluation made the module promise's rejection outlive the run;
+ *   then fails its evaluation made the module promise's rejection outlive the run (the two last
+ *   library cases; they fail on the runner before issue 32);
  * - freeing a runtime that was interrupted (a time or stretch limit) while it held many objects:
- *   QuickJS leaves some on its GC list. Such runtimes are now never freed; their engine is dropped.
+ *   QuickJS leaves some on its GC list (the "out of memory" cases, which the stretch limit now stops
+ *   before memory runs out; they failed while the sliced runner still freed such runtimes). Such
+ *   runtimes are never freed now; their engine is dropped.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
