@@ -28,6 +28,7 @@ import { runFormatsSection } from "./formats-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
 import { runSearchSection } from "./lib/search.mjs";
+import { runSandboxSection, sandboxSummary } from "./lib/sandbox.mjs";
 import { readsSummary, runReadsSection } from "./lib/reads.mjs";
 import { listsSummary, runListsSection } from "./lib/lists.mjs";
 
@@ -52,7 +53,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // docs/scale.md (bench/lib/scale.mjs); `--only monitors` the monitor dispatcher and
 // monitor read section (bench/lib/monitors.mjs); `--only formats` every image format at 12 and 48 MP
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
-// `--only lists` every list's filters at 10,000 and 100,000 rows (bench/lib/lists.mjs, issue 22).
+// `--only lists` every list's filters at 10,000 and 100,000 rows (bench/lib/lists.mjs, issue 22);
+// `--only sandbox` request latency while hostile index libraries run (bench/lib/sandbox.mjs, issue 32).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -214,6 +216,7 @@ const SECTIONS = {
   jobs: withResults("jobs", async () => runJobsSection(await bundleSection())),
   monitors: withResults("monitors", async () => runMonitorsSection(await bundleSection())),
   search: withResults("search", async () => runSearchSection(await bundleSection())),
+  sandbox: withResults("sandbox", async () => runSandboxSection(await bundleSection()), sandboxSummary),
   lists: withResults("lists", async () => runListsSection(await bundleSection()), listsSummary),
   reads: withResults(
     "reads",

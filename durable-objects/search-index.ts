@@ -7,7 +7,7 @@ import { searchableText, type Mapping } from "../src/search/mapping";
 import { compileSearch, generationTables, highlight, type PlannedSearch, type Searcher, type SearchResult } from "../src/search/query";
 import { standardIndex, type SearchDocument } from "../src/search/standard";
 import { finishSync, markSyncStarted, readIndexRow, writeLog, writeLogs, type SyncOutcome } from "../src/search/store";
-import { runLibrary } from "../src/search/library";
+import { MAX_LOG_BYTES, MAX_LOG_LINES, runLibrary } from "../src/search/library";
 import { documentPermission, mayReadDocument, userMark } from "../src/search/access";
 import { PERMISSIONS } from "../src/pkg/permissions";
 
@@ -275,12 +275,13 @@ export class SearchIndex extends DurableObject<Bindings> {
         write: (docs) => this.write([build.generation], docs, mapping!),
       });
       if (outcome.logs.length > 0) await writeLogs(this.env.DB, indexId, build.syncId, outcome.logs);
-      if (!outcome.ok) return await this.fail(indexId, build, outcome.message);
+      const truncated = outcome.logTruncated ? ` Its log was truncated at ${MAX_LOG_LINES} lines or ${MAX_LOG_BYTES / 1024} KiB.` : "";
+      if (!outcome.ok) return await this.fail(indexId, build, outcome.message + truncated);
       build.documents = outcome.documents;
       await this.commit(
         indexId,
         build,
-        { status: "Succeeded", message: `${build.documents} documents from the library.` },
+        { status: "Succeeded", message: `${build.documents} documents from the library.${truncated}` },
         outcome.mapping,
       );
     } catch (error) {

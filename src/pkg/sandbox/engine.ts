@@ -7,7 +7,12 @@
  * this module instead of fetching a file. Instantiating costs a few milliseconds and 16 MB of
  * linear memory, which is why it waits for the first expression instead of running at import.
  */
-import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from "quickjs-emscripten-core";
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type EmscriptenModuleLoaderOptions,
+  type QuickJSWASMModule,
+} from "quickjs-emscripten-core";
 import releaseSyncVariant from "@jitl/quickjs-wasmfile-release-sync";
 // A relative path into node_modules, because no package specifier works with both bundlers:
 // wrangler matches module rules against the specifier text, so the package's "./wasm" export (no
@@ -74,6 +79,50 @@ async function instantiate(forGeneration: number): Promise<EngineLease> {
     initial: ENGINE_MEMORY_INITIAL_BYTES / WASM_PAGE_BYTES,
     maximum: ENGINE_MEMORY_MAX_BYTES / WASM_PAGE_BYTES,
   });
-  const variant = newVariant(releaseSyncVariant, { wasmModule: quickjsWasm, wasmMemory });
+  const variant = newVariant(releaseSyncVariant, {
+    wasmModule: quickjsWasm,
+    wasmMemory,
+    emscriptenModule: countAborts,
+  });
   return { module: await newQuickJSWASMModuleFromVariant(variant), generation: forGeneration };
+}
+
+let aborts = 0;
+// emscripten calls onAbort before it throws the RuntimeError of an abort (a failed assertion); the
+// loader options' type does not list it.
+const countAborts: EmscriptenModuleLoaderOptions & { onAbort: () => void } = { onAbort: () => void (aborts += 1) };
+
+/**
+ * How many times an engine of this isolate aborted (an emscripten abort: a failed QuickJS assertion
+ * such as `list_empty(&rt->gc_obj_list)` in JS_FreeRuntime). Every abort is a defect of this folder:
+ * the sandbox never frees a runtime that may still own objects. Tests hold it at zero.
+ */
+export function engineAborts(): number {
+  return aborts;
+}
+
+/**
+ * Engines that belong to one run each (custom index libraries), at most this many at once per
+ * isolate. A sliced run awaits between its slices, so runs interleave; sharing one engine would let
+ * one run's memory use or abort fail the others. Each costs 16 to 24 MB of WebAssembly memory, out
+ * of an isolate's 128 MB, hence the bound: further runs wait for one to end.
+ */
+export const MAX_PRIVATE_ENGINES = 2;
+let privateEngines = 0;
+const waiting: (() => void)[] = [];
+
+/**
+ * Runs `work` with an engine of its own, instantiated for it and dropped afterwards (never reused,
+ * so a run that left its runtime in any state cannot affect another). Waits while
+ * {@link MAX_PRIVATE_ENGINES} are in use.
+ */
+export async function withPrivateEngine<T>(work: (lease: EngineLease) => Promise<T>): Promise<T> {
+  while (privateEngines >= MAX_PRIVATE_ENGINES) await new Promise<void>((resolve) => waiting.push(resolve));
+  privateEngines += 1;
+  try {
+    return await work(await instantiate(-1));
+  } finally {
+    privateEngines -= 1;
+    waiting.shift()?.();
+  }
 }

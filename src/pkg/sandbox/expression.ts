@@ -48,6 +48,8 @@ interface Job {
  *   with no `return` at all (rejected before the engine starts): the spec requires a return value,
  *   and null is the way to say "no value".
  * - Every evaluation gets a fresh QuickJS runtime and context, so nothing carries over between calls.
+ * - It runs as one stretch, bounded like a library's (its poll budget everywhere, and 10 times its time
+ *   limit of wall time where the clock moves), after giving the thread to whatever else was waiting.
  *
  * Throws only for caller bugs (a scope that is not JSON-serialisable, a non-positive limit) and for
  * an engine that cannot be instantiated.
@@ -62,7 +64,14 @@ export async function evaluateExpression(
   const job: Job = { body, namesJson: JSON.stringify(bindableNames(scope)), scopeJson: serializeScope(scope) };
   const lease = await acquireEngine();
   warmUp(lease);
+  // One evaluation is one stretch on the thread (bounded in limits.ts); a request that
+  // evaluates many gives the thread back between them, so their sum never holds other requests.
+  await yieldToEventLoop();
   return evaluateWith(lease, job, resolved);
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 const warmed = new WeakSet<EngineLease>();
@@ -110,6 +119,13 @@ function evaluateWith(lease: EngineLease, job: Job, limits: ResolvedLimits): Exp
     // disposed here.
     discardEngine(lease);
     return hostFailure(error, limits);
+  }
+  if (meter.interrupted || (!result.ok && result.reason === "memory")) {
+    // QuickJS may leave objects on its GC list after an interrupt or an out-of-memory, and freeing
+    // the runtime then aborts the instance (JS_FreeRuntime's assertion, issue 32): the engine is
+    // dropped instead, and the next evaluation instantiates a fresh one.
+    discardEngine(lease);
+    return result;
   }
   try {
     runtime.dispose();

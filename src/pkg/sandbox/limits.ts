@@ -82,6 +82,33 @@ export interface InterruptMeter {
   readonly interrupted: boolean;
 }
 
+/**
+ * The longest one stretch of user code (one expression, one job of a library run: the code between
+ * two awaits or yields) may hold the isolate's thread before it is stopped. A Worker's isolate serves
+ * many requests on one thread, and locally every request of the process shares it, so a stretch
+ * longer than this delays everyone else's requests by that much. Enforced as {@link STRETCH_POLLS}
+ * interrupt polls everywhere and, where the clock moves, by {@link STRETCH_WALL_BACKSTOP_MS} too.
+ */
+export const MAX_STRETCH_MS = 50;
+/** {@link MAX_STRETCH_MS} as interrupt polls, at {@link INTERRUPT_POLLS_PER_MS}. */
+export const STRETCH_POLLS = Math.ceil(MAX_STRETCH_MS * INTERRUPT_POLLS_PER_MS);
+/**
+ * The wall-time bound of a stretch where the clock moves: {@link WALL_CLOCK_BACKSTOP_FACTOR} times
+ * {@link MAX_STRETCH_MS}, as for expressions. It only catches work whose poll points are far apart
+ * (one long native call, bounded in turn by the engine's 24 MB memory); loops and calls meet the poll
+ * budget first (an empty loop in about 2 ms, a logging loop in about 15). Wall time also holds garbage
+ * collection and the machine's other processes: at 100 ms, a loaded machine (load average 8 on 2
+ * cores) failed an honest library whose stretches take about 5 ms.
+ */
+export const STRETCH_WALL_BACKSTOP_MS = WALL_CLOCK_BACKSTOP_FACTOR * MAX_STRETCH_MS;
+/**
+ * A sliced run (a library) gives the thread back after this much work even when its stretches are
+ * short: consecutive jobs are run together up to this many milliseconds (or half as many polls, or
+ * {@link SLICE_MAX_JOBS} jobs), then the runner yields to the event loop.
+ */
+export const SLICE_MS = 20;
+export const SLICE_MAX_JOBS = 512;
+
 export function startInterruptMeter(timeMs: number): InterruptMeter {
   const deadline = Date.now() + timeMs * WALL_CLOCK_BACKSTOP_FACTOR;
   const budget = Math.max(1, Math.ceil(timeMs * INTERRUPT_POLLS_PER_MS));
@@ -96,6 +123,102 @@ export function startInterruptMeter(timeMs: number): InterruptMeter {
     },
     get interrupted() {
       return interrupted;
+    },
+  };
+}
+
+/** Why a sliced run was stopped by its meter. */
+export type RunStop = "time" | "stretch";
+
+/**
+ * The meter of a run that is sliced (a custom index library): a total budget of polls (its time
+ * limit), a budget per stretch ({@link STRETCH_POLLS}, and {@link STRETCH_WALL_BACKSTOP_MS} of wall time where
+ * the clock moves), and the slice bookkeeping that tells the runner when to yield.
+ */
+export interface RunMeter {
+  /** Installed as the QuickJS runtime's interrupt handler (with the caller's own stop conditions). */
+  readonly handler: () => boolean;
+  /** Why the meter stopped the run, once it did. */
+  readonly stopped: RunStop | undefined;
+  /** Called before each job (a stretch): its poll and wall budgets start afresh. */
+  beginStretch(): void;
+  /** Called before the first job of a slice. */
+  beginSlice(): void;
+  /** True once the current slice has used its share (time, polls or jobs): the runner should yield. */
+  sliceSpent(jobs: number): boolean;
+  /** Counts one job run; jobs cost the host time the polls do not see. */
+  countJob(): void;
+}
+
+/**
+ * Jobs that count as one interrupt poll of the time budget. Each job costs the host a few
+ * microseconds that QuickJS does not poll (entering and leaving the engine), so a library of tiny
+ * jobs (`for (;;) await null`) would otherwise run for millions of jobs on a budget meant for
+ * thousands of polls. Measured here (workerd, `for (;;) await null`): about 100 jobs per millisecond,
+ * so 200 jobs stand for the 2 ms a poll stands for ({@link INTERRUPT_POLLS_PER_MS}).
+ */
+export const JOBS_PER_POLL = 200;
+/** A sliced run's busy time (inside its slices) may reach this many times its time limit where the clock moves. */
+export const RUN_BUSY_BACKSTOP_FACTOR = 2;
+
+/**
+ * @param limitStretches false only for a warm-up run, whose first calls into the engine include V8's
+ *   lazy compilation of the WebAssembly functions they reach (once per isolate), not the code's own work.
+ */
+export function startRunMeter(timeMs: number, limitStretches = true, now: () => number = Date.now): RunMeter {
+  const budget = Math.max(1, Math.ceil(timeMs * INTERRUPT_POLLS_PER_MS));
+  // Busy time (inside slices) where the clock moves; time spent yielded to others does not count.
+  const busyLimit = timeMs * RUN_BUSY_BACKSTOP_FACTOR;
+  const slicePolls = Math.max(1, Math.ceil(SLICE_MS * INTERRUPT_POLLS_PER_MS));
+  let polls = 0;
+  let jobs = 0;
+  let busy = 0;
+  let stretchPolls = 0;
+  let stretchStart = now();
+  let sliceStart = stretchStart;
+  let slicePollsUsed = 0;
+  let stopped: RunStop | undefined;
+  const stop = (why: RunStop) => {
+    stopped ??= why;
+    return true;
+  };
+  return {
+    handler: () => {
+      // Once stopped, stay stopped: QuickJS may poll again while unwinding.
+      if (stopped) return true;
+      polls += 1;
+      stretchPolls += 1;
+      slicePollsUsed += 1;
+      const at = now();
+      if (polls > budget || busy + (at - sliceStart) > busyLimit) return stop("time");
+      if (limitStretches && (stretchPolls > STRETCH_POLLS || at - stretchStart > STRETCH_WALL_BACKSTOP_MS)) return stop("stretch");
+      return false;
+    },
+    get stopped() {
+      return stopped;
+    },
+    beginStretch() {
+      stretchPolls = 0;
+      stretchStart = now();
+    },
+    beginSlice() {
+      sliceStart = now();
+      slicePollsUsed = 0;
+    },
+    countJob() {
+      jobs += 1;
+      if (jobs % JOBS_PER_POLL === 0) {
+        polls += 1;
+        if (polls > budget) stop("time");
+      }
+    },
+    sliceSpent(jobs) {
+      const elapsed = now() - sliceStart;
+      if (jobs >= SLICE_MAX_JOBS || slicePollsUsed >= slicePolls || elapsed >= SLICE_MS) {
+        busy += elapsed;
+        return true;
+      }
+      return false;
     },
   };
 }
