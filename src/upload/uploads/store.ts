@@ -178,7 +178,11 @@ export async function removeUpload(db: Database, upload: UploadRow): Promise<voi
  * The statements that remove an upload's parts and row, and with `withFile` the invisible file row of
  * an upload that never completed (the cleanup composes them for expired uploads).
  */
-export function removeUploadStatements(db: Database, upload: Pick<UploadRow, "id" | "file_id">, options: { withFile: boolean }): D1PreparedStatement[] {
+export function removeUploadStatements(
+  db: Database,
+  upload: Pick<UploadRow, "id" | "file_id">,
+  options: { withFile: boolean },
+): D1PreparedStatement[] {
   return [
     partTable.delete(db, { uploadId: upload.id }),
     uploadTable.delete(db, { id: upload.id }),
