@@ -2,7 +2,8 @@
  * The asset catalogue in D1. Kind and parent never change after creation, so `plant_id` (derived on
  * create from the parent chain) stays true without ever being rewritten.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database, type Insert } from "../db/statements";
+import { assets } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
@@ -164,12 +165,18 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
   await runWrite(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          `INSERT INTO assets (id, kind, name, parent_id, plant_id, metadata, etag, created_at, updated_at, created_by, name_key)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)`,
-        )
-        .bind(id, row.kind, row.name, row.parent_id, row.plant_id, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
+      insertAssetStatement(ctx.db, {
+        id,
+        kind: row.kind,
+        name: row.name,
+        parentId: row.parent_id,
+        plantId: row.plant_id,
+        metadata: row.metadata,
+        etag: row.etag,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value }),
     ],
     input.name,
@@ -263,4 +270,11 @@ export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> 
     if (isAssertionFailure(error) || isForeignKeyViolation(error)) throw (await inUse()) ?? preconditionFailed();
     throw error;
   }
+}
+
+const assetTable = tableStatements(assets);
+
+/** Inserts an asset (its name key derived from its name). */
+export function insertAssetStatement(db: Database, values: Omit<Insert<typeof assets>, "nameKey">): D1PreparedStatement {
+  return assetTable.insert(db, { ...values, nameKey: nameKey(values.name) });
 }

@@ -221,3 +221,15 @@ export async function deleteQuery(ctx: WriteContext, principal: Principal, id: s
   ]);
   if (deleted!.meta.changes === 0) throw preconditionFailed();
 }
+
+/**
+ * The statements that delete an index's saved queries, each with its `deleted` event. The ids are read
+ * first, so a query saved between this read and the batch goes without its event.
+ */
+export async function deleteQueriesOfIndexStatements(ctx: WriteContext, indexId: string): Promise<D1PreparedStatement[]> {
+  const { results } = await ctx.db.prepare("SELECT id FROM search_queries WHERE index_id = ?1").bind(indexId).all<{ id: string }>();
+  return [
+    ctx.db.prepare("DELETE FROM search_queries WHERE index_id = ?1").bind(indexId),
+    ...results.map((q) => outboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: q.id, action: "deleted", payload: null })),
+  ];
+}

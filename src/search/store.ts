@@ -7,7 +7,7 @@ import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
 import { conflict, isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
-import { ApiError, notFound } from "../pkg/errors";
+import { notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import type { Principal } from "../pkg/auth";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -243,22 +243,18 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
   return (await readIndexRow(ctx.db, current.id))!;
 }
 
-/** Deletes a custom index with its saved queries, schedule and logs (the caller empties its Durable Object). */
-export async function deleteIndex(ctx: WriteContext, row: IndexRow): Promise<void> {
-  if (row.type !== "custom")
-    throw new ApiError("Conflict", `'${row.name}' is a standard index; only custom indices can be deleted (spec 4.2 rule 9).`, {
-      errors: [{ field: "path.id", rule: "customOnly", message: "Only a custom index can be deleted." }],
-    });
-  assertVersion(ctx, row.etag);
-  const { results } = await ctx.db.prepare("SELECT id FROM search_queries WHERE index_id = ?1").bind(row.id).all<{ id: string }>();
-  await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM search_queries WHERE index_id = ?1").bind(row.id),
+/**
+ * The statements that delete a custom index's own rows (its logs, its schedule, the row itself at the
+ * version read) with its event; its saved queries are the queries' owner's (src/search/index-removal.ts
+ * composes both).
+ */
+export function deleteIndexStatements(ctx: WriteContext, row: IndexRow): D1PreparedStatement[] {
+  return [
     ctx.db.prepare("DELETE FROM search_index_logs WHERE index_id = ?1").bind(row.id),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, row.id, null, new Date(ctx.now)),
     ctx.db.prepare("DELETE FROM search_indices WHERE id = ?1 AND etag = ?2").bind(row.id, row.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: INDEX_KIND, entityId: row.id, action: "deleted", payload: null }, "previousChanged"),
-    ...results.map((q) => outboxStatement(ctx.db, ctx, { entityKind: "searchQuery", entityId: q.id, action: "deleted", payload: null })),
-  ]);
+  ];
 }
 
 /** Marks a synchronisation as started (status Synchronizing) and logs it. */

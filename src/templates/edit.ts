@@ -8,7 +8,7 @@ import type { Database } from "../db/statements";
 import { outboxStatement, type EntityKind } from "../events/outbox";
 import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
-import { deleteLatestRevisionStatements, revisionWriteStatements, targetOf, type RevisionedKind, type SqlValue } from "./revisions";
+import { deleteLatestRevisionStatements, headerOf, revisionWriteStatements, targetOf, type RevisionedKind } from "./revisions";
 import { revisionEtag } from "./shared";
 import { assertVersion } from "../pkg/resource";
 
@@ -73,7 +73,7 @@ export async function editLatestRevision<Row extends RevisionRow, State extends 
     };
     const written = edit.compose(row, plan);
     const statements = revisionWriteStatements(ctx.db, edit.kind, read, {
-      header: Object.fromEntries(edit.kind.columns.map((c) => [c, (row as unknown as Record<string, SqlValue>)[c]!])),
+      header: headerOf(edit.kind, row),
       dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
       sideEffects: () => [
         ...(plan.index ?? []),

@@ -3,7 +3,8 @@
  * classification_elements. Every write of a classification (row, whole element tree, event) is one
  * db.batch(), so a reader never sees half a tree.
  */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { classifications } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -161,6 +162,20 @@ function elementInserts(db: Database, classificationId: string, etag: string, ro
   return statements;
 }
 
+const classificationTable = tableStatements(classifications);
+
+/** The statements that insert a classification (its name key derived from its name) with its element tree. */
+export function insertClassificationStatements(
+  db: Database,
+  values: Omit<Insert<typeof classifications>, "nameKey">,
+  elements: readonly ElementRow[],
+): D1PreparedStatement[] {
+  return [
+    classificationTable.insert(db, { ...values, nameKey: nameKey(values.name) }),
+    ...elementInserts(db, values.id, values.etag, elements),
+  ];
+}
+
 export async function createClassification(ctx: WriteContext, input: ClassificationInput): Promise<Versioned<Classification>> {
   const id = ctx.uuid();
   const etag = newEtagToken();
@@ -177,13 +192,20 @@ export async function createClassification(ctx: WriteContext, input: Classificat
   await runBatch(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          "INSERT INTO classifications (id, name, format, description, etag, created_at, updated_at, created_by, " +
-            "name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)",
-        )
-        .bind(id, input.name, input.format, input.description, etag, ctx.now, ctx.actorId, nameKey(input.name)),
-      ...elementInserts(ctx.db, id, etag, rows),
+      ...insertClassificationStatements(
+        ctx.db,
+        {
+          id,
+          name: input.name,
+          format: input.format,
+          description: input.description,
+          etag,
+          createdAt: ctx.now,
+          updatedAt: ctx.now,
+          createdBy: ctx.actorId,
+        },
+        rows,
+      ),
       guardedOutboxStatement(
         ctx.db,
         ctx,

@@ -3,7 +3,7 @@
  * written together in one db.batch(). One type, General, is the default.
  */
 import { tableStatements, type Database, type Insert } from "../../db/statements";
-import { entityTypeProperties, entityTypes } from "../../db/schema";
+import { entityTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
@@ -138,7 +138,6 @@ async function prepare(
 }
 
 const typeTable = tableStatements(entityTypes);
-const linkTable = tableStatements(entityTypeProperties);
 
 /** An entity type's row as written (its name key derived from its name). */
 export type EntityTypeValues = Omit<Insert<typeof entityTypes>, "nameKey">;
@@ -148,20 +147,31 @@ export type EntityTypeValues = Omit<Insert<typeof entityTypes>, "nameKey">;
  * whose guarded update lost a race changes nothing. One JSON parameter carries every id in order.
  */
 function linkStatements(db: Database, typeId: string, etag: string, linkIds: readonly string[]): D1PreparedStatement[] {
-  const guard = `EXISTS (SELECT 1 FROM ${typeTable.name} WHERE id = ?1 AND etag = ?2)`;
+  const guard = "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)";
   return [
-    db.prepare(`DELETE FROM ${linkTable.name} WHERE entity_type_id = ?1 AND ${guard}`).bind(typeId, etag),
+    db.prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND ${guard}`).bind(typeId, etag),
     ...(linkIds.length === 0
       ? []
       : [
           db
             .prepare(
-              `INSERT INTO ${linkTable.name} (entity_type_id, property_definition_id, position) SELECT ?1, value, key ` +
+              `INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key ` +
                 `FROM json_each(?3) WHERE ${guard}`,
             )
             .bind(typeId, etag, JSON.stringify(linkIds)),
         ]),
   ];
+}
+
+/** Links more definitions to an entity type, after the ones it links (in the given order). */
+export function appendLinksStatement(db: Database, typeId: string, definitionIds: readonly string[]): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position)
+       SELECT ?1, value, (SELECT coalesce(max(position) + 1, 0) FROM entity_type_properties WHERE entity_type_id = ?1) + key
+         FROM json_each(?2)`,
+    )
+    .bind(typeId, JSON.stringify(definitionIds));
 }
 
 /** The statements that create an entity type (of any rule: deviation types too) with its ordered links. */
@@ -194,9 +204,9 @@ export function updateEntityTypeStatements(
 export function deleteEntityTypeStatements(db: Database, id: string, etag: string, guard: string): D1PreparedStatement[] {
   return [
     db
-      .prepare(`DELETE FROM ${linkTable.name} WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM ${typeTable.name} WHERE ${guard})`)
+      .prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM entity_types WHERE ${guard})`)
       .bind(id, etag),
-    db.prepare(`DELETE FROM ${typeTable.name} WHERE ${guard}`).bind(id, etag),
+    db.prepare(`DELETE FROM entity_types WHERE ${guard}`).bind(id, etag),
   ];
 }
 

@@ -1,5 +1,6 @@
 /** Activity types in D1: CRUD and the list. A type in use by an activity template or activity cannot be deleted. */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { activityTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import type { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement } from "../../events/outbox";
@@ -82,12 +83,15 @@ export async function createActivityType(ctx: WriteContext, input: ActivityTypeI
   await runBatch(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          "INSERT INTO activity_types (id, name, description, etag, created_at, updated_at, created_by, name_key) VALUES " +
-            "(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
-        )
-        .bind(row.id, row.name, row.description, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
+      insertActivityTypeStatement(ctx.db, {
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        etag: row.etag,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       guardedOutboxStatement(
         ctx.db,
         ctx,
@@ -160,4 +164,11 @@ export async function deleteActivityType(ctx: WriteContext, id: string): Promise
     if (again && again.etag === current.etag) throw new ApiError("InUse", "The activity type came into use while it was being deleted.");
     throw preconditionFailed();
   }
+}
+
+const activityTypeTable = tableStatements(activityTypes);
+
+/** Inserts an activity type (its name key derived from its name). */
+export function insertActivityTypeStatement(db: Database, values: Omit<Insert<typeof activityTypes>, "nameKey">): D1PreparedStatement {
+  return activityTypeTable.insert(db, { ...values, nameKey: nameKey(values.name) });
 }

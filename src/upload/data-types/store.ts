@@ -1,5 +1,6 @@
 /** Data types in D1 (spec 2.9): id and name unique across the API; files refer to them. */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { dataTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
@@ -90,12 +91,15 @@ export async function createDataType(ctx: WriteContext, input: CreateDataTypeInp
   };
   try {
     await ctx.db.batch([
-      ctx.db
-        .prepare(
-          "INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at, created_by, name_key) " +
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
-        )
-        .bind(id, dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, ctx.actorId, nameKey(dataType.name)),
+      insertDataTypeStatement(ctx.db, {
+        id,
+        name: dataType.name,
+        allowedExtensions: JSON.stringify(dataType.allowedExtensions),
+        etag,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: dataType }),
     ]);
   } catch (error) {
@@ -156,4 +160,16 @@ export async function deleteDataType(ctx: WriteContext, id: string): Promise<voi
     if (again) throw inUse();
     throw new ApiError("Conflict", "The data type changed while it was being deleted; read it again.");
   }
+}
+
+const dataTypeTable = tableStatements(dataTypes);
+
+/** Inserts a data type (its name key derived from its name); `orIgnore` keeps one already there. */
+export function insertDataTypeStatement(
+  db: Database,
+  values: Omit<Insert<typeof dataTypes>, "nameKey">,
+  options: { orIgnore?: boolean } = {},
+): D1PreparedStatement {
+  const row = { ...values, nameKey: nameKey(values.name) };
+  return options.orIgnore ? dataTypeTable.insertOrIgnore(db, row) : dataTypeTable.insert(db, row);
 }
