@@ -20,7 +20,7 @@ import { environmentProblems } from "./environment";
 import { viaHost } from "./host-errors";
 import { openRunOptions, parseDockerStyleOptions, sealRunOptions, type RunOptions } from "./run-options";
 import { DAYS_OF_WEEK, type JobConfiguration, type JobConfigurationInput } from "./schema";
-import { assertVersion } from "../pkg/resource";
+import { assertVersion, retryWrite } from "../pkg/resource";
 
 /** Longest nextConfigId chain (also the most jobs one execution creates). */
 export const MAX_CHAIN_LENGTH = 50;
@@ -406,57 +406,61 @@ export async function createConfig(
 }
 
 export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobConfigurationInput & { id: string }): Promise<ConfigRow> {
-  const current = await getConfigRow(ctx.db, input.id);
-  assertVersion(ctx, current.etag);
-  const resolved = await validateConfig(env, input, input.id);
-  const owner = input.objectOwner
-    ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
-    : { id: current.object_owner_id, name: current.object_owner_name };
-  const sealed = await sealRunOptions(env, resolved.runOptions);
-  const etag = newEtagToken();
-  const [update] = await runChainBatch(
-    ctx.db,
-    input.nextConfigId ? input.id : null,
-    [
-      ctx.db.prepare(UPDATE_CONFIG).bind(...writtenValues(input, resolved, sealed, owner, etag), ctx.now, input.id, current.etag),
-      scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(input.id, input, resolved) },
-        { table: "job_configurations", etag },
-      ),
-    ],
-    () => nameTaken(input.name),
-  );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
-  return getConfigRow(ctx.db, input.id);
+  return retryWrite(ctx, async () => {
+    const current = await getConfigRow(ctx.db, input.id);
+    assertVersion(ctx, current.etag);
+    const resolved = await validateConfig(env, input, input.id);
+    const owner = input.objectOwner
+      ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
+      : { id: current.object_owner_id, name: current.object_owner_name };
+    const sealed = await sealRunOptions(env, resolved.runOptions);
+    const etag = newEtagToken();
+    const [update] = await runChainBatch(
+      ctx.db,
+      input.nextConfigId ? input.id : null,
+      [
+        ctx.db.prepare(UPDATE_CONFIG).bind(...writtenValues(input, resolved, sealed, owner, etag), ctx.now, input.id, current.etag),
+        scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(input.id, input, resolved) },
+          { table: "job_configurations", etag },
+        ),
+      ],
+      () => nameTaken(input.name),
+    );
+    if (update?.meta.changes !== 1) throw preconditionFailed();
+    return getConfigRow(ctx.db, input.id);
+  });
 }
 
 export async function deleteConfig(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getConfigRow(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  const pointing = await ctx.db
-    .prepare("SELECT id, name FROM job_configurations WHERE next_config_id = ?1 LIMIT 1")
-    .bind(id)
-    .first<{ id: string; name: string }>();
-  if (pointing)
-    throw new ApiError(
-      "InUse",
-      `Job configuration '${pointing.name}' (${pointing.id}) chains to this one with nextConfigId; change it first.`,
-    );
-  const [removed] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "DELETE FROM job_configurations WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations " +
-          "WHERE next_config_id = ?1)",
-      )
-      .bind(id, current.etag),
-    scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, null, new Date(ctx.now)),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1)
-    throw new ApiError("Conflict", "The job configuration changed while it was being deleted; read it again.");
+  return retryWrite(ctx, async () => {
+    const current = await getConfigRow(ctx.db, id);
+    assertVersion(ctx, current.etag);
+    const pointing = await ctx.db
+      .prepare("SELECT id, name FROM job_configurations WHERE next_config_id = ?1 LIMIT 1")
+      .bind(id)
+      .first<{ id: string; name: string }>();
+    if (pointing)
+      throw new ApiError(
+        "InUse",
+        `Job configuration '${pointing.name}' (${pointing.id}) chains to this one with nextConfigId; change it first.`,
+      );
+    const [removed] = await ctx.db.batch([
+      ctx.db
+        .prepare(
+          "DELETE FROM job_configurations WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations " +
+            "WHERE next_config_id = ?1)",
+        )
+        .bind(id, current.etag),
+      scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, null, new Date(ctx.now)),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1)
+      throw new ApiError("Conflict", "The job configuration changed while it was being deleted; read it again.");
+  });
 }
 
 /** A config as a run needs it, options opened. */

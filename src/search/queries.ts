@@ -5,7 +5,7 @@
  */
 import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
-import { updateBodyOf, assertVersion } from "../pkg/resource";
+import { updateBodyOf, assertVersion, retryWrite } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
 import { newEtagToken, parseJson, type WriteContext } from "../pkg/db";
@@ -170,56 +170,60 @@ function assertOwner(principal: Principal, row: QueryRow) {
 }
 
 export async function updateQuery(ctx: WriteContext, principal: Principal, apiVersion: string, input: z.infer<typeof UpdateQuerySchema>) {
-  const current = await visibleQuery(ctx.db, principal, input.id);
-  assertOwner(principal, current);
-  assertVersion(ctx, current.etag);
-  await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
-  const owner = ownerOf(principal, input.objectOwner);
-  const etag = newEtagToken();
-  const [updated] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "UPDATE search_queries SET name = ?2, description = ?3, owner_id = ?4, owner_name = ?5, index_id = ?6, " +
-          "query_object = ?7, metadata = ?8, etag = ?9, updated_at = ?10 WHERE id = ?1 AND etag = ?11",
-      )
-      .bind(
-        input.id,
-        input.name,
-        input.description ?? null,
-        owner.id,
-        owner.name,
-        input.index.id,
-        JSON.stringify(input.queryObject),
-        input.metadata ? JSON.stringify(input.metadata) : null,
-        etag,
-        ctx.now,
-        current.etag,
+  return retryWrite(ctx, async () => {
+    const current = await visibleQuery(ctx.db, principal, input.id);
+    assertOwner(principal, current);
+    assertVersion(ctx, current.etag);
+    await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
+    const owner = ownerOf(principal, input.objectOwner);
+    const etag = newEtagToken();
+    const [updated] = await ctx.db.batch([
+      ctx.db
+        .prepare(
+          "UPDATE search_queries SET name = ?2, description = ?3, owner_id = ?4, owner_name = ?5, index_id = ?6, " +
+            "query_object = ?7, metadata = ?8, etag = ?9, updated_at = ?10 WHERE id = ?1 AND etag = ?11",
+        )
+        .bind(
+          input.id,
+          input.name,
+          input.description ?? null,
+          owner.id,
+          owner.name,
+          input.index.id,
+          JSON.stringify(input.queryObject),
+          input.metadata ? JSON.stringify(input.metadata) : null,
+          etag,
+          ctx.now,
+          current.etag,
+        ),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        {
+          entityKind: QUERY_KIND,
+          entityId: input.id,
+          action: "updated",
+          payload: { id: input.id, name: input.name, indexId: input.index.id },
+        },
+        { table: "search_queries", etag },
       ),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      {
-        entityKind: QUERY_KIND,
-        entityId: input.id,
-        action: "updated",
-        payload: { id: input.id, name: input.name, indexId: input.index.id },
-      },
-      { table: "search_queries", etag },
-    ),
-  ]);
-  if (updated!.meta.changes === 0) throw preconditionFailed();
-  return (await ctx.db.prepare(`${SELECT} WHERE q.id = ?1`).bind(input.id).first<QueryRow & { index_name: string | null }>())!;
+    ]);
+    if (updated!.meta.changes === 0) throw preconditionFailed();
+    return (await ctx.db.prepare(`${SELECT} WHERE q.id = ?1`).bind(input.id).first<QueryRow & { index_name: string | null }>())!;
+  });
 }
 
 export async function deleteQuery(ctx: WriteContext, principal: Principal, id: string): Promise<void> {
-  const current = await visibleQuery(ctx.db, principal, id);
-  assertOwner(principal, current);
-  assertVersion(ctx, current.etag);
-  const [deleted] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM search_queries WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (deleted!.meta.changes === 0) throw preconditionFailed();
+  return retryWrite(ctx, async () => {
+    const current = await visibleQuery(ctx.db, principal, id);
+    assertOwner(principal, current);
+    assertVersion(ctx, current.etag);
+    const [deleted] = await ctx.db.batch([
+      ctx.db.prepare("DELETE FROM search_queries WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (deleted!.meta.changes === 0) throw preconditionFailed();
+  });
 }
 
 /**

@@ -2,6 +2,7 @@
  * Search indices in D1: the rows, their synchronisation outcome and logs. Documents are in each
  * index's SearchIndex Durable Object (durable-objects/search-index.ts).
  */
+import { platform } from "../platform/services";
 import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
@@ -294,7 +295,7 @@ export const MAX_LOG_LINES = 5000;
 function logStatement(db: Database, indexId: string, syncId: string | null, level: string, message: string): D1PreparedStatement {
   return db
     .prepare("INSERT INTO search_index_logs (index_id, sync_id, level, message, at) VALUES (?1, ?2, ?3, ?4, ?5)")
-    .bind(indexId, syncId, level, message.slice(0, MAX_LOG_MESSAGE), new Date().toISOString());
+    .bind(indexId, syncId, level, message.slice(0, MAX_LOG_MESSAGE), platform().clock.now().toISOString());
 }
 
 export async function writeLog(db: Database, indexId: string, syncId: string | null, level: string, message: string): Promise<void> {
@@ -326,5 +327,5 @@ export function indexStub(env: Bindings, indexId: string) {
 
 /** Starts a full synchronisation of an index in its Durable Object (which marks it started). */
 export async function startSync(env: Bindings, indexId: string, reason: string): Promise<{ started: boolean; syncId: string }> {
-  return indexStub(env, indexId).synchronize(indexId, crypto.randomUUID(), reason);
+  return indexStub(env, indexId).synchronize(indexId, platform().ids.uuid(), reason);
 }

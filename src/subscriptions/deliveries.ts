@@ -196,7 +196,7 @@ async function enqueuePending(env: Bindings, where: string, bindings: unknown[])
     await env.DB.prepare(
       "UPDATE webhook_deliveries SET enqueued_at = ?1 WHERE id IN (SELECT value FROM json_each(?2)) AND enqueued_at IS NULL",
     )
-      .bind(new Date().toISOString(), JSON.stringify(chunk.map((d) => d.id)))
+      .bind(platform().clock.now().toISOString(), JSON.stringify(chunk.map((d) => d.id)))
       .run();
   }
   return results.length;

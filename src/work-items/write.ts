@@ -3,9 +3,10 @@
  * tags, designations and, for the templates newly in basedOn, the instantiated activities, inputs,
  * file references and basedOn rows, plus the outbox events. The batch opens with assertions that the
  * work item (on update/delete) and every template revision read are unchanged; when one fails the
- * whole batch rolls back and the write starts over from fresh reads, at most {@link MAX_ATTEMPTS}
- * times. A first use of an activity template recorded meanwhile by another request (a primary key
- * clash in work_item_activity_templates / work_item_templates) is retried the same way. The loop is
+ * whole batch rolls back and the write starts over from fresh reads (the service's one write retry,
+ * src/pkg/resource.ts), at most {@link MAX_ATTEMPTS} times. A first use of an activity template
+ * recorded meanwhile by another request (a primary key clash in work_item_activity_templates /
+ * work_item_templates) is retried the same way. The loop is
  * shared with activities.
  */
 import type { Database } from "../db/statements";
@@ -14,7 +15,7 @@ import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
 import { assertStatement, isAssertionFailure, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { replacePropertyValuesStatements, deletePropertyValuesStatement } from "../properties/values";
 import { deleteDesignationsStatement, replaceDesignationsStatements } from "../assets/designations";
-import { assertVersion, type Versioned } from "../pkg/resource";
+import { assertVersion, READ_AGAIN, retryWrite, type Versioned } from "../pkg/resource";
 import { normaliseTags, replaceTagsStatements } from "../work/common";
 import { deleteFileReferencesOfStatement, WORK_ITEM_OWNER } from "../file-references/store";
 import { unlinkWorkItemStatement } from "../deviations/store";
@@ -32,26 +33,28 @@ import {
 import type { CreateWorkItemInput, UpdateWorkItemInput, WorkItem } from "./schema";
 import { readUsedRevisions } from "./template-revisions";
 
-export const MAX_ATTEMPTS = 3;
+/** Attempts of one write: a guard that fails because a template revision changed meanwhile makes it read again. */
+const MAX_ATTEMPTS = 3;
 
 /** Test seam: runs between the reads of an attempt and its batch (e.g. to change a template meanwhile). */
 export interface WriteHooks {
   beforeWrite?: (attempt: number) => Promise<void>;
 }
 
-/** Runs `attempt` until it returns a value; `undefined` means "a guard failed, read again". */
-export async function retrying<T>(what: string, attempt: (n: number) => Promise<T | undefined>): Promise<T> {
-  for (let n = 1; n <= MAX_ATTEMPTS; n++) {
-    const done = await attempt(n);
-    if (done !== undefined) return done;
-  }
-  throw new ApiError(
-    "Conflict",
-    `The ${what} or the templates it is based on kept changing while it was written (${MAX_ATTEMPTS} attempts); try again.`,
-  );
+/** Runs `attempt` through the service's write retry ({@link retryWrite}): at most 3 times, then a 409 naming what kept changing. */
+export function retrying<T>(ctx: WriteContext, what: string, attempt: (n: number) => Promise<T | typeof READ_AGAIN>): Promise<T> {
+  return retryWrite(ctx, attempt, {
+    attempts: MAX_ATTEMPTS,
+    exhausted: () =>
+      new ApiError(
+        "Conflict",
+        `The ${what} or the templates it is based on kept changing while it was written (${MAX_ATTEMPTS} attempts); try again.`,
+        { headers: { "retry-after": "1" } },
+      ),
+  });
 }
 
-/** Runs a guarded batch; undefined when a guard failed (the batch changed nothing). */
+/** Runs a guarded batch; undefined when a guard failed (the batch changed nothing: read again). */
 export async function runGuarded(db: Database, statements: D1PreparedStatement[]): Promise<D1Result[] | undefined> {
   try {
     return await db.batch(statements);
@@ -184,7 +187,7 @@ export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInp
   const fields = await checkWorkItemFields(ctx, input, null);
   const id = ctx.uuid();
   const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
-  return retrying("work item", async (attempt) => {
+  return retrying(ctx, "work item", async (attempt) => {
     const instantiation = await prepareInstantiation(ctx, {
       workItemId: id,
       owner: fields.owner,
@@ -196,7 +199,7 @@ export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInp
     const { statements, value, etag } = workItemCreateStatements(ctx, id, input, fields, instantiation);
     await hooks.beforeWrite?.(attempt);
     const done = await runGuarded(ctx.db, statements);
-    return done ? { value, etag } : undefined;
+    return done ? { value, etag } : READ_AGAIN;
   });
 }
 
@@ -210,7 +213,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
   const id = input.id.toLowerCase();
   const duplicates = duplicateBasedOn(input.basedOn ?? []);
   if (duplicates.length > 0) throw validationFailed(duplicates);
-  return retrying("work item", async (attempt) => {
+  return retrying(ctx, "work item", async (attempt) => {
     const current = await findWorkItemRow(ctx.db, id);
     if (!current) throw notFound("Work item", id);
     assertVersion(ctx, current.etag);
@@ -269,7 +272,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
       ),
       ...activityEvents(ctx, instantiation),
     ]);
-    return done ? { value: item, etag: row.etag } : undefined;
+    return done ? { value: item, etag: row.etag } : READ_AGAIN;
   });
 }
 
@@ -280,7 +283,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
  */
 export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<void> {
   const db = ctx.db;
-  await retrying("work item", async () => {
+  await retrying(ctx, "work item", async () => {
     const current = await findWorkItemRow(db, id);
     if (!current) throw notFound("Work item", id);
     assertVersion(ctx, current.etag);
@@ -303,6 +306,6 @@ export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<voi
         results.map((a) => ({ entityKind: "activity", entityId: a.id, action: "deleted" as const, payload: { workItemId: id } })),
       ),
     ]);
-    return done ? true : undefined;
+    return done ? true : READ_AGAIN;
   });
 }

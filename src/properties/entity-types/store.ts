@@ -14,7 +14,7 @@ import { normaliseApplicationRule, type ApplicationRule } from "../definitions/r
 import { checkLinks, type DefinitionLinkRow } from "./links";
 import type { EntityType, EntityTypeInput } from "./schema";
 import { countUses, unusedCondition } from "../../db/references";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, retryWrite } from "../../pkg/resource";
 
 export interface EntityTypeRow {
   id: string;
@@ -285,46 +285,50 @@ export async function createEntityType(ctx: WriteContext, input: EntityTypeInput
 }
 
 export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput & { id: string }): Promise<Versioned<EntityType>> {
-  const current = await readEntityType(ctx.db, "id = ?1", input.id);
-  if (!current) throw notFound("Entity type", input.id);
-  assertVersion(ctx, current.versioned.etag);
-  const isDefault = current.versioned.value.isDefault;
-  const { appliesTo, linkIds, links } = await prepare(ctx.db, input, isDefault);
-  const row = rowFor(input.id, input, appliesTo, newEtagToken(), isDefault, current.row.created_at, ctx.now);
-  const updated = await toEntityType(row, links);
-  const [update] = await runWrite(
-    ctx.db,
-    [
-      // Applies only to the version read above: a concurrent write in between makes this a 412.
-      ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value },
-        { table: "entity_types", etag: row.etag },
-      ),
-    ],
-    input.name,
-  );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
-  return updated;
+  return retryWrite(ctx, async () => {
+    const current = await readEntityType(ctx.db, "id = ?1", input.id);
+    if (!current) throw notFound("Entity type", input.id);
+    assertVersion(ctx, current.versioned.etag);
+    const isDefault = current.versioned.value.isDefault;
+    const { appliesTo, linkIds, links } = await prepare(ctx.db, input, isDefault);
+    const row = rowFor(input.id, input, appliesTo, newEtagToken(), isDefault, current.row.created_at, ctx.now);
+    const updated = await toEntityType(row, links);
+    const [update] = await runWrite(
+      ctx.db,
+      [
+        // Applies only to the version read above: a concurrent write in between makes this a 412.
+        ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value },
+          { table: "entity_types", etag: row.etag },
+        ),
+      ],
+      input.name,
+    );
+    if (update?.meta.changes !== 1) throw preconditionFailed();
+    return updated;
+  });
 }
 
 export async function deleteEntityType(ctx: WriteContext, id: string): Promise<void> {
-  const current = await readEntityType(ctx.db, "id = ?1", id);
-  if (!current) throw notFound("Entity type", id);
-  assertVersion(ctx, current.versioned.etag);
-  if (current.versioned.value.isDefault)
-    throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
-  const uses = await countUses(ctx.db, "entityType", id);
-  if (uses > 0) throw new ApiError("InUse", `The entity type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
-  // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling type.
-  const guard = `id = ?1 AND etag = ?2 AND is_default = 0 AND ${unusedCondition("entityType")}`;
-  const [, removed] = await ctx.db.batch([
-    // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
-    // removed by a cascade).
-    ...deleteEntityTypeStatements(ctx.db, id, current.row.etag, guard),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) throw preconditionFailed();
+  return retryWrite(ctx, async () => {
+    const current = await readEntityType(ctx.db, "id = ?1", id);
+    if (!current) throw notFound("Entity type", id);
+    assertVersion(ctx, current.versioned.etag);
+    if (current.versioned.value.isDefault)
+      throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
+    const uses = await countUses(ctx.db, "entityType", id);
+    if (uses > 0) throw new ApiError("InUse", `The entity type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
+    // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling type.
+    const guard = `id = ?1 AND etag = ?2 AND is_default = 0 AND ${unusedCondition("entityType")}`;
+    const [, removed] = await ctx.db.batch([
+      // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
+      // removed by a cascade).
+      ...deleteEntityTypeStatements(ctx.db, id, current.row.etag, guard),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) throw preconditionFailed();
+  });
 }
