@@ -36,15 +36,14 @@ export function writtenEventCausesStatements(
   job: CausingJob,
   now: string,
 ): D1PreparedStatement[] {
+  const rows = eventIds.map((eventId) => ({ eventId, monitorRef: job.monitorRef, jobId: job.id, depth: job.triggerDepth, now }));
   return jsonRowStatements(
     db,
     `INSERT OR IGNORE INTO monitor_event_causes (event_id, monitor_ref, monitor_job_id, depth, created_at)
-     SELECT c.value, ?2, ?3, ?4, ?5 FROM json_each(?1) c WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.id = c.value)`,
-    eventIds,
-    job.monitorRef,
-    job.id,
-    job.triggerDepth,
-    now,
+     SELECT json_extract(c.value, '$.eventId'), json_extract(c.value, '$.monitorRef'), json_extract(c.value, '$.jobId'),
+            json_extract(c.value, '$.depth'), json_extract(c.value, '$.now')
+       FROM json_each(?1) c WHERE EXISTS (SELECT 1 FROM outbox o WHERE o.id = json_extract(c.value, '$.eventId'))`,
+    rows,
   );
 }
 
