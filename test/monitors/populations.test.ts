@@ -172,9 +172,9 @@ describe.each(["Models", "Monitors"] as const)("the populations of %s", (resourc
     const noId = await put({ name: "x", description: null });
     expect(noId.status).toBe(400);
     expect(noId.body.errors[0]).toMatchObject({ field: "body.id", rule: "invalid_type" });
-    const badQuery = await call(`/${resource}/${owner.id}/Populations?take=0`);
+    const badQuery = await call(`/${resource}/${owner.id}/Populations?order=criticality desc`);
     expect(badQuery.status).toBe(400);
-    expect(badQuery.body.errors[0]).toMatchObject({ field: "query.take" });
+    expect(badQuery.body.errors[0]).toMatchObject({ field: "query.order", rule: "unknownField" });
   });
 
   it("answers 404 for an unknown owner, an unknown population and another owner's population", async () => {
