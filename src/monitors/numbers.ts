@@ -6,7 +6,7 @@
 import type { Database } from "../db/statements";
 
 /** The sequences the area numbers. */
-export type Sequence = "model" | "monitor";
+type Sequence = "model" | "monitor";
 
 /** The next number of a sequence, atomically (hand-written: the increment is computed in SQL). */
 export async function nextNumber(db: Database, sequence: Sequence): Promise<number> {

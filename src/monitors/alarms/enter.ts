@@ -41,7 +41,7 @@ import { alarmPayload, causingJob, type Evaluation } from "./payload";
 import { ALARM_EVENT_KIND, enterAlarmsStatements, type EnteredAlarm } from "./store";
 
 /** Alarms entered per batch (each with at most one deviation and one work item). */
-export const ENTER_CHUNK = 20;
+const ENTER_CHUNK = 20;
 
 interface Entering {
   item: MonitorItem;
@@ -175,7 +175,7 @@ function writeContextFor(db: Database, events: EventContext): WriteContext {
     actorId: events.actorId,
     actorName: null,
     requestId: events.requestId,
-    uuid: events.uuid,
+    uuid: () => events.uuid(),
     expectedEtag: undefined,
   };
 }

@@ -37,7 +37,7 @@ export type { EvaluatedJob } from "./payload";
 /** Evaluations restart from fresh reads at most this many times when a concurrent one got there first. */
 const ATTEMPTS = 4;
 
-export interface EvaluationResult {
+interface EvaluationResult {
   entered: number;
   left: number;
   /** What the job's error message should say (actions that no longer fit, a stale job). */

@@ -150,7 +150,7 @@ export function enterAlarmsStatements(
 }
 
 /** An alarm a job leaves: its id, the id of its `left` history entry, and the JSON of the values that decided it. */
-export interface LeftAlarm {
+interface LeftAlarm {
   id: string;
   history: string;
   conditions: string;

@@ -24,7 +24,7 @@ export type DefinitionRow = Row<typeof modelDefinitions>;
 export const definitionRow = (raw: Record<string, unknown>): DefinitionRow => definitionTable.row(raw);
 const SELECT_DEFINITION = `SELECT ${definitionTable.columns} FROM model_definitions`;
 
-export interface DefinitionInput {
+interface DefinitionInput {
   name: string;
   version: string;
   uri: string | null;

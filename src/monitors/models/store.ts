@@ -40,7 +40,7 @@ type Params = Record<string, string>;
 /** The entity kind of a model's property values. */
 const MODEL_KIND = "model";
 
-export interface ModelInput {
+interface ModelInput {
   name: string;
   description: string | null;
   modelDefinitionName: string;

@@ -5,7 +5,7 @@
  * dropped in silence.
  */
 
-export interface CriticalityReport {
+interface CriticalityReport {
   assetId: string;
   criticality: number;
 }

@@ -45,7 +45,7 @@ import {
 } from "./store";
 
 /** How long a monitor job may stay Started or InProgress. */
-export const MONITOR_JOB_DEADLINE_MINUTES = 120;
+const MONITOR_JOB_DEADLINE_MINUTES = 120;
 
 /** Up to this many asset ids travel in the `populationAssetIds` variable (37 bytes each: 37 KB, far below what an environment holds). */
 export const POPULATION_IDS_IN_ENVIRONMENT = 1000;
@@ -152,12 +152,12 @@ export const monitorJobStatusToken = (env: Bindings, monitorJobId: string) => sc
  * then InProgress, then one end: Succeeded, Failed or Unknown), and a repeat of its current active
  * status is harmless. An ended job never changes again; InProgress never goes back to Started.
  */
-export function statusesBefore(status: MonitorJobStatus): readonly MonitorJobStatus[] {
+function statusesBefore(status: MonitorJobStatus): readonly MonitorJobStatus[] {
   return status === "Started" ? ["Started"] : ["Started", "InProgress"];
 }
 
 /** Who the loop's writes are by: no person (actor null), in the request that reported the end when there is one. */
-export interface FinishContext {
+interface FinishContext {
   requestId: string | null;
 }
 
@@ -259,14 +259,14 @@ export async function evaluateIfPending(
 const EVALUATION_GRACE_MS = 60_000;
 
 /** The minute cron's repair: evaluates Succeeded monitor jobs that ended a minute ago or more and were not evaluated. */
-export async function evaluatePendingMonitorJobs(env: Bindings, now: Date): Promise<number> {
+async function evaluatePendingMonitorJobs(env: Bindings, now: Date): Promise<number> {
   const ids = await unevaluatedJobIds(env.DB, new Date(now.getTime() - EVALUATION_GRACE_MS).toISOString(), 20);
   let evaluated = 0;
   for (const id of ids) if (await evaluateIfPending(env, id)) evaluated++;
   return evaluated;
 }
 
-export const MONITOR_JOB_HOOK = "monitor-job";
+const MONITOR_JOB_HOOK = "monitor-job";
 
 /** ACR models: the data processing job's end copied into the monitor job (Success becomes Succeeded). */
 export const monitorJobEndHook: JobEndHook = {

@@ -25,7 +25,7 @@ export const ACTIVE_MONITOR_JOB_STATUSES: readonly MonitorJobStatus[] = ["Starte
 export const statusOf = (row: MonitorJobRow): MonitorJobStatus => storedEnum(MONITOR_JOB_STATUSES, row.status, "monitor_jobs.status");
 
 /** Monitor jobs as answered, with their monitors' numbers and names in one query whatever their number. */
-export async function toMonitorJobs(db: Database, rows: readonly MonitorJobRow[]) {
+async function toMonitorJobs(db: Database, rows: readonly MonitorJobRow[]) {
   if (rows.length === 0) return [];
   const monitors = await monitorNames(
     db,
@@ -124,7 +124,7 @@ export function markRunningStatement(db: Database, id: string, jobId: string, no
 }
 
 /** What a status change writes (see {@link moveStatusStatement}). */
-export interface StatusChange {
+interface StatusChange {
   id: string;
   status: MonitorJobStatus;
   /** The statuses the job may be in for the change to apply. */

@@ -21,8 +21,6 @@ import { IS_DEVIATION_TYPE } from "../../deviations/types/store";
 import { DEVIATION_RULE } from "../../deviations/store";
 import type { Controller } from "./schema";
 
-export type Operator = Controller["conditions"][number]["operator"];
-
 /** One condition with the value the model reported (null: not reported) and whether it held. */
 export interface ConditionSeen {
   variableName: string;
@@ -32,7 +30,7 @@ export interface ConditionSeen {
   holds: boolean;
 }
 
-export function conditionHolds(operator: string, value: number, limit: number): boolean {
+function conditionHolds(operator: string, value: number, limit: number): boolean {
   switch (operator) {
     case "LessThan":
       return value < limit;

@@ -18,7 +18,7 @@ const ConditionSchema = z
   .strict();
 const PropertyValueInput = z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict();
 /** What happens when a controller's alarm is entered; each action optional (issue 25). */
-export const ControllerActionsSchema = z
+const ControllerActionsSchema = z
   .object({
     raiseDeviation: z
       .object({
@@ -60,7 +60,7 @@ export const ControllerActionsSchema = z
   })
   .strict()
   .openapi("ControllerActions");
-export const ControllerSchema = z
+const ControllerSchema = z
   .object({
     name: z
       .string()
@@ -97,7 +97,7 @@ export const ControllerSchema = z
   .strict()
   .openapi("Controller", { description: "The spec's Name and Conditions; alarmOnNoData, actions and onLeave are optional (issue 25)." });
 export type Controller = z.infer<typeof ControllerSchema>;
-export const TriggerEventSchema = z
+const TriggerEventSchema = z
   .discriminatedUnion("kind", [
     z.object({ kind: z.literal("fileProcessed"), dataTypeId: z.string().min(1).max(100) }).strict(),
     z.object({ kind: z.literal("deviationChanged") }).strict(),

@@ -35,7 +35,7 @@ export const MONITOR_SCHEDULE_KIND = "monitor";
 type Params = Record<string, string>;
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
-export interface MonitorInput {
+interface MonitorInput {
   name: string;
   modelId: string;
   status: Status;

@@ -92,7 +92,7 @@ const populationItemList = defineList({
   defaultOrder: "monitorCreatedAt asc, createdAt asc",
 });
 
-export const ALARM_STATES = ["alarm", "normal"] as const;
+const ALARM_STATES = ["alarm", "normal"] as const;
 
 export const PopulationItemsQuery = z.object({
   monitorIds: z.string().optional().openapi({ description: "Comma-separated monitor ids." }),

@@ -24,8 +24,8 @@ const populationTable = tableStatements(populations);
 const itemTable = tableStatements(populationItems);
 const criticalityTable = tableStatements(criticalityHistory);
 
-export type PopulationRow = Row<typeof populations>;
-export type ItemRow = Row<typeof populationItems>;
+type PopulationRow = Row<typeof populations>;
+type ItemRow = Row<typeof populationItems>;
 /** A population row as read with every column (a list page among them), typed by the schema. */
 export const populationRow = (raw: Record<string, unknown>): PopulationRow => populationTable.row(raw);
 const itemRow = (raw: Record<string, unknown>): ItemRow => itemTable.row(raw);
@@ -101,10 +101,6 @@ export async function populationsOfMany(
   const byPopulation = itemsByPopulation((items?.results ?? []).map(itemRow), alarmsByItem((alarms?.results ?? []).map(activeAlarmRow)));
   for (const p of (pops?.results ?? []).map(populationRow)) byOwner.get(p.ownerId)?.push(toPopulation(p, byPopulation.get(p.id) ?? []));
   return byOwner;
-}
-
-export async function populationsOf(db: Database, kind: PopulationOwner, ownerId: string): Promise<Population[]> {
-  return (await populationsOfMany(db, kind, [ownerId])).get(ownerId) ?? [];
 }
 
 /** Populations (rows of one owner, in their order) with their items and active alarms: one round trip. */
