@@ -16,6 +16,7 @@ import {
   insertPropertyValuesStatements,
   toLinkedProperties,
   toPropertyValueRows,
+  type PropertyValueRow,
   type ResolvedProperty,
 } from "../../properties/values";
 import {
@@ -192,7 +193,7 @@ export async function enter(db: Database, evaluation: Evaluation, entering: read
     const criticality = new Map<string, number>();
     const deviations: DeviationValues[] = [];
     const designated: { entityId: string; assets: AssetRef[] }[] = [];
-    const propertyValues: ReturnType<typeof toPropertyValueRows> = [];
+    const propertyValues: PropertyValueRow[] = [];
     const deviationEvents: { id: string; payload: string }[] = [];
     const links: { deviationId: string; workItemId: string }[] = [];
     const workItemStatements: D1PreparedStatement[] = [];
