@@ -5,7 +5,7 @@
  * (equipmentIds, mainSystemIds, designObjectIds, plantNames) is one index lookup.
  */
 import { tableStatements, type Database } from "../db/statements";
-import { designations as designationRows } from "../db/schema";
+import { designations } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
@@ -173,7 +173,7 @@ export function replaceDesignationsStatements(
   return statements;
 }
 
-const designationTable = tableStatements(designationRows);
+const designationTable = tableStatements(designations);
 
 /**
  * The statements that designate assets for entities of one kind created in the same batch, which

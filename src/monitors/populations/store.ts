@@ -354,7 +354,7 @@ export function alarmCriticalityStatements(
     ),
     ...jsonRowStatements(
       db,
-      `INSERT INTO ${criticalityTable.name} (id, item_id, monitor_job_id, criticality, recorded_at)
+      `INSERT INTO criticality_history (id, item_id, monitor_job_id, criticality, recorded_at)
        SELECT json_extract(value, '$.id'), json_extract(value, '$.item'), ?2, json_extract(value, '$.value'), ?3 FROM
        json_each(?1) WHERE true
        ON CONFLICT (item_id, monitor_job_id) DO UPDATE SET criticality = excluded.criticality`,
