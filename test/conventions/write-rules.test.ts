@@ -52,6 +52,12 @@ const WITHOUT_EVENT: Record<string, string> = {
   "src/work-items/instantiate.ts#prepareInstantiation":
     "prepares an instantiation's guards and writes for its caller's batch (a work item's create or update), which writes the " +
     "activities' events",
+  "src/templates/activity/write.ts#planFor":
+    "plans an edit's statements for the template edit loop (src/templates/edit.ts), which writes the event in the same batch",
+  "src/templates/work/write.ts#planFor":
+    "plans an edit's statements for the template edit loop (src/templates/edit.ts), which writes the event in the same batch",
+  "src/templates/work/write.ts#planUpdate":
+    "plans an edit's statements for the template edit loop (src/templates/edit.ts), which writes the event in the same batch",
   "src/upload/cleanup.ts#removeExpiredUploads":
     "removes uploads that never completed; their files were never visible and had no created event",
   "src/upload/uploads/store.ts#insertUpload":

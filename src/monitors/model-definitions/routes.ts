@@ -1,4 +1,5 @@
 /** Model definitions: GET, POST, PUT and DELETE /ModelDefinitions, by id and by name and version. */
+import { retryWrite } from "../../pkg/resource";
 import { z } from "@hono/zod-openapi";
 import { newApp } from "../../app-factory";
 import { writeContext } from "../../pkg/db";
@@ -99,7 +100,10 @@ export function modelDefinitionsApp() {
     ),
     async (c) => {
       const { name, version } = c.req.valid("param");
-      await deleteDefinition(writeContext(c), await findDefinitionByVersion(c.env.DB, name, version), `${name} version ${version}`);
+      const ctx = writeContext(c);
+      await retryWrite(ctx, async () =>
+        deleteDefinition(ctx, await findDefinitionByVersion(c.env.DB, name, version), `${name} version ${version}`),
+      );
       return c.body(null, 204);
     },
   );

@@ -10,7 +10,7 @@ import type { Bindings } from "../../env";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
-import { assertVersion, commitVersioned, type Versioned } from "../../pkg/resource";
+import { assertVersion, commitVersioned, type Versioned, retryWrite } from "../../pkg/resource";
 import { nameKey } from "../../pkg/unicode";
 import { hostFor } from "../../dataprocessing/host";
 import { viaHost } from "../../dataprocessing/host-errors";
@@ -88,37 +88,39 @@ export async function updateDefinition(
   env: Bindings,
   input: DefinitionInput & { id: string },
 ): Promise<Versioned<ModelDefinition>> {
-  const current = await getDefinitionRow(ctx.db, input.id);
-  const version = assertVersion(ctx, current.etag);
-  if (current.name !== input.name || current.version !== input.version) await refuseUsedDefinition(ctx.db, current);
-  await checkDefinition(env, input);
-  const etag = newEtagToken();
-  await commitVersioned(
-    ctx,
-    [
-      definitionTable.update(
-        ctx.db,
-        {
-          name: input.name,
-          nameKey: nameKey(input.name),
-          version: input.version,
-          location: input.location,
-          uri: input.uri,
-          etag,
-          updatedAt: ctx.now,
-        },
-        { id: input.id, etag: version },
-      ),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: "modelDefinition", entityId: input.id, action: "updated", payload: { ...input } },
-        { table: definitionTable.name, etag },
-      ),
-    ],
-    () => definitionTaken(input.name, input.version),
-  );
-  return getDefinition(ctx.db, input.id);
+  return retryWrite(ctx, async () => {
+    const current = await getDefinitionRow(ctx.db, input.id);
+    const version = assertVersion(ctx, current.etag);
+    if (current.name !== input.name || current.version !== input.version) await refuseUsedDefinition(ctx.db, current);
+    await checkDefinition(env, input);
+    const etag = newEtagToken();
+    await commitVersioned(
+      ctx,
+      [
+        definitionTable.update(
+          ctx.db,
+          {
+            name: input.name,
+            nameKey: nameKey(input.name),
+            version: input.version,
+            location: input.location,
+            uri: input.uri,
+            etag,
+            updatedAt: ctx.now,
+          },
+          { id: input.id, etag: version },
+        ),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: "modelDefinition", entityId: input.id, action: "updated", payload: { ...input } },
+          { table: definitionTable.name, etag },
+        ),
+      ],
+      () => definitionTaken(input.name, input.version),
+    );
+    return getDefinition(ctx.db, input.id);
+  });
 }
 
 async function getDefinitionRow(db: Database, id: string): Promise<DefinitionRow> {
@@ -168,5 +170,7 @@ export async function deleteDefinition(ctx: WriteContext, row: DefinitionRow | n
 }
 
 export async function deleteDefinitionById(ctx: WriteContext, id: string): Promise<void> {
-  await deleteDefinition(ctx, await getDefinitionRow(ctx.db, id), id);
+  return retryWrite(ctx, async () => {
+    await deleteDefinition(ctx, await getDefinitionRow(ctx.db, id), id);
+  });
 }

@@ -11,7 +11,7 @@ import type { Principal } from "../../pkg/auth";
 import { assertStatement, isAssertionFailure, newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
-import { assertVersion, commitVersioned } from "../../pkg/resource";
+import { assertVersion, commitVersioned, retryWrite } from "../../pkg/resource";
 import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { resolveLinkedValues } from "../../properties/values/resolve";
 import {
@@ -186,36 +186,38 @@ export async function createModel(ctx: WriteContext, principal: Principal, input
 }
 
 export async function updateModel(ctx: WriteContext, input: ModelInput & { id: string }): Promise<ModelRow> {
-  const current = await getModelRow(ctx.db, input.id);
-  const version = assertVersion(ctx, current.etag);
-  checkTransition(current.status, input.status, "body.status");
-  await checkModel(ctx.db, input);
-  const { typeId, properties } = await modelProperties(ctx.db, { ...input, typeId: input.typeId ?? current.typeId });
-  const owner = input.objectOwner
-    ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
-    : { id: current.ownerId, name: current.ownerName };
-  const etag = newEtagToken();
-  await commitVersioned(ctx, [
-    modelTable.update(ctx.db, { ...modelValues(input, typeId, owner), etag, updatedAt: ctx.now }, { id: input.id, etag: version }),
-    // Guarded on the update above having applied: a lost race leaves the old values.
-    assertStatement(ctx.db, "changes() = 1"),
-    ...replacePropertyValuesStatements(ctx.db, MODEL_KIND, input.id, toPropertyValueRows(MODEL_KIND, input.id, properties)),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      {
-        entityKind: "model",
-        entityId: input.id,
-        action: "updated",
-        payload: { id: input.id, modelId: current.modelId, name: input.name },
-      },
-      { table: modelTable.name, etag },
-    ),
-  ]).catch((error: unknown) => {
-    if (isAssertionFailure(error)) throw preconditionFailed();
-    throw error;
+  return retryWrite(ctx, async () => {
+    const current = await getModelRow(ctx.db, input.id);
+    const version = assertVersion(ctx, current.etag);
+    checkTransition(current.status, input.status, "body.status");
+    await checkModel(ctx.db, input);
+    const { typeId, properties } = await modelProperties(ctx.db, { ...input, typeId: input.typeId ?? current.typeId });
+    const owner = input.objectOwner
+      ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
+      : { id: current.ownerId, name: current.ownerName };
+    const etag = newEtagToken();
+    await commitVersioned(ctx, [
+      modelTable.update(ctx.db, { ...modelValues(input, typeId, owner), etag, updatedAt: ctx.now }, { id: input.id, etag: version }),
+      // Guarded on the update above having applied: a lost race leaves the old values.
+      assertStatement(ctx.db, "changes() = 1"),
+      ...replacePropertyValuesStatements(ctx.db, MODEL_KIND, input.id, toPropertyValueRows(MODEL_KIND, input.id, properties)),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        {
+          entityKind: "model",
+          entityId: input.id,
+          action: "updated",
+          payload: { id: input.id, modelId: current.modelId, name: input.name },
+        },
+        { table: modelTable.name, etag },
+      ),
+    ]).catch((error: unknown) => {
+      if (isAssertionFailure(error)) throw preconditionFailed();
+      throw error;
+    });
+    return getModelRow(ctx.db, input.id);
   });
-  return getModelRow(ctx.db, input.id);
 }
 
 /**
@@ -227,21 +229,23 @@ export function newModelVersionStatement(db: Database, id: string, version: stri
 }
 
 export async function deleteModel(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getModelRow(ctx.db, id);
-  const version = assertVersion(ctx, current.etag);
-  const used = await ctx.db
-    .prepare("SELECT monitor_id FROM monitors WHERE model_ref = ?1 LIMIT 1")
-    .bind(id)
-    .first<{ monitor_id: string }>();
-  if (used) throw new ApiError("InUse", `Monitor ${used.monitor_id} uses this model.`);
-  await commitVersioned(ctx, [
-    // The model row first, guarded on its version and on no monitor having started to use it meanwhile
-    // (hand-written: the guard reads monitors).
-    ctx.db
-      .prepare("DELETE FROM models WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM monitors WHERE model_ref = ?1)")
-      .bind(id, version),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: "model", entityId: id, action: "deleted", payload: null }, "previousChanged"),
-    deleteOwnerPopulationsStatement(ctx.db, "model", id),
-    deletePropertyValuesStatement(ctx.db, MODEL_KIND, id),
-  ]);
+  return retryWrite(ctx, async () => {
+    const current = await getModelRow(ctx.db, id);
+    const version = assertVersion(ctx, current.etag);
+    const used = await ctx.db
+      .prepare("SELECT monitor_id FROM monitors WHERE model_ref = ?1 LIMIT 1")
+      .bind(id)
+      .first<{ monitor_id: string }>();
+    if (used) throw new ApiError("InUse", `Monitor ${used.monitor_id} uses this model.`);
+    await commitVersioned(ctx, [
+      // The model row first, guarded on its version and on no monitor having started to use it meanwhile
+      // (hand-written: the guard reads monitors).
+      ctx.db
+        .prepare("DELETE FROM models WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM monitors WHERE model_ref = ?1)")
+        .bind(id, version),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: "model", entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      deleteOwnerPopulationsStatement(ctx.db, "model", id),
+      deletePropertyValuesStatement(ctx.db, MODEL_KIND, id),
+    ]);
+  });
 }

@@ -10,7 +10,7 @@ import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import type { Principal } from "../../pkg/auth";
 import { assertStatement, isAssertionFailure, newEtagToken, type WriteContext } from "../../pkg/db";
 import { invalid, notFound } from "../../pkg/errors";
-import { assertVersion, commitVersioned } from "../../pkg/resource";
+import { assertVersion, commitVersioned, retryWrite } from "../../pkg/resource";
 import { scheduleRuleProblem, scheduleStatement, type ScheduleRule } from "../../pkg/schedule";
 import { ownerOrCaller } from "../../work/common";
 import { checkTransition, getModelRow, modelRow, modelRowsStatement, type ModelRow } from "../models/store";
@@ -238,33 +238,35 @@ export async function createMonitor(ctx: WriteContext, principal: Principal, inp
 }
 
 export async function updateMonitor(ctx: WriteContext, input: MonitorInput & { id: string }): Promise<MonitorRow> {
-  const current = await getMonitorRow(ctx.db, input.id);
-  const version = assertVersion(ctx, current.etag);
-  const { rule } = await checkMonitor(ctx.db, input, current);
-  const owner = input.objectOwner
-    ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
-    : { id: current.ownerId, name: current.ownerName };
-  const etag = newEtagToken();
-  await commitVersioned(ctx, [
-    monitorTable.update(
-      ctx.db,
-      { ...monitorValues(await keepInherited(ctx.db, input, current), owner), etag, updatedAt: ctx.now },
-      { id: input.id, etag: version },
-    ),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      {
-        entityKind: "monitor",
-        entityId: input.id,
-        action: "updated",
-        payload: { id: input.id, monitorId: current.monitorId, name: input.name },
-      },
-      { table: monitorTable.name, etag },
-    ),
-    scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, input.id, rule, new Date(ctx.now)),
-  ]);
-  return getMonitorRow(ctx.db, input.id);
+  return retryWrite(ctx, async () => {
+    const current = await getMonitorRow(ctx.db, input.id);
+    const version = assertVersion(ctx, current.etag);
+    const { rule } = await checkMonitor(ctx.db, input, current);
+    const owner = input.objectOwner
+      ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
+      : { id: current.ownerId, name: current.ownerName };
+    const etag = newEtagToken();
+    await commitVersioned(ctx, [
+      monitorTable.update(
+        ctx.db,
+        { ...monitorValues(await keepInherited(ctx.db, input, current), owner), etag, updatedAt: ctx.now },
+        { id: input.id, etag: version },
+      ),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        {
+          entityKind: "monitor",
+          entityId: input.id,
+          action: "updated",
+          payload: { id: input.id, monitorId: current.monitorId, name: input.name },
+        },
+        { table: monitorTable.name, etag },
+      ),
+      scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, input.id, rule, new Date(ctx.now)),
+    ]);
+    return getMonitorRow(ctx.db, input.id);
+  });
 }
 
 /**
@@ -305,14 +307,16 @@ export function newMonitorVersionStatement(db: Database, id: string, version: st
 }
 
 export async function deleteMonitor(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getMonitorRow(ctx.db, id);
-  const version = assertVersion(ctx, current.etag);
-  await commitVersioned(ctx, [
-    monitorTable.delete(ctx.db, { id, etag: version }),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: "monitor", entityId: id, action: "deleted", payload: null }, "previousChanged"),
-    deleteOwnerPopulationsStatement(ctx.db, "monitor", id),
-    scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, id, null, new Date(ctx.now)),
-  ]);
+  return retryWrite(ctx, async () => {
+    const current = await getMonitorRow(ctx.db, id);
+    const version = assertVersion(ctx, current.etag);
+    await commitVersioned(ctx, [
+      monitorTable.delete(ctx.db, { id, etag: version }),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: "monitor", entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      deleteOwnerPopulationsStatement(ctx.db, "monitor", id),
+      scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, id, null, new Date(ctx.now)),
+    ]);
+  });
 }
 
 /** A copy with a new MON number, status Draft, every population and item (criticality and last job cleared), no schedule until saved. */

@@ -10,7 +10,7 @@ import { guardedOutboxStatement } from "../../events/outbox";
 import { assertStatement, conflict, isAssertionFailure, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
-import { assertVersion, type Versioned } from "../../pkg/resource";
+import { assertVersion, type Versioned, retryWrite } from "../../pkg/resource";
 import { getModelRow, newModelVersionStatement } from "../models/store";
 import { getMonitorRow, newMonitorVersionStatement } from "../monitors/store";
 import { storedEnum } from "../stored";
@@ -102,17 +102,19 @@ export async function addPopulation(
   ownerId: string,
   input: { name: string; description: string | null; assetType: AssetType },
 ): Promise<Population> {
-  const id = ctx.uuid();
-  const version = await ownerVersion(ctx, kind, ownerId);
-  await commitOwnerVersion(
-    ctx,
-    { kind, id: ownerId, version },
-    [insertPopulationStatement(ctx.db, { id, kind, ownerId, ...input }, ctx.now)],
-    {
-      change: "populationAdded",
-    },
-  );
-  return { id, ...input, items: [] };
+  return retryWrite(ctx, async () => {
+    const id = ctx.uuid();
+    const version = await ownerVersion(ctx, kind, ownerId);
+    await commitOwnerVersion(
+      ctx,
+      { kind, id: ownerId, version },
+      [insertPopulationStatement(ctx.db, { id, kind, ownerId, ...input }, ctx.now)],
+      {
+        change: "populationAdded",
+      },
+    );
+    return { id, ...input, items: [] };
+  });
 }
 
 /** PUT of a population: its name and description; its asset type and items stay (read-only in the body). */
@@ -122,22 +124,26 @@ export async function updatePopulation(
   ownerId: string,
   input: { id: string; name: string; description: string | null },
 ): Promise<Versioned<Population>> {
-  const owner = await OWNERS[kind].read(ctx.db, ownerId);
-  await populationOfOwner(ctx.db, kind, ownerId, input.id, "body.id");
-  const version = assertVersion(ctx, owner.etag);
-  const etag = await commitOwnerVersion(ctx, { kind, id: ownerId, version }, [renamePopulationStatement(ctx.db, input.id, input)], {
-    change: "populationUpdated",
-    populationId: input.id,
+  return retryWrite(ctx, async () => {
+    const owner = await OWNERS[kind].read(ctx.db, ownerId);
+    await populationOfOwner(ctx.db, kind, ownerId, input.id, "body.id");
+    const version = assertVersion(ctx, owner.etag);
+    const etag = await commitOwnerVersion(ctx, { kind, id: ownerId, version }, [renamePopulationStatement(ctx.db, input.id, input)], {
+      change: "populationUpdated",
+      populationId: input.id,
+    });
+    const [population] = await toPopulations(ctx.db, [await populationOfOwner(ctx.db, kind, ownerId, input.id, "body.id")]);
+    return { value: population!, etag };
   });
-  const [population] = await toPopulations(ctx.db, [await populationOfOwner(ctx.db, kind, ownerId, input.id, "body.id")]);
-  return { value: population!, etag };
 }
 
 export async function removePopulation(ctx: WriteContext, kind: PopulationOwner, ownerId: string, populationId: string): Promise<void> {
-  await populationOfOwner(ctx.db, kind, ownerId, populationId, "path.populationId");
-  const version = await ownerVersion(ctx, kind, ownerId);
-  await commitOwnerVersion(ctx, { kind, id: ownerId, version }, [deletePopulationStatement(ctx.db, populationId)], {
-    change: "populationRemoved",
+  return retryWrite(ctx, async () => {
+    await populationOfOwner(ctx.db, kind, ownerId, populationId, "path.populationId");
+    const version = await ownerVersion(ctx, kind, ownerId);
+    await commitOwnerVersion(ctx, { kind, id: ownerId, version }, [deletePopulationStatement(ctx.db, populationId)], {
+      change: "populationRemoved",
+    });
   });
 }
 
@@ -150,35 +156,42 @@ export async function addItem(
   field: string,
   input: { assetReference: { id: string; name?: string | null } },
 ): Promise<PopulationItem> {
-  const population = await populationOfOwner(ctx.db, kind, ownerId, populationId, field);
-  const asset = await ctx.db
-    .prepare("SELECT id, kind, name FROM assets WHERE id = ?1")
-    .bind(input.assetReference.id)
-    .first<{ id: string; kind: string; name: string }>();
-  if (!asset) throw invalid("body.assetReference.id", "exists", `Asset ${input.assetReference.id} does not exist in the asset catalogue.`);
-  const expected = ASSET_KIND_OF[storedEnum(ASSET_TYPES, population.assetType, "populations.asset_type")];
-  if (asset.kind !== expected) {
-    throw invalid(
-      "body.assetReference.id",
-      "assetType",
-      `Population '${population.name}' holds ${population.assetType} assets; asset ${asset.id} is a ${asset.kind}, expected ${expected}.`,
+  return retryWrite(ctx, async () => {
+    const population = await populationOfOwner(ctx.db, kind, ownerId, populationId, field);
+    const asset = await ctx.db
+      .prepare("SELECT id, kind, name FROM assets WHERE id = ?1")
+      .bind(input.assetReference.id)
+      .first<{ id: string; kind: string; name: string }>();
+    if (!asset)
+      throw invalid("body.assetReference.id", "exists", `Asset ${input.assetReference.id} does not exist in the asset catalogue.`);
+    const expected = ASSET_KIND_OF[storedEnum(ASSET_TYPES, population.assetType, "populations.asset_type")];
+    if (asset.kind !== expected) {
+      throw invalid(
+        "body.assetReference.id",
+        "assetType",
+        `Population '${population.name}' holds ${population.assetType} assets; asset ${asset.id} is a ${asset.kind}, expected ${expected}.`,
+      );
+    }
+    const id = ctx.uuid();
+    const version = await ownerVersion(ctx, kind, ownerId);
+    const item = { id, populationId, assetId: asset.id, assetName: asset.name };
+    await commitOwnerVersion(
+      ctx,
+      { kind, id: ownerId, version },
+      [insertItemStatement(ctx.db, item, ctx.now)],
+      { change: "populationItemAdded" },
+      () => conflict(`Asset ${asset.id} is already in population '${population.name}'.`),
     );
-  }
-  const id = ctx.uuid();
-  const version = await ownerVersion(ctx, kind, ownerId);
-  const item = { id, populationId, assetId: asset.id, assetName: asset.name };
-  await commitOwnerVersion(
-    ctx,
-    { kind, id: ownerId, version },
-    [insertItemStatement(ctx.db, item, ctx.now)],
-    { change: "populationItemAdded" },
-    () => conflict(`Asset ${asset.id} is already in population '${population.name}'.`),
-  );
-  return toItem({ ...item, criticality: null, lastMonitorJobId: null, createdAt: ctx.now });
+    return toItem({ ...item, criticality: null, lastMonitorJobId: null, createdAt: ctx.now });
+  });
 }
 
 export async function removeItem(ctx: WriteContext, kind: PopulationOwner, ownerId: string, itemId: string): Promise<void> {
-  if (!(await ownerHasItem(ctx.db, kind, ownerId, itemId))) throw notFound("Population item", itemId);
-  const version = await ownerVersion(ctx, kind, ownerId);
-  await commitOwnerVersion(ctx, { kind, id: ownerId, version }, [deleteItemStatement(ctx.db, itemId)], { change: "populationItemRemoved" });
+  return retryWrite(ctx, async () => {
+    if (!(await ownerHasItem(ctx.db, kind, ownerId, itemId))) throw notFound("Population item", itemId);
+    const version = await ownerVersion(ctx, kind, ownerId);
+    await commitOwnerVersion(ctx, { kind, id: ownerId, version }, [deleteItemStatement(ctx.db, itemId)], {
+      change: "populationItemRemoved",
+    });
+  });
 }
