@@ -145,7 +145,8 @@ export interface StoredObject {
  * while the next is being read. Call `abort()` when the source fails, so nothing is left behind.
  */
 export class ObjectWriter {
-  private buffer: Uint8Array;
+  /** Grows with what was written, up to one part: a 20 KiB file must not cost 10 MiB while it is stored. */
+  private buffer = new Uint8Array(0);
   private filled = 0;
   private size = 0;
   private readonly digest = new crypto.DigestStream("SHA-256");
@@ -160,9 +161,7 @@ export class ObjectWriter {
     readonly key: string,
     private readonly contentType: string,
     private readonly partSize = DEFAULT_PART_SIZE,
-  ) {
-    this.buffer = new Uint8Array(partSize);
-  }
+  ) {}
 
   async write(chunk: Uint8Array): Promise<void> {
     await this.hasher.write(chunk);
@@ -170,6 +169,7 @@ export class ObjectWriter {
     let offset = 0;
     while (offset < chunk.length) {
       const take = Math.min(chunk.length - offset, this.partSize - this.filled);
+      this.reserve(this.filled + take);
       this.buffer.set(chunk.subarray(offset, offset + take), this.filled);
       this.filled += take;
       offset += take;
@@ -203,6 +203,18 @@ export class ObjectWriter {
     await this.bucket.delete(this.key).catch(() => undefined);
   }
 
+  /**
+   * Room for `size` bytes (at most a part): doubled from 64 KiB as needed. Held per request, so 100
+   * form uploads of small files at once hold kilobytes each, not 100 parts (see docs/decisions.md,
+   * "Overload").
+   */
+  private reserve(size: number): void {
+    if (size <= this.buffer.length) return;
+    const grown = new Uint8Array(Math.min(this.partSize, Math.max(size, this.buffer.length * 2, 64 * 1024)));
+    grown.set(this.buffer.subarray(0, this.filled));
+    this.buffer = grown;
+  }
+
   private async sendFullPart(): Promise<void> {
     // At most one part in flight: wait for the previous one before giving its buffer away.
     await this.pending;
@@ -210,6 +222,7 @@ export class ObjectWriter {
     const upload = this.upload;
     const full = this.buffer;
     const partNumber = this.parts.length + 1;
+    // A file past one part is a large one: the next part is held whole from the start.
     this.buffer = new Uint8Array(this.partSize);
     this.filled = 0;
     // Parts land in order because only one is in flight.
