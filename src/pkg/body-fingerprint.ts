@@ -9,6 +9,7 @@
  * time, so an upload of 95 MiB never sits in memory for its fingerprint.
  */
 import { readForm } from "./multipart";
+import { bodySlicer, chunkRead } from "./slicer";
 
 const encoder = new TextEncoder();
 
@@ -77,6 +78,7 @@ export class BodyTap {
   private ended = false;
   private sourceDone = false;
   private turn: Promise<unknown> = Promise.resolve();
+  private readonly slicer = bodySlicer();
   private result: Promise<string> | null = null;
 
   constructor(
@@ -162,6 +164,9 @@ export class BodyTap {
       else if (value.byteLength > 0) {
         parts.push(value);
         size += value.byteLength;
+        // Chunks already received are read without a turn of the event loop: give the thread back
+        // every slice (./slicer.ts), so a large body never holds the other requests.
+        await chunkRead(this.slicer, value.byteLength);
       }
     }
     if (parts.length === 0) return { value: undefined, done: true };

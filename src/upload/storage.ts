@@ -7,6 +7,8 @@
  * the current one, and the cleanup can tell a file's object from an orphan by key alone.
  */
 
+import { bodySlicer, chunkRead } from "../pkg/slicer";
+
 export const FILES_PREFIX = "files/";
 
 /** R2's smallest part (all parts but the last must be at least this, and all equal). */
@@ -111,10 +113,13 @@ export function hashWhileStreaming(
   const checksum = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   // Observed here: when R2 fails first, whoever awaits `checksum` is not reached, and the rejection must not go unhandled.
   checksum.catch(() => undefined);
+  // A client faster than R2 leaves chunks waiting: the thread is given back every slice (../pkg/slicer.ts).
+  const slicer = bodySlicer();
   const hashing = new TransformStream<Uint8Array, Uint8Array>({
     async transform(chunk, controller) {
       await hasher.write(chunk);
       controller.enqueue(chunk);
+      await chunkRead(slicer, chunk.byteLength);
     },
     async flush() {
       await hasher.close();

@@ -5,7 +5,7 @@
  * request sent from inside the decode, at its first pause), never with wall-clock times.
  */
 import { describe, expect, it } from "vitest";
-import { decodePauseObservers } from "../../src/media/image/slice";
+import { pauseObservers } from "../../src/pkg/slicer";
 import { MAX_PIXELS_PER_BYTE, PIXELS_WITHOUT_RATIO } from "../../src/media/image/limits";
 import { flatGif } from "../fixtures/hostile/flat-gif.mjs";
 import { call } from "../support/http";
@@ -13,11 +13,11 @@ import { fetchData, postMedia, sizeNames, uploadMedia } from "./support/media";
 
 /** Runs `work` while `observe` hears every decode pause of this isolate. */
 async function observingPauses<T>(observe: (pauses: number) => void, work: () => Promise<T>): Promise<T> {
-  decodePauseObservers.add(observe);
+  pauseObservers.add(observe);
   try {
     return await work();
   } finally {
-    decodePauseObservers.delete(observe);
+    pauseObservers.delete(observe);
   }
 }
 

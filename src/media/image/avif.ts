@@ -16,7 +16,7 @@
  * coded picture (docs/decisions.md, "Image decoding").
  */
 // A relative path ending in .wasm matches wrangler's CompiledWasm rule and Vite's (see photon/codec.ts).
-import { Slicer } from "./slice";
+import { Slicer } from "../../pkg/slicer";
 import * as avifWasmModule from "../../../node_modules/@jsquash/avif/codec/dec/avif_dec.wasm";
 import avifFactory from "@jsquash/avif/codec/dec/avif_dec.js";
 import { CorruptImageError, ImageTooLargeError } from "./errors";

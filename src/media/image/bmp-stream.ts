@@ -9,7 +9,7 @@
 import { CorruptImageError, UnsupportedImageError } from "./errors";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
-import { Slicer } from "./slice";
+import { Slicer } from "../../pkg/slicer";
 
 const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const u32 = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;

@@ -11,7 +11,7 @@ import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
 import { rowSplitter } from "./rows";
-import { Slicer } from "./slice";
+import { Slicer } from "../../pkg/slicer";
 
 /** An interlaced GIF keeps one byte per pixel until its last pass: 48 MiB at this limit. */
 export const GIF_INTERLACED_MAX_PIXELS = 48_000_000;

@@ -27,7 +27,7 @@ import {
   PIXELS_WITHOUT_RATIO,
   MAX_PIXELS_PER_BYTE,
 } from "./limits";
-import { Slicer } from "./slice";
+import { Slicer } from "../../pkg/slicer";
 import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";

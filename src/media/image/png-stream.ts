@@ -17,7 +17,7 @@ import { Unzlib } from "fflate";
 import { CorruptImageError } from "./errors";
 import { pngChunks } from "./segments";
 import type { Pixels } from "./resample";
-import { Slicer } from "./slice";
+import { Slicer } from "../../pkg/slicer";
 
 export interface PngLayout {
   width: number;

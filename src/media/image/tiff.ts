@@ -15,7 +15,7 @@ import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
 import { rowSplitter, type Sink } from "./rows";
-import { Slicer } from "./slice";
+import { Slicer } from "../../pkg/slicer";
 
 /** The largest tile or planar strip inflated at once (a chunky strip streams and has no limit). */
 export const TIFF_MAX_CHUNK_BYTES = 32 * 1024 * 1024;

@@ -14,7 +14,7 @@
  * instance is the only way to give it back.
  */
 // A relative path ending in .wasm matches wrangler's CompiledWasm rule and Vite's (see photon/codec.ts).
-import { Slicer } from "../slice";
+import { Slicer } from "../../../pkg/slicer";
 import * as libheifWasmModule from "../../../../node_modules/libheif-js/libheif-wasm/libheif.wasm";
 import libheifFactory from "libheif-js/libheif-wasm/libheif.js";
 import { CorruptImageError, ImageTooLargeError } from "../errors";

@@ -16,7 +16,7 @@ import { buildHuffmanTable, type HuffmanTable } from "./huffman";
 import { idctBlock, prepareQuantTable, ZIGZAG, type BlockSize } from "./idct";
 import { planesToPixels, type DecodedPixels, type JpegPlanes } from "./color";
 import { decodeScan, type ScanComponent } from "./scan";
-import { runSliced, runWhole, Slicer, type Work } from "../slice";
+import { runSliced, runWhole, Slicer, type Work } from "../../../pkg/slicer";
 
 export type { DecodedPixels, JpegPlanes, Plane } from "./color";
 

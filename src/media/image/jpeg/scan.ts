@@ -6,7 +6,7 @@
 import { CorruptImageError } from "../errors";
 import { BitReader, type HuffmanTable } from "./huffman";
 import { idctBlock, ZIGZAG, type BlockSize } from "./idct";
-import type { Work } from "../slice";
+import type { Work } from "../../../pkg/slicer";
 
 export interface ScanComponent {
   /** Blocks per line and column of this component alone (used by non-interleaved scans). */

@@ -4,7 +4,7 @@
  * pictures (VP8L) a row at a time (vp8l.ts); an animation's first frame either way, placed on its
  * canvas; all averaged into boxes as rows complete (reduce.ts).
  */
-import { Slicer } from "../slice";
+import { Slicer } from "../../../pkg/slicer";
 import { CorruptImageError, ImageTooLargeError } from "../errors";
 import { BoxReducer } from "../reduce";
 import type { Pixels } from "../resample";

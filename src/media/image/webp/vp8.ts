@@ -9,7 +9,7 @@
  * once the row below it has been filtered. No maintained package decodes VP8 this way (libwebp's WASM
  * builds on npm decode whole pictures to RGBA), hence this file (docs/decisions.md).
  */
-import { Slicer } from "../slice";
+import { Slicer } from "../../../pkg/slicer";
 import { CorruptImageError } from "../errors";
 import { AC_QUANT, COEFF_UPDATE_PROBS, DEFAULT_COEFF_PROBS, DC_QUANT, KF_BMODE_PROBS } from "./vp8-tables";
 

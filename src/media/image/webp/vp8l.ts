@@ -6,7 +6,7 @@
  * small images (a sixteenth of the picture or less) are decoded whole. Also decodes the VP8L-coded
  * alpha planes of lossy WebPs.
  */
-import { Slicer } from "../slice";
+import { Slicer } from "../../../pkg/slicer";
 import { CorruptImageError } from "../errors";
 
 /** Pixels between two looks at the slicer. */
