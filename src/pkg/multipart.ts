@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { invalid } from "./errors";
+import { bodyFailure, invalid } from "./errors";
 import { bodySlicer, chunkRead } from "./slicer";
 
 /** Most bytes of a refused body read and discarded so the client's connection stays usable. */
@@ -140,7 +140,9 @@ export async function* readForm(body: ReadableStream<Uint8Array>, boundary: stri
 
   const fill = async (): Promise<boolean> => {
     if (ended) return false;
-    const { value, done } = await reader.read();
+    const { value, done } = await reader.read().catch((error: unknown) => {
+      throw bodyFailure(error);
+    });
     if (done) {
       ended = true;
       return false;

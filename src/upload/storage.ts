@@ -7,6 +7,7 @@
  * the current one, and the cleanup can tell a file's object from an orphan by key alone.
  */
 
+import { bodyFailure } from "../pkg/errors";
 import { bodySlicer, chunkRead } from "../pkg/slicer";
 
 export const FILES_PREFIX = "files/";
@@ -127,7 +128,7 @@ export function hashWhileStreaming(
     },
   });
   const fixed = new FixedLengthStream(size);
-  body
+  markingReadFailures(body)
     .pipeThrough(hashing)
     .pipeTo(fixed.writable)
     .catch(async (error: unknown) => {
@@ -137,11 +138,38 @@ export function hashWhileStreaming(
   return { stream: fixed.readable, checksum };
 }
 
+/**
+ * `body`, whose read failures (the client went away) become BodyReadErrors, so a part that broke off
+ * is told from an R2 failure (../pkg/errors.ts).
+ */
+function markingReadFailures(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { value, done } = await reader.read().catch((error: unknown) => {
+          throw bodyFailure(error);
+        });
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 export interface StoredObject {
   key: string;
   size: number;
   /** SHA-256, lower-case hex. */
   checksum: string;
+}
+
+/** A digest whose result is observed: an aborted hash (the body failed) rejects it, and nobody awaits it then. */
+function observed(digest: DigestStream): DigestStream {
+  digest.digest.catch(() => undefined);
+  return digest;
 }
 
 /**
@@ -154,7 +182,7 @@ export class ObjectWriter {
   private buffer = new Uint8Array(0);
   private filled = 0;
   private size = 0;
-  private readonly digest = new crypto.DigestStream("SHA-256");
+  private readonly digest = observed(new crypto.DigestStream("SHA-256"));
   private readonly hasher = this.digest.getWriter();
   private upload: R2MultipartUpload | undefined;
   private readonly parts: R2UploadedPart[] = [];
