@@ -6,7 +6,8 @@
  * its body is read or anything is written), it is counted against three limits of this isolate:
  *
  * - per user, requests in flight (`MAX_USER_REQUESTS_IN_FLIGHT`, 32): over it, 429 with
- *   Retry-After; the user's other requests are still being served, so nothing is lost by waiting;
+ *   Retry-After (1 s, or more when many of the user's requests are refused at once, see
+ *   {@link userRetryAfter}); the user's other requests are still being served, so nothing is lost;
  * - large bodies in flight (`MAX_LARGE_BODIES_IN_FLIGHT`, 4): a body declared larger than the JSON
  *   limit, or of unknown length, on a route that takes such bodies (uploads, media): each holds up to
  *   about 20 MiB while it is stored or decoded, so four stay well within the isolate's memory;
@@ -20,22 +21,43 @@ import { configOf } from "../config";
 import type { AppEnv } from "../env";
 import { ApiError } from "./errors";
 
-/** Seconds a refused client waits: the requests ahead of it take about that long. */
+/** Seconds a refused client waits, at least: the requests ahead of it take about that long. */
 export const ADMISSION_RETRY_AFTER_SECONDS = 1;
+/** The longest wait a refusal asks for. */
+export const ADMISSION_MAX_RETRY_AFTER_SECONDS = 30;
 
 let inFlight = 0;
 let largeBodies = 0;
 const perUser = new Map<string, number>();
+/** Per user, the requests refused in the current second: what their Retry-After spreads out. */
+const refusals = new Map<string, { second: number; count: number }>();
 
 /** This isolate's counts (the overload test reads them to know its requests are in flight). */
 export function admissionCounts(): { inFlight: number; largeBodies: number; users: number } {
   return { inFlight, largeBodies, users: perUser.size };
 }
 
-function refuse(code: "TooManyRequests" | "Overloaded", detail: string): ApiError {
-  return new ApiError(code, `${detail} Nothing was done; retry after ${ADMISSION_RETRY_AFTER_SECONDS} s.`, {
-    headers: { "retry-after": String(ADMISSION_RETRY_AFTER_SECONDS) },
+function refuse(code: "TooManyRequests" | "Overloaded", detail: string, seconds = ADMISSION_RETRY_AFTER_SECONDS): ApiError {
+  return new ApiError(code, `${detail} Nothing was done; retry after ${seconds} s.`, {
+    headers: { "retry-after": String(seconds) },
   });
+}
+
+/**
+ * The Retry-After of a user's refused request: one second for each `limit` requests of theirs refused
+ * in this second (at least 1, at most 30). A client that sends 200 requests at once gets 168 refusals;
+ * all told to come back in 1 s, they would come back together and be refused again, each refusal
+ * costing the isolate as much as a small read; spread over 6 s, they come back about as fast as
+ * their requests can be served.
+ */
+function userRetryAfter(userId: string, now: number, limit: number): number {
+  const second = Math.floor(now / 1000);
+  const seen = refusals.get(userId);
+  const count = seen?.second === second ? seen.count + 1 : 1;
+  refusals.set(userId, { second, count });
+  // A second's refusals are all this map holds per user; a user not refused for a while leaves it.
+  if (refusals.size > 10_000) for (const [id, entry] of refusals) if (entry.second < second) refusals.delete(id);
+  return Math.min(ADMISSION_MAX_RETRY_AFTER_SECONDS, Math.max(ADMISSION_RETRY_AFTER_SECONDS, Math.ceil(count / limit)));
 }
 
 export const admission: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -47,6 +69,7 @@ export const admission: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw refuse(
       "TooManyRequests",
       `This user already has ${user} requests in progress on this instance, the most it takes from one user at once.`,
+      userRetryAfter(principal.id, c.get("clock").now().getTime(), config.MAX_USER_REQUESTS_IN_FLIGHT),
     );
   }
   if (inFlight >= config.MAX_REQUESTS_IN_FLIGHT) {

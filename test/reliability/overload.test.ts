@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
 import { admissionCounts } from "../../src/pkg/admission";
+import type { Clock } from "../../src/platform/services";
 import { call, tokenFor, type TestUser } from "../support/http";
 
 const ALICE = { id: "overload-alice", name: "Alice" };
@@ -17,11 +18,15 @@ const BOB = { id: "overload-bob", name: "Bob" };
 type Settings = Partial<Record<"MAX_USER_REQUESTS_IN_FLIGHT" | "MAX_REQUESTS_IN_FLIGHT" | "MAX_LARGE_BODIES_IN_FLIGHT", string>>;
 
 /** One request through an app whose admission settings are `settings`; the answer's body read. */
-async function send(settings: Settings, path: string, init: RequestInit & { user: Partial<TestUser> }) {
+async function send(settings: Settings, path: string, init: RequestInit & { user: Partial<TestUser> }, clock?: Clock) {
   const headers = new Headers(init.headers);
   headers.set("authorization", `Bearer ${await tokenFor(init.user)}`);
   const ctx = createExecutionContext();
-  const res = await createApp().fetch(new Request(`https://api.test${path}`, { ...init, headers }), { ...env, ...settings }, ctx);
+  const res = await createApp(clock ? { clock } : {}).fetch(
+    new Request(`https://api.test${path}`, { ...init, headers }),
+    { ...env, ...settings },
+    ctx,
+  );
   const text = await res.text();
   await waitOnExecutionContext(ctx);
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
@@ -115,6 +120,23 @@ describe("admission", () => {
     expect(names).not.toContain("overload refused");
     // Once they are done, the user is served again.
     expect((await send(settings, "/Categories", { user: ALICE })).status).toBe(200);
+  });
+
+  it("a user's refusals in one second spread their Retry-After: one more second for each limit's worth refused", async () => {
+    const settings = { MAX_USER_REQUESTS_IN_FLIGHT: "2" };
+    const user = { id: "overload-dave", name: "Dave" };
+    const held = [heldWrite(settings, user, "spread 1"), heldWrite(settings, user, "spread 2")];
+    await Promise.all(held.map((h) => h.asked));
+    let now = Date.parse("2026-11-28T10:00:00.100Z");
+    const clock: Clock = { now: () => new Date(now) };
+    const waits: string[] = [];
+    for (let i = 0; i < 5; i++) waits.push((await send(settings, "/Categories", { user }, clock)).headers.get("retry-after")!);
+    expect(waits).toEqual(["1", "1", "2", "2", "3"]);
+    // The next second starts over.
+    now += 1000;
+    expect((await send(settings, "/Categories", { user }, clock)).headers.get("retry-after")).toBe("1");
+    for (const h of held) h.release();
+    await Promise.all(held.map((h) => h.answer));
   });
 
   it("an isolate serving all it takes answers 503 Overloaded with Retry-After, to every user", async () => {
