@@ -113,7 +113,7 @@ const ConfigSchema = z.object({
   /** Requests one isolate serves at once (more: 503 with Retry-After). */
   MAX_REQUESTS_IN_FLIGHT: wholeNumber(256, 1, 100_000),
   /** Upload bodies (past MAX_BODY_BYTES, or of unknown length) one isolate receives at once (more: 503 with Retry-After). */
-  MAX_LARGE_BODIES_IN_FLIGHT: wholeNumber(4, 1, 1000),
+  MAX_LARGE_BODIES_IN_FLIGHT: wholeNumber(3, 1, 1000),
   /** Most fields a custom index's mapping may have (spec 8). */
   SEARCH_MAX_FIELDS: wholeNumber(5000, 1, 100_000),
   /** Time limit of one run of a custom index's library, ms. */

@@ -8,9 +8,10 @@
  * - per user, requests in flight (`MAX_USER_REQUESTS_IN_FLIGHT`, 32): over it, 429 with
  *   Retry-After (1 s, or more when many of the user's requests are refused at once, see
  *   {@link userRetryAfter}); the user's other requests are still being served, so nothing is lost;
- * - large bodies in flight (`MAX_LARGE_BODIES_IN_FLIGHT`, 4): a body declared larger than the JSON
+ * - large bodies in flight (`MAX_LARGE_BODIES_IN_FLIGHT`, 3): a body declared larger than the JSON
  *   limit, or of unknown length, on a route that takes such bodies (uploads, media): each holds up to
- *   about 20 MiB while it is stored or decoded, so four stay well within the isolate's memory;
+ *   about 20 MiB while it is stored (two form parts, or a media file), and one image decodes at a
+ *   time (about 40 MiB more), so three leave room in the isolate's 128 MB;
  * - everyone's requests in flight (`MAX_REQUESTS_IN_FLIGHT`, 256): over it, 503 with Retry-After.
  *
  * A refused request is answered at once and changed nothing. The counts are this isolate's: a
