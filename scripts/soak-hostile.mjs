@@ -11,8 +11,10 @@
 // GIFs declaring 120 MP each, posted at once; a 90 MiB file posted in one request, then the same as
 // a resumable upload of 9 parts; 200 clients for 60 s (reads, 35% writes).
 //
-// Options: --only=logging,looping,gifs,upload,resumable,clients (comma-separated); HOSTILE_CLIENTS
-// (200), HOSTILE_CLIENT_SECONDS (60), HOSTILE_UPLOAD_MIB (90), HOSTILE_INSPECTOR_PORT (the Worker's
+// Options: --only=logging,looping,gifs,upload,resumable,clients (comma-separated); --direct (the bundle
+// under Miniflare on a direct socket instead of wrangler dev, to tell the service from the dev proxy); HOSTILE_CLIENTS
+// (200), HOSTILE_CLIENT_SECONDS (60), HOSTILE_UPLOAD_MIB (90), HOSTILE_USER_LIMIT (the server's
+// MAX_USER_REQUESTS_IN_FLIGHT), HOSTILE_INSPECTOR_PORT (the Worker's
 // inspector, to profile it meanwhile). The server's output goes to a log file whose path is printed.
 import { spawn } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
@@ -29,6 +31,11 @@ const CLIENTS = Number(process.env.HOSTILE_CLIENTS || 200);
 const CLIENT_SECONDS = Number(process.env.HOSTILE_CLIENT_SECONDS || 60);
 const UPLOAD_MIB = Number(process.env.HOSTILE_UPLOAD_MIB || 90);
 const PROBE_EVERY_MS = 200;
+// HOSTILE_USER_LIMIT: the server's MAX_USER_REQUESTS_IN_FLIGHT for this run (unset: its default).
+const SERVER_VARS = {
+  RATE_LIMITS: "off",
+  ...(process.env.HOSTILE_USER_LIMIT ? { MAX_USER_REQUESTS_IN_FLIGHT: process.env.HOSTILE_USER_LIMIT } : {}),
+};
 const DEV_PROXY_503 = "Your worker restarted mid-request";
 const PROBE_LIMIT_MS = 1000;
 const PROBE_GIVE_UP_MS = 30_000;
@@ -36,7 +43,10 @@ const PROBE_GIVE_UP_MS = 30_000;
 const persistTo = mkdtempSync(join(tmpdir(), "integrity-edge-hostile-"));
 const serverLog = join(persistTo, "server.log");
 const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
+// --direct: the same bundle under Miniflare on a direct socket, as the benches run it: no dev proxy
+// between the clients and the runtime (docs/benchmarks.md, "Hostile soak"). Otherwise wrangler dev.
+const DIRECT = process.argv.includes("--direct");
+let base = `http://127.0.0.1:${port}`;
 
 function mintToken(sub, name) {
   return new Promise((resolve, reject) => {
@@ -333,22 +343,67 @@ function report(record, outcome) {
   return slow === 0 && dropped === 0 && record.fiveHundreds.length === 0;
 }
 
-// Prepared before the server starts: .dev.vars written while it runs would make wrangler reload it.
-await prepareLocal({ persistTo, quiet: true, vars: { RATE_LIMITS: "off" } });
-const logFd = openSync(serverLog, "w");
-const server = startDevServer({
-  port,
-  persistTo,
-  detached: true,
-  stdio: ["ignore", logFd, logFd],
-  // HOSTILE_INSPECTOR_PORT: a fixed inspector port, to attach a profiler to the Worker while it runs.
-  extra: ["--inspector-port", process.env.HOSTILE_INSPECTOR_PORT || String(await freePort()), "--show-interactive-dev-session=false"],
-});
+/** The real local server, as `npm start` runs it; returns how to mint tokens and how to stop it. */
+async function startLocalServer() {
+  // Prepared before the server starts: .dev.vars written while it runs would make wrangler reload it.
+  await prepareLocal({ persistTo, quiet: true, vars: SERVER_VARS });
+  const logFd = openSync(serverLog, "w");
+  const server = startDevServer({
+    port,
+    persistTo,
+    detached: true,
+    stdio: ["ignore", logFd, logFd],
+    // HOSTILE_INSPECTOR_PORT: a fixed inspector port, to attach a profiler to the Worker while it runs.
+    extra: ["--inspector-port", process.env.HOSTILE_INSPECTOR_PORT || String(await freePort()), "--show-interactive-dev-session=false"],
+  });
+  return {
+    ready: () => waitForHealth(base, { timeoutMs: 180_000, child: server }),
+    mint: mintToken,
+    stop: () => stopProcessGroup(server),
+  };
+}
+
+/** The deployable bundle under Miniflare with a direct socket and its own signing key (bench/lib). */
+async function startDirect() {
+  const { buildWorkerBundle } = await import("../bench/lib/build.mjs");
+  const { startAppMiniflare } = await import("../bench/lib/app-miniflare.mjs");
+  const { applyMigrations } = await import("../bench/lib/db.mjs");
+  const { ISSUER, AUDIENCE, allPermissions } = await import("../bench/lib/auth.mjs");
+  const { exportJWK, generateKeyPair, SignJWT } = await import("jose");
+  const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+  const jwk = { ...(await exportJWK(publicKey)), kid: "hostile", alg: "ES256", use: "sig" };
+  const modules = buildWorkerBundle(ROOT, join(persistTo, "build"));
+  const started = await startAppMiniflare({
+    root: ROOT,
+    stateDir: join(persistTo, "miniflare"),
+    appModules: modules,
+    credentials: { jwksJson: JSON.stringify({ keys: [jwk] }) },
+    bindings: { LOG_LEVEL: "warn", ...SERVER_VARS },
+  });
+  await applyMigrations(started.db, ROOT);
+  base = started.url.origin;
+  const permissions = allPermissions(ROOT);
+  return {
+    ready: async () => undefined,
+    mint: (sub, name) =>
+      new SignJWT({ name, permissions })
+        .setProtectedHeader({ alg: "ES256", kid: "hostile" })
+        .setSubject(sub)
+        .setIssuer(ISSUER)
+        .setAudience(AUDIENCE)
+        .setIssuedAt()
+        .setExpirationTime("2h")
+        .sign(privateKey),
+    stop: () => started.mf.dispose(),
+  };
+}
+
+const server = DIRECT ? await startDirect() : await startLocalServer();
 let exitCode = 1;
 try {
-  await waitForHealth(base, { timeoutMs: 180_000, child: server });
-  const token = await mintToken("0a7a0c4e-0000-4000-8000-00000000a11c", "Hostile user");
-  const probeToken = await mintToken("0a7a0c4e-0000-4000-8000-0000000b0b00", "Another user");
+  await server.ready();
+  const token = await server.mint("0a7a0c4e-0000-4000-8000-00000000a11c", "Hostile user");
+  const probeToken = await server.mint("0a7a0c4e-0000-4000-8000-0000000b0b00", "Another user");
   current = newRecord("setup");
   const dataType = `hostile-${Date.now().toString(36)}`;
   await send("setup", "/DataTypes", {
@@ -360,7 +415,8 @@ try {
   for (let i = 0; i < 10; i++)
     deviations.push((await send("setup", "/Deviations", { method: "POST", token, json: { description: `hostile ${i}` } })).json.id);
   const probed = (await send("setup", "/Deviations", { method: "POST", token: probeToken, json: { description: "probed" } })).json.id;
-  console.log(`hostile soak on ${base} (server log: ${serverLog}); probes every ${PROBE_EVERY_MS} ms by another user`);
+  const where = DIRECT ? "Miniflare, direct socket" : `wrangler dev, server log: ${serverLog}`;
+  console.log(`hostile soak on ${base} (${where}); probes every ${PROBE_EVERY_MS} ms by another user`);
   let ok = true;
   for (const name of selected) {
     current = newRecord(name);
@@ -382,7 +438,7 @@ try {
 } catch (error) {
   console.error(`hostile soak: ${error.stack ?? error.message}`);
 } finally {
-  await stopProcessGroup(server).catch(() => undefined);
+  await server.stop().catch(() => undefined);
   if (exitCode === 0) rmSync(persistTo, { recursive: true, force: true });
   else console.log(`server log kept: ${serverLog}`);
   process.exit(exitCode);

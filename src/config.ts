@@ -109,7 +109,7 @@ const ConfigSchema = z.object({
   /** Largest JSON body in bytes (larger: 413). */
   MAX_BODY_BYTES: wholeNumber(1024 * 1024, 1024, 64 * 1024 * 1024),
   /** Admission (src/pkg/admission.ts): requests one user may have in progress on one isolate at once (more: 429). */
-  MAX_USER_REQUESTS_IN_FLIGHT: wholeNumber(32, 1, 10_000),
+  MAX_USER_REQUESTS_IN_FLIGHT: wholeNumber(8, 1, 10_000),
   /** Requests one isolate serves at once (more: 503 with Retry-After). */
   MAX_REQUESTS_IN_FLIGHT: wholeNumber(256, 1, 100_000),
   /** Upload bodies (past MAX_BODY_BYTES, or of unknown length) one isolate receives at once (more: 503 with Retry-After). */

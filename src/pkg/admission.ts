@@ -5,7 +5,7 @@
  * loop serve them in turn) and holds the memory of all of them. So before a request starts (before
  * its body is read or anything is written), it is counted against three limits of this isolate:
  *
- * - per user, requests in flight (`MAX_USER_REQUESTS_IN_FLIGHT`, 32): over it, 429 with
+ * - per user, requests in flight (`MAX_USER_REQUESTS_IN_FLIGHT`, 8): over it, 429 with
  *   Retry-After (1 s, or more when many of the user's requests are refused at once, see
  *   {@link userRetryAfter}); the user's other requests are still being served, so nothing is lost;
  * - large bodies in flight (`MAX_LARGE_BODIES_IN_FLIGHT`, 3): a body declared larger than the JSON
@@ -46,10 +46,10 @@ function refuse(code: "TooManyRequests" | "Overloaded", detail: string, seconds 
 
 /**
  * The Retry-After of a user's refused request: one second for each `limit` requests of theirs refused
- * in this second (at least 1, at most 30). A client that sends 200 requests at once gets 168 refusals;
+ * in this second (at least 1, at most 30). A client that sends 200 requests at once gets 192 refusals;
  * all told to come back in 1 s, they would come back together and be refused again, each refusal
- * costing the isolate as much as a small read; spread over 6 s, they come back about as fast as
- * their requests can be served.
+ * costing the isolate as much as a small read; spread over up to 24 s, they come back about as fast
+ * as their requests can be served.
  */
 function userRetryAfter(userId: string, now: number, limit: number): number {
   const second = Math.floor(now / 1000);
