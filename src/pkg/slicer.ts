@@ -24,7 +24,10 @@ export const macrotask = (): Promise<void> => new Promise((resolve) => setTimeou
  * Observers of every pause of every slicer in this isolate: the tests of slicing send a request from
  * here and check it is answered while the work is still under way.
  */
-export const pauseObservers = new Set<(pauses: number) => void>();
+export const pauseObservers = new Set<(pauses: number, kind: SliceKind) => void>();
+
+/** What a slicer slices: a decode's pixels, or a body's bytes. */
+export type SliceKind = "decode" | "body";
 
 export class Slicer {
   private left: number;
@@ -33,6 +36,7 @@ export class Slicer {
 
   constructor(
     private readonly units: number = SLICE_UNITS,
+    private readonly kind: SliceKind = "decode",
     private readonly yieldToRuntime: () => Promise<void> = macrotask,
   ) {
     this.left = units;
@@ -48,7 +52,7 @@ export class Slicer {
   async pause(): Promise<void> {
     this.left = this.units;
     this.pauses++;
-    for (const observe of pauseObservers) observe(this.pauses);
+    for (const observe of pauseObservers) observe(this.pauses, this.kind);
     await this.yieldToRuntime();
   }
 
@@ -68,7 +72,7 @@ export const BODY_SLICE_BYTES = 64 * 1024;
 export const BODY_CHUNK_COST = 4 * 1024;
 
 export function bodySlicer(): Slicer {
-  return new Slicer(BODY_SLICE_BYTES);
+  return new Slicer(BODY_SLICE_BYTES, "body");
 }
 
 /** Counts one chunk of `bytes` on a body slicer and pauses when its slice is spent. */

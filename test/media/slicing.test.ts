@@ -5,19 +5,22 @@
  * request sent from inside the decode, at its first pause), never with wall-clock times.
  */
 import { describe, expect, it } from "vitest";
-import { pauseObservers } from "../../src/pkg/slicer";
+import { pauseObservers, type SliceKind } from "../../src/pkg/slicer";
 import { MAX_PIXELS_PER_BYTE, PIXELS_WITHOUT_RATIO } from "../../src/media/image/limits";
 import { flatGif } from "../fixtures/hostile/flat-gif.mjs";
 import { call } from "../support/http";
 import { fetchData, postMedia, sizeNames, uploadMedia } from "./support/media";
 
-/** Runs `work` while `observe` hears every decode pause of this isolate. */
+/** Runs `work` while `observe` hears every decode pause of this isolate (the upload's body reader pauses too; not counted). */
 async function observingPauses<T>(observe: (pauses: number) => void, work: () => Promise<T>): Promise<T> {
-  pauseObservers.add(observe);
+  const decodes = (pauses: number, kind: SliceKind) => {
+    if (kind === "decode") observe(pauses);
+  };
+  pauseObservers.add(decodes);
   try {
     return await work();
   } finally {
-    pauseObservers.delete(observe);
+    pauseObservers.delete(decodes);
   }
 }
 
