@@ -64,7 +64,18 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One workload's record: its answers by status, and the probes sent while it ran. */
 function newRecord(name) {
-  return { name, statuses: new Map(), errors: [], probes: { health: [], read: [] }, fiveHundreds: [], started: performance.now() };
+  return {
+    name,
+    statuses: new Map(),
+    errors: [],
+    probes: { health: [], read: [] },
+    // Probes answered with another status than 200 (a 429 once the probing user has too many in
+    // progress), and probes that got no answer.
+    probeRefused: [],
+    probeDropped: [],
+    fiveHundreds: [],
+    started: performance.now(),
+  };
 }
 let current = null;
 
@@ -131,11 +142,11 @@ function startProbes(probeToken, deviationId) {
         await res.arrayBuffer();
         record.probes[kind].push(performance.now() - t0);
         if (res.status >= 500) record.fiveHundreds.push(`probe ${path}: ${res.status}`);
-        else if (res.status !== 200) record.errors.push(`probe ${path}: ${res.status}`);
+        else if (res.status !== 200) record.probeRefused.push(`probe ${path}: ${res.status}`);
       })
       .catch((error) => {
         record.probes[kind].push(performance.now() - t0);
-        record.errors.push(`probe ${path}: ${error.cause?.code ?? error.message}`);
+        record.probeDropped.push(`probe ${path}: ${error.cause?.code ?? error.message}`);
       })
       .finally(() => inFlight.delete(done));
     inFlight.add(done);
@@ -334,13 +345,16 @@ function report(record, outcome) {
   console.log(`\n## ${record.name} (${seconds} s): ${outcome}`);
   console.log(`  ${line("health")}`);
   console.log(`  ${line("read")}`);
-  console.log(`  probes over ${PROBE_LIMIT_MS} ms: ${slow}; 5xx: ${record.fiveHundreds.length}; network errors: ${record.errors.length}`);
+  console.log(
+    `  probes over ${PROBE_LIMIT_MS} ms: ${slow}; probes refused: ${record.probeRefused.length}; probes without an answer: ` +
+      `${record.probeDropped.length}; 5xx: ${record.fiveHundreds.length}; the workload's network errors: ${record.errors.length}`,
+  );
   const statuses = [...record.statuses].sort().map(([k, v]) => `${k}: ${v}`);
   if (statuses.length) console.log(`  answers: ${statuses.join(", ")}`);
-  for (const text of [...record.fiveHundreds, ...record.errors].slice(0, 5)) console.log(`  ! ${text}`);
-  // A probe with no answer at all (its connection dropped) fails the run like a slow one.
-  const dropped = record.errors.filter((text) => text.startsWith("probe ")).length;
-  return slow === 0 && dropped === 0 && record.fiveHundreds.length === 0;
+  for (const text of [...record.fiveHundreds, ...record.probeDropped, ...record.probeRefused, ...record.errors].slice(0, 5))
+    console.log(`  ! ${text}`);
+  // A probe refused or with no answer at all (its connection dropped) fails the run like a slow one.
+  return slow === 0 && record.probeRefused.length === 0 && record.probeDropped.length === 0 && record.fiveHundreds.length === 0;
 }
 
 /** The real local server, as `npm start` runs it; returns how to mint tokens and how to stop it. */
