@@ -130,12 +130,15 @@ export function tableStatements<T extends SQLiteTable>(table: T): TableStatement
         ),
       );
 
+  // Built on first use, not when the owner's module loads (startup pays for nothing unused).
   const insertWith = (conflict: "" | "ignore") => {
-    const compiled = (() => {
-      const query = builder.insert(table).values(placeholders(SET, keys) as Insert<T>);
-      return compile(conflict === "ignore" ? query.onConflictDoNothing() : query, columns);
-    })();
+    const compiledInsert = () =>
+      cached(`i:${conflict}`, () => {
+        const query = builder.insert(table).values(placeholders(SET, keys) as Insert<T>);
+        return compile(conflict === "ignore" ? query.onConflictDoNothing() : query, columns);
+      });
     return (db: Database, values: Insert<T>) => {
+      const compiled = compiledInsert();
       const given = values as Record<string, unknown>;
       known(given, "set");
       return db
