@@ -21,7 +21,6 @@ import { assertVersion, retryWrite } from "../pkg/resource";
  */
 const loadPipeline = () => import("./image/pipeline");
 
-
 /** The largest instruction image, decoded. */
 export const INSTRUCTION_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
 /** Its base64 (4/3), a data: URL prefix and the JSON around it. */

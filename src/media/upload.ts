@@ -25,7 +25,6 @@ import { insertMedia, sizeEntries, type MediaRecord } from "./store";
  */
 const loadPipeline = () => import("./image/pipeline");
 
-
 /** The largest file POST /Medias takes (the form's overhead is allowed on top). */
 export const MEDIA_MAX_BYTES = 20 * 1024 * 1024;
 export const MEDIA_MAX_BODY_BYTES = MEDIA_MAX_BYTES + 64 * 1024;
