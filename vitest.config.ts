@@ -28,6 +28,7 @@ const NODE_TESTS = [
   "test/conventions/serial.test.ts",
   "test/conventions/seams.test.ts",
   "test/conventions/table-owners.test.ts",
+  "test/conventions/key-ring.test.ts",
   "test/properties/regex-translation.test.ts",
   "test/upload/form.test.ts",
   "test/upload/presign.test.ts",

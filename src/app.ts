@@ -28,6 +28,8 @@ import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
 import { recordCaller } from "./users/recorder";
+import { jobTokens } from "./dataprocessing/tokens";
+import { monitorJobTokens, monitorWideTokens } from "./monitors/monitor-jobs/tokens";
 import { configOf } from "./config";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
@@ -69,7 +71,8 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.use("*", corsHeaders());
 
   app.use("*", requireWellFormedBookmark);
-  app.use("*", requireAuthentication);
+  // Scoped tokens the areas make for the code they run (src/pkg/keys.ts); every other token is a JWT.
+  app.use("*", requireAuthentication([jobTokens, monitorJobTokens, monitorWideTokens]));
   // Before anything is read or written: a flood from one user is refused, never queued in front of others.
   app.use("*", admission);
   // The directory of users (GET /Users): written after the response, at most once per principal and isolate every 5 minutes.

@@ -94,6 +94,11 @@ export async function findJob(db: Database, id: string): Promise<JobRow | null> 
   return db.prepare("SELECT * FROM jobs WHERE id = ?1").bind(id).first<JobRow>();
 }
 
+/** A job's status, or null when there is no such job (one indexed read: a job token is checked on every request). */
+export async function findJobStatus(db: Database, id: string): Promise<string | null> {
+  return (await db.prepare("SELECT status FROM jobs WHERE id = ?1").bind(id).first<{ status: string }>())?.status ?? null;
+}
+
 export async function getJob(db: Database, id: string): Promise<JobRow> {
   const row = await findJob(db, id);
   if (!row) throw notFound("Job", id);

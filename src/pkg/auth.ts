@@ -9,8 +9,8 @@ import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify,
 import { configOf } from "../config";
 import type { AppEnv, Bindings, RouteStep } from "../env";
 import { ApiError } from "./errors";
-import { PERMISSIONS, type Permission } from "./permissions";
-import { scopeOfToken } from "../dataprocessing/run-options";
+import type { Permission } from "./permissions";
+import { looksScoped, verifyScopedToken } from "./keys";
 
 export interface Principal {
   id: string;
@@ -243,12 +243,21 @@ function checkLifetime(env: Bindings, payload: JWTPayload): void {
     throw unauthorized(`The token lives longer than the ${max} seconds this service accepts.`, "lifetime");
 }
 
-/** Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. */
-export async function authenticate(env: Bindings, authorization: string | undefined): Promise<Principal> {
+/**
+ * Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. `scoped`:
+ * the kinds of scoped token the areas make (src/app.ts lists them).
+ */
+export async function authenticate(
+  env: Bindings,
+  authorization: string | undefined,
+  scoped: readonly ScopedTokenKind[],
+): Promise<Principal> {
   if (!authorization) throw unauthorized();
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
   if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.", "scheme");
-  if (/^(job|monitorjob|monitor)\./.test(match[1])) return authenticateScoped(env, match[1]);
+  const shape = looksScoped(match[1]);
+  const kind = shape && scoped.find((k) => k.scope === shape.scope);
+  if (kind) return authenticateScoped(env, match[1], kind);
   // keyResolver(env) has a key set exactly when one of these is set; it is only built on a cache miss.
   if ((!env.AUTH_JWKS_JSON && !env.AUTH_JWKS_URL) || !env.AUTH_ISSUER) {
     throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
@@ -277,49 +286,29 @@ export async function authenticate(env: Bindings, authorization: string | undefi
 }
 
 /**
- * A job's output token (src/dataprocessing/run-options.ts): valid while its job runs, and good for
- * posting that job's outputs and, when the job runs a monitor's model, reading the assets it scores.
- * A monitor job's status token (External models) is likewise one run's: valid while that monitor job is
- * Started or InProgress, it sets that run's status and reads the assets it scores. Ending the run, by
- * its model, its deadline or a cancellation, revokes it; the older monitor-wide tokens are refused.
+ * A kind of scoped token (src/pkg/keys.ts: `{scope}.{id}.{keyVersion}.{mac}`) an area makes for the
+ * code it runs: a job's output token, a monitor job's status token. The kit verifies the MAC; the
+ * area says whether the token is still good (its job still runs, say) and whom it speaks for.
  */
-async function authenticateScoped(env: Bindings, token: string): Promise<Principal> {
-  const scoped = await scopeOfToken(env, token).catch(() => null);
+export interface ScopedTokenKind {
+  scope: string;
+  /** The principal of a token whose MAC verified; throws a 401 ({@link tokenRefused}) when it is no longer good. */
+  principal(env: Bindings, id: string): Promise<Principal>;
+}
+
+/** The 401 of a scoped token that verified but no longer speaks for anyone (`check`: why, for the log). */
+export function tokenRefused(message: string, check: TokenCheck): ApiError {
+  return unauthorized(message, check);
+}
+
+async function authenticateScoped(env: Bindings, token: string, kind: ScopedTokenKind): Promise<Principal> {
+  const scoped = await verifyScopedToken(env, token).catch(() => null);
   if (!scoped)
     throw unauthorized(
       "The job or monitor token's signature does not verify: it is malformed, or was not made by this service with its current keys.",
       "signature",
     );
-  if (scoped.scope === "monitor")
-    throw unauthorized(
-      "Monitor-wide status tokens are no longer accepted: each run has its own, the statusToken in the answer of " +
-        "POST /MonitorJobs/Execution/{monitorId}, valid until that run ends.",
-      "expired",
-    );
-  if (scoped.scope === "monitorjob") {
-    const run = await env.DB.prepare("SELECT monitor_ref, status FROM monitor_jobs WHERE id = ?1")
-      .bind(scoped.id)
-      .first<{ monitor_ref: string; status: string }>();
-    if (!run || (run.status !== "Started" && run.status !== "InProgress"))
-      throw unauthorized("The monitor job's status token has expired: its run has ended (or was cancelled).", "expired");
-    return {
-      id: `monitorjob:${scoped.id}`,
-      name: `monitor job ${scoped.id}`,
-      permissions: new Set([PERMISSIONS.monitorJobsStatus, PERMISSIONS.monitorJobAssetsRead]),
-      monitorRef: run.monitor_ref,
-      monitorJobId: scoped.id,
-    };
-  }
-  const jobId = scoped.id;
-  const job = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1").bind(jobId).first<{ status: string }>();
-  if (!job || (job.status !== "Started" && job.status !== "InProgress"))
-    throw unauthorized("The job token has expired: its job has ended.", "expired");
-  return {
-    id: `job:${jobId}`,
-    name: `job ${jobId}`,
-    permissions: new Set([PERMISSIONS.jobOutputsWrite, PERMISSIONS.monitorJobAssetsRead]),
-    jobId,
-  };
+  return kind.principal(env, scoped.id);
 }
 
 /** Paths anyone may read: the health check and the API reference. */
@@ -334,18 +323,21 @@ export function isPublicPath(path: string): boolean {
   );
 }
 
-export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.req.method === "OPTIONS" || isPublicPath(c.req.path)) return next();
-  try {
-    c.set("principal", await authenticate(c.env, c.req.header("authorization")));
-  } catch (error) {
-    // The request's log line says which check failed, as the 401 does.
-    if (error instanceof TokenRefused) c.set("log", c.get("log").with({ tokenRefused: error.check, tokenRefusedBecause: error.message }));
-    throw error;
-  }
-  c.set("log", c.get("log").with({ userId: c.get("principal").id }));
-  await next();
-};
+/** Every route but the public paths needs a principal: a JWT's, or a scoped token's of one of `scoped`. */
+export function requireAuthentication(scoped: readonly ScopedTokenKind[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.req.method === "OPTIONS" || isPublicPath(c.req.path)) return next();
+    try {
+      c.set("principal", await authenticate(c.env, c.req.header("authorization"), scoped));
+    } catch (error) {
+      // The request's log line says which check failed, as the 401 does.
+      if (error instanceof TokenRefused) c.set("log", c.get("log").with({ tokenRefused: error.check, tokenRefusedBecause: error.message }));
+      throw error;
+    }
+    c.set("log", c.get("log").with({ userId: c.get("principal").id }));
+    await next();
+  };
+}
 
 /** A route step (src/pkg/openapi.ts): the caller must hold `permission`, or the answer is 403. */
 export function requirePermission(permission: Permission): RouteStep {
