@@ -21,7 +21,9 @@ export function extractWalkthroughs(markdown) {
   for (let i = 0; i < lines.length; i++) {
     const mark = MARK.exec(lines[i]);
     if (!mark) continue;
-    if (!/^```(sh|bash)\s*$/.test(lines[i + 1] ?? "")) throw new Error(`README.md:${i + 1}: the walkthrough mark '${mark[1]}' is not followed by a \`\`\`sh block`);
+    if (!/^```(sh|bash)\s*$/.test(lines[i + 1] ?? "")) {
+      throw new Error(`README.md:${i + 1}: the walkthrough mark '${mark[1]}' is not followed by an sh block`);
+    }
     const end = lines.findIndex((line, j) => j > i + 1 && /^```\s*$/.test(line));
     if (end < 0) throw new Error(`README.md:${i + 2}: the block of walkthrough '${mark[1]}' never ends`);
     blocks.push({ name: mark[1], code: lines.slice(i + 2, end).join("\n"), line: i + 2 });
@@ -36,9 +38,7 @@ export function extractWalkthroughs(markdown) {
  * reader does not have, so no failure goes unnoticed), or when it takes longer than `timeoutMs`.
  */
 export async function runWalkthroughs({ base, report, only, timeoutMs = 180_000 }) {
-  const blocks = extractWalkthroughs(readFileSync(join(ROOT, "README.md"), "utf8")).filter(
-    (b, i) => i === 0 || !only || b.name === only,
-  );
+  const blocks = extractWalkthroughs(readFileSync(join(ROOT, "README.md"), "utf8")).filter((b, i) => i === 0 || !only || b.name === only);
   const dir = mkdtempSync(join(tmpdir(), "integrity-edge-readme-"));
   const marker = `@@walkthrough-${Math.random().toString(36).slice(2)}`;
   const script = [

@@ -27,7 +27,8 @@ import { runWalkthroughs } from "./readme-walkthroughs.mjs";
 import { Agent, createServer as createHttpServer, request as httpRequest } from "node:http";
 import { Webhook } from "standardwebhooks";
 
-const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 420_000);
+// 12 minutes: the README walkthroughs, run twice, take about 3 of them on a loaded 2-core machine.
+const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 720_000);
 const REQUEST_TIMEOUT_MS = 20_000;
 const started = Date.now();
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
