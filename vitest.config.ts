@@ -54,6 +54,8 @@ export default defineConfig({
           LOCAL_CONTAINER_HOST_SECRET: "",
           PUBLIC_API_URL: "",
           RATE_LIMITS: "off",
+          // Some tests send 20 requests of one user at once; admission's own test sets its limits (test/reliability/overload.test.ts).
+          MAX_USER_REQUESTS_IN_FLIGHT: "64",
           // Run options are sealed under this throwaway key (key version 1).
           DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
           // Webhooks follow production's target rules, plus one local port the allow-list test uses.

@@ -1,3 +1,4 @@
+import { nowMs, platform } from "../src/platform/services";
 import { DurableObject } from "cloudflare:workers";
 
 /**
@@ -43,7 +44,7 @@ export const RETENTION_MS = 24 * 60 * 60 * 1000;
 export class IdempotencyStore extends DurableObject {
   /** Claims a key for a request whose whole fingerprint is known (its body was small enough to read first). */
   async begin(key: string, fingerprint: string, leaseMs: number, head?: string): Promise<BeginResult> {
-    const now = Date.now();
+    const now = nowMs();
     const entry = await this.ctx.storage.get<Entry>(key);
     if (entry) {
       // A streamed request still running, its body not yet all hashed: only its head can differ yet.
@@ -66,14 +67,14 @@ export class IdempotencyStore extends DurableObject {
    * a replay from a mismatch (`check`). A claim whose lease ran out (its request crashed) is taken over.
    */
   async claim(key: string, head: string, leaseMs: number): Promise<ClaimResult> {
-    const now = Date.now();
+    const now = nowMs();
     const entry = await this.ctx.storage.get<Entry>(key);
     if (entry) {
       if (entry.head !== undefined && entry.head !== head) return { outcome: "mismatch" };
       const live = entry.state === "done" ? entry.expiresAt > now : entry.leaseUntil > now;
       if (live) return { outcome: "check" };
     }
-    const token = crypto.randomUUID();
+    const token = platform().ids.uuid();
     await this.ctx.storage.put<Entry>(key, { state: "pending", fingerprint: null, head, token, leaseUntil: now + leaseMs });
     await this.ensureSweep(now + leaseMs);
     return { outcome: "proceed", token };
@@ -85,7 +86,7 @@ export class IdempotencyStore extends DurableObject {
    * request runs (or, when the key was freed meanwhile, so that the retry claims it).
    */
   async resolve(key: string, fingerprint: string): Promise<BeginResult> {
-    const now = Date.now();
+    const now = nowMs();
     const entry = await this.ctx.storage.get<Entry>(key);
     if (!entry) return { outcome: "inProgress" };
     if (entry.state === "done") {
@@ -109,11 +110,11 @@ export class IdempotencyStore extends DurableObject {
   async extend(key: string, token: string, leaseMs: number): Promise<void> {
     const entry = await this.ctx.storage.get<Entry>(key);
     if (entry?.state === "pending" && entry.token === token)
-      await this.ctx.storage.put<Entry>(key, { ...entry, leaseUntil: Date.now() + leaseMs });
+      await this.ctx.storage.put<Entry>(key, { ...entry, leaseUntil: nowMs() + leaseMs });
   }
 
   async complete(key: string, fingerprint: string, response: StoredResponse, head?: string): Promise<void> {
-    const expiresAt = Date.now() + RETENTION_MS;
+    const expiresAt = nowMs() + RETENTION_MS;
     await this.ctx.storage.put<Entry>(key, { state: "done", fingerprint, ...(head ? { head } : {}), expiresAt, response });
     await this.ensureSweep(expiresAt);
   }
@@ -131,7 +132,7 @@ export class IdempotencyStore extends DurableObject {
   }
 
   override async alarm(): Promise<void> {
-    const now = Date.now();
+    const now = nowMs();
     let next = Number.POSITIVE_INFINITY;
     const entries = await this.ctx.storage.list<Entry>();
     const expired: string[] = [];

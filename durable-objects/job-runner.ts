@@ -1,3 +1,4 @@
+import { nowMs, platform } from "../src/platform/services";
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { advanceChain, cancelJob } from "../src/dataprocessing/runner";
@@ -28,7 +29,7 @@ export class JobRunner extends DurableObject<Bindings> {
     await this.ctx.storage.put("chainId", chainId);
     return this.serialised(async () => {
       const log = taskLogger(this.env, { task: "job-runner", chainId });
-      const cancelled = await cancelJob(this.env, jobId, by, new Date(), log);
+      const cancelled = await cancelJob(this.env, jobId, by, platform().clock.now(), log);
       await this.step(chainId);
       return cancelled;
     });
@@ -47,12 +48,12 @@ export class JobRunner extends DurableObject<Bindings> {
     const log = taskLogger(this.env, { task: "job-runner", chainId });
     let active = true;
     try {
-      ({ active } = await advanceChain(this.env, chainId, new Date(), log));
+      ({ active } = await advanceChain(this.env, chainId, platform().clock.now(), log));
     } catch (error) {
       // Unexpected (D1 down, a bug): keep polling; the chain's deadline still bounds it.
       log.error("job step failed", errorFields(error));
     }
-    if (active) await this.ctx.storage.setAlarm(Date.now() + POLL_INTERVAL_MS);
+    if (active) await this.ctx.storage.setAlarm(nowMs() + POLL_INTERVAL_MS);
     else await this.ctx.storage.deleteAlarm();
     // A step's events (a job's status, a monitor job's alarms) leave now: no request follows them to relay.
     this.ctx.waitUntil(

@@ -1,3 +1,4 @@
+import { nowMs, platform } from "../src/platform/services";
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { errorFields } from "../src/pkg/logger";
@@ -212,7 +213,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     const found = new Set(docs.map((d) => d.key));
     const gone = keys.filter((k) => (k.endsWith(":") ? true : !found.has(k)));
     const generations = this.liveGenerations();
-    if (this.meta<Build>("build")) for (const key of keys) this.refreshedAt.set(key, Date.now());
+    if (this.meta<Build>("build")) for (const key of keys) this.refreshedAt.set(key, nowMs());
     this.remove(generations, gone);
     this.write(generations, docs, index.mapping);
     return { written: docs.length, removed: gone.length };
@@ -224,13 +225,20 @@ export class SearchIndex extends DurableObject<Bindings> {
     await this.adoptDocumentPermissions();
     const running = this.meta<Build>("build");
     if (running) return { started: false, syncId: running.syncId };
-    const build: Build = { syncId, generation: this.generation + 1, cursor: "", documents: 0, startedAt: new Date().toISOString(), reason };
+    const build: Build = {
+      syncId,
+      generation: this.generation + 1,
+      cursor: "",
+      documents: 0,
+      startedAt: platform().clock.now().toISOString(),
+      reason,
+    };
     this.dropGeneration(build.generation);
     this.createGeneration(build.generation);
     this.setMeta("build", build);
     this.refreshedAt.clear();
     await markSyncStarted(this.env.DB, indexId, syncId, reason);
-    await this.ctx.storage.setAlarm(Date.now());
+    await this.ctx.storage.setAlarm(nowMs());
     return { started: true, syncId };
   }
 
@@ -246,9 +254,9 @@ export class SearchIndex extends DurableObject<Bindings> {
     try {
       const standard = standardIndex(indexId);
       if (standard?.source) {
-        const started = Date.now();
+        const started = performance.now();
         for (;;) {
-          const readAt = Date.now();
+          const readAt = nowMs();
           const page = await standard.source.page(this.env.DB, build.cursor, PAGE);
           const fresh = page.filter((d) => (this.refreshedAt.get(d.key) ?? 0) < readAt);
           this.write([build.generation], fresh, standard.mapping);
@@ -260,7 +268,7 @@ export class SearchIndex extends DurableObject<Bindings> {
               status: "Succeeded",
               message: `${build.documents} documents from the platform's data.`,
             });
-          if (Date.now() - started > STEP_MS) return void (await this.ctx.storage.setAlarm(Date.now()));
+          if (performance.now() - started > STEP_MS) return void (await this.ctx.storage.setAlarm(nowMs()));
         }
       }
       const row = await readIndexRow(this.env.DB, indexId);
@@ -307,7 +315,14 @@ export class SearchIndex extends DurableObject<Bindings> {
     await finishSync(
       this.env.DB,
       indexId,
-      { ...outcome, documents, syncId: build.syncId, reason: build.reason, startedAt: build.startedAt, endedAt: new Date().toISOString() },
+      {
+        ...outcome,
+        documents,
+        syncId: build.syncId,
+        reason: build.reason,
+        startedAt: build.startedAt,
+        endedAt: platform().clock.now().toISOString(),
+      },
       mapping,
     );
   }
@@ -326,7 +341,7 @@ export class SearchIndex extends DurableObject<Bindings> {
       syncId: build.syncId,
       reason: build.reason,
       startedAt: build.startedAt,
-      endedAt: new Date().toISOString(),
+      endedAt: platform().clock.now().toISOString(),
     });
   }
 

@@ -3,7 +3,6 @@
  * renderer, 404/405 handling and the OpenAPI document once, then mounts each domain's sub-app.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler, Next } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { newApp } from "./app-factory";
 import { HTTPException } from "hono/http-exception";
@@ -12,9 +11,10 @@ import { requireAuthentication } from "./pkg/auth";
 import { requireWellFormedBookmark } from "./pkg/bookmark";
 import { corsHeaders, setResponseHeaders } from "./pkg/cors";
 import { rateLimit } from "./pkg/rate-limit";
-import { ApiError, problemParts, problemResponse } from "./pkg/errors";
+import { admission } from "./pkg/admission";
+import { ApiError, BodyReadError, problemParts, problemResponse } from "./pkg/errors";
 import { createLogger, errorFields } from "./pkg/logger";
-import { randomIds, systemClock, type Clock, type IdGenerator } from "./platform/services";
+import { platform, type Clock, type IdGenerator } from "./platform/services";
 import { registerDocs } from "./docs/routes";
 import { registerConnectToken } from "./auth/connect-token";
 import { propertiesApp } from "./properties/routes";
@@ -44,13 +44,13 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
 
   app.use("*", async (c, next) => {
     const incoming = c.req.header("x-request-id");
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : platform().ids.uuid();
     c.set("requestId", requestId);
     const log = createLogger(configOf(c.env).LOG_LEVEL, { requestId });
     c.set("log", log);
-    const clock = options.clock ?? systemClock;
+    const clock = options.clock ?? platform().clock;
     c.set("clock", clock);
-    c.set("ids", options.ids ?? randomIds);
+    c.set("ids", options.ids ?? platform().ids);
     const started = clock.now().getTime();
     await next();
     setResponseHeaders(c, (headers) => headers.set("x-request-id", requestId));
@@ -69,8 +69,9 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.use("*", corsHeaders());
 
   app.use("*", requireWellFormedBookmark);
-  app.use("*", retryUnconditionedWrites(app));
   app.use("*", requireAuthentication);
+  // Before anything is read or written: a flood from one user is refused, never queued in front of others.
+  app.use("*", admission);
   // The directory of users (GET /Users): written after the response, at most once per principal and isolate every 5 minutes.
   app.use("*", recordCaller);
   app.use("*", rateLimit);
@@ -85,8 +86,15 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     };
     if (error instanceof ApiError && error.code !== "Internal") return answer(error);
     // A gzip or deflate body (src/pkg/encoding.ts) that does not decompress.
-    if (error instanceof TypeError && /decompression failed/i.test(error.message)) {
+    const cause = error instanceof BodyReadError ? error.reason : error;
+    if (cause instanceof TypeError && /decompression failed/i.test(cause.message)) {
       return answer(new ApiError("BadRequest", "The body could not be decompressed: it is not valid data of its Content-Encoding."));
+    }
+    // The body broke off (the client went away mid-upload): the client's doing, not a failure here.
+    // Nothing was kept (the handlers remove what they stored); whoever still listens gets a 400.
+    if (error instanceof BodyReadError || c.req.raw.signal?.aborted) {
+      c.get("log")?.warn("client disconnected mid-request", { method: c.req.method, path: c.req.path, reason: String(cause) });
+      return answer(new ApiError("BadRequest", "The request body ended before it was complete: the client disconnected."));
     }
     // Hono's own validators and helpers throw HTTPException (e.g. malformed JSON is a 400).
     if (error instanceof HTTPException && error.status < 500) {
@@ -138,81 +146,6 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", subscriptionsApp());
   registerDocs(app);
   return app;
-}
-
-/** Marks a write re-run by {@link retryUnconditionedWrites}, so the re-run is not retried again. */
-const RETRY_HEADER = "x-integrity-edge-retry";
-const UNCONDITIONED_ATTEMPTS = 10;
-
-/**
- * A write that sends no If-Match asks for "last writer wins" (RFC 9110: no precondition, never 412).
- * Stores guard every update on the version they read, so a concurrent writer in between makes the
- * guard fail; for a JSON write without If-Match the request is then run again (re-reading the
- * current version), up to 10 times with a growing random pause. If it still loses, the answer is 409
- * with Retry-After, never 412.
- */
-function retryUnconditionedWrites(app: OpenAPIHono<AppEnv>): MiddlewareHandler<AppEnv> {
-  // Reads never qualify: they pass straight on, without an async frame of their own.
-  return (c, next) => {
-    const method = c.req.method;
-    return method === "PUT" || method === "PATCH" || method === "DELETE" ? retrying(c, next, method) : next();
-  };
-
-  async function retrying(c: Context<AppEnv>, next: Next, method: string): Promise<void> {
-    const type = c.req.header("content-type") ?? "";
-    const limit = configOf(c.env).MAX_BODY_BYTES;
-    const eligible =
-      c.req.header("if-match") === undefined &&
-      c.req.header(RETRY_HEADER) === undefined &&
-      (type === "" || type.includes("json")) &&
-      Number(c.req.header("content-length") ?? 0) <= limit;
-    if (!eligible) return next();
-    // Kept for the re-runs, so read only within the JSON limit: a larger body (sent chunked or
-    // compressed, with no length up front) is not re-run, and the route's own limit answers it.
-    const body = c.req.raw.body ? await readWithin(c.req.raw.clone().body!, limit) : undefined;
-    if (body === null) return next();
-    await next();
-    for (let attempt = 1; attempt < UNCONDITIONED_ATTEMPTS && c.res.status === 412; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 15 * attempt));
-      const headers = new Headers(c.req.raw.headers);
-      headers.set(RETRY_HEADER, String(attempt));
-      c.res = await app.fetch(new Request(c.req.raw.url, { method, headers, body }), c.env, c.executionCtx);
-    }
-    if (c.res.status === 412) {
-      const error = new ApiError(
-        "Conflict",
-        "Other writers changed the resource while this write was applied; send it again (or read it and send If-Match).",
-        {
-          headers: { "retry-after": "1" },
-        },
-      );
-      c.res = problemResponse(error, c.get("requestId"), c.req.path);
-    }
-  }
-}
-
-/** The whole stream when it holds at most `limit` bytes; null (and the stream cancelled) when it holds more. */
-async function readWithin(stream: ReadableStream<Uint8Array>, limit: number): Promise<ArrayBuffer | null> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out.buffer as ArrayBuffer;
 }
 
 const canonicalCache = new WeakMap<object, { literals: number; pattern: RegExp; segments: (string | null)[] }[]>();

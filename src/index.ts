@@ -13,7 +13,7 @@ import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
 import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
 import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execution";
-import { expireMonitorJobs, monitorScheduleKind } from "./monitors/jobs";
+import { expireMonitorJobs, monitorScheduleKind } from "./monitors/monitor-jobs/run";
 import { triggerMonitors } from "./monitors/triggers";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
 import { runNameKeyBackfill } from "./pkg/name-keys";

@@ -4,7 +4,8 @@
  * derived row for each designated asset's plant, so every asset filter of the lists
  * (equipmentIds, mainSystemIds, designObjectIds, plantNames) is one index lookup.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { designations } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import { z } from "@hono/zod-openapi";
 import { ApiError, type FieldProblem } from "../pkg/errors";
@@ -170,6 +171,32 @@ export function replaceDesignationsStatements(
     );
   }
   return statements;
+}
+
+const designationTable = tableStatements(designations);
+
+/**
+ * The statements that designate assets for entities of one kind created in the same batch, which
+ * have no designations yet (the deviations a monitoring evaluation raises at once): each asset, then
+ * a derived row for each one's plant (a plant designated directly keeps its direct row), as one JSON
+ * parameter per statement whatever their number. An entity that may have designations uses
+ * {@link replaceDesignationsStatements}.
+ */
+export function insertDesignationsStatements(
+  db: Database,
+  entityKind: string,
+  entities: readonly { entityId: string; assets: readonly AssetRef[] }[],
+): D1PreparedStatement[] {
+  const direct = entities.flatMap(({ entityId, assets }) =>
+    assets.map((a) => ({ entityKind, entityId, assetKind: a.kind, assetId: a.id, derived: false })),
+  );
+  const plants = entities.flatMap(({ entityId, assets }) =>
+    assets.flatMap((a) =>
+      a.plant && a.plant.id !== a.id ? [{ entityKind, entityId, assetKind: "plant", assetId: a.plant.id, derived: true }] : [],
+    ),
+  );
+  // Direct rows first: a plant both designated and derived keeps its direct row.
+  return designationTable.insertMany(db, [...direct, ...plants], { orIgnore: true });
 }
 
 interface DesignationReadRow extends AssetLookupRow {

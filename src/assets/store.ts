@@ -2,7 +2,8 @@
  * The asset catalogue in D1. Kind and parent never change after creation, so `plant_id` (derived on
  * create from the parent chain) stays true without ever being rewritten.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database, type Insert } from "../db/statements";
+import { assets } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
@@ -20,7 +21,7 @@ import {
 import type { Versioned } from "../pkg/resource";
 import type { AssetKind } from "./designations";
 import { PARENT_RULES, type Asset, type AssetInput, type AssetUpdate } from "./schema";
-import { assertVersion } from "../pkg/resource";
+import { assertVersion, retryWrite } from "../pkg/resource";
 
 export interface AssetRow {
   id: string;
@@ -164,12 +165,18 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
   await runWrite(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          `INSERT INTO assets (id, kind, name, parent_id, plant_id, metadata, etag, created_at, updated_at, created_by, name_key)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)`,
-        )
-        .bind(id, row.kind, row.name, row.parent_id, row.plant_id, row.metadata, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
+      insertAssetStatement(ctx.db, {
+        id,
+        kind: row.kind,
+        name: row.name,
+        parentId: row.parent_id,
+        plantId: row.plant_id,
+        metadata: row.metadata,
+        etag: row.etag,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value }),
     ],
     input.name,
@@ -178,47 +185,49 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
 }
 
 export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promise<Versioned<Asset>> {
-  const current = await readRow(ctx.db, input.id);
-  if (!current) throw notFound("Asset", input.id);
-  assertVersion(ctx, toAsset(current).etag);
-  const errors: FieldProblem[] = [];
-  if (input.kind !== current.kind)
-    errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
-  if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
-    errors.push({
-      field: "body.parentId",
-      rule: "immutable",
-      message: "The parent cannot be changed; create the asset under its new parent instead.",
+  return retryWrite(ctx, async () => {
+    const current = await readRow(ctx.db, input.id);
+    if (!current) throw notFound("Asset", input.id);
+    assertVersion(ctx, toAsset(current).etag);
+    const errors: FieldProblem[] = [];
+    if (input.kind !== current.kind)
+      errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
+    if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
+      errors.push({
+        field: "body.parentId",
+        rule: "immutable",
+        message: "The parent cannot be changed; create the asset under its new parent instead.",
+      });
+    }
+    if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+    const etag = newEtagToken();
+    const metadata = input.metadata === null ? null : JSON.stringify(input.metadata);
+    const updated = toAsset({
+      ...current,
+      name: input.name,
+      metadata,
+      etag,
+      updated_at: ctx.now,
+      plant_name: current.kind === "plant" ? input.name : current.plant_name,
     });
-  }
-  if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
-  const etag = newEtagToken();
-  const metadata = input.metadata === null ? null : JSON.stringify(input.metadata);
-  const updated = toAsset({
-    ...current,
-    name: input.name,
-    metadata,
-    etag,
-    updated_at: ctx.now,
-    plant_name: current.kind === "plant" ? input.name : current.plant_name,
+    const [update] = await runWrite(
+      ctx.db,
+      [
+        ctx.db
+          .prepare("UPDATE assets SET name = ?1, name_key = ?7, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+          .bind(input.name, metadata, etag, ctx.now, current.id, current.etag, nameKey(input.name)),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value },
+          { table: "assets", etag },
+        ),
+      ],
+      input.name,
+    );
+    if (update?.meta.changes !== 1) throw preconditionFailed();
+    return updated;
   });
-  const [update] = await runWrite(
-    ctx.db,
-    [
-      ctx.db
-        .prepare("UPDATE assets SET name = ?1, name_key = ?7, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-        .bind(input.name, metadata, etag, ctx.now, current.id, current.etag, nameKey(input.name)),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value },
-        { table: "assets", etag },
-      ),
-    ],
-    input.name,
-  );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
-  return updated;
 }
 
 /** What keeps an asset: designations, children, files whose access metadata names it. */
@@ -237,30 +246,44 @@ async function uses(db: Database, id: string): Promise<string[]> {
 }
 
 export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> {
-  const current = await readRow(ctx.db, id);
-  if (!current) throw notFound("Asset", id);
-  assertVersion(ctx, toAsset(current).etag);
-  const inUse = async () => {
-    const reasons = await uses(ctx.db, current.id);
-    return reasons.length > 0 ? new ApiError("InUse", `The asset '${current.name}' is still used by ${reasons.join(", ")}.`) : null;
-  };
-  const refused = await inUse();
-  if (refused) throw refused;
-  try {
-    const [, removed] = await ctx.db.batch([
-      // Re-checked inside the batch, so a designation or child added since the check above aborts it.
-      assertStatement(
-        ctx.db,
-        "NOT EXISTS (SELECT 1 FROM designations WHERE asset_id = ?1) AND NOT EXISTS (SELECT 1 FROM assets WHERE " +
-          "parent_id = ?1) AND NOT EXISTS (SELECT 1 FROM files WHERE object_id = ?1)",
-        current.id,
-      ),
-      ctx.db.prepare("DELETE FROM assets WHERE id = ?1 AND etag = ?2").bind(current.id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "deleted", payload: null }, "previousChanged"),
-    ]);
-    if (removed?.meta.changes !== 1) throw preconditionFailed();
-  } catch (error) {
-    if (isAssertionFailure(error) || isForeignKeyViolation(error)) throw (await inUse()) ?? preconditionFailed();
-    throw error;
-  }
+  return retryWrite(ctx, async () => {
+    const current = await readRow(ctx.db, id);
+    if (!current) throw notFound("Asset", id);
+    assertVersion(ctx, toAsset(current).etag);
+    const inUse = async () => {
+      const reasons = await uses(ctx.db, current.id);
+      return reasons.length > 0 ? new ApiError("InUse", `The asset '${current.name}' is still used by ${reasons.join(", ")}.`) : null;
+    };
+    const refused = await inUse();
+    if (refused) throw refused;
+    try {
+      const [, removed] = await ctx.db.batch([
+        // Re-checked inside the batch, so a designation or child added since the check above aborts it.
+        assertStatement(
+          ctx.db,
+          "NOT EXISTS (SELECT 1 FROM designations WHERE asset_id = ?1) AND NOT EXISTS (SELECT 1 FROM assets WHERE " +
+            "parent_id = ?1) AND NOT EXISTS (SELECT 1 FROM files WHERE object_id = ?1)",
+          current.id,
+        ),
+        ctx.db.prepare("DELETE FROM assets WHERE id = ?1 AND etag = ?2").bind(current.id, current.etag),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: current.id, action: "deleted", payload: null },
+          "previousChanged",
+        ),
+      ]);
+      if (removed?.meta.changes !== 1) throw preconditionFailed();
+    } catch (error) {
+      if (isAssertionFailure(error) || isForeignKeyViolation(error)) throw (await inUse()) ?? preconditionFailed();
+      throw error;
+    }
+  });
+}
+
+const assetTable = tableStatements(assets);
+
+/** Inserts an asset (its name key derived from its name). */
+export function insertAssetStatement(db: Database, values: Omit<Insert<typeof assets>, "nameKey">): D1PreparedStatement {
+  return assetTable.insert(db, { ...values, nameKey: nameKey(values.name) });
 }

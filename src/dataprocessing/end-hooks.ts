@@ -3,6 +3,6 @@
  * the runner calls the hook named by the job's `end_hook_kind` once the job ends.
  */
 import type { JobEndHook } from "./contract";
-import { monitorJobEndHook } from "../monitors/jobs";
+import { monitorJobEndHook } from "../monitors/monitor-jobs/run";
 
 export const jobEndHooks: JobEndHook[] = [monitorJobEndHook];

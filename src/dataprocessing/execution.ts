@@ -10,7 +10,7 @@ import type { WriteContext } from "../pkg/db";
 import { invalid } from "../pkg/errors";
 import { errorFields, type Logger } from "../pkg/logger";
 import type { DueRun, ScheduleKind } from "../pkg/schedule";
-import { randomIds } from "../platform/services";
+import { platform } from "../platform/services";
 import { configChain, normaliseRunOptions, toRunnable, getConfigRow } from "./configs";
 import { JOB_CONFIG_SCHEDULE_KIND, type AdHocRunRequest } from "./contract";
 import { requireHost } from "./host-errors";
@@ -116,14 +116,14 @@ export async function executeChain(
 }
 
 /** A monitor job's run of a model image: one job, no config, its end reported to `endHook`. */
-export async function startAdHocJob(env: Bindings, request: AdHocRunRequest, now = new Date()): Promise<{ jobId: string }> {
+export async function startAdHocJob(env: Bindings, request: AdHocRunRequest, now = platform().clock.now()): Promise<{ jobId: string }> {
   const ctx: WriteContext = {
     db: env.DB,
     now: now.toISOString(),
     actorId: request.objectOwnerId,
     actorName: null,
     requestId: null as unknown as string,
-    uuid: () => randomIds.uuid(),
+    uuid: () => platform().ids.uuid(),
     expectedEtag: undefined,
   };
   const job: PlannedJob = {
@@ -163,11 +163,11 @@ export const jobConfigScheduleKind: ScheduleKind = {
         const owner = { id: chain[0]!.objectOwnerId, name: null };
         const ctx: WriteContext = {
           db: env.DB,
-          now: new Date().toISOString(),
+          now: platform().clock.now().toISOString(),
           actorId: null,
           actorName: null,
           requestId: run.runKey,
-          uuid: () => randomIds.uuid(),
+          uuid: () => platform().ids.uuid(),
           expectedEtag: undefined,
         };
         const jobs = chain.map((config) => plannedFromConfig(config, config.runOptions, apiUrlOf(env)));

@@ -17,6 +17,7 @@
  * when the client goes away. When the host reports the container ended, the stream asks the job's
  * runner for a step, so the job ends now rather than at its next minute poll.
  */
+import { nowMs } from "../platform/services";
 import type { Bindings } from "../env";
 import { ApiError } from "../pkg/errors";
 import { errorFields, type Logger } from "../pkg/logger";
@@ -195,7 +196,7 @@ export function followOutput(
   log: Logger,
 ): ReadableStream<Uint8Array> {
   const { maxMs, pollMs } = followSettings(env);
-  const deadline = Date.now() + maxMs;
+  const deadline = nowMs() + maxMs;
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
   const writer = writable.getWriter();
   const encoder = new TextEncoder();
@@ -207,7 +208,7 @@ export function followOutput(
 
   // A client that stops reading holds a write until the deadline at most.
   const send = async (chunk: string): Promise<void> => {
-    const wait = Math.max(deadline - Date.now(), 0) + 5000;
+    const wait = Math.max(deadline - nowMs(), 0) + 5000;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("the client stopped reading")), wait)));
     try {
@@ -223,7 +224,7 @@ export function followOutput(
     let position = start;
     let status: string | null = null;
     let kicked = false;
-    let beat = Date.now();
+    let beat = nowMs();
     await send(`retry: ${RETRY_MS}\n\n`);
     let current: JobRow | null = job;
     for (;;) {
@@ -251,7 +252,7 @@ export function followOutput(
         const { text, gap, next } = continueOutput(position, live.output, live.outputTruncated);
         if (text || gap) {
           await event("output", { text, gap }, encodeCursor(next));
-          beat = Date.now();
+          beat = nowMs();
         }
         position = next;
       }
@@ -265,7 +266,7 @@ export function followOutput(
         current = await findJob(env.DB, job.id);
         continue;
       }
-      if (Date.now() >= deadline) {
+      if (nowMs() >= deadline) {
         return void (await event("limit", {
           reason: "maxDuration",
           seconds: Math.round(maxMs / 1000),
@@ -273,11 +274,11 @@ export function followOutput(
           message: "The stream's time is up while the job runs: reconnect with Last-Event-ID (EventSource does) to go on where it stopped.",
         }));
       }
-      if (Date.now() - beat >= HEARTBEAT_MS) {
+      if (nowMs() - beat >= HEARTBEAT_MS) {
         await send(": the job is still running\n\n");
-        beat = Date.now();
+        beat = nowMs();
       }
-      await sleep(Math.min(pollMs, Math.max(deadline - Date.now(), 0)), stop.signal);
+      await sleep(Math.min(pollMs, Math.max(deadline - nowMs(), 0)), stop.signal);
       if (stop.signal.aborted) return;
       current = await findJob(env.DB, job.id);
     }

@@ -3,7 +3,8 @@
  * status writes the runner makes. A status write only ever moves a job out of Started/InProgress, so
  * an ended job is never resurrected by a late poll.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { jobs } from "../db/schema";
 import type { Bindings } from "../env";
 import { outboxForRowsStatement, outboxStatement, serviceEventContext } from "../events/outbox";
 import { isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
@@ -54,6 +55,8 @@ export interface JobRow {
   created_at: string;
   updated_at: string;
 }
+
+const jobTable = tableStatements(jobs);
 
 /** The outbox entity kind of jobs. */
 const JOB_KIND = "job";
@@ -151,29 +154,24 @@ export async function createChain(
     const id = jobIds[position]!;
     const sealed = await sealRunOptions(env, job.runOptions);
     statements.push(
-      ctx.db
-        .prepare(
-          `INSERT INTO jobs (id, configuration_id, chain_id, chain_position, status, spec, run_options_enc, run_key,
-          end_hook_kind, end_hook_ref,
-             object_owner_id, object_owner_name, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, 'Started', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14)`,
-        )
-        .bind(
-          id,
-          job.configurationId,
-          chainId,
-          position,
-          JSON.stringify(job.spec),
-          sealed,
-          position === 0 ? (chain.runKey ?? null) : null,
-          chain.endHook?.kind ?? null,
-          chain.endHook?.ref ?? null,
-          chain.owner.id,
-          chain.owner.name,
-          newEtagToken(),
-          ctx.now,
-          ctx.actorId,
-        ),
+      jobTable.insert(ctx.db, {
+        id,
+        configurationId: job.configurationId,
+        chainId,
+        chainPosition: position,
+        status: "Started",
+        spec: JSON.stringify(job.spec),
+        runOptionsEnc: sealed,
+        runKey: position === 0 ? (chain.runKey ?? null) : null,
+        endHookKind: chain.endHook?.kind ?? null,
+        endHookRef: chain.endHook?.ref ?? null,
+        objectOwnerId: chain.owner.id,
+        objectOwnerName: chain.owner.name,
+        etag: newEtagToken(),
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       // The event names the job, never its options.
       outboxStatement(ctx.db, ctx, {
         entityKind: JOB_KIND,

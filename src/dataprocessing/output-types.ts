@@ -7,7 +7,7 @@ import { ApiError, notFound } from "../pkg/errors";
 import type { OutputTypeRecord } from "./contract";
 import { schemaProblems } from "./json-schema";
 import type { OutputType } from "./schema";
-import { assertVersion, commitVersioned } from "../pkg/resource";
+import { assertVersion, commitVersioned, retryWrite } from "../pkg/resource";
 
 export interface OutputTypeRow {
   id: string;
@@ -89,51 +89,56 @@ export async function updateOutputType(
   ctx: WriteContext,
   input: { id: string; name: string; schema: unknown },
 ): Promise<{ value: OutputType; etag: string }> {
-  const current = await getOutputType(ctx.db, input.id);
-  assertVersion(ctx, current.etag);
-  checkSchema(input.schema);
-  const etag = newEtagToken();
-  await commitVersioned(
-    ctx,
-    [
-      ctx.db
-        .prepare("UPDATE output_types SET name = ?1, name_key = ?7, schema = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-        .bind(
-          input.name,
-          input.schema === null ? null : JSON.stringify(input.schema),
-          etag,
-          ctx.now,
-          input.id,
-          current.etag,
-          nameKey(input.name),
+  return retryWrite(ctx, async () => {
+    const current = await getOutputType(ctx.db, input.id);
+    assertVersion(ctx, current.etag);
+    checkSchema(input.schema);
+    const etag = newEtagToken();
+    await commitVersioned(
+      ctx,
+      [
+        ctx.db
+          .prepare("UPDATE output_types SET name = ?1, name_key = ?7, schema = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+          .bind(
+            input.name,
+            input.schema === null ? null : JSON.stringify(input.schema),
+            etag,
+            ctx.now,
+            input.id,
+            current.etag,
+            nameKey(input.name),
+          ),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name } },
+          { table: "output_types", etag },
         ),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name } },
-        { table: "output_types", etag },
-      ),
-    ],
-    () => nameTaken(input.name),
-  );
-  return getOutputType(ctx.db, input.id);
+      ],
+      () => nameTaken(input.name),
+    );
+    return getOutputType(ctx.db, input.id);
+  });
 }
 
 export async function deleteOutputType(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getOutputType(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  const used = await ctx.db
-    .prepare("SELECT name FROM job_configurations WHERE output_type_id = ?1 LIMIT 1")
-    .bind(id)
-    .first<{ name: string }>();
-  if (used) throw new ApiError("InUse", `Job configuration '${used.name}' uses this output type.`);
-  const [removed] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "DELETE FROM output_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM job_configurations WHERE output_type_id = ?1)",
-      )
-      .bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The output type changed while it was being deleted; read it again.");
+  return retryWrite(ctx, async () => {
+    const current = await getOutputType(ctx.db, id);
+    assertVersion(ctx, current.etag);
+    const used = await ctx.db
+      .prepare("SELECT name FROM job_configurations WHERE output_type_id = ?1 LIMIT 1")
+      .bind(id)
+      .first<{ name: string }>();
+    if (used) throw new ApiError("InUse", `Job configuration '${used.name}' uses this output type.`);
+    const [removed] = await ctx.db.batch([
+      ctx.db
+        .prepare(
+          "DELETE FROM output_types WHERE id = ?1 AND etag = ?2 " +
+            "AND NOT EXISTS (SELECT 1 FROM job_configurations WHERE output_type_id = ?1)",
+        )
+        .bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The output type changed while it was being deleted; read it again.");
+  });
 }

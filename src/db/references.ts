@@ -74,7 +74,7 @@ export const OWN_CHECKS: Record<string, string> = {
     "the work template delete (src/templates/work/write.ts): a revision a work item is based on is in_use",
   "job_configurations.output_type_id": "the output type delete (src/dataprocessing/output-types.ts)",
   "job_configurations.next_config_id": "the job configuration delete (src/dataprocessing/configs.ts): a chain pointing at it",
-  "monitors.model_ref": "deleteModel (src/monitors/store.ts)",
+  "monitors.model_ref": "deleteModel (src/monitors/models/store.ts)",
   "media_references.media_id": "the media delete (src/media-references/store.ts)",
 };
 

@@ -6,7 +6,7 @@
  * write.ts, the work item links and the monitoring loop compose into their own batches.
  */
 import { jsonRowStatements, tableStatements, type Database, type Insert } from "../db/statements";
-import { deviationRelationships, deviations, deviationWorkItems } from "../db/schema";
+import { deviations, deviationWorkItems } from "../db/schema";
 import { newEtagToken } from "../pkg/db";
 import { nameKey } from "../pkg/unicode";
 import {
@@ -256,7 +256,6 @@ export async function readForWrite(db: Database, id: string): Promise<{ row: Dev
 // --- Statements ------------------------------------------------------------------------------------
 
 const deviationTable = tableStatements(deviations);
-const relationshipTable = tableStatements(deviationRelationships);
 const linkTable = tableStatements(deviationWorkItems);
 
 /** A deviation's row as written: its reference key derives from its referenceId. */
@@ -311,7 +310,7 @@ export function updateDeviationStatement(db: Database, row: DeviationRow): D1Pre
  */
 export function deleteDeviationStatements(db: Database, id: string): D1PreparedStatement[] {
   return [
-    db.prepare(`DELETE FROM ${relationshipTable.name} WHERE deviation_id = ?1 OR related_id = ?1`).bind(id),
+    db.prepare("DELETE FROM deviation_relationships WHERE deviation_id = ?1 OR related_id = ?1").bind(id),
     linkTable.delete(db, { deviationId: id }),
     deviationTable.delete(db, { id }),
   ];

@@ -49,7 +49,7 @@ import { newWorkItemVersionsStatement } from "../work-items/store";
 import type { Deviation, DeviationInput, DeviationUpdate } from "./schema";
 import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
 import { IS_DEVIATION_TYPE } from "./types/store";
-import { assertVersion } from "../pkg/resource";
+import { assertVersion, retryWrite } from "../pkg/resource";
 
 /** `DEV-` and the first 8 hex digits of the id, upper-case. */
 export function generatedReferenceId(id: string): string {
@@ -190,86 +190,90 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
 }
 
 export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate): Promise<Versioned<Deviation>> {
-  const { row: currentRow, current } = await readForWrite(ctx.db, input.id);
-  assertVersion(ctx, current.etag);
-  const typeId = (input.typeId ?? currentRow.type_id).toLowerCase();
-  const checked = await checkInput(ctx.db, currentRow.id, typeId, input);
-  // A plant designated directly (only the monitoring loop does that: a Plant item's deviation) stays
-  // while no main system, design object or equipment is given, since the body has no slot for it.
-  const plant = current.value.assetReference.plant;
-  const slotsGiven = checked.assets.length > 0;
-  const viaSlot =
-    current.value.assetReference.mainSystem ?? current.value.assetReference.designObject ?? current.value.assetReference.equipment;
-  if (!slotsGiven && plant && !viaSlot) checked.assets.push({ id: plant.id, kind: "plant", name: plant.name, plant });
-  const owner = input.objectOwner
-    ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
-    : { id: currentRow.owner_id, name: currentRow.owner_name };
-  const referenceId = input.referenceId ?? currentRow.reference_id;
-  const row = rowFor(
-    currentRow.id,
-    input,
-    checked,
-    { referenceId, typeId, owner, createdAt: currentRow.created_at, origin: currentRow.origin },
-    ctx.now,
-  );
-  const updated = await composeDeviation(row, {
-    typeName: checked.typeName,
-    assets: checked.assets,
-    properties: toLinkedProperties(checked.properties),
-    relationships: sortRelationships([...checked.related]),
-    workItemIds: current.value.workItemIds,
+  return retryWrite(ctx, async () => {
+    const { row: currentRow, current } = await readForWrite(ctx.db, input.id);
+    assertVersion(ctx, current.etag);
+    const typeId = (input.typeId ?? currentRow.type_id).toLowerCase();
+    const checked = await checkInput(ctx.db, currentRow.id, typeId, input);
+    // A plant designated directly (only the monitoring loop does that: a Plant item's deviation) stays
+    // while no main system, design object or equipment is given, since the body has no slot for it.
+    const plant = current.value.assetReference.plant;
+    const slotsGiven = checked.assets.length > 0;
+    const viaSlot =
+      current.value.assetReference.mainSystem ?? current.value.assetReference.designObject ?? current.value.assetReference.equipment;
+    if (!slotsGiven && plant && !viaSlot) checked.assets.push({ id: plant.id, kind: "plant", name: plant.name, plant });
+    const owner = input.objectOwner
+      ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
+      : { id: currentRow.owner_id, name: currentRow.owner_name };
+    const referenceId = input.referenceId ?? currentRow.reference_id;
+    const row = rowFor(
+      currentRow.id,
+      input,
+      checked,
+      { referenceId, typeId, owner, createdAt: currentRow.created_at, origin: currentRow.origin },
+      ctx.now,
+    );
+    const updated = await composeDeviation(row, {
+      typeName: checked.typeName,
+      assets: checked.assets,
+      properties: toLinkedProperties(checked.properties),
+      relationships: sortRelationships([...checked.related]),
+      workItemIds: current.value.workItemIds,
+    });
+    await runWrite(
+      ctx.db,
+      [
+        assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
+        updateDeviationStatement(ctx.db, row),
+        ...dependentStatements(ctx, row, checked),
+        ...replaceRelationshipsStatements(
+          ctx.db,
+          row.id,
+          checked.related.map((r) => r.id),
+          current.value.relationships.map((r) => r.id),
+          ctx.now,
+        ),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value },
+          { table: "deviations", etag: row.etag },
+        ),
+      ],
+      referenceId,
+    );
+    return updated;
   });
-  await runWrite(
-    ctx.db,
-    [
-      assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
-      updateDeviationStatement(ctx.db, row),
-      ...dependentStatements(ctx, row, checked),
-      ...replaceRelationshipsStatements(
-        ctx.db,
-        row.id,
-        checked.related.map((r) => r.id),
-        current.value.relationships.map((r) => r.id),
-        ctx.now,
-      ),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value },
-        { table: "deviations", etag: row.etag },
-      ),
-    ],
-    referenceId,
-  );
-  return updated;
 }
 
 /** Deletes a deviation with its relationships (both directions), designations, property values and work item links. */
 export async function deleteDeviation(ctx: WriteContext, id: string): Promise<void> {
-  const { row, current } = await readForWrite(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  const related = current.value.relationships.map((r) => r.id);
-  await runWrite(
-    ctx.db,
-    [
-      assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, row.etag),
-      ...(related.length > 0 ? [touchDeviationsStatement(ctx.db, related)] : []),
-      // The linked work items show this deviation in deviationIds, so their representation changes.
-      newWorkItemVersionsStatement(
-        ctx.db,
-        { sql: "id IN (SELECT work_item_id FROM deviation_work_items WHERE deviation_id = ?1)", bindings: [row.id] },
-        newEtagToken(),
-      ),
-      deleteDesignationsStatement(ctx.db, DEVIATION_KIND, row.id),
-      deletePropertyValuesStatement(ctx.db, DEVIATION_KIND, row.id),
-      ...deleteDeviationStatements(ctx.db, row.id),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: DEVIATION_KIND, entityId: row.id, action: "deleted", payload: null },
-        "previousChanged",
-      ),
-    ],
-    row.reference_id,
-  );
+  return retryWrite(ctx, async () => {
+    const { row, current } = await readForWrite(ctx.db, id);
+    assertVersion(ctx, current.etag);
+    const related = current.value.relationships.map((r) => r.id);
+    await runWrite(
+      ctx.db,
+      [
+        assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, row.etag),
+        ...(related.length > 0 ? [touchDeviationsStatement(ctx.db, related)] : []),
+        // The linked work items show this deviation in deviationIds, so their representation changes.
+        newWorkItemVersionsStatement(
+          ctx.db,
+          { sql: "id IN (SELECT work_item_id FROM deviation_work_items WHERE deviation_id = ?1)", bindings: [row.id] },
+          newEtagToken(),
+        ),
+        deleteDesignationsStatement(ctx.db, DEVIATION_KIND, row.id),
+        deletePropertyValuesStatement(ctx.db, DEVIATION_KIND, row.id),
+        ...deleteDeviationStatements(ctx.db, row.id),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: DEVIATION_KIND, entityId: row.id, action: "deleted", payload: null },
+          "previousChanged",
+        ),
+      ],
+      row.reference_id,
+    );
+  });
 }

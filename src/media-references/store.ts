@@ -6,7 +6,7 @@
  */
 import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
-import { updateBodyOf, assertVersion } from "../pkg/resource";
+import { updateBodyOf, assertVersion, retryWrite } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound } from "../pkg/errors";
@@ -139,47 +139,51 @@ export async function updateMediaReference(
   ctx: WriteContext,
   input: z.infer<typeof UpdateMediaReferenceSchema>,
 ): Promise<MediaReferenceRow> {
-  const current = await getMediaReference(ctx.db, input.id);
-  assertVersion(ctx, current.etag);
-  if (input.mediaId !== current.media_id) await assertMedia(ctx.db, input.mediaId);
-  const etag = newEtagToken();
-  const [updated] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "UPDATE media_references SET media_id = ?2, display_name = ?3, description = ?4, etag = ?5, updated_at = ?6 " +
-          "WHERE id = ?1 AND etag = ?7",
-      )
-      .bind(input.id, input.mediaId, input.displayName ?? null, input.description ?? null, etag, ctx.now, current.etag),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      { entityKind: MEDIA_REFERENCE_KIND, entityId: input.id, action: "updated", payload: { id: input.id, mediaId: input.mediaId } },
-      { table: "media_references", etag },
-    ),
-  ]);
-  if (updated!.meta.changes === 0) throw preconditionFailed();
-  return getMediaReference(ctx.db, input.id);
+  return retryWrite(ctx, async () => {
+    const current = await getMediaReference(ctx.db, input.id);
+    assertVersion(ctx, current.etag);
+    if (input.mediaId !== current.media_id) await assertMedia(ctx.db, input.mediaId);
+    const etag = newEtagToken();
+    const [updated] = await ctx.db.batch([
+      ctx.db
+        .prepare(
+          "UPDATE media_references SET media_id = ?2, display_name = ?3, description = ?4, etag = ?5, updated_at = ?6 " +
+            "WHERE id = ?1 AND etag = ?7",
+        )
+        .bind(input.id, input.mediaId, input.displayName ?? null, input.description ?? null, etag, ctx.now, current.etag),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: MEDIA_REFERENCE_KIND, entityId: input.id, action: "updated", payload: { id: input.id, mediaId: input.mediaId } },
+        { table: "media_references", etag },
+      ),
+    ]);
+    if (updated!.meta.changes === 0) throw preconditionFailed();
+    return getMediaReference(ctx.db, input.id);
+  });
 }
 
 export async function deleteMediaReference(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getMediaReference(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  const [, deleted] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "DELETE FROM activity_media_references WHERE media_reference_id = ?1 AND EXISTS (SELECT 1 FROM media_references " +
-          "WHERE id = ?1 AND etag = ?2)",
-      )
-      .bind(id, current.etag),
-    ctx.db.prepare("DELETE FROM media_references WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      { entityKind: MEDIA_REFERENCE_KIND, entityId: id, action: "deleted", payload: null },
-      "previousChanged",
-    ),
-  ]);
-  if (deleted!.meta.changes === 0) throw preconditionFailed();
+  return retryWrite(ctx, async () => {
+    const current = await getMediaReference(ctx.db, id);
+    assertVersion(ctx, current.etag);
+    const [, deleted] = await ctx.db.batch([
+      ctx.db
+        .prepare(
+          "DELETE FROM activity_media_references WHERE media_reference_id = ?1 AND EXISTS (SELECT 1 FROM media_references " +
+            "WHERE id = ?1 AND etag = ?2)",
+        )
+        .bind(id, current.etag),
+      ctx.db.prepare("DELETE FROM media_references WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: MEDIA_REFERENCE_KIND, entityId: id, action: "deleted", payload: null },
+        "previousChanged",
+      ),
+    ]);
+    if (deleted!.meta.changes === 0) throw preconditionFailed();
+  });
 }
 
 // --- Links to activities ---------------------------------------------------------------------------

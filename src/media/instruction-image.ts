@@ -14,7 +14,7 @@ import { FORMAT_MIME, formatOfMimeType, sniffFormat } from "./image/formats";
 import { processImage } from "./image/pipeline";
 import { deleteObjects, instructionImageKey } from "./storage";
 import { instructionImageKeyOf, readDefinitionImage, writeInstructionImageKey } from "./instruction-image-store";
-import { assertVersion } from "../pkg/resource";
+import { assertVersion, retryWrite } from "../pkg/resource";
 
 /** The largest instruction image, decoded. */
 export const INSTRUCTION_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
@@ -96,11 +96,14 @@ export async function putInstructionImage(
 
 export async function deleteInstructionImage(c: Context<AppEnv>, definitionId: string): Promise<void> {
   const ctx = writeContext(c);
-  const state = await readDefinitionImage(ctx.db, definitionId);
-  if (state.key === null) throw new ApiError("NotFound", `Property definition ${definitionId} has no instruction image.`);
-  assertVersion(ctx, imageEtag(state.key));
-  await writeInstructionImageKey(ctx, state, null);
-  await deleteObjects(c.env.MEDIA, [state.key], c.get("log"));
+  const key = await retryWrite(ctx, async () => {
+    const state = await readDefinitionImage(ctx.db, definitionId);
+    if (state.key === null) throw new ApiError("NotFound", `Property definition ${definitionId} has no instruction image.`);
+    assertVersion(ctx, imageEtag(state.key));
+    await writeInstructionImageKey(ctx, state, null);
+    return state.key;
+  });
+  await deleteObjects(c.env.MEDIA, [key], c.get("log"));
 }
 
 export async function getInstructionImage(env: AppEnv["Bindings"], definitionId: string): Promise<{ key: string; object: R2ObjectBody }> {

@@ -1,4 +1,5 @@
 /** The media area (spec 2.6, table 4.2): uploads, their data in three sizes, and instruction images. */
+import { retryWrite } from "../pkg/resource";
 import { z } from "@hono/zod-openapi";
 import { assertMediaUnreferenced } from "../media-references/store";
 import { newApp } from "../app-factory";
@@ -136,15 +137,19 @@ export function mediaApp() {
       },
     ),
     async (c) => {
-      const record = await getMedia(c.env.DB, c.req.valid("param").id);
       const principal = c.get("principal");
-      if (record.media.owner.id !== principal.id && !principal.permissions.has(PERMISSIONS.mediaWrite)) throw forbiddenToDelete();
-      assertIfMatch(c, record.etag);
-      await assertMediaUnreferenced(c.env.DB, record.media.id);
-      // A reference created since the check makes the delete a foreign-key failure: the same 409.
-      await deleteMediaRow(writeContext(c), record).catch(async (error: unknown) => {
-        if (isForeignKeyViolation(error)) await assertMediaUnreferenced(c.env.DB, record.media.id);
-        throw error;
+      const ctx = writeContext(c);
+      const record = await retryWrite(ctx, async () => {
+        const record = await getMedia(c.env.DB, c.req.valid("param").id);
+        if (record.media.owner.id !== principal.id && !principal.permissions.has(PERMISSIONS.mediaWrite)) throw forbiddenToDelete();
+        assertIfMatch(c, record.etag);
+        await assertMediaUnreferenced(c.env.DB, record.media.id);
+        // A reference created since the check makes the delete a foreign-key failure: the same 409.
+        await deleteMediaRow(ctx, record).catch(async (error: unknown) => {
+          if (isForeignKeyViolation(error)) await assertMediaUnreferenced(c.env.DB, record.media.id);
+          throw error;
+        });
+        return record;
       });
       // After the row: a failure here leaves objects no row names, which the orphan sweep removes.
       await deleteObjects(

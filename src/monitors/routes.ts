@@ -1,10 +1,13 @@
-/** Models and monitors routes (API area monitoring, version 1.0): one file per resource, mounted in registration order. */
+/**
+ * Models and monitors routes (API area monitoring, version 1.0): one folder per resource (routes,
+ * schema, store, list), mounted here in the order the OpenAPI document lists them.
+ */
 import { newApp } from "../app-factory";
-import { modelDefinitionsApp } from "./model-definition-routes";
-import { modelsApp } from "./model-routes";
-import { populationsApp } from "./population-routes";
-import { monitorsApp } from "./monitor-routes";
-import { monitorJobsApp } from "./monitor-job-routes";
+import { modelDefinitionsApp } from "./model-definitions/routes";
+import { modelsApp } from "./models/routes";
+import { populationsApp } from "./populations/routes";
+import { monitorsApp } from "./monitors/routes";
+import { monitorJobsApp } from "./monitor-jobs/routes";
 
 export function monitoringApp() {
   const app = newApp();

@@ -3,6 +3,7 @@
  * JWKS (AUTH_JWKS_URL) and/or an inline JWKS (AUTH_JWKS_JSON: the local dev key written by
  * `npm start`, or the keys of an offline deployment), with the configured issuer and audience.
  */
+import { nowMs } from "../platform/services";
 import type { MiddlewareHandler } from "hono";
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { configOf } from "../config";
@@ -264,7 +265,7 @@ function rememberToken(key: string, principal: Principal, expiresAt: number): vo
  * counted from `iat` (or from now when it has none), so a leaked long-lived token is refused.
  */
 function checkLifetime(env: Bindings, payload: JWTPayload): void {
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(nowMs() / 1000);
   const max = configOf(env).AUTH_MAX_TOKEN_LIFETIME_SECONDS;
   if (payload.iat !== undefined && payload.iat > now + CLOCK_TOLERANCE_SECONDS)
     throw unauthorized(`The token is not valid yet: its iat (${when(payload.iat)}) is in the future.`, "notYetValid");
@@ -285,7 +286,7 @@ export async function authenticate(env: Bindings, authorization: string | undefi
   }
   const cacheKey = await tokenCacheKey(match[1]);
   const cached = verifiedTokens.get(cacheKey);
-  if (cached && cached.expiresAt > Date.now()) return cached.principal;
+  if (cached && cached.expiresAt > nowMs()) return cached.principal;
   const resolver = keyResolver(env)!;
   const audience = env.AUTH_AUDIENCE || "integrity-edge";
   try {

@@ -3,6 +3,7 @@
  * `Content-Encoding: gzip` (or `deflate`) is decompressed as it is read, before any route sees it, so
  * every size limit applies to the decompressed bytes. Any other encoding is a 415.
  */
+import { platform } from "../platform/services";
 import { ApiError, problemResponse } from "./errors";
 
 const SUPPORTED: Record<string, "gzip" | "deflate"> = { gzip: "gzip", "x-gzip": "gzip", deflate: "deflate" };
@@ -20,7 +21,7 @@ export function decodeRequestBody(request: Request): Request | Response {
         headers: { "accept-encoding": "gzip, deflate" },
       },
     );
-    return problemResponse(error, request.headers.get("x-request-id") ?? crypto.randomUUID(), new URL(request.url).pathname);
+    return problemResponse(error, request.headers.get("x-request-id") ?? platform().ids.uuid(), new URL(request.url).pathname);
   }
   const headers = new Headers(request.headers);
   headers.delete("content-encoding");

@@ -3,6 +3,7 @@
  * send it as a strong ETag, updates and deletes honour If-Match (412 on mismatch), and GETs honour
  * If-None-Match (304) so phones on poor links can revalidate without downloading the body again.
  */
+import { platform } from "../platform/services";
 import type { Context, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
 import { ApiError } from "./errors";
@@ -12,7 +13,7 @@ export function formatEtag(token: string): string {
 }
 
 export function newEtagToken(): string {
-  return crypto.randomUUID().replace(/-/g, "").slice(0, 20);
+  return platform().ids.uuid().replace(/-/g, "").slice(0, 20);
 }
 
 function listedTokens(header: string): string[] {

@@ -9,6 +9,7 @@
  * service's key ring, src/dataprocessing/run-options.ts) before it reaches the store and opened on
  * replay. The store holds no secret in plain text; the replayed answer is the first one, byte for byte.
  */
+import { nowMs } from "../platform/services";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { BeginResult, StoredResponse } from "../../durable-objects/idempotency-store";
@@ -83,12 +84,12 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const { token } = claimed;
   const background: Promise<unknown>[] = [];
-  let extendedAt = Date.now();
+  let extendedAt = nowMs();
   const tap = new BodyTap(c.req.raw.body!, c.req.method, c.req.path, boundary, {
     // A slow upload outlives one lease: the claim is extended while its bytes keep arriving.
     onChunk: () => {
-      if (Date.now() - extendedAt < LEASE_MS / 3) return;
-      extendedAt = Date.now();
+      if (nowMs() - extendedAt < LEASE_MS / 3) return;
+      extendedAt = nowMs();
       background.push(store.extend(key, token, LEASE_MS).catch(() => undefined));
     },
     // Known before the handler is done: a concurrent retry with another body is a 422 from now on.

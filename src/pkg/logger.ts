@@ -1,4 +1,5 @@
 /** Structured JSON logs: one object per line, always carrying the request id when there is one. */
+import { platform } from "../platform/services";
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -40,7 +41,7 @@ class JsonLogger implements Logger {
 
   private write(lvl: LogLevel, msg: string, fields?: Record<string, unknown>): void {
     if (rank[lvl] < this.min) return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...this.base, ...fields });
+    const line = JSON.stringify({ time: platform().clock.now().toISOString(), level: lvl, msg, ...this.base, ...fields });
     if (lvl === "error") console.error(line);
     else if (lvl === "warn") console.warn(line);
     else console.log(line);

@@ -7,11 +7,13 @@
  *   - the outbox event goes in the same batch as the change (`guardedOutboxStatement`), so an event is
  *     written exactly when its change is;
  *   - a whole-object PUT takes the resource's own read shape back (`updateBodyOf`): read-only fields
- *     are accepted and ignored, marked readOnly in the OpenAPI document, and any other key is a 400.
+ *     are accepted and ignored, marked readOnly in the OpenAPI document, and any other key is a 400;
+ *   - a write that lost a race to another writer is read and applied again (`retryWrite`), so writes
+ *     without If-Match are last-writer-wins and never see 412.
  */
 import { z } from "@hono/zod-openapi";
 import { runBatch, type WriteContext } from "./db";
-import type { ApiError } from "./errors";
+import { ApiError } from "./errors";
 import { preconditionFailed } from "./etag";
 
 /** A value as stored, with the ETag token of its row. */
@@ -44,6 +46,52 @@ export async function commitVersioned(
   // At least one: D1 counts the rows a delete's ON DELETE CASCADE removed along with it.
   if ((results[0]?.meta.changes ?? 0) < 1) throw preconditionFailed();
   return results;
+}
+
+/** How often {@link retryWrite} tries a write unless told otherwise. */
+const WRITE_ATTEMPTS = 10;
+
+const racedTooOften = () =>
+  new ApiError(
+    "Conflict",
+    "Other writers changed the resource while this write was applied; send it again (or read it and send If-Match).",
+    {
+      headers: { "retry-after": "1" },
+    },
+  );
+
+/** What a write of {@link retryWrite} answers when its own guards failed: read again and write again. */
+export const READ_AGAIN: unique symbol = Symbol("read again");
+
+/**
+ * The one write retry of the service. A write reads what it changes and guards its batch by what it
+ * read, so a concurrent writer in between makes the batch change nothing; `write` then answers
+ * {@link READ_AGAIN} (its own guards failed: a template revision it instantiates changed, say) or throws
+ * 412 (its versioned statement changed no row, see {@link commitVersioned}). Either way it is read and
+ * applied again, after a short random pause that grows with each attempt, except that a 412 stands
+ * when the caller sent If-Match: the caller named the version it meant, and a fresh read now finds
+ * another one (RFC 9110: without a precondition, the last writer wins and no 412 is ever answered).
+ * When other writers keep winning, the answer is `exhausted()` (by default a 409 with Retry-After).
+ * Only `write` runs again: the request is not dispatched a second time (authentication, limits and
+ * side effects of the request run once).
+ */
+export async function retryWrite<T>(
+  ctx: Pick<WriteContext, "expectedEtag">,
+  write: (attempt: number) => Promise<T | typeof READ_AGAIN>,
+  options: { attempts?: number; exhausted?: () => ApiError } = {},
+): Promise<T> {
+  const attempts = options.attempts ?? WRITE_ATTEMPTS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const done = await write(attempt);
+      if (done !== READ_AGAIN) return done;
+    } catch (error) {
+      const lostRace = error instanceof ApiError && error.code === "PreconditionFailed" && ctx.expectedEtag === undefined;
+      if (!lostRace) throw error;
+    }
+    if (attempt >= attempts) throw (options.exhausted ?? racedTooOften)();
+    await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 15 * attempt));
+  }
 }
 
 /** What a read-only field of a PUT body is: anything, optional, documented as such. */

@@ -8,7 +8,9 @@ import { PERMISSIONS } from "../pkg/permissions";
 import { MAX_LIBRARY_BYTES } from "./library";
 import { IndexListQuery, listIndexRows } from "./lists";
 import { standardIndex } from "./standard";
-import { createIndex, deleteIndex, indexStub, readIndexRow, startSync, toIndex, updateIndex, visibleIndex } from "./store";
+import { createIndex, indexStub, readIndexRow, startSync, toIndex, updateIndex, visibleIndex } from "./store";
+import { deleteIndex } from "./index-removal";
+import { retryWrite } from "../pkg/resource";
 import { read, write, v11, indexTags } from "./route-options";
 import { IndexSchema, UpdateIndexSchema } from "./index-schema";
 import { checkName, checkSchedule, grantOf, assertMayChange, readIndexForm, respondIndex } from "./index-requests";
@@ -131,36 +133,40 @@ export function indicesApp() {
     async (c) => {
       const body = c.req.valid("json");
       const principal = c.get("principal");
-      const current = await visibleIndex(c.env.DB, principal, { id: body.id }, c.get("apiVersion"));
-      assertMayChange(principal, current);
-      if (body.type !== current.type) throw invalid("body.type", "immutable", `type cannot be changed (this index is ${current.type}).`);
-      const schedule = current.type === "standard" ? current.trigger_schedule : checkSchedule(body.triggerSchedule, "body.triggerSchedule");
-      if (current.type === "standard") {
-        for (const [field, sent, stored] of [
-          ["name", body.name, current.name],
-          ["displayName", body.displayName, current.display_name],
-          ["triggerSchedule", body.triggerSchedule ?? null, current.trigger_schedule],
-        ] as const) {
-          if (sent !== stored)
-            throw invalid(
-              `body.${field}`,
-              "standardIndex",
-              `Of a standard index only objectOwner can be changed; ${field} must stay ${JSON.stringify(stored)}.`,
-            );
+      const ctx = writeContext(c);
+      const updated = await retryWrite(ctx, async () => {
+        const current = await visibleIndex(c.env.DB, principal, { id: body.id }, c.get("apiVersion"));
+        assertMayChange(principal, current);
+        if (body.type !== current.type) throw invalid("body.type", "immutable", `type cannot be changed (this index is ${current.type}).`);
+        const schedule =
+          current.type === "standard" ? current.trigger_schedule : checkSchedule(body.triggerSchedule, "body.triggerSchedule");
+        if (current.type === "standard") {
+          for (const [field, sent, stored] of [
+            ["name", body.name, current.name],
+            ["displayName", body.displayName, current.display_name],
+            ["triggerSchedule", body.triggerSchedule ?? null, current.trigger_schedule],
+          ] as const) {
+            if (sent !== stored)
+              throw invalid(
+                `body.${field}`,
+                "standardIndex",
+                `Of a standard index only objectOwner can be changed; ${field} must stay ${JSON.stringify(stored)}.`,
+              );
+          }
+        } else checkName(body.name, "body.name");
+        if (
+          body.objectOwner.id !== current.owner_id &&
+          body.objectOwner.id !== principal.id &&
+          !principal.permissions.has(PERMISSIONS.indexAdmin)
+        ) {
+          throw new ApiError("Forbidden", "Giving an index to another owner needs the permission 'index_admin'.");
         }
-      } else checkName(body.name, "body.name");
-      if (
-        body.objectOwner.id !== current.owner_id &&
-        body.objectOwner.id !== principal.id &&
-        !principal.permissions.has(PERMISSIONS.indexAdmin)
-      ) {
-        throw new ApiError("Forbidden", "Giving an index to another owner needs the permission 'index_admin'.");
-      }
-      const updated = await updateIndex(writeContext(c), current, {
-        name: body.name,
-        displayName: body.displayName,
-        owner: { id: body.objectOwner.id, name: body.objectOwner.name ?? null },
-        triggerSchedule: schedule,
+        return updateIndex(ctx, current, {
+          name: body.name,
+          displayName: body.displayName,
+          owner: { id: body.objectOwner.id, name: body.objectOwner.name ?? null },
+          triggerSchedule: schedule,
+        });
       });
       return respondIndex(c, updated);
     },
@@ -228,9 +234,13 @@ export function indicesApp() {
     ),
     async (c) => {
       const principal = c.get("principal");
-      const current = await visibleIndex(c.env.DB, principal, { id: c.req.valid("param").id }, c.get("apiVersion"));
-      assertMayChange(principal, current);
-      await deleteIndex(writeContext(c), current);
+      const ctx = writeContext(c);
+      const current = await retryWrite(ctx, async () => {
+        const current = await visibleIndex(c.env.DB, principal, { id: c.req.valid("param").id }, c.get("apiVersion"));
+        assertMayChange(principal, current);
+        await deleteIndex(ctx, current);
+        return current;
+      });
       await indexStub(c.env, current.id).destroy();
       return c.body(null, 204);
     },

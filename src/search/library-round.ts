@@ -14,6 +14,7 @@
  * of the line out of WebAssembly memory, on the same thread. The guest counts lines and bytes and cuts
  * long lines before anything crosses; past the cap it sends one "log truncated" marker and nothing more.
  */
+import { platform } from "../platform/services";
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from "quickjs-emscripten-core";
 import { SLICE_MS, startRunMeter, withPrivateEngine, type RunStop } from "../pkg/sandbox";
 
@@ -236,7 +237,7 @@ export async function runRound(source: string, timeMs: number, host: RoundHost):
 function runSlicedRound(source: string, timeMs: number, host: RoundHost, limitStretches: boolean): Promise<RoundResult> {
   return withPrivateEngine(async (lease) => {
     const meter = startRunMeter(timeMs, limitStretches);
-    const token = crypto.randomUUID();
+    const token = platform().ids.uuid();
     const state: RoundState = { outcome: null, suspended: false, stop: undefined, interrupted: false };
     const pending: (() => void)[] = [];
     let runtime: QuickJSRuntime;
@@ -256,7 +257,7 @@ function runSlicedRound(source: string, timeMs: number, host: RoundHost, limitSt
     }
     /** Runs the host's work on the output so far, giving the thread back every SLICE_MS. */
     const processOutput = async () => {
-      let started = Date.now();
+      let started = performance.now();
       while (pending.length > 0 && state.stop === undefined) {
         const work = pending.shift()!;
         try {
@@ -266,9 +267,9 @@ function runSlicedRound(source: string, timeMs: number, host: RoundHost, limitSt
           state.stop = error.message;
           state.outcome = { kind: "failed", message: error.message };
         }
-        if (Date.now() - started >= SLICE_MS) {
+        if (performance.now() - started >= SLICE_MS) {
           await yieldToEventLoop();
-          started = Date.now();
+          started = performance.now();
         }
       }
     };

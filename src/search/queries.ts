@@ -3,9 +3,10 @@
  * (`metadata.action = { isVisible, order }` places it on the "My Actions" page). The request is
  * checked against the index's mapping when saved, so an unknown field is named then, not at run time.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { searchQueries } from "../db/schema";
 import { z } from "@hono/zod-openapi";
-import { updateBodyOf, assertVersion } from "../pkg/resource";
+import { updateBodyOf, assertVersion, retryWrite } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
 import { newEtagToken, parseJson, type WriteContext } from "../pkg/db";
@@ -130,30 +131,35 @@ function ownerOf(principal: Principal, given: z.infer<typeof Owner> | undefined)
   return { id: given.id, name: given.name ?? null };
 }
 
+const queryTable = tableStatements(searchQueries);
+
+/** The columns a create and an update both write. */
+function queryColumns(input: z.infer<typeof CreateQuerySchema>, owner: { id: string; name: string | null }) {
+  return {
+    name: input.name,
+    description: input.description ?? null,
+    ownerId: owner.id,
+    ownerName: owner.name,
+    indexId: input.index.id,
+    queryObject: JSON.stringify(input.queryObject),
+    metadata: input.metadata ? JSON.stringify(input.metadata) : null,
+  };
+}
+
 export async function createQuery(ctx: WriteContext, principal: Principal, apiVersion: string, input: z.infer<typeof CreateQuerySchema>) {
   await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
   const id = ctx.uuid();
   const owner = ownerOf(principal, input.objectOwner);
   const etag = newEtagToken();
   await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "INSERT INTO search_queries (id, name, description, owner_id, owner_name, index_id, query_object, metadata, " +
-          "etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
-      )
-      .bind(
-        id,
-        input.name,
-        input.description ?? null,
-        owner.id,
-        owner.name,
-        input.index.id,
-        JSON.stringify(input.queryObject),
-        input.metadata ? JSON.stringify(input.metadata) : null,
-        etag,
-        ctx.now,
-        ctx.actorId,
-      ),
+    queryTable.insert(ctx.db, {
+      ...queryColumns(input, owner),
+      id,
+      etag,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+      createdBy: ctx.actorId,
+    }),
     outboxStatement(ctx.db, ctx, {
       entityKind: QUERY_KIND,
       entityId: id,
@@ -170,54 +176,53 @@ function assertOwner(principal: Principal, row: QueryRow) {
 }
 
 export async function updateQuery(ctx: WriteContext, principal: Principal, apiVersion: string, input: z.infer<typeof UpdateQuerySchema>) {
-  const current = await visibleQuery(ctx.db, principal, input.id);
-  assertOwner(principal, current);
-  assertVersion(ctx, current.etag);
-  await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
-  const owner = ownerOf(principal, input.objectOwner);
-  const etag = newEtagToken();
-  const [updated] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "UPDATE search_queries SET name = ?2, description = ?3, owner_id = ?4, owner_name = ?5, index_id = ?6, " +
-          "query_object = ?7, metadata = ?8, etag = ?9, updated_at = ?10 WHERE id = ?1 AND etag = ?11",
-      )
-      .bind(
-        input.id,
-        input.name,
-        input.description ?? null,
-        owner.id,
-        owner.name,
-        input.index.id,
-        JSON.stringify(input.queryObject),
-        input.metadata ? JSON.stringify(input.metadata) : null,
-        etag,
-        ctx.now,
-        current.etag,
+  return retryWrite(ctx, async () => {
+    const current = await visibleQuery(ctx.db, principal, input.id);
+    assertOwner(principal, current);
+    assertVersion(ctx, current.etag);
+    await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
+    const owner = ownerOf(principal, input.objectOwner);
+    const etag = newEtagToken();
+    const [updated] = await ctx.db.batch([
+      queryTable.update(ctx.db, { ...queryColumns(input, owner), etag, updatedAt: ctx.now }, { id: input.id, etag: current.etag }),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        {
+          entityKind: QUERY_KIND,
+          entityId: input.id,
+          action: "updated",
+          payload: { id: input.id, name: input.name, indexId: input.index.id },
+        },
+        { table: "search_queries", etag },
       ),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      {
-        entityKind: QUERY_KIND,
-        entityId: input.id,
-        action: "updated",
-        payload: { id: input.id, name: input.name, indexId: input.index.id },
-      },
-      { table: "search_queries", etag },
-    ),
-  ]);
-  if (updated!.meta.changes === 0) throw preconditionFailed();
-  return (await ctx.db.prepare(`${SELECT} WHERE q.id = ?1`).bind(input.id).first<QueryRow & { index_name: string | null }>())!;
+    ]);
+    if (updated!.meta.changes === 0) throw preconditionFailed();
+    return (await ctx.db.prepare(`${SELECT} WHERE q.id = ?1`).bind(input.id).first<QueryRow & { index_name: string | null }>())!;
+  });
 }
 
 export async function deleteQuery(ctx: WriteContext, principal: Principal, id: string): Promise<void> {
-  const current = await visibleQuery(ctx.db, principal, id);
-  assertOwner(principal, current);
-  assertVersion(ctx, current.etag);
-  const [deleted] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM search_queries WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (deleted!.meta.changes === 0) throw preconditionFailed();
+  return retryWrite(ctx, async () => {
+    const current = await visibleQuery(ctx.db, principal, id);
+    assertOwner(principal, current);
+    assertVersion(ctx, current.etag);
+    const [deleted] = await ctx.db.batch([
+      ctx.db.prepare("DELETE FROM search_queries WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (deleted!.meta.changes === 0) throw preconditionFailed();
+  });
+}
+
+/**
+ * The statements that delete an index's saved queries, each with its `deleted` event. The ids are read
+ * first, so a query saved between this read and the batch goes without its event.
+ */
+export async function deleteQueriesOfIndexStatements(ctx: WriteContext, indexId: string): Promise<D1PreparedStatement[]> {
+  const { results } = await ctx.db.prepare("SELECT id FROM search_queries WHERE index_id = ?1").bind(indexId).all<{ id: string }>();
+  return [
+    ctx.db.prepare("DELETE FROM search_queries WHERE index_id = ?1").bind(indexId),
+    ...results.map((q) => outboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: q.id, action: "deleted", payload: null })),
+  ];
 }

@@ -17,8 +17,10 @@ import { listWorkTemplates, WorkTemplateListQuery } from "../templates/work/list
 import { AssetListQuery, listAssets } from "../assets/list";
 import { listFiles } from "../upload/files/list";
 import { ListFilesQuery } from "../upload/files/schema";
-import { listModelRows, listMonitorRows, ModelListQuery, MonitorListQuery } from "../monitors/list";
-import { toModels, toMonitors } from "../monitors/store";
+import { listModelRows, ModelListQuery } from "../monitors/models/list";
+import { toModels } from "../monitors/models/store";
+import { listMonitorRows, MonitorListQuery } from "../monitors/monitors/list";
+import { toMonitors } from "../monitors/monitors/store";
 import { userMark } from "./access";
 import type { IndexRow } from "./store";
 

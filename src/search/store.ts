@@ -2,12 +2,14 @@
  * Search indices in D1: the rows, their synchronisation outcome and logs. Documents are in each
  * index's SearchIndex Durable Object (durable-objects/search-index.ts).
  */
-import type { Database } from "../db/statements";
+import { platform } from "../platform/services";
+import { tableStatements, type Database } from "../db/statements";
+import { searchIndices } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
 import { conflict, isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
-import { ApiError, notFound } from "../pkg/errors";
+import { notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import type { Principal } from "../pkg/auth";
 import { PERMISSIONS } from "../pkg/permissions";
@@ -137,31 +139,33 @@ export interface NewIndex {
   grant: string[];
 }
 
+const indexTable = tableStatements(searchIndices);
+
 export async function createIndex(ctx: WriteContext, input: NewIndex): Promise<IndexRow> {
   const etag = newEtagToken();
   const statements = [
-    ctx.db
-      .prepare(
-        `INSERT INTO search_indices (id, name, display_name, description, type, owner_id, owner_name, trigger_schedule,
-        mapping, library, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at,
-        created_by, name_key)
-         VALUES (?1, ?2, ?3, NULL, 'custom', ?4, ?5, ?6, NULL, ?7, ?8, ?9, 'Pending', 0, NULL, ?10, ?11, ?11, ?12, ?13)`,
-      )
-      .bind(
-        input.id,
-        input.name,
-        input.displayName,
-        input.owner.id,
-        input.owner.name,
-        input.triggerSchedule,
-        input.library,
-        input.libraryFileName,
-        JSON.stringify(input.grant),
-        etag,
-        ctx.now,
-        ctx.actorId,
-        nameKey(input.name),
-      ),
+    indexTable.insert(ctx.db, {
+      id: input.id,
+      name: input.name,
+      nameKey: nameKey(input.name),
+      displayName: input.displayName,
+      description: null,
+      type: "custom",
+      ownerId: input.owner.id,
+      ownerName: input.owner.name,
+      triggerSchedule: input.triggerSchedule,
+      mapping: null,
+      library: input.library,
+      libraryFileName: input.libraryFileName,
+      grantPermissions: JSON.stringify(input.grant),
+      status: "Pending",
+      documentCount: 0,
+      lastSync: null,
+      etag,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+      createdBy: ctx.actorId,
+    }),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, input.id, scheduleRule(input.triggerSchedule), new Date(ctx.now)),
     outboxStatement(ctx.db, ctx, {
       entityKind: INDEX_KIND,
@@ -197,28 +201,22 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
   const etag = newEtagToken();
   const library = update.library;
   const statements = [
-    ctx.db
-      .prepare(
-        `UPDATE search_indices SET name = ?2, name_key = ?13, display_name = ?3, owner_id = ?4, owner_name = ?5, trigger_schedule = ?6,
-           library = COALESCE(?7, library), library_file_name = COALESCE(?8, library_file_name), grant_permissions =
-           COALESCE(?9, grant_permissions),
-           etag = ?10, updated_at = ?11 WHERE id = ?1 AND etag = ?12`,
-      )
-      .bind(
-        current.id,
-        update.name,
-        update.displayName,
-        update.owner.id,
-        update.owner.name,
-        update.triggerSchedule,
-        library?.source ?? null,
-        library?.fileName ?? null,
-        library ? JSON.stringify(library.grant) : null,
+    indexTable.update(
+      ctx.db,
+      {
+        name: update.name,
+        nameKey: nameKey(update.name),
+        displayName: update.displayName,
+        ownerId: update.owner.id,
+        ownerName: update.owner.name,
+        triggerSchedule: update.triggerSchedule,
+        // A new library only when one was sent: the stored one stays otherwise.
+        ...(library ? { library: library.source, libraryFileName: library.fileName, grantPermissions: JSON.stringify(library.grant) } : {}),
         etag,
-        ctx.now,
-        current.etag,
-        nameKey(update.name),
-      ),
+        updatedAt: ctx.now,
+      },
+      { id: current.id, etag: current.etag },
+    ),
     guardedOutboxStatement(
       ctx.db,
       ctx,
@@ -243,22 +241,18 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
   return (await readIndexRow(ctx.db, current.id))!;
 }
 
-/** Deletes a custom index with its saved queries, schedule and logs (the caller empties its Durable Object). */
-export async function deleteIndex(ctx: WriteContext, row: IndexRow): Promise<void> {
-  if (row.type !== "custom")
-    throw new ApiError("Conflict", `'${row.name}' is a standard index; only custom indices can be deleted (spec 4.2 rule 9).`, {
-      errors: [{ field: "path.id", rule: "customOnly", message: "Only a custom index can be deleted." }],
-    });
-  assertVersion(ctx, row.etag);
-  const { results } = await ctx.db.prepare("SELECT id FROM search_queries WHERE index_id = ?1").bind(row.id).all<{ id: string }>();
-  await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM search_queries WHERE index_id = ?1").bind(row.id),
+/**
+ * The statements that delete a custom index's own rows (its logs, its schedule, the row itself at the
+ * version read) with its event; its saved queries are the queries' owner's (src/search/index-removal.ts
+ * composes both).
+ */
+export function deleteIndexStatements(ctx: WriteContext, row: IndexRow): D1PreparedStatement[] {
+  return [
     ctx.db.prepare("DELETE FROM search_index_logs WHERE index_id = ?1").bind(row.id),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, row.id, null, new Date(ctx.now)),
     ctx.db.prepare("DELETE FROM search_indices WHERE id = ?1 AND etag = ?2").bind(row.id, row.etag),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: INDEX_KIND, entityId: row.id, action: "deleted", payload: null }, "previousChanged"),
-    ...results.map((q) => outboxStatement(ctx.db, ctx, { entityKind: "searchQuery", entityId: q.id, action: "deleted", payload: null })),
-  ]);
+  ];
 }
 
 /** Marks a synchronisation as started (status Synchronizing) and logs it. */
@@ -298,7 +292,7 @@ export const MAX_LOG_LINES = 5000;
 function logStatement(db: Database, indexId: string, syncId: string | null, level: string, message: string): D1PreparedStatement {
   return db
     .prepare("INSERT INTO search_index_logs (index_id, sync_id, level, message, at) VALUES (?1, ?2, ?3, ?4, ?5)")
-    .bind(indexId, syncId, level, message.slice(0, MAX_LOG_MESSAGE), new Date().toISOString());
+    .bind(indexId, syncId, level, message.slice(0, MAX_LOG_MESSAGE), platform().clock.now().toISOString());
 }
 
 export async function writeLog(db: Database, indexId: string, syncId: string | null, level: string, message: string): Promise<void> {
@@ -330,5 +324,5 @@ export function indexStub(env: Bindings, indexId: string) {
 
 /** Starts a full synchronisation of an index in its Durable Object (which marks it started). */
 export async function startSync(env: Bindings, indexId: string, reason: string): Promise<{ started: boolean; syncId: string }> {
-  return indexStub(env, indexId).synchronize(indexId, crypto.randomUUID(), reason);
+  return indexStub(env, indexId).synchronize(indexId, platform().ids.uuid(), reason);
 }

@@ -4,7 +4,9 @@
  * makes a redelivered or re-handled event make no second delivery; a delivery row not yet handed to
  * the queue (`enqueued_at` null) is handed over by the next run of the same event, or by the sweep.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database, type Insert } from "../db/statements";
+import { webhookDeliveries } from "../db/schema";
+import { platform } from "../platform/services";
 import { configOf } from "../config";
 import type { z } from "@hono/zod-openapi";
 import type { Bindings } from "../env";
@@ -149,28 +151,29 @@ export async function fanOutEvent(event: DomainEvent, env: Bindings, log: Logger
   const matching = results.filter((s) => (JSON.parse(s.filters) as StoredFilter[]).some((f) => filterMatches(f, event)));
   if (matching.length === 0) return;
   const body = webhookBody(event, configOf(env).PUBLIC_API_URL ?? "");
-  const now = new Date().toISOString();
+  const now = platform().clock.now().toISOString();
   const type = eventType(event.entityKind, event.action);
   for (let i = 0; i < matching.length; i += CHUNK) {
     await env.DB.batch(
       matching.slice(i, i + CHUNK).map((s) =>
-        env.DB.prepare(
-          `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, entity_kind, entity_id, occurred_at,
-          payload, truncated, status, attempts, round, round_attempts, next_attempt_at, created_at, updated_at)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', 0, 0, 0, ?10, ?10, ?10)
-           ON CONFLICT (subscription_id, event_id) DO NOTHING`,
-        ).bind(
-          crypto.randomUUID(),
-          s.id,
-          event.id,
-          type,
-          event.entityKind,
-          event.entityId,
-          event.occurredAt,
-          body.text,
-          body.truncated ? 1 : 0,
-          now,
-        ),
+        insertDeliveryStatement(env.DB, {
+          id: platform().ids.uuid(),
+          subscriptionId: s.id,
+          eventId: event.id,
+          eventType: type,
+          entityKind: event.entityKind,
+          entityId: event.entityId,
+          occurredAt: event.occurredAt,
+          payload: body.text,
+          truncated: body.truncated,
+          status: "pending",
+          attempts: 0,
+          round: 0,
+          roundAttempts: 0,
+          nextAttemptAt: now,
+          createdAt: now,
+          updatedAt: now,
+        }),
       ),
     );
   }
@@ -193,7 +196,7 @@ async function enqueuePending(env: Bindings, where: string, bindings: unknown[])
     await env.DB.prepare(
       "UPDATE webhook_deliveries SET enqueued_at = ?1 WHERE id IN (SELECT value FROM json_each(?2)) AND enqueued_at IS NULL",
     )
-      .bind(new Date().toISOString(), JSON.stringify(chunk.map((d) => d.id)))
+      .bind(platform().clock.now().toISOString(), JSON.stringify(chunk.map((d) => d.id)))
       .run();
   }
   return results.length;
@@ -263,6 +266,15 @@ export async function sweepDeliveries(env: Bindings, now: Date, log: Logger): Pr
     .run();
   if (lost.meta.changes > 0 || unsent > 0)
     log.warn("webhook deliveries handed to the queue again", { lost: lost.meta.changes, requeued, unsent });
+}
+
+// --- Statements ----------------------------------------------------------------------------------------
+
+const deliveryTable = tableStatements(webhookDeliveries);
+
+/** A new delivery; one per subscription and event, so a second fan-out of an event changes nothing. */
+export function insertDeliveryStatement(db: Database, values: Insert<typeof webhookDeliveries>): D1PreparedStatement {
+  return deliveryTable.insertOrIgnore(db, values);
 }
 
 // --- Statements of an attempt (the sender's) ----------------------------------------------------------

@@ -14,6 +14,7 @@
  * Nothing secret is logged: log lines name the delivery, the subscription and the target's host,
  * never the URL (its path or query may be a credential), the body or the headers.
  */
+import { platform } from "../platform/services";
 import type { Bindings } from "../env";
 import { guardedOutboxStatement, serviceEventContext } from "../events/outbox";
 import { newEtagToken } from "../pkg/db";
@@ -63,7 +64,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
   await Promise.all(
     batch.messages.map(async (message) => {
       try {
-        const outcome = await attemptDelivery(env, message.body, new Date(), log);
+        const outcome = await attemptDelivery(env, message.body, platform().clock.now(), log);
         if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
         else message.ack();
       } catch (error) {
@@ -258,7 +259,7 @@ const withoutUrls = (text: string) => text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/
  * a redelivery starts it again.
  */
 export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, env: Bindings, log: Logger): Promise<void> {
-  const nowIso = new Date().toISOString();
+  const nowIso = platform().clock.now().toISOString();
   for (const message of batch.messages) {
     try {
       const { deliveryId, round } = message.body;

@@ -3,7 +3,8 @@
  * If-Match checked inside the write, the outbox event guarded in the same batch. The secret is sealed
  * before it is written and never read back here, except by the sender (src/subscriptions/sender.ts).
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { webhookSubscriptions } from "../db/schema";
 import type { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
@@ -11,7 +12,7 @@ import { newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db"
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { compileListQuery, defineList, noProperties, runListQuery, splitCsv, type Condition } from "../pkg/query";
 import { searchCondition } from "../pkg/query/params";
-import { assertVersion, commitVersioned, type Versioned } from "../pkg/resource";
+import { assertVersion, commitVersioned, type Versioned, retryWrite } from "../pkg/resource";
 import { EVENT_KINDS, eventKindOf } from "./catalogue";
 import type { Filter, StoredFilter, Subscription, SubscriptionInput, SubscriptionListQuery } from "./schema";
 import { newSigningSecret, sealSecret } from "./secret";
@@ -186,6 +187,8 @@ export interface Created {
   secret: string;
 }
 
+const subscriptionTable = tableStatements(webhookSubscriptions);
+
 export async function createSubscription(
   ctx: WriteContext,
   env: TargetSettings & { DATAPROCESSING_ENCRYPTION_KEY?: string },
@@ -211,24 +214,21 @@ export async function createSubscription(
     updatedAt: ctx.now,
   };
   await runBatch(ctx.db, [
-    ctx.db
-      .prepare(
-        `INSERT INTO webhook_subscriptions (id, url, description, filters, enabled, disabled_reason, disabled_at,
-        secret_sealed, secret_rotated_at, etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?8, ?8, ?10)`,
-      )
-      .bind(
-        id,
-        url,
-        subscription.description,
-        JSON.stringify(filters),
-        input.enabled ? 1 : 0,
-        subscription.disabledAt,
-        sealed,
-        ctx.now,
-        etag,
-        ctx.actorId,
-      ),
+    subscriptionTable.insert(ctx.db, {
+      id,
+      url,
+      description: subscription.description,
+      filters: JSON.stringify(filters),
+      enabled: input.enabled,
+      disabledReason: null,
+      disabledAt: subscription.disabledAt,
+      secretSealed: sealed,
+      secretRotatedAt: ctx.now,
+      etag,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+      createdBy: ctx.actorId,
+    }),
     ...filterStatements(ctx.db, id, filters),
     outboxStatement(ctx.db, ctx, { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "created", payload: eventPayload(subscription) }),
   ]);
@@ -241,96 +241,102 @@ export async function updateSubscription(
   principal: Principal | undefined,
   input: SubscriptionInput & { id: string },
 ): Promise<Versioned<Subscription>> {
-  const current = await getSubscription(ctx.db, input.id);
-  const version = assertVersion(ctx, current.etag);
-  const url = checkUrl(input.url, env);
-  const filters = checkFilters(input.filters, principal);
-  const wasEnabled = current.value.enabled;
-  // Enabling clears the service's reason and the failure streak; disabling by hand gives no reason.
-  const disabledAt = input.enabled ? null : wasEnabled ? ctx.now : current.value.disabledAt;
-  const subscription: Subscription = {
-    ...current.value,
-    url,
-    description: input.description || null,
-    filters,
-    enabled: input.enabled,
-    disabledReason: input.enabled ? null : current.value.disabledReason,
-    disabledAt,
-    updatedAt: ctx.now,
-  };
-  const etag = newEtagToken();
-  await commitVersioned(ctx, [
-    ctx.db
-      .prepare(
-        `UPDATE webhook_subscriptions SET url = ?1, description = ?2, filters = ?3, enabled = ?4, disabled_reason = ?5, disabled_at = ?6,
+  return retryWrite(ctx, async () => {
+    const current = await getSubscription(ctx.db, input.id);
+    const version = assertVersion(ctx, current.etag);
+    const url = checkUrl(input.url, env);
+    const filters = checkFilters(input.filters, principal);
+    const wasEnabled = current.value.enabled;
+    // Enabling clears the service's reason and the failure streak; disabling by hand gives no reason.
+    const disabledAt = input.enabled ? null : wasEnabled ? ctx.now : current.value.disabledAt;
+    const subscription: Subscription = {
+      ...current.value,
+      url,
+      description: input.description || null,
+      filters,
+      enabled: input.enabled,
+      disabledReason: input.enabled ? null : current.value.disabledReason,
+      disabledAt,
+      updatedAt: ctx.now,
+    };
+    const etag = newEtagToken();
+    await commitVersioned(ctx, [
+      ctx.db
+        .prepare(
+          `UPDATE webhook_subscriptions SET url = ?1, description = ?2, filters = ?3, enabled = ?4, disabled_reason = ?5, disabled_at = ?6,
            failing_since = CASE WHEN ?4 = 1 AND enabled = 0 THEN NULL ELSE failing_since END, etag = ?7, updated_at = ?8
          WHERE id = ?9 AND etag = ?10`,
-      )
-      .bind(
-        url,
-        subscription.description,
-        JSON.stringify(filters),
-        input.enabled ? 1 : 0,
-        subscription.disabledReason,
-        disabledAt,
-        etag,
-        ctx.now,
-        input.id,
-        version,
+        )
+        .bind(
+          url,
+          subscription.description,
+          JSON.stringify(filters),
+          input.enabled ? 1 : 0,
+          subscription.disabledReason,
+          disabledAt,
+          etag,
+          ctx.now,
+          input.id,
+          version,
+        ),
+      ...filterStatements(ctx.db, input.id, filters, etag),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: SUBSCRIPTION_KIND, entityId: input.id, action: "updated", payload: eventPayload(subscription) },
+        { table: "webhook_subscriptions", etag },
       ),
-    ...filterStatements(ctx.db, input.id, filters, etag),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      { entityKind: SUBSCRIPTION_KIND, entityId: input.id, action: "updated", payload: eventPayload(subscription) },
-      { table: "webhook_subscriptions", etag },
-    ),
-  ]);
-  return { value: subscription, etag };
+    ]);
+    return { value: subscription, etag };
+  });
 }
 
 export async function rotateSecret(ctx: WriteContext, env: { DATAPROCESSING_ENCRYPTION_KEY?: string }, id: string): Promise<Created> {
-  const current = await getSubscription(ctx.db, id);
-  const version = assertVersion(ctx, current.etag);
-  const secret = newSigningSecret();
-  const sealed = await sealSecret(env, secret);
-  const etag = newEtagToken();
-  const subscription: Subscription = { ...current.value, secretRotatedAt: ctx.now, updatedAt: ctx.now };
-  await commitVersioned(ctx, [
-    ctx.db
-      .prepare(
-        "UPDATE webhook_subscriptions SET secret_sealed = ?1, secret_rotated_at = ?2, etag = ?3, updated_at = ?2 WHERE " +
-          "id = ?4 AND etag = ?5",
-      )
-      .bind(sealed, ctx.now, etag, id, version),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      {
-        entityKind: SUBSCRIPTION_KIND,
-        entityId: id,
-        action: "updated",
-        payload: { ...eventPayload(subscription), secretRotatedAt: ctx.now },
-      },
-      { table: "webhook_subscriptions", etag },
-    ),
-  ]);
-  return { subscription: { value: subscription, etag }, secret };
+  return retryWrite(ctx, async () => {
+    const current = await getSubscription(ctx.db, id);
+    const version = assertVersion(ctx, current.etag);
+    const secret = newSigningSecret();
+    const sealed = await sealSecret(env, secret);
+    const etag = newEtagToken();
+    const subscription: Subscription = { ...current.value, secretRotatedAt: ctx.now, updatedAt: ctx.now };
+    await commitVersioned(ctx, [
+      ctx.db
+        .prepare(
+          "UPDATE webhook_subscriptions SET secret_sealed = ?1, secret_rotated_at = ?2, etag = ?3, updated_at = ?2 WHERE " +
+            "id = ?4 AND etag = ?5",
+        )
+        .bind(sealed, ctx.now, etag, id, version),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        {
+          entityKind: SUBSCRIPTION_KIND,
+          entityId: id,
+          action: "updated",
+          payload: { ...eventPayload(subscription), secretRotatedAt: ctx.now },
+        },
+        { table: "webhook_subscriptions", etag },
+      ),
+    ]);
+    return { subscription: { value: subscription, etag }, secret };
+  });
 }
 
 /** Deletes a subscription with its filters and deliveries (ON DELETE CASCADE). */
 export async function deleteSubscription(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getSubscription(ctx.db, id);
-  const version = assertVersion(ctx, current.etag);
-  await commitVersioned(ctx, [
-    ctx.db.prepare("DELETE FROM webhook_subscriptions WHERE id = ?1 AND etag = ?2").bind(id, version),
-    guardedOutboxStatement(
-      ctx.db,
-      ctx,
-      { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "deleted", payload: null },
-      "previousChanged",
-    ),
-  ]);
+  return retryWrite(ctx, async () => {
+    const current = await getSubscription(ctx.db, id);
+    const version = assertVersion(ctx, current.etag);
+    await commitVersioned(ctx, [
+      ctx.db.prepare("DELETE FROM webhook_subscriptions WHERE id = ?1 AND etag = ?2").bind(id, version),
+      guardedOutboxStatement(
+        ctx.db,
+        ctx,
+        { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "deleted", payload: null },
+        "previousChanged",
+      ),
+    ]);
+  });
 }
 
 // --- Delivery health (the sender's) -------------------------------------------------------------------

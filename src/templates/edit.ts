@@ -8,12 +8,12 @@ import type { Database } from "../db/statements";
 import { outboxStatement, type EntityKind } from "../events/outbox";
 import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
-import { deleteLatestRevisionStatements, revisionWriteStatements, targetOf, type RevisionedKind, type SqlValue } from "./revisions";
+import { deleteLatestRevisionStatements, headerOf, revisionWriteStatements, targetOf, type RevisionedKind } from "./revisions";
 import { revisionEtag } from "./shared";
-import { assertVersion } from "../pkg/resource";
+import { assertVersion, READ_AGAIN, retryWrite } from "../pkg/resource";
 
 /** Attempts of one edit: a guard that fails because the revision became in use meanwhile makes it retry as a copy. */
-export const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 3;
 
 /** The columns of a revision row the loop itself sets. */
 export interface RevisionRow {
@@ -52,44 +52,48 @@ export async function editLatestRevision<Row extends RevisionRow, State extends 
   id: string,
   edit: TemplateEdit<Row, State, Plan, Value>,
 ): Promise<{ value: Value; etag: string }> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const state = await edit.load(ctx.db, id);
-    if (!state) throw notFound(edit.what, id);
-    const inUse = state.row.in_use === 1;
-    assertVersion(ctx, revisionEtag(state.row.etag, inUse));
-    const plan = await edit.plan(state);
-    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
-    const target = targetOf(read);
-    const row: Row = {
-      ...state.row,
-      ...plan.header,
-      revision: target.revision,
-      etag: newEtagToken(),
-      updated_at: ctx.now,
-      // A copy is a new revision: created now, by the caller.
-      created_at: target.copies ? ctx.now : state.row.created_at,
-      created_by: target.copies ? ctx.actorId : state.row.created_by,
-      in_use: 0,
-    };
-    const written = edit.compose(row, plan);
-    const statements = revisionWriteStatements(ctx.db, edit.kind, read, {
-      header: Object.fromEntries(edit.kind.columns.map((c) => [c, (row as unknown as Record<string, SqlValue>)[c]!])),
-      dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
-      sideEffects: () => [
-        ...(plan.index ?? []),
-        outboxStatement(ctx.db, ctx, { entityKind: edit.entityKind, entityId: id, action: "updated", payload: written.value }),
-      ],
-    });
-    try {
-      await ctx.db.batch(statements);
-      return written;
-    } catch (error) {
-      if (isAssertionFailure(error)) continue;
-      if (edit.onBatchError) edit.onBatchError(error);
-      throw error;
-    }
-  }
-  throw conflict(`The ${edit.what.toLowerCase()} kept changing while this edit was written; read it again and retry.`);
+  const exhausted = () => conflict(`The ${edit.what.toLowerCase()} kept changing while this edit was written; read it again and retry.`);
+  return retryWrite(
+    ctx,
+    async () => {
+      const state = await edit.load(ctx.db, id);
+      if (!state) throw notFound(edit.what, id);
+      const inUse = state.row.in_use === 1;
+      assertVersion(ctx, revisionEtag(state.row.etag, inUse));
+      const plan = await edit.plan(state);
+      const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
+      const target = targetOf(read);
+      const row: Row = {
+        ...state.row,
+        ...plan.header,
+        revision: target.revision,
+        etag: newEtagToken(),
+        updated_at: ctx.now,
+        // A copy is a new revision: created now, by the caller.
+        created_at: target.copies ? ctx.now : state.row.created_at,
+        created_by: target.copies ? ctx.actorId : state.row.created_by,
+        in_use: 0,
+      };
+      const written = edit.compose(row, plan);
+      const statements = revisionWriteStatements(ctx.db, edit.kind, read, {
+        header: headerOf(edit.kind, row),
+        dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
+        sideEffects: () => [
+          ...(plan.index ?? []),
+          outboxStatement(ctx.db, ctx, { entityKind: edit.entityKind, entityId: id, action: "updated", payload: written.value }),
+        ],
+      });
+      try {
+        await ctx.db.batch(statements);
+        return written;
+      } catch (error) {
+        if (isAssertionFailure(error)) return READ_AGAIN;
+        if (edit.onBatchError) edit.onBatchError(error);
+        throw error;
+      }
+    },
+    { attempts: MAX_ATTEMPTS, exhausted },
+  );
 }
 
 export interface TemplateDelete<Row extends RevisionRow, State extends { row: Row }> {
@@ -115,30 +119,34 @@ export async function deleteLatestRevision<Row extends RevisionRow & { id: strin
   id: string,
   remove: TemplateDelete<Row, State>,
 ): Promise<void> {
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const state = await remove.load(ctx.db, id);
-    if (!state) throw notFound(remove.what, id);
-    const inUse = state.row.in_use === 1;
-    assertVersion(ctx, revisionEtag(state.row.etag, inUse));
-    await remove.refuse(state);
-    const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
-    const latestRevision = read.revision > 1 ? read.revision - 1 : null;
-    try {
-      await ctx.db.batch([
-        ...deleteLatestRevisionStatements(ctx.db, remove.kind, read),
-        ...(await remove.statements(state)),
-        outboxStatement(ctx.db, ctx, {
-          entityKind: remove.entityKind,
-          entityId: id,
-          action: "deleted",
-          payload: { revision: read.revision, latestRevision },
-        }),
-      ]);
-      return;
-    } catch (error) {
-      if (isAssertionFailure(error)) continue;
-      throw error;
-    }
-  }
-  throw conflict(`The ${remove.what.toLowerCase()} kept changing while it was being deleted; read it again and retry.`);
+  const exhausted = () => conflict(`The ${remove.what.toLowerCase()} kept changing while it was being deleted; read it again and retry.`);
+  await retryWrite(
+    ctx,
+    async () => {
+      const state = await remove.load(ctx.db, id);
+      if (!state) throw notFound(remove.what, id);
+      const inUse = state.row.in_use === 1;
+      assertVersion(ctx, revisionEtag(state.row.etag, inUse));
+      await remove.refuse(state);
+      const read = { id, revision: state.row.revision, etag: state.row.etag, inUse };
+      const latestRevision = read.revision > 1 ? read.revision - 1 : null;
+      try {
+        await ctx.db.batch([
+          ...deleteLatestRevisionStatements(ctx.db, remove.kind, read),
+          ...(await remove.statements(state)),
+          outboxStatement(ctx.db, ctx, {
+            entityKind: remove.entityKind,
+            entityId: id,
+            action: "deleted",
+            payload: { revision: read.revision, latestRevision },
+          }),
+        ]);
+        return true;
+      } catch (error) {
+        if (isAssertionFailure(error)) return READ_AGAIN;
+        throw error;
+      }
+    },
+    { attempts: MAX_ATTEMPTS, exhausted },
+  );
 }

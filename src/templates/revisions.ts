@@ -140,6 +140,20 @@ export interface RevisionWrite {
   sideEffects(targetRevision: number): D1PreparedStatement[];
 }
 
+/** A row's values of `kind.columns`: the header a revision write takes (a column it lacks is refused). */
+export function headerOf(kind: RevisionedKind, row: object): Record<string, SqlValue> {
+  const values = new Map<string, unknown>(Object.entries(row));
+  return Object.fromEntries(
+    kind.columns.map((column) => {
+      const value = values.get(column);
+      if (value !== null && typeof value !== "string" && typeof value !== "number") {
+        throw new Error(`revision write: column ${column} of ${kind.table} is ${value === undefined ? "missing" : typeof value}`);
+      }
+      return [column, value];
+    }),
+  );
+}
+
 /** Whether the write copies, and the revision it lands on. */
 export function targetOf(read: ReadRevision): { copies: boolean; revision: number } {
   return read.inUse ? { copies: true, revision: read.revision + 1 } : { copies: false, revision: read.revision };
@@ -164,13 +178,12 @@ export function revisionWriteStatements(
   write: RevisionWrite,
 ): D1PreparedStatement[] {
   const { copies, revision } = targetOf(read);
-  const values = headerValues(kind, write.header);
+  headerValues(kind, write.header); // every column present, or the write is refused before it is built
   const isLatestWithEtag = `EXISTS (SELECT 1 FROM ${kind.table} WHERE id = ?1 AND revision = ?2 AND is_latest = 1 AND etag = ?3)`;
   const statements: D1PreparedStatement[] = [];
   if (!copies) {
     statements.push(assertStatement(db, `${isLatestWithEtag} AND NOT ${kind.inUseSql("?1", "?2")}`, read.id, read.revision, read.etag));
-    const set = kind.columns.map((column, i) => `${column} = ?${i + 3}`).join(", ");
-    statements.push(db.prepare(`UPDATE ${kind.table} SET ${set} WHERE id = ?1 AND revision = ?2`).bind(read.id, read.revision, ...values));
+    statements.push(updateRevisionHeaderStatement(db, kind, read.id, read.revision, write.header));
   } else {
     statements.push(
       assertStatement(
@@ -182,18 +195,72 @@ export function revisionWriteStatements(
         revision,
       ),
     );
-    // The old latest steps down before the copy arrives: the partial unique index allows one latest per id.
-    statements.push(db.prepare(`UPDATE ${kind.table} SET is_latest = 0 WHERE id = ?1 AND revision = ?2`).bind(read.id, read.revision));
-    const placeholders = kind.columns.map((_, i) => `?${i + 3}`).join(", ");
-    statements.push(
-      db
-        .prepare(`INSERT INTO ${kind.table} (id, revision, is_latest, ${kind.columns.join(", ")}) VALUES (?1, ?2, 1, ${placeholders})`)
-        .bind(read.id, revision, ...values),
-    );
-    for (const dependent of kind.dependents) statements.push(copyDependentsStatement(db, dependent, read.id, read.revision, revision));
+    statements.push(...copyRevisionStatements(db, kind, read.id, read.revision, write.header));
   }
   statements.push(...write.dependentChanges(revision), ...write.sideEffects(revision));
   return statements;
+}
+
+/**
+ * The statements that make revision `from` + 1 the latest, a copy of revision `from` with `header`
+ * (every column of `kind.columns`) and every dependent row (ids kept). The caller guards them.
+ */
+export function copyRevisionStatements(
+  db: Database,
+  kind: RevisionedKind,
+  id: string,
+  from: number,
+  header: Record<string, SqlValue>,
+): D1PreparedStatement[] {
+  const to = from + 1;
+  return [
+    // The old latest steps down before the copy arrives: the partial unique index allows one latest per id.
+    db.prepare(`UPDATE ${kind.table} SET is_latest = 0 WHERE id = ?1 AND revision = ?2`).bind(id, from),
+    insertRevisionStatement(db, kind, id, to, header),
+    ...kind.dependents.map((dependent) => copyDependentsStatement(db, dependent, id, from, to)),
+  ];
+}
+
+/** Inserts a revision's header row as the latest (revision 1 of a new template, or a copy). */
+export function insertRevisionStatement(
+  db: Database,
+  kind: RevisionedKind,
+  id: string,
+  revision: number,
+  header: Record<string, SqlValue>,
+): D1PreparedStatement {
+  const placeholders = kind.columns.map((_, i) => `?${i + 3}`).join(", ");
+  return db
+    .prepare(`INSERT INTO ${kind.table} (id, revision, is_latest, ${kind.columns.join(", ")}) VALUES (?1, ?2, 1, ${placeholders})`)
+    .bind(id, revision, ...headerValues(kind, header));
+}
+
+/** Changes columns of one revision's header in place (the caller guards it: not in use, as read). */
+export function updateRevisionHeaderStatement(
+  db: Database,
+  kind: RevisionedKind,
+  id: string,
+  revision: number,
+  changes: Record<string, SqlValue>,
+): D1PreparedStatement {
+  const columns = Object.keys(changes);
+  for (const column of columns)
+    if (!kind.columns.includes(column)) throw new Error(`revision write: ${kind.table} has no column ${column}`);
+  const set = columns.map((column, i) => `${column} = ?${i + 3}`).join(", ");
+  return db
+    .prepare(`UPDATE ${kind.table} SET ${set} WHERE id = ?1 AND revision = ?2`)
+    .bind(id, revision, ...columns.map((c) => changes[c]!));
+}
+
+/** Takes the activity templates of sections that no longer exist out of any section (a work template revision). */
+export function unsectionStatement(db: Database, id: string, revision: number, sectionIds: ReadonlySet<string>): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE work_template_activity_templates SET section_template_id = NULL
+        WHERE work_template_id = ?1 AND work_template_revision = ?2 AND section_template_id IS NOT NULL
+          AND section_template_id NOT IN (SELECT value FROM json_each(?3))`,
+    )
+    .bind(id, revision, JSON.stringify([...sectionIds]));
 }
 
 /** Copies every dependent row of one revision to another, keeping their ids. */

@@ -3,18 +3,19 @@
  * tags, designations and, for the templates newly in basedOn, the instantiated activities, inputs,
  * file references and basedOn rows, plus the outbox events. The batch opens with assertions that the
  * work item (on update/delete) and every template revision read are unchanged; when one fails the
- * whole batch rolls back and the write starts over from fresh reads, at most {@link MAX_ATTEMPTS}
- * times. A first use of an activity template recorded meanwhile by another request (a primary key
- * clash in work_item_activity_templates / work_item_templates) is retried the same way. The loop is
+ * whole batch rolls back and the write starts over from fresh reads (the service's one write retry,
+ * src/pkg/resource.ts), at most {@link MAX_ATTEMPTS} times. A first use of an activity template
+ * recorded meanwhile by another request (a primary key clash in work_item_activity_templates /
+ * work_item_templates) is retried the same way. The loop is
  * shared with activities.
  */
-import type { Database } from "../db/statements";
+import { readBatch, typedRead, type Database } from "../db/statements";
 import { guardedOutboxStatement, outboxManyStatements, outboxStatement } from "../events/outbox";
 import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
 import { assertStatement, isAssertionFailure, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { replacePropertyValuesStatements, deletePropertyValuesStatement } from "../properties/values";
 import { deleteDesignationsStatement, replaceDesignationsStatements } from "../assets/designations";
-import { assertVersion, type Versioned } from "../pkg/resource";
+import { assertVersion, READ_AGAIN, retryWrite, type Versioned } from "../pkg/resource";
 import { normaliseTags, replaceTagsStatements } from "../work/common";
 import { deleteFileReferencesOfStatement, WORK_ITEM_OWNER } from "../file-references/store";
 import { unlinkWorkItemStatement } from "../deviations/store";
@@ -32,26 +33,28 @@ import {
 import type { CreateWorkItemInput, UpdateWorkItemInput, WorkItem } from "./schema";
 import { readUsedRevisions } from "./template-revisions";
 
-export const MAX_ATTEMPTS = 3;
+/** Attempts of one write: a guard that fails because a template revision changed meanwhile makes it read again. */
+const MAX_ATTEMPTS = 3;
 
 /** Test seam: runs between the reads of an attempt and its batch (e.g. to change a template meanwhile). */
 export interface WriteHooks {
   beforeWrite?: (attempt: number) => Promise<void>;
 }
 
-/** Runs `attempt` until it returns a value; `undefined` means "a guard failed, read again". */
-export async function retrying<T>(what: string, attempt: (n: number) => Promise<T | undefined>): Promise<T> {
-  for (let n = 1; n <= MAX_ATTEMPTS; n++) {
-    const done = await attempt(n);
-    if (done !== undefined) return done;
-  }
-  throw new ApiError(
-    "Conflict",
-    `The ${what} or the templates it is based on kept changing while it was written (${MAX_ATTEMPTS} attempts); try again.`,
-  );
+/** Runs `attempt` through the service's write retry ({@link retryWrite}): at most 3 times, then a 409 naming what kept changing. */
+export function retrying<T>(ctx: WriteContext, what: string, attempt: (n: number) => Promise<T | typeof READ_AGAIN>): Promise<T> {
+  return retryWrite(ctx, attempt, {
+    attempts: MAX_ATTEMPTS,
+    exhausted: () =>
+      new ApiError(
+        "Conflict",
+        `The ${what} or the templates it is based on kept changing while it was written (${MAX_ATTEMPTS} attempts); try again.`,
+        { headers: { "retry-after": "1" } },
+      ),
+  });
 }
 
-/** Runs a guarded batch; undefined when a guard failed (the batch changed nothing). */
+/** Runs a guarded batch; undefined when a guard failed (the batch changed nothing: read again). */
 export async function runGuarded(db: Database, statements: D1PreparedStatement[]): Promise<D1Result[] | undefined> {
   try {
     return await db.batch(statements);
@@ -184,7 +187,7 @@ export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInp
   const fields = await checkWorkItemFields(ctx, input, null);
   const id = ctx.uuid();
   const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
-  return retrying("work item", async (attempt) => {
+  return retrying(ctx, "work item", async (attempt) => {
     const instantiation = await prepareInstantiation(ctx, {
       workItemId: id,
       owner: fields.owner,
@@ -196,7 +199,7 @@ export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInp
     const { statements, value, etag } = workItemCreateStatements(ctx, id, input, fields, instantiation);
     await hooks.beforeWrite?.(attempt);
     const done = await runGuarded(ctx.db, statements);
-    return done ? { value, etag } : undefined;
+    return done ? { value, etag } : READ_AGAIN;
   });
 }
 
@@ -210,21 +213,26 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
   const id = input.id.toLowerCase();
   const duplicates = duplicateBasedOn(input.basedOn ?? []);
   if (duplicates.length > 0) throw validationFailed(duplicates);
-  return retrying("work item", async (attempt) => {
+  return retrying(ctx, "work item", async (attempt) => {
     const current = await findWorkItemRow(ctx.db, id);
     if (!current) throw notFound("Work item", id);
     assertVersion(ctx, current.etag);
-    const [existing, deviations, next] = await ctx.db.batch<Record<string, unknown>>([
-      ctx.db
-        .prepare(
-          "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
-            "work_item_id = ?1 ORDER BY position",
-        )
-        .bind(id),
-      ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
-      ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
+    const [basedOnRows, deviations, next] = await readBatch(ctx.db, [
+      typedRead<BasedOnRow>(
+        ctx.db
+          .prepare(
+            "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
+              "work_item_id = ?1 ORDER BY position",
+          )
+          .bind(id),
+      ),
+      typedRead<{ deviation_id: string }>(
+        ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
+      ),
+      typedRead<{ position: number }>(
+        ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
+      ),
     ]);
-    const basedOnRows = (existing?.results ?? []) as unknown as BasedOnRow[];
     const requested = (input.basedOn ?? basedOnRows).map((b) => b.id.toLowerCase());
     const removed = basedOnRows.filter((b) => !requested.includes(b.id));
     if (removed.length > 0) {
@@ -246,13 +254,13 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
       owner: fields.owner,
       templates,
       usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
-      firstActivityPosition: (next?.results[0] as { position: number } | undefined)?.position ?? 0,
+      firstActivityPosition: next[0]?.position ?? 0,
       firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
     });
     const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
     const row = rowOf(id, input, fields, tags, newEtagToken(), current.created_at, ctx.now);
     const basedOn = [...basedOnRows.map((b) => ({ id: b.id, revision: b.revision })), ...instantiation.basedOn];
-    const deviationIds = ((deviations?.results ?? []) as { deviation_id: string }[]).map((d) => d.deviation_id);
+    const deviationIds = deviations.map((d) => d.deviation_id);
     const item = workItemOf(row, fields, basedOn, deviationIds);
     await hooks.beforeWrite?.(attempt);
     const done = await runGuarded(ctx.db, [
@@ -269,7 +277,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
       ),
       ...activityEvents(ctx, instantiation),
     ]);
-    return done ? { value: item, etag: row.etag } : undefined;
+    return done ? { value: item, etag: row.etag } : READ_AGAIN;
   });
 }
 
@@ -280,7 +288,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
  */
 export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<void> {
   const db = ctx.db;
-  await retrying("work item", async () => {
+  await retrying(ctx, "work item", async () => {
     const current = await findWorkItemRow(db, id);
     if (!current) throw notFound("Work item", id);
     assertVersion(ctx, current.etag);
@@ -303,6 +311,6 @@ export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<voi
         results.map((a) => ({ entityKind: "activity", entityId: a.id, action: "deleted" as const, payload: { workItemId: id } })),
       ),
     ]);
-    return done ? true : undefined;
+    return done ? true : READ_AGAIN;
   });
 }

@@ -46,8 +46,19 @@ async function media(): Promise<string> {
   return res.body.id;
 }
 
+/** A created resource: its id, and for a resource under another (a population) the collection path it was made on. */
+type Created = string | { id: string; path: string };
+
+/** A population of a new model (or of a monitor of it), on its owner's collection path. */
+async function population(resource: "Models" | "Monitors"): Promise<Created> {
+  const modelId = await model();
+  const owner = resource === "Models" ? modelId : await created("/Monitors", { name: unique("monitor"), modelId });
+  const path = `/${resource}/${owner}/Populations`;
+  return { id: await created(path, { name: unique("population"), description: "round trip", assetType: "Plant" }), path };
+}
+
 /** How to make one of each resource, and which writable field to change (to a new value). */
-const fixtures: Record<string, { create: () => Promise<string>; field: string; value: () => unknown; derived?: string[] }> = {
+const fixtures: Record<string, { create: () => Promise<Created>; field: string; value: () => unknown; derived?: string[] }> = {
   "/Activities": {
     create: async () => {
       const template = await created("/ActivityTemplates", { displayName: unique("AT") });
@@ -133,11 +144,13 @@ const fixtures: Record<string, { create: () => Promise<string>; field: string; v
     value: () => `https://models.example.com/${unique("score")}`,
   },
   "/Models": { create: model, field: "description", value: () => unique("described") },
+  "/Models/{id}/Populations": { create: () => population("Models"), field: "name", value: () => unique("population") },
   "/Monitors": {
     create: async () => created("/Monitors", { name: unique("monitor"), modelId: await model() }),
     field: "instructions",
     value: () => unique("check the bearing"),
   },
+  "/Monitors/{id}/Populations": { create: () => population("Monitors"), field: "description", value: () => unique("described") },
   "/OutputTypes": { create: () => created("/OutputTypes", { name: unique("output") }), field: "name", value: () => unique("output") },
   "/PropertyDefinitions": {
     create: () => created("/PropertyDefinitions", propertyDefinitionBody()),
@@ -221,24 +234,26 @@ describe("every whole-object PUT takes back what its GET answered", () => {
     it(`PUT ${path}`, async () => {
       expect(putPaths).toContain(path);
       const { create, field, value, derived = [] } = fixtures[path]!;
-      const id = await create();
-      const read = await call(`${path}/${id}`);
+      const made = await create();
+      // The path the resource lives on: the route's own, or its owner's collection path (a population).
+      const [at, id] = typeof made === "string" ? [path, made] : [made.path, made.id];
+      const read = await call(`${at}/${id}`);
       expect(read.status, read.text).toBe(200);
       const etag = read.headers.get("etag");
       expect(etag).toBeTruthy();
       const changed = value();
-      const put = await call(path, { method: "PUT", body: { ...read.body, [field]: changed }, headers: { "if-match": etag! } });
+      const put = await call(at, { method: "PUT", body: { ...read.body, [field]: changed }, headers: { "if-match": etag! } });
       expect(put.status, put.text).toBe(200);
-      const after = await call(`${path}/${id}`);
+      const after = await call(`${at}/${id}`);
       expect(after.body[field]).toEqual(changed);
       // Everything else reads as it did, but for what a write changes by itself.
       const untouched = Object.keys(read.body).filter((key) => ![field, ...derived, "updatedAt", "modifiedDate"].includes(key));
       for (const key of untouched) expect(after.body[key], `${path} ${key}`).toEqual(read.body[key]);
       // The ETag it read is gone: sending the old version back is a 412.
-      const stale = await call(path, { method: "PUT", body: { ...read.body, [field]: value() }, headers: { "if-match": etag! } });
+      const stale = await call(at, { method: "PUT", body: { ...read.body, [field]: value() }, headers: { "if-match": etag! } });
       expect(stale.status, stale.text).toBe(412);
       // A key that is neither writable nor read-only is still a 400 naming it.
-      const unknownKey = await call(path, { method: "PUT", body: { ...after.body, notAField: 1 } });
+      const unknownKey = await call(at, { method: "PUT", body: { ...after.body, notAField: 1 } });
       expect(unknownKey.status, unknownKey.text).toBe(400);
       expect(unknownKey.text).toContain("notAField");
     });

@@ -22,7 +22,9 @@ import { describe, expect, it } from "vitest";
 import { is } from "drizzle-orm";
 import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "../../src/db/schema";
+import schemaText from "../../src/db/schema.ts?raw";
 import { call } from "../support/http";
+import { BUILDER, functionWrites, schemaTables } from "./support/writes";
 
 const NO_VERSION = "a link or a part, which has no ETag of its own";
 
@@ -47,6 +49,15 @@ const WITHOUT_EVENT: Record<string, string> = {
   "src/search/store.ts#markSyncStarted":
     "synchronisation bookkeeping of an index (status, times), written by the index's own object, not a change a client made",
   "src/search/store.ts#finishSync": "synchronisation bookkeeping of an index (status, counts, times)",
+  "src/work-items/instantiate.ts#prepareInstantiation":
+    "prepares an instantiation's guards and writes for its caller's batch (a work item's create or update), which writes the " +
+    "activities' events",
+  "src/templates/activity/write.ts#planFor":
+    "plans an edit's statements for the template edit loop (src/templates/edit.ts), which writes the event in the same batch",
+  "src/templates/work/write.ts#planFor":
+    "plans an edit's statements for the template edit loop (src/templates/edit.ts), which writes the event in the same batch",
+  "src/templates/work/write.ts#planUpdate":
+    "plans an edit's statements for the template edit loop (src/templates/edit.ts), which writes the event in the same batch",
   "src/upload/cleanup.ts#removeExpiredUploads":
     "removes uploads that never completed; their files were never visible and had no created event",
   "src/upload/uploads/store.ts#insertUpload":
@@ -58,13 +69,6 @@ const WITHOUT_EVENT: Record<string, string> = {
   "src/subscriptions/sender.ts#attemptDelivery":
     "delivery bookkeeping of a subscription (failures, last delivery), not a change its owner made",
 };
-
-const WRITE = /\b(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|UPDATE|DELETE\s+FROM)\s+`?(\w+)`?/gi;
-const EVENT = /\b(?:outboxStatement|guardedOutboxStatement|outboxManyStatements)\(|INSERT\s+INTO\s+outbox\b/i;
-/** A statement builder's name: it returns statements for its caller's batch (see above). */
-const BUILDER = /Statements?$/;
-/** A top-level function declaration, up to the closing brace at the start of a line. */
-const FUNCTION = /^(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)[\s\S]*?^\}/gm;
 
 const sources = import.meta.glob(["../../src/**/*.ts", "../../durable-objects/*.ts"], {
   query: "?raw",
@@ -83,18 +87,15 @@ function resourceTables(): Set<string> {
   return tables;
 }
 
-/** `file#function` → the resource tables it writes, for every function that writes one and names no event. */
+/** `file#function` → the resource tables it writes, for every function that writes one and no event. */
 function writesWithoutEvents(): Map<string, string[]> {
   const tables = resourceTables();
   const found = new Map<string, string[]>();
-  for (const [path, text] of Object.entries(sources)) {
-    const file = path.replace(/^(\.\.\/)+/, "");
-    for (const match of text.matchAll(FUNCTION)) {
-      if (BUILDER.test(match[1]!)) continue;
-      const body = match[0];
-      const written = [...new Set([...body.matchAll(WRITE)].map((m) => m[1]!).filter((table) => tables.has(table)))];
-      if (written.length > 0 && !EVENT.test(body)) found.set(`${file}#${match[1]}`, written);
-    }
+  const files = Object.fromEntries(Object.entries(sources).map(([path, text]) => [path.replace(/^(\.\.\/)+/, ""), text]));
+  for (const f of functionWrites(files, schemaTables(schemaText))) {
+    if (BUILDER.test(f.name)) continue;
+    const written = [...f.tables].filter((table) => tables.has(table));
+    if (written.length > 0 && !f.tables.has("outbox")) found.set(`${f.file}#${f.name}`, written);
   }
   return found;
 }
@@ -152,12 +153,23 @@ describe("writes of a resource emit an event", () => {
     expect(stale).toEqual([]);
   });
 
-  it("would see a write without an event", () => {
-    const sample =
-      'export async function forget(ctx) {\n  await ctx.db.prepare("UPDATE categories SET name = ?1 WHERE id = ?2").run();\n}\n';
-    const match = [...sample.matchAll(FUNCTION)][0]!;
-    expect([...match[0].matchAll(WRITE)].map((m) => m[1])).toEqual(["categories"]);
-    expect(EVENT.test(match[0])).toBe(false);
-    expect(EVENT.test('guardedOutboxStatement(ctx.db, ctx, { entityKind: "category" })')).toBe(true);
+  it("would see a write without an event, through the kit and a builder too", () => {
+    const written = functionWrites(
+      {
+        "a.ts": [
+          "const categoryTable = tableStatements(categories);",
+          "export function renameStatement(db) {\n  return categoryTable.update(db, { name: 'x' }, { id: 'a' });\n}",
+          'export async function forget(ctx) {\n  await ctx.db.prepare("UPDATE categories SET name = ?1 WHERE id = ?2").run();\n}',
+          "export async function rename(ctx) {\n  await ctx.db.batch([renameStatement(ctx.db)]);\n}",
+          "export async function renameWithEvent(ctx) {\n" +
+            "  await ctx.db.batch([renameStatement(ctx.db), outboxStatement(ctx.db, ctx, {})]);\n}",
+        ].join("\n"),
+      },
+      new Map([["categories", "categories"]]),
+    );
+    const byName = new Map(written.map((f) => [f.name, [...f.tables].sort()]));
+    expect(byName.get("forget")).toEqual(["categories"]);
+    expect(byName.get("rename")).toEqual(["categories"]);
+    expect(byName.get("renameWithEvent")).toEqual(["categories", "outbox"]);
   });
 });

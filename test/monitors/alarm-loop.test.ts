@@ -5,8 +5,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/pkg/logger";
-import { evaluateControllers } from "../../src/monitors/alarms";
-import { evaluateIfPending, expireMonitorJobs, monitorJobEndHook } from "../../src/monitors/jobs";
+import { evaluateControllers } from "../../src/monitors/alarms/evaluation";
+import { evaluateIfPending, expireMonitorJobs, monitorJobEndHook } from "../../src/monitors/monitor-jobs/run";
 import { MAX_TRIGGER_DEPTH, triggerMonitors } from "../../src/monitors/triggers";
 import type { DomainEvent } from "../../src/events/outbox";
 import { call } from "../support/http";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { dispatchDueRuns } from "../../src/pkg/schedule";
-import { monitorScheduleKind, expireMonitorJobs } from "../../src/monitors/jobs";
+import { monitorScheduleKind, expireMonitorJobs } from "../../src/monitors/monitor-jobs/run";
 import { createLogger } from "../../src/pkg/logger";
 import { groupRecord, scriptGroup } from "../support/fake-host";
 import { call } from "../support/http";

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { scopedTokenFor } from "../../src/dataprocessing/run-options";
-import { expireMonitorJobs } from "../../src/monitors/jobs";
+import { expireMonitorJobs } from "../../src/monitors/monitor-jobs/run";
 import { step } from "../dataprocessing/support";
 import { groupRecord } from "../support/fake-host";
 import { call } from "../support/http";

@@ -2,6 +2,7 @@
  * Test-side handles for webhooks: the fake receivers (test/support/fake-webhook-receiver.ts), a
  * subscription maker, and driving the WEBHOOKS queue's consumer by hand.
  */
+import { insertDeliveryStatement } from "../../src/subscriptions/deliveries";
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
@@ -125,12 +126,24 @@ export async function insertDelivery(
       data: { eventId, entityKind: "deviation", entityId: "d-1", action: "created" },
     });
   const now = new Date().toISOString();
-  await env.DB.prepare(
-    `INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, entity_kind, entity_id, occurred_at, payload,
-    truncated, status, attempts, round, round_attempts, next_attempt_at, enqueued_at, created_at, updated_at)
-     VALUES (?1, ?2, ?3, 'deviation.created', 'deviation', 'd-1', ?4, ?5, 0, 'pending', 0, 0, 0, ?4, ?4, ?4, ?4)`,
-  )
-    .bind(id, subscriptionId, eventId, now, body)
-    .run();
+  await insertDeliveryStatement(env.DB, {
+    id,
+    subscriptionId,
+    eventId,
+    eventType: "deviation.created",
+    entityKind: "deviation",
+    entityId: "d-1",
+    occurredAt: now,
+    payload: body,
+    truncated: false,
+    status: "pending",
+    attempts: 0,
+    round: 0,
+    roundAttempts: 0,
+    nextAttemptAt: now,
+    enqueuedAt: now,
+    createdAt: now,
+    updatedAt: now,
+  }).run();
   return { id, eventId, body };
 }

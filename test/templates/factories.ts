@@ -3,6 +3,8 @@
  * (a work item based on it, an activity based on it) written with SQL, since the work items API is
  * built elsewhere and these tests only need the rows the revision engine reads.
  */
+import { basedOnStatements, firstUseStatements, insertWorkItemStatement, type WorkItemRow } from "../../src/work-items/store";
+import { insertActivitiesStatements, type ActivityRow } from "../../src/work-items/activities/store";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { call } from "../support/http";
@@ -63,19 +65,32 @@ export async function createWorkTemplate(overrides: Record<string, unknown> = {}
 
 const GENERAL = "00000000-0000-4000-8000-000000000001";
 
+/** A bare work item row (no properties, tags or designations). */
+function workItemRow(id: string, now: string): WorkItemRow {
+  return {
+    id,
+    display_name: "WI",
+    reference_id: null,
+    status: "new",
+    due_date: null,
+    type_id: GENERAL,
+    owner_id: "u1",
+    owner_name: null,
+    tags: "[]",
+    metadata: null,
+    etag: "e",
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** Freezes a work template revision: a work item based on it (work_items + work_item_templates rows). */
 export async function baseWorkItemOn(templateId: string, revision: number): Promise<string> {
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await env.DB.batch([
-    env.DB.prepare(
-      "INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) " +
-        "VALUES (?1, 'WI', 'new', ?2, 'u1', '[]', 'e', ?3, ?3)",
-    ).bind(id, GENERAL, now),
-    env.DB.prepare(
-      "INSERT INTO work_item_templates (work_item_id, work_template_id, work_template_revision, position, created_at) " +
-        "VALUES (?1, ?2, ?3, 0, ?4)",
-    ).bind(id, templateId, revision, now),
+    insertWorkItemStatement(env.DB, workItemRow(id, now), null),
+    ...basedOnStatements(env.DB, id, [{ id: templateId, revision }], 0, now),
   ]);
   return id;
 }
@@ -84,12 +99,28 @@ export async function baseWorkItemOn(templateId: string, revision: number): Prom
 export async function baseActivityOn(templateId: string, revision: number): Promise<string> {
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
-  await env.DB.prepare(
-    "INSERT INTO activities (id, based_on_id, based_on_revision, display_name, status, owner_id, etag, created_at, " +
-      "updated_at) VALUES (?1, ?2, ?3, 'A', 'new', 'u1', 'e', ?4, ?4)",
-  )
-    .bind(id, templateId, revision, now)
-    .run();
+  const activity: ActivityRow = {
+    id,
+    work_item_id: null,
+    based_on_id: templateId,
+    based_on_revision: revision,
+    display_name: "A",
+    reference_id: null,
+    status: "new",
+    date_of_activity: null,
+    owner_id: "u1",
+    owner_name: null,
+    responsible_id: null,
+    responsible_name: null,
+    activity_type_id: null,
+    activity_type_name: null,
+    position: 0,
+    metadata: null,
+    etag: "e",
+    created_at: now,
+    updated_at: now,
+  };
+  await env.DB.batch(insertActivitiesStatements(env.DB, [activity], [], null));
   return id;
 }
 
@@ -98,14 +129,8 @@ export async function useActivityTemplateInWorkItem(templateId: string, revision
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await env.DB.batch([
-    env.DB.prepare(
-      "INSERT INTO work_items (id, display_name, status, type_id, owner_id, tags, etag, created_at, updated_at) " +
-        "VALUES (?1, 'WI', 'new', ?2, 'u1', '[]', 'e', ?3, ?3)",
-    ).bind(id, GENERAL, now),
-    env.DB.prepare(
-      "INSERT INTO work_item_activity_templates (work_item_id, activity_template_id, activity_template_revision, " +
-        "created_at) VALUES (?1, ?2, ?3, ?4)",
-    ).bind(id, templateId, revision, now),
+    insertWorkItemStatement(env.DB, workItemRow(id, now), null),
+    ...firstUseStatements(env.DB, id, [{ id: templateId, revision }], now),
   ]);
   return id;
 }

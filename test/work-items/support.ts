@@ -1,7 +1,7 @@
-/** Helpers of the work item tests: assets written with SQL (the asset API is another module's) and POST shortcuts. */
+/** Helpers of the work item tests: assets written through their owner's statement (the asset API is another area's), POST shortcuts. */
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { nameKey } from "../../src/pkg/unicode";
+import { insertAssetStatement } from "../../src/assets/store";
 import { call } from "../support/http";
 
 export async function seedAsset(
@@ -12,12 +12,17 @@ export async function seedAsset(
   const name = `${kind} ${id.slice(0, 8)}`;
   const plantId = kind === "plant" ? id : (parent?.plantId ?? null);
   const now = new Date().toISOString();
-  await env.DB.prepare(
-    "INSERT INTO assets (id, kind, name, name_key, parent_id, plant_id, metadata, etag, created_at, updated_at) " +
-      "VALUES (?1, ?2, ?3, ?7, ?4, ?5, NULL, 'e', ?6, ?6)",
-  )
-    .bind(id, kind, name, parent?.id ?? null, plantId, now, nameKey(name))
-    .run();
+  await insertAssetStatement(env.DB, {
+    id,
+    kind,
+    name,
+    parentId: parent?.id ?? null,
+    plantId,
+    metadata: null,
+    etag: "e",
+    createdAt: now,
+    updatedAt: now,
+  }).run();
   return { id, name, plantId };
 }
 

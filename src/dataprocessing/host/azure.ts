@@ -11,6 +11,7 @@
  */
 import type { ContainerHost, GroupSpec, GroupState, HostCapacity, JobImage } from "./types";
 import { HostNotConfiguredError, HostUnavailableError } from "./errors";
+import { nowMs } from "../../platform/services";
 
 export const ARM_API_VERSION = "2023-05-01";
 const ARM = "https://management.azure.com";
@@ -120,7 +121,7 @@ export class AzureContainerHost implements ContainerHost {
   constructor(
     private readonly settings: AzureSettings,
     private readonly send: Fetch = (input, init) => fetch(input, init),
-    private readonly now: () => number = () => Date.now(),
+    private readonly now: () => number = nowMs,
   ) {}
 
   private groupUrl(name: string, suffix = ""): string {

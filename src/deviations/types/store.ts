@@ -40,7 +40,7 @@ import {
 } from "../../properties/values";
 import { readLinkedProperties } from "../linked-properties";
 import type { DeviationType, DeviationTypeInput } from "./schema";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, retryWrite } from "../../pkg/resource";
 
 /** entity_kind of a deviation type's own values and events. */
 export const DEVIATION_TYPE_KIND = "deviationType";
@@ -170,29 +170,36 @@ export async function updateDeviationType(
   ctx: WriteContext,
   input: DeviationTypeInput & { id: string },
 ): Promise<Versioned<DeviationType>> {
-  const current = await getDeviationTypeRow(ctx.db, input.id);
-  assertVersion(ctx, current.versioned.etag);
-  const isDefault = current.row.is_default === 1;
-  const { linkIds, links, properties } = await prepare(ctx.db, input, isDefault);
-  const row = rowFor(current.row.id, input, isDefault, newEtagToken(), current.row.created_at, ctx.now);
-  const updated = await compose(row, links, toLinkedProperties(properties));
-  await runWrite(
-    ctx.db,
-    [
-      // The whole batch applies only to the version read above; a concurrent write makes it a 412.
-      assertStatement(ctx.db, "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)", row.id, current.row.etag),
-      ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
-      ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, row.id, toPropertyValueRows(DEVIATION_TYPE_KIND, row.id, properties)),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: DEVIATION_TYPE_KIND, entityId: row.id, action: "updated", payload: updated.value },
-        { table: "entity_types", etag: row.etag },
-      ),
-    ],
-    input.name,
-  );
-  return updated;
+  return retryWrite(ctx, async () => {
+    const current = await getDeviationTypeRow(ctx.db, input.id);
+    assertVersion(ctx, current.versioned.etag);
+    const isDefault = current.row.is_default === 1;
+    const { linkIds, links, properties } = await prepare(ctx.db, input, isDefault);
+    const row = rowFor(current.row.id, input, isDefault, newEtagToken(), current.row.created_at, ctx.now);
+    const updated = await compose(row, links, toLinkedProperties(properties));
+    await runWrite(
+      ctx.db,
+      [
+        // The whole batch applies only to the version read above; a concurrent write makes it a 412.
+        assertStatement(ctx.db, "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)", row.id, current.row.etag),
+        ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
+        ...replacePropertyValuesStatements(
+          ctx.db,
+          DEVIATION_TYPE_KIND,
+          row.id,
+          toPropertyValueRows(DEVIATION_TYPE_KIND, row.id, properties),
+        ),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: DEVIATION_TYPE_KIND, entityId: row.id, action: "updated", payload: updated.value },
+          { table: "entity_types", etag: row.etag },
+        ),
+      ],
+      input.name,
+    );
+    return updated;
+  });
 }
 
 async function getDeviationTypeRow(db: Database, id: string): Promise<{ row: EntityTypeRow; versioned: Versioned<DeviationType> }> {
@@ -203,35 +210,37 @@ async function getDeviationTypeRow(db: Database, id: string): Promise<{ row: Ent
 }
 
 export async function deleteDeviationType(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getDeviationTypeRow(ctx.db, id);
-  assertVersion(ctx, current.versioned.etag);
-  if (current.row.is_default === 1) throw new ApiError("Conflict", "The default type (General) cannot be deleted; it can be renamed.");
-  const uses = await countUses(ctx.db, "entityType", current.row.id);
-  if (uses > 0) throw new ApiError("InUse", `The deviation type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
-  try {
-    await ctx.db.batch([
-      // Re-checked in the batch: a deviation created with this type since the count aborts the delete.
-      assertStatement(
-        ctx.db,
-        `EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2 AND is_default = 0) AND ${unusedCondition("entityType")}`,
-        current.row.id,
-        current.row.etag,
-      ),
-      deletePropertyValuesStatement(ctx.db, DEVIATION_TYPE_KIND, current.row.id),
-      ...deleteEntityTypeStatements(ctx.db, current.row.id, current.row.etag, "id = ?1 AND etag = ?2"),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: DEVIATION_TYPE_KIND, entityId: current.row.id, action: "deleted", payload: null },
-        "previousChanged",
-      ),
-    ]);
-  } catch (error) {
-    if (isAssertionFailure(error) || isForeignKeyViolation(error)) {
-      const again = await countUses(ctx.db, "entityType", current.row.id);
-      if (again > 0) throw new ApiError("InUse", `The deviation type is used by ${again} entit${again === 1 ? "y" : "ies"}.`);
-      throw preconditionFailed();
+  return retryWrite(ctx, async () => {
+    const current = await getDeviationTypeRow(ctx.db, id);
+    assertVersion(ctx, current.versioned.etag);
+    if (current.row.is_default === 1) throw new ApiError("Conflict", "The default type (General) cannot be deleted; it can be renamed.");
+    const uses = await countUses(ctx.db, "entityType", current.row.id);
+    if (uses > 0) throw new ApiError("InUse", `The deviation type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
+    try {
+      await ctx.db.batch([
+        // Re-checked in the batch: a deviation created with this type since the count aborts the delete.
+        assertStatement(
+          ctx.db,
+          `EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2 AND is_default = 0) AND ${unusedCondition("entityType")}`,
+          current.row.id,
+          current.row.etag,
+        ),
+        deletePropertyValuesStatement(ctx.db, DEVIATION_TYPE_KIND, current.row.id),
+        ...deleteEntityTypeStatements(ctx.db, current.row.id, current.row.etag, "id = ?1 AND etag = ?2"),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: DEVIATION_TYPE_KIND, entityId: current.row.id, action: "deleted", payload: null },
+          "previousChanged",
+        ),
+      ]);
+    } catch (error) {
+      if (isAssertionFailure(error) || isForeignKeyViolation(error)) {
+        const again = await countUses(ctx.db, "entityType", current.row.id);
+        if (again > 0) throw new ApiError("InUse", `The deviation type is used by ${again} entit${again === 1 ? "y" : "ies"}.`);
+        throw preconditionFailed();
+      }
+      throw error;
     }
-    throw error;
-  }
+  });
 }

@@ -5,13 +5,14 @@
  * take). Bounded: at most MAX_ENTRIES keys of at most MAX_KEY_LENGTH characters (a filter with a
  * long `in` list is simply counted every time).
  */
+import { nowMs } from "../../platform/services";
 export const ESTIMATE_TTL_MS = 60_000;
 const MAX_ENTRIES = 500;
 const MAX_KEY_LENGTH = 4000;
 
 const entries = new Map<string, { counts: number[]; expires: number }>();
 
-export function cachedCounts(key: string, now = Date.now()): number[] | undefined {
+export function cachedCounts(key: string, now = nowMs()): number[] | undefined {
   const entry = entries.get(key);
   if (!entry) return undefined;
   if (entry.expires <= now) {
@@ -21,7 +22,7 @@ export function cachedCounts(key: string, now = Date.now()): number[] | undefine
   return entry.counts;
 }
 
-export function rememberCounts(key: string, counts: number[], now = Date.now()): void {
+export function rememberCounts(key: string, counts: number[], now = nowMs()): void {
   if (key.length > MAX_KEY_LENGTH) return;
   entries.delete(key);
   entries.set(key, { counts, expires: now + ESTIMATE_TTL_MS });

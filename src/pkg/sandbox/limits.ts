@@ -110,7 +110,7 @@ export const SLICE_MS = 20;
 export const SLICE_MAX_JOBS = 512;
 
 export function startInterruptMeter(timeMs: number): InterruptMeter {
-  const deadline = Date.now() + timeMs * WALL_CLOCK_BACKSTOP_FACTOR;
+  const deadline = performance.now() + timeMs * WALL_CLOCK_BACKSTOP_FACTOR;
   const budget = Math.max(1, Math.ceil(timeMs * INTERRUPT_POLLS_PER_MS));
   let polls = 0;
   let interrupted = false;
@@ -118,7 +118,7 @@ export function startInterruptMeter(timeMs: number): InterruptMeter {
     handler: () => {
       polls += 1;
       // Once tripped, stay tripped: QuickJS may poll again while unwinding.
-      if (interrupted || polls > budget || Date.now() > deadline) interrupted = true;
+      if (interrupted || polls > budget || performance.now() > deadline) interrupted = true;
       return interrupted;
     },
     get interrupted() {

@@ -14,6 +14,7 @@
  * Catch-up: occurrences missed while the service was down are run once (the earliest missed occurrence
  * is the one dispatched), then the schedule moves to its first occurrence after now.
  */
+import { platform } from "../../platform/services";
 import type { Database } from "../../db/statements";
 import type { Bindings } from "../../env";
 import { errorFields, type Logger } from "../logger";
@@ -145,7 +146,7 @@ export async function dispatchDueRuns(
   const report: DispatchReport = { claimed: 0, started: 0, failed: 0 };
   const byKind = new Map(kinds.map((k) => [k.kind, k]));
   await seedFixedSchedules(env.DB, kinds, now);
-  const leaseToken = options.leaseToken ?? crypto.randomUUID();
+  const leaseToken = options.leaseToken ?? platform().ids.uuid();
   const maxRuns = options.maxRuns ?? 5_000;
   const nowIso = now.toISOString();
 

@@ -5,7 +5,7 @@ import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import type { Category } from "./schema";
-import { assertVersion, type Versioned, commitVersioned } from "../../pkg/resource";
+import { assertVersion, type Versioned, commitVersioned, retryWrite } from "../../pkg/resource";
 
 export interface CategoryRow {
   id: string;
@@ -68,46 +68,50 @@ export async function createCategory(ctx: WriteContext, input: { name: string })
 }
 
 export async function updateCategory(ctx: WriteContext, input: { id: string; name: string }): Promise<Versioned<Category>> {
-  const current = await getCategory(ctx.db, input.id);
-  assertVersion(ctx, current.etag);
-  const etag = newEtagToken();
-  const category: Category = { ...current.value, name: input.name, updatedAt: ctx.now };
-  // The update only applies to the version read above, so a concurrent write in between is a 412.
-  await commitVersioned(
-    ctx,
-    [
-      ctx.db
-        .prepare("UPDATE categories SET name = ?1, name_key = ?6, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
-        .bind(input.name, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: category },
-        { table: "categories", etag },
-      ),
-    ],
-    () => nameTaken(input.name),
-  );
-  return { value: category, etag };
+  return retryWrite(ctx, async () => {
+    const current = await getCategory(ctx.db, input.id);
+    assertVersion(ctx, current.etag);
+    const etag = newEtagToken();
+    const category: Category = { ...current.value, name: input.name, updatedAt: ctx.now };
+    // The update only applies to the version read above, so a concurrent write in between is a 412.
+    await commitVersioned(
+      ctx,
+      [
+        ctx.db
+          .prepare("UPDATE categories SET name = ?1, name_key = ?6, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
+          .bind(input.name, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: category },
+          { table: "categories", etag },
+        ),
+      ],
+      () => nameTaken(input.name),
+    );
+    return { value: category, etag };
+  });
 }
 
 export async function deleteCategory(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getCategory(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  if (current.value.isDefault) throw new ApiError("Conflict", "The default category cannot be deleted; it can be renamed.");
-  const used = await ctx.db
-    .prepare("SELECT count(*) AS n FROM property_definitions WHERE category_id = ?1")
-    .bind(id)
-    .first<{ n: number }>();
-  if (used && used.n > 0) throw new ApiError("InUse", `The category is used by ${used.n} property definition(s).`);
-  const [removed] = await ctx.db.batch([
-    // Guarded so a definition added to the category since the check above keeps it alive.
-    ctx.db
-      .prepare(
-        "DELETE FROM categories WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE category_id = ?1)",
-      )
-      .bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The category changed while it was being deleted; read it again.");
+  return retryWrite(ctx, async () => {
+    const current = await getCategory(ctx.db, id);
+    assertVersion(ctx, current.etag);
+    if (current.value.isDefault) throw new ApiError("Conflict", "The default category cannot be deleted; it can be renamed.");
+    const used = await ctx.db
+      .prepare("SELECT count(*) AS n FROM property_definitions WHERE category_id = ?1")
+      .bind(id)
+      .first<{ n: number }>();
+    if (used && used.n > 0) throw new ApiError("InUse", `The category is used by ${used.n} property definition(s).`);
+    const [removed] = await ctx.db.batch([
+      // Guarded so a definition added to the category since the check above keeps it alive.
+      ctx.db
+        .prepare(
+          "DELETE FROM categories WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE category_id = ?1)",
+        )
+        .bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The category changed while it was being deleted; read it again.");
+  });
 }

@@ -3,7 +3,8 @@
  * classification_elements. Every write of a classification (row, whole element tree, event) is one
  * db.batch(), so a reader never sees half a tree.
  */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { classifications } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -13,7 +14,7 @@ import type { Versioned } from "../../pkg/resource";
 import type { Classification, ClassificationInput } from "./schema";
 import { buildTree, flattenTree, type ElementRow } from "./tree";
 import { elementsInUse } from "./usage";
-import { assertVersion, commitVersioned } from "../../pkg/resource";
+import { assertVersion, commitVersioned, retryWrite } from "../../pkg/resource";
 
 export interface ClassificationRow {
   id: string;
@@ -161,6 +162,20 @@ function elementInserts(db: Database, classificationId: string, etag: string, ro
   return statements;
 }
 
+const classificationTable = tableStatements(classifications);
+
+/** The statements that insert a classification (its name key derived from its name) with its element tree. */
+export function insertClassificationStatements(
+  db: Database,
+  values: Omit<Insert<typeof classifications>, "nameKey">,
+  elements: readonly ElementRow[],
+): D1PreparedStatement[] {
+  return [
+    classificationTable.insert(db, { ...values, nameKey: nameKey(values.name) }),
+    ...elementInserts(db, values.id, values.etag, elements),
+  ];
+}
+
 export async function createClassification(ctx: WriteContext, input: ClassificationInput): Promise<Versioned<Classification>> {
   const id = ctx.uuid();
   const etag = newEtagToken();
@@ -177,13 +192,20 @@ export async function createClassification(ctx: WriteContext, input: Classificat
   await runBatch(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          "INSERT INTO classifications (id, name, format, description, etag, created_at, updated_at, created_by, " +
-            "name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)",
-        )
-        .bind(id, input.name, input.format, input.description, etag, ctx.now, ctx.actorId, nameKey(input.name)),
-      ...elementInserts(ctx.db, id, etag, rows),
+      ...insertClassificationStatements(
+        ctx.db,
+        {
+          id,
+          name: input.name,
+          format: input.format,
+          description: input.description,
+          etag,
+          createdAt: ctx.now,
+          updatedAt: ctx.now,
+          createdBy: ctx.actorId,
+        },
+        rows,
+      ),
       guardedOutboxStatement(
         ctx.db,
         ctx,
@@ -205,51 +227,53 @@ export async function updateClassification(
   ctx: WriteContext,
   input: ClassificationInput & { id: string },
 ): Promise<Versioned<Classification>> {
-  const found = await readClassification(ctx.db, input.id);
-  if (!found) throw notFound("Classification", input.id);
-  const current = toClassification(found.row, found.elements);
-  assertVersion(ctx, current.etag);
-  const rows = flattenTree(input.elements, () => ctx.uuid());
-  const kept = new Set(rows.map((r) => r.name));
-  const dropped = found.elements.map((r) => r.name).filter((name) => !kept.has(name));
-  if (dropped.length > 0) await refuseIfInUse(ctx.db, input.id, dropped);
+  return retryWrite(ctx, async () => {
+    const found = await readClassification(ctx.db, input.id);
+    if (!found) throw notFound("Classification", input.id);
+    const current = toClassification(found.row, found.elements);
+    assertVersion(ctx, current.etag);
+    const rows = flattenTree(input.elements, () => ctx.uuid());
+    const kept = new Set(rows.map((r) => r.name));
+    const dropped = found.elements.map((r) => r.name).filter((name) => !kept.has(name));
+    if (dropped.length > 0) await refuseIfInUse(ctx.db, input.id, dropped);
 
-  const etag = newEtagToken();
-  const classification: Classification = {
-    ...current.value,
-    name: input.name,
-    format: input.format,
-    description: input.description,
-    elements: buildTree(rows),
-    updatedAt: ctx.now,
-  };
-  await commitVersioned(
-    ctx,
-    [
-      // Applies only to the version read above: a concurrent write in between makes this a 412.
-      ctx.db
-        .prepare(
-          "UPDATE classifications SET name = ?1, name_key = ?8, format = ?2, description = ?3, etag = ?4, updated_at = ?5 " +
-            "WHERE id = ?6 AND etag = ?7",
-        )
-        .bind(input.name, input.format, input.description, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-      ctx.db
-        .prepare(
-          "DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications " +
-            "WHERE id = ?1 AND etag = ?2)",
-        )
-        .bind(input.id, etag),
-      ...elementInserts(ctx.db, input.id, etag, rows),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(classification, rows.length) },
-        { table: "classifications", etag },
-      ),
-    ],
-    () => nameTaken(input.name),
-  );
-  return { value: classification, etag };
+    const etag = newEtagToken();
+    const classification: Classification = {
+      ...current.value,
+      name: input.name,
+      format: input.format,
+      description: input.description,
+      elements: buildTree(rows),
+      updatedAt: ctx.now,
+    };
+    await commitVersioned(
+      ctx,
+      [
+        // Applies only to the version read above: a concurrent write in between makes this a 412.
+        ctx.db
+          .prepare(
+            "UPDATE classifications SET name = ?1, name_key = ?8, format = ?2, description = ?3, etag = ?4, updated_at = ?5 " +
+              "WHERE id = ?6 AND etag = ?7",
+          )
+          .bind(input.name, input.format, input.description, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
+        ctx.db
+          .prepare(
+            "DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications " +
+              "WHERE id = ?1 AND etag = ?2)",
+          )
+          .bind(input.id, etag),
+        ...elementInserts(ctx.db, input.id, etag, rows),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(classification, rows.length) },
+          { table: "classifications", etag },
+        ),
+      ],
+      () => nameTaken(input.name),
+    );
+    return { value: classification, etag };
+  });
 }
 
 async function refuseIfInUse(db: Database, classificationId: string, dropped: readonly string[]): Promise<void> {
@@ -282,23 +306,27 @@ async function refuseIfReferenced(db: Database, id: string): Promise<void> {
 }
 
 export async function deleteClassification(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getClassification(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  await refuseIfReferenced(ctx.db, id);
-  // Guarded so a definition that started to reference the classification since the check keeps it.
-  const guard = "id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE classification_id = ?1)";
-  const [, removed] = await ctx.db.batch([
-    // The elements go first, so the classification's own delete counts exactly one change (D1 also
-    // counts rows removed by a cascade).
-    ctx.db
-      .prepare(`DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications WHERE ${guard})`)
-      .bind(id, current.etag),
-    ctx.db.prepare(`DELETE FROM classifications WHERE ${guard}`).bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) {
-    // Lost a race: either a definition now references it, or it changed since it was read.
+  return retryWrite(ctx, async () => {
+    const current = await getClassification(ctx.db, id);
+    assertVersion(ctx, current.etag);
     await refuseIfReferenced(ctx.db, id);
-    throw preconditionFailed();
-  }
+    // Guarded so a definition that started to reference the classification since the check keeps it.
+    const guard = "id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE classification_id = ?1)";
+    const [, removed] = await ctx.db.batch([
+      // The elements go first, so the classification's own delete counts exactly one change (D1 also
+      // counts rows removed by a cascade).
+      ctx.db
+        .prepare(
+          `DELETE FROM classification_elements WHERE classification_id = ?1 AND EXISTS (SELECT 1 FROM classifications WHERE ${guard})`,
+        )
+        .bind(id, current.etag),
+      ctx.db.prepare(`DELETE FROM classifications WHERE ${guard}`).bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) {
+      // Lost a race: either a definition now references it, or it changed since it was read.
+      await refuseIfReferenced(ctx.db, id);
+      throw preconditionFailed();
+    }
+  });
 }

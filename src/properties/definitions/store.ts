@@ -1,5 +1,5 @@
 /** Property definitions in D1. Every write is one db.batch with its outbox event. */
-import { tableStatements, type Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
 import { propertyDefinitions } from "../../db/schema";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -122,24 +122,32 @@ export async function definitionUsage(db: Database, id: string): Promise<{ linke
   };
 }
 
-function columnValues(fields: DefinitionFields): unknown[] {
-  return [
-    fields.name,
-    fields.format,
-    fields.regex,
-    fields.regexErrorMessage,
-    fields.unit,
-    fields.classification?.id ?? null,
-    fields.entityType,
-    fields.isMultiselect ? 1 : 0,
-    fields.applicationRule,
-    fields.required ? 1 : 0,
-    fields.defaultValue === null ? null : JSON.stringify(fields.defaultValue),
-    fields.valueExpression,
-    fields.instruction,
-    fields.metadata === null ? null : JSON.stringify(fields.metadata),
-    fields.category.id,
-  ];
+const definitionTable = tableStatements(propertyDefinitions);
+
+/** Inserts a definition row (the definitions API, and test data). */
+export function insertDefinitionStatement(db: Database, values: Insert<typeof propertyDefinitions>): D1PreparedStatement {
+  return definitionTable.insert(db, values);
+}
+
+/** The columns a definition's fields fill (its id, version, image and times are the write's). */
+function columnsOf(fields: DefinitionFields) {
+  return {
+    name: fields.name,
+    format: fields.format,
+    regex: fields.regex,
+    regexErrorMessage: fields.regexErrorMessage,
+    unit: fields.unit,
+    classificationId: fields.classification?.id ?? null,
+    entityType: fields.entityType,
+    isMultiselect: fields.isMultiselect,
+    applicationRule: fields.applicationRule,
+    required: fields.required,
+    defaultValue: fields.defaultValue === null ? null : JSON.stringify(fields.defaultValue),
+    valueExpression: fields.valueExpression,
+    instruction: fields.instruction,
+    metadata: fields.metadata === null ? null : JSON.stringify(fields.metadata),
+    categoryId: fields.category.id,
+  } satisfies Partial<Insert<typeof propertyDefinitions>>;
 }
 
 function toValue(
@@ -187,14 +195,7 @@ export async function insertDefinition(ctx: WriteContext, fields: DefinitionFiel
   await write(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          `INSERT INTO property_definitions (name, format, regex, regex_error_message, unit, classification_id, entity_type, is_multiselect,
-             application_rule, required, default_value, value_expression, instruction, metadata, category_id, id, etag,
-             created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?18, ?19)`,
-        )
-        .bind(...columnValues(fields), id, etag, ctx.now, ctx.actorId),
+      insertDefinitionStatement(ctx.db, { ...columnsOf(fields), id, etag, createdAt: ctx.now, updatedAt: ctx.now, createdBy: ctx.actorId }),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: definition }),
     ],
     fields.name,
@@ -214,14 +215,7 @@ export async function updateDefinitionRow(
   const [update] = await write(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          `UPDATE property_definitions SET name = ?1, format = ?2, regex = ?3, regex_error_message = ?4, unit = ?5, classification_id = ?6,
-             entity_type = ?7, is_multiselect = ?8, application_rule = ?9, required = ?10, default_value = ?11, value_expression = ?12,
-             instruction = ?13, metadata = ?14, category_id = ?15, etag = ?17, updated_at = ?18
-           WHERE id = ?16 AND etag = ?19`,
-        )
-        .bind(...columnValues(fields), id, etag, ctx.now, current.etag),
+      definitionTable.update(ctx.db, { ...columnsOf(fields), etag, updatedAt: ctx.now }, { id, etag: current.etag }),
       guardedOutboxStatement(
         ctx.db,
         ctx,
@@ -256,8 +250,6 @@ export async function deleteDefinitionRow(ctx: WriteContext, current: Versioned<
     throw new ApiError("InUse", "The property definition came into use while it was being deleted.");
   }
 }
-
-const definitionTable = tableStatements(propertyDefinitions);
 
 /**
  * Sets (or clears, with null) a definition's instruction image key (media's instruction images,

@@ -3,7 +3,7 @@
  * written together in one db.batch(). One type, General, is the default.
  */
 import { tableStatements, type Database, type Insert } from "../../db/statements";
-import { entityTypeProperties, entityTypes } from "../../db/schema";
+import { entityTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
@@ -14,7 +14,7 @@ import { normaliseApplicationRule, type ApplicationRule } from "../definitions/r
 import { checkLinks, type DefinitionLinkRow } from "./links";
 import type { EntityType, EntityTypeInput } from "./schema";
 import { countUses, unusedCondition } from "../../db/references";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, retryWrite } from "../../pkg/resource";
 
 export interface EntityTypeRow {
   id: string;
@@ -138,7 +138,6 @@ async function prepare(
 }
 
 const typeTable = tableStatements(entityTypes);
-const linkTable = tableStatements(entityTypeProperties);
 
 /** An entity type's row as written (its name key derived from its name). */
 export type EntityTypeValues = Omit<Insert<typeof entityTypes>, "nameKey">;
@@ -148,20 +147,31 @@ export type EntityTypeValues = Omit<Insert<typeof entityTypes>, "nameKey">;
  * whose guarded update lost a race changes nothing. One JSON parameter carries every id in order.
  */
 function linkStatements(db: Database, typeId: string, etag: string, linkIds: readonly string[]): D1PreparedStatement[] {
-  const guard = `EXISTS (SELECT 1 FROM ${typeTable.name} WHERE id = ?1 AND etag = ?2)`;
+  const guard = "EXISTS (SELECT 1 FROM entity_types WHERE id = ?1 AND etag = ?2)";
   return [
-    db.prepare(`DELETE FROM ${linkTable.name} WHERE entity_type_id = ?1 AND ${guard}`).bind(typeId, etag),
+    db.prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND ${guard}`).bind(typeId, etag),
     ...(linkIds.length === 0
       ? []
       : [
           db
             .prepare(
-              `INSERT INTO ${linkTable.name} (entity_type_id, property_definition_id, position) SELECT ?1, value, key ` +
+              `INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) SELECT ?1, value, key ` +
                 `FROM json_each(?3) WHERE ${guard}`,
             )
             .bind(typeId, etag, JSON.stringify(linkIds)),
         ]),
   ];
+}
+
+/** Links more definitions to an entity type, after the ones it links (in the given order). */
+export function appendLinksStatement(db: Database, typeId: string, definitionIds: readonly string[]): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position)
+       SELECT ?1, value, (SELECT coalesce(max(position) + 1, 0) FROM entity_type_properties WHERE entity_type_id = ?1) + key
+         FROM json_each(?2)`,
+    )
+    .bind(typeId, JSON.stringify(definitionIds));
 }
 
 /** The statements that create an entity type (of any rule: deviation types too) with its ordered links. */
@@ -194,9 +204,9 @@ export function updateEntityTypeStatements(
 export function deleteEntityTypeStatements(db: Database, id: string, etag: string, guard: string): D1PreparedStatement[] {
   return [
     db
-      .prepare(`DELETE FROM ${linkTable.name} WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM ${typeTable.name} WHERE ${guard})`)
+      .prepare(`DELETE FROM entity_type_properties WHERE entity_type_id = ?1 AND EXISTS (SELECT 1 FROM entity_types WHERE ${guard})`)
       .bind(id, etag),
-    db.prepare(`DELETE FROM ${typeTable.name} WHERE ${guard}`).bind(id, etag),
+    db.prepare(`DELETE FROM entity_types WHERE ${guard}`).bind(id, etag),
   ];
 }
 
@@ -275,46 +285,50 @@ export async function createEntityType(ctx: WriteContext, input: EntityTypeInput
 }
 
 export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput & { id: string }): Promise<Versioned<EntityType>> {
-  const current = await readEntityType(ctx.db, "id = ?1", input.id);
-  if (!current) throw notFound("Entity type", input.id);
-  assertVersion(ctx, current.versioned.etag);
-  const isDefault = current.versioned.value.isDefault;
-  const { appliesTo, linkIds, links } = await prepare(ctx.db, input, isDefault);
-  const row = rowFor(input.id, input, appliesTo, newEtagToken(), isDefault, current.row.created_at, ctx.now);
-  const updated = await toEntityType(row, links);
-  const [update] = await runWrite(
-    ctx.db,
-    [
-      // Applies only to the version read above: a concurrent write in between makes this a 412.
-      ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value },
-        { table: "entity_types", etag: row.etag },
-      ),
-    ],
-    input.name,
-  );
-  if (update?.meta.changes !== 1) throw preconditionFailed();
-  return updated;
+  return retryWrite(ctx, async () => {
+    const current = await readEntityType(ctx.db, "id = ?1", input.id);
+    if (!current) throw notFound("Entity type", input.id);
+    assertVersion(ctx, current.versioned.etag);
+    const isDefault = current.versioned.value.isDefault;
+    const { appliesTo, linkIds, links } = await prepare(ctx.db, input, isDefault);
+    const row = rowFor(input.id, input, appliesTo, newEtagToken(), isDefault, current.row.created_at, ctx.now);
+    const updated = await toEntityType(row, links);
+    const [update] = await runWrite(
+      ctx.db,
+      [
+        // Applies only to the version read above: a concurrent write in between makes this a 412.
+        ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value },
+          { table: "entity_types", etag: row.etag },
+        ),
+      ],
+      input.name,
+    );
+    if (update?.meta.changes !== 1) throw preconditionFailed();
+    return updated;
+  });
 }
 
 export async function deleteEntityType(ctx: WriteContext, id: string): Promise<void> {
-  const current = await readEntityType(ctx.db, "id = ?1", id);
-  if (!current) throw notFound("Entity type", id);
-  assertVersion(ctx, current.versioned.etag);
-  if (current.versioned.value.isDefault)
-    throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
-  const uses = await countUses(ctx.db, "entityType", id);
-  if (uses > 0) throw new ApiError("InUse", `The entity type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
-  // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling type.
-  const guard = `id = ?1 AND etag = ?2 AND is_default = 0 AND ${unusedCondition("entityType")}`;
-  const [, removed] = await ctx.db.batch([
-    // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
-    // removed by a cascade).
-    ...deleteEntityTypeStatements(ctx.db, id, current.row.etag, guard),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) throw preconditionFailed();
+  return retryWrite(ctx, async () => {
+    const current = await readEntityType(ctx.db, "id = ?1", id);
+    if (!current) throw notFound("Entity type", id);
+    assertVersion(ctx, current.versioned.etag);
+    if (current.versioned.value.isDefault)
+      throw new ApiError("Conflict", "The default entity type (General) cannot be deleted; it can be renamed.");
+    const uses = await countUses(ctx.db, "entityType", id);
+    if (uses > 0) throw new ApiError("InUse", `The entity type is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
+    // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling type.
+    const guard = `id = ?1 AND etag = ?2 AND is_default = 0 AND ${unusedCondition("entityType")}`;
+    const [, removed] = await ctx.db.batch([
+      // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
+      // removed by a cascade).
+      ...deleteEntityTypeStatements(ctx.db, id, current.row.etag, guard),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) throw preconditionFailed();
+  });
 }

@@ -7,7 +7,7 @@ import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import type { Versioned } from "../../pkg/resource";
 import type { SystemStatus, UserStatus } from "./schema";
-import { assertVersion, commitVersioned } from "../../pkg/resource";
+import { assertVersion, commitVersioned, retryWrite } from "../../pkg/resource";
 import { countUses, unusedCondition } from "../../db/references";
 
 export interface UserStatusRow {
@@ -92,43 +92,47 @@ export async function updateUserStatus(
   ctx: WriteContext,
   input: { id: string; name: string; status: string; order: number },
 ): Promise<Versioned<UserStatus>> {
-  const current = await getUserStatus(ctx.db, input.id);
-  assertVersion(ctx, current.etag);
-  await requireSystemStatus(ctx.db, input.status);
-  const etag = newEtagToken();
-  const userStatus: UserStatus = { ...current.value, name: input.name, status: input.status, order: input.order, updatedAt: ctx.now };
-  await commitVersioned(
-    ctx,
-    [
-      // Applies only to the version read above: a concurrent write in between makes this a 412.
-      ctx.db
-        .prepare(
-          "UPDATE user_statuses SET name = ?1, name_key = ?8, sort_order = ?2, status = ?3, etag = ?4, updated_at = ?5 " +
-            "WHERE id = ?6 AND etag = ?7",
-        )
-        .bind(input.name, input.order, input.status, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: userStatus },
-        { table: "user_statuses", etag },
-      ),
-    ],
-    () => nameTaken(input.name),
-  );
-  return { value: userStatus, etag };
+  return retryWrite(ctx, async () => {
+    const current = await getUserStatus(ctx.db, input.id);
+    assertVersion(ctx, current.etag);
+    await requireSystemStatus(ctx.db, input.status);
+    const etag = newEtagToken();
+    const userStatus: UserStatus = { ...current.value, name: input.name, status: input.status, order: input.order, updatedAt: ctx.now };
+    await commitVersioned(
+      ctx,
+      [
+        // Applies only to the version read above: a concurrent write in between makes this a 412.
+        ctx.db
+          .prepare(
+            "UPDATE user_statuses SET name = ?1, name_key = ?8, sort_order = ?2, status = ?3, etag = ?4, updated_at = ?5 " +
+              "WHERE id = ?6 AND etag = ?7",
+          )
+          .bind(input.name, input.order, input.status, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: userStatus },
+          { table: "user_statuses", etag },
+        ),
+      ],
+      () => nameTaken(input.name),
+    );
+    return { value: userStatus, etag };
+  });
 }
 
 export async function deleteUserStatus(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getUserStatus(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  // What refers to a user status: src/db/references.ts.
-  const uses = await countUses(ctx.db, "userStatus", id);
-  if (uses > 0) throw new ApiError("InUse", `The user status is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
-  const [removed] = await ctx.db.batch([
-    // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling status.
-    ctx.db.prepare(`DELETE FROM user_statuses WHERE id = ?1 AND etag = ?2 AND ${unusedCondition("userStatus")}`).bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) throw preconditionFailed();
+  return retryWrite(ctx, async () => {
+    const current = await getUserStatus(ctx.db, id);
+    assertVersion(ctx, current.etag);
+    // What refers to a user status: src/db/references.ts.
+    const uses = await countUses(ctx.db, "userStatus", id);
+    if (uses > 0) throw new ApiError("InUse", `The user status is used by ${uses} entit${uses === 1 ? "y" : "ies"}.`);
+    const [removed] = await ctx.db.batch([
+      // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling status.
+      ctx.db.prepare(`DELETE FROM user_statuses WHERE id = ?1 AND etag = ?2 AND ${unusedCondition("userStatus")}`).bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) throw preconditionFailed();
+  });
 }

@@ -15,6 +15,7 @@ export {
 } from "./resolve";
 export {
   deletePropertyValuesStatement,
+  insertPropertyValuesStatements,
   readPropertyValues,
   replacePropertyValuesStatements,
   toPropertyValueRows,

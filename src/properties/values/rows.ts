@@ -6,7 +6,8 @@
  * - value_json: the value as the API returns it (for a multiselect, the one owner of that row).
  * Null values (and empty multiselects) have no row, so "no row" is the one meaning of null.
  */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database } from "../../db/statements";
+import { propertyValues } from "../../db/schema";
 import { parseDateValue } from "../../pkg/query/dates";
 import type { JsonValue, Owner } from "./format";
 import type { LinkedProperty, ResolvedProperty } from "./types";
@@ -85,6 +86,29 @@ export function replacePropertyValuesStatements(
     statements.push(db.prepare(`INSERT INTO property_values (${COLUMNS.join(", ")}) VALUES ${placeholders}`).bind(...values));
   }
   return statements;
+}
+
+const valueTable = tableStatements(propertyValues);
+
+/**
+ * The statements that insert the values of entities created in the same batch, which have none yet
+ * (the many deviations a monitoring evaluation raises at once): the rows travel as one JSON parameter
+ * per statement, whatever their number. An entity that may have values uses {@link replacePropertyValuesStatements}.
+ */
+export function insertPropertyValuesStatements(db: Database, rows: readonly PropertyValueRow[]): D1PreparedStatement[] {
+  return valueTable.insertMany(
+    db,
+    rows.map((row) => ({
+      entityKind: row.entity_kind,
+      entityId: row.entity_id,
+      name: row.name,
+      position: row.position,
+      definitionId: row.definition_id,
+      valueText: row.value_text,
+      valueNum: row.value_num,
+      valueJson: row.value_json,
+    })),
+  );
 }
 
 interface StoredValueRow {

@@ -1,5 +1,6 @@
 /** Activity types in D1: CRUD and the list. A type in use by an activity template or activity cannot be deleted. */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { activityTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import type { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement } from "../../events/outbox";
@@ -8,7 +9,7 @@ import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { compileListQuery, defineList, runListQuery, noProperties } from "../../pkg/query";
 import type { ActivityType, ActivityTypeInput, ActivityTypeListQuery } from "./schema";
-import { assertVersion, commitVersioned } from "../../pkg/resource";
+import { assertVersion, commitVersioned, retryWrite } from "../../pkg/resource";
 
 interface ActivityTypeRow {
   id: string;
@@ -82,12 +83,15 @@ export async function createActivityType(ctx: WriteContext, input: ActivityTypeI
   await runBatch(
     ctx.db,
     [
-      ctx.db
-        .prepare(
-          "INSERT INTO activity_types (id, name, description, etag, created_at, updated_at, created_by, name_key) VALUES " +
-            "(?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
-        )
-        .bind(row.id, row.name, row.description, row.etag, ctx.now, ctx.actorId, nameKey(row.name)),
+      insertActivityTypeStatement(ctx.db, {
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        etag: row.etag,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       guardedOutboxStatement(
         ctx.db,
         ctx,
@@ -104,29 +108,37 @@ export async function updateActivityType(
   ctx: WriteContext,
   input: ActivityTypeInput & { id: string },
 ): Promise<{ value: ActivityType; etag: string }> {
-  const current = await readRow(ctx.db, input.id);
-  if (!current) throw notFound("Activity type", input.id);
-  assertVersion(ctx, current.etag);
-  const row: ActivityTypeRow = { ...current, name: input.name, description: input.description, etag: newEtagToken(), updated_at: ctx.now };
-  const updated = toActivityType(row);
-  await commitVersioned(
-    ctx,
-    [
-      ctx.db
-        .prepare(
-          "UPDATE activity_types SET name = ?1, name_key = ?7, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6",
-        )
-        .bind(row.name, row.description, row.etag, ctx.now, row.id, current.etag, nameKey(row.name)),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: row.id, action: "updated", payload: updated.value },
-        { table: "activity_types", etag: row.etag },
-      ),
-    ],
-    () => nameTaken(input.name),
-  );
-  return updated;
+  return retryWrite(ctx, async () => {
+    const current = await readRow(ctx.db, input.id);
+    if (!current) throw notFound("Activity type", input.id);
+    assertVersion(ctx, current.etag);
+    const row: ActivityTypeRow = {
+      ...current,
+      name: input.name,
+      description: input.description,
+      etag: newEtagToken(),
+      updated_at: ctx.now,
+    };
+    const updated = toActivityType(row);
+    await commitVersioned(
+      ctx,
+      [
+        ctx.db
+          .prepare(
+            "UPDATE activity_types SET name = ?1, name_key = ?7, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6",
+          )
+          .bind(row.name, row.description, row.etag, ctx.now, row.id, current.etag, nameKey(row.name)),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: row.id, action: "updated", payload: updated.value },
+          { table: "activity_types", etag: row.etag },
+        ),
+      ],
+      () => nameTaken(input.name),
+    );
+    return updated;
+  });
 }
 
 const USES_SQL =
@@ -134,30 +146,39 @@ const USES_SQL =
   `activities WHERE activity_type_id = ?1) AS activities`;
 
 export async function deleteActivityType(ctx: WriteContext, id: string): Promise<void> {
-  const current = await readRow(ctx.db, id);
-  if (!current) throw notFound("Activity type", id);
-  assertVersion(ctx, current.etag);
-  const uses = await ctx.db.prepare(`SELECT ${USES_SQL}`).bind(current.id).first<{ templates: number; activities: number }>();
-  if (uses && (uses.templates > 0 || uses.activities > 0)) {
-    throw new ApiError(
-      "InUse",
-      `The activity type is used by ${uses.templates} activity template revision(s) and ${uses.activities} activit(ies).`,
-    );
-  }
-  // The uses are re-checked inside the delete, so one created meanwhile keeps the type.
-  const [removed] = await ctx.db.batch([
-    ctx.db
-      .prepare(
-        `DELETE FROM activity_types WHERE id = ?1 AND etag = ?2
+  return retryWrite(ctx, async () => {
+    const current = await readRow(ctx.db, id);
+    if (!current) throw notFound("Activity type", id);
+    assertVersion(ctx, current.etag);
+    const uses = await ctx.db.prepare(`SELECT ${USES_SQL}`).bind(current.id).first<{ templates: number; activities: number }>();
+    if (uses && (uses.templates > 0 || uses.activities > 0)) {
+      throw new ApiError(
+        "InUse",
+        `The activity type is used by ${uses.templates} activity template revision(s) and ${uses.activities} activit(ies).`,
+      );
+    }
+    // The uses are re-checked inside the delete, so one created meanwhile keeps the type.
+    const [removed] = await ctx.db.batch([
+      ctx.db
+        .prepare(
+          `DELETE FROM activity_types WHERE id = ?1 AND etag = ?2
            AND NOT EXISTS (SELECT 1 FROM activity_templates WHERE activity_type_id = ?1) AND NOT EXISTS (SELECT 1 FROM
            activities WHERE activity_type_id = ?1)`,
-      )
-      .bind(current.id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) {
-    const again = await readRow(ctx.db, id);
-    if (again && again.etag === current.etag) throw new ApiError("InUse", "The activity type came into use while it was being deleted.");
-    throw preconditionFailed();
-  }
+        )
+        .bind(current.id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) {
+      const again = await readRow(ctx.db, id);
+      if (again && again.etag === current.etag) throw new ApiError("InUse", "The activity type came into use while it was being deleted.");
+      throw preconditionFailed();
+    }
+  });
+}
+
+const activityTypeTable = tableStatements(activityTypes);
+
+/** Inserts an activity type (its name key derived from its name). */
+export function insertActivityTypeStatement(db: Database, values: Omit<Insert<typeof activityTypes>, "nameKey">): D1PreparedStatement {
+  return activityTypeTable.insert(db, { ...values, nameKey: nameKey(values.name) });
 }

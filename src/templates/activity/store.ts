@@ -7,7 +7,14 @@ import { outboxStatement } from "../../events/outbox";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
 import { checkStatus, ownerOrCaller, toPerson } from "../../work/common";
-import { ACTIVITY_TEMPLATE_KIND, insertDependentsStatements, isActivityTemplateRevisionInUseSql, type SqlValue } from "../revisions";
+import {
+  ACTIVITY_TEMPLATE_KIND,
+  headerOf,
+  insertDependentsStatements,
+  insertRevisionStatement,
+  isActivityTemplateRevisionInUseSql,
+  type SqlValue,
+} from "../revisions";
 import { dependentIds, metadataText, parseMetadata, positions, revisionEtag } from "../shared";
 import type { ActivityTemplate, ActivityTemplateInput, InputTemplateInput } from "./schema";
 
@@ -218,14 +225,8 @@ export async function createActivityTemplate(
     in_use: 0,
   };
   const created = toActivityTemplate({ row, inputs: [...inputs.rows].sort(byPosition) });
-  const columns = ACTIVITY_TEMPLATE_KIND.columns;
   await ctx.db.batch([
-    ctx.db
-      .prepare(
-        `INSERT INTO activity_templates (id, revision, is_latest, ${columns.join(", ")}) VALUES (?1, 1, 1, ` +
-          `${columns.map((_, i) => `?${i + 2}`).join(", ")})`,
-      )
-      .bind(id, ...columns.map((c) => row[c as keyof ActivityTemplateRow])),
+    insertRevisionStatement(ctx.db, ACTIVITY_TEMPLATE_KIND, id, 1, headerOf(ACTIVITY_TEMPLATE_KIND, row)),
     ...insertDependentsStatements(ctx.db, INPUTS, id, 1, inputs.rows),
     outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "created", payload: created.value }),
   ]);

@@ -16,7 +16,14 @@ import {
   type ResolvedProperty,
 } from "../../properties/values";
 import { checkStatus, normaliseTags, ownerOrCaller, replaceTagsStatements, toPerson } from "../../work/common";
-import { insertDependentsStatements, isWorkTemplateRevisionInUseSql, WORK_TEMPLATE_KIND, type SqlValue } from "../revisions";
+import {
+  headerOf,
+  insertDependentsStatements,
+  insertRevisionStatement,
+  isWorkTemplateRevisionInUseSql,
+  WORK_TEMPLATE_KIND,
+  type SqlValue,
+} from "../revisions";
 import { dependentIds, metadataText, missingTemplates, parseMetadata, positions, revisionEtag, throwProblems } from "../shared";
 import type { SectionTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput, WorkTemplateInput } from "./schema";
 
@@ -340,14 +347,8 @@ export async function createWorkTemplate(ctx: WriteContext, input: WorkTemplateI
     in_use: 0,
   };
   const created = toWorkTemplate({ row, sections: sections.rows, links: links.rows });
-  const columns = WORK_TEMPLATE_KIND.columns;
   await ctx.db.batch([
-    ctx.db
-      .prepare(
-        `INSERT INTO work_templates (id, revision, is_latest, ${columns.join(", ")}) VALUES (?1, 1, 1, ` +
-          `${columns.map((_, i) => `?${i + 2}`).join(", ")})`,
-      )
-      .bind(id, ...columns.map((c) => row[c as keyof WorkTemplateRow])),
+    insertRevisionStatement(ctx.db, WORK_TEMPLATE_KIND, id, 1, headerOf(WORK_TEMPLATE_KIND, row)),
     ...insertDependentsStatements(ctx.db, SECTIONS, id, 1, sections.rows),
     ...activityTemplatesExistStatement(ctx.db, links.rows),
     ...insertDependentsStatements(ctx.db, LINKS, id, 1, links.rows),

@@ -4,7 +4,6 @@
  * (revisions.ts): in place while the latest revision is not in use, else a copy as revision + 1.
  */
 import { deleteFileReferencesOfStatement, WORK_TEMPLATE_OWNER } from "../../file-references/store";
-import type { Database } from "../../db/statements";
 import type { WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
 import {
@@ -16,7 +15,13 @@ import {
 import { replaceTagsStatements } from "../../work/common";
 import { deleteLatestRevision, editLatestRevision, type EditPlan } from "../edit";
 import type { Written } from "../writer";
-import { deleteDependentsStatement, insertDependentsStatements, replaceDependentsStatements, WORK_TEMPLATE_KIND } from "../revisions";
+import {
+  deleteDependentsStatement,
+  insertDependentsStatements,
+  replaceDependentsStatements,
+  unsectionStatement,
+  WORK_TEMPLATE_KIND,
+} from "../revisions";
 import { metadataText, throwProblems } from "../shared";
 import type { SectionTemplateInput, UpdateWorkTemplateInput, WorkTemplate, WorkTemplateActivityTemplateInput } from "./schema";
 import {
@@ -208,17 +213,6 @@ const byPosition = <T extends { position: number; id: string }>(a: T, b: T) =>
 
 function nextPosition(rows: readonly { position: number }[]): number {
   return rows.reduce((max, r) => Math.max(max, r.position + 1), 0);
-}
-
-/** Takes the activity templates of sections that no longer exist out of any section. */
-function unsectionStatement(db: Database, id: string, revision: number, sectionIds: ReadonlySet<string>): D1PreparedStatement {
-  return db
-    .prepare(
-      `UPDATE work_template_activity_templates SET section_template_id = NULL
-        WHERE work_template_id = ?1 AND work_template_revision = ?2 AND section_template_id IS NOT NULL
-          AND section_template_id NOT IN (SELECT value FROM json_each(?3))`,
-    )
-    .bind(id, revision, JSON.stringify([...sectionIds]));
 }
 
 /**

@@ -1,12 +1,13 @@
 /** Data types in D1 (spec 2.9): id and name unique across the API; files refer to them. */
-import type { Database } from "../../db/statements";
+import { tableStatements, type Database, type Insert } from "../../db/statements";
+import { dataTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, isUniqueViolation, newEtagToken, type WriteContext } from "../../pkg/db";
 import { DATA_TYPE_ID, type CreateDataTypeInput, type DataType, type UpdateDataTypeInput } from "./schema";
-import { assertVersion, type Versioned } from "../../pkg/resource";
+import { assertVersion, type Versioned, retryWrite } from "../../pkg/resource";
 
 export interface DataTypeRow {
   id: string;
@@ -90,12 +91,15 @@ export async function createDataType(ctx: WriteContext, input: CreateDataTypeInp
   };
   try {
     await ctx.db.batch([
-      ctx.db
-        .prepare(
-          "INSERT INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at, created_by, name_key) " +
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7)",
-        )
-        .bind(id, dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, ctx.actorId, nameKey(dataType.name)),
+      insertDataTypeStatement(ctx.db, {
+        id,
+        name: dataType.name,
+        allowedExtensions: JSON.stringify(dataType.allowedExtensions),
+        etag,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: dataType }),
     ]);
   } catch (error) {
@@ -106,54 +110,71 @@ export async function createDataType(ctx: WriteContext, input: CreateDataTypeInp
 }
 
 export async function updateDataType(ctx: WriteContext, input: UpdateDataTypeInput): Promise<Versioned<DataType>> {
-  const current = await getDataType(ctx.db, input.id);
-  assertVersion(ctx, current.etag);
-  const etag = newEtagToken();
-  const dataType: DataType = {
-    ...current.value,
-    name: input.name,
-    allowedExtensions: [...new Set(input.allowedExtensions)],
-    updatedAt: ctx.now,
-  };
-  let update: D1Result | undefined;
-  try {
-    [update] = await ctx.db.batch([
-      ctx.db
-        .prepare(
-          "UPDATE data_types SET name = ?1, name_key = ?7, allowed_extensions = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6",
-        )
-        .bind(dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, input.id, current.etag, nameKey(dataType.name)),
-      guardedOutboxStatement(
-        ctx.db,
-        ctx,
-        { entityKind: KIND, entityId: input.id, action: "updated", payload: dataType },
-        { table: "data_types", etag },
-      ),
-    ]);
-  } catch (error) {
-    if (isUniqueViolation(error)) throw nameTaken(input.name);
-    throw error;
-  }
-  if (update?.meta.changes !== 1) throw preconditionFailed();
-  return { value: dataType, etag };
+  return retryWrite(ctx, async () => {
+    const current = await getDataType(ctx.db, input.id);
+    assertVersion(ctx, current.etag);
+    const etag = newEtagToken();
+    const dataType: DataType = {
+      ...current.value,
+      name: input.name,
+      allowedExtensions: [...new Set(input.allowedExtensions)],
+      updatedAt: ctx.now,
+    };
+    let update: D1Result | undefined;
+    try {
+      [update] = await ctx.db.batch([
+        ctx.db
+          .prepare(
+            "UPDATE data_types SET name = ?1, name_key = ?7, allowed_extensions = ?2, etag = ?3, updated_at = ?4 " +
+              "WHERE id = ?5 AND etag = ?6",
+          )
+          .bind(dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, input.id, current.etag, nameKey(dataType.name)),
+        guardedOutboxStatement(
+          ctx.db,
+          ctx,
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: dataType },
+          { table: "data_types", etag },
+        ),
+      ]);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw nameTaken(input.name);
+      throw error;
+    }
+    if (update?.meta.changes !== 1) throw preconditionFailed();
+    return { value: dataType, etag };
+  });
 }
 
 export async function deleteDataType(ctx: WriteContext, id: string): Promise<void> {
-  const current = await getDataType(ctx.db, id);
-  assertVersion(ctx, current.etag);
-  const inUse = () => new ApiError("InUse", `The data type ${id} is used by files (or uploads in progress); delete them first.`);
-  const used = await ctx.db.prepare("SELECT 1 AS used FROM files WHERE data_type_id = ?1 LIMIT 1").bind(id).first();
-  if (used) throw inUse();
-  const [removed] = await ctx.db.batch([
-    // Guarded so a file posted since the check above keeps its data type.
-    ctx.db
-      .prepare("DELETE FROM data_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM files WHERE data_type_id = ?1)")
-      .bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) {
-    const again = await ctx.db.prepare("SELECT 1 AS used FROM files WHERE data_type_id = ?1 LIMIT 1").bind(id).first();
-    if (again) throw inUse();
-    throw new ApiError("Conflict", "The data type changed while it was being deleted; read it again.");
-  }
+  return retryWrite(ctx, async () => {
+    const current = await getDataType(ctx.db, id);
+    assertVersion(ctx, current.etag);
+    const inUse = () => new ApiError("InUse", `The data type ${id} is used by files (or uploads in progress); delete them first.`);
+    const used = await ctx.db.prepare("SELECT 1 AS used FROM files WHERE data_type_id = ?1 LIMIT 1").bind(id).first();
+    if (used) throw inUse();
+    const [removed] = await ctx.db.batch([
+      // Guarded so a file posted since the check above keeps its data type.
+      ctx.db
+        .prepare("DELETE FROM data_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM files WHERE data_type_id = ?1)")
+        .bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) {
+      const again = await ctx.db.prepare("SELECT 1 AS used FROM files WHERE data_type_id = ?1 LIMIT 1").bind(id).first();
+      if (again) throw inUse();
+      throw new ApiError("Conflict", "The data type changed while it was being deleted; read it again.");
+    }
+  });
+}
+
+const dataTypeTable = tableStatements(dataTypes);
+
+/** Inserts a data type (its name key derived from its name); `orIgnore` keeps one already there. */
+export function insertDataTypeStatement(
+  db: Database,
+  values: Omit<Insert<typeof dataTypes>, "nameKey">,
+  options: { orIgnore?: boolean } = {},
+): D1PreparedStatement {
+  const row = { ...values, nameKey: nameKey(values.name) };
+  return options.orIgnore ? dataTypeTable.insertOrIgnore(db, row) : dataTypeTable.insert(db, row);
 }

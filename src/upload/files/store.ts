@@ -12,7 +12,7 @@ import { preconditionFailed } from "../../pkg/etag";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { isPersonal, maySee, type Viewer } from "./access";
 import type { FileDefinition, FileStatus, ObjectType } from "./schema";
-import { assertVersion, commitVersioned } from "../../pkg/resource";
+import { assertVersion, commitVersioned, retryWrite } from "../../pkg/resource";
 
 export interface FileRow {
   id: string;
@@ -162,8 +162,10 @@ async function updateFile(
 }
 
 export async function setFileStatus(ctx: WriteContext, viewer: Viewer, id: string, status: FileStatus): Promise<StoredFile> {
-  const current = await getVisibleFile(ctx.db, viewer, id);
-  return updateFile(ctx, current, { sql: "status = ?1", values: [status] }, { ...current.row, status });
+  return retryWrite(ctx, async () => {
+    const current = await getVisibleFile(ctx.db, viewer, id);
+    return updateFile(ctx, current, { sql: "status = ?1", values: [status] }, { ...current.row, status });
+  });
 }
 
 export async function setFileMetadata(
@@ -172,22 +174,24 @@ export async function setFileMetadata(
   id: string,
   metadata: { objectType: ObjectType; objectId: string },
 ): Promise<StoredFile> {
-  const row = await findFileRow(ctx.db, id);
-  // The spec: metadata "can be set only after the file has been posted". Its uploader learns the id
-  // when the upload starts, so for them an unfinished upload is a 409, for anyone else a 404.
-  if (row && row.state !== "ready" && isPersonal(viewer, { ownerId: row.owner_id, createdBy: row.created_by })) {
-    throw new ApiError("Conflict", `File ${id} is still being uploaded; metadata can be set once its upload is completed.`);
-  }
-  const current = await getVisibleFile(ctx.db, viewer, id);
-  if (!isPersonal(viewer, { ownerId: current.row.owner_id, createdBy: current.row.created_by })) {
-    throw new ApiError("Forbidden", "Only the file's owner or its uploader may set its metadata (it decides who may see the file).");
-  }
-  return updateFile(
-    ctx,
-    current,
-    { sql: "object_type = ?1, object_id = ?2", values: [metadata.objectType, metadata.objectId] },
-    { ...current.row, object_type: metadata.objectType, object_id: metadata.objectId },
-  );
+  return retryWrite(ctx, async () => {
+    const row = await findFileRow(ctx.db, id);
+    // The spec: metadata "can be set only after the file has been posted". Its uploader learns the id
+    // when the upload starts, so for them an unfinished upload is a 409, for anyone else a 404.
+    if (row && row.state !== "ready" && isPersonal(viewer, { ownerId: row.owner_id, createdBy: row.created_by })) {
+      throw new ApiError("Conflict", `File ${id} is still being uploaded; metadata can be set once its upload is completed.`);
+    }
+    const current = await getVisibleFile(ctx.db, viewer, id);
+    if (!isPersonal(viewer, { ownerId: current.row.owner_id, createdBy: current.row.created_by })) {
+      throw new ApiError("Forbidden", "Only the file's owner or its uploader may set its metadata (it decides who may see the file).");
+    }
+    return updateFile(
+      ctx,
+      current,
+      { sql: "object_type = ?1, object_id = ?2", values: [metadata.objectType, metadata.objectId] },
+      { ...current.row, object_type: metadata.objectType, object_id: metadata.objectId },
+    );
+  });
 }
 
 /**
@@ -195,14 +199,16 @@ export async function setFileMetadata(
  * without a row, which is invisible and removed by the orphan sweep; never the other way round.
  */
 export async function deleteFile(ctx: WriteContext, bucket: R2Bucket, viewer: Viewer, id: string): Promise<void> {
-  const current = await getVisibleFile(ctx.db, viewer, id);
-  assertVersion(ctx, current.etag);
-  const [removed] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM files WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
-  ]);
-  if (removed?.meta.changes !== 1) throw preconditionFailed();
-  await bucket.delete(current.row.r2_key).catch(() => undefined);
+  return retryWrite(ctx, async () => {
+    const current = await getVisibleFile(ctx.db, viewer, id);
+    assertVersion(ctx, current.etag);
+    const [removed] = await ctx.db.batch([
+      ctx.db.prepare("DELETE FROM files WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
+      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ]);
+    if (removed?.meta.changes !== 1) throw preconditionFailed();
+    await bucket.delete(current.row.r2_key).catch(() => undefined);
+  });
 }
 
 // --- Statements ------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  * for anyone else it does not exist (404).
  */
 import type { Database } from "../../db/statements";
-import { ApiError, invalid, notFound } from "../../pkg/errors";
+import { ApiError, BodyReadError, invalid, notFound } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
 import type { Viewer } from "../files/access";
 import { checkExtension, cleanFileName, normaliseContentType } from "../files/naming";
@@ -178,7 +178,7 @@ export async function putPart(
         () => null,
         (failure: unknown) => failure,
       );
-      throw reason instanceof ApiError ? reason : error;
+      throw reason instanceof ApiError || reason instanceof BodyReadError ? reason : error;
     });
   const checksum = await hashed.checksum;
   await recordPart(
@@ -316,7 +316,7 @@ export async function completeUpload(
   if (file.state === "ready") return { file: toFile(file), created: false };
   const parts = mergeParts(await listParts(ctx.db, uploadId), direct);
   checkParts(upload, file, parts);
-  const started = Date.now();
+  const started = performance.now();
   try {
     await bucket
       .resumeMultipartUpload(upload.r2_key, upload.r2_upload_id)
@@ -333,7 +333,7 @@ export async function completeUpload(
       );
     }
   }
-  const assembled = Date.now();
+  const assembled = performance.now();
   const object = await bucket.head(upload.r2_key);
   if (!object) throw new Error(`completed object ${upload.r2_key} is missing`);
   if (file.size > 0 && object.size !== file.size) {
@@ -352,7 +352,7 @@ export async function completeUpload(
   const checksum = partChecksums.every((c): c is string => c !== null)
     ? await compositeChecksum(partChecksums)
     : await sha256OfObject(bucket, upload.r2_key, object.size, upload.part_size);
-  const timing = { assembleMs: assembled - started, hashMs: Date.now() - assembled };
+  const timing = { assembleMs: assembled - started, hashMs: performance.now() - assembled };
   const keepUntil = new Date(Date.parse(ctx.now) + UPLOAD_IDLE_MS).toISOString();
   const ready = await markCompleted(ctx, upload, file, { size: object.size, checksum }, keepUntil);
   if (ready) return { file: ready, created: true, timing };

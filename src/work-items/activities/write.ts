@@ -28,7 +28,7 @@ import {
 } from "./store";
 import { firstUseStatements } from "../store";
 import type { Activity, CreateActivityInput, UpdateActivityInput } from "./schema";
-import { assertVersion } from "../../pkg/resource";
+import { assertVersion, READ_AGAIN } from "../../pkg/resource";
 
 async function activityType(db: Database, id: string | null | undefined): Promise<{ id: string; name: string } | null | undefined> {
   if (id === null || id === undefined) return id;
@@ -58,7 +58,7 @@ export async function createActivity(ctx: WriteContext, input: CreateActivityInp
   ]);
   const dateOfActivity = toUtcDateTime(input.dateOfActivity, "body.dateOfActivity");
   const id = ctx.uuid();
-  return retrying("activity", async (attempt) => {
+  return retrying(ctx, "activity", async (attempt) => {
     let used: number | undefined;
     if (workItemId !== null) {
       const [item, recorded] = await db.batch<Record<string, unknown>>([
@@ -131,14 +131,14 @@ export async function createActivity(ctx: WriteContext, input: CreateActivityInp
       ...replaceDesignationsStatements(db, KIND, id, designations),
       outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: activity }),
     ]);
-    return done ? { value: activity, etag: made.row.etag } : undefined;
+    return done ? { value: activity, etag: made.row.etag } : READ_AGAIN;
   });
 }
 
 export async function updateActivity(ctx: WriteContext, input: UpdateActivityInput): Promise<Versioned<Activity>> {
   const db = ctx.db;
   const id = input.id.toLowerCase();
-  return retrying("activity", async () => {
+  return retrying(ctx, "activity", async () => {
     const current = await findActivityRow(db, id);
     if (!current) throw notFound("Activity", id);
     assertVersion(ctx, current.etag);
@@ -187,7 +187,7 @@ export async function updateActivity(ctx: WriteContext, input: UpdateActivityInp
         { table: "activities", etag: row.etag },
       ),
     ]);
-    return done ? { value: activity, etag: row.etag } : undefined;
+    return done ? { value: activity, etag: row.etag } : READ_AGAIN;
   });
 }
 
@@ -197,7 +197,7 @@ export async function updateActivity(ctx: WriteContext, input: UpdateActivityInp
  */
 export async function deleteActivity(ctx: WriteContext, id: string): Promise<void> {
   const db = ctx.db;
-  await retrying("activity", async () => {
+  await retrying(ctx, "activity", async () => {
     const current = await findActivityRow(db, id);
     if (!current) throw notFound("Activity", id);
     assertVersion(ctx, current.etag);
@@ -207,6 +207,6 @@ export async function deleteActivity(ctx: WriteContext, id: string): Promise<voi
       ...deleteActivityStatements(db, id),
       outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { workItemId: current.work_item_id } }),
     ]);
-    return done ? true : undefined;
+    return done ? true : READ_AGAIN;
   });
 }

@@ -1,10 +1,13 @@
 /**
  * Factories for the shared property model. Definitions are created through the API (so they pass the
- * same rules as a client's); classifications, entity types and links are written with SQL, so tests
- * of definitions and values do not depend on those resources' own routes.
+ * same rules as a client's); classifications, entity types and links are written straight to D1
+ * through their owners' statements, so tests of definitions and values do not depend on those
+ * resources' own routes.
  */
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { insertClassificationStatements } from "../../../src/properties/classifications/store";
+import { appendLinksStatement, insertEntityTypeStatements } from "../../../src/properties/entity-types/store";
 import { call } from "../http";
 
 let sequence = 0;
@@ -59,23 +62,33 @@ export async function createClassification(
   name = uniqueName("classification"),
 ) {
   const id = crypto.randomUUID();
-  const statements = [
-    env.DB.prepare(
-      "INSERT INTO classifications (id, name, format, etag, created_at, updated_at) VALUES (?1, ?2, 'valueHierarchy', 'seed', ?3, ?3)",
-    ).bind(id, name, now()),
-  ];
+  const rows: Parameters<typeof insertClassificationStatements>[2][number][] = [];
   const add = (items: ElementSpec[], parentId: string | null) =>
     items.forEach((element, position) => {
       const elementId = crypto.randomUUID();
-      statements.push(
-        env.DB.prepare(
-          "INSERT INTO classification_elements (id, classification_id, parent_id, position, name) VALUES (?1, ?2, ?3, ?4, ?5)",
-        ).bind(elementId, id, parentId, position, element.name),
-      );
+      rows.push({
+        id: elementId,
+        parentId,
+        position,
+        name: element.name,
+        displayName: null,
+        code: null,
+        applierCode: null,
+        color: null,
+        order: null,
+        grade: null,
+      });
       add(element.children ?? [], elementId);
     });
   add(elements, null);
-  await env.DB.batch(statements);
+  const t = now();
+  await env.DB.batch(
+    insertClassificationStatements(
+      env.DB,
+      { id, name, format: "valueHierarchy", description: null, etag: "seed", createdAt: t, updatedAt: t, createdBy: null },
+      rows,
+    ),
+  );
   return { id, name };
 }
 
@@ -83,28 +96,33 @@ export async function createClassification(
 export async function createEntityType(options: { name?: string; appliesTo?: string | null } = {}) {
   const id = crypto.randomUUID();
   const name = options.name ?? uniqueName("type");
-  await env.DB.prepare(
-    "INSERT INTO entity_types (id, name, applies_to, is_default, etag, created_at, updated_at) VALUES (?1, ?2, ?3, 0, 'seed', ?4, ?4)",
-  )
-    .bind(id, name, options.appliesTo ?? null, now())
-    .run();
+  const t = now();
+  await env.DB.batch(
+    insertEntityTypeStatements(
+      env.DB,
+      {
+        id,
+        name,
+        description: null,
+        appliesTo: options.appliesTo ?? null,
+        iconName: null,
+        iconColor: null,
+        isDefault: false,
+        metadata: null,
+        etag: "seed",
+        createdAt: t,
+        updatedAt: t,
+        createdBy: null,
+      },
+      [],
+    ),
+  );
   return { id, name };
 }
 
 /** Links definitions to an entity type, in the given order (after any already linked). */
 export async function linkToEntityType(entityTypeId: string, definitionIds: readonly string[]): Promise<void> {
-  const start = await env.DB.prepare("SELECT coalesce(max(position) + 1, 0) AS next FROM entity_type_properties WHERE entity_type_id = ?1")
-    .bind(entityTypeId)
-    .first<{ next: number }>();
-  await env.DB.batch(
-    definitionIds.map((definitionId, i) =>
-      env.DB.prepare("INSERT INTO entity_type_properties (entity_type_id, property_definition_id, position) VALUES (?1, ?2, ?3)").bind(
-        entityTypeId,
-        definitionId,
-        (start?.next ?? 0) + i,
-      ),
-    ),
-  );
+  await appendLinksStatement(env.DB, entityTypeId, definitionIds).run();
 }
 
 /** An entity type with these definitions linked (created through the API from the given bodies). */

@@ -1,22 +1,39 @@
 /**
- * Work templates and activity templates written with SQL, so the work item tests do not depend on
- * the templates API (built in parallel). Each helper writes exactly the rows the template tables
- * hold; `copyWorkTemplateRevision` / `copyActivityTemplateRevision` simulate what the templates
- * module does when a used revision is edited: a copy as revision + 1 that becomes the latest.
+ * Work templates and activity templates written straight to D1 through the templates' own revision
+ * engine (src/templates/revisions.ts, the owner of the template tables), so the work item tests do not
+ * depend on the templates API. Each helper writes exactly the rows the template tables hold;
+ * `copyWorkTemplateRevision` / `copyActivityTemplateRevision` do what the templates module does when a
+ * used revision is edited: a copy as revision + 1 that becomes the latest.
  */
 import { env } from "cloudflare:workers";
+import { insertFileStatement } from "../../../src/upload/files/store";
+import { insertDataTypeStatement } from "../../../src/upload/data-types/store";
+import { insertFileReferencesStatements, WORK_TEMPLATE_OWNER } from "../../../src/file-references/store";
+import { insertActivityTypeStatement } from "../../../src/templates/activity-types/store";
+import {
+  ACTIVITY_TEMPLATE_KIND,
+  copyRevisionStatements,
+  headerOf,
+  insertDependentsStatements,
+  insertRevisionStatement,
+  updateRevisionHeaderStatement,
+  WORK_TEMPLATE_KIND,
+  type DependentTable,
+  type SqlValue,
+} from "../../../src/templates/revisions";
+import { replaceTagsStatements } from "../../../src/work/common";
 
 const db = env.DB;
 const now = () => new Date().toISOString();
 const etag = () => crypto.randomUUID().slice(0, 12);
 const OWNER = { id: "template-owner", name: "Template Owner" };
+const INPUTS = ACTIVITY_TEMPLATE_KIND.dependents.find((d) => d.table === "input_templates")!;
+const LINKS: DependentTable = WORK_TEMPLATE_KIND.dependents.find((d) => d.table === "work_template_activity_templates")!;
 
 export async function seedActivityType(name = `Inspection ${crypto.randomUUID().slice(0, 8)}`): Promise<{ id: string; name: string }> {
   const id = crypto.randomUUID();
-  await db
-    .prepare("INSERT INTO activity_types (id, name, description, etag, created_at, updated_at) VALUES (?1, ?2, NULL, ?3, ?4, ?4)")
-    .bind(id, name, etag(), now())
-    .run();
+  const t = now();
+  await insertActivityTypeStatement(db, { id, name, description: null, etag: etag(), createdAt: t, updatedAt: t, createdBy: null }).run();
   return { id, name };
 }
 
@@ -51,22 +68,37 @@ export async function seedActivityTemplate(
     required: input.required ?? false,
   }));
   const t = now();
+  const header = {
+    display_name: displayName,
+    reference_id: referenceId,
+    status: "new",
+    owner_id: OWNER.id,
+    owner_name: OWNER.name,
+    activity_type_id: seed.activityTypeId ?? null,
+    template_type: "checklist",
+    description: "Seeded",
+    metadata: null,
+    etag: etag(),
+    created_at: t,
+    updated_at: t,
+    created_by: null,
+  };
   await db.batch([
-    db
-      .prepare(
-        `INSERT INTO activity_templates (id, revision, is_latest, display_name, reference_id, status, owner_id, owner_name,
-        activity_type_id, template_type, description, metadata, etag, created_at, updated_at)
-         VALUES (?1, 1, 1, ?2, ?3, 'new', ?4, ?5, ?6, 'checklist', 'Seeded', NULL, ?7, ?8, ?8)`,
-      )
-      .bind(id, displayName, referenceId, OWNER.id, OWNER.name, seed.activityTypeId ?? null, etag(), t),
-    ...inputs.map((input, position) =>
-      db
-        .prepare(
-          `INSERT INTO input_templates (activity_template_id, activity_template_revision, id, name, display_name, format,
-          required, position, metadata)
-           VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)`,
-        )
-        .bind(id, input.id, input.name, input.displayName, input.format, input.required ? 1 : 0, position),
+    insertRevisionStatement(db, ACTIVITY_TEMPLATE_KIND, id, 1, header),
+    ...insertDependentsStatements(
+      db,
+      INPUTS,
+      id,
+      1,
+      inputs.map((input, position) => ({
+        id: input.id,
+        name: input.name,
+        display_name: input.displayName,
+        format: input.format,
+        required: input.required ? 1 : 0,
+        position,
+        metadata: null,
+      })),
     ),
   ]);
   return { id, revision: 1, displayName, referenceId, activityTypeId: seed.activityTypeId ?? null, inputs };
@@ -91,34 +123,50 @@ export async function seedWorkTemplate(
   const t = now();
   const wtats = (seed.activityTemplateIds ?? []).map((activityTemplateId) => ({ id: crypto.randomUUID(), activityTemplateId }));
   const files = (seed.fileReferences ?? []).map((f) => ({ ...f, id: crypto.randomUUID() }));
+  const header = {
+    display_name: `Annual check ${id.slice(0, 8)}`,
+    reference_id: `WT-${id.slice(0, 6)}`,
+    status: "new",
+    type_id: "00000000-0000-4000-8000-000000000001",
+    owner_id: OWNER.id,
+    owner_name: OWNER.name,
+    tags: JSON.stringify(seed.tags ?? []),
+    properties: "[]",
+    metadata: null,
+    etag: etag(),
+    created_at: t,
+    updated_at: t,
+    created_by: null,
+  };
   await db.batch([
-    db
-      .prepare(
-        `INSERT INTO work_templates (id, revision, is_latest, display_name, reference_id, status, type_id, owner_id,
-        owner_name, tags, properties, metadata, etag, created_at, updated_at)
-         VALUES (?1, 1, 1, ?2, ?3, 'new', '00000000-0000-4000-8000-000000000001', ?4, ?5, ?6, '[]', NULL, ?7, ?8, ?8)`,
-      )
-      .bind(id, `Annual check ${id.slice(0, 8)}`, `WT-${id.slice(0, 6)}`, OWNER.id, OWNER.name, JSON.stringify(seed.tags ?? []), etag(), t),
-    ...(seed.tags ?? []).map((tag) =>
-      db.prepare("INSERT OR IGNORE INTO entity_tags (entity_kind, entity_id, tag) VALUES ('workTemplate', ?1, ?2)").bind(id, tag),
+    insertRevisionStatement(db, WORK_TEMPLATE_KIND, id, 1, header),
+    ...replaceTagsStatements(db, "workTemplate", id, seed.tags ?? []),
+    ...insertDependentsStatements(
+      db,
+      LINKS,
+      id,
+      1,
+      wtats.map((w, position) => ({
+        id: w.id,
+        activity_template_id: w.activityTemplateId,
+        section_template_id: null,
+        position,
+        metadata: null,
+      })),
     ),
-    ...wtats.map((w, position) =>
-      db
-        .prepare(
-          `INSERT INTO work_template_activity_templates (work_template_id, work_template_revision, id, activity_template_id,
-          section_template_id, position, metadata)
-           VALUES (?1, 1, ?2, ?3, NULL, ?4, NULL)`,
-        )
-        .bind(id, w.id, w.activityTemplateId, position),
-    ),
-    ...files.map((f) =>
-      db
-        .prepare(
-          `INSERT INTO file_references (id, owner_kind, owner_id, location, platform_file_id, url, name, inherited_from,
-          created_at, created_by)
-           VALUES (?1, 'workTemplate', ?2, ?3, ?4, ?5, ?6, NULL, ?7, 'seed')`,
-        )
-        .bind(f.id, id, f.location, f.platformFileId ?? null, f.url ?? null, f.name ?? null, t),
+    ...insertFileReferencesStatements(
+      db,
+      WORK_TEMPLATE_OWNER,
+      id,
+      files.map((f) => ({
+        id: f.id,
+        location: f.location,
+        platformFileId: f.platformFileId ?? null,
+        url: f.url ?? null,
+        name: f.name ?? null,
+        inheritedFrom: null,
+      })),
+      { now: t, actorId: "seed" },
     ),
   ]);
   return { id, revision: 1, activityTemplates: wtats, fileReferenceIds: files.map((f) => f.id) };
@@ -129,40 +177,25 @@ export async function copyWorkTemplateRevision(
   id: string,
   change: { addActivityTemplateIds?: string[]; tags?: string[] } = {},
 ): Promise<number> {
-  const latest = await db
-    .prepare("SELECT revision FROM work_templates WHERE id = ?1 AND is_latest = 1")
-    .bind(id)
-    .first<{ revision: number }>();
-  const from = latest!.revision;
+  const latest = (await db.prepare("SELECT * FROM work_templates WHERE id = ?1 AND is_latest = 1").bind(id).first())!;
+  const from = latest.revision as number;
   const to = from + 1;
+  const header: Record<string, SqlValue> = { ...headerOf(WORK_TEMPLATE_KIND, latest), etag: etag(), updated_at: now() };
+  if (change.tags) header.tags = JSON.stringify(change.tags);
   const statements = [
-    db.prepare("UPDATE work_templates SET is_latest = 0 WHERE id = ?1 AND revision = ?2").bind(id, from),
-    db
-      .prepare(
-        `INSERT INTO work_templates (id, revision, is_latest, display_name, reference_id, status, type_id, owner_id,
-        owner_name, tags, properties, metadata, etag, created_at, updated_at)
-         SELECT id, ?3, 1, display_name, reference_id, status, type_id, owner_id, owner_name, coalesce(?4, tags), properties,
-         metadata, ?5, created_at, ?6
-           FROM work_templates WHERE id = ?1 AND revision = ?2`,
-      )
-      .bind(id, from, to, change.tags ? JSON.stringify(change.tags) : null, etag(), now()),
-    db
-      .prepare(
-        `INSERT INTO work_template_activity_templates (work_template_id, work_template_revision, id, activity_template_id,
-        section_template_id, position, metadata)
-         SELECT work_template_id, ?3, id, activity_template_id, section_template_id, position, metadata FROM
-         work_template_activity_templates
-          WHERE work_template_id = ?1 AND work_template_revision = ?2`,
-      )
-      .bind(id, from, to),
-    ...(change.addActivityTemplateIds ?? []).map((atId, i) =>
-      db
-        .prepare(
-          `INSERT INTO work_template_activity_templates (work_template_id, work_template_revision, id, activity_template_id,
-          section_template_id, position, metadata)
-           VALUES (?1, ?2, ?3, ?4, NULL, 1000 + ?5, NULL)`,
-        )
-        .bind(id, to, crypto.randomUUID(), atId, i),
+    ...copyRevisionStatements(db, WORK_TEMPLATE_KIND, id, from, header),
+    ...insertDependentsStatements(
+      db,
+      LINKS,
+      id,
+      to,
+      (change.addActivityTemplateIds ?? []).map((atId, i) => ({
+        id: crypto.randomUUID(),
+        activity_template_id: atId,
+        section_template_id: null,
+        position: 1000 + i,
+        metadata: null,
+      })),
     ),
   ];
   await db.batch(statements);
@@ -174,60 +207,44 @@ export async function copyActivityTemplateRevision(
   id: string,
   change: { displayName?: string; addInput?: InputSeed } = {},
 ): Promise<number> {
-  const latest = await db
-    .prepare("SELECT revision FROM activity_templates WHERE id = ?1 AND is_latest = 1")
-    .bind(id)
-    .first<{ revision: number }>();
-  const from = latest!.revision;
+  const latest = (await db.prepare("SELECT * FROM activity_templates WHERE id = ?1 AND is_latest = 1").bind(id).first())!;
+  const from = latest.revision as number;
   const to = from + 1;
+  const header: Record<string, SqlValue> = { ...headerOf(ACTIVITY_TEMPLATE_KIND, latest), etag: etag(), updated_at: now() };
+  if (change.displayName) header.display_name = change.displayName;
   const statements = [
-    db.prepare("UPDATE activity_templates SET is_latest = 0 WHERE id = ?1 AND revision = ?2").bind(id, from),
-    db
-      .prepare(
-        `INSERT INTO activity_templates (id, revision, is_latest, display_name, reference_id, status, owner_id, owner_name,
-        activity_type_id, template_type, description, metadata, etag, created_at, updated_at)
-         SELECT id, ?3, 1, coalesce(?4, display_name), reference_id, status, owner_id, owner_name, activity_type_id,
-         template_type, description, metadata, ?5, created_at, ?6
-           FROM activity_templates WHERE id = ?1 AND revision = ?2`,
-      )
-      .bind(id, from, to, change.displayName ?? null, etag(), now()),
-    db
-      .prepare(
-        `INSERT INTO input_templates (activity_template_id, activity_template_revision, id, name, display_name, format,
-        required, position, metadata)
-         SELECT activity_template_id, ?3, id, name, display_name, format, required, position, metadata FROM input_templates
-          WHERE activity_template_id = ?1 AND activity_template_revision = ?2`,
-      )
-      .bind(id, from, to),
+    ...copyRevisionStatements(db, ACTIVITY_TEMPLATE_KIND, id, from, header),
+    ...insertDependentsStatements(
+      db,
+      INPUTS,
+      id,
+      to,
+      change.addInput
+        ? [
+            {
+              id: change.addInput.id ?? crypto.randomUUID(),
+              name: change.addInput.name ?? "added",
+              display_name: null,
+              format: change.addInput.format ?? "text",
+              required: 0,
+              position: 99,
+              metadata: null,
+            },
+          ]
+        : [],
+    ),
   ];
-  if (change.addInput) {
-    statements.push(
-      db
-        .prepare(
-          `INSERT INTO input_templates (activity_template_id, activity_template_revision, id, name, display_name, format,
-          required, position, metadata)
-           VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 99, NULL)`,
-        )
-        .bind(id, to, change.addInput.id ?? crypto.randomUUID(), change.addInput.name ?? "added", change.addInput.format ?? "text"),
-    );
-  }
   await db.batch(statements);
   return to;
 }
 
 /** An in-place edit of a revision as the templates module makes it: the content changes and so does the etag. */
 export async function editActivityTemplateInPlace(id: string, revision: number, displayName: string): Promise<void> {
-  await db
-    .prepare("UPDATE activity_templates SET display_name = ?3, etag = ?4 WHERE id = ?1 AND revision = ?2")
-    .bind(id, revision, displayName, etag())
-    .run();
+  await updateRevisionHeaderStatement(db, ACTIVITY_TEMPLATE_KIND, id, revision, { display_name: displayName, etag: etag() }).run();
 }
 
 export async function editWorkTemplateInPlace(id: string, revision: number, tags: string[]): Promise<void> {
-  await db
-    .prepare("UPDATE work_templates SET tags = ?3, etag = ?4 WHERE id = ?1 AND revision = ?2")
-    .bind(id, revision, JSON.stringify(tags), etag())
-    .run();
+  await updateRevisionHeaderStatement(db, WORK_TEMPLATE_KIND, id, revision, { tags: JSON.stringify(tags), etag: etag() }).run();
 }
 
 /** A stored, ready data file (POST /Files writes these) for Platform file references. */
@@ -236,18 +253,30 @@ export async function seedReadyFile(ownerId = "00000000-0000-4000-8000-00000000a
   const id = crypto.randomUUID();
   const t = now();
   await db.batch([
-    db
-      .prepare(
-        "INSERT OR IGNORE INTO data_types (id, name, allowed_extensions, etag, created_at, updated_at) VALUES " +
-          "('wi-docs', 'Work item documents', '[\"pdf\"]', 'e', ?1, ?1)",
-      )
-      .bind(t),
-    db
-      .prepare(
-        `INSERT INTO files (id, name, data_type_id, size, content_type, r2_key, state, status, owner_id, etag, created_at, updated_at)
-         VALUES (?1, 'manual.pdf', 'wi-docs', 10, 'application/pdf', ?2, 'ready', 'none', ?4, 'e', ?3, ?3)`,
-      )
-      .bind(id, `files/${id}/x`, t, ownerId),
+    insertDataTypeStatement(
+      db,
+      { id: "wi-docs", name: "Work item documents", allowedExtensions: '["pdf"]', etag: "e", createdAt: t, updatedAt: t, createdBy: null },
+      { orIgnore: true },
+    ),
+    insertFileStatement(db, {
+      id,
+      name: "manual.pdf",
+      data_type_id: "wi-docs",
+      size: 10,
+      content_type: "application/pdf",
+      checksum: null,
+      r2_key: `files/${id}/x`,
+      state: "ready",
+      status: "none",
+      owner_id: ownerId,
+      owner_name: null,
+      object_type: null,
+      object_id: null,
+      etag: "e",
+      created_at: t,
+      updated_at: t,
+      created_by: null,
+    }),
   ]);
   return id;
 }

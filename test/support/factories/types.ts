@@ -3,6 +3,8 @@
  * unique name through the API (overrides win), so tests never depend on seeded ids or on each other.
  */
 import { env } from "cloudflare:workers";
+import { insertDefinitionStatement } from "../../../src/properties/definitions/store";
+import { replacePropertyValuesStatements } from "../../../src/properties/values/rows";
 import { expect } from "vitest";
 import { call } from "../http";
 
@@ -86,36 +88,40 @@ export async function seedPropertyDefinition(seed: DefinitionSeed = {}): Promise
   const name = seed.name ?? `prop_${crypto.randomUUID().slice(0, 8)}`;
   const now = new Date().toISOString();
   const category = await env.DB.prepare("SELECT id FROM categories WHERE is_default = 1").first<{ id: string }>();
-  await env.DB.prepare(
-    `INSERT INTO property_definitions (id, name, format, application_rule, classification_id, required, default_value,
-    metadata, category_id, etag, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)`,
-  )
-    .bind(
-      id,
-      name,
-      seed.format ?? (seed.classificationId ? "classification" : "text"),
-      seed.applicationRule ?? "Deviation",
-      seed.classificationId ?? null,
-      seed.required ? 1 : 0,
-      seed.defaultValue === undefined ? null : JSON.stringify(seed.defaultValue),
-      seed.metadata ? JSON.stringify(seed.metadata) : null,
-      category!.id,
-      crypto.randomUUID().slice(0, 8),
-      now,
-    )
-    .run();
+  await insertDefinitionStatement(env.DB, {
+    id,
+    name,
+    format: seed.format ?? (seed.classificationId ? "classification" : "text"),
+    applicationRule: seed.applicationRule ?? "Deviation",
+    classificationId: seed.classificationId ?? null,
+    required: seed.required ?? false,
+    defaultValue: seed.defaultValue === undefined ? null : JSON.stringify(seed.defaultValue),
+    metadata: seed.metadata ? JSON.stringify(seed.metadata) : null,
+    categoryId: category!.id,
+    etag: crypto.randomUUID().slice(0, 8),
+    createdAt: now,
+    updatedAt: now,
+  }).run();
   return { id, name };
 }
 
 /** A stored value of a classification property on some entity, written with SQL. */
 export async function seedClassificationValue(definition: { id: string; name: string }, elementName: string): Promise<void> {
-  await env.DB.prepare(
-    "INSERT INTO property_values (entity_kind, entity_id, name, position, definition_id, value_text, value_json) " +
-      "VALUES ('deviation', ?1, ?2, 0, ?3, ?4, ?5)",
-  )
-    .bind(crypto.randomUUID(), definition.name, definition.id, elementName, JSON.stringify(elementName))
-    .run();
+  const entityId = crypto.randomUUID();
+  await env.DB.batch(
+    replacePropertyValuesStatements(env.DB, "deviation", entityId, [
+      {
+        entity_kind: "deviation",
+        entity_id: entityId,
+        name: definition.name,
+        position: 0,
+        definition_id: definition.id,
+        value_text: elementName,
+        value_num: null,
+        value_json: JSON.stringify(elementName),
+      },
+    ]),
+  );
 }
 
 /** The outbox actions recorded for an entity, oldest first. */

@@ -3,6 +3,7 @@
  * API (so they pass the same rules as a client's); work items are inserted with SQL because their
  * API is built by another module.
  */
+import { insertWorkItemStatement } from "../../../src/work-items/store";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { call } from "../http";
@@ -46,18 +47,30 @@ export function createDeviationType(overrides: Record<string, unknown> = {}): Pr
   return post("/DeviationTypes", { name: unique("type"), icon: { name: "corrosion", color: "#FF8800" }, ...overrides });
 }
 
-/** Inserts a work item row directly (columns of src/db/schema.ts). */
+/** Inserts a work item row directly, through its owner's statement. */
 export async function insertWorkItem(overrides: { displayName?: string; status?: string; dueDate?: string | null } = {}) {
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   const displayName = overrides.displayName ?? unique("work");
-  await env.DB.prepare(
-    `INSERT INTO work_items (id, display_name, reference_id, status, due_date, type_id, owner_id, owner_name, tags, metadata,
-    etag, created_at, updated_at)
-     VALUES (?1, ?2, ?3, ?4, ?5, '00000000-0000-4000-8000-000000000001', 'owner-1', 'Olga Owner', '[]', NULL, 'seed', ?6, ?6)`,
-  )
-    .bind(id, displayName, `WI-${id.slice(0, 6)}`, overrides.status ?? "new", overrides.dueDate ?? null, now)
-    .run();
+  await insertWorkItemStatement(
+    env.DB,
+    {
+      id,
+      display_name: displayName,
+      reference_id: `WI-${id.slice(0, 6)}`,
+      status: overrides.status ?? "new",
+      due_date: overrides.dueDate ?? null,
+      type_id: "00000000-0000-4000-8000-000000000001",
+      owner_id: "owner-1",
+      owner_name: "Olga Owner",
+      tags: "[]",
+      metadata: null,
+      etag: "seed",
+      created_at: now,
+      updated_at: now,
+    },
+    null,
+  ).run();
   return { id, displayName };
 }
 

@@ -1,26 +1,22 @@
-/** Monitors: GET, POST, PUT and DELETE /Monitors, duplication, population items with their alarms and criticality. */
+/**
+ * Monitors: GET, POST, PUT and DELETE /Monitors, duplication, and the reads of their population items
+ * (with their alarms and criticality) under /Monitors, in the order the OpenAPI document lists them.
+ */
 import { z } from "@hono/zod-openapi";
-import { newApp } from "../app-factory";
-import { writeContext } from "../pkg/db";
-import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
-import { UniqueValuesResponseSchema } from "../pkg/query";
+import { newApp } from "../../app-factory";
+import { writeContext } from "../../pkg/db";
+import { jsonWithEtag } from "../../pkg/etag";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../../pkg/openapi";
+import { UniqueValuesResponseSchema } from "../../pkg/query";
 import { listMonitorRows, MonitorListQuery, monitorUniqueValues, MonitorUniqueValuesQuery } from "./list";
-import {
-  createMonitor,
-  deleteMonitor,
-  duplicateMonitor,
-  getMonitorRow,
-  toPopulationItemViews,
-  requireMonitorItem,
-  criticalityHistory,
-  toMonitor,
-  toMonitors,
-  updateMonitor,
-} from "./store";
-import { AlarmHistoryQuery, listAlarmHistory, listPopulationItemRows, PopulationItemsQuery } from "./alarm-lists";
-import { ActiveAlarmSchema, AlarmHistoryEntrySchema, ASSET_TYPES, CreateMonitorSchema, MonitorSchema, UpdateMonitorSchema } from "./schema";
-import { read, write, ItemParams } from "./route-params";
+import { createMonitor, deleteMonitor, duplicateMonitor, getMonitorRow, toMonitor, toMonitors, updateMonitor } from "./store";
+import { criticalityHistoryOf, requireMonitorItem, toMonitorItemViews } from "../populations/store";
+import { listPopulationItemRows, PopulationItemsQuery } from "../populations/list";
+import { AlarmHistoryQuery, listAlarmHistory } from "../alarms/list";
+import { ActiveAlarmSchema, AlarmHistoryEntrySchema } from "../alarms/schema";
+import { ASSET_TYPES } from "../populations/schema";
+import { CreateMonitorSchema, MonitorSchema, UpdateMonitorSchema } from "./schema";
+import { read, write, ItemParams } from "../route-params";
 
 export function monitorsApp() {
   const app = newApp();
@@ -83,7 +79,7 @@ export function monitorsApp() {
     }),
     async (c) => {
       const { items, total } = await listPopulationItemRows(c.env.DB, c.req.valid("query"));
-      return answerPage(c, { items: await toPopulationItemViews(c.env.DB, items), total });
+      return answerPage(c, { items: await toMonitorItemViews(c.env.DB, items), total });
     },
   );
   app.openapi(
@@ -105,7 +101,7 @@ export function monitorsApp() {
       const { id, itemId } = c.req.valid("param");
       await requireMonitorItem(c.env.DB, id, itemId);
       const { items, total } = await listAlarmHistory(c.env.DB, itemId, c.req.valid("query"));
-      return answerPage(c, { items: items as z.infer<typeof AlarmHistoryEntrySchema>[], total });
+      return answerPage(c, { items, total });
     },
   );
   app.openapi(
@@ -219,7 +215,7 @@ export function monitorsApp() {
       const { id, itemId } = c.req.valid("param");
       const { skip, take } = c.req.valid("query");
       await requireMonitorItem(c.env.DB, id, itemId);
-      return c.json(await criticalityHistory(c.env.DB, itemId, skip, take), 200);
+      return c.json(await criticalityHistoryOf(c.env.DB, itemId, skip, take), 200);
     },
   );
   return app;

@@ -1,14 +1,14 @@
 /** Models: GET, POST, PUT and DELETE /Models. */
 import { z } from "@hono/zod-openapi";
-import { newApp } from "../app-factory";
-import { writeContext } from "../pkg/db";
-import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
-import { UniqueValuesResponseSchema } from "../pkg/query";
+import { newApp } from "../../app-factory";
+import { writeContext } from "../../pkg/db";
+import { jsonWithEtag } from "../../pkg/etag";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../../pkg/openapi";
+import { UniqueValuesResponseSchema } from "../../pkg/query";
 import { listModelRows, ModelListQuery, modelUniqueValues, ModelUniqueValuesQuery } from "./list";
 import { createModel, deleteModel, getModelRow, toModel, toModels, updateModel } from "./store";
 import { CreateModelSchema, ModelSchema, UpdateModelSchema } from "./schema";
-import { read, write } from "./route-params";
+import { read, write } from "../route-params";
 
 export function modelsApp() {
   const app = newApp();

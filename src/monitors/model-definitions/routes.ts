@@ -1,10 +1,11 @@
 /** Model definitions: GET, POST, PUT and DELETE /ModelDefinitions, by id and by name and version. */
+import { retryWrite } from "../../pkg/resource";
 import { z } from "@hono/zod-openapi";
-import { newApp } from "../app-factory";
-import { writeContext } from "../pkg/db";
-import { ApiError } from "../pkg/errors";
-import { jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
+import { newApp } from "../../app-factory";
+import { writeContext } from "../../pkg/db";
+import { ApiError } from "../../pkg/errors";
+import { jsonWithEtag } from "../../pkg/etag";
+import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../../pkg/openapi";
 import { DefinitionListQuery, DefinitionVersionListQuery, listDefinitionRows, listDefinitionVersionRows } from "./list";
 import {
   createDefinition,
@@ -16,7 +17,7 @@ import {
   updateDefinition,
 } from "./store";
 import { CreateModelDefinitionSchema, ModelDefinitionSchema, UpdateModelDefinitionSchema } from "./schema";
-import { read, write, NameVersion, NameParam } from "./route-params";
+import { read, write, NameVersion, NameParam } from "../route-params";
 
 export function modelDefinitionsApp() {
   const app = newApp();
@@ -31,7 +32,7 @@ export function modelDefinitionsApp() {
       responses: { 200: withTotalCount(json(z.array(ModelDefinitionSchema), "By name, then age.")) },
     }),
     async (c) => {
-      const { items, total } = await listDefinitionRows<Parameters<typeof definitionOf>[0]>(c.env.DB, c.req.valid("query"));
+      const { items, total } = await listDefinitionRows(c.env.DB, c.req.valid("query"));
       return answerPage(c, { items: items.map(definitionOf), total });
     },
   );
@@ -62,11 +63,7 @@ export function modelDefinitionsApp() {
       responses: { 200: withTotalCount(json(z.array(ModelDefinitionSchema), "One page of its versions.")) },
     }),
     async (c) => {
-      const { items, total } = await listDefinitionVersionRows<Parameters<typeof definitionOf>[0]>(
-        c.env.DB,
-        c.req.valid("param").name,
-        c.req.valid("query"),
-      );
+      const { items, total } = await listDefinitionVersionRows(c.env.DB, c.req.valid("param").name, c.req.valid("query"));
       return answerPage(c, { items: items.map(definitionOf), total });
     },
   );
@@ -86,10 +83,7 @@ export function modelDefinitionsApp() {
       const { name, version } = c.req.valid("param");
       const row = await findDefinitionByVersion(c.env.DB, name, version);
       if (!row) throw new ApiError("NotFound", `Model definition ${name} version ${version} does not exist.`);
-      return c.json(
-        { id: row.id, name: row.name, version: row.version, uri: row.uri, location: row.location, createdDate: row.created_at },
-        200,
-      );
+      return c.json(definitionOf(row), 200);
     },
   );
   app.openapi(
@@ -106,7 +100,10 @@ export function modelDefinitionsApp() {
     ),
     async (c) => {
       const { name, version } = c.req.valid("param");
-      await deleteDefinition(writeContext(c), await findDefinitionByVersion(c.env.DB, name, version), `${name} version ${version}`);
+      const ctx = writeContext(c);
+      await retryWrite(ctx, async () =>
+        deleteDefinition(ctx, await findDefinitionByVersion(c.env.DB, name, version), `${name} version ${version}`),
+      );
       return c.body(null, 204);
     },
   );

@@ -1,29 +1,18 @@
 /** Monitor jobs: GET /MonitorJobs, execution, the population's asset ids, and status updates from the model. */
 import { z } from "@hono/zod-openapi";
-import { newApp } from "../app-factory";
-import { ApiError } from "../pkg/errors";
-import { answerHoldsSecrets } from "../pkg/idempotency";
-import { defineRoute, IdParam, json, withTotalCount, answerPage } from "../pkg/openapi";
-import { PERMISSIONS } from "../pkg/permissions";
-import { listQueryShape, parsePaging, splitCsv } from "../pkg/query";
-import { variableReports } from "./alarms";
-import {
-  ACTIVE_MONITOR_JOB_STATUSES,
-  cancelMonitorJob,
-  executeMonitor,
-  finishMonitorJob,
-  criticalityReports,
-  getMonitorJobRow,
-  listMonitorJobs,
-  monitorJobStatusToken,
-  populationAssetCount,
-  populationAssetPage,
-  POPULATION_IDS_IN_ENVIRONMENT,
-  toMonitorJob,
-} from "./jobs";
+import { newApp } from "../../app-factory";
+import { ApiError } from "../../pkg/errors";
+import { answerHoldsSecrets } from "../../pkg/idempotency";
+import { defineRoute, IdParam, json, withTotalCount, answerPage } from "../../pkg/openapi";
+import { PERMISSIONS } from "../../pkg/permissions";
+import { listQueryShape, parsePaging, splitCsv } from "../../pkg/query";
+import { caller } from "../../dataprocessing/route-params";
+import { monitorAssetCount, monitorAssetPage } from "../populations/store";
+import { read, write } from "../route-params";
+import { criticalityReports, variableReports } from "./reports";
+import { cancelMonitorJob, executeMonitor, finishMonitorJob, monitorJobStatusToken, POPULATION_IDS_IN_ENVIRONMENT } from "./run";
 import { MONITOR_JOB_STATUSES, MonitorJobSchema } from "./schema";
-import { read, write } from "./route-params";
-import { caller } from "../dataprocessing/route-params";
+import { ACTIVE_MONITOR_JOB_STATUSES, getMonitorJobRow, listMonitorJobs, statusOf, toMonitorJob } from "./store";
 
 export function monitorJobsApp() {
   const app = newApp();
@@ -70,7 +59,7 @@ export function monitorJobsApp() {
       },
     ),
     async (c) => {
-      const { row } = await executeMonitor(c.env, c.req.valid("param").monitorId, "onDemand", null);
+      const { row } = await executeMonitor(c.env, c.req.valid("param").monitorId, "onDemand", null, c.get("clock").now());
       const job = await toMonitorJob(c.env.DB, row);
       if (row.location !== "External") return c.json(job, 201);
       // The status token is a bearer secret: sealed if the answer is kept for an Idempotency-Key replay.
@@ -97,8 +86,8 @@ export function monitorJobsApp() {
     async (c) => {
       const id = c.req.valid("param").id;
       const row = await getMonitorJobRow(c.env.DB, id);
-      if (!(await cancelMonitorJob(c.env, row, caller(c), new Date(), { requestId: c.get("requestId") })))
-        throw new ApiError("Conflict", `Monitor job ${id} has already ended (${row.status}).`);
+      if (!(await cancelMonitorJob(c.env, row, caller(c), c.get("clock").now(), { requestId: c.get("requestId") })))
+        throw new ApiError("Conflict", `Monitor job ${id} has already ended (${statusOf(row)}).`);
       return c.json(await toMonitorJob(c.env.DB, await getMonitorJobRow(c.env.DB, id)), 200);
     },
   );
@@ -131,14 +120,14 @@ export function monitorJobsApp() {
     async (c) => {
       const row = await getMonitorJobRow(c.env.DB, c.req.valid("param").id);
       const principal = c.get("principal");
-      if (principal.jobId !== undefined && principal.jobId !== row.job_id)
+      if (principal.jobId !== undefined && principal.jobId !== row.jobId)
         throw new ApiError("Forbidden", "A job token may read the assets of its own monitor job only.");
       if (principal.monitorJobId !== undefined && principal.monitorJobId !== row.id)
         throw new ApiError("Forbidden", "A monitor job's status token may read the assets of its own run only.");
       const query = c.req.valid("query");
       const { skip, take } = parsePaging(query.skip, query.take);
-      const total = query.includeTotal === "true" ? await populationAssetCount(c.env.DB, row.monitor_ref) : undefined;
-      return answerPage(c, { items: await populationAssetPage(c.env.DB, row.monitor_ref, skip, take), total });
+      const total = query.includeTotal === "true" ? await monitorAssetCount(c.env.DB, row.monitorRef) : undefined;
+      return answerPage(c, { items: await monitorAssetPage(c.env.DB, row.monitorRef, skip, take), total });
     },
   );
   app.openapi(
@@ -194,7 +183,7 @@ export function monitorJobsApp() {
         throw new ApiError(
           "Forbidden",
           "This token may set the status of its own monitor job only (the run whose execution answered it), and this is " +
-            `${principal.monitorRef === row.monitor_ref ? "another run of the same monitor" : "a job of another monitor"}.`,
+            `${principal.monitorRef === row.monitorRef ? "another run of the same monitor" : "a job of another monitor"}.`,
         );
       if (row.location !== "External")
         throw new ApiError("Conflict", "This monitor job runs an ACR model: its status comes from its data processing job.");
@@ -216,16 +205,16 @@ export function monitorJobsApp() {
         body.errorMessage ?? null,
         body.output ?? null,
         reports,
-        new Date().toISOString(),
+        c.get("clock").now().toISOString(),
         { requestId: c.get("requestId") },
       );
       if (!applied) {
         const now = await getMonitorJobRow(c.env.DB, id);
-        if (!ACTIVE_MONITOR_JOB_STATUSES.includes(now.status))
-          throw new ApiError("Conflict", `Monitor job ${id} has already ended (${now.status}).`);
+        if (!ACTIVE_MONITOR_JOB_STATUSES.includes(statusOf(now)))
+          throw new ApiError("Conflict", `Monitor job ${id} has already ended (${statusOf(now)}).`);
         throw new ApiError(
           "Conflict",
-          `Monitor job ${id} is ${now.status}; a monitor job moves forward only (Started, InProgress, then Succeeded, ` +
+          `Monitor job ${id} is ${statusOf(now)}; a monitor job moves forward only (Started, InProgress, then Succeeded, ` +
             `Failed or Unknown), not back to ${status}.`,
         );
       }

@@ -11,17 +11,15 @@
  * a type, status or template may have changed since; then an action that no longer fits is skipped and
  * named in the monitor job's error message, and the alarm is entered all the same.
  */
-import type { Database } from "../db/statements";
-import { ApiError, type FieldProblem } from "../pkg/errors";
-import { checkStatus, DEFAULT_STATUS } from "../work/common";
-import { checkLinkedValues } from "../properties/values";
-import type { ResolvedProperty } from "../properties/values";
-import { DEFAULT_ENTITY_TYPE_ID } from "../properties/entity-types/schema";
-import { IS_DEVIATION_TYPE } from "../deviations/types/store";
-import { DEVIATION_RULE } from "../deviations/store";
+import type { Database } from "../../db/statements";
+import { ApiError, type FieldProblem } from "../../pkg/errors";
+import { checkStatus, DEFAULT_STATUS } from "../../work/common";
+import { checkLinkedValues } from "../../properties/values";
+import type { ResolvedProperty } from "../../properties/values";
+import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
+import { IS_DEVIATION_TYPE } from "../../deviations/types/store";
+import { DEVIATION_RULE } from "../../deviations/store";
 import type { Controller } from "./schema";
-
-export type Operator = Controller["conditions"][number]["operator"];
 
 /** One condition with the value the model reported (null: not reported) and whether it held. */
 export interface ConditionSeen {
@@ -32,7 +30,7 @@ export interface ConditionSeen {
   holds: boolean;
 }
 
-export function conditionHolds(operator: string, value: number, limit: number): boolean {
+function conditionHolds(operator: string, value: number, limit: number): boolean {
   switch (operator) {
     case "LessThan":
       return value < limit;

@@ -1,13 +1,15 @@
 /**
- * Lists on the shared query engine for the monitoring loop (issue 25): the population items of
- * monitors (GET /Monitors/PopulationItems, table 4.2's filters plus the alarm state) and the alarm
- * history of one item (entries and exits, newest first, paged).
+ * Lists of populations on the shared query engine: the populations of one model or monitor (GET
+ * /Models/{id}/Populations, /Monitors/{id}/Populations), and the population items of monitors (GET
+ * /Monitors/PopulationItems, table 4.2's filters plus the alarm state of issue 25).
  */
-import type { Database } from "../db/statements";
+import type { Database } from "../../db/statements";
 import { z } from "@hono/zod-openapi";
 import {
   compileListQuery,
   defineList,
+  enumCondition,
+  equals,
   inList,
   listQueryShape,
   noProperties,
@@ -15,12 +17,57 @@ import {
   runListQuery,
   splitCsv,
   type Condition,
-} from "../pkg/query";
-import { invalid } from "../pkg/errors";
-import { ASSET_TYPES, type AssetType } from "./schema";
-import type { ItemRow } from "./store";
+} from "../../pkg/query";
+import { invalid } from "../../pkg/errors";
+import { ASSET_TYPES, type PopulationOwner } from "./schema";
+import { populationRow } from "./store";
 
 const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
+
+// --- The populations of one owner --------------------------------------------------------------------
+
+const populationList = defineList({
+  table: "populations",
+  alias: "pn",
+  entityKind: "population",
+  idColumn: "id",
+  fields: {
+    name: { column: "lower(pn.name)", displayColumn: "pn.name" },
+    assetType: { column: "pn.asset_type" },
+    createdAt: { column: "pn.created_at", type: "datetime", uniqueValues: false },
+  },
+  searchColumns: ["pn.name", "pn.description"],
+  // The order its owner shows them in.
+  defaultOrder: "createdAt asc",
+});
+
+export const PopulationListQuery = z.object({
+  ids,
+  excludeIds,
+  searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the name or description." }),
+  assetTypes: z
+    .string()
+    .optional()
+    .openapi({ description: `Comma-separated: ${ASSET_TYPES.join(", ")}.` }),
+  order: order.openapi({
+    description:
+      "Comma-separated `{field} [asc|desc]` over name, assetType, createdAt. Default: createdAt asc (the order the owner shows them in).",
+  }),
+  skip,
+  take,
+  includeTotal,
+});
+
+/** One page of the populations of a model or monitor. */
+export async function listPopulationRows(db: Database, kind: PopulationOwner, ownerId: string, query: z.infer<typeof PopulationListQuery>) {
+  const conditions = [
+    equals("pn.owner_kind", kind),
+    equals("pn.owner_id", ownerId),
+    ...enumCondition(query.assetTypes, ASSET_TYPES, "query.assetTypes", "pn.asset_type"),
+  ];
+  const page = await runListQuery(db, await compileListQuery(populationList, query, noProperties, conditions));
+  return { ...page, items: page.items.map(populationRow) };
+}
 
 // --- Population items of monitors ------------------------------------------------------------------
 
@@ -45,7 +92,7 @@ const populationItemList = defineList({
   defaultOrder: "monitorCreatedAt asc, createdAt asc",
 });
 
-export const ALARM_STATES = ["alarm", "normal"] as const;
+const ALARM_STATES = ["alarm", "normal"] as const;
 
 export const PopulationItemsQuery = z.object({
   monitorIds: z.string().optional().openapi({ description: "Comma-separated monitor ids." }),
@@ -84,78 +131,6 @@ export async function listPopulationItemRows(db: Database, query: z.infer<typeof
   if (query.alarmState === "normal") conditions.push(() => `NOT EXISTS (${ACTIVE_ALARM})`);
   const controllers = splitCsv(query.alarmControllers);
   if (controllers.length > 0) conditions.push((values) => `EXISTS (${ACTIVE_ALARM} AND pal.controller IN ${values.list(controllers)})`);
-  return runListQuery<ItemRow & { population_name: string; asset_type: AssetType; monitor_ref: string; monitor_name: string }>(
-    db,
-    await compileListQuery(populationItemList, query, noProperties, conditions),
-  );
-}
-
-// --- Alarm history of one item ---------------------------------------------------------------------
-
-const alarmHistoryList = defineList({
-  table: "monitor_alarm_events",
-  alias: "ah",
-  entityKind: "alarmEvent",
-  idColumn: "id",
-  joins: ["LEFT JOIN monitor_alarms ahal ON ahal.id = ah.alarm_id"],
-  select: "ah.*, ahal.deviation_id, ahal.work_item_id",
-  fields: {
-    recordedAt: { column: "ah.recorded_at", type: "datetime", uniqueValues: false },
-    controller: { column: "ah.controller" },
-    action: { column: "ah.action" },
-  },
-  searchColumns: ["ah.controller"],
-  defaultOrder: "recordedAt desc",
-});
-
-export const AlarmHistoryQuery = z.object({
-  controllers: z.string().optional().openapi({ description: "Comma-separated controller names." }),
-  actions: z.string().optional().openapi({ description: "Comma-separated: entered, left." }),
-  order: order.openapi({
-    description: "Comma-separated `{field} [asc|desc]` over recordedAt, controller, action. Default: recordedAt desc (newest first).",
-  }),
-  skip,
-  take,
-  includeTotal,
-});
-
-export interface AlarmHistoryRow {
-  id: string;
-  alarm_id: string;
-  controller: string;
-  action: "entered" | "left";
-  monitor_job_id: string;
-  conditions: string;
-  recorded_at: string;
-  deviation_id: string | null;
-  work_item_id: string | null;
-}
-
-export async function listAlarmHistory(db: Database, itemId: string, query: z.infer<typeof AlarmHistoryQuery>) {
-  const conditions: Condition[] = [(values) => `ah.item_id = ${values.value(itemId)}`];
-  const controllers = splitCsv(query.controllers);
-  if (controllers.length > 0) conditions.push(inList("ah.controller", controllers));
-  const actions = splitCsv(query.actions);
-  for (const action of actions)
-    if (action !== "entered" && action !== "left")
-      throw invalid("query.actions", "enum", `'${action}' is not an alarm action: entered or left.`);
-  if (actions.length > 0) conditions.push(inList("ah.action", actions));
-  const { items, total } = await runListQuery<AlarmHistoryRow>(
-    db,
-    await compileListQuery(alarmHistoryList, query, noProperties, conditions),
-  );
-  return {
-    total,
-    items: items.map((r) => ({
-      id: r.id,
-      alarmId: r.alarm_id,
-      controller: r.controller,
-      action: r.action,
-      monitorJobId: r.monitor_job_id,
-      conditions: JSON.parse(r.conditions) as unknown[],
-      recordedAt: r.recorded_at,
-      deviationId: r.deviation_id,
-      workItemId: r.work_item_id,
-    })),
-  };
+  // Rows of the item with its population's and monitor's columns: src/monitors/populations/store.ts toMonitorItemViews maps them.
+  return runListQuery(db, await compileListQuery(populationItemList, query, noProperties, conditions));
 }

@@ -1,0 +1,130 @@
+/**
+ * The monitoring loop (issue 25): when a monitor job succeeds, every controller of the monitor is
+ * evaluated for every population item, in one pass over what the model reported; an alarm is entered
+ * where a controller starts to hold (./enter.ts) and left where it stops (./leave.ts).
+ *
+ * The loop owns only the alarms' tables (./store.ts) and the causes of its events (./causes.ts).
+ * What an alarm does elsewhere (a deviation, its designation and property values, a work item, their
+ * link, the item's criticality, every event) is made by the owners' statement builders, composed
+ * into the loop's own batches, so it exists exactly when the alarm does.
+ *
+ * Idempotency: an active alarm's `active_key` ({item}:{controller}) is unique, so whatever enters it
+ * a second time (a redelivered job end, a retried evaluation, two overlapping jobs of one monitor)
+ * fails its batch, which then changes nothing; the evaluation reads the alarms again and finds it
+ * entered. A leave is guarded on its history entry (unique per alarm and action), so it is recorded,
+ * announced and acted on once. An evaluation is retried from fresh reads at most {@link ATTEMPTS} times.
+ *
+ * Cost: one batch of reads (monitor, items, active alarms, a newer evaluated job), the evaluation in
+ * memory, then writes only for the alarms that change, their rows travelling as JSON parameters
+ * (json_each). A job whose values change nothing writes nothing but its evaluated mark.
+ */
+import type { Bindings } from "../../env";
+import type { EventContext } from "../../events/outbox";
+import { isAssertionFailure, isUniqueViolation } from "../../pkg/db";
+import { monitorJobRow, newerEvaluatedJobStatement } from "../monitor-jobs/store";
+import type { VariableReport } from "../monitor-jobs/reports";
+import { controllerHolds } from "../monitors/controllers";
+import type { Controller } from "../monitors/schema";
+import { monitorRow, monitorRowStatement } from "../monitors/store";
+import { monitorItemOf, monitorItemsStatement, type MonitorItem } from "../populations/store";
+import { enter } from "./enter";
+import { leave, type Leaving } from "./leave";
+import type { EvaluatedJob, Evaluation } from "./payload";
+import { activeAlarmRow, activeAlarmsOfMonitorsStatement, activeKey, type ActiveAlarmRow } from "./store";
+
+export type { EvaluatedJob } from "./payload";
+
+/** Evaluations restart from fresh reads at most this many times when a concurrent one got there first. */
+const ATTEMPTS = 4;
+
+interface EvaluationResult {
+  entered: number;
+  left: number;
+  /** What the job's error message should say (actions that no longer fit, a stale job). */
+  notes: string[];
+}
+
+/**
+ * Evaluates the controllers of `job`'s monitor on the reported variables and writes the alarms that
+ * change. Safe to run again for the same job (see the module comment).
+ */
+export async function evaluateControllers(
+  env: Bindings,
+  job: EvaluatedJob,
+  variables: readonly VariableReport[],
+  events: EventContext,
+): Promise<EvaluationResult> {
+  const byAsset = new Map<string, Map<string, number>>();
+  for (const v of variables) {
+    let values = byAsset.get(v.assetId);
+    if (!values) byAsset.set(v.assetId, (values = new Map()));
+    values.set(v.name, v.value);
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await evaluateOnce(env, job, byAsset, events);
+    } catch (error) {
+      // Another evaluation entered one of these alarms, or a template changed under a work item: read again.
+      if (attempt < ATTEMPTS && (isUniqueViolation(error) || isAssertionFailure(error))) continue;
+      throw error;
+    }
+  }
+}
+
+async function evaluateOnce(
+  env: Bindings,
+  job: EvaluatedJob,
+  byAsset: ReadonlyMap<string, ReadonlyMap<string, number>>,
+  events: EventContext,
+): Promise<EvaluationResult> {
+  const db = env.DB;
+  const [monitorResult, itemResult, activeResult, newerResult] = await db.batch<Record<string, unknown>>([
+    monitorRowStatement(db, job.monitor_ref),
+    monitorItemsStatement(db, job.monitor_ref),
+    activeAlarmsOfMonitorsStatement(db, [job.monitor_ref]),
+    newerEvaluatedJobStatement(db, job.monitor_ref, job.created_at),
+  ]);
+  const monitorRaw = monitorResult?.results[0];
+  if (!monitorRaw) return { entered: 0, left: 0, notes: [] };
+  const monitor = monitorRow(monitorRaw);
+  const newerRaw = newerResult?.results[0];
+  // A job that started before one already evaluated holds older values: it changes no alarm.
+  if (newerRaw)
+    return {
+      entered: 0,
+      left: 0,
+      notes: [`Controllers not evaluated: monitor job ${monitorJobRow(newerRaw).id}, started after this one, was evaluated first.`],
+    };
+
+  // Controllers by name (the first of a name, for monitors saved before names had to be unique).
+  const controllers = new Map<string, Controller>();
+  for (const c of JSON.parse(monitor.controllers) as Controller[]) if (!controllers.has(c.name)) controllers.set(c.name, c);
+  const items: MonitorItem[] = (itemResult?.results ?? []).map(monitorItemOf);
+  const active = new Map<string, ActiveAlarmRow>(
+    (activeResult?.results ?? []).map(activeAlarmRow).map((a) => [activeKey(a.itemId, a.controller), a]),
+  );
+
+  // The one pass: every controller for every item.
+  const entering: { item: MonitorItem; controller: Controller }[] = [];
+  const leaving: Leaving[] = [];
+  const list = [...controllers.values()];
+  for (const item of items) {
+    const values = byAsset.get(item.assetId);
+    for (const controller of list) {
+      const key = activeKey(item.id, controller.name);
+      const current = active.get(key);
+      const holds = controllerHolds(controller, values);
+      if (current) {
+        active.delete(key);
+        if (!holds) leaving.push({ alarm: current, item, controller });
+      } else if (holds) entering.push({ item, controller });
+    }
+  }
+  // Alarms of controllers the monitor no longer has are left (recorded without conditions).
+  for (const alarm of active.values()) leaving.push({ alarm, item: items.find((i) => i.id === alarm.itemId), controller: null });
+
+  const evaluation: Evaluation = { job, monitor, events, byAsset, notes: [] };
+  if (leaving.length > 0) await leave(db, evaluation, leaving);
+  if (entering.length > 0) await enter(db, evaluation, entering);
+  return { entered: entering.length, left: leaving.length, notes: evaluation.notes };
+}

@@ -1,0 +1,128 @@
+/**
+ * Leaving alarms: each exit recorded in the history with the job and the values, the alarm's `left`
+ * event, and with `onLeave.deviationStatus` the deviation the alarm raised takes that status (its
+ * `updated` event with the whole deviation, and the event's cause), only if the deviation is as the
+ * evaluation read it: a person's change in between wins. One batch; everything after the exit is
+ * guarded on the history entry this batch wrote, so a leave happens once.
+ */
+import type { Database } from "../../db/statements";
+import { outboxForRowsStatement, type EventContext } from "../../events/outbox";
+import { jsonChunks } from "../../db/statements";
+import { newEtagToken } from "../../pkg/db";
+import { DEVIATION_COLUMNS, DEVIATION_KIND, hydrateDeviations, setStatusesStatements, type DeviationRow } from "../../deviations/store";
+import { conditionsSeen, prepareActions, type PreparedActions } from "../monitors/controllers";
+import type { Controller } from "../monitors/schema";
+import type { MonitorItem } from "../populations/store";
+import { writtenEventCausesStatements } from "./causes";
+import { alarmPayload, causingJob, type Evaluation } from "./payload";
+import { alarmLeftCondition, leaveAlarmsStatements, leftAlarmEventsStatements, type ActiveAlarmRow } from "./store";
+
+/** An active alarm the evaluation leaves: its item (gone when the item was removed) and controller (null when removed). */
+export interface Leaving {
+  alarm: ActiveAlarmRow;
+  item: MonitorItem | undefined;
+  controller: Controller | null;
+}
+
+/**
+ * The `updated` events of deviations whose status the batch set, each only when its deviation now
+ * carries the version the batch gave it; rows `{ id, etag, payload }`. Returns the statements and the
+ * events' ids (`{prefix}:{deviation id}`, as outboxForRowsStatement names them) for their causes.
+ */
+function statusEventsStatements(
+  db: Database,
+  events: EventContext,
+  rows: readonly { id: string; etag: string; payload: string }[],
+): { statements: D1PreparedStatement[]; eventIds: string[] } {
+  const statements: D1PreparedStatement[] = [];
+  const eventIds: string[] = [];
+  for (const json of jsonChunks(rows)) {
+    const prefix = events.uuid();
+    statements.push(
+      outboxForRowsStatement(
+        db,
+        { ...events, uuid: () => prefix },
+        { entityKind: DEVIATION_KIND, action: "updated" },
+        {
+          sql:
+            "SELECT json_extract(j.value, '$.id') AS entity_id, json_extract(j.value, '$.payload') AS payload FROM json_each(?1) j " +
+            "WHERE EXISTS (SELECT 1 FROM deviations d WHERE d.id = json_extract(j.value, '$.id') " +
+            "AND d.etag = json_extract(j.value, '$.etag'))",
+          bindings: [json],
+        },
+      ),
+    );
+    for (const row of JSON.parse(json) as { id: string }[]) eventIds.push(`${prefix}:${row.id}`);
+  }
+  return { statements, eventIds };
+}
+
+export async function leave(db: Database, evaluation: Evaluation, leaving: readonly Leaving[]): Promise<void> {
+  const { job, events, byAsset, notes } = evaluation;
+  // Deviations to set a status on, with the status (checked now: it may have been removed since the save).
+  const statusFor = new Map<string, string>();
+  const checkedStatus = new Map<string, PreparedActions>();
+  for (const { alarm, controller } of leaving) {
+    if (!controller?.onLeave?.deviationStatus || !alarm.deviationId) continue;
+    let prepared = checkedStatus.get(controller.name);
+    if (!prepared)
+      checkedStatus.set(
+        controller.name,
+        (prepared = await prepareActions(
+          db,
+          { name: controller.name, conditions: [], onLeave: controller.onLeave },
+          `controller '${controller.name}'`,
+        )),
+      );
+    if (prepared.leaveStatus) statusFor.set(alarm.deviationId, prepared.leaveStatus);
+  }
+  for (const p of checkedStatus.values())
+    for (const problem of p.problems) notes.push(`${problem.field}: deviation status not set on leaving: ${problem.message}`);
+
+  const rows = leaving.map(({ alarm, item, controller }) => {
+    const conditions = conditionsSeen(controller, item ? byAsset.get(item.assetId) : undefined);
+    const payload = alarmPayload(
+      "normal",
+      { id: alarm.id, controller: alarm.controller, deviationId: alarm.deviationId, workItemId: alarm.workItemId },
+      evaluation,
+      item,
+      conditions,
+      events.now,
+    );
+    return { id: alarm.id, history: events.uuid(), conditions: JSON.stringify(conditions), payload: JSON.stringify(payload) };
+  });
+  // The deviations whose status changes: their new representation is the event's payload.
+  const deviationIds = [...statusFor.keys()];
+  const deviationRows = deviationIds.length
+    ? (
+        await db
+          .prepare(`SELECT ${DEVIATION_COLUMNS} FROM deviations WHERE id IN (SELECT value FROM json_each(?1))`)
+          .bind(JSON.stringify(deviationIds))
+          .all<DeviationRow>()
+      ).results
+    : [];
+  const changed = deviationRows
+    .filter((r) => r.status !== statusFor.get(r.id))
+    .map((r) => ({ ...r, status: statusFor.get(r.id)!, etag: newEtagToken(), updated_at: events.now, previous: r.etag }));
+  const composed = await hydrateDeviations(db, changed);
+  const alarmOf = new Map(leaving.filter((l) => l.alarm.deviationId).map((l) => [l.alarm.deviationId!, l.alarm.id]));
+  const updates = changed.map((r, i) => ({
+    id: r.id,
+    status: r.status,
+    etag: r.etag,
+    previous: r.previous,
+    alarm: alarmOf.get(r.id)!,
+    payload: JSON.stringify(composed[i]!.value),
+  }));
+  const statusEvents = statusEventsStatements(db, events, updates);
+
+  await db.batch([
+    ...leaveAlarmsStatements(db, rows, job.id, events.now),
+    // A leave happens once: the alarm's history entry (unique per alarm and action) is the guard of everything after it.
+    ...leftAlarmEventsStatements(db, events, rows),
+    // onLeave.deviationStatus: only when the deviation is as read (a person's change meanwhile wins) and this job left its alarm.
+    ...setStatusesStatements(db, updates, events.now, alarmLeftCondition(job.id)),
+    ...statusEvents.statements,
+    ...writtenEventCausesStatements(db, statusEvents.eventIds, causingJob(job), events.now),
+  ]);
+}
