@@ -99,7 +99,8 @@ const started = Date.now();
 let failedStage;
 console.log(`npm test: ${chosen.length} stage(s); each stage's output goes to ${relative(ROOT, LOG_DIR)}/<stage>.log`);
 for (const stage of STAGES.filter((s) => chosen.includes(s.name))) {
-  process.stdout.write(`.... ${stage.title}\r`);
+  // On a terminal, the stage running now; the result line replaces it (CI's log gets the result lines only).
+  if (process.stdout.isTTY) process.stdout.write(`.... ${stage.title}`);
   const result = await runStage(stage);
   const counts = countsOf(result.output);
   if (counts) {
@@ -108,6 +109,7 @@ for (const stage of STAGES.filter((s) => chosen.includes(s.name))) {
   } else if (result.ok) total.passed++;
   else total.failed++;
   const detail = counts ? `${counts.passed} passed, ${counts.failed} failed` : result.ok ? "ok" : `exit ${result.code}`;
+  if (process.stdout.isTTY) process.stdout.write("\r\x1b[K");
   console.log(`${result.ok ? "ok  " : "FAIL"} ${stage.title.padEnd(38)} ${seconds(result.ms).padStart(8)}  ${detail}`);
   if (!result.ok) {
     failedStage = stage;
