@@ -8,7 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { configOf } from "../config";
 import type { AppEnv, Bindings, RouteStep } from "../env";
-import { ApiError } from "./errors";
+import { ApiError, type FieldProblem } from "./errors";
 import type { Permission } from "./permissions";
 import { looksScoped, verifyScopedToken } from "./keys";
 
@@ -71,10 +71,41 @@ export class TokenRefused extends ApiError {
   constructor(
     readonly check: TokenCheck,
     description: string | undefined,
+    errors?: FieldProblem[],
   ) {
     const header = description ? `${REALM}, error="invalid_token", error_description="${description.replace(/"/g, "'")}"` : REALM;
-    super("Unauthorized", description ?? "A bearer token is required.", { headers: { "www-authenticate": header } });
+    super("Unauthorized", description ?? "A bearer token is required.", { headers: { "www-authenticate": header }, errors });
   }
+}
+
+const JWT_CHARACTER = /[A-Za-z0-9\-_.]/;
+
+/**
+ * Why an Authorization header is not `Bearer <token>`, in words, with the field and the rule: another
+ * scheme, no token, or a token holding what no JWT holds (a pasted banner, quotes, a second word).
+ */
+function malformedAuthorization(authorization: string): TokenRefused {
+  const scheme = /^\s*(\S+)/.exec(authorization)?.[1] ?? "";
+  const token = authorization.replace(/^\s*\S+\s*/, "").trim();
+  let message: string;
+  let rule: string;
+  if (scheme.toLowerCase() !== "bearer") {
+    rule = "bearerScheme";
+    message = `The Authorization header must be 'Bearer <token>'; it uses the scheme '${scheme.slice(0, 20)}'.`;
+  } else if (token === "") {
+    rule = "bearerToken";
+    message = "The Authorization header must be 'Bearer <token>'; it holds 'Bearer' and no token.";
+  } else {
+    const at = [...token].findIndex((character) => !JWT_CHARACTER.test(character));
+    const character = [...token][at] ?? "";
+    const shownCharacter = /^\s$/.test(character) ? "a space" : `'${character}'`;
+    rule = "bearerToken";
+    message =
+      `The Authorization header's token holds ${shownCharacter} at character ${at + 1}, which no token holds (a JWT is three ` +
+      "base64url parts joined by dots): send only the token, e.g. TOKEN=$(npm run -s token) locally, where npm run " +
+      "without -s adds its banner.";
+  }
+  return new TokenRefused("scheme", message, [{ field: "header.Authorization", rule, message }]);
 }
 
 function unauthorized(description?: string, check: TokenCheck = description ? "claims" : "missing"): ApiError {
@@ -254,7 +285,7 @@ export async function authenticate(
 ): Promise<Principal> {
   if (!authorization) throw unauthorized();
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
-  if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.", "scheme");
+  if (!match?.[1]) throw malformedAuthorization(authorization);
   const shape = looksScoped(match[1]);
   const kind = shape && scoped.find((k) => k.scope === shape.scope);
   if (kind) return authenticateScoped(env, match[1], kind);
@@ -311,10 +342,11 @@ async function authenticateScoped(env: Bindings, token: string, kind: ScopedToke
   return kind.principal(env, scoped.id);
 }
 
-/** Paths anyone may read: the health check and the API reference. */
+/** Paths anyone may read: the health check, the API reference and the icon browsers ask for. */
 export function isPublicPath(path: string): boolean {
   return (
     path === "/health" ||
+    path === "/favicon.ico" ||
     path === "/connect/token" ||
     path === "/openapi.json" ||
     path === "/docs" ||

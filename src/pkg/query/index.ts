@@ -34,6 +34,8 @@ export type { CompiledUniqueValues, UniqueValue, UniqueValuesInput, UniqueValues
 export {
   listQueryShape,
   ListQuerySchema,
+  ORDER_GRAMMAR,
+  PROPERTIES_GRAMMAR,
   uniqueValuesQueryShape,
   UniqueValuesQuerySchema,
   UniqueValueSchema,
