@@ -55,7 +55,11 @@ const compiledWasm: Plugin = {
  */
 const WORKER_DEPENDENCIES = [
   "zod",
+  // Every entry the Worker imports from hono: an entry left out is a second copy of hono's classes, and
+  // the error handler's `instanceof HTTPException` stops matching what the bundled validator throws.
   "hono",
+  "hono/cors",
+  "hono/http-exception",
   "@hono/zod-openapi",
   "@asteasolutions/zod-to-openapi",
   "drizzle-orm",

@@ -8,7 +8,7 @@ import { jobs } from "../db/schema";
 import type { Bindings } from "../env";
 import { outboxForRowsStatement, outboxStatement, serviceEventContext } from "../events/outbox";
 import { isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
-import { ApiError, notFound } from "../pkg/errors";
+import { notFound } from "../pkg/errors";
 import type { RunnableConfig } from "./contract";
 import { sealRunOptions, type RunOptions } from "./run-options";
 import type { Job, JobStatus } from "./schema";
@@ -307,8 +307,4 @@ export async function recordOutputRejection(
 ): Promise<void> {
   const list = [...(parseJson<unknown[]>(job.output_rejections) ?? []), rejection].slice(-20);
   await db.prepare("UPDATE jobs SET output_rejections = ?1 WHERE id = ?2").bind(JSON.stringify(list), job.id).run();
-}
-
-export function notActive(job: JobRow): ApiError {
-  return new ApiError("Conflict", `Job ${job.id} has already ended (${job.status}).`);
 }

@@ -18,7 +18,7 @@ import { planesToPixels, type DecodedPixels, type JpegPlanes } from "./color";
 import { decodeScan, type ScanComponent } from "./scan";
 import { runSliced, runWhole, Slicer, type Work } from "../../../pkg/slicer";
 
-export type { DecodedPixels, JpegPlanes, Plane } from "./color";
+export type { DecodedPixels, JpegPlanes } from "./color";
 
 export interface JpegDecodeOptions {
   /** Samples per 8x8 block side: the image is decoded at blockSize/8 of its size (rounded up). */
