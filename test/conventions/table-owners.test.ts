@@ -6,6 +6,7 @@
  * compose the owners' builders.
  */
 import { describe, expect, it } from "vitest";
+import storageText from "../../docs/storage.md?raw";
 import schemaText from "../../src/db/schema.ts?raw";
 import { fileWrites, schemaTables } from "./support/writes";
 
@@ -45,6 +46,18 @@ describe("one owner per table", () => {
   it("no table has a second writer", () => {
     const shared = [...writers].filter(([, files]) => files.length > 1).map(([table, files]) => `${table}: ${files.join(", ")}`);
     expect(shared, "compose the owner's statement builders instead of writing its table (docs/decisions.md, 'The data layer')").toEqual([]);
+  });
+
+  it("docs/storage.md names each table's owner as the source has it", () => {
+    const section = storageText.split("## Who writes each table")[1]!.split("\n## ")[0]!;
+    const documented = new Map(
+      [...section.matchAll(/^\| `([a-z0-9_]+)` \| (.+) \|$/gm)].map(([, table, owner]) => [
+        table!,
+        owner!.startsWith("`") ? owner!.slice(1, -1) : null,
+      ]),
+    );
+    const actual = new Map([...new Set(tables.values())].map((table) => [table, writers.get(table)?.[0] ?? null]));
+    expect(Object.fromEntries([...documented].sort())).toEqual(Object.fromEntries([...actual].sort()));
   });
 
   it("test factories write no table themselves", () => {
