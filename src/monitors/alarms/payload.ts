@@ -26,10 +26,10 @@ export interface Evaluation {
   notes: string[];
 }
 
-/** The alarm event payload (docs/decisions.md, "Alarm events"). */
+/** The alarm event payload of an entry or exit (docs/decisions.md, "Alarm events"). */
 export function alarmPayload(
   state: "alarm" | "normal",
-  alarm: { id: string; controller: string; deviationId: string | null; workItemId: string | null },
+  alarm: { id: string; controller: string; severity: string; deviationId: string | null; workItemId: string | null },
   evaluation: Pick<Evaluation, "monitor" | "job">,
   item: MonitorItem | undefined,
   conditions: ConditionSeen[],
@@ -41,6 +41,7 @@ export function alarmPayload(
     state,
     monitor: { id: monitor.id, monitorId: monitor.monitorId, name: monitor.name },
     controller: alarm.controller,
+    severity: alarm.severity,
     populationItem: item ? { id: item.id, populationId: item.populationId } : null,
     asset: item ? { id: item.assetId, name: item.assetName, type: item.assetType } : null,
     monitorJobId: job.id,

@@ -16,7 +16,7 @@ import {
   activeAlarmsOfPopulationsStatement,
   alarmsByItem,
 } from "../alarms/store";
-import type { ActiveAlarm } from "../alarms/schema";
+import type { ActiveAlarm } from "../alarms/active";
 import { storedEnum } from "../stored";
 import { ASSET_TYPES, bandOf, type AssetType, type Population, type PopulationOwner } from "./schema";
 
