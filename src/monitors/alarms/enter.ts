@@ -77,7 +77,7 @@ export async function enter(db: Database, evaluation: Evaluation, entering: read
         action: "entered",
         payload: alarmPayload(
           "alarm",
-          { id: alarmId, controller: controller.name, severity, ...made },
+          { id: alarmId, controller: controller.name, severity, acknowledged: false, ...made },
           evaluation,
           item,
           conditions,

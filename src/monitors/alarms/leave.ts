@@ -98,6 +98,7 @@ export async function leave(db: Database, evaluation: Evaluation, leaving: reado
         id: alarm.id,
         controller: alarm.controller,
         severity: alarm.severity || DEFAULT_SEVERITY,
+        acknowledged: alarm.acknowledgedAt !== null,
         deviationId: alarm.deviationId,
         workItemId: alarm.workItemId,
       },

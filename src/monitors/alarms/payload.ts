@@ -29,7 +29,14 @@ export interface Evaluation {
 /** The alarm event payload of an entry or exit (docs/decisions.md, "Alarm events"). */
 export function alarmPayload(
   state: "alarm" | "normal",
-  alarm: { id: string; controller: string; severity: string; deviationId: string | null; workItemId: string | null },
+  alarm: {
+    id: string;
+    controller: string;
+    severity: string;
+    acknowledged: boolean;
+    deviationId: string | null;
+    workItemId: string | null;
+  },
   evaluation: Pick<Evaluation, "monitor" | "job">,
   item: MonitorItem | undefined,
   conditions: ConditionSeen[],
@@ -39,6 +46,8 @@ export function alarmPayload(
   return {
     id: alarm.id,
     state,
+    // The alarm's ISA-18.2 state, as GET /Alarms shows it (a subscription's `statuses` filter reads it).
+    status: `${state === "alarm" ? "active" : "cleared"}${alarm.acknowledged ? "Acknowledged" : "Unacknowledged"}`,
     monitor: { id: monitor.id, monitorId: monitor.monitorId, name: monitor.name },
     controller: alarm.controller,
     severity: alarm.severity,

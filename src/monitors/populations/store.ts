@@ -291,6 +291,16 @@ export function monitorItemsStatement(db: Database, monitorRef: string): D1Prepa
     .bind(monitorRef);
 }
 
+/** One item of a monitor with its population's asset type (map it with {@link monitorItemOf}). */
+export function monitorItemStatement(db: Database, itemId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `SELECT ${ITEM_COLUMNS}, p.asset_type AS population_asset_type FROM population_items i JOIN populations p ON p.id = i.population_id
+        WHERE i.id = ?1`,
+    )
+    .bind(itemId);
+}
+
 export function monitorItemOf(raw: Record<string, unknown>): MonitorItem {
   const item = itemRow(raw);
   return {
