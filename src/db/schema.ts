@@ -1223,7 +1223,7 @@ export const monitorAlarmEvents = sqliteTable(
     action: text("action").notNull(),
     /** The monitor job of an entry or exit (NULL for what people and the clock do). */
     monitorJobId: text("monitor_job_id"),
-    /** The controller's conditions with the values seen ([{ variableName, operator, comparisonValue, value, holds }]), for an entry or exit. */
+    /** An entry's or exit's conditions with the values seen ([{ variableName, operator, comparisonValue, value, holds }]). */
     conditions: text("conditions"),
     /** Who did it: NULL for the monitoring loop and the clock. */
     actorId: text("actor_id"),

@@ -26,7 +26,8 @@ export const FilterSchema = z
       .optional()
       .openapi({
         description:
-          "The action (created, updated, deleted; an alarm's entered, left, acknowledged... as GET /Subscriptions/EventTypes lists them). " +
+          "The action (created, updated, deleted; an alarm's entered, left, acknowledged... as GET /Subscriptions/EventTypes " +
+          "lists them). " +
           "Absent or null: any action of the kind.",
         example: "created",
       }),

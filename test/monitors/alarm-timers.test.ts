@@ -19,7 +19,7 @@ const read = async (id: string) => {
   return res.body;
 };
 const post = (id: string, action: string, body?: unknown) =>
-  call<Alarm>(`/Alarms/${id}/${action}`, { method: "POST", ...(body === undefined ? {} : { body }) });
+  call(`/Alarms/${id}/${action}`, { method: "POST", ...(body === undefined ? {} : { body }) });
 const history = (alarm: Alarm) => alarm.history!.map((e) => e.action);
 
 describe("shelving", () => {

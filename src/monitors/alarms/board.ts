@@ -72,7 +72,8 @@ export const AlarmListQuery = z.object({
     .openapi({
       description:
         `Comma-separated ISA-18.2 states: ${ALARM_STATUSES.join(", ")}. The board: ` +
-        "activeUnacknowledged,activeAcknowledged,clearedUnacknowledged (an alarm that cleared unacknowledged stays until someone acknowledges it).",
+        "activeUnacknowledged,activeAcknowledged,clearedUnacknowledged (an alarm that cleared unacknowledged stays until someone " +
+        "acknowledges it).",
       example: "activeUnacknowledged,activeAcknowledged,clearedUnacknowledged",
     }),
   active: bool("true: alarms still active; false: cleared ones."),

@@ -444,7 +444,8 @@ export function versionedHistoryStatements(db: Database, rows: readonly Versione
       recorded_at)
        SELECT json_extract(j.value, '$.entry.id'), a.id, a.monitor_ref, a.item_id, a.controller, json_extract(j.value, '$.entry.action'),
               json_extract(j.value, '$.entry.actorId'), json_extract(j.value, '$.entry.actorName'),
-              json_extract(j.value, '$.entry.comment'), json_extract(j.value, '$.entry.details'), json_extract(j.value, '$.entry.recordedAt')
+              json_extract(j.value, '$.entry.comment'), json_extract(j.value, '$.entry.details'),
+              json_extract(j.value, '$.entry.recordedAt')
          FROM json_each(?1) j JOIN monitor_alarms a ON a.id = json_extract(j.value, '$.entry.alarmId')
         WHERE a.etag = json_extract(j.value, '$.etag')`,
     rows,
@@ -473,7 +474,8 @@ export function versionedEventsStatements(
       {
         sql:
           "SELECT json_extract(j.value, '$.id') AS entity_id, json_extract(j.value, '$.payload') AS payload FROM json_each(?1) j " +
-          "WHERE EXISTS (SELECT 1 FROM monitor_alarms a WHERE a.id = json_extract(j.value, '$.id') AND a.etag = json_extract(j.value, '$.etag'))",
+          "WHERE EXISTS (SELECT 1 FROM monitor_alarms a WHERE a.id = json_extract(j.value, '$.id') " +
+          "AND a.etag = json_extract(j.value, '$.etag'))",
         bindings: [json],
       },
     ),
