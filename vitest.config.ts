@@ -2,7 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { exportJWK, generateKeyPair } from "jose";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { configDefaults, defineConfig } from "vitest/config";
+import { configDefaults, defineConfig, type Plugin } from "vitest/config";
 import { createFakeContainerHost } from "./test/support/fake-container-host.ts";
 import { createFakeWebhookReceiver } from "./test/support/fake-webhook-receiver.ts";
 
@@ -15,66 +15,148 @@ mkdirSync(join(import.meta.dirname, ".wrangler"), { recursive: true });
 
 const migrations = await readD1Migrations(join(import.meta.dirname, "migrations"));
 
+/**
+ * Tests of pure functions run in Node (no Worker, no D1): they pay for no Worker module graph. Every
+ * other test runs in the Workers pool against real workerd. A test file that needs the Worker
+ * (cloudflare:test, cloudflare:workers, the HTTP client) must not be listed here.
+ */
+const NODE_TESTS = [
+  "test/query/dates.test.ts",
+  "test/query/filter.test.ts",
+  "test/query/order.test.ts",
+  "test/query/schemas.test.ts",
+  "test/conventions/serial.test.ts",
+  "test/conventions/seams.test.ts",
+  "test/conventions/table-owners.test.ts",
+  "test/conventions/key-ring.test.ts",
+  "test/properties/regex-translation.test.ts",
+  "test/upload/form.test.ts",
+  "test/upload/presign.test.ts",
+  "test/sandbox/containment.test.ts",
+  "test/sandbox/failures.test.ts",
+  "test/sandbox/throughput.test.ts",
+  "test/sandbox/values.test.ts",
+];
+
+/** A `.wasm` import is a compiled WebAssembly.Module in workerd (wrangler's CompiledWasm rule); in Node, the same. */
+const compiledWasm: Plugin = {
+  name: "integrity-edge:compiled-wasm",
+  enforce: "pre",
+  load(id) {
+    if (!id.endsWith(".wasm")) return null;
+    return `import { readFileSync } from "node:fs";\nexport default new WebAssembly.Module(readFileSync(${JSON.stringify(id)}));`;
+  },
+};
+
+/**
+ * Dependencies the Worker imports, bundled once per run (Vite's dependency optimizer) instead of
+ * fetched module by module by every test file's runner: a test file's start fell from about 40 s to
+ * 15 s on the shared 2-core machine (docs/benchmarks.md, "The test suite").
+ */
+const WORKER_DEPENDENCIES = [
+  "zod",
+  // Every entry the Worker imports from hono: an entry left out is a second copy of hono's classes, and
+  // the error handler's `instanceof HTTPException` stops matching what the bundled validator throws.
+  "hono",
+  "hono/cors",
+  "hono/http-exception",
+  "@hono/zod-openapi",
+  "@asteasolutions/zod-to-openapi",
+  "drizzle-orm",
+  "drizzle-orm/d1",
+  "drizzle-orm/sqlite-core",
+  "jose",
+  "re2js",
+  "croner",
+  "standardwebhooks",
+  "fflate",
+  "aws4fetch",
+  "@cfworker/json-schema",
+];
+
 export default defineConfig({
-  // Image formats Vite does not know as assets (the committed samples are imported ?inline).
-  assetsInclude: ["**/*.heic", "**/*.heif", "**/*.tif", "**/*.tiff"],
-  plugins: [
-    cloudflareTest({
-      main: "./src/index.ts",
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          ENVIRONMENT: "test",
-          AUTH_ISSUER: "integrity-edge-test",
-          AUTH_AUDIENCE: "integrity-edge",
-          AUTH_JWKS_JSON: JSON.stringify({ keys: [publicJwk] }),
-          TEST_SIGNING_JWK: JSON.stringify(privateJwk),
-          // The local /connect/token, as npm start configures it.
-          LOCAL_OAUTH_SIGNING_JWK: JSON.stringify(privateJwk),
-          LOCAL_OAUTH_CLIENTS: JSON.stringify([
-            {
-              clientId: "integration",
-              clientSecret: "s3cret-for-tests",
-              name: "Integration",
-              permissions: ["properties_read", "files_read"],
-            },
-            // The original client's upload (test/compat/users.test.ts): it looks itself up, then posts a file.
-            {
-              clientId: "uploader",
-              clientSecret: "uploader-s3cret",
-              name: "Uploader",
-              permissions: ["users_read", "files_read", "files_write"],
-            },
-          ]),
-          TEST_MIGRATIONS: migrations,
-          LOG_LEVEL: "error",
-          CONTAINER_HOST_KIND: "local",
-          // Pinned, so a developer's .dev.vars (written by npm start) never changes what the tests see.
-          LOCAL_CONTAINER_HOST_URL: "",
-          LOCAL_CONTAINER_HOST_SECRET: "",
-          PUBLIC_API_URL: "",
-          RATE_LIMITS: "off",
-          // Run options are sealed under this throwaway key (key version 1).
-          DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
-          // Webhooks follow production's target rules, plus one local port the allow-list test uses.
-          WEBHOOK_ALLOWED_TARGETS: "http://127.0.0.1:9999",
-        },
-        // The Images binding's local stand-in (sharp in this process), for the opt-in resizer's test;
-        // IMAGE_RESIZER stays "wasm", so every other test runs the default path.
-        images: { binding: "IMAGES" },
-        // A tiny limit the rate-limit test swaps in for READ_LIMITER.
-        ratelimits: { TEST_LIMITER: { simple: { limit: 3, period: 60 } } },
-        // The container host is remote: tests talk to a scripted fake of its protocol.
-        // Webhook receivers: deliveries go to a fake in this process, never to the internet.
-        serviceBindings: { LOCAL_CONTAINER_HOST: createFakeContainerHost(), WEBHOOK_TRANSPORT: createFakeWebhookReceiver() },
-      },
-    }),
-  ],
   test: {
-    // The benches copy the project under .bench/ (gitignored): its tests are not this checkout's.
-    exclude: [...configDefaults.exclude, ".bench/**", ".wrangler/**"],
-    setupFiles: ["./test/setup.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    projects: [
+      {
+        plugins: [compiledWasm],
+        assetsInclude: ["**/*.heic", "**/*.heif", "**/*.tif", "**/*.tiff"],
+        test: {
+          name: "node",
+          environment: "node",
+          include: NODE_TESTS,
+          testTimeout: 30_000,
+          // Through Vite, so the .wasm it imports reaches the plugin above (Node itself cannot import .wasm).
+          server: { deps: { inline: [/quickjs-wasmfile-release-sync/] } },
+        },
+      },
+      {
+        // Image formats Vite does not know as assets (the committed samples are imported ?inline).
+        assetsInclude: ["**/*.heic", "**/*.heif", "**/*.tif", "**/*.tiff"],
+        plugins: [
+          cloudflareTest({
+            main: "./src/index.ts",
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                ENVIRONMENT: "test",
+                AUTH_ISSUER: "integrity-edge-test",
+                AUTH_AUDIENCE: "integrity-edge",
+                AUTH_JWKS_JSON: JSON.stringify({ keys: [publicJwk] }),
+                TEST_SIGNING_JWK: JSON.stringify(privateJwk),
+                // The local /connect/token, as npm start configures it.
+                LOCAL_OAUTH_SIGNING_JWK: JSON.stringify(privateJwk),
+                LOCAL_OAUTH_CLIENTS: JSON.stringify([
+                  {
+                    clientId: "integration",
+                    clientSecret: "s3cret-for-tests",
+                    name: "Integration",
+                    permissions: ["properties_read", "files_read"],
+                  },
+                  // The original client's upload (test/compat/users.test.ts): it looks itself up, then posts a file.
+                  {
+                    clientId: "uploader",
+                    clientSecret: "uploader-s3cret",
+                    name: "Uploader",
+                    permissions: ["users_read", "files_read", "files_write"],
+                  },
+                ]),
+                TEST_MIGRATIONS: migrations,
+                LOG_LEVEL: "error",
+                CONTAINER_HOST_KIND: "local",
+                // Pinned, so a developer's .dev.vars (written by npm start) never changes what the tests see.
+                LOCAL_CONTAINER_HOST_URL: "",
+                LOCAL_CONTAINER_HOST_SECRET: "",
+                PUBLIC_API_URL: "",
+                RATE_LIMITS: "off",
+                // Some tests send 20 requests of one user at once; admission's own test sets its limits
+                // (test/reliability/overload.test.ts).
+                MAX_USER_REQUESTS_IN_FLIGHT: "64",
+                // Run options are sealed under this throwaway key (key version 1).
+                DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
+                // Webhooks follow production's target rules, plus one local port the allow-list test uses.
+                WEBHOOK_ALLOWED_TARGETS: "http://127.0.0.1:9999",
+              },
+              // The Images binding's local stand-in (sharp in this process), for the opt-in resizer's test;
+              // IMAGE_RESIZER stays "wasm", so every other test runs the default path.
+              images: { binding: "IMAGES" },
+              // A tiny limit the rate-limit test swaps in for READ_LIMITER.
+              ratelimits: { TEST_LIMITER: { simple: { limit: 3, period: 60 } } },
+              // The container host is remote: tests talk to a scripted fake of its protocol.
+              // Webhook receivers: deliveries go to a fake in this process, never to the internet.
+              serviceBindings: { LOCAL_CONTAINER_HOST: createFakeContainerHost(), WEBHOOK_TRANSPORT: createFakeWebhookReceiver() },
+            },
+          }),
+        ],
+        test: {
+          name: "workers",
+          // The benches copy the project under .bench/ (gitignored): its tests are not this checkout's.
+          exclude: [...configDefaults.exclude, ".bench/**", ".wrangler/**", ...NODE_TESTS],
+          setupFiles: ["./test/setup.ts"],
+          deps: { optimizer: { ssr: { enabled: true, include: WORKER_DEPENDENCIES } } },
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
   },
 });

@@ -15,15 +15,33 @@ import { ROOT } from "./dev-env.mjs";
 
 const EXAMPLE = join(ROOT, "examples", "client", "deviations.ts");
 
-/** Calls the generated types must refuse: proof that they are the API's types and not `any`. */
+/**
+ * Calls the generated types must refuse, one per line (proof that they are the API's types and not
+ * `any`): a wrong value type, an unknown path, a misspelt field of the answer, and a misspelt body key
+ * checked with `satisfies`, as examples/client/deviations.ts writes its body.
+ */
 const WRONG = `import createClient from "openapi-fetch";
-import type { paths } from "./api";
+import type { components, paths } from "./api";
 const api = createClient<paths>({ baseUrl: "http://127.0.0.1:8787" });
 export async function wrong() {
   await api.POST("/Deviations", { body: { description: 42 } });
   await api.GET("/Deviationz");
+  await api.POST("/Deviations", { body: { descripton: "typo" } satisfies components["schemas"]["CreateDeviation"] });
   const { data } = await api.GET("/Deviations/{id}", { params: { path: { id: "x" } } });
   return data?.descripton;
+}
+`;
+
+/**
+ * What the README says compiles although it is wrong: a misspelt key in a body written inline, which
+ * openapi-fetch infers from the call (an inferred literal is not checked for extra keys). Should a
+ * release of openapi-fetch or TypeScript start refusing it, this check fails so the README is updated.
+ */
+const LOOSE = `import createClient from "openapi-fetch";
+import type { paths } from "./api";
+const api = createClient<paths>({ baseUrl: "http://127.0.0.1:8787" });
+export async function loose() {
+  await api.POST("/Deviations", { body: { descripton: "typo" } });
 }
 `;
 
@@ -67,14 +85,22 @@ export async function checkGeneratedClient({ base, token }) {
     writeFileSync(join(dir, "api.d.ts"), types);
     copyFileSync(EXAMPLE, join(dir, "deviations.ts"));
     writeFileSync(join(dir, "wrong.ts"), WRONG);
+    writeFileSync(join(dir, "loose.ts"), LOOSE);
 
     const errors = typeCheck([join(dir, "deviations.ts")]);
     if (errors.length > 0)
       throw new Error(`examples/client/deviations.ts does not type-check against the generated types:\n${errors.join("\n")}`);
     const refused = typeCheck([join(dir, "wrong.ts")]);
-    // The wrong body, the unknown path and the misspelt field: each is its own error.
-    if (refused.length < 3)
-      throw new Error(`the generated types accepted calls they must refuse (${refused.length} errors):\n${refused.join("\n")}`);
+    // Each wrong line is its own error: lines 5 to 9 of WRONG, less the `const` line.
+    const lines = new Set(refused.map((e) => /\((\d+)\)/.exec(e)?.[1]));
+    const missed = ["5", "6", "7", "9"].filter((line) => !lines.has(line));
+    if (missed.length > 0)
+      throw new Error(
+        `the generated types accepted wrong.ts lines ${missed.join(", ")}, which they must refuse:\n${WRONG}\n${refused.join("\n")}`,
+      );
+    const loose = typeCheck([join(dir, "loose.ts")]);
+    if (loose.length > 0)
+      throw new Error(`a misspelt key in an inline body no longer compiles; say so in the README ("A typed client"):\n${loose.join("\n")}`);
 
     const js = ts.transpileModule(ts.sys.readFile(join(dir, "deviations.ts")), {
       compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
@@ -86,8 +112,7 @@ export async function checkGeneratedClient({ base, token }) {
       throw new Error(`the deviation read back is not the one created: ${JSON.stringify(deviation)}`);
     }
     return (
-      `${Math.round(types.length / 1024)} KiB of types, ${refused.length} wrong calls refused, created and read ` +
-      `${deviation.referenceId}`
+      `${Math.round(types.length / 1024)} KiB of types, ${lines.size} wrong calls refused, created and read ` + `${deviation.referenceId}`
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

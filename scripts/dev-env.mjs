@@ -1,7 +1,7 @@
 // Shared helpers for the local scripts (npm start, npm run token, the smoke run and the bundle check),
 // so the smoke run starts the server exactly the way `npm start` does.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { randomBytes } from "node:crypto";
@@ -244,6 +244,50 @@ export async function portInUse(port) {
     // Not HTTP, or not answering: something else holds the port.
   }
   return { inUse: true, denied: busy === "EACCES", integrityEdge };
+}
+
+export const RUNNING_SERVER_FILE = join(ROOT, ".dev", "server.json");
+
+/**
+ * What `npm start` records while its server runs (its URL, port and pid), so the other local commands
+ * (the token's hint, `npm run seed`, `npm run reset`) talk to the server that is running, on whatever
+ * PORT it was given, without being told again.
+ */
+export function recordRunningServer({ base, port, persistTo }) {
+  mkdirSync(dirname(RUNNING_SERVER_FILE), { recursive: true });
+  writeFileSync(RUNNING_SERVER_FILE, JSON.stringify({ base, port, pid: process.pid, persistTo }, null, 2) + "\n");
+}
+
+/** Removes the record of {@link recordRunningServer} when it is this process's. */
+export function forgetRunningServer() {
+  const running = readRunningServer();
+  if (running?.pid === process.pid) rmSync(RUNNING_SERVER_FILE, { force: true });
+}
+
+/** The server `npm start` is running now ({ base, port, pid, persistTo }), or null when none is. */
+export function readRunningServer() {
+  let record;
+  try {
+    record = JSON.parse(readFileSync(RUNNING_SERVER_FILE, "utf8"));
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(record?.pid) || typeof record.base !== "string") return null;
+  try {
+    process.kill(record.pid, 0); // signal 0: only whether the process exists
+  } catch (error) {
+    if (error.code === "ESRCH") return null;
+  }
+  return record;
+}
+
+/**
+ * The base URL local commands use: $PORT when set (as `PORT=9000 npm start` was given), else the
+ * server `npm start` is running, else the default port.
+ */
+export function localBase() {
+  if (process.env.PORT) return `http://127.0.0.1:${process.env.PORT}`;
+  return readRunningServer()?.base ?? `http://127.0.0.1:${DEFAULT_PORT}`;
 }
 
 /** A TCP port free on 127.0.0.1 right now. */

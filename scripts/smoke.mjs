@@ -23,10 +23,12 @@ import {
 } from "./dev-env.mjs";
 import { startContainerHost } from "./container-host/server.mjs";
 import { checkGeneratedClient } from "./check-client.mjs";
+import { runWalkthroughs } from "./readme-walkthroughs.mjs";
 import { Agent, createServer as createHttpServer, request as httpRequest } from "node:http";
 import { Webhook } from "standardwebhooks";
 
-const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 420_000);
+// 12 minutes: the README walkthroughs, run twice, take about 3 of them on a loaded 2-core machine.
+const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 720_000);
 const REQUEST_TIMEOUT_MS = 20_000;
 const started = Date.now();
 const runId = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -1110,6 +1112,18 @@ async function run() {
       }
     },
   );
+
+  // The README's walkthroughs as a reader pastes them (README.md, "Calling the API"), twice in a row on
+  // this server: the second pass proves each runs again (unique names, found rather than made twice).
+  for (const pass of [1, 2]) {
+    const results = await runWalkthroughs({ base });
+    for (const { name, ok, ms, output } of results) {
+      await check(`README walkthrough "${name}" (pass ${pass})`, async () => {
+        if (!ok) throw new Error(`\n${output.replace(/^/gm, "    ")}`);
+        return `${(ms / 1000).toFixed(1)} s`;
+      });
+    }
+  }
 
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
     const kept = await http("/Categories", { method: "POST", token: admin, body: { name: `smoke-persist-${runId}` } });

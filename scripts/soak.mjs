@@ -5,12 +5,16 @@
 // 412); uploads with an Idempotency-Key whose first send is cut off half-way (the connection dropped)
 // and then retried with the same key and bytes; refused uploads (a disallowed extension).
 // Env: SOAK_SECONDS (600), SOAK_CONNECTIONS (8). Prints a report for docs/benchmarks.md.
+// With --hostile: issue 32's hostile workloads and probes instead (scripts/soak-hostile.mjs).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { freePort, prepareLocal, ROOT, startDevServer, stopProcessGroup, waitForHealth } from "./dev-env.mjs";
+
+// `npm run soak -- --hostile`: the hostile workloads of issue 32 instead (scripts/soak-hostile.mjs; it exits when done).
+if (process.argv.includes("--hostile")) await import("./soak-hostile.mjs");
 
 const SECONDS = Number(process.env.SOAK_SECONDS || 600);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS || 8);

@@ -9,7 +9,17 @@
 // each start; when the start fails, its last lines are printed with the reason.
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { DEFAULT_PERSIST_DIR, DEFAULT_PORT, portInUse, prepareLocal, ROOT, startDevServer, waitForHealth } from "./dev-env.mjs";
+import {
+  DEFAULT_PERSIST_DIR,
+  DEFAULT_PORT,
+  forgetRunningServer,
+  portInUse,
+  prepareLocal,
+  recordRunningServer,
+  ROOT,
+  startDevServer,
+  waitForHealth,
+} from "./dev-env.mjs";
 import { DEFAULT_HOST_PORT, jobLimitsFrom, startContainerHost } from "./container-host/server.mjs";
 
 const LOG_FILE = join(ROOT, ".dev", "start.log");
@@ -197,6 +207,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 server.on("exit", (code, signal) => {
   if (failing) return;
   if (!ready) return void fail(failure ?? `wrangler exited with ${code ?? signal} before the server was ready.`);
+  forgetRunningServer();
   containerHost.close().finally(() => {
     closeSync(logFd);
     console.log("integrity-edge stopped.");
@@ -238,6 +249,8 @@ waitForHealth(base, { timeoutMs: 180_000, child: server }).then(
     clearInterval(watchdog);
     if (failing) return;
     ready = true;
+    recordRunningServer({ base, port, persistTo: DEFAULT_PERSIST_DIR });
+    process.on("exit", forgetRunningServer);
     console.log(banner());
   },
   (error) => {

@@ -5,7 +5,7 @@
 //   npm run token -- --sub ID --name NAME --permissions a,b [--expires 2h]
 import { parseArgs } from "node:util";
 import { importJWK, SignJWT } from "jose";
-import { allPermissions, DEFAULT_PORT, DEV_AUDIENCE, DEV_ISSUER, DEV_KID, ensureDevKey, localOAuthVars, writeDevVars } from "./dev-env.mjs";
+import { allPermissions, DEV_AUDIENCE, DEV_ISSUER, DEV_KID, ensureDevKey, localBase, localOAuthVars, writeDevVars } from "./dev-env.mjs";
 
 const DEFAULT_SUB = "10ca1de7-0000-4000-8000-000000000001";
 const DEFAULT_NAME = "Local Developer";
@@ -69,8 +69,23 @@ async function main() {
   const { exp } = JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString("utf8"));
   console.error(`Token for ${name} (sub ${sub}), expires ${new Date(exp * 1000).toISOString()}`);
   console.error(`Permissions: ${permissions.length > 0 ? permissions.join(", ") : "(none)"}`);
-  console.error(`Use it as: curl -H "Authorization: Bearer <token>" http://127.0.0.1:${process.env.PORT || DEFAULT_PORT}/Categories`);
+  console.error(`Use it as: curl -H "Authorization: Bearer <token>" ${localBase()}/Categories`);
+  if (npmBannerOnStdout()) {
+    console.error(
+      "warning: npm printed its banner ('> integrity-edge@... token') on stdout before the token, so TOKEN=$(npm run token) " +
+        "holds it too, and a server refuses such an Authorization header with a plain-text 400 ('The headers sent by your " +
+        "client are not valid'). Use TOKEN=$(npm run -s token).",
+    );
+  }
   console.log(token);
+}
+
+/**
+ * Whether npm ran this script without -s and its output is captured: npm then writes its banner to the
+ * same stdout, and the captured "token" holds the banner's lines, which no HTTP header may carry.
+ */
+function npmBannerOnStdout() {
+  return Boolean(process.env.npm_lifecycle_event) && process.env.npm_config_loglevel !== "silent" && !process.stdout.isTTY;
 }
 
 main().catch((error) => {

@@ -11,7 +11,8 @@ import { requireAuthentication } from "./pkg/auth";
 import { requireWellFormedBookmark } from "./pkg/bookmark";
 import { corsHeaders, setResponseHeaders } from "./pkg/cors";
 import { rateLimit } from "./pkg/rate-limit";
-import { ApiError, problemParts, problemResponse } from "./pkg/errors";
+import { admission } from "./pkg/admission";
+import { ApiError, BodyReadError, problemParts, problemResponse } from "./pkg/errors";
 import { createLogger, errorFields } from "./pkg/logger";
 import { platform, type Clock, type IdGenerator } from "./platform/services";
 import { registerDocs } from "./docs/routes";
@@ -27,6 +28,8 @@ import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
 import { recordCaller } from "./users/recorder";
+import { jobTokens } from "./dataprocessing/tokens";
+import { monitorJobTokens, monitorWideTokens } from "./monitors/monitor-jobs/tokens";
 import { configOf } from "./config";
 
 const REQUEST_ID = /^[A-Za-z0-9._\-]{8,128}$/;
@@ -68,7 +71,10 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.use("*", corsHeaders());
 
   app.use("*", requireWellFormedBookmark);
-  app.use("*", requireAuthentication);
+  // Scoped tokens the areas make for the code they run (src/pkg/keys.ts); every other token is a JWT.
+  app.use("*", requireAuthentication([jobTokens, monitorJobTokens, monitorWideTokens]));
+  // Before anything is read or written: a flood from one user is refused, never queued in front of others.
+  app.use("*", admission);
   // The directory of users (GET /Users): written after the response, at most once per principal and isolate every 5 minutes.
   app.use("*", recordCaller);
   app.use("*", rateLimit);
@@ -83,8 +89,15 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     };
     if (error instanceof ApiError && error.code !== "Internal") return answer(error);
     // A gzip or deflate body (src/pkg/encoding.ts) that does not decompress.
-    if (error instanceof TypeError && /decompression failed/i.test(error.message)) {
+    const cause = error instanceof BodyReadError ? error.reason : error;
+    if (cause instanceof TypeError && /decompression failed/i.test(cause.message)) {
       return answer(new ApiError("BadRequest", "The body could not be decompressed: it is not valid data of its Content-Encoding."));
+    }
+    // The body broke off (the client went away mid-upload): the client's doing, not a failure here.
+    // Nothing was kept (the handlers remove what they stored); whoever still listens gets a 400.
+    if (error instanceof BodyReadError || c.req.raw.signal?.aborted) {
+      c.get("log")?.warn("client disconnected mid-request", { method: c.req.method, path: c.req.path, reason: String(cause) });
+      return answer(new ApiError("BadRequest", "The request body ended before it was complete: the client disconnected."));
     }
     // Hono's own validators and helpers throw HTTPException (e.g. malformed JSON is a 400).
     if (error instanceof HTTPException && error.status < 500) {

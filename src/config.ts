@@ -109,6 +109,12 @@ const ConfigSchema = z.object({
   AUTH_MAX_TOKEN_LIFETIME_SECONDS: wholeNumber(DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, 60, 366 * 24 * 60 * 60),
   /** Largest JSON body in bytes (larger: 413). */
   MAX_BODY_BYTES: wholeNumber(1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** Admission (src/pkg/admission.ts): requests one user may have in progress on one isolate at once (more: 429). */
+  MAX_USER_REQUESTS_IN_FLIGHT: wholeNumber(8, 1, 10_000),
+  /** Requests one isolate serves at once (more: 503 with Retry-After). */
+  MAX_REQUESTS_IN_FLIGHT: wholeNumber(256, 1, 100_000),
+  /** Upload bodies (past MAX_BODY_BYTES, or of unknown length) one isolate receives at once (more: 503 with Retry-After). */
+  MAX_LARGE_BODIES_IN_FLIGHT: wholeNumber(3, 1, 1000),
   /** Most fields a custom index's mapping may have (spec 8). */
   SEARCH_MAX_FIELDS: wholeNumber(5000, 1, 100_000),
   /** Time limit of one run of a custom index's library, ms. */

@@ -8,6 +8,7 @@ import { errorFields } from "./pkg/logger";
 import { taskLogger, withDatabase } from "./config";
 import { decodeRequestBody } from "./pkg/encoding";
 import { openSession, withBookmark } from "./pkg/bookmark";
+import { withTrailingNewline } from "./pkg/trailing-newline";
 import { cleanUpUploads } from "./upload/cleanup";
 import { sweepMediaOrphans } from "./media/sweep";
 import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
@@ -36,11 +37,11 @@ const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKin
 export default {
   async fetch(incoming, env, ctx) {
     const request = decodeRequestBody(incoming);
-    if (request instanceof Response) return request;
+    if (request instanceof Response) return withTrailingNewline(request);
     // Reads run on the nearest D1 replica; a client that sends back the bookmark of its last answer
     // reads at least what that answer had written (src/pkg/bookmark.ts).
     const session = openSession(env.DB, request);
-    const response = withBookmark(await app.fetch(request, withDatabase(env, session), ctx), session);
+    const response = withTrailingNewline(withBookmark(await app.fetch(request, withDatabase(env, session), ctx), session));
     // Writes leave events in the outbox; relay them now rather than waiting for the cron.
     if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS" && response.status < 400) {
       ctx.waitUntil(relayOutbox(env, taskLogger(env, { task: "relay" })).catch(() => undefined));

@@ -312,9 +312,3 @@ export function designationConditions(entityKind: string, idExpression: string, 
   }
   return conditions;
 }
-
-/** How many designations point at an asset (derived plant rows included): an asset in use cannot be deleted. */
-export async function countAssetDesignations(db: Database, assetId: string): Promise<number> {
-  const row = await db.prepare("SELECT count(*) AS n FROM designations WHERE asset_id = ?1").bind(assetId).first<{ n: number }>();
-  return row?.n ?? 0;
-}

@@ -3,7 +3,8 @@
  * lists, the resources within what one group may ask for), walks the nextConfigId chain for a missing
  * config or a cycle, seals the run options, and keeps the weekly schedule row in the same batch.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database, type Insert } from "../db/statements";
+import { jobConfigurations } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
@@ -307,67 +308,37 @@ const nameTaken = (name: string) =>
     { field: "body.name", rule: "unique", message: "The name is already used." },
   ]);
 
-/** The columns a create and an update both write, in the order of {@link writtenValues}. */
-const WRITTEN_COLUMNS = [
-  "name",
-  "name_key",
-  "description",
-  "image_name",
-  "image_tag",
-  "cpu_cores",
-  "memory_gb",
-  "gpu_cores",
-  "gpu_sku",
-  "run_options_enc",
-  "run_command",
-  "next_config_id",
-  "frequency",
-  "time_zone",
-  "output_type_id",
-  "timeout_minutes",
-  "object_owner_id",
-  "object_owner_name",
-  "etag",
-] as const;
+const configTable = tableStatements(jobConfigurations);
 
-/** The parameter after the written columns' (?1 to ?19): `after(1)` is ?20. */
-const after = (k: number) => `?${WRITTEN_COLUMNS.length + k}`;
-const INSERT_CONFIG =
-  `INSERT INTO job_configurations (${WRITTEN_COLUMNS.join(", ")}, id, created_at, updated_at, created_by) ` +
-  `VALUES (${WRITTEN_COLUMNS.map((_, i) => `?${i + 1}`).join(", ")}, ${after(1)}, ${after(2)}, ${after(2)}, ${after(3)})`;
-const UPDATE_CONFIG =
-  `UPDATE job_configurations SET ${WRITTEN_COLUMNS.map((column, i) => `${column} = ?${i + 1}`).join(", ")}, ` +
-  `updated_at = ${after(1)} WHERE id = ${after(2)} AND etag = ${after(3)}`;
-
-/** The values of {@link WRITTEN_COLUMNS} (the new etag last), bound as ?1 to ?19 by both statements. */
-function writtenValues(
+/** The columns a create and an update both write. */
+function writtenColumns(
   input: JobConfigurationInput,
   resolved: Resolved,
   sealed: string,
   owner: { id: string; name: string | null },
   etag: string,
 ) {
-  return [
-    input.name,
-    nameKey(input.name),
-    input.description,
-    resolved.imageName,
-    resolved.imageTag,
-    input.runConfigs.cpuCores,
-    input.runConfigs.memory,
-    input.runConfigs.gpuCores,
-    input.runConfigs.gpuSku,
-    sealed,
-    input.runCommand,
-    input.nextConfigId,
-    input.frequency ? JSON.stringify(input.frequency) : null,
-    input.timeZone,
-    input.outputTypeId,
-    input.timeoutMinutes,
-    owner.id,
-    owner.name,
+  return {
+    name: input.name,
+    nameKey: nameKey(input.name),
+    description: input.description,
+    imageName: resolved.imageName,
+    imageTag: resolved.imageTag,
+    cpuCores: input.runConfigs.cpuCores,
+    memoryGb: input.runConfigs.memory,
+    gpuCores: input.runConfigs.gpuCores,
+    gpuSku: input.runConfigs.gpuSku,
+    runOptionsEnc: sealed,
+    runCommand: input.runCommand,
+    nextConfigId: input.nextConfigId,
+    frequency: input.frequency ? JSON.stringify(input.frequency) : null,
+    timeZone: input.timeZone,
+    outputTypeId: input.outputTypeId,
+    timeoutMinutes: input.timeoutMinutes,
+    objectOwnerId: owner.id,
+    objectOwnerName: owner.name,
     etag,
-  ];
+  } satisfies Partial<Insert<typeof jobConfigurations>>;
 }
 
 /** The event payload: never the run options (names or values). */
@@ -396,7 +367,13 @@ export async function createConfig(
     ctx.db,
     input.nextConfigId ? id : null,
     [
-      ctx.db.prepare(INSERT_CONFIG).bind(...writtenValues(input, resolved, sealed, owner, etag), id, ctx.now, ctx.actorId),
+      configTable.insert(ctx.db, {
+        ...writtenColumns(input, resolved, sealed, owner, etag),
+        id,
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, resolved.rule, new Date(ctx.now)),
       outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: eventPayload(id, input, resolved) }),
     ],
@@ -419,7 +396,11 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
       ctx.db,
       input.nextConfigId ? input.id : null,
       [
-        ctx.db.prepare(UPDATE_CONFIG).bind(...writtenValues(input, resolved, sealed, owner, etag), ctx.now, input.id, current.etag),
+        configTable.update(
+          ctx.db,
+          { ...writtenColumns(input, resolved, sealed, owner, etag), updatedAt: ctx.now },
+          { id: input.id, etag: current.etag },
+        ),
         scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
         guardedOutboxStatement(
           ctx.db,

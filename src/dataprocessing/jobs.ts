@@ -3,11 +3,12 @@
  * status writes the runner makes. A status write only ever moves a job out of Started/InProgress, so
  * an ended job is never resurrected by a late poll.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { jobs } from "../db/schema";
 import type { Bindings } from "../env";
 import { outboxForRowsStatement, outboxStatement, serviceEventContext } from "../events/outbox";
 import { isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
-import { ApiError, notFound } from "../pkg/errors";
+import { notFound } from "../pkg/errors";
 import type { RunnableConfig } from "./contract";
 import { sealRunOptions, type RunOptions } from "./run-options";
 import type { Job, JobStatus } from "./schema";
@@ -55,6 +56,8 @@ export interface JobRow {
   updated_at: string;
 }
 
+const jobTable = tableStatements(jobs);
+
 /** The outbox entity kind of jobs. */
 const JOB_KIND = "job";
 
@@ -89,6 +92,11 @@ export function toJob(row: JobRow): Job {
 
 export async function findJob(db: Database, id: string): Promise<JobRow | null> {
   return db.prepare("SELECT * FROM jobs WHERE id = ?1").bind(id).first<JobRow>();
+}
+
+/** A job's status, or null when there is no such job (one indexed read: a job token is checked on every request). */
+export async function findJobStatus(db: Database, id: string): Promise<string | null> {
+  return (await db.prepare("SELECT status FROM jobs WHERE id = ?1").bind(id).first<{ status: string }>())?.status ?? null;
 }
 
 export async function getJob(db: Database, id: string): Promise<JobRow> {
@@ -151,29 +159,24 @@ export async function createChain(
     const id = jobIds[position]!;
     const sealed = await sealRunOptions(env, job.runOptions);
     statements.push(
-      ctx.db
-        .prepare(
-          `INSERT INTO jobs (id, configuration_id, chain_id, chain_position, status, spec, run_options_enc, run_key,
-          end_hook_kind, end_hook_ref,
-             object_owner_id, object_owner_name, etag, created_at, updated_at, created_by)
-           VALUES (?1, ?2, ?3, ?4, 'Started', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14)`,
-        )
-        .bind(
-          id,
-          job.configurationId,
-          chainId,
-          position,
-          JSON.stringify(job.spec),
-          sealed,
-          position === 0 ? (chain.runKey ?? null) : null,
-          chain.endHook?.kind ?? null,
-          chain.endHook?.ref ?? null,
-          chain.owner.id,
-          chain.owner.name,
-          newEtagToken(),
-          ctx.now,
-          ctx.actorId,
-        ),
+      jobTable.insert(ctx.db, {
+        id,
+        configurationId: job.configurationId,
+        chainId,
+        chainPosition: position,
+        status: "Started",
+        spec: JSON.stringify(job.spec),
+        runOptionsEnc: sealed,
+        runKey: position === 0 ? (chain.runKey ?? null) : null,
+        endHookKind: chain.endHook?.kind ?? null,
+        endHookRef: chain.endHook?.ref ?? null,
+        objectOwnerId: chain.owner.id,
+        objectOwnerName: chain.owner.name,
+        etag: newEtagToken(),
+        createdAt: ctx.now,
+        updatedAt: ctx.now,
+        createdBy: ctx.actorId,
+      }),
       // The event names the job, never its options.
       outboxStatement(ctx.db, ctx, {
         entityKind: JOB_KIND,
@@ -304,8 +307,4 @@ export async function recordOutputRejection(
 ): Promise<void> {
   const list = [...(parseJson<unknown[]>(job.output_rejections) ?? []), rejection].slice(-20);
   await db.prepare("UPDATE jobs SET output_rejections = ?1 WHERE id = ?2").bind(JSON.stringify(list), job.id).run();
-}
-
-export function notActive(job: JobRow): ApiError {
-  return new ApiError("Conflict", `Job ${job.id} has already ended (${job.status}).`);
 }

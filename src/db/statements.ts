@@ -130,12 +130,15 @@ export function tableStatements<T extends SQLiteTable>(table: T): TableStatement
         ),
       );
 
+  // Built on first use, not when the owner's module loads (startup pays for nothing unused).
   const insertWith = (conflict: "" | "ignore") => {
-    const compiled = (() => {
-      const query = builder.insert(table).values(placeholders(SET, keys) as Insert<T>);
-      return compile(conflict === "ignore" ? query.onConflictDoNothing() : query, columns);
-    })();
+    const compiledInsert = () =>
+      cached(`i:${conflict}`, () => {
+        const query = builder.insert(table).values(placeholders(SET, keys) as Insert<T>);
+        return compile(conflict === "ignore" ? query.onConflictDoNothing() : query, columns);
+      });
     return (db: Database, values: Insert<T>) => {
+      const compiled = compiledInsert();
       const given = values as Record<string, unknown>;
       known(given, "set");
       return db
@@ -229,4 +232,28 @@ export function jsonChunks<T>(rows: readonly T[]): string[] {
  */
 export function jsonRowStatements<T>(db: Database, sqlWithJson: string, rows: readonly T[], ...extra: unknown[]): D1PreparedStatement[] {
   return jsonChunks(rows).map((json) => db.prepare(sqlWithJson).bind(json, ...extra));
+}
+
+/**
+ * A read whose rows are `R` (what its SQL yields, as D1's `.all<R>()` gives them), for
+ * {@link readBatch}: D1 types every result of a batch by one row type, this keeps one per read.
+ */
+export interface TypedRead<R> {
+  readonly statement: D1PreparedStatement;
+  /** Never set: carries the row type. */
+  readonly row?: R;
+}
+
+export function typedRead<R>(statement: D1PreparedStatement): TypedRead<R> {
+  return { statement };
+}
+
+/** Runs reads in one batch (one round trip, one snapshot) and answers each one's rows, typed as declared. */
+export async function readBatch<const T extends readonly TypedRead<unknown>[]>(
+  db: Database,
+  reads: T,
+): Promise<{ [K in keyof T]: T[K] extends TypedRead<infer R> ? R[] : never }> {
+  const results = await db.batch(reads.map((read) => read.statement));
+  // The one place the batch's untyped results meet their declared row types.
+  return results.map((result) => result.results) as { [K in keyof T]: T[K] extends TypedRead<infer R> ? R[] : never };
 }

@@ -10,6 +10,7 @@ import {
   inList,
   listQueryShape,
   parseUuidList,
+  PROPERTIES_GRAMMAR,
   runListQuery,
   runUniqueValues,
   uniqueValuesQueryShape,
@@ -66,7 +67,7 @@ export const DeviationListQuery = z.object({
   typeIds: z.string().optional().openapi({ description: "Only deviations of these types (comma-separated ids)." }),
   riskIds: z.string().optional().openapi({ description: "Only deviations referencing these risks (comma-separated ids)." }),
   ...designationFilterShape,
-  properties: properties.openapi({ description: `${properties.description ?? ""} Names are Deviation-rule property definitions.` }),
+  properties: properties.openapi({ description: `${PROPERTIES_GRAMMAR} Names are Deviation-rule property definitions.` }),
   order: order.openapi({
     description:
       "Comma-separated `{field} [asc|desc]` over referenceId, status, type.name, objectOwner.name, risk.name, " +

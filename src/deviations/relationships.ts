@@ -4,7 +4,7 @@
  * write asks for; the statements that store it are the store's (replaceRelationshipsStatements).
  */
 import type { Database } from "../db/statements";
-import { ApiError, type FieldProblem } from "../pkg/errors";
+import { type FieldProblem } from "../pkg/errors";
 import type { Relationship } from "./store";
 
 /**
@@ -35,8 +35,4 @@ export async function checkRelationships(
     seen.add(id);
   });
   return { related, errors };
-}
-
-export function relationshipsProblem(errors: FieldProblem[]): ApiError {
-  return new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
 }

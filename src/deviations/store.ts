@@ -185,14 +185,6 @@ export async function hydrateDeviations(db: Database, rows: readonly DeviationRo
   return Promise.all(rows.map((row, i) => composeDeviation(row, parts[i]!)));
 }
 
-function rowStatement(db: Database, id: string): D1PreparedStatement {
-  return db.prepare(`SELECT ${DEVIATION_COLUMNS} FROM deviations WHERE id = ?1`).bind(id);
-}
-
-export async function findDeviationRow(db: Database, id: string): Promise<DeviationRow | null> {
-  return rowStatement(db, id.toLowerCase()).first<DeviationRow>();
-}
-
 /**
  * One deviation, row and parts, in ONE statement: each part a column of the row (a JSON array built
  * by a correlated subquery keyed by the id, with the part's own ORDER BY), read back by the same

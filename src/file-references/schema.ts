@@ -2,7 +2,6 @@
 import { z } from "@hono/zod-openapi";
 
 export const FILE_LOCATIONS = ["Platform", "External"] as const;
-export type FileLocation = (typeof FILE_LOCATIONS)[number];
 
 export const FileReferenceSchema = z
   .object({

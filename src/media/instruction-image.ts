@@ -11,10 +11,15 @@ import { ApiError, invalid } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { writeContext } from "../pkg/db";
 import { FORMAT_MIME, formatOfMimeType, sniffFormat } from "./image/formats";
-import { processImage } from "./image/pipeline";
 import { deleteObjects, instructionImageKey } from "./storage";
 import { instructionImageKeyOf, readDefinitionImage, writeInstructionImageKey } from "./instruction-image-store";
 import { assertVersion, retryWrite } from "../pkg/resource";
+
+/**
+ * The decoders and photon, imported on the first image: their code and WebAssembly are large, and
+ * most requests (and most test files) never decode a picture.
+ */
+const loadPipeline = () => import("./image/pipeline");
 
 /** The largest instruction image, decoded. */
 export const INSTRUCTION_IMAGE_MAX_BYTES = 5 * 1024 * 1024;
@@ -66,7 +71,7 @@ export async function validateInstructionImage(input: {
   }
   const format = sniffFormat(bytes);
   if (!format) throw invalid("body.image", "magicBytes", "image is not an image: its first bytes match no image format of spec 2.6.");
-  const outcome = await processImage(format, bytes, undefined, CHECK_ONLY);
+  const outcome = await (await loadPipeline()).processImage(format, bytes, undefined, CHECK_ONLY);
   if (outcome.integrity === "failed")
     throw invalid("body.image", "integrity", `image is a corrupt ${format.toUpperCase()}: ${outcome.detail}`);
   return { bytes, contentType: FORMAT_MIME[format] };

@@ -2,7 +2,8 @@
  * Media rows in D1. A row is inserted only after every R2 object it names was written (one batch
  * with its outbox event), so a client never sees a row without its bytes.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { medias } from "../db/schema";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { ApiError, notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
@@ -128,35 +129,31 @@ export async function getMedia(db: Database, id: string): Promise<MediaRecord> {
 }
 
 /** Inserts the row and its event in one batch; the caller has written every object in `versions`. */
+const mediaTable = tableStatements(medias);
+
 export async function insertMedia(ctx: WriteContext, media: Media, versions: StoredVersion[], imageFormat: string | null): Promise<string> {
   const etag = newEtagToken();
   await runBatch(ctx.db, [
-    ctx.db
-      .prepare(
-        `INSERT INTO medias (id, name, content_type, size, checksum, declared_type, is_image, image_format, width, height,
-        variants, recognition,
-           owner_id, owner_name, etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17)`,
-      )
-      .bind(
-        media.id,
-        media.name,
-        media.contentType,
-        media.size,
-        media.checksum,
-        media.type,
-        media.isImage ? 1 : 0,
-        imageFormat,
-        media.width,
-        media.height,
-        JSON.stringify(versions),
-        JSON.stringify(media.recognition),
-        media.owner.id,
-        media.owner.name,
-        etag,
-        media.createdAt,
-        ctx.actorId,
-      ),
+    mediaTable.insert(ctx.db, {
+      id: media.id,
+      name: media.name,
+      contentType: media.contentType,
+      size: media.size,
+      checksum: media.checksum,
+      declaredType: media.type,
+      isImage: media.isImage,
+      imageFormat,
+      width: media.width,
+      height: media.height,
+      variants: JSON.stringify(versions),
+      recognition: JSON.stringify(media.recognition),
+      ownerId: media.owner.id,
+      ownerName: media.owner.name,
+      etag,
+      createdAt: media.createdAt,
+      updatedAt: media.createdAt,
+      createdBy: ctx.actorId,
+    }),
     outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: media.id, action: "created", payload: media }),
   ]);
   return etag;
@@ -166,7 +163,7 @@ export async function insertMedia(ctx: WriteContext, media: Media, versions: Sto
 export async function deleteMediaRow(ctx: WriteContext, current: MediaRecord): Promise<void> {
   const id = current.media.id;
   const [removed] = await ctx.db.batch([
-    ctx.db.prepare("DELETE FROM medias WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
+    mediaTable.delete(ctx.db, { id, etag: current.etag }),
     guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { id } }, "previousChanged"),
   ]);
   if (removed?.meta.changes !== 1) {

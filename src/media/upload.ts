@@ -13,11 +13,17 @@ import { bodyStream, fieldText, formBoundary, readForm, type FormPart } from "..
 import { FORMAT_MIME, type ImageFormat } from "./image/formats";
 import { hasLocation, LOCATION_FORMATS, stripLocation } from "./image/location";
 import { resizeWithImagesBinding } from "./image/images-binding";
-import { processImage, type ImageOutcome } from "./image/pipeline";
+import type { ImageOutcome } from "./image/pipeline";
 import { firstChecks, imageFormatOf, recognition } from "./recognition";
 import { MEDIA_TYPES, type Media, type MediaType } from "./schema";
 import { deleteObjects, putVersions, type VersionToStore } from "./storage";
 import { insertMedia, sizeEntries, type MediaRecord } from "./store";
+
+/**
+ * The decoders and photon, imported on the first image: their code and WebAssembly are large, and
+ * most requests (and most test files) never decode a picture.
+ */
+const loadPipeline = () => import("./image/pipeline");
 
 /** The largest file POST /Medias takes (the form's overhead is allowed on top). */
 export const MEDIA_MAX_BYTES = 20 * 1024 * 1024;
@@ -197,7 +203,7 @@ async function resizeOrKeep(format: ImageFormat, bytes: Uint8Array, log: Logger,
     // The Images binding when the operator chose it; the WASM pipeline otherwise, and for whatever the binding cannot read.
     const byBinding = env.IMAGE_RESIZER === "images" && env.IMAGES ? await resizeWithImagesBinding(env.IMAGES, format, bytes) : null;
     if (byBinding) return byBinding;
-    const outcome = await processImage(format, bytes);
+    const outcome = await (await loadPipeline()).processImage(format, bytes);
     if (outcome.integrity !== "passed")
       log.info("image kept without resized versions", { format, integrity: outcome.integrity, detail: outcome.detail });
     return outcome;

@@ -8,9 +8,9 @@ import type { MiddlewareHandler } from "hono";
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import { configOf } from "../config";
 import type { AppEnv, Bindings, RouteStep } from "../env";
-import { ApiError } from "./errors";
-import { PERMISSIONS, type Permission } from "./permissions";
-import { scopeOfToken } from "../dataprocessing/run-options";
+import { ApiError, type FieldProblem } from "./errors";
+import type { Permission } from "./permissions";
+import { looksScoped, verifyScopedToken } from "./keys";
 
 export interface Principal {
   id: string;
@@ -71,10 +71,41 @@ export class TokenRefused extends ApiError {
   constructor(
     readonly check: TokenCheck,
     description: string | undefined,
+    errors?: FieldProblem[],
   ) {
     const header = description ? `${REALM}, error="invalid_token", error_description="${description.replace(/"/g, "'")}"` : REALM;
-    super("Unauthorized", description ?? "A bearer token is required.", { headers: { "www-authenticate": header } });
+    super("Unauthorized", description ?? "A bearer token is required.", { headers: { "www-authenticate": header }, errors });
   }
+}
+
+const JWT_CHARACTER = /[A-Za-z0-9\-_.]/;
+
+/**
+ * Why an Authorization header is not `Bearer <token>`, in words, with the field and the rule: another
+ * scheme, no token, or a token holding what no JWT holds (a pasted banner, quotes, a second word).
+ */
+function malformedAuthorization(authorization: string): TokenRefused {
+  const scheme = /^\s*(\S+)/.exec(authorization)?.[1] ?? "";
+  const token = authorization.replace(/^\s*\S+\s*/, "").trim();
+  let message: string;
+  let rule: string;
+  if (scheme.toLowerCase() !== "bearer") {
+    rule = "bearerScheme";
+    message = `The Authorization header must be 'Bearer <token>'; it uses the scheme '${scheme.slice(0, 20)}'.`;
+  } else if (token === "") {
+    rule = "bearerToken";
+    message = "The Authorization header must be 'Bearer <token>'; it holds 'Bearer' and no token.";
+  } else {
+    const at = [...token].findIndex((character) => !JWT_CHARACTER.test(character));
+    const character = [...token][at] ?? "";
+    const shownCharacter = /^\s$/.test(character) ? "a space" : `'${character}'`;
+    rule = "bearerToken";
+    message =
+      `The Authorization header's token holds ${shownCharacter} at character ${at + 1}, which no token holds (a JWT is three ` +
+      "base64url parts joined by dots): send only the token, e.g. TOKEN=$(npm run -s token) locally, where npm run " +
+      "without -s adds its banner.";
+  }
+  return new TokenRefused("scheme", message, [{ field: "header.Authorization", rule, message }]);
 }
 
 function unauthorized(description?: string, check: TokenCheck = description ? "claims" : "missing"): ApiError {
@@ -243,12 +274,21 @@ function checkLifetime(env: Bindings, payload: JWTPayload): void {
     throw unauthorized(`The token lives longer than the ${max} seconds this service accepts.`, "lifetime");
 }
 
-/** Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. */
-export async function authenticate(env: Bindings, authorization: string | undefined): Promise<Principal> {
+/**
+ * Verifies a bearer token and returns who it speaks for; throws a 401 ApiError otherwise. `scoped`:
+ * the kinds of scoped token the areas make (src/app.ts lists them).
+ */
+export async function authenticate(
+  env: Bindings,
+  authorization: string | undefined,
+  scoped: readonly ScopedTokenKind[],
+): Promise<Principal> {
   if (!authorization) throw unauthorized();
   const match = /^Bearer\s+([A-Za-z0-9\-_.]+)\s*$/i.exec(authorization);
-  if (!match?.[1]) throw unauthorized("The Authorization header must be 'Bearer <token>'.", "scheme");
-  if (/^(job|monitorjob|monitor)\./.test(match[1])) return authenticateScoped(env, match[1]);
+  if (!match?.[1]) throw malformedAuthorization(authorization);
+  const shape = looksScoped(match[1]);
+  const kind = shape && scoped.find((k) => k.scope === shape.scope);
+  if (kind) return authenticateScoped(env, match[1], kind);
   // keyResolver(env) has a key set exactly when one of these is set; it is only built on a cache miss.
   if ((!env.AUTH_JWKS_JSON && !env.AUTH_JWKS_URL) || !env.AUTH_ISSUER) {
     throw new ApiError("Internal", "Authentication is not configured (AUTH_ISSUER and a JWKS are required).");
@@ -277,55 +317,36 @@ export async function authenticate(env: Bindings, authorization: string | undefi
 }
 
 /**
- * A job's output token (src/dataprocessing/run-options.ts): valid while its job runs, and good for
- * posting that job's outputs and, when the job runs a monitor's model, reading the assets it scores.
- * A monitor job's status token (External models) is likewise one run's: valid while that monitor job is
- * Started or InProgress, it sets that run's status and reads the assets it scores. Ending the run, by
- * its model, its deadline or a cancellation, revokes it; the older monitor-wide tokens are refused.
+ * A kind of scoped token (src/pkg/keys.ts: `{scope}.{id}.{keyVersion}.{mac}`) an area makes for the
+ * code it runs: a job's output token, a monitor job's status token. The kit verifies the MAC; the
+ * area says whether the token is still good (its job still runs, say) and whom it speaks for.
  */
-async function authenticateScoped(env: Bindings, token: string): Promise<Principal> {
-  const scoped = await scopeOfToken(env, token).catch(() => null);
+export interface ScopedTokenKind {
+  scope: string;
+  /** The principal of a token whose MAC verified; throws a 401 ({@link tokenRefused}) when it is no longer good. */
+  principal(env: Bindings, id: string): Promise<Principal>;
+}
+
+/** The 401 of a scoped token that verified but no longer speaks for anyone (`check`: why, for the log). */
+export function tokenRefused(message: string, check: TokenCheck): ApiError {
+  return unauthorized(message, check);
+}
+
+async function authenticateScoped(env: Bindings, token: string, kind: ScopedTokenKind): Promise<Principal> {
+  const scoped = await verifyScopedToken(env, token).catch(() => null);
   if (!scoped)
     throw unauthorized(
       "The job or monitor token's signature does not verify: it is malformed, or was not made by this service with its current keys.",
       "signature",
     );
-  if (scoped.scope === "monitor")
-    throw unauthorized(
-      "Monitor-wide status tokens are no longer accepted: each run has its own, the statusToken in the answer of " +
-        "POST /MonitorJobs/Execution/{monitorId}, valid until that run ends.",
-      "expired",
-    );
-  if (scoped.scope === "monitorjob") {
-    const run = await env.DB.prepare("SELECT monitor_ref, status FROM monitor_jobs WHERE id = ?1")
-      .bind(scoped.id)
-      .first<{ monitor_ref: string; status: string }>();
-    if (!run || (run.status !== "Started" && run.status !== "InProgress"))
-      throw unauthorized("The monitor job's status token has expired: its run has ended (or was cancelled).", "expired");
-    return {
-      id: `monitorjob:${scoped.id}`,
-      name: `monitor job ${scoped.id}`,
-      permissions: new Set([PERMISSIONS.monitorJobsStatus, PERMISSIONS.monitorJobAssetsRead]),
-      monitorRef: run.monitor_ref,
-      monitorJobId: scoped.id,
-    };
-  }
-  const jobId = scoped.id;
-  const job = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1").bind(jobId).first<{ status: string }>();
-  if (!job || (job.status !== "Started" && job.status !== "InProgress"))
-    throw unauthorized("The job token has expired: its job has ended.", "expired");
-  return {
-    id: `job:${jobId}`,
-    name: `job ${jobId}`,
-    permissions: new Set([PERMISSIONS.jobOutputsWrite, PERMISSIONS.monitorJobAssetsRead]),
-    jobId,
-  };
+  return kind.principal(env, scoped.id);
 }
 
-/** Paths anyone may read: the health check and the API reference. */
+/** Paths anyone may read: the health check, the API reference and the icon browsers ask for. */
 export function isPublicPath(path: string): boolean {
   return (
     path === "/health" ||
+    path === "/favicon.ico" ||
     path === "/connect/token" ||
     path === "/openapi.json" ||
     path === "/docs" ||
@@ -334,18 +355,21 @@ export function isPublicPath(path: string): boolean {
   );
 }
 
-export const requireAuthentication: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (c.req.method === "OPTIONS" || isPublicPath(c.req.path)) return next();
-  try {
-    c.set("principal", await authenticate(c.env, c.req.header("authorization")));
-  } catch (error) {
-    // The request's log line says which check failed, as the 401 does.
-    if (error instanceof TokenRefused) c.set("log", c.get("log").with({ tokenRefused: error.check, tokenRefusedBecause: error.message }));
-    throw error;
-  }
-  c.set("log", c.get("log").with({ userId: c.get("principal").id }));
-  await next();
-};
+/** Every route but the public paths needs a principal: a JWT's, or a scoped token's of one of `scoped`. */
+export function requireAuthentication(scoped: readonly ScopedTokenKind[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.req.method === "OPTIONS" || isPublicPath(c.req.path)) return next();
+    try {
+      c.set("principal", await authenticate(c.env, c.req.header("authorization"), scoped));
+    } catch (error) {
+      // The request's log line says which check failed, as the 401 does.
+      if (error instanceof TokenRefused) c.set("log", c.get("log").with({ tokenRefused: error.check, tokenRefusedBecause: error.message }));
+      throw error;
+    }
+    c.set("log", c.get("log").with({ userId: c.get("principal").id }));
+    await next();
+  };
+}
 
 /** A route step (src/pkg/openapi.ts): the caller must hold `permission`, or the answer is 403. */
 export function requirePermission(permission: Permission): RouteStep {

@@ -8,7 +8,9 @@
  * JSON limit), and {@link BodyTap}, which hashes a body while it streams to the handler, a chunk at a
  * time, so an upload of 95 MiB never sits in memory for its fingerprint.
  */
+import { bodyFailure } from "./errors";
 import { readForm } from "./multipart";
+import { bodySlicer, chunkRead } from "./slicer";
 
 const encoder = new TextEncoder();
 
@@ -77,6 +79,7 @@ export class BodyTap {
   private ended = false;
   private sourceDone = false;
   private turn: Promise<unknown> = Promise.resolve();
+  private readonly slicer = bodySlicer();
   private result: Promise<string> | null = null;
 
   constructor(
@@ -87,6 +90,8 @@ export class BodyTap {
     private readonly events: { onChunk?: () => void; onFingerprint?: (fingerprint: string) => void } = {},
   ) {
     this.reader = source.getReader();
+    // Rejected when the tap is abandoned (its writer aborted); finish() awaits it otherwise.
+    this.raw.digest.catch(() => undefined);
     this.rawWriter = this.raw.getWriter();
     this.prefix = encoder.encode(`${method} ${path}\n`);
     this.prefixWritten = this.rawWriter.write(this.prefix);
@@ -157,11 +162,16 @@ export class BodyTap {
     const parts: Uint8Array[] = [];
     let size = 0;
     while (size < BLOCK && !this.sourceDone) {
-      const { value, done } = await this.reader.read();
+      const { value, done } = await this.reader.read().catch((error: unknown) => {
+        throw bodyFailure(error);
+      });
       if (done) this.sourceDone = true;
       else if (value.byteLength > 0) {
         parts.push(value);
         size += value.byteLength;
+        // Chunks already received are read without a turn of the event loop: give the thread back
+        // every slice (./slicer.ts), so a large body never holds the other requests.
+        await chunkRead(this.slicer, value.byteLength);
       }
     }
     if (parts.length === 0) return { value: undefined, done: true };

@@ -25,6 +25,7 @@ export type ErrorCode =
   | "NotConfigured"
   | "HostUnavailable"
   | "TooManyRequests"
+  | "Overloaded"
   | "CursorExpired"
   | "Internal";
 
@@ -63,6 +64,7 @@ export function problemStatus(code: ErrorCode): number {
     case "NotConfigured":
       return 501;
     case "HostUnavailable":
+    case "Overloaded":
       return 503;
     case "TooManyRequests":
       return 429;
@@ -93,6 +95,7 @@ const titles: Record<ErrorCode, string> = {
   NotConfigured: "Not configured on this deployment",
   HostUnavailable: "The container host is not answering",
   TooManyRequests: "Too many requests",
+  Overloaded: "The service is busy",
   CursorExpired: "The cursor has expired",
 };
 
@@ -167,4 +170,24 @@ export function problemParts(error: ApiError, requestId: string, instance?: stri
   headers.set("content-type", "application/problem+json");
   headers.set("x-request-id", requestId);
   return { body: JSON.stringify(toProblem(error, requestId, instance)), status: error.status, headers };
+}
+
+/**
+ * The request body failed while it was read: the client went away mid-upload (workerd's read rejects
+ * with "Network connection lost."), or its bytes do not decode under its Content-Encoding. The body
+ * readers (./multipart.ts, ./body-fingerprint.ts, the upload part hasher) throw it in place of the
+ * runtime's error, so the error hook can tell a client's disconnect from a failure of ours without
+ * reading messages: it is logged as a client disconnect, never as a 500 (docs/decisions.md,
+ * "Overload").
+ */
+export class BodyReadError extends Error {
+  constructor(readonly reason: unknown) {
+    super(reason instanceof Error ? reason.message : String(reason));
+    this.name = "BodyReadError";
+  }
+}
+
+/** `error` from reading a request body, as the error to throw: our own (ApiError) as it is, else a BodyReadError. */
+export function bodyFailure(error: unknown): unknown {
+  return error instanceof ApiError || error instanceof BodyReadError ? error : new BodyReadError(error);
 }

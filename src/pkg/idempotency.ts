@@ -13,7 +13,7 @@ import { nowMs } from "../platform/services";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import type { BeginResult, StoredResponse } from "../../durable-objects/idempotency-store";
-import { openText, sealText } from "../dataprocessing/run-options";
+import { openText, sealText } from "./keys";
 import { ApiError, invalid } from "./errors";
 import { errorFields } from "./logger";
 import { BOOKMARK_HEADER } from "./bookmark";

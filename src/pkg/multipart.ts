@@ -7,7 +7,8 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
-import { invalid } from "./errors";
+import { bodyFailure, invalid } from "./errors";
+import { bodySlicer, chunkRead } from "./slicer";
 
 /** Most bytes of a refused body read and discarded so the client's connection stays usable. */
 export const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
@@ -133,15 +134,21 @@ export async function* readForm(body: ReadableStream<Uint8Array>, boundary: stri
   let buffer: Uint8Array = CRLF;
   let ended = false;
   let closed = false;
+  // Chunks a client sent ahead are read without a turn of the event loop: the thread is given back
+  // every slice (../pkg/slicer.ts), or a 90 MiB upload would hold every other request until it ended.
+  const slicer = bodySlicer();
 
   const fill = async (): Promise<boolean> => {
     if (ended) return false;
-    const { value, done } = await reader.read();
+    const { value, done } = await reader.read().catch((error: unknown) => {
+      throw bodyFailure(error);
+    });
     if (done) {
       ended = true;
       return false;
     }
     buffer = concat(buffer, value);
+    await chunkRead(slicer, value.byteLength);
     return true;
   };
   const need = async (n: number, what: string) => {

@@ -7,6 +7,7 @@ import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv, RouteStep } from "../env";
 import { requirePermission } from "./auth";
+import { withLargeBodySlot } from "./admission";
 import { ApiError } from "./errors";
 import { emptyJsonStringIsNoBody } from "./empty-body";
 import type { JsonAnswer } from "./etag";
@@ -51,7 +52,15 @@ const COMMON_ERRORS = {
   ),
   401: problem("Missing or invalid bearer token (see WWW-Authenticate)."),
   403: problem("The token lacks the permission this route requires."),
+  429: problem(
+    "Too many requests from this user: over the per-minute limit, or too many in progress at once (code TooManyRequests). " +
+      "Nothing was done; retry after Retry-After seconds.",
+  ),
   500: problem("Unexpected failure; the body carries only the request id."),
+  503: problem(
+    "The instance is serving all the requests (or uploads) it takes at once (code Overloaded): nothing was done; " +
+      "retry after Retry-After seconds.",
+  ),
 } as const;
 
 export const ERROR_RESPONSES = {
@@ -62,34 +71,54 @@ export const ERROR_RESPONSES = {
   415: problem("The body's media type is not accepted."),
   422: problem("The Idempotency-Key was used before for a different request."),
   501: problem("Not configured on this deployment (code NotConfigured): the problem names the setting, e.g. no container host."),
-  503: problem("A remote dependency (the container host) is not answering; retry after Retry-After seconds."),
+  503: problem(
+    "A remote dependency (the container host) is not answering (code HostUnavailable), or the instance is busy (code " +
+      "Overloaded); retry after Retry-After seconds.",
+  ),
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
 function bodyLimit(maxBytes: number | undefined, json: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const jsonLimit = configOf(c.env).MAX_BODY_BYTES;
+    const config = configOf(c.env);
+    const jsonLimit = config.MAX_BODY_BYTES;
     const limit = maxBytes ?? jsonLimit;
     const length = c.req.header("content-length");
     if (length !== undefined && Number(length) > limit) {
       throw new ApiError("PayloadTooLarge", `The body is ${length} bytes; this route accepts at most ${limit}.`);
     }
-    if (length === undefined && c.req.raw.body) {
-      if (json || limit <= jsonLimit) {
-        // A chunked body has no length up front: a JSON one (parsed whole anyway) is read under the limit.
-        const buffer = await c.req.arrayBuffer();
-        if (buffer.byteLength > limit) {
-          throw new ApiError("PayloadTooLarge", `The body is larger than ${limit} bytes, the limit of this route.`);
-        }
-      } else {
-        // A large one (an upload) is never held whole: it is counted as the handler reads it, and
-        // fails with the 413 the moment it passes the limit.
-        c.req.raw = new Request(c.req.raw, { body: c.req.raw.body.pipeThrough(countedUnder(limit)) });
-      }
+    // An upload (or a body that may be one) takes one of the isolate's few large-body slots (./admission.ts).
+    if (limit > jsonLimit && c.req.raw.body && (length === undefined || Number(length) > jsonLimit)) {
+      return withLargeBodySlot(config.MAX_LARGE_BODIES_IN_FLIGHT, () => limited(c, next, limit, jsonLimit, length, json));
     }
-    await next();
+    return limited(c, next, limit, jsonLimit, length, json);
   };
+}
+
+/** The rest of {@link bodyLimit}: a body of unknown length is held to the limit as it is read. */
+async function limited(
+  c: Context<AppEnv>,
+  next: () => Promise<void>,
+  limit: number,
+  jsonLimit: number,
+  length: string | undefined,
+  json: boolean,
+): Promise<void> {
+  if (length === undefined && c.req.raw.body) {
+    if (json || limit <= jsonLimit) {
+      // A chunked body has no length up front: a JSON one (parsed whole anyway) is read under the limit.
+      const buffer = await c.req.arrayBuffer();
+      if (buffer.byteLength > limit) {
+        throw new ApiError("PayloadTooLarge", `The body is larger than ${limit} bytes, the limit of this route.`);
+      }
+    } else {
+      // A large one (an upload) is never held whole: it is counted as the handler reads it, and
+      // fails with the 413 the moment it passes the limit.
+      c.req.raw = new Request(c.req.raw, { body: c.req.raw.body.pipeThrough(countedUnder(limit)) });
+    }
+  }
+  await next();
 }
 
 /** Passes a body through, failing it with a 413 once more than `limit` bytes have passed. */

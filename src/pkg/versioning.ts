@@ -26,11 +26,6 @@ export function knownVersions(): string[] {
   return [...new Set([...Object.values(API_AREAS).flat(), ...originalVersions()])];
 }
 
-export function latestVersion(area: ApiArea): string {
-  const versions = API_AREAS[area];
-  return versions[versions.length - 1] as string;
-}
-
 /**
  * Resolves the requested version for a route; `versions` narrows the area's list for one route. A
  * version the original product's service of this route sent (ORIGINAL_SERVICES: assets 1.4 on

@@ -15,5 +15,6 @@ export async function deleteIndex(ctx: WriteContext, row: IndexRow): Promise<voi
       errors: [{ field: "path.id", rule: "customOnly", message: "Only a custom index can be deleted." }],
     });
   assertVersion(ctx, row.etag);
-  await ctx.db.batch([...deleteIndexStatements(ctx, row), ...(await deleteQueriesOfIndexStatements(ctx, row.id))]);
+  // The queries first: each names the index (a foreign key).
+  await ctx.db.batch([...(await deleteQueriesOfIndexStatements(ctx, row.id)), ...deleteIndexStatements(ctx, row)]);
 }

@@ -3,7 +3,8 @@
  * (`metadata.action = { isVisible, order }` places it on the "My Actions" page). The request is
  * checked against the index's mapping when saved, so an unknown field is named then, not at run time.
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { searchQueries } from "../db/schema";
 import { z } from "@hono/zod-openapi";
 import { updateBodyOf, assertVersion, retryWrite } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
@@ -130,30 +131,35 @@ function ownerOf(principal: Principal, given: z.infer<typeof Owner> | undefined)
   return { id: given.id, name: given.name ?? null };
 }
 
+const queryTable = tableStatements(searchQueries);
+
+/** The columns a create and an update both write. */
+function queryColumns(input: z.infer<typeof CreateQuerySchema>, owner: { id: string; name: string | null }) {
+  return {
+    name: input.name,
+    description: input.description ?? null,
+    ownerId: owner.id,
+    ownerName: owner.name,
+    indexId: input.index.id,
+    queryObject: JSON.stringify(input.queryObject),
+    metadata: input.metadata ? JSON.stringify(input.metadata) : null,
+  };
+}
+
 export async function createQuery(ctx: WriteContext, principal: Principal, apiVersion: string, input: z.infer<typeof CreateQuerySchema>) {
   await checkedIndex(ctx.db, principal, apiVersion, input.index.id, input.queryObject);
   const id = ctx.uuid();
   const owner = ownerOf(principal, input.objectOwner);
   const etag = newEtagToken();
   await ctx.db.batch([
-    ctx.db
-      .prepare(
-        "INSERT INTO search_queries (id, name, description, owner_id, owner_name, index_id, query_object, metadata, " +
-          "etag, created_at, updated_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
-      )
-      .bind(
-        id,
-        input.name,
-        input.description ?? null,
-        owner.id,
-        owner.name,
-        input.index.id,
-        JSON.stringify(input.queryObject),
-        input.metadata ? JSON.stringify(input.metadata) : null,
-        etag,
-        ctx.now,
-        ctx.actorId,
-      ),
+    queryTable.insert(ctx.db, {
+      ...queryColumns(input, owner),
+      id,
+      etag,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+      createdBy: ctx.actorId,
+    }),
     outboxStatement(ctx.db, ctx, {
       entityKind: QUERY_KIND,
       entityId: id,
@@ -178,24 +184,7 @@ export async function updateQuery(ctx: WriteContext, principal: Principal, apiVe
     const owner = ownerOf(principal, input.objectOwner);
     const etag = newEtagToken();
     const [updated] = await ctx.db.batch([
-      ctx.db
-        .prepare(
-          "UPDATE search_queries SET name = ?2, description = ?3, owner_id = ?4, owner_name = ?5, index_id = ?6, " +
-            "query_object = ?7, metadata = ?8, etag = ?9, updated_at = ?10 WHERE id = ?1 AND etag = ?11",
-        )
-        .bind(
-          input.id,
-          input.name,
-          input.description ?? null,
-          owner.id,
-          owner.name,
-          input.index.id,
-          JSON.stringify(input.queryObject),
-          input.metadata ? JSON.stringify(input.metadata) : null,
-          etag,
-          ctx.now,
-          current.etag,
-        ),
+      queryTable.update(ctx.db, { ...queryColumns(input, owner), etag, updatedAt: ctx.now }, { id: input.id, etag: current.etag }),
       guardedOutboxStatement(
         ctx.db,
         ctx,

@@ -3,7 +3,8 @@
  * index's SearchIndex Durable Object (durable-objects/search-index.ts).
  */
 import { platform } from "../platform/services";
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { searchIndices } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
 import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
@@ -138,31 +139,33 @@ export interface NewIndex {
   grant: string[];
 }
 
+const indexTable = tableStatements(searchIndices);
+
 export async function createIndex(ctx: WriteContext, input: NewIndex): Promise<IndexRow> {
   const etag = newEtagToken();
   const statements = [
-    ctx.db
-      .prepare(
-        `INSERT INTO search_indices (id, name, display_name, description, type, owner_id, owner_name, trigger_schedule,
-        mapping, library, library_file_name, grant_permissions, status, document_count, last_sync, etag, created_at, updated_at,
-        created_by, name_key)
-         VALUES (?1, ?2, ?3, NULL, 'custom', ?4, ?5, ?6, NULL, ?7, ?8, ?9, 'Pending', 0, NULL, ?10, ?11, ?11, ?12, ?13)`,
-      )
-      .bind(
-        input.id,
-        input.name,
-        input.displayName,
-        input.owner.id,
-        input.owner.name,
-        input.triggerSchedule,
-        input.library,
-        input.libraryFileName,
-        JSON.stringify(input.grant),
-        etag,
-        ctx.now,
-        ctx.actorId,
-        nameKey(input.name),
-      ),
+    indexTable.insert(ctx.db, {
+      id: input.id,
+      name: input.name,
+      nameKey: nameKey(input.name),
+      displayName: input.displayName,
+      description: null,
+      type: "custom",
+      ownerId: input.owner.id,
+      ownerName: input.owner.name,
+      triggerSchedule: input.triggerSchedule,
+      mapping: null,
+      library: input.library,
+      libraryFileName: input.libraryFileName,
+      grantPermissions: JSON.stringify(input.grant),
+      status: "Pending",
+      documentCount: 0,
+      lastSync: null,
+      etag,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+      createdBy: ctx.actorId,
+    }),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, input.id, scheduleRule(input.triggerSchedule), new Date(ctx.now)),
     outboxStatement(ctx.db, ctx, {
       entityKind: INDEX_KIND,
@@ -198,28 +201,22 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
   const etag = newEtagToken();
   const library = update.library;
   const statements = [
-    ctx.db
-      .prepare(
-        `UPDATE search_indices SET name = ?2, name_key = ?13, display_name = ?3, owner_id = ?4, owner_name = ?5, trigger_schedule = ?6,
-           library = COALESCE(?7, library), library_file_name = COALESCE(?8, library_file_name), grant_permissions =
-           COALESCE(?9, grant_permissions),
-           etag = ?10, updated_at = ?11 WHERE id = ?1 AND etag = ?12`,
-      )
-      .bind(
-        current.id,
-        update.name,
-        update.displayName,
-        update.owner.id,
-        update.owner.name,
-        update.triggerSchedule,
-        library?.source ?? null,
-        library?.fileName ?? null,
-        library ? JSON.stringify(library.grant) : null,
+    indexTable.update(
+      ctx.db,
+      {
+        name: update.name,
+        nameKey: nameKey(update.name),
+        displayName: update.displayName,
+        ownerId: update.owner.id,
+        ownerName: update.owner.name,
+        triggerSchedule: update.triggerSchedule,
+        // A new library only when one was sent: the stored one stays otherwise.
+        ...(library ? { library: library.source, libraryFileName: library.fileName, grantPermissions: JSON.stringify(library.grant) } : {}),
         etag,
-        ctx.now,
-        current.etag,
-        nameKey(update.name),
-      ),
+        updatedAt: ctx.now,
+      },
+      { id: current.id, etag: current.etag },
+    ),
     guardedOutboxStatement(
       ctx.db,
       ctx,

@@ -2,11 +2,11 @@
  * A subscription's signing secret: `whsec_` and 32 random bytes in base64, the form Standard Webhooks
  * libraries take. It is shown once (at creation and at each rotation) and stored sealed: AES-256-GCM
  * under a key derived from the run-option key ring (DATAPROCESSING_ENCRYPTION_KEY) for this purpose
- * alone (src/dataprocessing/run-options.ts `sealText`), so a key rotation of the ring leaves every
+ * alone (src/pkg/keys.ts `sealText`), so a key rotation of the ring leaves every
  * stored secret readable while the old key version stays in the ring.
  */
 import { Webhook } from "standardwebhooks";
-import { openText, sealText, type SecretSource } from "../dataprocessing/run-options";
+import { openText, sealText, type SecretSource } from "../pkg/keys";
 import { ApiError } from "../pkg/errors";
 
 const PURPOSE = "webhook signing secret";

@@ -3,7 +3,8 @@
  * If-Match checked inside the write, the outbox event guarded in the same batch. The secret is sealed
  * before it is written and never read back here, except by the sender (src/subscriptions/sender.ts).
  */
-import type { Database } from "../db/statements";
+import { tableStatements, type Database } from "../db/statements";
+import { webhookSubscriptions } from "../db/schema";
 import type { z } from "@hono/zod-openapi";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
@@ -186,6 +187,8 @@ export interface Created {
   secret: string;
 }
 
+const subscriptionTable = tableStatements(webhookSubscriptions);
+
 export async function createSubscription(
   ctx: WriteContext,
   env: TargetSettings & { DATAPROCESSING_ENCRYPTION_KEY?: string },
@@ -211,24 +214,21 @@ export async function createSubscription(
     updatedAt: ctx.now,
   };
   await runBatch(ctx.db, [
-    ctx.db
-      .prepare(
-        `INSERT INTO webhook_subscriptions (id, url, description, filters, enabled, disabled_reason, disabled_at,
-        secret_sealed, secret_rotated_at, etag, created_at, updated_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?8, ?8, ?10)`,
-      )
-      .bind(
-        id,
-        url,
-        subscription.description,
-        JSON.stringify(filters),
-        input.enabled ? 1 : 0,
-        subscription.disabledAt,
-        sealed,
-        ctx.now,
-        etag,
-        ctx.actorId,
-      ),
+    subscriptionTable.insert(ctx.db, {
+      id,
+      url,
+      description: subscription.description,
+      filters: JSON.stringify(filters),
+      enabled: input.enabled,
+      disabledReason: null,
+      disabledAt: subscription.disabledAt,
+      secretSealed: sealed,
+      secretRotatedAt: ctx.now,
+      etag,
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+      createdBy: ctx.actorId,
+    }),
     ...filterStatements(ctx.db, id, filters),
     outboxStatement(ctx.db, ctx, { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "created", payload: eventPayload(subscription) }),
   ]);

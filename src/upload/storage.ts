@@ -7,6 +7,9 @@
  * the current one, and the cleanup can tell a file's object from an orphan by key alone.
  */
 
+import { bodyFailure } from "../pkg/errors";
+import { bodySlicer, chunkRead } from "../pkg/slicer";
+
 export const FILES_PREFIX = "files/";
 
 /** R2's smallest part (all parts but the last must be at least this, and all equal). */
@@ -111,10 +114,13 @@ export function hashWhileStreaming(
   const checksum = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   // Observed here: when R2 fails first, whoever awaits `checksum` is not reached, and the rejection must not go unhandled.
   checksum.catch(() => undefined);
+  // A client faster than R2 leaves chunks waiting: the thread is given back every slice (../pkg/slicer.ts).
+  const slicer = bodySlicer();
   const hashing = new TransformStream<Uint8Array, Uint8Array>({
     async transform(chunk, controller) {
       await hasher.write(chunk);
       controller.enqueue(chunk);
+      await chunkRead(slicer, chunk.byteLength);
     },
     async flush() {
       await hasher.close();
@@ -122,7 +128,7 @@ export function hashWhileStreaming(
     },
   });
   const fixed = new FixedLengthStream(size);
-  body
+  markingReadFailures(body)
     .pipeThrough(hashing)
     .pipeTo(fixed.writable)
     .catch(async (error: unknown) => {
@@ -132,11 +138,38 @@ export function hashWhileStreaming(
   return { stream: fixed.readable, checksum };
 }
 
+/**
+ * `body`, whose read failures (the client went away) become BodyReadErrors, so a part that broke off
+ * is told from an R2 failure (../pkg/errors.ts).
+ */
+function markingReadFailures(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { value, done } = await reader.read().catch((error: unknown) => {
+          throw bodyFailure(error);
+        });
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 export interface StoredObject {
   key: string;
   size: number;
   /** SHA-256, lower-case hex. */
   checksum: string;
+}
+
+/** A digest whose result is observed: an aborted hash (the body failed) rejects it, and nobody awaits it then. */
+function observed(digest: DigestStream): DigestStream {
+  digest.digest.catch(() => undefined);
+  return digest;
 }
 
 /**
@@ -145,10 +178,11 @@ export interface StoredObject {
  * while the next is being read. Call `abort()` when the source fails, so nothing is left behind.
  */
 export class ObjectWriter {
-  private buffer: Uint8Array;
+  /** Grows with what was written, up to one part: a 20 KiB file must not cost 10 MiB while it is stored. */
+  private buffer = new Uint8Array(0);
   private filled = 0;
   private size = 0;
-  private readonly digest = new crypto.DigestStream("SHA-256");
+  private readonly digest = observed(new crypto.DigestStream("SHA-256"));
   private readonly hasher = this.digest.getWriter();
   private upload: R2MultipartUpload | undefined;
   private readonly parts: R2UploadedPart[] = [];
@@ -160,9 +194,7 @@ export class ObjectWriter {
     readonly key: string,
     private readonly contentType: string,
     private readonly partSize = DEFAULT_PART_SIZE,
-  ) {
-    this.buffer = new Uint8Array(partSize);
-  }
+  ) {}
 
   async write(chunk: Uint8Array): Promise<void> {
     await this.hasher.write(chunk);
@@ -170,6 +202,7 @@ export class ObjectWriter {
     let offset = 0;
     while (offset < chunk.length) {
       const take = Math.min(chunk.length - offset, this.partSize - this.filled);
+      this.reserve(this.filled + take);
       this.buffer.set(chunk.subarray(offset, offset + take), this.filled);
       this.filled += take;
       offset += take;
@@ -203,6 +236,18 @@ export class ObjectWriter {
     await this.bucket.delete(this.key).catch(() => undefined);
   }
 
+  /**
+   * Room for `size` bytes (at most a part): doubled from 64 KiB as needed. Held per request, so 100
+   * form uploads of small files at once hold kilobytes each, not 100 parts (see docs/decisions.md,
+   * "Overload").
+   */
+  private reserve(size: number): void {
+    if (size <= this.buffer.length) return;
+    const grown = new Uint8Array(Math.min(this.partSize, Math.max(size, this.buffer.length * 2, 64 * 1024)));
+    grown.set(this.buffer.subarray(0, this.filled));
+    this.buffer = grown;
+  }
+
   private async sendFullPart(): Promise<void> {
     // At most one part in flight: wait for the previous one before giving its buffer away.
     await this.pending;
@@ -210,6 +255,7 @@ export class ObjectWriter {
     const upload = this.upload;
     const full = this.buffer;
     const partNumber = this.parts.length + 1;
+    // A file past one part is a large one: the next part is held whole from the start.
     this.buffer = new Uint8Array(this.partSize);
     this.filled = 0;
     // Parts land in order because only one is in flight.

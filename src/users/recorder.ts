@@ -127,8 +127,3 @@ export async function ensureRecorded(db: Database, principal: Principal, now: Da
   await recent.get(principal.id)?.pending;
   await recordStatement(db, principal, now).run();
 }
-
-/** Forgets every sighting (tests). */
-export function forgetSightings(): void {
-  recent.clear();
-}

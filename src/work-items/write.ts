@@ -9,7 +9,7 @@
  * work_item_templates) is retried the same way. The loop is
  * shared with activities.
  */
-import type { Database } from "../db/statements";
+import { readBatch, typedRead, type Database } from "../db/statements";
 import { guardedOutboxStatement, outboxManyStatements, outboxStatement } from "../events/outbox";
 import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
 import { assertStatement, isAssertionFailure, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
@@ -217,17 +217,22 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
     const current = await findWorkItemRow(ctx.db, id);
     if (!current) throw notFound("Work item", id);
     assertVersion(ctx, current.etag);
-    const [existing, deviations, next] = await ctx.db.batch<Record<string, unknown>>([
-      ctx.db
-        .prepare(
-          "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
-            "work_item_id = ?1 ORDER BY position",
-        )
-        .bind(id),
-      ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
-      ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
+    const [basedOnRows, deviations, next] = await readBatch(ctx.db, [
+      typedRead<BasedOnRow>(
+        ctx.db
+          .prepare(
+            "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
+              "work_item_id = ?1 ORDER BY position",
+          )
+          .bind(id),
+      ),
+      typedRead<{ deviation_id: string }>(
+        ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
+      ),
+      typedRead<{ position: number }>(
+        ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
+      ),
     ]);
-    const basedOnRows = (existing?.results ?? []) as unknown as BasedOnRow[];
     const requested = (input.basedOn ?? basedOnRows).map((b) => b.id.toLowerCase());
     const removed = basedOnRows.filter((b) => !requested.includes(b.id));
     if (removed.length > 0) {
@@ -249,13 +254,13 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
       owner: fields.owner,
       templates,
       usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
-      firstActivityPosition: (next?.results[0] as { position: number } | undefined)?.position ?? 0,
+      firstActivityPosition: next[0]?.position ?? 0,
       firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
     });
     const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
     const row = rowOf(id, input, fields, tags, newEtagToken(), current.created_at, ctx.now);
     const basedOn = [...basedOnRows.map((b) => ({ id: b.id, revision: b.revision })), ...instantiation.basedOn];
-    const deviationIds = ((deviations?.results ?? []) as { deviation_id: string }[]).map((d) => d.deviation_id);
+    const deviationIds = deviations.map((d) => d.deviation_id);
     const item = workItemOf(row, fields, basedOn, deviationIds);
     await hooks.beforeWrite?.(attempt);
     const done = await runGuarded(ctx.db, [

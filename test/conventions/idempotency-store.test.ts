@@ -2,6 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { IdempotencyStore } from "../../durable-objects/idempotency-store";
+import { withClockAhead } from "../support/clock";
 
 function store(name = crypto.randomUUID()): DurableObjectStub<IdempotencyStore> {
   return env.IDEMPOTENCY.get(env.IDEMPOTENCY.idFromName(name)) as unknown as DurableObjectStub<IdempotencyStore>;
@@ -30,17 +31,16 @@ describe("IdempotencyStore", () => {
 
   it("hands a key over when the first request's lease expired (it crashed)", async () => {
     const s = store();
-    await s.begin("crash", "f", 1);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(await s.begin("crash", "f", 60_000)).toEqual({ outcome: "proceed" });
+    await s.begin("crash", "f", 60_000);
+    // Its lease has passed: the clock every Durable Object reads, moved on a minute (no sleep).
+    expect(await withClockAhead(61_000, async () => await s.begin("crash", "f", 60_000))).toEqual({ outcome: "proceed" });
   });
 
   it("sweeps expired entries with its alarm", async () => {
     const s = store();
-    await s.begin("old", "f", 1);
-    await s.begin("fresh", "f", 60_000);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(await runDurableObjectAlarm(s)).toBe(true);
+    await s.begin("old", "f", 60_000);
+    await s.begin("fresh", "f", 600_000);
+    expect(await withClockAhead(61_000, () => runDurableObjectAlarm(s))).toBe(true);
     const keys = await runInDurableObject(s, async (_instance, state) => [...(await state.storage.list()).keys()]);
     expect(keys).toEqual(["fresh"]);
     // The next sweep is scheduled for the remaining entry.
@@ -72,11 +72,10 @@ describe("IdempotencyStore", () => {
 
     it("only the claim's own token extends, records or releases it; an expired claim is taken over", async () => {
       const s = store();
-      const first = await s.claim("k", "head", 1);
+      const first = await s.claim("k", "head", 60_000);
       const token = first.outcome === "proceed" ? first.token : "";
       await s.extend("k", "someone else", 60_000);
-      await new Promise((r) => setTimeout(r, 5));
-      const second = await s.claim("k", "head", 60_000);
+      const second = await withClockAhead(61_000, async () => await s.claim("k", "head", 60_000));
       expect(second.outcome).toBe("proceed");
       await s.releaseClaim("k", token);
       expect(await s.claim("k", "head", 60_000)).toEqual({ outcome: "check" });
@@ -86,10 +85,9 @@ describe("IdempotencyStore", () => {
 
     it("keeps a claim alive while it is extended", async () => {
       const s = store();
-      const claimed = await s.claim("k", "head", 20);
-      await s.extend("k", claimed.outcome === "proceed" ? claimed.token : "", 60_000);
-      await new Promise((r) => setTimeout(r, 30));
-      expect(await s.claim("k", "head", 60_000)).toEqual({ outcome: "check" });
+      const claimed = await s.claim("k", "head", 60_000);
+      await s.extend("k", claimed.outcome === "proceed" ? claimed.token : "", 600_000);
+      expect(await withClockAhead(61_000, async () => await s.claim("k", "head", 60_000))).toEqual({ outcome: "check" });
     });
   });
 });

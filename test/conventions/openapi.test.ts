@@ -206,7 +206,7 @@ describe("OpenAPI document", () => {
     const res = await call("/docs", { anonymous: true });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
-    const scripts = [...res.text.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]!);
+    const scripts = [...res.text.matchAll(/<script [^>]*src="([^"]+)"/g)].map((m) => m[1]!);
     expect(scripts.length).toBeGreaterThan(0);
     for (const src of scripts) expect(src.startsWith("/"), `${src} is served locally, not from a CDN`).toBe(true);
     expect(res.text).not.toMatch(/https?:\/\//);

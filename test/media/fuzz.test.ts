@@ -32,14 +32,14 @@ const edits = fc.array(fc.tuple(fc.double({ min: 0, max: 0.9999, noNaN: true }),
 });
 
 describe("damaged files give an image error or a picture, never a crash", () => {
-  it("random RLE8 and RLE4 command streams", () => {
-    fc.assert(
-      fc.property(
+  it("random RLE8 and RLE4 command streams", async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.constantFrom(4, 8),
         fc.uint8Array({ minLength: 0, maxLength: 200 }),
         fc.integer({ min: 1, max: 40 }),
         fc.integer({ min: 1, max: 30 }),
-        (bits, commands, width, height) => {
+        async (bits, commands, width, height) => {
           const colours = bits === 8 ? 200 : 16;
           const offset = 54 + colours * 4;
           const file = new Uint8Array(offset + commands.length);
@@ -53,7 +53,7 @@ describe("damaged files give an image error or a picture, never a crash", () => 
           view.setUint32(30, bits === 8 ? 1 : 2, true);
           file.set(commands, offset);
           try {
-            const pixels = decodeBmpReduced(file, 1);
+            const pixels = await decodeBmpReduced(file, 1);
             expect([pixels.width, pixels.height]).toEqual([width, height]);
           } catch (error) {
             if (!isImageError(error)) throw error;

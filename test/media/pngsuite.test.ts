@@ -103,7 +103,7 @@ describe("PngSuite through the row-by-row decoder", () => {
   });
 
   it.each(valid.map((f) => [f.name, f.bytes] as const))("%s decodes to photon's pixels", async (name, bytes) => {
-    const ours = decodePngReduced(bytes, 1);
+    const ours = await decodePngReduced(bytes, 1);
     const theirs = withPhoton((photon) => photon.decode(bytes));
     expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
     // Exact for 8 bits and below; 16-bit samples may round differently by one.
@@ -126,8 +126,8 @@ describe("PngSuite through the row-by-row decoder", () => {
       const twin = files.find((f) => f.name === name.replace(/^basi/, "basn"));
       if (!twin) return;
       for (const k of [2, 3, 5]) {
-        const ours = decodePngReduced(bytes, k);
-        const theirs = decodePngReduced(twin.bytes, k);
+        const ours = await decodePngReduced(bytes, k);
+        const theirs = await decodePngReduced(twin.bytes, k);
         expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
         // Interlaced boxes sum colour premultiplied in 8 bits (c x a / 255, rounded), so colour is
         // compared as it is seen, premultiplied by alpha: within a level, and alpha exactly.
@@ -148,8 +148,8 @@ describe("PngSuite through the row-by-row decoder", () => {
   it("averages boxes, weighting colour by alpha", async () => {
     // basn6a08: 32 x 32 RGBA with varying alpha. A 4x reduction is the alpha-weighted mean of each box.
     const bytes = files.find((f) => f.name === "basn6a08.png")!.bytes;
-    const full = decodePngReduced(bytes, 1);
-    const reduced = decodePngReduced(bytes, 4);
+    const full = await decodePngReduced(bytes, 1);
+    const reduced = await decodePngReduced(bytes, 4);
     expect([reduced.width, reduced.height]).toEqual([8, 8]);
     let sumA = 0;
     let sumRA = 0;

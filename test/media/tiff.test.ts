@@ -40,42 +40,42 @@ describe("TIFF decoding", () => {
     "tiles-deflate.tif",
     "planar-lzw.tif",
     "rotated.tif",
-  ])("%s: every pixel exactly", (file) => {
-    const image = decodeTiffReduced(sample(file), 1);
+  ])("%s: every pixel exactly", async (file) => {
+    const image = await decodeTiffReduced(sample(file), 1);
     expect([image.width, image.height]).toEqual([W, H]);
     expect(worst(image, expected)).toBe(0);
     expect(image.data[(H * W - 1) * 4 + 3]).toBe(255);
   });
 
-  it("16-bit grey with the predictor is the 8-bit grey of the same picture, within rounding", () => {
-    const grey8 = decodeTiffReduced(sample("grey8.tif"), 1);
-    const grey16 = decodeTiffReduced(sample("grey16.tif"), 1);
+  it("16-bit grey with the predictor is the 8-bit grey of the same picture, within rounding", async () => {
+    const grey8 = await decodeTiffReduced(sample("grey8.tif"), 1);
+    const grey16 = await decodeTiffReduced(sample("grey16.tif"), 1);
     expect(worst(grey16, (x, y) => [...grey8.data.subarray((y * W + x) * 4, (y * W + x) * 4 + 3)])).toBeLessThanOrEqual(1);
     // A grey ramp: dark top-left, light bottom-right.
     expect(grey16.data[0]).toBeLessThan(20);
     expect(grey16.data[(H * W - 1) * 4]).toBeGreaterThan(200);
   });
 
-  it("unassociated alpha is kept", () => {
-    const image = decodeTiffReduced(sample("alpha.tif"), 1);
+  it("unassociated alpha is kept", async () => {
+    const image = await decodeTiffReduced(sample("alpha.tif"), 1);
     expect(worst(image, expected)).toBe(0);
     expect(Math.abs(image.data[3]! - 127.5)).toBeLessThan(1); // sharp's ensureAlpha(0.5)
   });
 
-  it("a colour map, bilevel and CMYK", () => {
+  it("a colour map, bilevel and CMYK", async () => {
     // 64 colours for a picture of thousands, undithered: each pixel is its nearest map entry.
-    expect(worst(decodeTiffReduced(sample("palette.tif"), 1), expected)).toBeLessThanOrEqual(32);
-    expect(worst(decodeTiffReduced(sample("cmyk.tif"), 1), expected)).toBeLessThanOrEqual(4);
-    const bilevel = decodeTiffReduced(sample("bilevel.tif"), 1);
+    expect(worst(await decodeTiffReduced(sample("palette.tif"), 1), expected)).toBeLessThanOrEqual(32);
+    expect(worst(await decodeTiffReduced(sample("cmyk.tif"), 1), expected)).toBeLessThanOrEqual(4);
+    const bilevel = await decodeTiffReduced(sample("bilevel.tif"), 1);
     const values = new Set<number>();
     for (let i = 0; i < bilevel.data.length; i += 4) values.add(bilevel.data[i]!);
     expect([...values].sort((a, b) => a - b)).toEqual([0, 255]);
   });
 
-  it("averages into boxes as strips and tiles arrive", () => {
+  it("averages into boxes as strips and tiles arrive", async () => {
     for (const file of ["strips-lzw-predictor.tif", "tiles-lzw.tif", "planar-lzw.tif"]) {
-      const full = decodeTiffReduced(sample(file), 1);
-      const reduced = decodeTiffReduced(sample(file), 7);
+      const full = await decodeTiffReduced(sample(file), 1);
+      const reduced = await decodeTiffReduced(sample(file), 7);
       expect([reduced.width, reduced.height]).toEqual([Math.ceil(W / 7), Math.ceil(H / 7)]);
       const mean = (bx: number, by: number) => {
         const sums = [0, 0, 0];
@@ -94,8 +94,8 @@ describe("TIFF decoding", () => {
     { case: "truncated", bytes: () => sample("strips-lzw.tif").subarray(0, 30_000) },
     { case: "a strip offset past the end", bytes: () => sample("tiles-deflate.tif").subarray(0, 40_000) },
     { case: "garbage Deflate data", bytes: () => garble(sample("strips-deflate.tif")) },
-  ])("$case: CorruptImageError", ({ bytes }) => {
-    expect(() => decodeTiffReduced(bytes(), 1)).toThrow(CorruptImageError);
+  ])("$case: CorruptImageError", async ({ bytes }) => {
+    await expect(decodeTiffReduced(bytes(), 1)).rejects.toThrow(CorruptImageError);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { scopedTokenFor } from "../../src/dataprocessing/run-options";
+import { signScopedToken } from "../../src/pkg/keys";
 import { expireMonitorJobs } from "../../src/monitors/monitor-jobs/run";
 import { step } from "../dataprocessing/support";
 import { groupRecord } from "../support/fake-host";
@@ -111,7 +111,7 @@ describe("a monitor job's status token", () => {
   it("refuses the older monitor-wide tokens, saying runs have their own", async () => {
     const { monitor } = await monitoredPlants("External", 1);
     const run = await runOf(monitor.id);
-    const monitorWide = await scopedTokenFor(env, "monitor", monitor.id);
+    const monitorWide = await signScopedToken(env, "monitor", monitor.id);
     const refused = await put(run.id, "InProgress", monitorWide);
     expect(refused.status).toBe(401);
     expect(refused.body.detail).toContain("Monitor-wide status tokens are no longer accepted");

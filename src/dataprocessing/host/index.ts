@@ -5,7 +5,7 @@ import { LocalContainerHost } from "./local";
 import { HostNotConfiguredError } from "./errors";
 import { AzureContainerHost, azureSettings } from "./azure";
 
-export type { ContainerHost, GroupSpec, GroupState, HostCapacity, JobImage } from "./types";
+export type { ContainerHost, GroupSpec, GroupState } from "./types";
 export { HostNotConfiguredError, HostUnavailableError } from "./errors";
 
 /** Settings and bindings the host choice reads; optional so a deployment names only what it uses. */

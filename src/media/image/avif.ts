@@ -16,6 +16,7 @@
  * coded picture (docs/decisions.md, "Image decoding").
  */
 // A relative path ending in .wasm matches wrangler's CompiledWasm rule and Vite's (see photon/codec.ts).
+import { Slicer } from "../../pkg/slicer";
 import * as avifWasmModule from "../../../node_modules/@jsquash/avif/codec/dec/avif_dec.wasm";
 import avifFactory from "@jsquash/avif/codec/dec/avif_dec.js";
 import { CorruptImageError, ImageTooLargeError } from "./errors";
@@ -39,7 +40,13 @@ type Factory = (options: {
 const ALPHA_URNS = new Set(["urn:mpeg:mpegB:cicp:systems:auxiliary:alpha", "urn:mpeg:hevc:2015:auxid:1"]);
 
 /** Decodes an AVIF (8 bits a channel out), averaging `factor` x `factor` boxes into RGBA. */
-export async function decodeAvifReduced(bytes: Uint8Array, width: number, height: number, factor: number): Promise<Pixels> {
+export async function decodeAvifReduced(
+  bytes: Uint8Array,
+  width: number,
+  height: number,
+  factor: number,
+  slicer: Slicer = new Slicer(),
+): Promise<Pixels> {
   const file = heifFile(bytes);
   const primary = file.primary === null ? undefined : file.items.get(file.primary);
   const grid = primary?.type === "grid" ? readGrid(file, primary) : null;
@@ -55,7 +62,7 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
   }
   const { avif, ceiling } = await instantiate();
   try {
-    return decodeWith(avif, bytes, factor, grid);
+    return await decodeWith(avif, bytes, factor, grid, slicer);
   } catch (error) {
     if (ceiling.exceeded) {
       throw new ImageTooLargeError(
@@ -67,7 +74,8 @@ export async function decodeAvifReduced(bytes: Uint8Array, width: number, height
   }
 }
 
-function decodeWith(avif: AvifModule, bytes: Uint8Array, factor: number, grid: Grid | null): Pixels {
+/** A grid is decoded a tile at a time, the thread given back between tiles (slice.ts); a single picture in one call. */
+async function decodeWith(avif: AvifModule, bytes: Uint8Array, factor: number, grid: Grid | null, slicer: Slicer): Promise<Pixels> {
   if (!grid) {
     const image = decodePicture(avif, bytes, "the AVIF");
     const reducer = new BoxReducer(image.width, image.height, factor);
@@ -85,6 +93,7 @@ function decodeWith(avif: AvifModule, bytes: Uint8Array, factor: number, grid: G
         throw new CorruptImageError(`${name} is ${image.width}x${image.height}, not ${grid.tileWidth}x${grid.tileHeight} like the first`);
       }
       addTile(reducer, image, column * grid.tileWidth, row * grid.tileHeight);
+      if (slicer.spend(image.width * image.height)) await slicer.pause();
     }
     reducer.completeRowsBefore((row + 1) * grid.tileHeight);
   }

@@ -9,6 +9,7 @@
 import { CorruptImageError, UnsupportedImageError } from "./errors";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
+import { Slicer } from "../../pkg/slicer";
 
 const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const u32 = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
@@ -56,7 +57,7 @@ function field(mask: number): { mask: number; shift: number; max: number } {
  * an RGBA image of ceil(width / factor) x ceil(height / factor). Throws CorruptImageError when the
  * pixel data is shorter than the header says.
  */
-export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
+export async function decodeBmpReduced(b: Uint8Array, factor: number, slicer: Slicer = new Slicer()): Promise<Pixels> {
   const layout = bmpLayout(b);
   const { headerSize, width, height, topDown, bits, compression, dataOffset } = layout;
   if (!layout.readable) {
@@ -66,7 +67,7 @@ export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
   }
   if (width <= 0 || height <= 0) throw new CorruptImageError("the BMP declares an invalid size");
   const { paletteAt, entry, paletteSize } = palette(layout);
-  if (compression === 1 || compression === 2) return decodeRle(b, layout, factor, paletteAt, entry, paletteSize);
+  if (compression === 1 || compression === 2) return decodeRle(b, layout, factor, { paletteAt, entry, paletteSize }, slicer);
   const stride = Math.ceil((width * bits) / 32) * 4;
   if (dataOffset + stride * height > b.length)
     throw new CorruptImageError(`the BMP's pixel data ends early (${b.length - dataOffset} of ${stride * height} bytes)`);
@@ -138,6 +139,7 @@ export function decodeBmpReduced(b: Uint8Array, factor: number): Pixels {
       sums.fill(0);
       counts.fill(0);
     }
+    if (slicer.spend(width)) await slicer.pause();
   }
   return { width: outWidth, height: outHeight, channels: 4, data: out };
 }
@@ -156,7 +158,13 @@ function palette(layout: BmpLayout): { paletteAt: number; entry: number; palette
  * each is averaged into the boxes as it ends. Pixels a delta or an early end skips are transparent,
  * as browsers show them.
  */
-function decodeRle(b: Uint8Array, layout: BmpLayout, factor: number, paletteAt: number, entry: number, paletteSize: number): Pixels {
+async function decodeRle(
+  b: Uint8Array,
+  layout: BmpLayout,
+  factor: number,
+  { paletteAt, entry, paletteSize }: { paletteAt: number; entry: number; paletteSize: number },
+  slicer: Slicer,
+): Promise<Pixels> {
   const { width, height, topDown, dataOffset } = layout;
   const four = layout.compression === 2;
   const reducer = new BoxReducer(width, height, factor);
@@ -189,7 +197,9 @@ function decodeRle(b: Uint8Array, layout: BmpLayout, factor: number, paletteAt: 
     else reducer.completeRowsFrom(y);
     indices.fill(-1);
     line++;
+    work += width;
   };
+  let work = 0;
   let pos = dataOffset;
   const byte = () => {
     if (pos >= b.length) throw new CorruptImageError(`the BMP's run-length data ends early (line ${line + 1} of ${height})`);
@@ -199,8 +209,11 @@ function decodeRle(b: Uint8Array, layout: BmpLayout, factor: number, paletteAt: 
     const count = byte();
     const value = byte();
     if (count > 0) {
-      // An encoded run: `count` pixels of one index (RLE4: two indices alternating).
-      for (let i = 0; i < count; i++) put(four ? (i & 1 ? value & 15 : value >> 4) : value);
+      // An encoded run: `count` pixels of one index (RLE4: two indices alternating). Past the line's
+      // end it is cut, and costs nothing (2 bytes may not buy 255 steps of a loop).
+      const last = Math.min(count, x >= width ? 2 : count);
+      for (let i = 0; i < last; i++) put(four ? (i & 1 ? value & 15 : value >> 4) : value);
+      x += count - last;
     } else if (value === 0) {
       endLine();
       x = 0;
@@ -222,8 +235,13 @@ function decodeRle(b: Uint8Array, layout: BmpLayout, factor: number, paletteAt: 
       }
       pos += bytes + (bytes & 1);
     }
+    if (work > 0 && slicer.spend(work)) await slicer.pause();
+    work = 0;
   }
   // After the end of the bitmap, the lines not reached are transparent.
-  while (line < height) endLine();
+  while (line < height) {
+    endLine();
+    if (slicer.spend(width)) await slicer.pause();
+  }
   return reducer.result();
 }

@@ -11,6 +11,7 @@ import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
 import { rowSplitter } from "./rows";
+import { Slicer } from "../../pkg/slicer";
 
 /** An interlaced GIF keeps one byte per pixel until its last pass: 48 MiB at this limit. */
 export const GIF_INTERLACED_MAX_PIXELS = 48_000_000;
@@ -80,8 +81,14 @@ function firstFrame(b: Uint8Array): { screenWidth: number; screenHeight: number;
   throw new CorruptImageError("the GIF ends before its first frame");
 }
 
-/** Expands a frame's LZW data (LSB-first codes) into `sink` in pieces; stops after `total` indices. */
-function expand(b: Uint8Array, frame: Frame, total: number, sink: (piece: Uint8Array) => void): number {
+/** Output between two looks at the slicer: a code stands for up to 4095 indices. */
+const CHECK_EVERY = 64 * 1024;
+
+/**
+ * Expands a frame's LZW data (LSB-first codes) into `sink` in pieces; stops after `total` indices.
+ * Every slice's worth of indices it gives the thread back (slice.ts).
+ */
+async function expand(b: Uint8Array, frame: Frame, total: number, sink: (piece: Uint8Array) => void, slicer: Slicer): Promise<number> {
   const clear = 1 << frame.minCodeSize;
   const end = clear + 1;
   const strings = new LzwStrings(clear, end + 1, sink);
@@ -91,6 +98,7 @@ function expand(b: Uint8Array, frame: Frame, total: number, sink: (piece: Uint8A
   let count = 0;
   let pos = frame.data;
   let blockEnd = pos;
+  let counted = 0;
   done: for (;;) {
     while (count < width) {
       if (pos >= blockEnd) {
@@ -126,6 +134,10 @@ function expand(b: Uint8Array, frame: Frame, total: number, sink: (piece: Uint8A
     strings.emit(code);
     previous = code;
     if (strings.written >= total) break;
+    if (strings.written - counted >= CHECK_EVERY) {
+      await slicer.step(strings.written - counted);
+      counted = strings.written;
+    }
   }
   strings.flush();
   return strings.written;
@@ -152,10 +164,13 @@ function interlacedRow(index: number, height: number): number {
  * image of ceil(screenWidth / factor) x ceil(screenHeight / factor). Throws CorruptImageError for
  * data that is cut short or not valid LZW.
  */
-export function decodeGifReduced(b: Uint8Array, factor: number): Pixels {
+export async function decodeGifReduced(b: Uint8Array, factor: number, slicer: Slicer = new Slicer()): Promise<Pixels> {
   const { screenWidth, screenHeight, frame } = firstFrame(b);
   const { width, height, palette, transparent } = frame;
   if (width === 0 || height === 0) throw new CorruptImageError("the GIF's first frame is empty");
+  // The limits are checked against the logical screen (the header's size); the frame is what is decoded.
+  if (width * height > screenWidth * screenHeight)
+    throw new ImageTooLargeError(`the GIF's first frame (${width}x${height}) is larger than its screen (${screenWidth}x${screenHeight})`);
   if (frame.interlaced && width * height > GIF_INTERLACED_MAX_PIXELS) {
     throw new ImageTooLargeError(
       `the GIF's first frame is interlaced and ${width}x${height}; interlaced GIFs are decoded up to ${GIF_INTERLACED_MAX_PIXELS} pixels`,
@@ -183,21 +198,29 @@ export function decodeGifReduced(b: Uint8Array, factor: number): Pixels {
   if (frame.interlaced) {
     const indices = new Uint8Array(total);
     let at = 0;
-    written = expand(b, frame, total, (piece) => {
-      const take = Math.min(piece.length, total - at);
-      indices.set(piece.subarray(0, take), at);
-      at += take;
-    });
+    written = await expand(
+      b,
+      frame,
+      total,
+      (piece) => {
+        const take = Math.min(piece.length, total - at);
+        indices.set(piece.subarray(0, take), at);
+        at += take;
+      },
+      slicer,
+    );
     const rows = Math.floor(Math.min(written, total) / width);
     // Rows the data did not reach stay transparent; the frame is still reported as cut short below.
-    for (let stored = 0; stored < rows; stored++)
+    for (let stored = 0; stored < rows; stored++) {
       addRow(indices.subarray(stored * width, (stored + 1) * width), interlacedRow(stored, height));
+      await slicer.step(width);
+    }
   } else {
     const splitter = rowSplitter(width, height, (row, y) => {
       addRow(row, y);
       reducer.completeRowsBefore(frame.top + y + 1);
     });
-    written = expand(b, frame, total, splitter.sink);
+    written = await expand(b, frame, total, splitter.sink, slicer);
   }
   if (written < total) throw new CorruptImageError(`the GIF's first frame ends after ${Math.floor(written / width)} of its ${height} rows`);
   return reducer.result();

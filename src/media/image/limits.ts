@@ -30,6 +30,19 @@ export const JPEG_MAX_COEFFICIENT_BYTES = 40 * 1024 * 1024;
 export const PNG_MAX_PIXELS = 120_000_000;
 
 /**
+ * The time of one decode follows the picture's pixels, and lossless formats can describe millions of
+ * pixels in a few bytes: an 82 KB GIF of one colour declares 120 MP (each LZW code stands for one
+ * pixel more than the last), about 3.5 s of decoding here. Every decoded format (GIF, PNG, TIFF, BMP,
+ * WebP, HEIC, AVIF and JPEG alike) may have up to PIXELS_WITHOUT_RATIO pixels whatever its size;
+ * beyond, its file must hold a byte for every MAX_PIXELS_PER_BYTE pixels, so the work of a decode is
+ * bounded by what the client sent. Real pictures stay far below: phone photos 2 to 10 pixels a byte,
+ * screenshots and drawings up to about 100; a 120 MP picture needs a file of 470 KB or more. An image
+ * past it keeps its original and says why (docs/decisions.md, "Decoding never holds the thread").
+ */
+export const PIXELS_WITHOUT_RATIO = 16_000_000;
+export const MAX_PIXELS_PER_BYTE = 256;
+
+/**
  * A photon instance whose memory grew past this is dropped after use (its memory is freed with it)
  * and the next image instantiates a fresh one (~2 ms); smaller ones are kept warm.
  */

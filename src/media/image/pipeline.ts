@@ -24,7 +24,10 @@ import {
   MEDIUM_MAX_SIDE,
   PNG_MAX_PIXELS,
   SMALL_MAX_SIDE,
+  PIXELS_WITHOUT_RATIO,
+  MAX_PIXELS_PER_BYTE,
 } from "./limits";
+import { Slicer } from "../../pkg/slicer";
 import { withPhoton } from "./photon/codec";
 import type { RgbaImage } from "./photon/instance";
 import { fitWithin, resize, resizePlane, type Pixels } from "./resample";
@@ -123,38 +126,57 @@ type Decoded = ({ kind: "planes"; planes: JpegPlanes } | { kind: "pixels"; pixel
 interface BoxDecoder {
   /** The most pixels an image may have (CPU time: the memory does not grow with them). */
   maxPixels: number;
+  /** Decodes, giving the thread back to the runtime every slice of work (slice.ts). */
   decode(
     bytes: Uint8Array,
     factor: number,
     header: ImageHeader,
-  ): Pixels | Promise<Pixels> | { pixels: Pixels; iccProfile: Uint8Array | null };
+    slicer: Slicer,
+  ): Promise<Pixels | { pixels: Pixels; iccProfile: Uint8Array | null }>;
   icc?(bytes: Uint8Array): Uint8Array | null;
   /** Its colour when neither the decoder nor `icc` gave a profile (a HEIF's colr: profile, else nclx code points). */
   colour?(bytes: Uint8Array): ColourTransform | null;
 }
 
 const BOX_DECODERS: Partial<Record<ImageFormat, BoxDecoder>> = {
-  png: { maxPixels: PNG_MAX_PIXELS, decode: decodePngReduced, icc: readPngIcc },
-  gif: { maxPixels: PNG_MAX_PIXELS, decode: decodeGifReduced },
-  bmp: { maxPixels: PNG_MAX_PIXELS, decode: decodeBmpReduced },
-  webp: { maxPixels: PNG_MAX_PIXELS, decode: decodeWebpReduced, icc: (bytes) => webpLayout(bytes).iccProfile },
-  tiff: { maxPixels: PNG_MAX_PIXELS, decode: decodeTiffReduced, icc: readTiffIcc },
+  png: { maxPixels: PNG_MAX_PIXELS, decode: (bytes, factor, _, slicer) => decodePngReduced(bytes, factor, slicer), icc: readPngIcc },
+  gif: { maxPixels: PNG_MAX_PIXELS, decode: (bytes, factor, _, slicer) => decodeGifReduced(bytes, factor, slicer) },
+  bmp: { maxPixels: PNG_MAX_PIXELS, decode: (bytes, factor, _, slicer) => decodeBmpReduced(bytes, factor, slicer) },
+  webp: {
+    maxPixels: PNG_MAX_PIXELS,
+    decode: (bytes, factor, _, slicer) => decodeWebpReduced(bytes, factor, slicer),
+    icc: (bytes) => webpLayout(bytes).iccProfile,
+  },
+  tiff: { maxPixels: PNG_MAX_PIXELS, decode: (bytes, factor, _, slicer) => decodeTiffReduced(bytes, factor, slicer), icc: readTiffIcc },
   // libheif reads the profile; the header's size (the largest ispe) is the picture's as stored.
-  heic: { maxPixels: HEIF_MAX_PIXELS, decode: (bytes, factor) => decodeHeifReduced(bytes, () => factor), colour: readHeifColour },
+  heic: {
+    maxPixels: HEIF_MAX_PIXELS,
+    decode: (bytes, factor, _, slicer) => decodeHeifReduced(bytes, () => factor, slicer),
+    colour: readHeifColour,
+  },
   // The picture whole up to AVIF_MAX_PIXELS, a grid's tiles one at a time (avif.ts says which).
   avif: {
     maxPixels: HEIF_MAX_PIXELS,
-    decode: (bytes, factor, header) => decodeAvifReduced(bytes, header.width!, header.height!, factor),
+    decode: (bytes, factor, header, slicer) => decodeAvifReduced(bytes, header.width!, header.height!, factor, slicer),
     colour: readHeifColour,
   },
 };
 
-async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number): Promise<Decoded> {
+async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeader, target: number, slicer: Slicer): Promise<Decoded> {
   const width = header.width!;
   const height = header.height!;
   // Decoders hold a row or two: a side this long would make a row alone hundreds of MiB.
   if (Math.max(width, height) > MAX_SIDE)
     throw new ImageTooLargeError(`${width}x${height} has a side longer than the ${MAX_SIDE} pixels an image may have to be resized`);
+  // The time of one decode follows its pixels, and some formats describe millions of them in a few
+  // bytes: past PIXELS_WITHOUT_RATIO, a file must bring a byte for every MAX_PIXELS_PER_BYTE pixels.
+  const allowed = Math.max(PIXELS_WITHOUT_RATIO, bytes.length * MAX_PIXELS_PER_BYTE);
+  if (width * height > allowed)
+    throw new ImageTooLargeError(
+      `${width}x${height} is ${Math.round((width * height) / bytes.length)} pixels per byte of its ${bytes.length}-byte file; ` +
+        `images over ${PIXELS_WITHOUT_RATIO} pixels are resized up to ${MAX_PIXELS_PER_BYTE} pixels per byte (decoding time ` +
+        `follows the pixels, not the bytes)`,
+    );
   if (format === "jpeg") {
     if (width * height > JPEG_MAX_PIXELS)
       throw new ImageTooLargeError(`${width}x${height} is more than the ${JPEG_MAX_PIXELS} pixels a JPEG may have to be resized`);
@@ -162,7 +184,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
     const profile = readJpegIcc(bytes);
     return {
       kind: "planes",
-      planes: decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }),
+      planes: await decodeJpegPlanes(bytes, { blockSize, maxCoefficientBytes: JPEG_MAX_COEFFICIENT_BYTES }, slicer),
       blockSize,
       colour: profile ? srgbTransform(profile) : null,
     };
@@ -178,7 +200,7 @@ async function decode(format: ImageFormat, bytes: Uint8Array, header: ImageHeade
   // Boxes of whole pixels down to at most twice the target (the resampler does the rest); with
   // nothing to resize, only the integrity check, as coarse as possible.
   const longSide = Math.max(width, height);
-  const result = await boxed.decode(bytes, target > 0 ? Math.floor(longSide / target) : longSide, header);
+  const result = await boxed.decode(bytes, target > 0 ? Math.floor(longSide / target) : longSide, header, slicer);
   const [pixels, profile] = "pixels" in result ? [result.pixels, result.iccProfile] : [result, boxed.icc?.(bytes) ?? null];
   return { kind: "pixels", pixels, blockSize: 8, colour: profile ? srgbTransform(profile) : (boxed.colour?.(bytes) ?? null) };
 }
@@ -207,11 +229,36 @@ function outcome(header: ImageHeader | null, integrity: IntegrityOutcome, detail
  * the image is larger than them (longer side > 1000 px, > 256 px): an image within a size IS that
  * size, and is served as it was uploaded.
  */
-export async function processImage(
+export function processImage(
   format: ImageFormat,
   bytes: Uint8Array,
   codec: ImageCodec = photonCodec,
   sizes: SizeLimits = { medium: MEDIUM_MAX_SIDE, small: SMALL_MAX_SIDE },
+  slicer: Slicer = new Slicer(),
+): Promise<ImageOutcome> {
+  return oneDecodeAtATime(() => checkAndResize(format, bytes, codec, sizes, slicer));
+}
+
+/** The end of the queue of images waiting for this isolate's decode slot. */
+let decodeQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * One image is decoded and resized at a time in an isolate; the others wait their turn (in order).
+ * Decodes pause between slices (slice.ts), so without this two uploads would interleave and both hold
+ * their decoding memory at once (a libheif instance alone may grow to 100 MiB of the isolate's 128).
+ */
+function oneDecodeAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const run = decodeQueue.then(work);
+  decodeQueue = run.catch(() => undefined);
+  return run;
+}
+
+async function checkAndResize(
+  format: ImageFormat,
+  bytes: Uint8Array,
+  codec: ImageCodec,
+  sizes: SizeLimits,
+  slicer: Slicer,
 ): Promise<ImageOutcome> {
   let header: ImageHeader;
   try {
@@ -238,12 +285,13 @@ export async function processImage(
   ).filter(([, limit]) => longSide > limit);
   let decoded: Decoded;
   try {
-    decoded = await decode(format, bytes, header, wanted[0]?.[1] ?? 0);
+    decoded = await decode(format, bytes, header, wanted[0]?.[1] ?? 0, slicer);
   } catch (error) {
     if (error instanceof CorruptImageError) return outcome(header, "failed", error.message);
     if (error instanceof UnsupportedImageError || error instanceof ImageTooLargeError) return outcome(header, "notChecked", error.message);
     throw error;
   }
+  await slicer.pause();
   const decodedSize = decoded.kind === "planes" ? { width: decoded.planes.width, height: decoded.planes.height } : decoded.pixels;
   // Lossy originals become JPEG versions unless they are transparent.
   const lossy = format === "heic" || format === "avif" || (format === "webp" && webpLayout(bytes).kind === "lossy");
@@ -277,6 +325,8 @@ export async function processImage(
       contentType: asJpeg ? FORMAT_MIME.jpeg : FORMAT_MIME.png,
       bytes: codec.encode(toRgba(shown), asJpeg ? "jpeg" : "png", JPEG_QUALITY),
     });
+    // Resizing and encoding a version take tens of ms: the thread goes back between them.
+    await slicer.pause();
   }
   return {
     ...displayedSize(header),

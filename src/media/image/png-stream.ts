@@ -17,6 +17,7 @@ import { Unzlib } from "fflate";
 import { CorruptImageError } from "./errors";
 import { pngChunks } from "./segments";
 import type { Pixels } from "./resample";
+import { Slicer } from "../../pkg/slicer";
 
 export interface PngLayout {
   width: number;
@@ -26,8 +27,11 @@ export interface PngLayout {
   interlaced: boolean;
 }
 
-/** Compressed bytes pushed to the inflater at a time (deflate inflates at most 1032:1). */
-const INFLATE_SLICE = 16 * 1024;
+/**
+ * Compressed bytes pushed to the inflater at a time (deflate inflates at most 1032:1, so at most about
+ * 4 MiB of rows come out of one push, a few ms of work, before the slicer is asked).
+ */
+const INFLATE_SLICE = 4 * 1024;
 
 const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;
 const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -172,19 +176,28 @@ function unfilter(type: number, row: Uint8Array, previous: Uint8Array, bpp: numb
 
 /**
  * Inflates the IDAT data into `consume`, a slice at a time. fflate inflates each pushed slice
- * synchronously and hands its output straight on, so at most one slice's output (16 KiB in, at most
- * ~16 MiB out for a bomb, about 32 KiB for a photo) exists at a time. The runtime's
+ * synchronously and hands its output straight on, so at most one slice's output (4 KiB in, at most
+ * ~4 MiB out for a bomb, about 8 KiB for a photo) exists at a time. The runtime's
  * DecompressionStream was measured first: it buffers all the inflated output it has not been asked
  * for (no backpressure between its two sides), and a 0.9 MiB 48 MP PNG of flat colour grew workerd by
  * 301 MiB, whatever the slice size or reader. `where` says how far decoding got, for the error.
  */
-function inflate(chunks: Chunks, consume: (data: Uint8Array) => void, where: () => string): void {
-  const inflater = new Unzlib((data) => consume(data));
+async function inflate(chunks: Chunks, consume: (data: Uint8Array) => void, where: () => string, slicer: Slicer): Promise<void> {
+  // Work is counted in pixels: what the rows' unfiltering, conversion and averaging cost.
+  const bitsPerPixel = CHANNELS[chunks.layout.colourType]! * chunks.layout.bitDepth;
+  let inflated = 0;
+  const inflater = new Unzlib((data) => {
+    inflated += data.length;
+    consume(data);
+  });
   try {
     for (let p = 0; p < chunks.data.length; p++) {
       const part = chunks.data[p]!;
-      for (let at = 0; at < part.length; at += INFLATE_SLICE)
+      for (let at = 0; at < part.length; at += INFLATE_SLICE) {
         inflater.push(part.subarray(at, at + INFLATE_SLICE), p === chunks.data.length - 1 && at + INFLATE_SLICE >= part.length);
+        if (slicer.spend((inflated * 8) / bitsPerPixel)) await slicer.pause();
+        inflated = 0;
+      }
     }
   } catch (error) {
     if (error instanceof CorruptImageError) throw error;
@@ -200,11 +213,11 @@ function inflate(chunks: Chunks, consume: (data: Uint8Array) => void, where: () 
  * ceil(height / factor) RGBA. Throws CorruptImageError for data that does not inflate, a row with an
  * unknown filter, or image data that ends early.
  */
-export function decodePngReduced(bytes: Uint8Array, factor: number): Pixels {
+export async function decodePngReduced(bytes: Uint8Array, factor: number, slicer: Slicer = new Slicer()): Promise<Pixels> {
   const chunks = readChunks(bytes);
   const { width, height, bitDepth, colourType, interlaced } = chunks.layout;
   const k = Math.max(1, Math.min(200, Math.floor(factor)));
-  if (interlaced) return decodeInterlaced(chunks, k);
+  if (interlaced) return decodeInterlaced(chunks, k, slicer);
   const outWidth = Math.ceil(width / k);
   const outHeight = Math.ceil(height / k);
   const bitsPerPixel = CHANNELS[colourType]! * bitDepth;
@@ -302,7 +315,7 @@ export function decodePngReduced(bytes: Uint8Array, factor: number): Pixels {
     }
   };
 
-  inflate(chunks, consume, () => `after ${y} of ${height} rows`);
+  await inflate(chunks, consume, () => `after ${y} of ${height} rows`, slicer);
   if (y < height) throw new CorruptImageError(`the PNG's image data ends after ${y} of ${height} rows`);
   return { width: outWidth, height: outHeight, channels: 4, data: out };
 }
@@ -324,7 +337,7 @@ const ADAM7 = [
  * the pixels are the result; otherwise colour is summed premultiplied by alpha (16-bit sums of
  * c x a / 255 while a box holds at most 256 pixels, 32-bit sums of c x a beyond).
  */
-function decodeInterlaced(chunks: Chunks, k: number): Pixels {
+async function decodeInterlaced(chunks: Chunks, k: number, slicer: Slicer): Promise<Pixels> {
   const { width, height, bitDepth, colourType } = chunks.layout;
   const outWidth = Math.ceil(width / k);
   const outHeight = Math.ceil(height / k);
@@ -413,7 +426,7 @@ function decodeInterlaced(chunks: Chunks, k: number): Pixels {
       }
     }
   };
-  inflate(chunks, consume, () => `in interlace pass ${pass + 1} of 7`);
+  await inflate(chunks, consume, () => `in interlace pass ${pass + 1} of 7`, slicer);
   if (pass < 7) throw new CorruptImageError(`the interlaced PNG's image data ends in pass ${pass + 1} of 7`);
   if (k === 1) return { width, height, channels: 4, data: out };
   const scale = narrow ? 255 : 1;

@@ -15,6 +15,7 @@ import { LzwStrings } from "./lzw";
 import { BoxReducer } from "./reduce";
 import type { Pixels } from "./resample";
 import { rowSplitter, type Sink } from "./rows";
+import { Slicer } from "../../pkg/slicer";
 
 /** The largest tile or planar strip inflated at once (a chunky strip streams and has no limit). */
 export const TIFF_MAX_CHUNK_BYTES = 32 * 1024 * 1024;
@@ -146,34 +147,79 @@ export function readTiffIcc(bytes: Uint8Array): Uint8Array | null {
   }
 }
 
-// --- Decompression: each emits its output in pieces to `sink` -------------------------------------
+// --- Decompression: each emits its output in pieces to `sink`, and gives the thread back every slice
 
-function packBits(input: Uint8Array, sink: Sink): void {
+/** Output bytes between two looks at the slicer. */
+const CHECK_EVERY = 64 * 1024;
+
+/**
+ * Counts a decompressor's output on the slicer, as pixels (`pixelsPerByte`), and pauses when a slice
+ * is spent. `wanted` is how much output the strip or tile needs: a decompressor stops there, since
+ * LZW or PackBits data may go on (a few bytes of input can ask for thousands of bytes of output).
+ */
+class Progress {
+  private pending = 0;
+  /** Output bytes the current chunk needs. */
+  wanted = Infinity;
+  constructor(
+    private readonly slicer: Slicer,
+    private readonly pixelsPerByte: number,
+  ) {}
+
+  /** Whether enough output came since the last look to ask the slicer (cheap, for the hot loops). */
+  due(bytes: number): boolean {
+    this.pending += bytes;
+    return this.pending >= CHECK_EVERY;
+  }
+
+  async settle(): Promise<void> {
+    const units = this.pending * this.pixelsPerByte;
+    this.pending = 0;
+    if (this.slicer.spend(units)) await this.slicer.pause();
+  }
+}
+
+async function stored(input: Uint8Array, sink: Sink, progress: Progress): Promise<void> {
+  for (let at = 0; at < input.length; at += CHECK_EVERY) {
+    const piece = input.subarray(at, at + CHECK_EVERY);
+    sink(piece);
+    if (progress.due(piece.length)) await progress.settle();
+  }
+}
+
+async function packBits(input: Uint8Array, sink: Sink, progress: Progress): Promise<void> {
   const run = new Uint8Array(128);
-  for (let i = 0; i < input.length;) {
+  let total = 0;
+  for (let i = 0; i < input.length && total < progress.wanted;) {
     const n = input[i++]!;
+    let emitted = 0;
     if (n < 128) {
       const end = i + n + 1;
       if (end > input.length) throw new CorruptImageError("the TIFF's PackBits data ends inside a literal run");
       sink(input.subarray(i, end));
+      emitted = end - i;
       i = end;
     } else if (n > 128) {
       if (i >= input.length) throw new CorruptImageError("the TIFF's PackBits data ends inside a repeat");
       const length = 257 - n;
       run.fill(input[i++]!, 0, length);
       sink(run.subarray(0, length));
+      emitted = length;
     }
+    total += emitted;
+    if (progress.due(emitted)) await progress.settle();
   }
 }
 
 /** TIFF's LZW (MSB-first codes of 9 to 12 bits, widened one code early). */
-function lzw(input: Uint8Array, sink: Sink): void {
+async function lzw(input: Uint8Array, sink: Sink, progress: Progress): Promise<void> {
   const strings = new LzwStrings(256, 258, sink);
   let width = 9;
   let previous = -1;
   let bitBuffer = 0;
   let bitCount = 0;
   let pos = 0;
+  let counted = 0;
   for (;;) {
     while (bitCount < width && pos < input.length) {
       bitBuffer = ((bitBuffer << 8) | input[pos++]!) >>> 0;
@@ -199,14 +245,30 @@ function lzw(input: Uint8Array, sink: Sink): void {
     strings.emit(code);
     previous = code;
     if (strings.next + 1 >= 1 << width && width < 12) width++;
+    if (progress.due(strings.written - counted)) await progress.settle();
+    counted = strings.written;
+    if (strings.written >= progress.wanted) break;
   }
   strings.flush();
 }
 
-function inflate(input: Uint8Array, sink: Sink): void {
-  const inflater = new Unzlib((data) => sink(data));
+/** Compressed bytes pushed to the inflater at a time: at most about 4 MiB come out of one push. */
+const INFLATE_SLICE = 4 * 1024;
+
+async function inflate(input: Uint8Array, sink: Sink, progress: Progress): Promise<void> {
+  let out = 0;
+  const inflater = new Unzlib((data) => {
+    out += data.length;
+    sink(data);
+  });
   try {
-    for (let at = 0; at < input.length; at += 65536) inflater.push(input.subarray(at, at + 65536), at + 65536 >= input.length);
+    let total = 0;
+    for (let at = 0; at < input.length && total < progress.wanted; at += INFLATE_SLICE) {
+      inflater.push(input.subarray(at, at + INFLATE_SLICE), at + INFLATE_SLICE >= input.length);
+      total += out;
+      if (progress.due(out)) await progress.settle();
+      out = 0;
+    }
     if (input.length === 0) inflater.push(new Uint8Array(0), true);
   } catch (error) {
     if (error instanceof CorruptImageError) throw error;
@@ -214,11 +276,11 @@ function inflate(input: Uint8Array, sink: Sink): void {
   }
 }
 
-function decompress(ifd: Ifd, input: Uint8Array, sink: Sink): void {
-  if (ifd.compression === "none") sink(input);
-  else if (ifd.compression === "packbits") packBits(input, sink);
-  else if (ifd.compression === "lzw") lzw(input, sink);
-  else inflate(input, sink);
+function decompress(ifd: Ifd, input: Uint8Array, sink: Sink, progress: Progress): Promise<void> {
+  if (ifd.compression === "none") return stored(input, sink, progress);
+  if (ifd.compression === "packbits") return packBits(input, sink, progress);
+  if (ifd.compression === "lzw") return lzw(input, sink, progress);
+  return inflate(input, sink, progress);
 }
 
 // --- Rows to RGBA ----------------------------------------------------------------------------------
@@ -313,10 +375,13 @@ function unpredict(ifd: Ifd, row: Uint8Array, count: number, samples: number): v
  * does not decompress, UnsupportedImageError for what is outside baseline (JPEG or CCITT
  * compression, YCbCr, floating point, BigTIFF).
  */
-export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
+export async function decodeTiffReduced(bytes: Uint8Array, factor: number, slicer: Slicer = new Slicer()): Promise<Pixels> {
   const ifd = readIfd(bytes);
   if (ifd.predictor !== 1 && ifd.predictor !== 2) throw new UnsupportedImageError(`TIFF predictor ${ifd.predictor} is not decoded`);
   const { width, height, tileWidth, tileHeight, samples, bits, planar } = ifd;
+  // Interleaved output is samples x bits a pixel; a planar plane's, bits.
+  const progress = new Progress(slicer, 8 / (samples * bits));
+  const planeProgress = new Progress(slicer, 8 / bits);
   const reducer = new BoxReducer(width, height, factor);
   const convert = rowConverter(ifd);
   const rgba = new Uint8Array(tileWidth * 4);
@@ -359,7 +424,9 @@ export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
           throw new ImageTooLargeError(
             `the TIFF's tiles are ${tileWidth}x${tileHeight}; tiles are decoded up to ${TIFF_MAX_CHUNK_BYTES / 2 ** 20} MiB`,
           );
-        decompress(ifd, chunkOf(index), splitter.sink);
+        progress.wanted = expected * rowBytes;
+        await decompress(ifd, chunkOf(index), splitter.sink, progress);
+        await progress.settle();
         if (splitter.done() < rows)
           throw new CorruptImageError(
             `the TIFF's ${tileWidth === width ? "strip" : "tile"} ${index} ends after ${splitter.done()} of its ${rows} rows`,
@@ -376,12 +443,18 @@ export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
       const planes: Uint8Array[] = [];
       for (let s = 0; s < samples; s++) {
         const plane = new Uint8Array(planeRows * planeRowBytes);
+        planeProgress.wanted = plane.length;
         let filled = 0;
-        decompress(ifd, chunkOf(s * across * down + index), (piece) => {
-          const take = Math.min(piece.length, plane.length - filled);
-          plane.set(piece.subarray(0, take), filled);
-          filled += take;
-        });
+        await decompress(
+          ifd,
+          chunkOf(s * across * down + index),
+          (piece) => {
+            const take = Math.min(piece.length, plane.length - filled);
+            plane.set(piece.subarray(0, take), filled);
+            filled += take;
+          },
+          planeProgress,
+        );
         if (filled < rows * planeRowBytes)
           throw new CorruptImageError(`the TIFF's plane ${s} ends after ${Math.floor(filled / planeRowBytes)} of ${rows} rows`);
         for (let r = 0; r < rows; r++) unpredict(ifd, plane.subarray(r * planeRowBytes, (r + 1) * planeRowBytes), tileWidth, 1);
@@ -397,6 +470,7 @@ export function decodeTiffReduced(bytes: Uint8Array, factor: number): Pixels {
           }
         }
         addRow(interleaved!, ty * tileHeight + r, tx * tileWidth);
+        if (slicer.spend(tileWidth)) await slicer.pause();
       }
     }
     reducer.completeRowsBefore((ty + 1) * tileHeight);

@@ -13,7 +13,7 @@ import type { Bindings } from "../../env";
 import type { JobEnd, JobEndHook } from "../../dataprocessing/contract";
 import { runnerOf, START_CONCURRENCY, startAdHocJob } from "../../dataprocessing/execution";
 import { requireHost } from "../../dataprocessing/host-errors";
-import { scopedTokenFor } from "../../dataprocessing/run-options";
+import { signScopedToken } from "../../pkg/keys";
 import { guardedOutboxStatement, OUTBOX_RETENTION_MS, serviceEventContext } from "../../events/outbox";
 import { forEachLimited } from "../../pkg/concurrency";
 import { isUniqueViolation } from "../../pkg/db";
@@ -145,7 +145,7 @@ export async function executeMonitor(
  * alone, valid while it is Started or InProgress (src/pkg/auth.ts), so a token of an ended run no
  * longer works. Recomputed from the run's id: nothing secret is stored.
  */
-export const monitorJobStatusToken = (env: Bindings, monitorJobId: string) => scopedTokenFor(env, "monitorjob", monitorJobId);
+export const monitorJobStatusToken = (env: Bindings, monitorJobId: string) => signScopedToken(env, "monitorjob", monitorJobId);
 
 /**
  * The statuses a monitor job may be in when it moves to `status`: a job only moves forward (Started,

@@ -14,7 +14,7 @@ import { countSql, pageSql, type ListQueryParts } from "./page-sql";
 import { idConditions, parseIdList, parsePaging, searchCondition } from "./params";
 import { MAX_STATEMENT_BYTES, planner, statementBytes, type ListPlan, type PlanOptions, type PlannedStatement } from "./plan";
 import { queryError, quote } from "./problems";
-import { joinBalanced, SqlValues, type Condition } from "./sql-values";
+import { SqlValues, type Condition } from "./sql-values";
 import type { CatalogLookup, PropertyInfo } from "./types";
 import { typeFilter } from "./typing";
 
@@ -124,15 +124,6 @@ function parseIncludeTotal(raw: boolean | string | undefined): boolean {
   if (text === "" || text === "false") return false;
   if (text === "true") return true;
   throw queryError("query.includeTotal", "format", `includeTotal must be true or false, not ${quote(raw)}.`);
-}
-
-/** Builds `WHERE ((a) AND (b))` from conditions, or "" when there are none. */
-export function whereClause(conditions: readonly Condition[], values: SqlValues): string {
-  if (conditions.length === 0) return "";
-  return `WHERE ${joinBalanced(
-    conditions.map((condition) => condition(values)),
-    "AND",
-  )}`;
 }
 
 export function checkSize(sql: string, field: "query.properties" | "query.order" | "query.fieldNames"): void {

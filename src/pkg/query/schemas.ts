@@ -20,6 +20,24 @@ const excludeIds = z
   .optional()
   .openapi({ description: "Leave these entities out: comma-separated ids (any number).", example: "0b9f3c5e-8a4f-4d6c-9a51-2c1f0e6a7b10" });
 
+/**
+ * The grammar of `properties`, the property filter every list that takes it shares. A list that
+ * describes the parameter in its own words keeps this sentence in its description (the OpenAPI
+ * document adds it where a list left it out: src/docs/document.ts).
+ */
+export const PROPERTIES_GRAMMAR =
+  "Property filter: `{propertyName} {eq|ne|gt|ge|lt|le|in} {value}` terms joined by `and`/`or` (`and` binds tighter; " +
+  "parentheses group). Text, date, classification and entity values in single quotes (a quote inside is doubled: " +
+  "'O''Brien'); numbers, true, false and null without; `in` takes a parenthesised list. Dates: ISO 8601 or " +
+  `'MM/dd/yyyy HH:mm[:ss]', UTC. At most ${MAX_FILTER_TERMS} terms and ${MAX_FILTER_VALUES} values.`;
+
+/** The grammar of `order`, shared by every list (as {@link PROPERTIES_GRAMMAR}, kept in a list's own description). */
+export const ORDER_GRAMMAR =
+  "Comma-separated `{field} [asc|desc]` terms (default asc; no limit on terms): canonical fields (nested with dots), " +
+  "`properties.{name}`, or for a classification property " +
+  "`properties.{name}.{name|displayName|code|applierCode|color|order|grade}`. " +
+  "Multiselect properties cannot be ordered by. Nulls sort last in both directions; ties are broken by id.";
+
 /** Fields of the common list query, to spread into a route's own `z.object({...})`. */
 export const listQueryShape = {
   ids,
@@ -28,28 +46,11 @@ export const listQueryShape = {
     .string()
     .optional()
     .openapi({ description: "Case-insensitive (ASCII) substring searched in the list's text fields.", example: "corrosion" }),
-  properties: z
-    .string()
-    .optional()
-    .openapi({
-      description:
-        "Property filter: `{propertyName} {eq|ne|gt|ge|lt|le|in} {value}` terms joined by `and`/`or` (`and` binds tighter; " +
-        "parentheses group). Text, date, classification and entity values in single quotes (a quote inside is doubled: " +
-        "'O''Brien'); numbers, true, false and null without; `in` takes a parenthesised list. Dates: ISO 8601 or " +
-        `'MM/dd/yyyy HH:mm[:ss]', UTC. At most ${MAX_FILTER_TERMS} terms and ${MAX_FILTER_VALUES} values.`,
-      example: "Depth gt 2.5 and (Material eq 'O''Brien steel' or Inspected ge '2024-03-15') and Zone in ('A', 'B')",
-    }),
-  order: z
-    .string()
-    .optional()
-    .openapi({
-      description:
-        "Comma-separated `{field} [asc|desc]` terms (default asc; no limit on terms): canonical fields (nested with dots), " +
-        "`properties.{name}`, or for a classification property " +
-        "`properties.{name}.{name|displayName|code|applierCode|color|order|grade}`. " +
-        "Multiselect properties cannot be ordered by. Nulls sort last in both directions; ties are broken by id.",
-      example: "properties.Risk.grade desc, referenceId asc",
-    }),
+  properties: z.string().optional().openapi({
+    description: PROPERTIES_GRAMMAR,
+    example: "Depth gt 2.5 and (Material eq 'O''Brien steel' or Inspected ge '2024-03-15') and Zone in ('A', 'B')",
+  }),
+  order: z.string().optional().openapi({ description: ORDER_GRAMMAR, example: "properties.Risk.grade desc, referenceId asc" }),
   skip: z.coerce
     .number()
     .int()

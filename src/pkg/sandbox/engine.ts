@@ -7,20 +7,23 @@
  * this module instead of fetching a file. Instantiating costs a few milliseconds and 16 MB of
  * linear memory, which is why it waits for the first expression instead of running at import.
  */
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type EmscriptenModuleLoaderOptions,
-  type QuickJSWASMModule,
-} from "quickjs-emscripten-core";
-import releaseSyncVariant from "@jitl/quickjs-wasmfile-release-sync";
-// A relative path into node_modules, because no package specifier works with both bundlers:
-// wrangler matches module rules against the specifier text, so the package's "./wasm" export (no
-// ".wasm" suffix) misses the `**/*.wasm` CompiledWasm rule and the build fails, while Vite (vitest)
-// enforces the export map and refuses a deep "<package>/dist/....wasm" specifier. A relative path
-// ends in ".wasm" and bypasses export maps in both. Adding "**/quickjs-wasmfile-release-sync/wasm"
-// to the rule's globs in wrangler.toml would allow "@jitl/quickjs-wasmfile-release-sync/wasm" here.
-import quickjsWasm from "../../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm";
+import type { EmscriptenModuleLoaderOptions, QuickJSWASMModule } from "quickjs-emscripten-core";
+
+/**
+ * QuickJS's code and its .wasm, imported when the first engine is made: a module graph that never
+ * evaluates an expression or runs a library (most requests, most test files) never loads them.
+ * The .wasm path is relative and ends in ".wasm" for two reasons: wrangler matches module rules
+ * against the specifier text, so the package's "./wasm" export (no ".wasm" suffix) misses the
+ * CompiledWasm rule for `.wasm` files and the build fails, while Vite (vitest) enforces the export map
+ * and refuses a deep "<package>/dist/....wasm" specifier. A relative path bypasses export maps in both.
+ */
+function loadQuickJs() {
+  return Promise.all([
+    import("quickjs-emscripten-core"),
+    import("@jitl/quickjs-wasmfile-release-sync"),
+    import("../../../node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm"),
+  ]);
+}
 
 /** One instantiated engine. An evaluation holds on to the lease it started with. */
 export interface EngineLease {
@@ -79,6 +82,7 @@ async function instantiate(forGeneration: number): Promise<EngineLease> {
     initial: ENGINE_MEMORY_INITIAL_BYTES / WASM_PAGE_BYTES,
     maximum: ENGINE_MEMORY_MAX_BYTES / WASM_PAGE_BYTES,
   });
+  const [{ newQuickJSWASMModuleFromVariant, newVariant }, { default: releaseSyncVariant }, { default: quickjsWasm }] = await loadQuickJs();
   const variant = newVariant(releaseSyncVariant, {
     wasmModule: quickjsWasm,
     wasmMemory,

@@ -41,12 +41,6 @@ export async function getCategory(db: Database, id: string): Promise<Versioned<C
   return found;
 }
 
-export async function defaultCategoryId(db: Database): Promise<string> {
-  const row = await db.prepare("SELECT id FROM categories WHERE is_default = 1").first<{ id: string }>();
-  if (!row) throw new Error("the default category is missing: migrations were not applied");
-  return row.id;
-}
-
 export async function createCategory(ctx: WriteContext, input: { name: string }): Promise<Versioned<Category>> {
   const id = ctx.uuid();
   const etag = newEtagToken();

@@ -3,16 +3,8 @@
  * `{name, value}` list against an entity type, turn the result into property_values rows, write them
  * in the entity's batch and read them back.
  */
-export { checkValue, isEmptyValue, type JsonValue, type Owner, type ValueRules } from "./format";
-export {
-  checkLinkedValues,
-  resolveLinkedValues,
-  resolveAgainst,
-  toLinkedProperties,
-  type LinkedValueInput,
-  type LinkedValuesCheck,
-  type ResolveOptions,
-} from "./resolve";
+export { checkValue, type JsonValue } from "./format";
+export { checkLinkedValues, resolveLinkedValues, resolveAgainst, toLinkedProperties } from "./resolve";
 export {
   deletePropertyValuesStatement,
   insertPropertyValuesStatements,
@@ -21,4 +13,4 @@ export {
   toPropertyValueRows,
   type PropertyValueRow,
 } from "./rows";
-export type { LinkedDefinition, LinkedProperty, ResolvedProperty } from "./types";
+export type { LinkedProperty, ResolvedProperty } from "./types";

@@ -4,7 +4,7 @@
  * for anyone else it does not exist (404).
  */
 import type { Database } from "../../db/statements";
-import { ApiError, invalid, notFound } from "../../pkg/errors";
+import { ApiError, BodyReadError, invalid, notFound } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
 import type { Viewer } from "../files/access";
 import { checkExtension, cleanFileName, normaliseContentType } from "../files/naming";
@@ -178,7 +178,7 @@ export async function putPart(
         () => null,
         (failure: unknown) => failure,
       );
-      throw reason instanceof ApiError ? reason : error;
+      throw reason instanceof ApiError || reason instanceof BodyReadError ? reason : error;
     });
   const checksum = await hashed.checksum;
   await recordPart(

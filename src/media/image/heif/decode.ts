@@ -14,6 +14,7 @@
  * instance is the only way to give it back.
  */
 // A relative path ending in .wasm matches wrangler's CompiledWasm rule and Vite's (see photon/codec.ts).
+import { Slicer } from "../../../pkg/slicer";
 import * as libheifWasmModule from "../../../../node_modules/libheif-js/libheif-wasm/libheif.wasm";
 import libheifFactory from "libheif-js/libheif-wasm/libheif.js";
 import { CorruptImageError, ImageTooLargeError } from "../errors";
@@ -100,10 +101,14 @@ export interface HeifDecoded {
  * size is known). Throws CorruptImageError for a file libheif cannot read or decode, and
  * ImageTooLargeError for a single (untiled) image above HEIF_MAX_TILE_PIXELS.
  */
-export function decodeHeifReduced(bytes: Uint8Array, factor: (width: number, height: number) => number): HeifDecoded {
+export async function decodeHeifReduced(
+  bytes: Uint8Array,
+  factor: (width: number, height: number) => number,
+  slicer: Slicer = new Slicer(),
+): Promise<HeifDecoded> {
   const { heif, ceiling } = instantiate();
   try {
-    return decodeWith(heif, bytes, factor);
+    return await decodeWith(heif, bytes, factor, slicer);
   } catch (error) {
     if (ceiling.exceeded) {
       throw new ImageTooLargeError(
@@ -117,7 +122,13 @@ export function decodeHeifReduced(bytes: Uint8Array, factor: (width: number, hei
   }
 }
 
-function decodeWith(heif: Libheif, bytes: Uint8Array, factor: (width: number, height: number) => number): HeifDecoded {
+/** Tile by tile, the thread given back between tiles (../slice.ts). */
+async function decodeWith(
+  heif: Libheif,
+  bytes: Uint8Array,
+  factor: (width: number, height: number) => number,
+  slicer: Slicer,
+): Promise<HeifDecoded> {
   const scratch = heif._malloc(64); // heif_error (12 bytes), then out-pointers
   const err = scratch;
   const out = scratch + 16;
@@ -172,6 +183,7 @@ function decodeWith(heif: Libheif, bytes: Uint8Array, factor: (width: number, he
         if (columns === 1) reducer.completeRowsBefore(ty * tileHeight! + y + 1);
       }
       heif._heif_image_release(image);
+      if (slicer.spend(w * h)) await slicer.pause();
     }
     reducer.completeRowsBefore((ty + 1) * tileHeight!);
   }

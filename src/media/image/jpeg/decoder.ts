@@ -16,8 +16,9 @@ import { buildHuffmanTable, type HuffmanTable } from "./huffman";
 import { idctBlock, prepareQuantTable, ZIGZAG, type BlockSize } from "./idct";
 import { planesToPixels, type DecodedPixels, type JpegPlanes } from "./color";
 import { decodeScan, type ScanComponent } from "./scan";
+import { runSliced, runWhole, Slicer, type Work } from "../../../pkg/slicer";
 
-export type { DecodedPixels, JpegPlanes, Plane } from "./color";
+export type { DecodedPixels, JpegPlanes } from "./color";
 
 export interface JpegDecodeOptions {
   /** Samples per 8x8 block side: the image is decoded at blockSize/8 of its size (rounded up). */
@@ -155,7 +156,7 @@ function prepareFrameTables(state: DecoderState, n: BlockSize): void {
   }
 }
 
-function startScan(data: Uint8Array, segment: Uint8Array, offset: number, state: DecoderState, n: BlockSize): number {
+function* startScan(data: Uint8Array, segment: Uint8Array, offset: number, state: DecoderState, n: BlockSize): Work<number> {
   const frame = state.frame;
   if (!frame) throw new CorruptImageError("a scan comes before the frame header");
   if (state.scans === 0 || !frame.progressive) prepareFrameTables(state, n);
@@ -180,7 +181,7 @@ function startScan(data: Uint8Array, segment: Uint8Array, offset: number, state:
     throw new CorruptImageError("a progressive scan header is invalid");
   }
   state.scans++;
-  return decodeScan(data, offset, {
+  return yield* decodeScan(data, offset, {
     components,
     mcusPerLine: frame.mcusPerLine,
     mcusPerColumn: frame.mcusPerColumn,
@@ -195,7 +196,7 @@ function startScan(data: Uint8Array, segment: Uint8Array, offset: number, state:
 }
 
 /** After the last progressive scan: every block's coefficients through the IDCT. */
-function finishProgressive(state: DecoderState, n: BlockSize): void {
+function* finishProgressive(state: DecoderState, n: BlockSize): Work<void> {
   const frame = state.frame!;
   const block = new Int32Array(64);
   for (const c of frame.components) {
@@ -207,22 +208,29 @@ function finishProgressive(state: DecoderState, n: BlockSize): void {
         for (let k = 0; k < 64; k++) block[k] = coefficients[base + k]!;
         idctBlock(n, block, q, c.plane, row * n * c.planeStride + col * n, c.planeStride);
       }
+      // A row of blocks: what the IDCT and the copy cost, about 4 units a block.
+      yield c.blocksPerLineForMcu * 4;
     }
     c.coefficients = undefined;
   }
 }
 
-/** Decodes `data` at blockSize/8 of its size (rounded up) to pixels. Throws the errors of ../errors. */
+/** Decodes `data` at blockSize/8 of its size (rounded up) to pixels, in one go. Throws the errors of ../errors. */
 export function decodeJpeg(data: Uint8Array, options: JpegDecodeOptions): DecodedPixels {
-  return planesToPixels(decodeJpegPlanes(data, options));
+  return planesToPixels(runWhole(jpegPlanes(data, options)));
 }
 
 /**
  * Decodes `data` at blockSize/8 of its size to its component planes (Y, Cb, Cr at their own
  * sampling), before colour conversion: the pipeline resizes these (1.5 samples per pixel at 4:2:0
- * instead of 3) and converts colour only at the target size.
+ * instead of 3) and converts colour only at the target size. The thread is given back between
+ * slices of the scans (slice.ts).
  */
-export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions): JpegPlanes {
+export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions, slicer: Slicer = new Slicer()): Promise<JpegPlanes> {
+  return runSliced(jpegPlanes(data, options), slicer);
+}
+
+function* jpegPlanes(data: Uint8Array, options: JpegDecodeOptions): Work<JpegPlanes> {
   if (data[0] !== 0xff || data[1] !== 0xd8) throw new CorruptImageError("the data does not start with a JPEG SOI marker");
   const state: DecoderState = {
     frame: undefined,
@@ -270,7 +278,7 @@ export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions): 
         state.restartInterval = segment.length >= 2 ? u16(segment, 0) : 0;
         break;
       case 0xda:
-        pos = startScan(data, segment, pos, state, options.blockSize);
+        pos = yield* startScan(data, segment, pos, state, options.blockSize);
         break;
       case 0xe1:
         if (!state.frame) state.orientation = readExifOrientation(segment) ?? state.orientation;
@@ -286,7 +294,7 @@ export function decodeJpegPlanes(data: Uint8Array, options: JpegDecodeOptions): 
   }
   const frame = state.frame;
   if (!frame || state.scans === 0) throw new CorruptImageError("the JPEG has no frame or no scan");
-  if (frame.progressive) finishProgressive(state, options.blockSize);
+  if (frame.progressive) yield* finishProgressive(state, options.blockSize);
   const n = options.blockSize;
   const [c0, c1, c2] = frame.components;
   return {

@@ -6,6 +6,7 @@
 import { CorruptImageError } from "../errors";
 import { BitReader, type HuffmanTable } from "./huffman";
 import { idctBlock, ZIGZAG, type BlockSize } from "./idct";
+import type { Work } from "../../../pkg/slicer";
 
 export interface ScanComponent {
   /** Blocks per line and column of this component alone (used by non-interleaved scans). */
@@ -170,8 +171,19 @@ function decodeProgressive(reader: BitReader, scan: Scan, c: ScanComponent, row:
   }
 }
 
-/** Decodes one scan starting at `offset`; returns the offset of the marker after it. */
-export function decodeScan(data: Uint8Array, offset: number, scan: Scan): number {
+/**
+ * Work units a block costs, against the slicer's pixels (slice.ts): entropy decoding and a scaled IDCT
+ * of a block cost about what the GIF decoder spends on 16 pixels.
+ */
+const BLOCK_UNITS = 16;
+/** Units (MCUs, or blocks of a single-component scan) between two yields. */
+const UNITS_PER_YIELD = 256;
+
+/**
+ * Decodes one scan starting at `offset`; returns the offset of the marker after it. Yields the work
+ * done every {@link UNITS_PER_YIELD} units (slice.ts).
+ */
+export function* decodeScan(data: Uint8Array, offset: number, scan: Scan): Work<number> {
   const reader = new BitReader(data, offset);
   const state: ProgressiveState = { eobrun: 0 };
   const single = scan.components.length === 1;
@@ -180,7 +192,9 @@ export function decodeScan(data: Uint8Array, offset: number, scan: Scan): number
   const perLine = single ? first.blocksPerLine : scan.mcusPerLine;
   const interval = scan.restartInterval > 0 ? scan.restartInterval : total;
   let marker = 0xd0;
+  const blocksPerUnit = single ? 1 : scan.components.reduce((sum, c) => sum + c.h * c.v, 0);
   for (let unit = 0; unit < total; unit++) {
+    if (unit > 0 && unit % UNITS_PER_YIELD === 0) yield UNITS_PER_YIELD * blocksPerUnit * BLOCK_UNITS;
     if (unit > 0 && unit % interval === 0) {
       reader.restart(marker);
       marker = marker === 0xd7 ? 0xd0 : marker + 1;

@@ -4,6 +4,7 @@
  * pictures (VP8L) a row at a time (vp8l.ts); an animation's first frame either way, placed on its
  * canvas; all averaged into boxes as rows complete (reduce.ts).
  */
+import { Slicer } from "../../../pkg/slicer";
 import { CorruptImageError, ImageTooLargeError } from "../errors";
 import { BoxReducer } from "../reduce";
 import type { Pixels } from "../resample";
@@ -86,44 +87,53 @@ const clip8 = (v: number) => ((v & ~16383) === 0 ? v >> 6 : v < 0 ? 0 : 255);
  * the row's pair (half width, rounded up) and the alpha row (or null without alpha). The arrays are
  * reused between calls.
  */
-export function decodeLossyRows(
+export async function decodeLossyRows(
   frame: WebpFrame,
   row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array, aRow: Uint8Array | null) => void,
-): void {
+  slicer: Slicer = new Slicer(),
+): Promise<void> {
   const { width, height } = vp8Header(frame.vp8!);
-  const alpha = frame.alph ? alphaRows(frame.alph, width, height) : null;
-  decodeVp8(frame.vp8!, (y, yRow, uRow, vRow) => row(y, yRow, uRow, vRow, alpha ? alpha(y) : null));
+  const alpha = frame.alph ? await alphaRows(frame.alph, width, height, slicer) : null;
+  await decodeVp8(frame.vp8!, (y, yRow, uRow, vRow) => row(y, yRow, uRow, vRow, alpha ? alpha(y) : null), slicer);
 }
 
 /** A picture's rows as RGBA (lossy converted from YUV as libwebp does, nearest chroma). */
-function decodeFrameRows(frame: WebpFrame, row: (y: number, rgba: Uint8Array) => void): void {
+async function decodeFrameRows(frame: WebpFrame, row: (y: number, rgba: Uint8Array) => void, slicer: Slicer): Promise<void> {
   const { width } = frameSize(frame);
   const rgba = new Uint8Array(width * 4);
   if (frame.vp8l) {
-    decodeVp8l(frame.vp8l, (y, argb) => {
-      for (let x = 0, o = 0; x < width; x++, o += 4) {
-        const p = argb[x]!;
-        rgba[o] = (p >>> 16) & 255;
-        rgba[o + 1] = (p >>> 8) & 255;
-        rgba[o + 2] = p & 255;
-        rgba[o + 3] = p >>> 24;
-      }
-      row(y, rgba);
-    });
+    await decodeVp8l(
+      frame.vp8l,
+      (y, argb) => {
+        for (let x = 0, o = 0; x < width; x++, o += 4) {
+          const p = argb[x]!;
+          rgba[o] = (p >>> 16) & 255;
+          rgba[o + 1] = (p >>> 8) & 255;
+          rgba[o + 2] = p & 255;
+          rgba[o + 3] = p >>> 24;
+        }
+        row(y, rgba);
+      },
+      slicer,
+    );
     return;
   }
-  decodeLossyRows(frame, (y, yRow, uRow, vRow, aRow) => {
-    for (let x = 0, o = 0; x < width; x++, o += 4) {
-      const yy = multHi(yRow[x]!, 19077);
-      const u = uRow[x >> 1]!;
-      const v = vRow[x >> 1]!;
-      rgba[o] = clip8(yy + multHi(v, 26149) - 14234);
-      rgba[o + 1] = clip8(yy - multHi(u, 6419) - multHi(v, 13320) + 8708);
-      rgba[o + 2] = clip8(yy + multHi(u, 33050) - 17685);
-      rgba[o + 3] = aRow ? aRow[x]! : 255;
-    }
-    row(y, rgba);
-  });
+  await decodeLossyRows(
+    frame,
+    (y, yRow, uRow, vRow, aRow) => {
+      for (let x = 0, o = 0; x < width; x++, o += 4) {
+        const yy = multHi(yRow[x]!, 19077);
+        const u = uRow[x >> 1]!;
+        const v = vRow[x >> 1]!;
+        rgba[o] = clip8(yy + multHi(v, 26149) - 14234);
+        rgba[o + 1] = clip8(yy - multHi(u, 6419) - multHi(v, 13320) + 8708);
+        rgba[o + 2] = clip8(yy + multHi(u, 33050) - 17685);
+        rgba[o + 3] = aRow ? aRow[x]! : 255;
+      }
+      row(y, rgba);
+    },
+    slicer,
+  );
 }
 
 /**
@@ -131,16 +141,20 @@ function decodeFrameRows(frame: WebpFrame, row: (y: number, rgba: Uint8Array) =>
  * canvas; what the frame does not cover is transparent), averaging `factor` x `factor` boxes into
  * RGBA. Throws CorruptImageError for data that is truncated or malformed.
  */
-export function decodeWebpReduced(bytes: Uint8Array, factor: number): Pixels {
+export async function decodeWebpReduced(bytes: Uint8Array, factor: number, slicer: Slicer = new Slicer()): Promise<Pixels> {
   const { frame, width, height } = webpLayout(bytes);
   const reducer = new BoxReducer(width, height, factor);
   const size = frameSize(frame);
   if (frame.x + size.width > width || frame.y + size.height > height)
     throw new CorruptImageError("the animated WebP's first frame lies outside its canvas");
-  decodeFrameRows(frame, (y, rgba) => {
-    reducer.addRow(frame.y + y, frame.x, rgba, 0, size.width, 4);
-    reducer.completeRowsBefore(frame.y + y + 1);
-  });
+  await decodeFrameRows(
+    frame,
+    (y, rgba) => {
+      reducer.addRow(frame.y + y, frame.x, rgba, 0, size.width, 4);
+      reducer.completeRowsBefore(frame.y + y + 1);
+    },
+    slicer,
+  );
   return reducer.result();
 }
 
@@ -152,7 +166,7 @@ export const WEBP_COMPRESSED_ALPHA_MAX_PIXELS = 48_000_000;
  * filtering method, compression), then the plane, stored or VP8L-compressed; its filter is undone
  * row by row.
  */
-function alphaRows(alph: Uint8Array, width: number, height: number): (y: number) => Uint8Array {
+async function alphaRows(alph: Uint8Array, width: number, height: number, slicer: Slicer): Promise<(y: number) => Uint8Array> {
   const filter = (alph[0]! >> 2) & 3;
   const compression = alph[0]! & 3;
   let plane = alph.subarray(1);
@@ -163,7 +177,7 @@ function alphaRows(alph: Uint8Array, width: number, height: number): (y: number)
       );
     plane = new Uint8Array(width * height);
     const target = plane;
-    decodeVp8lAlpha(alph.subarray(1), width, height, (y, a) => target.set(a, y * width));
+    await decodeVp8lAlpha(alph.subarray(1), width, height, (y, a) => target.set(a, y * width), slicer);
   } else if (compression !== 0) throw new CorruptImageError(`the WebP's alpha plane has an unknown compression (${compression})`);
   if (plane.length < width * height) throw new CorruptImageError("the WebP's alpha plane is shorter than the picture");
   let previous = new Uint8Array(width);

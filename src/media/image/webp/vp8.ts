@@ -9,6 +9,7 @@
  * once the row below it has been filtered. No maintained package decodes VP8 this way (libwebp's WASM
  * builds on npm decode whole pictures to RGBA), hence this file (docs/decisions.md).
  */
+import { Slicer } from "../../../pkg/slicer";
 import { CorruptImageError } from "../errors";
 import { AC_QUANT, COEFF_UPDATE_PROBS, DEFAULT_COEFF_PROBS, DC_QUANT, KF_BMODE_PROBS } from "./vp8-tables";
 
@@ -140,7 +141,11 @@ const clamp15 = (v: number) => (v < -16 ? -16 : v > 15 ? 15 : v);
  * the width, rounded up). The arrays are reused between calls. Throws CorruptImageError for data
  * that is truncated or malformed.
  */
-export function decodeVp8(data: Uint8Array, row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array) => void): Vp8Header {
+export async function decodeVp8(
+  data: Uint8Array,
+  row: (y: number, yRow: Uint8Array, uRow: Uint8Array, vRow: Uint8Array) => void,
+  slicer: Slicer = new Slicer(),
+): Promise<Vp8Header> {
   const { width, height } = vp8Header(data);
   if (width === 0 || height === 0) throw new CorruptImageError("the WebP's VP8 frame is empty");
   const firstPartitionSize = (data[0]! | (data[1]! << 8) | (data[2]! << 16)) >>> 5;
@@ -426,6 +431,8 @@ export function decodeVp8(data: Uint8Array, row: (y: number, yRow: Uint8Array, u
     yOut.copyWithin(0, 16 * W);
     uOut.copyWithin(0, 8 * CW);
     vOut.copyWithin(0, 8 * CW);
+    // A macroblock row is 16 rows of pixels.
+    if (slicer.spend(16 * width)) await slicer.pause();
   }
   emit(yOut, uOut, vOut, 0, mbh - 1);
   if (emitted !== height) throw new Error(`VP8: ${emitted} of ${height} rows emitted`);

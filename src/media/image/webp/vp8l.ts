@@ -6,7 +6,11 @@
  * small images (a sixteenth of the picture or less) are decoded whole. Also decodes the VP8L-coded
  * alpha planes of lossy WebPs.
  */
+import { Slicer } from "../../../pkg/slicer";
 import { CorruptImageError } from "../errors";
+
+/** Pixels between two looks at the slicer. */
+const CHECK_EVERY = 64 * 1024;
 
 class BitReader {
   private value = 0;
@@ -212,13 +216,14 @@ const maxDistance = (width: number) => Math.max((3 << 18) + (1 << 18) - 120 + 1,
  * each completed row of ARGB values. With `whole`, the window is the whole image (a transform's
  * small image, returned at the end); otherwise it is just wide enough for backward references.
  */
-function decodeEntropyImage(
+async function decodeEntropyImage(
   r: BitReader,
   width: number,
   height: number,
   topLevel: boolean,
   row: ((y: number, pixels: Uint32Array) => void) | null,
-): Uint32Array {
+  slicer: Slicer,
+): Promise<Uint32Array> {
   let cacheBits = 0;
   if (r.read(1)) {
     cacheBits = r.read(4);
@@ -232,7 +237,7 @@ function decodeEntropyImage(
   if (topLevel && r.read(1)) {
     metaBits = r.read(3) + 2;
     metaWidth = Math.ceil(width / (1 << metaBits));
-    meta = decodeEntropyImage(r, metaWidth, Math.ceil(height / (1 << metaBits)), false, null);
+    meta = await decodeEntropyImage(r, metaWidth, Math.ceil(height / (1 << metaBits)), false, null, slicer);
     for (let i = 0; i < meta.length; i++) {
       meta[i] = (meta[i]! >> 8) & 0xffff;
       if (meta[i]! + 1 > groupCount) groupCount = meta[i]! + 1;
@@ -258,6 +263,7 @@ function decodeEntropyImage(
   let x = 0;
   let y = 0;
   let emittedRows = 0;
+  let counted = 0;
   let group = groups[0]!;
   const groupAt = () => groups[meta![(y >> metaBits) * metaWidth + (x >> metaBits)]!]!;
   const insert = (argb: number) => {
@@ -312,6 +318,11 @@ function decodeEntropyImage(
         rowOut!.set(window.subarray(start, start + width));
         row!(emittedRows++, rowOut!);
       }
+    }
+    // Pixels since the last look at the slicer (a row's transforms included, for a top-level image).
+    if (pos - counted >= CHECK_EVERY) {
+      if (slicer.spend(pos - counted)) await slicer.pause();
+      counted = pos;
     }
   }
   return window;
@@ -404,7 +415,13 @@ const delta = (t: number, c: number) => (((t << 24) >> 24) * ((c << 24) >> 24)) 
  * Decodes a VP8L bitstream from just after its header (or the whole ALPH payload), calling `row(y,
  * argb)` with each row of the picture, after every inverse transform.
  */
-function decodeStream(r: BitReader, width: number, height: number, row: (y: number, argb: Uint32Array) => void): void {
+async function decodeStream(
+  r: BitReader,
+  width: number,
+  height: number,
+  row: (y: number, argb: Uint32Array) => void,
+  slicer: Slicer,
+): Promise<void> {
   const transforms: Transform[] = [];
   let codedWidth = width;
   const seen = new Set<number>();
@@ -415,13 +432,13 @@ function decodeStream(r: BitReader, width: number, height: number, row: (y: numb
     if (type === 0 || type === 1) {
       const bits = r.read(3) + 2;
       const blocksWide = Math.ceil(codedWidth / (1 << bits));
-      const data = decodeEntropyImage(r, blocksWide, Math.ceil(height / (1 << bits)), false, null);
+      const data = await decodeEntropyImage(r, blocksWide, Math.ceil(height / (1 << bits)), false, null, slicer);
       transforms.push(type === 0 ? { kind: "predictor", bits, data, blocksWide } : { kind: "colour", bits, data, blocksWide });
     } else if (type === 2) {
       transforms.push({ kind: "subtractGreen" });
     } else {
       const size = r.read(8) + 1;
-      const palette = decodeEntropyImage(r, size, 1, false, null);
+      const palette = await decodeEntropyImage(r, size, 1, false, null, slicer);
       for (let i = 1; i < size; i++) palette[i] = add(palette[i]!, palette[i - 1]!);
       const bits = size <= 2 ? 3 : size <= 4 ? 2 : size <= 16 ? 1 : 0;
       transforms.push({ kind: "indexing", palette, bits });
@@ -431,61 +448,68 @@ function decodeStream(r: BitReader, width: number, height: number, row: (y: numb
   // Per transform, its previous output row (the predictor reads it) and its output buffer, widths
   // as they are at that stage (colour indexing widens its output from the packed width).
   const stages = transforms.map(() => ({ previous: new Uint32Array(width), out: new Uint32Array(width) }));
-  decodeEntropyImage(r, codedWidth, height, true, (y, coded) => {
-    let current: Uint32Array = coded;
-    let currentWidth = codedWidth;
-    for (let t = transforms.length - 1; t >= 0; t--) {
-      const transform = transforms[t]!;
-      const stage = stages[t]!;
-      const out = stage.out;
-      if (transform.kind === "subtractGreen") {
-        for (let x = 0; x < currentWidth; x++) {
-          const p = current[x]!;
-          const g = (p >>> 8) & 255;
-          out[x] = ((p & 0xff00ff00) | ((((p >>> 16) + g) & 255) << 16) | ((p + g) & 255)) >>> 0;
-        }
-      } else if (transform.kind === "colour") {
-        const blockRow = (y >> transform.bits) * transform.blocksWide;
-        for (let x = 0; x < currentWidth; x++) {
-          const e = transform.data[blockRow + (x >> transform.bits)]!;
-          const p = current[x]!;
-          const g = (p >>> 8) & 255;
-          const red = ((p >>> 16) + delta(e & 255, g)) & 255;
-          const blue = (p + delta((e >>> 8) & 255, g) + delta((e >>> 16) & 255, red)) & 255;
-          out[x] = ((p & 0xff00ff00) | (red << 16) | blue) >>> 0;
-        }
-      } else if (transform.kind === "predictor") {
-        const previous = stage.previous;
-        const blockRow = (y >> transform.bits) * transform.blocksWide;
-        for (let x = 0; x < currentWidth; x++) {
-          let prediction: number;
-          if (y === 0) prediction = x === 0 ? 0xff000000 : out[x - 1]!;
-          else if (x === 0) prediction = previous[0]!;
-          else {
-            const mode = (transform.data[blockRow + (x >> transform.bits)]! >>> 8) & 15;
-            // The rightmost pixel's top-right is the leftmost pixel of its own row.
-            const TR = x === currentWidth - 1 ? out[0]! : previous[x + 1]!;
-            prediction = predict(mode, out[x - 1]!, previous[x]!, TR, previous[x - 1]!);
+  await decodeEntropyImage(
+    r,
+    codedWidth,
+    height,
+    true,
+    (y, coded) => {
+      let current: Uint32Array = coded;
+      let currentWidth = codedWidth;
+      for (let t = transforms.length - 1; t >= 0; t--) {
+        const transform = transforms[t]!;
+        const stage = stages[t]!;
+        const out = stage.out;
+        if (transform.kind === "subtractGreen") {
+          for (let x = 0; x < currentWidth; x++) {
+            const p = current[x]!;
+            const g = (p >>> 8) & 255;
+            out[x] = ((p & 0xff00ff00) | ((((p >>> 16) + g) & 255) << 16) | ((p + g) & 255)) >>> 0;
           }
-          out[x] = add(current[x]!, prediction) >>> 0;
+        } else if (transform.kind === "colour") {
+          const blockRow = (y >> transform.bits) * transform.blocksWide;
+          for (let x = 0; x < currentWidth; x++) {
+            const e = transform.data[blockRow + (x >> transform.bits)]!;
+            const p = current[x]!;
+            const g = (p >>> 8) & 255;
+            const red = ((p >>> 16) + delta(e & 255, g)) & 255;
+            const blue = (p + delta((e >>> 8) & 255, g) + delta((e >>> 16) & 255, red)) & 255;
+            out[x] = ((p & 0xff00ff00) | (red << 16) | blue) >>> 0;
+          }
+        } else if (transform.kind === "predictor") {
+          const previous = stage.previous;
+          const blockRow = (y >> transform.bits) * transform.blocksWide;
+          for (let x = 0; x < currentWidth; x++) {
+            let prediction: number;
+            if (y === 0) prediction = x === 0 ? 0xff000000 : out[x - 1]!;
+            else if (x === 0) prediction = previous[0]!;
+            else {
+              const mode = (transform.data[blockRow + (x >> transform.bits)]! >>> 8) & 15;
+              // The rightmost pixel's top-right is the leftmost pixel of its own row.
+              const TR = x === currentWidth - 1 ? out[0]! : previous[x + 1]!;
+              prediction = predict(mode, out[x - 1]!, previous[x]!, TR, previous[x - 1]!);
+            }
+            out[x] = add(current[x]!, prediction) >>> 0;
+          }
+          stage.previous.set(out.subarray(0, currentWidth));
+        } else {
+          const { palette, bits } = transform;
+          const perByte = 1 << bits;
+          const bitsPerPixel = 8 >> bits;
+          const mask = (1 << bitsPerPixel) - 1;
+          for (let x = 0; x < width; x++) {
+            const packed = (current[x >> bits]! >>> 8) & 255;
+            const index = (packed >> ((x & (perByte - 1)) * bitsPerPixel)) & mask;
+            out[x] = index < palette.length ? palette[index]! : 0;
+          }
+          currentWidth = width;
         }
-        stage.previous.set(out.subarray(0, currentWidth));
-      } else {
-        const { palette, bits } = transform;
-        const perByte = 1 << bits;
-        const bitsPerPixel = 8 >> bits;
-        const mask = (1 << bitsPerPixel) - 1;
-        for (let x = 0; x < width; x++) {
-          const packed = (current[x >> bits]! >>> 8) & 255;
-          const index = (packed >> ((x & (perByte - 1)) * bitsPerPixel)) & mask;
-          out[x] = index < palette.length ? palette[index]! : 0;
-        }
-        currentWidth = width;
+        current = out;
       }
-      current = out;
-    }
-    row(y, current);
-  });
+      row(y, current);
+    },
+    slicer,
+  );
 }
 
 export interface Vp8lHeader {
@@ -502,17 +526,33 @@ export function vp8lHeader(data: Uint8Array): Vp8lHeader {
 }
 
 /** Decodes a VP8L chunk, calling `row(y, argb)` with each row. */
-export function decodeVp8l(data: Uint8Array, row: (y: number, argb: Uint32Array) => void): Vp8lHeader {
+export async function decodeVp8l(
+  data: Uint8Array,
+  row: (y: number, argb: Uint32Array) => void,
+  slicer: Slicer = new Slicer(),
+): Promise<Vp8lHeader> {
   const header = vp8lHeader(data);
-  decodeStream(new BitReader(data, 5, data.length), header.width, header.height, row);
+  await decodeStream(new BitReader(data, 5, data.length), header.width, header.height, row, slicer);
   return header;
 }
 
 /** Decodes a VP8L-compressed alpha plane (an ALPH payload after its header byte): rows of alpha (the green channel). */
-export function decodeVp8lAlpha(data: Uint8Array, width: number, height: number, row: (y: number, alpha: Uint8Array) => void): void {
+export async function decodeVp8lAlpha(
+  data: Uint8Array,
+  width: number,
+  height: number,
+  row: (y: number, alpha: Uint8Array) => void,
+  slicer: Slicer,
+): Promise<void> {
   const alpha = new Uint8Array(width);
-  decodeStream(new BitReader(data, 0, data.length), width, height, (y, argb) => {
-    for (let x = 0; x < width; x++) alpha[x] = (argb[x]! >>> 8) & 255;
-    row(y, alpha);
-  });
+  await decodeStream(
+    new BitReader(data, 0, data.length),
+    width,
+    height,
+    (y, argb) => {
+      for (let x = 0; x < width; x++) alpha[x] = (argb[x]! >>> 8) & 255;
+      row(y, alpha);
+    },
+    slicer,
+  );
 }

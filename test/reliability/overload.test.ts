@@ -1,0 +1,191 @@
+/**
+ * Admission (issue 32; src/pkg/admission.ts): an isolate takes on a bounded number of requests per
+ * user, in all, and of large bodies; over a bound it answers 429 (per user) or 503 (the isolate) with
+ * Retry-After at once, before the request reads its body or writes anything. The held requests are
+ * requests whose bodies the test has not finished sending, so they stay in progress without sleeps.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { admissionCounts } from "../../src/pkg/admission";
+import type { Clock } from "../../src/platform/services";
+import { call, tokenFor, type TestUser } from "../support/http";
+
+const ALICE = { id: "overload-alice", name: "Alice" };
+const BOB = { id: "overload-bob", name: "Bob" };
+
+type Settings = Partial<Record<"MAX_USER_REQUESTS_IN_FLIGHT" | "MAX_REQUESTS_IN_FLIGHT" | "MAX_LARGE_BODIES_IN_FLIGHT", string>>;
+
+/** One request through an app whose admission settings are `settings`; the answer's body read. */
+async function send(settings: Settings, path: string, init: RequestInit & { user: Partial<TestUser> }, clock?: Clock) {
+  const headers = new Headers(init.headers);
+  headers.set("authorization", `Bearer ${await tokenFor(init.user)}`);
+  const ctx = createExecutionContext();
+  const res = await createApp(clock ? { clock } : {}).fetch(
+    new Request(`https://api.test${path}`, { ...init, headers }),
+    { ...env, ...settings },
+    ctx,
+  );
+  const text = await res.text();
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+/**
+ * A POST /Categories whose JSON body is held back until `release()`: the request is in progress
+ * (admitted, waiting for its body) until then. `started` resolves once the Worker asks for the body.
+ */
+function heldWrite(settings: Settings, user: Partial<TestUser>, name: string) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const asked = new Promise<void>((resolve) => (started = resolve));
+  const body = new TextEncoder().encode(JSON.stringify({ name }));
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        started();
+        await gate;
+        controller.enqueue(body);
+        controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const answer = send(settings, "/Categories", {
+    method: "POST",
+    user,
+    headers: { "content-type": "application/json" },
+    body: stream,
+    duplex: "half",
+  } as RequestInit & { user: Partial<TestUser> });
+  return { answer, asked, release };
+}
+
+/** An upload whose body is held back after its first bytes: a large body in progress. */
+function heldUpload(settings: Settings, user: Partial<TestUser>) {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const asked = new Promise<void>((resolve) => (started = resolve));
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        started();
+        await gate;
+        controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const answer = send(settings, "/Files", {
+    method: "POST",
+    user,
+    headers: { "content-type": "multipart/form-data; boundary=held" },
+    body: stream,
+    duplex: "half",
+  } as RequestInit & { user: Partial<TestUser> });
+  return { answer, asked, release };
+}
+
+describe("admission", () => {
+  it("a user over their requests in progress gets 429 with Retry-After at once, and it wrote nothing; others go on", async () => {
+    const settings = { MAX_USER_REQUESTS_IN_FLIGHT: "2" };
+    const held = [heldWrite(settings, ALICE, "overload held 1"), heldWrite(settings, ALICE, "overload held 2")];
+    await Promise.all(held.map((h) => h.asked));
+    expect(admissionCounts().inFlight).toBe(2);
+
+    const refused = await send(settings, "/Categories", {
+      method: "POST",
+      user: ALICE,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "overload refused" }),
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.headers.get("content-type")).toBe("application/problem+json");
+    expect(refused.body).toMatchObject({ code: "TooManyRequests", status: 429 });
+    expect(refused.body.detail).toMatch(/already has 2 requests in progress/);
+    // Reads count too: the same user's read waits its turn the same way.
+    expect((await send(settings, "/Categories", { user: ALICE })).status).toBe(429);
+    // Another user is served meanwhile.
+    expect((await send(settings, "/Categories", { user: BOB })).status).toBe(200);
+
+    for (const h of held) h.release();
+    expect((await Promise.all(held.map((h) => h.answer))).map((a) => a.status)).toEqual([201, 201]);
+    expect(admissionCounts().inFlight).toBe(0);
+    const names = ((await call("/Categories?take=1000")).body as { name: string }[]).map((c) => c.name);
+    expect(names).toEqual(expect.arrayContaining(["overload held 1", "overload held 2"]));
+    expect(names).not.toContain("overload refused");
+    // Once they are done, the user is served again.
+    expect((await send(settings, "/Categories", { user: ALICE })).status).toBe(200);
+  });
+
+  it("a user's refusals in one second spread their Retry-After: one more second for each limit's worth refused", async () => {
+    const settings = { MAX_USER_REQUESTS_IN_FLIGHT: "2" };
+    const user = { id: "overload-dave", name: "Dave" };
+    const held = [heldWrite(settings, user, "spread 1"), heldWrite(settings, user, "spread 2")];
+    await Promise.all(held.map((h) => h.asked));
+    let now = Date.parse("2026-11-28T10:00:00.100Z");
+    const clock: Clock = { now: () => new Date(now) };
+    const waits: string[] = [];
+    for (let i = 0; i < 5; i++) waits.push((await send(settings, "/Categories", { user }, clock)).headers.get("retry-after")!);
+    expect(waits).toEqual(["1", "1", "2", "2", "3"]);
+    // The next second starts over.
+    now += 1000;
+    expect((await send(settings, "/Categories", { user }, clock)).headers.get("retry-after")).toBe("1");
+    for (const h of held) h.release();
+    await Promise.all(held.map((h) => h.answer));
+  });
+
+  it("an isolate serving all it takes answers 503 Overloaded with Retry-After, to every user", async () => {
+    const settings = { MAX_REQUESTS_IN_FLIGHT: "2" };
+    const held = [heldWrite(settings, ALICE, "busy 1"), heldWrite(settings, BOB, "busy 2")];
+    await Promise.all(held.map((h) => h.asked));
+    const refused = await send(settings, "/Categories", { user: { id: "overload-carol", name: "Carol" } });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.body).toMatchObject({ code: "Overloaded", status: 503 });
+    for (const h of held) h.release();
+    await Promise.all(held.map((h) => h.answer));
+    expect((await send(settings, "/Categories", { user: { id: "overload-carol", name: "Carol" } })).status).toBe(200);
+  });
+
+  it("large bodies have slots of their own: over them an upload gets 503, a JSON write still goes through", async () => {
+    const settings = { MAX_LARGE_BODIES_IN_FLIGHT: "1" };
+    const held = heldUpload(settings, ALICE);
+    await held.asked;
+    expect(admissionCounts().largeBodies).toBe(1);
+    const refused = await send(settings, "/Files", {
+      method: "POST",
+      user: BOB,
+      headers: { "content-type": "multipart/form-data; boundary=x", "content-length": String(8 * 1024 * 1024) },
+      body: new Uint8Array(8 * 1024 * 1024),
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.body.detail).toMatch(/receiving 1 large bodies/);
+    const json = await send(settings, "/Categories", {
+      method: "POST",
+      user: BOB,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "small write beside an upload" }),
+    });
+    expect(json.status).toBe(201);
+    held.release();
+    // The held upload's body ends without a form: a 400, and its slot is free again.
+    expect((await held.answer).status).toBe(400);
+    expect(admissionCounts().largeBodies).toBe(0);
+  });
+
+  it("documents 429 and 503 on every authenticated route", async () => {
+    const document = (await call("/openapi.json", { anonymous: true })).body as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown>; security?: unknown[] }>>;
+    };
+    const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
+    const secured = operations.filter((op) => (op.security ?? []).length > 0);
+    expect(secured.length).toBeGreaterThan(50);
+    for (const op of secured) expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["429", "503"]));
+  });
+});
