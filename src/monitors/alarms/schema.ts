@@ -26,7 +26,6 @@ export const HISTORY_ACTIONS = [
   "released",
   "onLeaveSkipped",
 ] as const;
-export type HistoryAction = (typeof HISTORY_ACTIONS)[number];
 
 export const AlarmHistoryEntrySchema = z
   .object({
