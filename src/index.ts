@@ -15,6 +15,7 @@ import { dispatchDueRuns, type ScheduleKind } from "./pkg/schedule";
 import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execution";
 import { expireMonitorJobs, monitorScheduleKind } from "./monitors/monitor-jobs/run";
 import { triggerMonitors } from "./monitors/triggers";
+import { alarmTimersKind } from "./monitors/alarms/timers";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
 import { runNameKeyBackfill } from "./pkg/name-keys";
 import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
@@ -31,7 +32,7 @@ const app = createApp();
 const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent, fanOutEvent];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
-const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind, searchScheduleKind];
+const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind, searchScheduleKind, alarmTimersKind];
 
 export default {
   async fetch(incoming, env, ctx) {

@@ -8,7 +8,9 @@
 // 4. Controller evaluation (issue 25): a monitor with 100 controllers over 1,000 items, each job an
 //    External model's status PUT with 6,000 variables; workerd's CPU time per job when nothing changes
 //    (the steady state), when 1,000 alarms are entered (with 50 deviations and 10 work items), when
-//    the same values come again, and when the 1,000 alarms are left.
+//    the same values come again, and when the 1,000 alarms are left. Since issue 33 with hysteresis:
+//    pendingFor 2, clearAfter 2 and a deadband on every condition, so entering and leaving take two jobs
+//    each (the first counts the streaks) and every job evaluates active alarms with their deadbands.
 // The container host is the stub of bench/lib/jobs.mjs (groups start at once and succeed).
 import { join } from "node:path";
 import { webcrypto } from "node:crypto";
@@ -80,6 +82,11 @@ export const EVALUATION_BENCH = {
   hotItems: 10,
   deviationControllers: 5,
   workItemControllers: 1,
+  // Hysteresis (issue 33): every controller needs two evaluations holding to enter and two not holding
+  // to leave, and every condition has a deadband, so each job runs the streaks' and the deadband's code.
+  pendingFor: 2,
+  clearAfter: 2,
+  deadband: 1,
 };
 
 /**
@@ -127,9 +134,11 @@ async function benchEvaluation({ url, db, headers, post, step }) {
   const controllers = Array.from({ length: B.controllers }, (_, c) => ({
     name: `controller ${c}`,
     conditions: [
-      { variableName: `v${c % B.variables}`, operator: "GreaterThanOrEqual", comparisonValue: 50 },
-      { variableName: "w", operator: "LessThan", comparisonValue: 1000 },
+      { variableName: `v${c % B.variables}`, operator: "GreaterThanOrEqual", comparisonValue: 50, deadband: B.deadband },
+      { variableName: "w", operator: "LessThan", comparisonValue: 1000, deadband: B.deadband },
     ],
+    pendingFor: B.pendingFor,
+    clearAfter: B.clearAfter,
     ...(c < B.deviationControllers
       ? {
           actions: { raiseDeviation: {}, ...(c < B.workItemControllers ? { createWorkItem: { workTemplateId: wt.id } } : {}) },
@@ -181,6 +190,12 @@ async function benchEvaluation({ url, db, headers, post, step }) {
   );
   const steady = [];
   for (let i = 0; i < B.steadyJobs; i++) steady.push(await job(0));
+  // With pendingFor N, the first N - 1 hot jobs count (one streak row per item and controller) and the Nth enters.
+  const pending = [];
+  for (let i = 1; i < B.pendingFor; i++) {
+    step(`monitors: evaluation, a job counting ${(B.hotItems * B.controllers).toLocaleString("en")} alarms towards entering (pendingFor)`);
+    pending.push(await job(B.hotItems));
+  }
   step(`monitors: evaluation, a job entering ${(B.hotItems * B.controllers).toLocaleString("en")} alarms`);
   const enter = await job(B.hotItems);
   const enteredAlarms = await active();
@@ -194,6 +209,11 @@ async function benchEvaluation({ url, db, headers, post, step }) {
   step("monitors: evaluation, the same values again (1,000 alarms active, nothing changes)");
   const same = await job(B.hotItems);
   const sameAlarms = await active();
+  const clearing = [];
+  for (let i = 1; i < B.clearAfter; i++) {
+    step("monitors: evaluation, a job counting every alarm towards leaving (clearAfter)");
+    clearing.push(await job(0));
+  }
   step("monitors: evaluation, a job leaving every alarm");
   const leave = await job(0);
   const leftAlarms = await active();
@@ -213,8 +233,11 @@ async function benchEvaluation({ url, db, headers, post, step }) {
       wallMsMedian: median(steady.map((j) => j.wallMs)),
       cpuMs: steady.map((j) => j.cpuMs),
     },
+    hysteresis: { pendingFor: B.pendingFor, clearAfter: B.clearAfter, deadband: B.deadband },
+    pending,
     enter: { alarms: enteredAlarms, deviations, workItems, ...enter },
     same: { activeAlarms: sameAlarms, ...same },
+    clearing,
     leave: { alarms: expectedAlarms, deviationsClosed: deviations, ...leave },
   };
   console.log(
@@ -224,11 +247,14 @@ async function benchEvaluation({ url, db, headers, post, step }) {
     `    nothing changes: ${result.steady.cpuMsMedian} ms workerd CPU, ${result.steady.wallMsMedian} ms wall ` +
       `(median of ${steady.length}: ${result.steady.cpuMs.join(", ")} ms)`,
   );
+  console.log(`    hysteresis: pendingFor ${B.pendingFor}, clearAfter ${B.clearAfter}, deadband ${B.deadband} on every condition`);
+  for (const p of pending) console.log(`    ${enteredAlarms} alarms counted towards entering: ${p.cpuMs} ms CPU, ${p.wallMs} ms wall`);
   console.log(
     `    ${enteredAlarms} alarms entered (${deviations} deviations, ${workItems} work items): ${enter.cpuMs} ms ` +
       `CPU, ${enter.wallMs} ms wall`,
   );
   console.log(`    the same values again (${sameAlarms} alarms active): ${same.cpuMs} ms CPU, ${same.wallMs} ms wall`);
+  for (const c of clearing) console.log(`    ${expectedAlarms} alarms counted towards leaving: ${c.cpuMs} ms CPU, ${c.wallMs} ms wall`);
   console.log(`    ${expectedAlarms} alarms left (${deviations} deviations closed): ${leave.cpuMs} ms CPU, ${leave.wallMs} ms wall`);
   return result;
 }

@@ -1063,6 +1063,8 @@ export const monitors = sqliteTable(
     controllers: text("controllers").notNull(),
     ownerId: text("owner_id").notNull(),
     ownerName: text("owner_name"),
+    /** The longest a person may shelve one of this monitor's alarms, in minutes (issue 33). */
+    maxShelveMinutes: integer("max_shelve_minutes").notNull().default(480),
     ...audit,
   },
   (t) => [
@@ -1136,6 +1138,10 @@ export const criticalityHistory = sqliteTable(
  * monitor job that entered it to the one that left it. `active_key` (`{item}:{controller}`) is set
  * while the alarm is active and NULL after: unique, so a redelivered job end, a retried evaluation or
  * two overlapping jobs can never enter the same alarm twice (NULLs do not collide).
+ *
+ * Since issue 33 an alarm is also a resource people work (GET /Alarms): its severity, acknowledgement,
+ * assignee, shelving and escalation, versioned by `etag`. Acknowledgement is separate from the state:
+ * an alarm that cleared unacknowledged stays on the board until someone acknowledges it.
  */
 export const monitorAlarms = sqliteTable(
   "monitor_alarms",
@@ -1148,7 +1154,11 @@ export const monitorAlarms = sqliteTable(
       .notNull()
       .references(() => populationItems.id, { onDelete: "cascade" }),
     assetId: text("asset_id").notNull(),
+    /** The asset's plant (the asset itself for a plant; NULL for an organization), for the board's plant filter. */
+    plantId: text("plant_id"),
     controller: text("controller").notNull(),
+    /** ISA-18.2 priority, from the controller when the alarm was entered: critical, high, medium or low. */
+    severity: text("severity").notNull().default("medium"),
     activeKey: text("active_key"),
     enteredJobId: text("entered_job_id").notNull(),
     enteredAt: text("entered_at").notNull(),
@@ -1157,16 +1167,49 @@ export const monitorAlarms = sqliteTable(
     leftAt: text("left_at"),
     leftValues: text("left_values"),
     deviationId: text("deviation_id"),
+    /** The status the alarm raised its deviation with: onLeave changes the deviation only while it still has it. */
+    deviationStatus: text("deviation_status"),
     workItemId: text("work_item_id"),
+    /** Entered while its controller and item were shelved: its actions and notifications wait for the shelving to end. */
+    held: integer("held", { mode: "boolean" }).notNull().default(false),
+    acknowledgedAt: text("acknowledged_at"),
+    acknowledgedById: text("acknowledged_by_id"),
+    acknowledgedByName: text("acknowledged_by_name"),
+    acknowledgedComment: text("acknowledged_comment"),
+    assigneeId: text("assignee_id"),
+    assigneeName: text("assignee_name"),
+    assignedAt: text("assigned_at"),
+    /** `timed` (until shelved_until) or `oneShot` (until the alarm clears, at most until shelved_until); NULL: not shelved. */
+    shelveMode: text("shelve_mode"),
+    shelvedAt: text("shelved_at"),
+    shelvedUntil: text("shelved_until"),
+    shelvedById: text("shelved_by_id"),
+    shelvedByName: text("shelved_by_name"),
+    shelveComment: text("shelve_comment"),
+    /** When the next `escalated` event is due; NULL once acknowledged or cleared, or without escalation. */
+    escalateAt: text("escalate_at"),
+    escalations: integer("escalations").notNull().default(0),
+    escalateAfterMinutes: integer("escalate_after_minutes"),
+    escalateEveryMinutes: integer("escalate_every_minutes"),
+    etag: text("etag").notNull().default(""),
+    updatedAt: text("updated_at").notNull().default(""),
   },
   (t) => [
     uniqueIndex("monitor_alarms_active_uq").on(t.activeKey),
     index("monitor_alarms_monitor_idx").on(t.monitorRef, t.activeKey),
     index("monitor_alarms_item_idx").on(t.itemId, t.enteredAt),
+    // The minute dispatcher's alarm timers: shelvings that expire and escalations that are due, each a range scan.
+    index("monitor_alarms_shelved_idx").on(t.shelvedUntil),
+    index("monitor_alarms_escalate_idx").on(t.escalateAt),
+    index("monitor_alarms_entered_idx").on(t.enteredAt),
   ],
 );
 
-/** The history of alarms per population item: each entry and exit with its job, the values that decided it and the time. */
+/**
+ * The history of alarms: each entry and exit with its job and the values that decided it (issue 25),
+ * and since issue 33 what people and the clock did to it (acknowledged, assigned, unassigned,
+ * commented, shelved, unshelved, escalated, released, onLeaveSkipped) with who, when and a comment.
+ */
 export const monitorAlarmEvents = sqliteTable(
   "monitor_alarm_events",
   {
@@ -1178,15 +1221,51 @@ export const monitorAlarmEvents = sqliteTable(
     itemId: text("item_id").notNull(),
     controller: text("controller").notNull(),
     action: text("action").notNull(),
-    monitorJobId: text("monitor_job_id").notNull(),
-    /** The controller's conditions with the values seen ([{ variableName, operator, comparisonValue, value, holds }]). */
-    conditions: text("conditions").notNull(),
+    /** The monitor job of an entry or exit (NULL for what people and the clock do). */
+    monitorJobId: text("monitor_job_id"),
+    /** An entry's or exit's conditions with the values seen ([{ variableName, operator, comparisonValue, value, holds }]). */
+    conditions: text("conditions"),
+    /** Who did it: NULL for the monitoring loop and the clock. */
+    actorId: text("actor_id"),
+    actorName: text("actor_name"),
+    comment: text("comment"),
+    /** What the action set, as JSON: the assignee, the shelving, the escalation's number. */
+    details: text("details"),
     recordedAt: text("recorded_at").notNull(),
   },
   (t) => [
-    uniqueIndex("monitor_alarm_events_action_uq").on(t.alarmId, t.action),
+    // An alarm is entered, left and released at most once; the rest may repeat.
+    uniqueIndex("monitor_alarm_events_action_uq")
+      .on(t.alarmId, t.action)
+      .where(sql`${t.action} IN ('entered', 'left', 'released')`),
     index("monitor_alarm_events_item_idx").on(t.itemId, t.recordedAt),
+    index("monitor_alarm_events_alarm_idx").on(t.alarmId, t.recordedAt),
   ],
+);
+
+/**
+ * Chattering (issue 33): consecutive evaluations of a controller for an item that have not changed its
+ * alarm yet. `enter`: holding, not yet `pendingFor` times; `leave`: an active alarm not holding, not yet
+ * `clearAfter` times. A row exists only while such a streak runs, so a job that changes nothing writes none.
+ */
+export const monitorAlarmStreaks = sqliteTable(
+  "monitor_alarm_streaks",
+  {
+    /** `{item}:{controller}`, as an active alarm's key. */
+    key: text("key").primaryKey(),
+    monitorRef: text("monitor_ref")
+      .notNull()
+      .references(() => monitors.id, { onDelete: "cascade" }),
+    itemId: text("item_id")
+      .notNull()
+      .references(() => populationItems.id, { onDelete: "cascade" }),
+    direction: text("direction").notNull(),
+    count: integer("count").notNull(),
+    /** The last monitor job counted: an evaluation run again for the same job counts it once. */
+    jobId: text("job_id").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("monitor_alarm_streaks_monitor_idx").on(t.monitorRef)],
 );
 
 /**

@@ -37,5 +37,20 @@ export const ENTITY_KINDS = [
 
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 
-/** What happened to the entity; alarms (issue 25) are `entered` and `left`. */
-export type EventAction = "created" | "updated" | "deleted" | "entered" | "left";
+/**
+ * What happened to the entity; alarms are `entered` and `left` (issue 25), and worked (issue 33):
+ * `acknowledged`, `assigned`, `unassigned`, `commented`, `shelved`, `unshelved`, `escalated`.
+ */
+export type EventAction =
+  | "created"
+  | "updated"
+  | "deleted"
+  | "entered"
+  | "left"
+  | "acknowledged"
+  | "assigned"
+  | "unassigned"
+  | "commented"
+  | "shelved"
+  | "unshelved"
+  | "escalated";

@@ -8,6 +8,7 @@ import { modelsApp } from "./models/routes";
 import { populationsApp } from "./populations/routes";
 import { monitorsApp } from "./monitors/routes";
 import { monitorJobsApp } from "./monitor-jobs/routes";
+import { alarmsApp } from "./alarms/routes";
 
 export function monitoringApp() {
   const app = newApp();
@@ -16,5 +17,6 @@ export function monitoringApp() {
   app.route("/", populationsApp());
   app.route("/", monitorsApp());
   app.route("/", monitorJobsApp());
+  app.route("/", alarmsApp());
   return app;
 }

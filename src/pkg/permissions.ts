@@ -21,6 +21,11 @@ export const PERMISSIONS = {
   jobOutputsWrite: "job_outputs_write",
   monitorsRead: "monitors_read",
   monitorsWrite: "monitors_write",
+  /**
+   * Work alarms (issue 33): acknowledge, assign, unassign, comment, shelve and unshelve them. Reading them
+   * takes monitors_read (channels' read rights too, once they exist).
+   */
+  alarmsWrite: "alarms_write",
   /** Held by an External model's monitor token (and by people who set monitor job statuses by hand). */
   monitorJobsStatus: "monitor_jobs_status",
   /**

@@ -31,10 +31,13 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
   },
   activityType: { actions: CRUD, path: "/ActivityTypes/{id}", permission: PERMISSIONS.workRead, description: "An activity type." },
   alarm: {
-    actions: ["entered", "left"],
-    path: null,
+    actions: ["entered", "left", "acknowledged", "assigned", "unassigned", "commented", "shelved", "unshelved", "escalated"],
+    path: "/Alarms/{id}",
     permission: PERMISSIONS.monitorsRead,
-    description: "A monitor's controller entered or left its alarm state for a population item.",
+    description:
+      "A monitor's controller entered or left its alarm state for a population item, and what people and the clock did to the " +
+      "alarm: acknowledged, assigned, unassigned, commented, shelved, unshelved, escalated (repeated until acknowledged or " +
+      "cleared). Every payload names the alarm's severity.",
   },
   asset: {
     actions: CRUD,

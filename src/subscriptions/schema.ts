@@ -18,10 +18,19 @@ export const FilterSchema = z
         description: `The entity kind: one of ${KINDS.join(", ")} (GET /Subscriptions/EventTypes lists them with their actions).`,
         example: "deviation",
       }),
-    action: z.string().min(1).max(32).nullable().optional().openapi({
-      description: "The action (created, updated, deleted; an alarm's entered, left). Absent or null: any action of the kind.",
-      example: "created",
-    }),
+    action: z
+      .string()
+      .min(1)
+      .max(32)
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "The action (created, updated, deleted; an alarm's entered, left, acknowledged... as GET /Subscriptions/EventTypes " +
+          "lists them). " +
+          "Absent or null: any action of the kind.",
+        example: "created",
+      }),
     statuses: z
       .array(z.string().min(1).max(64))
       .min(1)

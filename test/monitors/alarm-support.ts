@@ -119,3 +119,43 @@ export async function count(sql: string, ...binds: unknown[]): Promise<number> {
     .first<{ n: number }>();
   return row?.n ?? 0;
 }
+
+/** The alarms of a monitor as GET /Alarms shows them (the board's newest-first within a severity). */
+export async function alarmsOf(monitorId: string, query = "") {
+  const res = await call(`/Alarms?monitorIds=${monitorId}&take=1000${query ? `&${query}` : ""}`);
+  expect(res.status, res.text).toBe(200);
+  return res.body as { items: Alarm[]; counts: Record<string, unknown> };
+}
+
+/** An alarm as the API shows it (loosely: the tests check what they need). */
+export interface Alarm {
+  id: string;
+  status: string;
+  active: boolean;
+  acknowledged: boolean;
+  severity: string;
+  controller: string;
+  held: boolean;
+  deviationId: string | null;
+  workItemId: string | null;
+  acknowledgement: { at: string; by: { id: string; name: string | null } | null; comment: string | null } | null;
+  assignee: { id: string; name: string | null; assignedAt: string } | null;
+  shelving: { mode: string; at: string; until: string; by: { id: string; name: string | null }; comment: string | null } | null;
+  escalation: { count: number; nextAt: string | null };
+  history?: { action: string; by: { id: string; name: string | null } | null; comment: string | null; details: unknown }[];
+  [key: string]: unknown;
+}
+
+/** A monitor over one pump with `controller`, and the pump's alarm entered by a reading of `value`. */
+export async function pumpInAlarm(controller: Record<string, unknown>, value = 9.4, extra: Record<string, unknown> = {}) {
+  const watched = await watchedEquipment([{ name: "High vibration", conditions: HIGH, ...controller }], 1, extra);
+  const pump = watched.assets[0]!;
+  const reading = (v: number) => run(watched.monitor.id, vibration({ [pump.id]: v }));
+  const done = await reading(value);
+  expect(done.done.status, done.done.text).toBe(200);
+  const { items } = await alarmsOf(watched.monitor.id);
+  expect(items, "one alarm entered").toHaveLength(1);
+  return { ...watched, pump, alarm: items[0]!, reading };
+}
+
+export const HIGH = [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7.1 }];

@@ -14,9 +14,15 @@
  * entered. A leave is guarded on its history entry (unique per alarm and action), so it is recorded,
  * announced and acted on once. An evaluation is retried from fresh reads at most {@link ATTEMPTS} times.
  *
- * Cost: one batch of reads (monitor, items, active alarms, a newer evaluated job), the evaluation in
- * memory, then writes only for the alarms that change, their rows travelling as JSON parameters
- * (json_each). A job whose values change nothing writes nothing but its evaluated mark.
+ * Chattering (issue 33): a controller's `pendingFor` and `clearAfter` count consecutive evaluations
+ * (./streaks.ts) before an alarm is entered or left, and a condition's deadband keeps an active alarm's
+ * condition holding until the value is clearly back. A timed shelving still in force on a cleared
+ * alarm of the same controller and item is inherited by the alarm entered again (./enter.ts).
+ *
+ * Cost: one batch of reads (monitor, items, active alarms, a newer evaluated job, the streaks and the
+ * shelvings of the monitor), the evaluation in memory, then writes only for the alarms and streaks that
+ * change, their rows travelling as JSON parameters (json_each). A job whose values change nothing
+ * writes nothing but its evaluated mark.
  */
 import type { Bindings } from "../../env";
 import type { EventContext } from "../../events/outbox";
@@ -27,10 +33,19 @@ import { controllerHolds } from "../monitors/controllers";
 import type { Controller } from "../monitors/schema";
 import { monitorRow, monitorRowStatement } from "../monitors/store";
 import { monitorItemOf, monitorItemsStatement, type MonitorItem } from "../populations/store";
-import { enter } from "./enter";
+import { enter, type EnteringAlarm } from "./enter";
 import { leave, type Leaving } from "./leave";
 import type { EvaluatedJob, Evaluation } from "./payload";
-import { activeAlarmRow, activeAlarmsOfMonitorsStatement, activeKey, type ActiveAlarmRow } from "./store";
+import {
+  activeAlarmRow,
+  activeAlarmsOfMonitorsStatement,
+  activeKey,
+  alarmRow,
+  shelvesOfMonitorStatement,
+  type ActiveAlarmRow,
+  type ShelfRow,
+} from "./store";
+import { countWith, streakRow, streaksOfMonitorStatement, streakStatements, type StreakDirection, type StreakRow } from "./streaks";
 
 export type { EvaluatedJob } from "./payload";
 
@@ -78,11 +93,13 @@ async function evaluateOnce(
   events: EventContext,
 ): Promise<EvaluationResult> {
   const db = env.DB;
-  const [monitorResult, itemResult, activeResult, newerResult] = await db.batch<Record<string, unknown>>([
+  const [monitorResult, itemResult, activeResult, newerResult, streakResult, shelfResult] = await db.batch<Record<string, unknown>>([
     monitorRowStatement(db, job.monitor_ref),
     monitorItemsStatement(db, job.monitor_ref),
     activeAlarmsOfMonitorsStatement(db, [job.monitor_ref]),
     newerEvaluatedJobStatement(db, job.monitor_ref, job.created_at),
+    streaksOfMonitorStatement(db, job.monitor_ref),
+    shelvesOfMonitorStatement(db, job.monitor_ref),
   ]);
   const monitorRaw = monitorResult?.results[0];
   if (!monitorRaw) return { entered: 0, left: 0, notes: [] };
@@ -104,20 +121,34 @@ async function evaluateOnce(
     (activeResult?.results ?? []).map(activeAlarmRow).map((a) => [activeKey(a.itemId, a.controller), a]),
   );
 
+  const streaks = new Map<string, StreakRow>((streakResult?.results ?? []).map(streakRow).map((r) => [r.key, r]));
+  // The latest shelving per controller and item (rows come newest first).
+  const shelves = new Map<string, ShelfRow>();
+  for (const r of (shelfResult?.results ?? []).map(alarmRow))
+    if (!shelves.has(activeKey(r.itemId, r.controller))) shelves.set(activeKey(r.itemId, r.controller), r);
+
   // The one pass: every controller for every item.
-  const entering: { item: MonitorItem; controller: Controller }[] = [];
+  const entering: EnteringAlarm[] = [];
   const leaving: Leaving[] = [];
+  const counting: { key: string; itemId: string; direction: StreakDirection; count: number }[] = [];
   const list = [...controllers.values()];
   for (const item of items) {
     const values = byAsset.get(item.assetId);
     for (const controller of list) {
       const key = activeKey(item.id, controller.name);
       const current = active.get(key);
-      const holds = controllerHolds(controller, values);
       if (current) {
         active.delete(key);
-        if (!holds) leaving.push({ alarm: current, item, controller });
-      } else if (holds) entering.push({ item, controller });
+        // An active alarm's conditions hold within their deadbands.
+        if (controllerHolds(controller, values, true)) continue;
+        const count = countWith(streaks.get(key), "leave", job.id);
+        if (count >= (controller.clearAfter ?? 1)) leaving.push({ alarm: current, item, controller });
+        else counting.push({ key, itemId: item.id, direction: "leave", count });
+      } else if (controllerHolds(controller, values)) {
+        const count = countWith(streaks.get(key), "enter", job.id);
+        if (count >= (controller.pendingFor ?? 1)) entering.push({ item, controller, shelf: shelves.get(key) ?? null });
+        else counting.push({ key, itemId: item.id, direction: "enter", count });
+      }
     }
   }
   // Alarms of controllers the monitor no longer has are left (recorded without conditions).
@@ -126,5 +157,8 @@ async function evaluateOnce(
   const evaluation: Evaluation = { job, monitor, events, byAsset, notes: [] };
   if (leaving.length > 0) await leave(db, evaluation, leaving);
   if (entering.length > 0) await enter(db, evaluation, entering);
+  // The streaks still running; the others (their alarm changed, or they stopped) go. Nothing to write when none ran or runs.
+  const streakWrites = streakStatements(db, job.monitor_ref, streaks, counting, job.id, events.now);
+  if (streakWrites.length > 0) await db.batch(streakWrites);
   return { entered: entering.length, left: leaving.length, notes: evaluation.notes };
 }

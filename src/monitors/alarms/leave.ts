@@ -1,21 +1,32 @@
 /**
  * Leaving alarms: each exit recorded in the history with the job and the values, the alarm's `left`
- * event, and with `onLeave.deviationStatus` the deviation the alarm raised takes that status (its
- * `updated` event with the whole deviation, and the event's cause), only if the deviation is as the
- * evaluation read it: a person's change in between wins. One batch; everything after the exit is
- * guarded on the history entry this batch wrote, so a leave happens once.
+ * event (not for an alarm held since it was entered while shelved: nobody heard of it), its escalation
+ * stopped and a one-shot shelving ended with it, and with `onLeave.deviationStatus` the deviation the
+ * alarm raised takes that status (its `updated` event with the whole deviation, and the event's cause).
+ *
+ * A person's decision wins over the loop (issue 33): onLeave changes the deviation only while it still
+ * has the status the alarm raised it with, and only if it is as the evaluation read it. Otherwise the
+ * alarm's history says why onLeave was skipped (`onLeaveSkipped`). One batch; everything after the exit
+ * is guarded on the history entry this batch wrote, so a leave happens once.
  */
 import type { Database } from "../../db/statements";
 import { outboxForRowsStatement, type EventContext } from "../../events/outbox";
 import { jsonChunks } from "../../db/statements";
 import { newEtagToken } from "../../pkg/db";
+import { DEFAULT_SEVERITY } from "./severity";
 import { DEVIATION_COLUMNS, DEVIATION_KIND, hydrateDeviations, setStatusesStatements, type DeviationRow } from "../../deviations/store";
 import { conditionsSeen, prepareActions, type PreparedActions } from "../monitors/controllers";
 import type { Controller } from "../monitors/schema";
 import type { MonitorItem } from "../populations/store";
 import { writtenEventCausesStatements } from "./causes";
 import { alarmPayload, causingJob, type Evaluation } from "./payload";
-import { alarmLeftCondition, leaveAlarmsStatements, leftAlarmEventsStatements, type ActiveAlarmRow } from "./store";
+import {
+  alarmLeftCondition,
+  leaveAlarmsStatements,
+  leftAlarmEventsStatements,
+  onLeaveSkippedStatements,
+  type ActiveAlarmRow,
+} from "./store";
 
 /** An active alarm the evaluation leaves: its item (gone when the item was removed) and controller (null when removed). */
 export interface Leaving {
@@ -80,16 +91,30 @@ export async function leave(db: Database, evaluation: Evaluation, leaving: reado
     for (const problem of p.problems) notes.push(`${problem.field}: deviation status not set on leaving: ${problem.message}`);
 
   const rows = leaving.map(({ alarm, item, controller }) => {
-    const conditions = conditionsSeen(controller, item ? byAsset.get(item.assetId) : undefined);
+    const conditions = conditionsSeen(controller, item ? byAsset.get(item.assetId) : undefined, true);
     const payload = alarmPayload(
       "normal",
-      { id: alarm.id, controller: alarm.controller, deviationId: alarm.deviationId, workItemId: alarm.workItemId },
+      {
+        id: alarm.id,
+        controller: alarm.controller,
+        severity: alarm.severity || DEFAULT_SEVERITY,
+        acknowledged: alarm.acknowledgedAt !== null,
+        deviationId: alarm.deviationId,
+        workItemId: alarm.workItemId,
+      },
       evaluation,
       item,
       conditions,
       events.now,
     );
-    return { id: alarm.id, history: events.uuid(), conditions: JSON.stringify(conditions), payload: JSON.stringify(payload) };
+    return {
+      id: alarm.id,
+      etag: newEtagToken(),
+      history: events.uuid(),
+      unshelved: events.uuid(),
+      conditions: JSON.stringify(conditions),
+      payload: JSON.stringify(payload),
+    };
   });
   // The deviations whose status changes: their new representation is the event's payload.
   const deviationIds = [...statusFor.keys()];
@@ -101,18 +126,46 @@ export async function leave(db: Database, evaluation: Evaluation, leaving: reado
           .all<DeviationRow>()
       ).results
     : [];
+  const alarmOf = new Map(leaving.filter((l) => l.alarm.deviationId).map((l) => [l.alarm.deviationId!, l.alarm]));
+  // A person changed the deviation's status since the alarm raised it: their decision stands, and the history says so.
+  const decided: { id: string; alarm: string; comment: string; details: string }[] = [];
+  const personChanged = (r: DeviationRow) => {
+    const raisedWith = alarmOf.get(r.id)?.deviationStatus ?? null;
+    return raisedWith !== null && r.status !== raisedWith;
+  };
+  for (const r of deviationRows.filter((d) => personChanged(d) && d.status !== statusFor.get(d.id))) {
+    const alarm = alarmOf.get(r.id)!;
+    decided.push({
+      id: events.uuid(),
+      alarm: alarm.id,
+      comment:
+        `onLeave did not set the deviation's status to '${statusFor.get(r.id)}': the deviation is '${r.status}' now, not ` +
+        `'${alarm.deviationStatus}' as the alarm raised it, so a person changed it, and a person's decision wins.`,
+      details: JSON.stringify({ deviationId: r.id, status: r.status, raisedWith: alarm.deviationStatus, onLeave: statusFor.get(r.id) }),
+    });
+  }
   const changed = deviationRows
-    .filter((r) => r.status !== statusFor.get(r.id))
+    .filter((r) => !personChanged(r) && r.status !== statusFor.get(r.id))
     .map((r) => ({ ...r, status: statusFor.get(r.id)!, etag: newEtagToken(), updated_at: events.now, previous: r.etag }));
   const composed = await hydrateDeviations(db, changed);
-  const alarmOf = new Map(leaving.filter((l) => l.alarm.deviationId).map((l) => [l.alarm.deviationId!, l.alarm.id]));
   const updates = changed.map((r, i) => ({
     id: r.id,
     status: r.status,
     etag: r.etag,
     previous: r.previous,
-    alarm: alarmOf.get(r.id)!,
+    alarm: alarmOf.get(r.id)!.id,
     payload: JSON.stringify(composed[i]!.value),
+  }));
+  // A change between the read and the batch (a person's, most likely) also wins: said in the history when it happens.
+  const raced = updates.map((u) => ({
+    id: events.uuid(),
+    alarm: u.alarm,
+    deviation: u.id,
+    etag: u.etag,
+    comment:
+      `onLeave did not set the deviation's status to '${u.status}': the deviation changed (or was removed) while the alarm was ` +
+      "being left, and a person's decision wins.",
+    details: JSON.stringify({ deviationId: u.id, onLeave: u.status }),
   }));
   const statusEvents = statusEventsStatements(db, events, updates);
 
@@ -124,5 +177,6 @@ export async function leave(db: Database, evaluation: Evaluation, leaving: reado
     ...setStatusesStatements(db, updates, events.now, alarmLeftCondition(job.id)),
     ...statusEvents.statements,
     ...writtenEventCausesStatements(db, statusEvents.eventIds, causingJob(job), events.now),
+    ...onLeaveSkippedStatements(db, job.id, events.now, decided, raced),
   ]);
 }

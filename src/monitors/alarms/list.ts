@@ -14,7 +14,7 @@ import {
 import { invalid } from "../../pkg/errors";
 import type { ConditionSeen } from "../monitors/controllers";
 import { historyEntryRow } from "./store";
-import { storedEnum } from "../stored";
+import { storedEnum, storedValue } from "../stored";
 
 const { order, skip, take, includeTotal } = listQueryShape;
 
@@ -48,7 +48,8 @@ export const AlarmHistoryQuery = z.object({
 });
 
 export async function listAlarmHistory(db: Database, itemId: string, query: z.infer<typeof AlarmHistoryQuery>) {
-  const conditions: Condition[] = [(values) => `ah.item_id = ${values.value(itemId)}`];
+  // An item's history is its alarms' entries and exits; what people did to an alarm is in the alarm's own history.
+  const conditions: Condition[] = [(values) => `ah.item_id = ${values.value(itemId)}`, inList("ah.action", ACTIONS)];
   const controllers = splitCsv(query.controllers);
   if (controllers.length > 0) conditions.push(inList("ah.controller", controllers));
   const actions = splitCsv(query.actions);
@@ -68,8 +69,8 @@ function historyEntryOf(raw: Record<string, unknown>) {
     alarmId: entry.alarmId,
     controller: entry.controller,
     action: storedEnum(ACTIONS, entry.action, "monitor_alarm_events.action"),
-    monitorJobId: entry.monitorJobId,
-    conditions: JSON.parse(entry.conditions) as ConditionSeen[],
+    monitorJobId: storedValue(entry.monitorJobId, "monitor_alarm_events.monitor_job_id"),
+    conditions: JSON.parse(storedValue(entry.conditions, "monitor_alarm_events.conditions")) as ConditionSeen[],
     recordedAt: entry.recordedAt,
     deviationId: raw.deviation_id === null ? null : String(raw.deviation_id),
     workItemId: raw.work_item_id === null ? null : String(raw.work_item_id),

@@ -26,10 +26,17 @@ export interface Evaluation {
   notes: string[];
 }
 
-/** The alarm event payload (docs/decisions.md, "Alarm events"). */
+/** The alarm event payload of an entry or exit (docs/decisions.md, "Alarm events"). */
 export function alarmPayload(
   state: "alarm" | "normal",
-  alarm: { id: string; controller: string; deviationId: string | null; workItemId: string | null },
+  alarm: {
+    id: string;
+    controller: string;
+    severity: string;
+    acknowledged: boolean;
+    deviationId: string | null;
+    workItemId: string | null;
+  },
   evaluation: Pick<Evaluation, "monitor" | "job">,
   item: MonitorItem | undefined,
   conditions: ConditionSeen[],
@@ -39,8 +46,11 @@ export function alarmPayload(
   return {
     id: alarm.id,
     state,
+    // The alarm's ISA-18.2 state, as GET /Alarms shows it (a subscription's `statuses` filter reads it).
+    status: `${state === "alarm" ? "active" : "cleared"}${alarm.acknowledged ? "Acknowledged" : "Unacknowledged"}`,
     monitor: { id: monitor.id, monitorId: monitor.monitorId, name: monitor.name },
     controller: alarm.controller,
+    severity: alarm.severity,
     populationItem: item ? { id: item.id, populationId: item.populationId } : null,
     asset: item ? { id: item.assetId, name: item.assetName, type: item.assetType } : null,
     monitorJobId: job.id,

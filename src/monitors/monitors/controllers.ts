@@ -26,30 +26,40 @@ export interface ConditionSeen {
   variableName: string;
   operator: string;
   comparisonValue: number;
+  /** The condition's deadband, when it has one: an active alarm's condition held within it (issue 33). */
+  deadband?: number;
   value: number | null;
   holds: boolean;
 }
 
-function conditionHolds(operator: string, value: number, limit: number): boolean {
+/**
+ * Whether `value` is past `limit`. For an active alarm the limit moves towards normal by `deadband`
+ * (hysteresis, issue 33): it keeps holding until the value is clearly back, so a value hovering at
+ * the limit does not enter and leave the alarm at every evaluation.
+ */
+function conditionHolds(operator: string, value: number, limit: number, deadband: number): boolean {
   switch (operator) {
     case "LessThan":
-      return value < limit;
+      return value < limit + deadband;
     case "LessThanOrEqual":
-      return value <= limit;
+      return value <= limit + deadband;
     case "GreaterThen":
     case "GreaterThan":
-      return value > limit;
+      return value > limit - deadband;
     case "GreaterThanOrEqual":
-      return value >= limit;
+      return value >= limit - deadband;
     case "Equal":
-      return value === limit;
+      return Math.abs(value - limit) <= deadband;
     default:
       return false;
   }
 }
 
-/** Whether `controller` holds on one asset's reported variables (see the module comment). */
-export function controllerHolds(controller: Controller, variables: ReadonlyMap<string, number> | undefined): boolean {
+/**
+ * Whether `controller` holds on one asset's reported variables (see the module comment); `active`:
+ * whether the alarm is active now, so a condition's deadband applies.
+ */
+export function controllerHolds(controller: Controller, variables: ReadonlyMap<string, number> | undefined, active = false): boolean {
   const conditions = controller.conditions;
   if (conditions.length === 0) return false;
   let missing = false;
@@ -57,22 +67,27 @@ export function controllerHolds(controller: Controller, variables: ReadonlyMap<s
   for (const c of conditions) {
     const value = variables?.get(c.variableName);
     if (value === undefined) missing = true;
-    else if (all && !conditionHolds(c.operator, value, c.comparisonValue)) all = false;
+    else if (all && !conditionHolds(c.operator, value, c.comparisonValue, active ? (c.deadband ?? 0) : 0)) all = false;
   }
   if (missing) return controller.alarmOnNoData === true;
   return all;
 }
 
-/** The conditions with the values seen: what decided an alarm, as recorded and described. */
-export function conditionsSeen(controller: Controller | null, variables: ReadonlyMap<string, number> | undefined): ConditionSeen[] {
+/** The conditions with the values seen: what decided an alarm, as recorded and described (`active` as for {@link controllerHolds}). */
+export function conditionsSeen(
+  controller: Controller | null,
+  variables: ReadonlyMap<string, number> | undefined,
+  active = false,
+): ConditionSeen[] {
   return (controller?.conditions ?? []).map((c) => {
     const value = variables?.get(c.variableName);
     return {
       variableName: c.variableName,
       operator: c.operator,
       comparisonValue: c.comparisonValue,
+      ...(c.deadband ? { deadband: c.deadband } : {}),
       value: value ?? null,
-      holds: value !== undefined && conditionHolds(c.operator, value, c.comparisonValue),
+      holds: value !== undefined && conditionHolds(c.operator, value, c.comparisonValue, active ? (c.deadband ?? 0) : 0),
     };
   });
 }

@@ -13,7 +13,8 @@ import { createMonitor, deleteMonitor, duplicateMonitor, getMonitorRow, toMonito
 import { criticalityHistoryOf, requireMonitorItem, toMonitorItemViews } from "../populations/store";
 import { listPopulationItemRows, PopulationItemsQuery } from "../populations/list";
 import { AlarmHistoryQuery, listAlarmHistory } from "../alarms/list";
-import { ActiveAlarmSchema, AlarmHistoryEntrySchema } from "../alarms/schema";
+import { ActiveAlarmSchema } from "../alarms/active";
+import { AlarmHistoryEntrySchema } from "../alarms/schema";
 import { ASSET_TYPES } from "../populations/schema";
 import { CreateMonitorSchema, MonitorSchema, UpdateMonitorSchema } from "./schema";
 import { read, write, ItemParams } from "../route-params";

@@ -5,6 +5,10 @@ import { PersonSchema } from "../../work/common";
 import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { GPU_SKUS, name, params, resources, STATUSES } from "../models/schema";
 import { PopulationSchema } from "../populations/schema";
+import { SEVERITIES } from "../alarms/severity";
+
+/** A shift: how long an alarm may be shelved unless its monitor says otherwise (ISA-18.2 asks for a limit). */
+export const DEFAULT_MAX_SHELVE_MINUTES = 480;
 
 export const OPERATORS = ["LessThan", "LessThanOrEqual", "GreaterThen", "GreaterThanOrEqual", "Equal"] as const;
 const ConditionSchema = z
@@ -14,6 +18,16 @@ const ConditionSchema = z
       .enum([...OPERATORS, "GreaterThan"])
       .openapi({ description: "GreaterThen is the spec's spelling; GreaterThan is accepted and stored as GreaterThen." }),
     comparisonValue: z.number(),
+    deadband: z
+      .number()
+      .min(0)
+      .optional()
+      .openapi({
+        description:
+          "Hysteresis on the limit (issue 33): once the alarm is active, the condition keeps holding until the value is past the " +
+          "limit by more than this, towards normal (GreaterThen 7.1 with deadband 0.5 clears at 6.6 or below; Equal: within the " +
+          "deadband of the value). Default 0.",
+      }),
   })
   .strict();
 const PropertyValueInput = z.object({ name: z.string().min(1).max(100), value: z.unknown().optional() }).strict();
@@ -80,6 +94,45 @@ const ControllerSchema = z
       .boolean()
       .optional()
       .openapi({ description: "When true, a condition variable the model did not report for an item is itself an alarm. Default false." }),
+    severity: z
+      .enum(SEVERITIES)
+      .optional()
+      .openapi({
+        description:
+          "The alarm's priority, as ISA-18.2's: critical, high, medium, low. Shown on every alarm, in lists, events and webhooks; " +
+          "the board orders by it. Default medium.",
+      }),
+    pendingFor: z.number().int().min(1).max(100).optional().openapi({
+      description:
+        "Chattering: the controller must hold this many consecutive evaluations before the alarm is entered. Default 1 (the first).",
+    }),
+    clearAfter: z.number().int().min(1).max(100).optional().openapi({
+      description: "Chattering: an active alarm is left after this many consecutive evaluations not holding. Default 1 (the first).",
+    }),
+    escalation: z
+      .object({
+        afterMinutes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_080)
+          .openapi({ description: "An alarm still unacknowledged this long after it was entered emits `escalated`." }),
+        repeatMinutes: z
+          .number()
+          .int()
+          .min(1)
+          .max(10_080)
+          .optional()
+          .openapi({ description: "Then again at this interval, until it is acknowledged or cleared. Default afterMinutes." }),
+      })
+      .strict()
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Escalation (issue 33): `escalated` events for an unacknowledged alarm, so a webhook receiver can page the next person. " +
+          "Checked by the minute cron; held while the alarm is shelved.",
+      }),
     actions: ControllerActionsSchema.optional(),
     onLeave: z
       .object({
@@ -95,7 +148,11 @@ const ControllerSchema = z
       .optional(),
   })
   .strict()
-  .openapi("Controller", { description: "The spec's Name and Conditions; alarmOnNoData, actions and onLeave are optional (issue 25)." });
+  .openapi("Controller", {
+    description:
+      "The spec's Name and Conditions; alarmOnNoData, actions and onLeave are optional (issue 25), and so are severity, " +
+      "pendingFor, clearAfter, escalation and a condition's deadband (issue 33).",
+  });
 export type Controller = z.infer<typeof ControllerSchema>;
 const TriggerEventSchema = z
   .discriminatedUnion("kind", [
@@ -139,6 +196,9 @@ export const MonitorSchema = z
         description: "Which effective values come from the model (true) or are overridden by the monitor (false).",
       }),
     controllers: z.array(ControllerSchema),
+    maxShelveMinutes: z.number().int().openapi({
+      description: "The longest a person may shelve one of this monitor's alarms, in minutes (issue 33). Default 480 (a shift).",
+    }),
     objectOwner: PersonSchema,
     populations: z.array(PopulationSchema),
     createdAt: z.string(),
@@ -166,6 +226,13 @@ const monitorFields = {
     .optional()
     .openapi({ description: "Never accepted: static parameters come from the model and cannot be overridden." }),
   controllers: z.array(ControllerSchema).max(200).default([]).openapi({ description: "At most 200; names unique." }),
+  maxShelveMinutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(43_200)
+    .default(DEFAULT_MAX_SHELVE_MINUTES)
+    .openapi({ description: "The longest a person may shelve one of this monitor's alarms: 1 minute to 30 days. Default 480 (a shift)." }),
   objectOwner: PersonSchema.nullable().optional(),
 };
 /**

@@ -50,6 +50,7 @@ interface MonitorInput {
   configurableParameters: Params | null;
   staticParameters?: unknown;
   controllers: Controller[];
+  maxShelveMinutes: number;
   objectOwner?: { id: string; name: string | null } | null;
 }
 
@@ -131,6 +132,7 @@ function monitorOf(m: MonitorRow, owner: ModelRow, nextRunAt: string | null, pop
     configurableParameters: effective.configurableParameters,
     inherited: effective.inherited,
     controllers: JSON.parse(m.controllers) as Controller[],
+    maxShelveMinutes: m.maxShelveMinutes,
     objectOwner: { id: m.ownerId, name: m.ownerName },
     populations,
     createdAt: m.createdAt,
@@ -209,6 +211,7 @@ function monitorValues(input: MonitorInput, owner: { id: string; name: string | 
     gpuSku: input.gpuSku,
     configurableParameters: input.configurableParameters ? JSON.stringify(input.configurableParameters) : null,
     controllers: JSON.stringify(normaliseControllers(input.controllers)),
+    maxShelveMinutes: input.maxShelveMinutes,
     ownerId: owner.id,
     ownerName: owner.name,
   };

@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { updateBodyOf } from "../../pkg/resource";
-import { ActiveAlarmSchema } from "../alarms/schema";
+import { ActiveAlarmSchema } from "../alarms/active";
 
 export const ASSET_TYPES = ["Plant", "MainSystem", "Organization", "Equipment"] as const;
 export type AssetType = (typeof ASSET_TYPES)[number];

@@ -16,7 +16,7 @@ import {
   activeAlarmsOfPopulationsStatement,
   alarmsByItem,
 } from "../alarms/store";
-import type { ActiveAlarm } from "../alarms/schema";
+import type { ActiveAlarm } from "../alarms/active";
 import { storedEnum } from "../stored";
 import { ASSET_TYPES, bandOf, type AssetType, type Population, type PopulationOwner } from "./schema";
 
@@ -289,6 +289,16 @@ export function monitorItemsStatement(db: Database, monitorRef: string): D1Prepa
         WHERE p.owner_kind = 'monitor' AND p.owner_id = ?1`,
     )
     .bind(monitorRef);
+}
+
+/** One item of a monitor with its population's asset type (map it with {@link monitorItemOf}). */
+export function monitorItemStatement(db: Database, itemId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `SELECT ${ITEM_COLUMNS}, p.asset_type AS population_asset_type FROM population_items i JOIN populations p ON p.id = i.population_id
+        WHERE i.id = ?1`,
+    )
+    .bind(itemId);
 }
 
 export function monitorItemOf(raw: Record<string, unknown>): MonitorItem {
