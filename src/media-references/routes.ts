@@ -7,20 +7,16 @@ import { ApiError } from "../pkg/errors";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, jsonBody, answerPage, withTotalCount } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
+import { listMediaReferences, MediaReferenceListQuery } from "./list";
+import { CreateMediaReferenceSchema, MediaReferenceSchema, toMediaReference, UpdateMediaReferenceSchema } from "./schema";
 import {
   activityMediaReferences,
   createMediaReference,
-  CreateMediaReferenceSchema,
   deleteMediaReference,
   getMediaReference,
   linkMediaReference,
-  listMediaReferences,
-  MediaReferenceListQuery,
-  MediaReferenceSchema,
-  toMediaReference,
   unlinkMediaReference,
   updateMediaReference,
-  UpdateMediaReferenceSchema,
   whatIdNames,
 } from "./store";
 

@@ -4,77 +4,17 @@
  * Deleting a reference removes its links; deleting an activity removes its links; a media that is
  * referenced cannot be deleted (409 naming how many references use it).
  */
+import type { z } from "@hono/zod-openapi";
 import type { Database } from "../db/statements";
-import { z } from "@hono/zod-openapi";
-import { updateBodyOf, assertVersion, retryWrite } from "../pkg/resource";
+import { assertVersion, retryWrite } from "../pkg/resource";
 import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
-import {
-  compileListQuery,
-  csvInList,
-  defineList,
-  inList,
-  listQueryShape,
-  noProperties,
-  parseUuidList,
-  runListQuery,
-  type Condition,
-} from "../pkg/query";
-
-export const MEDIA_REFERENCE_KIND = "mediaReference";
-
-export interface MediaReferenceRow {
-  id: string;
-  media_id: string;
-  display_name: string | null;
-  description: string | null;
-  owner_id: string;
-  owner_name: string | null;
-  etag: string;
-  created_at: string;
-  updated_at: string;
-  media_name?: string | null;
-  media_type?: string | null;
-}
-
-export const MediaReferenceSchema = z
-  .object({
-    id: z.uuid(),
-    mediaId: z.uuid().openapi({ description: "The referenced media (GET /Medias/{id}, /Medias/{id}/Data)." }),
-    media: z.object({ id: z.uuid(), name: z.string().nullable(), type: z.string().nullable() }),
-    displayName: z.string().nullable(),
-    description: z.string().nullable(),
-    objectOwner: z.object({ id: z.string(), name: z.string().nullable() }),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .openapi("MediaReference");
-
-const fields = {
-  mediaId: z.uuid().openapi({ description: "An existing media." }),
-  displayName: z.string().trim().max(200).nullable().optional(),
-  description: z.string().max(4000).nullable().optional(),
-};
-export const CreateMediaReferenceSchema = z.object(fields).strict().openapi("CreateMediaReference");
-export const UpdateMediaReferenceSchema = updateBodyOf(MediaReferenceSchema, fields, "UpdateMediaReference");
+import { MEDIA_REFERENCE_KIND, type CreateMediaReferenceSchema, type MediaReferenceRow, type UpdateMediaReferenceSchema } from "./schema";
 
 const SELECT =
   "SELECT r.*, md.name AS media_name, md.declared_type AS media_type FROM media_references r LEFT JOIN medias md ON md.id = r.media_id";
-
-export function toMediaReference(row: MediaReferenceRow) {
-  return {
-    id: row.id,
-    mediaId: row.media_id,
-    media: { id: row.media_id, name: row.media_name ?? null, type: row.media_type ?? null },
-    displayName: row.display_name,
-    description: row.description,
-    objectOwner: { id: row.owner_id, name: row.owner_name },
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
 
 /** Whether an id names a media reference, a media, or neither (to explain a media id given as a reference). */
 export async function whatIdNames(db: Database, id: string): Promise<{ reference: boolean; media: boolean }> {
@@ -264,54 +204,4 @@ export async function assertMediaUnreferenced(db: Database, mediaId: string): Pr
       `Media ${mediaId} is used by ${row.n} media reference${row.n === 1 ? "" : "s"}; delete or re-point ` +
         `${row.n === 1 ? "it" : "them"} first (GET /MediaReferences?mediaIds=${mediaId}).`,
     );
-}
-
-// --- List ------------------------------------------------------------------------------------------
-
-const { ids, excludeIds, searchText, order, skip, take, includeTotal } = listQueryShape;
-
-const mediaReferenceList = defineList({
-  table: "media_references",
-  alias: "r",
-  entityKind: MEDIA_REFERENCE_KIND,
-  idColumn: "id",
-  fields: {
-    displayName: { column: "lower(r.display_name)", displayColumn: "r.display_name" },
-    "objectOwner.name": { column: "lower(r.owner_name)" },
-    createdAt: { column: "r.created_at", type: "datetime" },
-    updatedAt: { column: "r.updated_at", type: "datetime" },
-  },
-  searchColumns: ["r.display_name", "r.description"],
-  defaultOrder: "createdAt desc",
-  select:
-    "r.*, (SELECT name FROM medias WHERE id = r.media_id) AS media_name, (SELECT declared_type FROM medias WHERE id " +
-    "= r.media_id) AS media_type",
-});
-
-export const MediaReferenceListQuery = z.object({
-  ids,
-  excludeIds,
-  searchText: searchText.openapi({ description: "Case-insensitive (ASCII) substring of the display name or description." }),
-  mediaIds: z.string().optional().openapi({ description: "Only references to these media (comma-separated ids)." }),
-  activityIds: z.string().optional().openapi({ description: "Only references linked to any of these activities (comma-separated ids)." }),
-  objectOwnerIds: z.string().optional().openapi({ description: "Comma-separated owner ids." }),
-  order: order.openapi({
-    description: "Comma-separated `{field} [asc|desc]` over displayName, objectOwner.name, createdAt, updatedAt. Default: createdAt desc.",
-  }),
-  skip,
-  take,
-  includeTotal,
-});
-
-export async function listMediaReferences(db: Database, query: z.infer<typeof MediaReferenceListQuery>) {
-  const conditions: Condition[] = [];
-  const media = parseUuidList(query.mediaIds, "query.mediaIds");
-  if (media.length > 0) conditions.push(inList("r.media_id", media));
-  const activityIds = parseUuidList(query.activityIds, "query.activityIds");
-  if (activityIds.length > 0)
-    conditions.push(
-      (values) => `r.id IN (SELECT media_reference_id FROM activity_media_references WHERE activity_id IN ${values.list(activityIds)})`,
-    );
-  conditions.push(...csvInList("r.owner_id", query.objectOwnerIds));
-  return runListQuery<MediaReferenceRow>(db, await compileListQuery(mediaReferenceList, query, noProperties, conditions));
 }
