@@ -226,8 +226,12 @@ export function designationsStatement(db: Database, entityKind: string, entityId
 
 /** The designated assets by entity id (every id present, empty when none) from {@link designationsStatement}'s result. */
 export function designationsFrom(entityIds: readonly string[], result: D1Result<unknown> | undefined): Map<string, AssetRef[]> {
+  return designationsOfRows(entityIds, (result?.results ?? []) as DesignationReadRow[]);
+}
+
+function designationsOfRows(entityIds: readonly string[], rows: readonly DesignationReadRow[]): Map<string, AssetRef[]> {
   const byEntity = new Map<string, AssetRef[]>(entityIds.map((id) => [id, []]));
-  for (const row of (result?.results ?? []) as DesignationReadRow[]) byEntity.get(row.entity_id)?.push(toRef(row));
+  for (const row of rows) byEntity.get(row.entity_id)?.push(toRef(row));
   return byEntity;
 }
 
@@ -248,7 +252,7 @@ export function designationsFromJson(entityId: string, json: string | null): Ass
   const rows = (JSON.parse(json ?? "[]") as [string, AssetKind, string, string | null, string | null][]).map(
     ([id, kind, name, plant_id, plant_name]): DesignationReadRow => ({ entity_id: entityId, id, kind, name, plant_id, plant_name }),
   );
-  return designationsFrom([entityId], { results: rows } as unknown as D1Result<unknown>).get(entityId) ?? [];
+  return designationsOfRows([entityId], rows).get(entityId) ?? [];
 }
 
 /** The asset filters shared by the lists of deviations, activities and work items. */

@@ -211,23 +211,22 @@ const READ_ONE = `SELECT ${DEVIATION_COLUMNS.split(", ")
 
 type ReadOneRow = DeviationRow & { [K in keyof typeof PARTS as `part_${K}`]: string | null };
 
-const COLUMN_NAMES = DEVIATION_COLUMNS.split(", ") as (keyof DeviationRow)[];
-
 async function readDeviation(db: Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> } | null> {
   const found = await db.prepare(READ_ONE).bind(id.toLowerCase(), DEVIATION_KIND, DEVIATION_RULE).first<ReadOneRow>();
   if (!found) return null;
-  const row = Object.fromEntries(COLUMN_NAMES.map((column) => [column, found[column]])) as unknown as DeviationRow;
+  // The row is what is left once the parts' columns are taken out.
+  const { part_typeName, part_assets, part_linkedNames, part_values, part_relationships, part_workItems, ...row } = found;
   const parts: DeviationParts = {
-    typeName: found.part_typeName ?? "",
-    assets: designationsFromJson(row.id, found.part_assets),
-    properties: linkedPropertiesFromJson(found.part_linkedNames, found.part_values, row.id),
+    typeName: part_typeName ?? "",
+    assets: designationsFromJson(row.id, part_assets),
+    properties: linkedPropertiesFromJson(part_linkedNames, part_values, row.id),
     relationships: sortRelationships(
-      (JSON.parse(found.part_relationships ?? "[]") as [string, string][]).map(([relatedId, referenceId]) => ({
+      (JSON.parse(part_relationships ?? "[]") as [string, string][]).map(([relatedId, referenceId]) => ({
         id: relatedId,
         referenceId,
       })),
     ),
-    workItemIds: JSON.parse(found.part_workItems ?? "[]") as string[],
+    workItemIds: JSON.parse(part_workItems ?? "[]") as string[],
   };
   return { row, current: await composeDeviation(row, parts) };
 }

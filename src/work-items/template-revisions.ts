@@ -3,7 +3,7 @@
  * templates module owns their writes). A read returns the revision's etag with it, so the write that
  * instantiates the content can assert (assertStatement) that the revision still is what was read.
  */
-import type { Database } from "../db/statements";
+import { readBatch, typedRead, type Database } from "../db/statements";
 import { assertStatement } from "../pkg/db";
 import type { ActivityTemplateRow as TemplateRow } from "../templates/activity/store";
 
@@ -119,25 +119,31 @@ export async function readActivityTemplateRevisions(
   // A request with a null revision matches the latest one.
   const match = `EXISTS (SELECT 1 FROM json_each(?1) j WHERE json_extract(j.value, '$.id') = a.id
     AND (json_extract(j.value, '$.revision') = a.revision OR (json_extract(j.value, '$.revision') IS NULL AND a.is_latest = 1)))`;
-  const [templates, inputs] = await db.batch<Record<string, unknown>>([
-    db.prepare(`${ACTIVITY_TEMPLATE_SELECT} WHERE a.id IN (SELECT json_extract(value, '$.id') FROM json_each(?1)) AND ${match}`).bind(json),
-    db
-      .prepare(
-        `SELECT i.activity_template_id, i.activity_template_revision, i.id, i.name, i.display_name, i.format, i.required,
+  const [templates, inputs] = await readBatch(db, [
+    typedRead<ActivityTemplateRow>(
+      db
+        .prepare(`${ACTIVITY_TEMPLATE_SELECT} WHERE a.id IN (SELECT json_extract(value, '$.id') FROM json_each(?1)) AND ${match}`)
+        .bind(json),
+    ),
+    typedRead<InputTemplateRow>(
+      db
+        .prepare(
+          `SELECT i.activity_template_id, i.activity_template_revision, i.id, i.name, i.display_name, i.format, i.required,
         i.position, i.metadata
            FROM input_templates i JOIN activity_templates a ON a.id = i.activity_template_id AND a.revision = i.activity_template_revision
           WHERE a.id IN (SELECT json_extract(value, '$.id') FROM json_each(?1)) AND ${match}
           ORDER BY i.position, i.id`,
-      )
-      .bind(json),
+        )
+        .bind(json),
+    ),
   ]);
   const byRevision = new Map<string, InputTemplateRow[]>();
-  for (const input of (inputs?.results ?? []) as unknown as InputTemplateRow[]) {
+  for (const input of inputs) {
     const key = keyOf(input.activity_template_id, input.activity_template_revision);
     byRevision.set(key, [...(byRevision.get(key) ?? []), input]);
   }
   const latestWanted = new Set(requests.filter((r) => r.revision === "latest").map((r) => r.id));
-  for (const row of (templates?.results ?? []) as unknown as ActivityTemplateRow[]) {
+  for (const row of templates) {
     found.set(row.id, { row, inputs: byRevision.get(keyOf(row.id, row.revision)) ?? [], asLatest: latestWanted.has(row.id) });
   }
   return found;

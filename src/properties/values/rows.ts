@@ -159,10 +159,17 @@ export function propertyValuesStatements(db: Database, entityKind: string, entit
 
 /** The values by entity id from the results of {@link propertyValuesStatements} (in their order). */
 export function propertyValuesFrom(entityIds: readonly string[], results: readonly D1Result<unknown>[]): Map<string, LinkedProperty[]> {
+  return propertyValuesOfRows(
+    entityIds,
+    results.map((result) => result.results as StoredValueRow[]),
+  );
+}
+
+function propertyValuesOfRows(entityIds: readonly string[], groups: readonly (readonly StoredValueRow[])[]): Map<string, LinkedProperty[]> {
   const byEntity = new Map<string, LinkedProperty[]>(entityIds.map((id) => [id, []]));
-  for (const result of results as readonly D1Result<StoredValueRow>[]) {
+  for (const rows of groups) {
     let last: { entityId: string; property: LinkedProperty } | undefined;
-    for (const row of result.results) {
+    for (const row of rows) {
       const value = JSON.parse(row.value_json) as JsonValue;
       if (row.is_multiselect === 1) {
         if (last && last.entityId === row.entity_id && last.property.name === row.name) {
@@ -197,5 +204,5 @@ export function propertyValuesFromJson(entityId: string, json: string | null): L
   const rows = (JSON.parse(json ?? "[]") as [string, number, string, number | null][]).map(
     ([name, position, value_json, is_multiselect]): StoredValueRow => ({ entity_id: entityId, name, position, value_json, is_multiselect }),
   );
-  return propertyValuesFrom([entityId], [{ results: rows } as unknown as D1Result<unknown>]).get(entityId) ?? [];
+  return propertyValuesOfRows([entityId], [rows]).get(entityId) ?? [];
 }
