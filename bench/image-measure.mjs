@@ -192,6 +192,7 @@ export async function startApp(root, stateDir, appModules, jwksJson) {
           AUTH_JWKS_JSON: jwksJson,
           ENVIRONMENT: "bench",
           RATE_LIMITS: "off",
+          MAX_USER_REQUESTS_IN_FLIGHT: "64", // one user over many connections (bench/lib/app-miniflare.mjs)
           LOG_LEVEL: "warn",
         },
         unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],

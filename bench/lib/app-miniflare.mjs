@@ -42,7 +42,11 @@ export function benchMiniflareBase(stateDir) {
   };
 }
 
-/** The app's bindings as benched: wrangler.toml's vars, the bench's token issuer and key, rate limits off, then `extra`. */
+/**
+ * The app's bindings as benched: wrangler.toml's vars, the bench's token issuer and key, rate limits off,
+ * one user admitted 64 requests at once (the benches load the service as one user over 10 to 50
+ * connections; the default of 8 would refuse most of them with 429, docs/decisions.md "Overload"), then `extra`.
+ */
 export function benchAppBindings(app, credentials, extra = {}) {
   return {
     ...app.bindings,
@@ -51,6 +55,7 @@ export function benchAppBindings(app, credentials, extra = {}) {
     AUTH_JWKS_JSON: credentials.jwksJson,
     ENVIRONMENT: "bench",
     RATE_LIMITS: "off",
+    MAX_USER_REQUESTS_IN_FLIGHT: "64",
     ...extra,
   };
 }

@@ -73,6 +73,7 @@ async function startUploadWorkers({ root, stateDir, appModules, jwksJson }) {
           AUTH_JWKS_JSON: jwksJson,
           ENVIRONMENT: "bench",
           RATE_LIMITS: "off",
+          MAX_USER_REQUESTS_IN_FLIGHT: "64", // one user over many connections (bench/lib/app-miniflare.mjs)
         },
         unsafeDirectSockets: socket,
       },
