@@ -183,26 +183,3 @@ export function analyseThickness(
     notes,
   };
 }
-
-/** The variables a channel's controllers see (issue 35): the batch's readings and, for thickness, its analysis. */
-export function controllerVariables(
-  batch: { last: number; min: number; max: number },
-  analysis: ThicknessAnalysis | null,
-): Map<string, number> {
-  const variables = new Map<string, number>([
-    ["value", batch.last],
-    ["min", batch.min],
-    ["max", batch.max],
-  ]);
-  if (analysis) {
-    const put = (name: string, value: number | null) => {
-      if (value !== null) variables.set(name, value);
-    };
-    put("longTermRate", analysis.longTermRate);
-    put("shortTermRate", analysis.shortTermRate);
-    put("governingRate", analysis.governingRate);
-    put("leastSquaresRate", analysis.leastSquaresRate);
-    put("remainingLifeYears", analysis.remainingLifeYears);
-  }
-  return variables;
-}

@@ -5,10 +5,12 @@
 import { newApp } from "../app-factory";
 import { catalogueApp } from "./catalogue/routes";
 import { channelsApp } from "./channels/routes";
+import { readingsApp } from "./readings/routes";
 
 export function measurementsApp() {
   const app = newApp();
   app.route("/", catalogueApp());
   app.route("/", channelsApp());
+  app.route("/", readingsApp());
   return app;
 }

@@ -54,7 +54,8 @@ export function toEntry(row: CatalogueRow): Versioned<CatalogueEntry> {
 const list = defineList({
   table: "channel_catalogue",
   alias: "cc",
-  entityKind: "channelCatalogue",
+  // The engine's property filters key on it; catalogue entries have no property values (noProperties).
+  entityKind: "channelType",
   idColumn: "id",
   fields: {
     name: { column: "cc.name_key", displayColumn: "cc.name" },

@@ -322,8 +322,3 @@ export function analysisEventStatement(
   const event: EventInput = { entityKind: "channelAnalysis", entityId: channelId, action: "updated", payload: analysis };
   return guardedOutboxStatement(db, ctx, event, "previousChanged");
 }
-
-/** Sets whether a channel has an active alarm (the monitoring loop's view of it). */
-export function alarmStateStatement(db: Database, channelId: string, state: "normal" | "alarm"): D1PreparedStatement {
-  return channelTable.update(db, { alarmState: state }, { id: channelId });
-}
