@@ -106,3 +106,25 @@ describe("thickness analysis", () => {
     expect(before).toEqual([soon.id]);
   });
 });
+
+describe("the chart and a change of settings", () => {
+  it("draws the readings, the minimum and the projected retirement as SVG; a new minimum recomputes the analysis", async () => {
+    const ch = await createChannel({ nominalThickness: 12.7, minimumThickness: 8.0 });
+    await record(ch.channelNumber, [
+      ["2016-01-01T00:00:00Z", 12.5],
+      ["2024-01-01T00:00:00Z", 10.6],
+    ]);
+    const chart = await call(`/Channels/${ch.id}/Chart`);
+    expect(chart.status).toBe(200);
+    expect(chart.headers.get("content-type")).toContain("image/svg+xml");
+    expect(chart.text).toContain('class="readings"');
+    expect(chart.text).toContain('class="minimum"');
+    expect(chart.text).toContain('class="projection"');
+    const current = await call(`/Channels/${ch.id}`);
+    const { plantId: _plant, ...body } = current.body;
+    const updated = await call("/Channels", { method: "PUT", body: { ...body, minimumThickness: 9.0 } });
+    expect(updated.status, updated.text).toBe(200);
+    // (10.6 − 9.0) / 0.2375 = 6.736842 years.
+    expect(updated.body.analysis.remainingLifeYears).toBeCloseTo(1.6 / 0.2375, 5);
+  });
+});

@@ -5,7 +5,7 @@ import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
 import { answerPage, defineRoute, IdParam, IfMatchHeader, json, jsonBody, withTotalCount } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
-import { dropSeries } from "../series";
+import { dropSeries, reanalyse } from "../series";
 import { ChannelListQuery, listChannels } from "./list";
 import { ChannelSchema, CreateChannelSchema, UpdateChannelSchema } from "./schema";
 import { createChannel, deleteChannel, getChannel, updateChannel } from "./store";
@@ -76,8 +76,11 @@ export function channelsApp() {
       },
     ),
     async (c) => {
-      const updated = await updateChannel(writeContext(c), c.req.valid("json"));
-      return jsonWithEtag(c, updated.value, updated.etag);
+      const ctx = writeContext(c);
+      const updated = await updateChannel(ctx, c.req.valid("json"));
+      // Its nominal, minimum or interval may have changed: the analysis is recomputed from the series.
+      const again = await reanalyse(c.env, { ...ctx, db: c.env.DB }, updated.value.id);
+      return jsonWithEtag(c, again?.value ?? updated.value, again?.etag ?? updated.etag);
     },
   );
 

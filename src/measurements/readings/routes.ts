@@ -31,6 +31,8 @@ import {
   FUTURE_TOLERANCE_MS,
 } from "./schema";
 import { voidReading } from "./void";
+import { chartSvg, MAX_POINTS } from "../chart";
+import type { ThicknessAnalysis } from "../analysis";
 
 const tags = ["Measurements"];
 const read = { permission: PERMISSIONS.measurementsRead, area: "signals" } as const;
@@ -244,6 +246,37 @@ export function readingsApp() {
         },
         200,
       );
+    },
+  );
+
+  app.openapi(
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Channels/{id}/Chart",
+        tags,
+        summary: "An SVG of a channel's readings over a range, with the minimum required thickness and the projected retirement",
+        description: `At most ${MAX_POINTS} raw readings are drawn; a longer range is drawn from its daily averages.`,
+        request: { params: IdParam, query: RawQuery.pick({ from: true, to: true }) },
+        responses: { 200: { description: "The chart.", content: { "image/svg+xml": { schema: z.string() } } } },
+      },
+    ),
+    async (c) => {
+      const q = c.req.valid("query");
+      const channel = await getChannelRecord(c.env.DB, c.req.valid("param").id);
+      const from = instantOf(q.from, "from", 0);
+      const to = instantOf(q.to, "to", c.get("clock").now().getTime() + FUTURE_TOLERANCE_MS);
+      const series = seriesOf(c.env, channel.row.id);
+      const page = await series.raw(from, to, MAX_POINTS, false);
+      let points = page.readings.map((r) => ({ ts: r.timestamp, value: r.value }));
+      if (page.more) {
+        const days = await series.aggregate(from, to, "day", "UTC", "auto");
+        points = days.buckets.map((b) => ({ ts: Date.parse(b.start), value: b.avg }));
+      }
+      const analysis = channel.row.analysis === null ? null : (JSON.parse(channel.row.analysis) as ThicknessAnalysis);
+      const svg = chartSvg(`Channel ${channel.row.channelNumber}: ${channel.row.name}`, channel.row.unit, points, analysis);
+      return c.body(svg, 200, { "content-type": "image/svg+xml; charset=utf-8" });
     },
   );
 
