@@ -65,9 +65,8 @@ export function chartSvg(
       `<line class="projection" x1="${x(last.timestamp)}" y1="${y(last.value)}" x2="${x(retirement)}" y2="${y(tmin)}" ` +
         `stroke="#e08000" stroke-dasharray="3 3"/>`,
     );
-    parts.push(
-      `<text x="${x(retirement)}" y="${y(tmin) + 16}" text-anchor="end" fill="#e08000">retirement ${analysis.retirementDate!.slice(0, 10)}</text>`,
-    );
+    const label = `retirement ${analysis.retirementDate!.slice(0, 10)}`;
+    parts.push(`<text x="${x(retirement)}" y="${y(tmin) + 16}" text-anchor="end" fill="#e08000">${label}</text>`);
   }
   if (points.length === 0) parts.push(`<text x="${W / 2}" y="${H / 2}" text-anchor="middle">No readings in this range</text>`);
   parts.push("</svg>");
