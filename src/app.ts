@@ -27,6 +27,7 @@ import { changesApp } from "./changes/routes";
 import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
+import { measurementsApp } from "./measurements/routes";
 import { recordCaller } from "./users/recorder";
 import { jobTokens } from "./dataprocessing/tokens";
 import { monitorJobTokens, monitorWideTokens } from "./monitors/monitor-jobs/tokens";
@@ -147,6 +148,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", searchApp());
   app.route("/", usersApp());
   app.route("/", subscriptionsApp());
+  app.route("/", measurementsApp());
   registerDocs(app);
   return app;
 }

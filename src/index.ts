@@ -25,6 +25,7 @@ export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
 export { JobRunner } from "../durable-objects/job-runner";
 export { SearchIndex } from "../durable-objects/search-index";
+export { ChannelSeries } from "../durable-objects/channel-series";
 
 const app = createApp();
 

@@ -230,18 +230,20 @@ export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promis
   });
 }
 
-/** What keeps an asset: designations, children, files whose access metadata names it. */
+/** What keeps an asset: designations, children, files whose access metadata names it, channels measured on it. */
 const USES_SQL = `SELECT
     (SELECT count(*) FROM designations WHERE asset_id = ?1) AS designations,
     (SELECT count(*) FROM assets WHERE parent_id = ?1) AS children,
-    (SELECT count(*) FROM files WHERE object_id = ?1) AS files`;
+    (SELECT count(*) FROM files WHERE object_id = ?1) AS files,
+    (SELECT count(*) FROM channels WHERE asset_id = ?1) AS channels`;
 
 async function uses(db: Database, id: string): Promise<string[]> {
-  const row = await db.prepare(USES_SQL).bind(id).first<{ designations: number; children: number; files: number }>();
+  const row = await db.prepare(USES_SQL).bind(id).first<{ designations: number; children: number; files: number; channels: number }>();
   const reasons: string[] = [];
   if (row?.designations) reasons.push(`${row.designations} designation(s) of deviations, activities or work items`);
   if (row?.children) reasons.push(`${row.children} child asset(s)`);
   if (row?.files) reasons.push(`${row.files} file(s) whose access metadata names it`);
+  if (row?.channels) reasons.push(`${row.channels} channel(s) measured on it`);
   return reasons;
 }
 

@@ -76,6 +76,10 @@ export const OWN_CHECKS: Record<string, string> = {
   "job_configurations.next_config_id": "the job configuration delete (src/dataprocessing/configs.ts): a chain pointing at it",
   "monitors.model_ref": "deleteModel (src/monitors/models/store.ts)",
   "media_references.media_id": "the media delete (src/media-references/store.ts)",
+  "channels.asset_id": "deleteAsset (src/assets/store.ts): channels measured on it (and the foreign key)",
+  "channels.channel_type_id": "deleteCatalogueEntry (src/measurements/catalogue/store.ts)",
+  "channels.data_origin_id": "deleteCatalogueEntry (src/measurements/catalogue/store.ts)",
+  "channels.availability_id": "deleteCatalogueEntry (src/measurements/catalogue/store.ts)",
 };
 
 const PERSON = "a person (the token's subject or a user id), not a row a delete looks at";
@@ -195,6 +199,9 @@ export const NOT_USAGE: Record<string, string> = {
   "activity_media_references.media_reference_id": LINK,
   "users.client_id": NOT_AN_ID,
   "webhook_subscription_filters.subscription_id": CHILD,
+  "channels.plant_id": "derived from the asset's tree (its plant), which deleteAsset checks through channels.asset_id",
+  "channels.channel_number": NOT_AN_ID,
+  "channel_catalogue.kind": OWN_STATES,
   "webhook_deliveries.subscription_id": CHILD,
   "webhook_deliveries.event_id": HISTORY,
   "webhook_deliveries.entity_id": HISTORY,

@@ -1505,3 +1505,87 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_created_idx").on(t.createdAt),
   ],
 );
+
+/**
+ * Measurements (issue 35): the catalogues the original Signals service named, in one table told apart
+ * by `kind`: channel types (`channelType`, each with the quantity it measures, which fixes the units it
+ * accepts and whether the thickness analysis runs), data origins (`dataOrigin`: manual inspection, a
+ * sensor, a model) and channel availabilities (`channelAvailability`, whether a channel accepts readings).
+ * The built-in rows are the migration's (fixed ids); people add their own.
+ */
+export const channelCatalogue = sqliteTable(
+  "channel_catalogue",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").notNull(),
+    name: text("name").notNull(),
+    /** The name for uniqueness and case-insensitive lookups: NFC, Unicode case-folded (src/pkg/unicode.ts nameKey). */
+    nameKey: text("name_key").notNull(),
+    description: text("description"),
+    /** Channel types: thickness, pressure, temperature, vibration, flow, level or other. */
+    quantity: text("quantity"),
+    /** Channel availabilities: whether a channel with it accepts readings. */
+    acceptsReadings: integer("accepts_readings", { mode: "boolean" }),
+    builtIn: integer("built_in", { mode: "boolean" }).notNull().default(false),
+    ...audit,
+  },
+  (t) => [uniqueIndex("channel_catalogue_name_uq").on(t.kind, t.nameKey), index("channel_catalogue_kind_idx").on(t.kind, t.nameKey)],
+);
+
+/**
+ * Channels (issue 35): a place measured again and again on an asset. Its readings live in its
+ * ChannelSeries Durable Object (durable-objects/channel-series.ts), never here; this row holds what
+ * lists filter and order by: the latest reading, the analysis of a thickness channel (as JSON, with
+ * its next inspection date in a column) and whether one of its controllers' alarms is active.
+ */
+export const channels = sqliteTable(
+  "channels",
+  {
+    id: text("id").primaryKey(),
+    /** The original client's `channelNumber`: a positive integer, unique, numbered by the service. */
+    channelNumber: integer("channel_number").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    assetId: text("asset_id")
+      .notNull()
+      .references(() => assets.id),
+    assetKind: text("asset_kind").notNull(),
+    /** The asset's plant (the asset itself for a plant), for the plant filter. */
+    plantId: text("plant_id"),
+    channelTypeId: text("channel_type_id")
+      .notNull()
+      .references(() => channelCatalogue.id),
+    dataOriginId: text("data_origin_id")
+      .notNull()
+      .references(() => channelCatalogue.id),
+    availabilityId: text("availability_id")
+      .notNull()
+      .references(() => channelCatalogue.id),
+    unit: text("unit").notNull(),
+    nominalThickness: real("nominal_thickness"),
+    minimumThickness: real("minimum_thickness"),
+    /** The longest interval between inspections, in years (API 570/510's maximum); NULL: the setting's default (10). */
+    maxIntervalYears: real("max_interval_years"),
+    controllers: text("controllers").notNull().default("[]"),
+    maxShelveMinutes: integer("max_shelve_minutes").notNull().default(480),
+    /** The latest analysis (JSON), NULL for channels without one. */
+    analysis: text("analysis"),
+    nextInspectionAt: text("next_inspection_at"),
+    /** `normal`, or `alarm` while one of its controllers' alarms is active. */
+    alarmState: text("alarm_state").notNull().default("normal"),
+    readingCount: integer("reading_count").notNull().default(0),
+    lastReadingAt: text("last_reading_at"),
+    lastValue: real("last_value"),
+    /** The series' version the row was last projected from: an older projection never overwrites a newer one. */
+    seriesVersion: integer("series_version").notNull().default(0),
+    ...audit,
+  },
+  (t) => [
+    uniqueIndex("channels_number_uq").on(t.channelNumber),
+    index("channels_asset_idx").on(t.assetId, t.channelNumber),
+    index("channels_plant_idx").on(t.plantId, t.channelNumber),
+    index("channels_type_idx").on(t.channelTypeId, t.channelNumber),
+    index("channels_next_inspection_idx").on(t.nextInspectionAt, t.channelNumber),
+    index("channels_created_idx").on(sql`${t.createdAt} desc`, t.id),
+  ],
+);

@@ -9,7 +9,12 @@ export const ENTITY_KINDS = [
   "alarm",
   "asset",
   "category",
+  "channel",
+  "channelAnalysis",
+  "channelAvailability",
+  "channelType",
   "classification",
+  "dataOrigin",
   "dataType",
   "deviation",
   "deviationType",
@@ -27,6 +32,7 @@ export const ENTITY_KINDS = [
   "monitorJob",
   "outputType",
   "propertyDefinition",
+  "readings",
   "searchIndex",
   "searchQuery",
   "subscription",
@@ -53,4 +59,7 @@ export type EventAction =
   | "commented"
   | "shelved"
   | "unshelved"
-  | "escalated";
+  | "escalated"
+  /** Readings (issue 35): a batch recorded, or one voided. */
+  | "recorded"
+  | "voided";

@@ -1,12 +1,12 @@
 /**
- * The readable numbers of models (MOD-n) and monitors (MON-n): the owner of `counters`. A number is
+ * The readable numbers of models (MOD-n), monitors (MON-n) and channels (their channelNumber): the owner of `counters`. A number is
  * taken with one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING`, which SQLite runs atomically, so
  * it is unique under concurrency; a create that fails after taking its number leaves a gap.
  */
 import type { Database } from "../db/statements";
 
 /** The sequences the area numbers. */
-type Sequence = "model" | "monitor";
+type Sequence = "model" | "monitor" | "channel";
 
 /** The next number of a sequence, atomically (hand-written: the increment is computed in SQL). */
 export async function nextNumber(db: Database, sequence: Sequence): Promise<number> {

@@ -7,8 +7,8 @@
  * it with the route's current version. Any other version stays UnsupportedApiVersion.
  *
  * Only the services of the areas this service implements are listed. Designations (1.1: Categories,
- * Classifications), Signals (1.2: Categories, PropertyDefinitions) and Risks (1.0) are other
- * products; their versions are not accepted on the shared resources.
+ * Classifications) and Risks (1.0) are other products; Signals is served here (issue 35) on its own
+ * resources only: its versions are not accepted on the shared resources (Categories, PropertyDefinitions).
  */
 export interface OriginalService {
   /** The service as the client names it (its package, and the host name part it calls). */
@@ -46,6 +46,12 @@ export const ORIGINAL_SERVICES: readonly OriginalService[] = [
     ],
   },
   { service: "Identity (idsvr)", versions: ["1.0"], resources: ["Users"] },
+  // Its base class sent 1.0 before its resources pinned 1.2 (issue 35); its shared resources stay other products'.
+  {
+    service: "Signals (signals)",
+    versions: ["1.0"],
+    resources: ["Channels", "ChannelTypes", "DataOrigins", "ChannelAvailabilities", "signals"],
+  },
 ];
 
 const byResource = new Map<string, { service: string; version: string }[]>();

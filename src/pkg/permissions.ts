@@ -48,6 +48,12 @@ export const PERMISSIONS = {
   queryReadAll: "query_read_all",
   /** Create saved queries; change and delete the ones you own. */
   queryWrite: "query_write",
+  /** Channels, their readings, analyses and charts, and the catalogues (channel types, data origins, availabilities). */
+  measurementsRead: "measurements_read",
+  /** Create, change and delete channels and the catalogues' own entries. */
+  measurementsWrite: "measurements_write",
+  /** Record and void readings (signals). */
+  readingsWrite: "readings_write",
   /** Read the directory of users (GET /Users, /Users/{id}, /Users/me): who has called the API. */
   usersRead: "users_read",
   /** Read webhook subscriptions and their deliveries (never a subscription's secret). */

@@ -15,6 +15,8 @@ export const API_AREAS = {
   upload: ["1.0"],
   search: ["1.0", "1.1"],
   platform: ["1.0"],
+  /** Measurements (issue 35): the original Signals service's 1.2, as its client sends it. */
+  signals: ["1.2"],
   /** The directory of users (GET /Users), the original identity service's 1.0. */
   identity: ["1.0"],
 } as const satisfies Record<string, readonly string[]>;

@@ -46,12 +46,34 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
     description: "An asset (plant, main system, equipment, organization...).",
   },
   category: { actions: CRUD, path: "/Categories/{id}", permission: PERMISSIONS.propertiesRead, description: "A property category." },
+  channel: {
+    actions: CRUD,
+    path: "/Channels/{id}",
+    permission: PERMISSIONS.measurementsRead,
+    description: "A channel: a place measured again and again on an asset (a thickness location, a pressure, a vibration).",
+  },
+  channelAnalysis: {
+    actions: ["updated"],
+    path: "/Channels/{id}/Analysis",
+    permission: PERMISSIONS.measurementsRead,
+    description:
+      "A thickness channel's analysis changed (a reading recorded or voided): its rates, remaining life, retirement and next " +
+      "inspection dates. The entity id is the channel's.",
+  },
+  channelAvailability: {
+    actions: CRUD,
+    path: "/ChannelAvailabilities/{id}",
+    permission: PERMISSIONS.measurementsRead,
+    description: "A channel availability (whether its channels accept readings).",
+  },
+  channelType: { actions: CRUD, path: "/ChannelTypes/{id}", permission: PERMISSIONS.measurementsRead, description: "A channel type." },
   classification: {
     actions: CRUD,
     path: "/Classifications/{id}",
     permission: PERMISSIONS.propertiesRead,
     description: "A classification.",
   },
+  dataOrigin: { actions: CRUD, path: "/DataOrigins/{id}", permission: PERMISSIONS.measurementsRead, description: "A data origin." },
   dataType: { actions: CRUD, path: "/DataTypes/{id}", permission: PERMISSIONS.filesRead, description: "A data type of uploaded files." },
   deviation: {
     actions: CRUD,
@@ -113,6 +135,14 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
     path: "/PropertyDefinitions/{id}",
     permission: PERMISSIONS.propertiesRead,
     description: "A property definition.",
+  },
+  readings: {
+    actions: ["recorded", "voided"],
+    path: null,
+    permission: PERMISSIONS.measurementsRead,
+    description:
+      "Readings recorded in one request (one event per request, however many readings: the payload names each channel with its " +
+      "count, first and last timestamp and latest value), or one reading voided (with its reason). The entity id is the batch's.",
   },
   searchIndex: { actions: CRUD, path: "/Indices/{id}", permission: PERMISSIONS.indexReadOwned, description: "A search index." },
   searchQuery: { actions: CRUD, path: "/Queries/{id}", permission: PERMISSIONS.queryReadOwned, description: "A saved search query." },

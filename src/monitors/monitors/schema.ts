@@ -74,7 +74,7 @@ const ControllerActionsSchema = z
   })
   .strict()
   .openapi("ControllerActions");
-const ControllerSchema = z
+export const ControllerSchema = z
   .object({
     name: z
       .string()
