@@ -124,8 +124,10 @@ export const channelFields = {
     .default([])
     .openapi({
       description:
-        "Controllers in the monitor's shape, evaluated on each batch of readings. Variables: value (the batch's latest reading), min, " +
-        "max (of the batch) and, for thickness channels, longTermRate, shortTermRate, governingRate, leastSquaresRate, remainingLifeYears.",
+        "Controllers in the monitor's shape, checked and stored. NOT EVALUATED YET: readings do not enter or leave alarms, and " +
+        "alarmState stays normal (docs/decisions.md, 'Measurements'). Variables they may name: value (the batch's latest reading), " +
+        "min, max (of the batch) and, for thickness channels, longTermRate, shortTermRate, governingRate, leastSquaresRate, " +
+        "remainingLifeYears.",
     }),
   maxShelveMinutes: z.number().int().min(1).max(10_080).default(DEFAULT_MAX_SHELVE_MINUTES),
 };
