@@ -2,7 +2,7 @@
  * Issue 20, section 2: an output type's JSON Schema cannot stall the service. Its `pattern`,
  * `patternProperties` and `propertyNames` patterns run on RE2, so the classic catastrophic patterns
  * against 10,000-character outputs (V8 took 12.3 s for `^(a+)+$` at 32 characters, and held every
- * other request of the isolate) are answered right within 100 ms through POST /JobOutputs; what RE2
+ * other request of the isolate) are answered right within 2 s through POST /JobOutputs; what RE2
  * lacks is refused when the output type is saved, naming where in the schema.
  */
 import { env } from "cloudflare:workers";
@@ -13,8 +13,11 @@ import { fastest } from "../support/timing";
 import { createConfig, owner, step } from "./support";
 
 const LENGTH = 10_000;
-/** Generous for a request that does a few D1 statements and one validation; backtracking takes seconds at 30 characters. */
-const WITHIN_MS = 100;
+/**
+ * A stall, not a speed target (docs/benchmarks.md measures speed): backtracking takes 12 s at 32 characters and never
+ * ends at 10,000, while a loaded CI machine has taken 300 ms for the linear answer. 2 s tells the two apart on any machine.
+ */
+const WITHIN_MS = 2_000;
 
 const as = (n: number) => "a".repeat(n);
 
@@ -82,7 +85,7 @@ describe.each(PLACES)("catastrophic patterns in %s at 10,000 characters", (_plac
     for (const [pattern] of CASES) typeIds.push(await createOutputType(schemaWith(pattern)));
   });
 
-  it.each(CASES.map((c, i) => [...c, i] as const))("%s answers within 100 ms (case %#)", async (_pattern, text, matches, i) => {
+  it.each(CASES.map((c, i) => [...c, i] as const))("%s answers within 2 s (case %#)", async (_pattern, text, matches, i) => {
     const { res, ms } = await postOutput(typeIds[i]!, outputWith(text));
     if (matches) {
       expect(res.status, res.text).toBe(201);
@@ -95,7 +98,7 @@ describe.each(PLACES)("catastrophic patterns in %s at 10,000 characters", (_plac
 });
 
 describe("formats that ran user-controlled text on the backtracking engine", () => {
-  it("format url: a long host that ends badly is refused within 100 ms; a real URL passes", async () => {
+  it("format url: a long host that ends badly is refused within 2 s; a real URL passes", async () => {
     const typeId = await createOutputType({ type: "string", format: "url" });
     const bad = await postOutput(typeId, "http://" + as(LENGTH - 8) + "!");
     expect(bad.res.status).toBe(400);

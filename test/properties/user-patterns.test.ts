@@ -1,7 +1,7 @@
 /**
  * Issue 20, section 2: a property definition's regex cannot stall the service. The classic
  * catastrophic patterns run against 10,000-character values (the longest text value) through the
- * real routes: each answer is right and takes well under 100 ms (V8's backtracking engine needs
+ * real routes: each answer is right and takes well under 2 s (V8's backtracking engine needs
  * seconds at 30 characters and longer than anyone waits at 10,000). What RE2 lacks is refused when
  * the definition is saved, naming the field and the construct.
  */
@@ -12,8 +12,11 @@ import { createPropertyDefinition, entityTypeWith, propertyDefinitionBody } from
 
 /** Length of the values: LIMITS.textValueLength, the longest text a property takes. */
 const LENGTH = 10_000;
-/** Generous for a request that does one D1 read and one match; backtracking takes seconds at 30 characters. */
-const WITHIN_MS = 100;
+/**
+ * A stall, not a speed target: backtracking takes seconds at 30 characters and never ends at 10,000; a loaded machine
+ * took 300 ms for the linear answer.
+ */
+const WITHIN_MS = 2_000;
 
 const as = (n: number) => "a".repeat(n);
 
@@ -51,7 +54,7 @@ describe("catastrophic patterns at 10,000 characters", () => {
     await call("/PropertyDefinitions/DryRun", { method: "POST", body: { entityTypeId, properties: [] } });
   });
 
-  it.each(CASES.map((c, i) => [...c, i] as const))("DryRun: %s answers within 100 ms (case %#)", async (_pattern, value, matches, i) => {
+  it.each(CASES.map((c, i) => [...c, i] as const))("DryRun: %s answers within 2 s (case %#)", async (_pattern, value, matches, i) => {
     const { result: res, ms } = await timed(() =>
       call("/PropertyDefinitions/DryRun", { method: "POST", body: { entityTypeId, properties: [{ name: names[i]!, value }] } }),
     );
@@ -66,7 +69,7 @@ describe("catastrophic patterns at 10,000 characters", () => {
   });
 
   it.each(CASES.map((c, i) => [...c, i] as const))(
-    "POST /WorkItems: %s answers within 100 ms (case %#)",
+    "POST /WorkItems: %s answers within 2 s (case %#)",
     async (_pattern, value, matches, i) => {
       const body = { displayName: `Pattern ${i}`, typeId: entityTypeId, properties: [{ name: names[i]!, value }] };
       const { result: res, ms } = await timed(() => call("/WorkItems", { method: "POST", body }));
@@ -81,7 +84,7 @@ describe("catastrophic patterns at 10,000 characters", () => {
     },
   );
 
-  it("checks a default value against the regex when the definition is saved, within 100 ms", async () => {
+  it("checks a default value against the regex when the definition is saved, within 2 s", async () => {
     const body = propertyDefinitionBody({ regex: "^(a|a)+$", defaultValue: as(LENGTH - 1) + "!" });
     const { result: res, ms } = await timed(() => call("/PropertyDefinitions", { method: "POST", body }));
     expect(res.status).toBe(400);

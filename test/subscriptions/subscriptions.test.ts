@@ -194,7 +194,9 @@ describe("/Subscriptions", () => {
     const res = await call("/Subscriptions/EventTypes");
     expect(res.status).toBe(200);
     const alarm = res.body.find((k: { entityKind: string }) => k.entityKind === "alarm");
-    expect(alarm).toMatchObject({ actions: ["entered", "left"], eventTypes: ["alarm.entered", "alarm.left"], permission: "monitors_read" });
+    // Entered and left by the loop (issue 25); worked by people and the clock (issue 33).
+    const actions = ["entered", "left", "acknowledged", "assigned", "unassigned", "commented", "shelved", "unshelved", "escalated"];
+    expect(alarm).toMatchObject({ actions, eventTypes: actions.map((a) => `alarm.${a}`), permission: "monitors_read" });
     expect(res.body.find((k: { entityKind: string }) => k.entityKind === "deviation").eventTypes).toContain("deviation.created");
   });
 });
