@@ -1,0 +1,209 @@
+/**
+ * The audit trail's tables (issue 34; docs/decisions.md, "The audit trail"): the one module that
+ * writes audit_records, audit_seals, audit_segments and audit_archived_entities. The outbox builders
+ * (src/events/outbox.ts) compose {@link auditRecordStatement} and {@link auditForRowsStatement}, so every
+ * event is written with its audit record, in the same batch and under the same guard; the cron's
+ * sealing (./chain.ts) and archiving (./archive.ts) compose the others.
+ *
+ * A record holds the entity's state after the change (the event's payload, redacted as webhooks
+ * redact it) and before it: the `after` of the entity's previous record, read inside the insert (in
+ * D1, or of its last archived record), so a write pays no extra read for it.
+ */
+import type { Database } from "../db/statements";
+import type { EntityKind, EventAction } from "../events/kinds";
+import { redact } from "../subscriptions/payload";
+
+/** Who made a change: a person's token, a machine client's token, or the service itself. */
+export type ActorType = "user" | "client" | "service";
+
+/** What an audit record carries besides the event: who, why, under which request. */
+export interface AuditContext {
+  now: string;
+  actorId: string | null;
+  actorName?: string | null;
+  /** Absent: a request's user when it names an actor, else the service. */
+  actorType?: ActorType;
+  /** Work of the service: what it was doing (`monitoring loop`, `alarm timers`...). */
+  cause?: string | null;
+  requestId: string | null;
+  /** The caller's Audit-Reason header. */
+  reason?: string | null;
+}
+
+/**
+ * Where a kind's rows (and their ETag tokens) live: the version after a change is read from the
+ * row, in the same batch, right after the change wrote it.
+ */
+const ETAG_TABLES: Partial<Record<EntityKind, string>> = {
+  activity: "activities",
+  activityTemplate: "activity_templates",
+  activityType: "activity_types",
+  alarm: "monitor_alarms",
+  asset: "assets",
+  category: "categories",
+  classification: "classifications",
+  dataType: "data_types",
+  deviation: "deviations",
+  entityType: "entity_types",
+  file: "files",
+  job: "jobs",
+  jobOutput: "job_outputs",
+  jobConfiguration: "job_configurations",
+  media: "medias",
+  mediaReference: "media_references",
+  model: "models",
+  modelDefinition: "model_definitions",
+  monitor: "monitors",
+  outputType: "output_types",
+  propertyDefinition: "property_definitions",
+  searchIndex: "search_indices",
+  searchQuery: "search_queries",
+  subscription: "webhook_subscriptions",
+  userStatus: "user_statuses",
+  workItem: "work_items",
+  workTemplate: "work_templates",
+};
+
+const INSERT_RECORD =
+  "INSERT INTO audit_records (event_id, occurred_at, entity_kind, entity_id, action, etag, actor_type, actor_id, actor_name, " +
+  "cause, request_id, reason, before, after)";
+
+/**
+ * The entity's latest recorded state, SQL over the entity's kind and id expressions: its newest
+ * record in D1, or when its records have all been archived, the last state the archive kept.
+ */
+const beforeOf = (kind: string, id: string) =>
+  `(SELECT s FROM (SELECT after AS s, seq FROM audit_records WHERE entity_kind = ${kind} AND entity_id = ${id} ` +
+  `UNION ALL SELECT last_after, last_seq FROM audit_archived_entities WHERE entity_kind = ${kind} AND entity_id = ${id}) ` +
+  "ORDER BY seq DESC LIMIT 1)";
+
+const etagOf = (kind: EntityKind, action: EventAction, id: string) => {
+  const table = ETAG_TABLES[kind];
+  return action === "deleted" || !table ? "NULL" : `(SELECT etag FROM ${table} WHERE id = ${id} LIMIT 1)`;
+};
+
+/**
+ * The state after, SQL: none after a deletion; a payload that names only what changed (`partial`)
+ * merged into the state before (RFC 7396, SQLite's json_patch); else the payload as it is.
+ */
+const afterOf = (action: EventAction, partial: boolean, payload: string, before: string) =>
+  action === "deleted" ? "NULL" : partial ? `json_patch(coalesce(${before}, '{}'), ${payload})` : payload;
+
+export const actorTypeOf = (ctx: AuditContext): ActorType => ctx.actorType ?? (ctx.actorId ? "user" : "service");
+
+/** The redacted JSON of a state: run option values, tokens, secrets never reach the trail. */
+export const auditState = (payload: unknown): string => JSON.stringify(redact(payload ?? null));
+
+export interface AuditedEvent {
+  entityKind: EntityKind;
+  entityId: string;
+  action: EventAction;
+  payload: unknown;
+  /** The payload names only what changed (merged into the state before); default: it is the whole state. */
+  partial?: boolean;
+}
+
+/**
+ * The audit record of one event, to follow its outbox insert in the batch. `guarded`: written only
+ * when the event was (its outbox row `eventId` exists), so a guarded change that did not happen leaves
+ * neither. `etag`: the version after, when the caller knows it (a guarded update's fresh token).
+ */
+export function auditRecordStatement(
+  db: Database,
+  ctx: AuditContext,
+  eventId: string,
+  event: AuditedEvent,
+  options: { guarded: boolean; etag?: string },
+): D1PreparedStatement {
+  const deleted = event.action === "deleted";
+  const values: unknown[] = [
+    eventId,
+    ctx.now,
+    event.entityKind,
+    event.entityId,
+    event.action,
+    actorTypeOf(ctx),
+    ctx.actorId,
+    ctx.actorName ?? null,
+    ctx.cause ?? null,
+    ctx.requestId,
+    ctx.reason ?? null,
+  ];
+  // D1 refuses a bound value its SQL does not use: a deletion binds neither a state nor a version.
+  const param = (value: unknown) => `?${values.push(value)}`;
+  const after = deleted ? "NULL" : afterOf(event.action, event.partial === true, param(auditState(event.payload)), "b.s");
+  const etag = deleted ? "NULL" : options.etag !== undefined ? param(options.etag) : etagOf(event.entityKind, event.action, "?4");
+  const sql =
+    `${INSERT_RECORD} SELECT ?1, ?2, ?3, ?4, ?5, ${etag}, ?6, ?7, ?8, ?9, ?10, ?11, b.s, ${after} ` +
+    `FROM (SELECT ${beforeOf("?3", "?4")} AS s) b` +
+    (options.guarded ? " WHERE EXISTS (SELECT 1 FROM outbox WHERE id = ?1)" : "");
+  return db.prepare(sql).bind(...values);
+}
+
+/**
+ * The audit records of the events an outbox insert wrote for the rows `rows` selects (its owner's
+ * trusted SQL yielding `entity_id` and `payload`, binding ?1...?n), each event id `eventIdPrefix:entity_id`.
+ * Written only for the events that were (their outbox rows exist). The payloads come from the owner's
+ * columns in SQL, so they are what the owner chose to publish: no run options nor secrets are among them.
+ */
+export function auditForRowsStatement(
+  db: Database,
+  ctx: AuditContext,
+  eventIdPrefix: string,
+  event: { entityKind: EntityKind; action: EventAction },
+  rows: { sql: string; bindings: readonly unknown[] },
+): D1PreparedStatement {
+  const n = rows.bindings.length;
+  const p = (i: number) => `?${n + i}`;
+  const before = beforeOf(p(2), "r.entity_id");
+  return db
+    .prepare(
+      `${INSERT_RECORD} SELECT ${p(1)} || ':' || r.entity_id, ${p(3)}, ${p(2)}, r.entity_id, ${p(4)}, ` +
+        `${etagOf(event.entityKind, event.action, "r.entity_id")}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ` +
+        `${before}, ${afterOf(event.action, false, "r.payload", "")} FROM (${rows.sql}) r ` +
+        `WHERE EXISTS (SELECT 1 FROM outbox WHERE id = ${p(1)} || ':' || r.entity_id)`,
+    )
+    .bind(
+      ...rows.bindings,
+      eventIdPrefix,
+      event.entityKind,
+      ctx.now,
+      event.action,
+      actorTypeOf(ctx),
+      ctx.actorId,
+      ctx.actorName ?? null,
+      ctx.cause ?? null,
+      ctx.requestId,
+      ctx.reason ?? null,
+    );
+}
+
+/**
+ * The audit records of many events written by one outbox statement (`events`: JSON rows with `id`,
+ * `kind`, `entity`, `action`, `state` (the redacted state, null after a deletion) and `partial`).
+ * Each is written when its outbox row exists. Within one such statement no record sees another as
+ * its before (SQLite reads the statement's SELECT before it inserts): the builders never carry two
+ * events of one entity in one statement.
+ */
+export function auditManyStatement(db: Database, ctx: AuditContext, json: string): D1PreparedStatement {
+  const kind = "json_extract(value, '$.kind')";
+  const id = "json_extract(value, '$.entity')";
+  const before = beforeOf(kind, id);
+  const state = "json_extract(value, '$.state')";
+  return db
+    .prepare(
+      `${INSERT_RECORD} SELECT json_extract(value, '$.id'), ?2, ${kind}, ${id}, json_extract(value, '$.action'), ` +
+        `CASE WHEN json_extract(value, '$.action') = 'deleted' THEN NULL ELSE ${etagCase(kind, id)} END, ` +
+        `?3, ?4, ?5, ?6, ?7, ?8, ${before}, ` +
+        `CASE WHEN json_extract(value, '$.action') = 'deleted' THEN NULL WHEN json_extract(value, '$.partial') THEN ` +
+        `json_patch(coalesce(${before}, '{}'), ${state}) ELSE ${state} END ` +
+        "FROM json_each(?1) WHERE EXISTS (SELECT 1 FROM outbox WHERE id = json_extract(value, '$.id'))",
+    )
+    .bind(json, ctx.now, actorTypeOf(ctx), ctx.actorId, ctx.actorName ?? null, ctx.cause ?? null, ctx.requestId, ctx.reason ?? null);
+}
+
+/** The ETag token of a row whose kind is only known in SQL. */
+function etagCase(kind: string, id: string): string {
+  const arms = Object.entries(ETAG_TABLES).map(([k, table]) => `WHEN '${k}' THEN (SELECT etag FROM ${table} WHERE id = ${id} LIMIT 1)`);
+  return `CASE ${kind} ${arms.join(" ")} ELSE NULL END`;
+}
