@@ -9,7 +9,8 @@
  * redact it) and before it: the `after` of the entity's previous record, read inside the insert (in
  * D1, or of its last archived record), so a write pays no extra read for it.
  */
-import type { Database } from "../db/statements";
+import { auditSegments } from "../db/schema";
+import { jsonChunks, tableStatements, type Database } from "../db/statements";
 import type { EntityKind, EventAction } from "../events/kinds";
 import { redact } from "../subscriptions/payload";
 
@@ -206,4 +207,67 @@ export function auditManyStatement(db: Database, ctx: AuditContext, json: string
 function etagCase(kind: string, id: string): string {
   const arms = Object.entries(ETAG_TABLES).map(([k, table]) => `WHEN '${k}' THEN (SELECT etag FROM ${table} WHERE id = ${id} LIMIT 1)`);
   return `CASE ${kind} ${arms.join(" ")} ELSE NULL END`;
+}
+
+/** The seals of records, in order (src/audit/chain.ts computed them); a seal already there stays. */
+export function sealStatements(db: Database, seals: readonly { seq: number; prevHash: string; hash: string }[], now: string) {
+  return jsonChunks(seals).map((json) =>
+    db
+      .prepare(
+        "INSERT OR IGNORE INTO audit_seals (seq, prev_hash, hash, sealed_at) SELECT json_extract(value, '$.seq'), " +
+          "json_extract(value, '$.prevHash'), json_extract(value, '$.hash'), ?2 FROM json_each(?1)",
+      )
+      .bind(json, now),
+  );
+}
+
+/** What the index of the archive keeps of one segment (its records are in R2 under `objectKey`). */
+export interface SegmentValues {
+  firstSeq: number;
+  lastSeq: number;
+  day: string;
+  records: number;
+  firstAt: string;
+  lastAt: string;
+  prevHash: string;
+  firstHash: string;
+  lastHash: string;
+  objectKey: string;
+  bytes: number;
+  archivedAt: string;
+}
+
+const segmentTable = tableStatements(auditSegments);
+
+/**
+ * Moves the records `firstSeq`...`lastSeq` out of D1 once their segment is in R2: the segment's index
+ * row, each archived entity's segment and last state (the `before` of its next change), then the
+ * records and their seals. One batch: D1 never holds both, nor neither.
+ */
+export function archiveSegmentStatements(db: Database, segment: SegmentValues): D1PreparedStatement[] {
+  return [
+    segmentTable.insert(db, segment),
+    db
+      .prepare(
+        "INSERT OR REPLACE INTO audit_archived_entities (entity_kind, entity_id, first_seq, last_seq, last_after) " +
+          "SELECT r.entity_kind, r.entity_id, ?1, max(r.seq), (SELECT l.after FROM audit_records l WHERE l.entity_kind = r.entity_kind " +
+          "AND l.entity_id = r.entity_id AND l.seq BETWEEN ?1 AND ?2 ORDER BY l.seq DESC LIMIT 1) " +
+          "FROM audit_records r WHERE r.seq BETWEEN ?1 AND ?2 GROUP BY r.entity_kind, r.entity_id",
+      )
+      .bind(segment.firstSeq, segment.lastSeq),
+    db.prepare("DELETE FROM audit_records WHERE seq BETWEEN ?1 AND ?2").bind(segment.firstSeq, segment.lastSeq),
+    db.prepare("DELETE FROM audit_seals WHERE seq BETWEEN ?1 AND ?2").bind(segment.firstSeq, segment.lastSeq),
+  ];
+}
+
+/** Forgets a segment past the archive's life (its object removed from R2 first). */
+export function expireSegmentStatements(db: Database, firstSeq: number): D1PreparedStatement[] {
+  return [db.prepare("DELETE FROM audit_archived_entities WHERE first_seq = ?1").bind(firstSeq), segmentTable.delete(db, { firstSeq })];
+}
+
+/** Whether an entity of a kind with a table of its own exists now (its history may predate the trail). */
+export async function entityExists(db: Database, kind: EntityKind, id: string): Promise<boolean> {
+  const table = ETAG_TABLES[kind];
+  if (!table) return false;
+  return (await db.prepare(`SELECT 1 AS found FROM ${table} WHERE id = ?1 LIMIT 1`).bind(id).first()) !== null;
 }

@@ -41,16 +41,19 @@ export type EntityKind = (typeof ENTITY_KINDS)[number];
  * What happened to the entity; alarms are `entered` and `left` (issue 25), and worked (issue 33):
  * `acknowledged`, `assigned`, `unassigned`, `commented`, `shelved`, `unshelved`, `escalated`.
  */
-export type EventAction =
-  | "created"
-  | "updated"
-  | "deleted"
-  | "entered"
-  | "left"
-  | "acknowledged"
-  | "assigned"
-  | "unassigned"
-  | "commented"
-  | "shelved"
-  | "unshelved"
-  | "escalated";
+export const EVENT_ACTIONS = [
+  "created",
+  "updated",
+  "deleted",
+  "entered",
+  "left",
+  "acknowledged",
+  "assigned",
+  "unassigned",
+  "commented",
+  "shelved",
+  "unshelved",
+  "escalated",
+] as const;
+
+export type EventAction = (typeof EVENT_ACTIONS)[number];
