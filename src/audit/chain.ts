@@ -44,7 +44,8 @@ export interface SealedRow extends AuditRow {
 }
 
 export const AUDIT_COLUMNS =
-  "seq, event_id, occurred_at, entity_kind, entity_id, action, etag, actor_type, actor_id, actor_name, cause, request_id, reason, before, after";
+  "seq, event_id, occurred_at, entity_kind, entity_id, action, etag, actor_type, actor_id, actor_name, cause, request_id, " +
+  "reason, before, after";
 
 /** The canonical form of a record, what its hash covers (with the hash before it). */
 export function canonicalRecord(row: AuditRow): string {
