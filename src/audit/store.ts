@@ -90,6 +90,18 @@ const etagOf = (kind: EntityKind, action: EventAction, id: string) => {
 const afterOf = (action: EventAction, partial: boolean, payload: string, before: string) =>
   action === "deleted" ? "NULL" : partial ? `json_patch(coalesce(${before}, '{}'), ${payload})` : payload;
 
+const FIELD = /^[A-Za-z][A-Za-z0-9]*$/;
+
+/** The state before (`b.s`) with an id added to or removed from one of its lists, SQL. */
+function linkedAfter(link: { field: string; linked: boolean }, id: string): string {
+  if (!FIELD.test(link.field)) throw new Error(`not a field name: ${link.field}`);
+  const path = `'$.${link.field}'`;
+  return (
+    `json_set(coalesce(b.s, '{}'), ${path}, json((SELECT json_group_array(v) FROM (SELECT value AS v FROM ` +
+    `json_each(coalesce(b.s, '{}'), ${path}) WHERE value <> ${id}${link.linked ? ` UNION ALL SELECT ${id}` : ""}))))`
+  );
+}
+
 export const actorTypeOf = (ctx: AuditContext): ActorType => ctx.actorType ?? (ctx.actorId ? "user" : "service");
 
 /** The redacted JSON of a state: run option values, tokens, secrets never reach the trail. */
@@ -102,6 +114,11 @@ export interface AuditedEvent {
   payload: unknown;
   /** The payload names only what changed (merged into the state before); default: it is the whole state. */
   partial?: boolean;
+  /**
+   * A link or unlink: the state after is the state before with `id` added to (or removed from) its
+   * list `field` (e.g. a deviation's `workItemIds`); the payload, which names the link, is not a state.
+   */
+  link?: { field: string; id: string; linked: boolean };
 }
 
 /**
@@ -132,7 +149,11 @@ export function auditRecordStatement(
   ];
   // D1 refuses a bound value its SQL does not use: a deletion binds neither a state nor a version.
   const param = (value: unknown) => `?${values.push(value)}`;
-  const after = deleted ? "NULL" : afterOf(event.action, event.partial === true, param(auditState(event.payload)), "b.s");
+  const after = deleted
+    ? "NULL"
+    : event.link
+      ? linkedAfter(event.link, param(event.link.id))
+      : afterOf(event.action, event.partial === true, param(auditState(event.payload)), "b.s");
   const etag = deleted ? "NULL" : options.etag !== undefined ? param(options.etag) : etagOf(event.entityKind, event.action, "?4");
   const sql =
     `${INSERT_RECORD} SELECT ?1, ?2, ?3, ?4, ?5, ${etag}, ?6, ?7, ?8, ?9, ?10, ?11, b.s, ${after} ` +

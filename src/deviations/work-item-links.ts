@@ -107,13 +107,25 @@ function followUps(ctx: WriteContext, deviationId: string, workItemId: string, l
     ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: DEVIATION_KIND, entityId: deviationId, action: "updated", payload },
+      {
+        entityKind: DEVIATION_KIND,
+        entityId: deviationId,
+        action: "updated",
+        payload,
+        link: { field: "workItemIds", id: workItemId, linked },
+      },
       "previousChanged",
     ),
     ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: WORK_ITEM_KIND, entityId: workItemId, action: "updated", payload },
+      {
+        entityKind: WORK_ITEM_KIND,
+        entityId: workItemId,
+        action: "updated",
+        payload,
+        link: { field: "deviationIds", id: deviationId, linked },
+      },
       "previousChanged",
     ),
     newDeviationVersionIfChangedStatement(ctx.db, deviationId),

@@ -45,6 +45,8 @@ export interface EventInput {
   partial?: boolean;
   /** The entity's ETag after the change, when the writer knows it (else the audit trail reads the row's token). */
   etag?: string;
+  /** A link or unlink of another entity: what the audit trail records as the change of its list (src/audit/store.ts). */
+  link?: { field: string; id: string; linked: boolean };
 }
 
 /**

@@ -154,7 +154,13 @@ export async function updateMediaReference(
       ...guardedOutboxStatements(
         ctx.db,
         ctx,
-        { entityKind: MEDIA_REFERENCE_KIND, entityId: input.id, action: "updated", payload: { id: input.id, mediaId: input.mediaId } },
+        {
+          entityKind: MEDIA_REFERENCE_KIND,
+          entityId: input.id,
+          action: "updated",
+          payload: { id: input.id, mediaId: input.mediaId },
+          partial: true,
+        },
         { table: "media_references", etag },
       ),
     ]);
@@ -228,7 +234,13 @@ export async function linkMediaReference(
       ...guardedOutboxStatements(
         ctx.db,
         ctx,
-        { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceLinked: referenceId } },
+        {
+          entityKind: "activity",
+          entityId: activityId,
+          action: "updated",
+          payload: { mediaReferenceLinked: referenceId },
+          link: { field: "mediaReferenceIds", id: referenceId, linked: true },
+        },
         "previousChanged",
       ),
     ]);
@@ -248,7 +260,13 @@ export async function unlinkMediaReference(ctx: WriteContext, activityId: string
     ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceUnlinked: referenceId } },
+      {
+        entityKind: "activity",
+        entityId: activityId,
+        action: "updated",
+        payload: { mediaReferenceUnlinked: referenceId },
+        link: { field: "mediaReferenceIds", id: referenceId, linked: false },
+      },
       "previousChanged",
     ),
   ]);

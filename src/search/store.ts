@@ -220,7 +220,7 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
     ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: INDEX_KIND, entityId: current.id, action: "updated", payload: { id: current.id, name: update.name } },
+      { entityKind: INDEX_KIND, entityId: current.id, action: "updated", payload: { id: current.id, name: update.name }, partial: true },
       { table: "search_indices", etag },
     ),
   ];

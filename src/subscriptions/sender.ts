@@ -183,7 +183,13 @@ async function disableSubscription(env: Bindings, id: string, reason: string, no
     ...guardedOutboxStatements(
       env.DB,
       event,
-      { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "updated", payload: { id, enabled: false, disabledReason: reason } },
+      {
+        entityKind: SUBSCRIPTION_KIND,
+        entityId: id,
+        action: "updated",
+        payload: { id, enabled: false, disabledReason: reason },
+        partial: true,
+      },
       { table: "webhook_subscriptions", etag },
     ),
   ]);

@@ -46,6 +46,8 @@ const WITHOUT_IF_MATCH: Record<string, string> = {
 
 /** Functions (`file#function`) that write a resource's row without an event, and why. */
 const WITHOUT_EVENT: Record<string, string> = {
+  "src/audit/archive.ts#archiveOneSegment":
+    "moves sealed audit records to the R2 archive (their `etag` column is the audited entity's, not a version of their own)",
   "src/search/store.ts#markSyncStarted":
     "synchronisation bookkeeping of an index (status, times), written by the index's own object, not a change a client made",
   "src/search/store.ts#finishSync": "synchronisation bookkeeping of an index (status, counts, times)",

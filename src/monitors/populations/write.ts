@@ -70,7 +70,7 @@ async function commitOwnerVersion(
         ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: owner.kind, entityId: owner.id, action: "updated", payload: { id: owner.id, ...event } },
+          { entityKind: owner.kind, entityId: owner.id, action: "updated", payload: { id: owner.id, ...event }, partial: true },
           { table, etag },
         ),
       ],
