@@ -10,6 +10,7 @@ import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchCredentials } from "./lib/auth.mjs";
+import { auditSummary, runAuditSection } from "./lib/audit.mjs";
 import { buildEngineWorker, buildWorkerBundle } from "./lib/build.mjs";
 import { ownWorkerdCpuSeconds } from "./lib/cpu.mjs";
 import { applyMigrations, seedBenchDefinitions, seedBenchEntities } from "./lib/db.mjs";
@@ -54,7 +55,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // monitor read section (bench/lib/monitors.mjs); `--only formats` every image format at 12 and 48 MP
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
 // `--only lists` every list's filters at 10,000 and 100,000 rows (bench/lib/lists.mjs, issue 22);
-// `--only sandbox` request latency while hostile index libraries run (bench/lib/sandbox.mjs, issue 32).
+// `--only sandbox` request latency while hostile index libraries run (bench/lib/sandbox.mjs, issue 32);
+// `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -218,6 +220,7 @@ const SECTIONS = {
   search: withResults("search", async () => runSearchSection(await bundleSection())),
   sandbox: withResults("sandbox", async () => runSandboxSection(await bundleSection()), sandboxSummary),
   lists: withResults("lists", async () => runListsSection(await bundleSection()), listsSummary),
+  audit: withResults("audit", async () => runAuditSection(await bundleSection()), auditSummary),
   reads: withResults(
     "reads",
     async () => runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step }),

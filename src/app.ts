@@ -24,6 +24,7 @@ import { workManagementApp } from "./work/routes";
 import { dataProcessingApp } from "./dataprocessing/routes";
 import { monitoringApp } from "./monitors/routes";
 import { changesApp } from "./changes/routes";
+import { auditApp } from "./audit/routes";
 import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
@@ -145,6 +146,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", dataProcessingApp());
   app.route("/", monitoringApp());
   app.route("/", changesApp());
+  app.route("/", auditApp());
   app.route("/", searchApp());
   app.route("/", usersApp());
   app.route("/", subscriptionsApp());

@@ -115,6 +115,10 @@ const ConfigSchema = z.object({
   MAX_REQUESTS_IN_FLIGHT: wholeNumber(256, 1, 100_000),
   /** Upload bodies (past MAX_BODY_BYTES, or of unknown length) one isolate receives at once (more: 503 with Retry-After). */
   MAX_LARGE_BODIES_IN_FLIGHT: wholeNumber(3, 1, 1000),
+  /** Days the audit trail keeps its records in D1 before the cron moves them to R2 (AUDIT_ARCHIVE). */
+  AUDIT_RETENTION_DAYS: wholeNumber(90, 1, 3650),
+  /** Days an archived segment of the audit trail is kept in R2 (10 years by default) before the cron removes it. */
+  AUDIT_ARCHIVE_DAYS: wholeNumber(3650, 1, 36_500),
   /** Most fields a custom index's mapping may have (spec 8). */
   SEARCH_MAX_FIELDS: wholeNumber(5000, 1, 100_000),
   /** Time limit of one run of a custom index's library, ms. */

@@ -18,6 +18,8 @@ import { triggerMonitors } from "./monitors/triggers";
 import { alarmTimersKind } from "./monitors/alarms/timers";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
 import { runNameKeyBackfill } from "./pkg/name-keys";
+import { sealAuditTrail } from "./audit/chain";
+import { archiveAuditTrail } from "./audit/archive";
 import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
 import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
 
@@ -65,6 +67,8 @@ export default {
       // A one-off step (migration 0015): a single read per isolate once it is done.
       ["nameKeyBackfill", () => runNameKeyBackfill(env, log, now)],
       ["sweepWebhookDeliveries", () => sweepDeliveries(env, now, log)],
+      // The audit trail: seal what was written since the last run, then move a few old days to R2 (each bounded).
+      ["auditTrail", () => sealAuditTrail(env, log).then(() => archiveAuditTrail(env, now, log))],
     ];
     // One failing job must not starve the others; each is retried on the next minute.
     const runs = jobs.map(([name, job]) => job().catch((error) => log.error("scheduled job failed", { job: name, ...errorFields(error) })));

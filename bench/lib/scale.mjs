@@ -39,14 +39,14 @@ const SEARCH_INDICES = {
 const GB = 1e9;
 const here = dirname(fileURLToPath(import.meta.url));
 
-function dbstat(file) {
+export function dbstat(file) {
   const out = spawnSync("python3", [join(here, "scale-dbstat.py"), file], { encoding: "utf8" });
   if (out.status !== 0) throw new Error(`dbstat of ${file} failed (python3 with sqlite3 is needed): ${out.stderr}`);
   return JSON.parse(out.stdout);
 }
 
 /** The SQLite files under `dir` (Miniflare keeps each D1 database and Durable Object in one). */
-function sqliteFiles(dir) {
+export function sqliteFiles(dir) {
   return readdirSync(dir, { recursive: true })
     .map((f) => join(dir, String(f)))
     .filter((f) => f.endsWith(".sqlite") && statSync(f).isFile());

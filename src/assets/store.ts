@@ -5,7 +5,7 @@
 import { tableStatements, type Database, type Insert } from "../db/statements";
 import { assets } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import {
@@ -177,7 +177,7 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
         updatedAt: ctx.now,
         createdBy: ctx.actorId,
       }),
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value, etag: created.etag }),
     ],
     input.name,
   );
@@ -216,10 +216,10 @@ export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promis
         ctx.db
           .prepare("UPDATE assets SET name = ?1, name_key = ?7, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
           .bind(input.name, metadata, etag, ctx.now, current.id, current.etag, nameKey(input.name)),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value },
+          { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value, etag: updated.etag },
           { table: "assets", etag },
         ),
       ],
@@ -268,7 +268,7 @@ export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> 
           current.id,
         ),
         ctx.db.prepare("DELETE FROM assets WHERE id = ?1 AND etag = ?2").bind(current.id, current.etag),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: KIND, entityId: current.id, action: "deleted", payload: null },

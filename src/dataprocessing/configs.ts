@@ -7,7 +7,7 @@ import { tableStatements, type Database, type Insert } from "../db/statements";
 import { jobConfigurations } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
-import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
+import { outboxStatements, guardedOutboxStatements } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
 import { assertStatement, conflict, isAssertionFailure, newEtagToken, runBatch, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
@@ -375,7 +375,7 @@ export async function createConfig(
         createdBy: ctx.actorId,
       }),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, resolved.rule, new Date(ctx.now)),
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: eventPayload(id, input, resolved) }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: eventPayload(id, input, resolved) }),
     ],
     () => nameTaken(input.name),
   );
@@ -402,7 +402,7 @@ export async function updateConfig(ctx: WriteContext, env: Bindings, input: JobC
           { id: input.id, etag: current.etag },
         ),
         scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, input.id, resolved.rule, new Date(ctx.now)),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(input.id, input, resolved) },
@@ -437,7 +437,7 @@ export async function deleteConfig(ctx: WriteContext, id: string): Promise<void>
         )
         .bind(id, current.etag),
       scheduleStatement(ctx.db, JOB_CONFIG_SCHEDULE_KIND, id, null, new Date(ctx.now)),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1)
       throw new ApiError("Conflict", "The job configuration changed while it was being deleted; read it again.");

@@ -6,7 +6,7 @@
 import { tableStatements, type Database } from "../db/statements";
 import { jobs } from "../db/schema";
 import type { Bindings } from "../env";
-import { outboxForRowsStatement, outboxStatement, serviceEventContext } from "../events/outbox";
+import { outboxForRowsStatements, outboxStatements, serviceEventContext, type EventContext } from "../events/outbox";
 import { isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
 import type { RunnableConfig } from "./contract";
@@ -60,6 +60,12 @@ const jobTable = tableStatements(jobs);
 
 /** The outbox entity kind of jobs. */
 const JOB_KIND = "job";
+
+/** Who changed a job's status: the person who cancelled it, else the service running it. */
+const jobChangeContext = (now: string, cancelledById: string | null, cancelledByName: string | null): EventContext =>
+  cancelledById === null
+    ? serviceEventContext("job runner", now)
+    : { ...serviceEventContext("job runner", now), actorId: cancelledById, actorName: cancelledByName, actorType: "user", cause: null };
 
 export const ACTIVE_STATUSES: readonly JobStatus[] = ["Started", "InProgress"];
 export const groupName = (jobId: string) => `containergroup-${jobId}`;
@@ -178,7 +184,7 @@ export async function createChain(
         createdBy: ctx.actorId,
       }),
       // The event names the job, never its options.
-      outboxStatement(ctx.db, ctx, {
+      ...outboxStatements(ctx.db, ctx, {
         entityKind: JOB_KIND,
         entityId: id,
         action: "created",
@@ -246,9 +252,9 @@ export async function updateActiveJob(
   if (changes.status === undefined) return (await update.run()).meta.changes === 1;
   const [result] = await db.batch([
     update,
-    outboxForRowsStatement(
+    ...outboxForRowsStatements(
       db,
-      { ...serviceEventContext(now), actorId: changes.cancelled_by_id ?? null },
+      jobChangeContext(now, changes.cancelled_by_id ?? null, changes.cancelled_by_name ?? null),
       { entityKind: JOB_KIND, action: "updated" },
       { sql: `SELECT id AS entity_id, ${JOB_EVENT_PAYLOAD} AS payload FROM jobs WHERE id = ?1 AND changes() > 0`, bindings: [id] },
     ),
@@ -285,9 +291,9 @@ export async function failLaterJobs(
       )
       .bind(message, now, chainId, position, cancellation?.by.id ?? null, cancellation?.by.name ?? null, cancellation?.at ?? null),
     // Each job failed just now gets its `updated` event (the rows the statement above changed).
-    outboxForRowsStatement(
+    ...outboxForRowsStatements(
       db,
-      { ...serviceEventContext(now), actorId: cancellation?.by.id ?? null },
+      jobChangeContext(now, cancellation?.by.id ?? null, cancellation?.by.name ?? null),
       { entityKind: JOB_KIND, action: "updated" },
       {
         sql:

@@ -1,7 +1,7 @@
 /** Output types in D1: a name and an optional JSON Schema, checked when saved (./json-schema.ts). */
 import type { Database } from "../db/statements";
 import { nameKey } from "../pkg/unicode";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 import { conflict, newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
 import { ApiError, notFound } from "../pkg/errors";
 import type { OutputTypeRecord } from "./contract";
@@ -78,7 +78,7 @@ export async function createOutputType(
             "?2, ?3, ?4, ?5, ?5, ?6, ?7)",
         )
         .bind(id, input.name, schema, etag, ctx.now, ctx.actorId, nameKey(input.name)),
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: { id, name: input.name } }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: { id, name: input.name } }),
     ],
     () => nameTaken(input.name),
   );
@@ -108,7 +108,7 @@ export async function updateOutputType(
             current.etag,
             nameKey(input.name),
           ),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: KIND, entityId: input.id, action: "updated", payload: { id: input.id, name: input.name } },
@@ -137,7 +137,7 @@ export async function deleteOutputType(ctx: WriteContext, id: string): Promise<v
             "AND NOT EXISTS (SELECT 1 FROM job_configurations WHERE output_type_id = ?1)",
         )
         .bind(id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The output type changed while it was being deleted; read it again.");
   });

@@ -13,7 +13,7 @@ import { loadOutputType } from "./output-types";
 import type { z } from "@hono/zod-openapi";
 import { listJobOutputRows, type JobOutputListQuery } from "./list";
 import type { JobOutput } from "./schema";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 
 /** The outbox's entity kind of a job output: `jobOutput.created` when a job posts one, `deleted` when one is removed. */
 export const JOB_OUTPUT_KIND = "jobOutput";
@@ -72,7 +72,7 @@ export async function createJobOutput(
           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
       )
       .bind(id, job.id, typeId, text, newEtagToken(), ctx.now, ctx.actorId),
-    outboxStatement(ctx.db, ctx, { entityKind: JOB_OUTPUT_KIND, entityId: id, action: "created", payload: created }),
+    ...outboxStatements(ctx.db, ctx, { entityKind: JOB_OUTPUT_KIND, entityId: id, action: "created", payload: created }),
   ]);
   return created;
 }
@@ -97,7 +97,12 @@ export async function listJobOutputs(
 export async function deleteJobOutput(ctx: WriteContext, id: string): Promise<void> {
   const [deleted] = await ctx.db.batch([
     ctx.db.prepare("DELETE FROM job_outputs WHERE id = ?1").bind(id),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: JOB_OUTPUT_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+    ...guardedOutboxStatements(
+      ctx.db,
+      ctx,
+      { entityKind: JOB_OUTPUT_KIND, entityId: id, action: "deleted", payload: null },
+      "previousChanged",
+    ),
   ]);
   if (deleted!.meta.changes !== 1) throw notFound("Job output", id);
 }

@@ -1589,3 +1589,92 @@ export const channels = sqliteTable(
     index("channels_created_idx").on(sql`${t.createdAt} desc`, t.id),
   ],
 );
+
+/**
+ * The audit trail (issue 34, docs/decisions.md "The audit trail"): one row per change of any entity,
+ * written by the outbox builders in the same batch (and under the same guard) as the change and its
+ * event. `before` and `after` are the entity's redacted state (JSON text; null before a creation and
+ * after a deletion); `before` is the previous record's `after` of the same entity, read inside the
+ * insert. Rows are only ever inserted; the minute cron seals them (audit_seals) and, past the
+ * retention, moves whole days of them to R2 (audit_segments).
+ */
+export const auditRecords = sqliteTable(
+  "audit_records",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    /** The id of the outbox event written with it. */
+    eventId: text("event_id").notNull(),
+    occurredAt: text("occurred_at").notNull(),
+    entityKind: text("entity_kind").notNull(),
+    entityId: text("entity_id").notNull(),
+    action: text("action").notNull(),
+    /** The entity's ETag token after the change (null when the kind has none, or after a deletion). */
+    etag: text("etag"),
+    /** user, client (a machine client's token) or service (the service itself; `cause` says what). */
+    actorType: text("actor_type").notNull(),
+    actorId: text("actor_id"),
+    actorName: text("actor_name"),
+    cause: text("cause"),
+    requestId: text("request_id"),
+    reason: text("reason"),
+    before: text("before"),
+    after: text("after"),
+  },
+  (t) => [
+    index("audit_records_entity_idx").on(t.entityKind, t.entityId, t.seq),
+    index("audit_records_occurred_idx").on(t.occurredAt),
+    index("audit_records_actor_idx").on(t.actorId, t.seq),
+    index("audit_records_request_idx").on(t.requestId),
+  ],
+);
+
+/**
+ * The hash chain over audit_records, one row per sealed record (written by the cron, in seq order):
+ * `hash` = SHA-256 of the record's canonical form with `prev_hash` (src/audit/chain.ts).
+ */
+export const auditSeals = sqliteTable("audit_seals", {
+  seq: integer("seq").primaryKey(),
+  prevHash: text("prev_hash").notNull(),
+  hash: text("hash").notNull(),
+  sealedAt: text("sealed_at").notNull(),
+});
+
+/**
+ * Archived segments of the trail: a run of sealed records (one UTC day at most) moved to R2 as gzip
+ * NDJSON, with the hashes that tie it into the chain. D1 keeps this index; the records live in R2.
+ */
+export const auditSegments = sqliteTable(
+  "audit_segments",
+  {
+    firstSeq: integer("first_seq").primaryKey(),
+    lastSeq: integer("last_seq").notNull(),
+    day: text("day").notNull(),
+    records: integer("records").notNull(),
+    firstAt: text("first_at").notNull(),
+    lastAt: text("last_at").notNull(),
+    prevHash: text("prev_hash").notNull(),
+    firstHash: text("first_hash").notNull(),
+    lastHash: text("last_hash").notNull(),
+    objectKey: text("object_key").notNull(),
+    bytes: integer("bytes").notNull(),
+    archivedAt: text("archived_at").notNull(),
+  },
+  (t) => [index("audit_segments_last_idx").on(t.lastSeq), index("audit_segments_at_idx").on(t.firstAt, t.lastAt)],
+);
+
+/**
+ * Which archived segments hold records of an entity (one row per entity and segment), so an entity's
+ * history reads only its own segments; and its last archived state (`after` of its newest archived
+ * record), the `before` of its next change once its records have left D1.
+ */
+export const auditArchivedEntities = sqliteTable(
+  "audit_archived_entities",
+  {
+    entityKind: text("entity_kind").notNull(),
+    entityId: text("entity_id").notNull(),
+    firstSeq: integer("first_seq").notNull(),
+    lastSeq: integer("last_seq").notNull(),
+    lastAfter: text("last_after"),
+  },
+  (t) => [primaryKey({ columns: [t.entityKind, t.entityId, t.firstSeq] })],
+);

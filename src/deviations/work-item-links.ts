@@ -7,7 +7,7 @@
  */
 import type { Database } from "../db/statements";
 import { z } from "@hono/zod-openapi";
-import { guardedOutboxStatement } from "../events/outbox";
+import { guardedOutboxStatements } from "../events/outbox";
 import { ApiError, notFound } from "../pkg/errors";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import type { Versioned } from "../pkg/resource";
@@ -104,16 +104,28 @@ export async function deviationsOfWorkItem(db: Database, workItemId: string): Pr
 function followUps(ctx: WriteContext, deviationId: string, workItemId: string, linked: boolean): D1PreparedStatement[] {
   const payload = { deviationId, workItemId, linked };
   return [
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: DEVIATION_KIND, entityId: deviationId, action: "updated", payload },
+      {
+        entityKind: DEVIATION_KIND,
+        entityId: deviationId,
+        action: "updated",
+        payload,
+        link: { field: "workItemIds", id: workItemId, linked },
+      },
       "previousChanged",
     ),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: WORK_ITEM_KIND, entityId: workItemId, action: "updated", payload },
+      {
+        entityKind: WORK_ITEM_KIND,
+        entityId: workItemId,
+        action: "updated",
+        payload,
+        link: { field: "deviationIds", id: deviationId, linked },
+      },
       "previousChanged",
     ),
     newDeviationVersionIfChangedStatement(ctx.db, deviationId),

@@ -6,7 +6,7 @@
  */
 import type { Database } from "../db/statements";
 import { deleteDesignationsStatement, replaceDesignationsStatements, type AssetRef } from "../assets/designations";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import {
@@ -182,7 +182,13 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
         [],
         ctx.now,
       ),
-      outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_KIND, entityId: id, action: "created", payload: created.value }),
+      ...outboxStatements(ctx.db, ctx, {
+        entityKind: DEVIATION_KIND,
+        entityId: id,
+        action: "created",
+        payload: created.value,
+        etag: created.etag,
+      }),
     ],
     referenceId,
   );
@@ -233,10 +239,10 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
           current.value.relationships.map((r) => r.id),
           ctx.now,
         ),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value },
+          { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value, etag: updated.etag },
           { table: "deviations", etag: row.etag },
         ),
       ],
@@ -266,7 +272,7 @@ export async function deleteDeviation(ctx: WriteContext, id: string): Promise<vo
         deleteDesignationsStatement(ctx.db, DEVIATION_KIND, row.id),
         deletePropertyValuesStatement(ctx.db, DEVIATION_KIND, row.id),
         ...deleteDeviationStatements(ctx.db, row.id),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: DEVIATION_KIND, entityId: row.id, action: "deleted", payload: null },

@@ -47,19 +47,22 @@ export type EntityKind = (typeof ENTITY_KINDS)[number];
  * What happened to the entity; alarms are `entered` and `left` (issue 25), and worked (issue 33):
  * `acknowledged`, `assigned`, `unassigned`, `commented`, `shelved`, `unshelved`, `escalated`.
  */
-export type EventAction =
-  | "created"
-  | "updated"
-  | "deleted"
-  | "entered"
-  | "left"
-  | "acknowledged"
-  | "assigned"
-  | "unassigned"
-  | "commented"
-  | "shelved"
-  | "unshelved"
-  | "escalated"
-  /** Readings (issue 35): a batch recorded, or one voided. */
-  | "recorded"
-  | "voided";
+export const EVENT_ACTIONS = [
+  "created",
+  "updated",
+  "deleted",
+  "entered",
+  "left",
+  "acknowledged",
+  "assigned",
+  "unassigned",
+  "commented",
+  "shelved",
+  "unshelved",
+  "escalated",
+  // Readings (issue 35): a batch recorded, or one voided.
+  "recorded",
+  "voided",
+] as const;
+
+export type EventAction = (typeof EVENT_ACTIONS)[number];

@@ -4,7 +4,8 @@
  * queue right after the request (waitUntil) and again from the minute cron, so a failed send is
  * retried; the consumer records each event id and ignores a redelivery.
  */
-import { jsonRowStatements, type Database } from "../db/statements";
+import { auditForRowsStatement, auditManyStatement, auditRecordStatement, auditState, type AuditContext } from "../audit/store";
+import { jsonChunks, type Database } from "../db/statements";
 import type { Bindings } from "../env";
 import type { Logger } from "../pkg/logger";
 import { platform } from "../platform/services";
@@ -23,11 +24,11 @@ export interface DomainEvent {
   payload: unknown;
 }
 
-/** Who and when, for the events of one write: a request's, or background work's (its actor null). */
-export interface EventContext {
-  actorId: string | null;
-  requestId: string | null;
-  now: string;
+/**
+ * Who and when, for the events of one write: a request's, or background work's (its actor null, its
+ * cause named); with what the audit trail records besides (src/audit/store.ts).
+ */
+export interface EventContext extends AuditContext {
   /** Mints the event ids (the request's or the platform's IdGenerator). */
   uuid(): string;
 }
@@ -37,6 +38,15 @@ export interface EventInput {
   entityId: string;
   action: EventAction;
   payload: unknown;
+  /**
+   * The payload names only what changed (a link, a flag): the audit trail merges it into the state
+   * before (RFC 7396) to record the state after. Default: the payload is the entity's whole state.
+   */
+  partial?: boolean;
+  /** The entity's ETag after the change, when the writer knows it (else the audit trail reads the row's token). */
+  etag?: string;
+  /** A link or unlink of another entity: what the audit trail records as the change of its list (src/audit/store.ts). */
+  link?: { field: string; id: string; linked: boolean };
 }
 
 /**
@@ -51,12 +61,14 @@ export type EventGuard = { table: string; etag: string } | "previousChanged";
 const INSERT_EVENT = "INSERT INTO outbox (id, entity_kind, entity_id, action, payload, occurred_at, actor_id, request_id)";
 
 /**
- * The outbox insert of one event, to put in the same batch as the change it describes; with a
- * `guard`, written only when the change was (see {@link EventGuard}).
+ * The outbox insert of one event and its audit record (src/audit/store.ts), to put in the same batch
+ * as the change they describe; with a `guard`, both are written only when the change was (see
+ * {@link EventGuard}): the record follows its event, and is written when the event row exists.
  */
-export function outboxStatement(db: Database, ctx: EventContext, event: EventInput, guard?: EventGuard): D1PreparedStatement {
+export function outboxStatements(db: Database, ctx: EventContext, event: EventInput, guard?: EventGuard): D1PreparedStatement[] {
+  const id = ctx.uuid();
   const values = [
-    ctx.uuid(),
+    id,
     event.entityKind,
     event.entityId,
     event.action,
@@ -65,23 +77,30 @@ export function outboxStatement(db: Database, ctx: EventContext, event: EventInp
     ctx.actorId,
     ctx.requestId,
   ];
-  if (guard === undefined) return db.prepare(`${INSERT_EVENT} VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`).bind(...values);
+  const audit = (guardEtag?: string) => {
+    const etag = event.etag ?? guardEtag;
+    return auditRecordStatement(db, ctx, id, event, { guarded: guard !== undefined, ...(etag !== undefined ? { etag } : {}) });
+  };
+  if (guard === undefined) return [db.prepare(`${INSERT_EVENT} VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`).bind(...values), audit()];
   if (guard === "previousChanged") {
-    return db.prepare(`${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE changes() > 0`).bind(...values);
+    return [db.prepare(`${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE changes() > 0`).bind(...values), audit()];
   }
-  return db
-    .prepare(
-      `${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM ${guard.table} WHERE id = ?3 AND etag = ?9)`,
-    )
-    .bind(...values, guard.etag);
+  return [
+    db
+      .prepare(
+        `${INSERT_EVENT} SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 WHERE EXISTS (SELECT 1 FROM ${guard.table} WHERE id = ?3 AND etag = ?9)`,
+      )
+      .bind(...values, guard.etag),
+    audit(guard.etag),
+  ];
 }
 
-/** {@link outboxStatement} with a guard (kept as its own name: the guard is the point at its call sites). */
-export function guardedOutboxStatement(db: Database, ctx: EventContext, event: EventInput, guard: EventGuard): D1PreparedStatement {
-  return outboxStatement(db, ctx, event, guard);
+/** {@link outboxStatements} with a guard (kept as its own name: the guard is the point at its call sites). */
+export function guardedOutboxStatements(db: Database, ctx: EventContext, event: EventInput, guard: EventGuard): D1PreparedStatement[] {
+  return outboxStatements(db, ctx, event, guard);
 }
 
-/** Outbox rows for many events in as few statements as their payloads allow. */
+/** Outbox rows (and their audit records) for many events in as few statements as their payloads allow. */
 export function outboxManyStatements(db: Database, ctx: EventContext, events: readonly EventInput[]): D1PreparedStatement[] {
   const rows = events.map((e) => ({
     id: ctx.uuid(),
@@ -89,43 +108,63 @@ export function outboxManyStatements(db: Database, ctx: EventContext, events: re
     entity: e.entityId,
     action: e.action,
     payload: JSON.stringify(e.payload ?? null),
+    state: e.action === "deleted" ? null : auditState(e.payload),
+    partial: e.partial === true,
   }));
-  return jsonRowStatements(
-    db,
-    `${INSERT_EVENT}
-     SELECT json_extract(value, '$.id'), json_extract(value, '$.kind'), json_extract(value, '$.entity'), json_extract(value, '$.action'),
-            json_extract(value, '$.payload'), ?2, ?3, ?4 FROM json_each(?1)`,
-    rows,
-    ctx.now,
-    ctx.actorId,
-    ctx.requestId,
-  );
+  const statements: D1PreparedStatement[] = [];
+  for (const json of jsonChunks(rows)) {
+    statements.push(
+      db
+        .prepare(
+          `${INSERT_EVENT} SELECT json_extract(value, '$.id'), json_extract(value, '$.kind'), json_extract(value, '$.entity'), ` +
+            "json_extract(value, '$.action'), json_extract(value, '$.payload'), ?2, ?3, ?4 FROM json_each(?1)",
+        )
+        .bind(json, ctx.now, ctx.actorId, ctx.requestId),
+      auditManyStatement(db, ctx, json),
+    );
+  }
+  return statements;
 }
 
 /**
- * Outbox rows for the entities a statement earlier in the same batch changed, one per row `rows`
- * selects: its trusted SQL (the owner's own) yields `entity_id` and `payload` (JSON text) and binds
- * its own values as ?1...?n. Each event's id is one id from the IdGenerator and the entity's id, so
- * the ids come from the seam and stay one per entity.
+ * Outbox rows (and their audit records) for the entities a statement earlier in the same batch
+ * changed, one per row `rows` selects: its trusted SQL (the owner's own) yields `entity_id` and
+ * `payload` (JSON text) and binds its own values as ?1...?n. Each event's id is one id from the
+ * IdGenerator and the entity's id, so the ids come from the seam and stay one per entity.
  */
-export function outboxForRowsStatement(
+export function outboxForRowsStatements(
   db: Database,
   ctx: EventContext,
   event: { entityKind: EntityKind; action: EventAction },
   rows: { sql: string; bindings: readonly unknown[] },
-): D1PreparedStatement {
+): D1PreparedStatement[] {
   const n = rows.bindings.length;
-  return db
-    .prepare(
-      `${INSERT_EVENT} SELECT ?${n + 1} || ':' || r.entity_id, ?${n + 2}, r.entity_id, ?${n + 3}, r.payload, ` +
-        `?${n + 4}, ?${n + 5}, ?${n + 6} FROM (${rows.sql}) r`,
-    )
-    .bind(...rows.bindings, ctx.uuid(), event.entityKind, event.action, ctx.now, ctx.actorId, ctx.requestId);
+  const prefix = ctx.uuid();
+  return [
+    db
+      .prepare(
+        `${INSERT_EVENT} SELECT ?${n + 1} || ':' || r.entity_id, ?${n + 2}, r.entity_id, ?${n + 3}, r.payload, ` +
+          `?${n + 4}, ?${n + 5}, ?${n + 6} FROM (${rows.sql}) r`,
+      )
+      .bind(...rows.bindings, prefix, event.entityKind, event.action, ctx.now, ctx.actorId, ctx.requestId),
+    auditForRowsStatement(db, ctx, prefix, event, rows),
+  ];
 }
 
-/** The event context of background work: no actor, no request, the platform's time and ids. */
-export function serviceEventContext(now: string = platform().clock.now().toISOString()): EventContext {
-  return { actorId: null, requestId: null, now, uuid: () => platform().ids.uuid() };
+/**
+ * The event context of background work: no actor, no request, the platform's time and ids; the
+ * audit trail names the service as the actor and `cause` as what it was doing.
+ */
+export function serviceEventContext(cause: string, now: string = platform().clock.now().toISOString()): EventContext {
+  return {
+    actorId: null,
+    actorType: "service",
+    actorName: "integrity-edge",
+    cause,
+    requestId: null,
+    now,
+    uuid: () => platform().ids.uuid(),
+  };
 }
 
 interface OutboxRow {

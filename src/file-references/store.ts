@@ -6,7 +6,7 @@
  */
 import { tableStatements, type Database } from "../db/statements";
 import { fileReferences } from "../db/schema";
-import { guardedOutboxStatement } from "../events/outbox";
+import { guardedOutboxStatements } from "../events/outbox";
 import { notFound } from "../pkg/errors";
 import type { WriteContext } from "../pkg/db";
 import type { Viewer } from "../upload/files/access";
@@ -111,7 +111,7 @@ export async function createFileReference(
          SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE ${owner.exists("?3")}`,
       )
       .bind(row.id, owner.kind, ownerId, row.location, row.platform_file_id, row.url, row.name, ctx.now, ctx.actorId),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
       { entityKind: KIND, entityId: row.id, action: "created", payload: { ...reference, ownerKind: owner.kind, ownerId } },
@@ -154,7 +154,7 @@ export async function deleteFileReference(ctx: WriteContext, owner: FileReferenc
   await assertOwner(ctx.db, owner, ownerId);
   const [removed] = await ctx.db.batch([
     ctx.db.prepare("DELETE FROM file_references WHERE owner_kind = ?1 AND owner_id = ?2 AND id = ?3").bind(owner.kind, ownerId, id),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
       { entityKind: KIND, entityId: id, action: "deleted", payload: { ownerKind: owner.kind, ownerId } },

@@ -40,7 +40,7 @@ export async function reanalyse(env: Bindings, ctx: EventContext & { db: Databas
       { channelId: channel.row.id, version: done.version, readingCount: done.readingCount, last: done.last, analysis: done.analysis },
       ctx.now,
     ),
-    analysisEventStatement(ctx.db, ctx, channel.row.id, done.analysis),
+    ...analysisEventStatement(ctx.db, ctx, channel.row.id, done.analysis),
   ]);
   return getChannel(ctx.db, channel.row.id);
 }

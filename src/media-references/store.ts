@@ -7,7 +7,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { Database } from "../db/statements";
 import { assertVersion, retryWrite } from "../pkg/resource";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 import { isForeignKeyViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
@@ -60,7 +60,7 @@ export async function createMediaReference(
           etag,
           ctx.now,
         ),
-      outboxStatement(ctx.db, ctx, {
+      ...outboxStatements(ctx.db, ctx, {
         entityKind: MEDIA_REFERENCE_KIND,
         entityId: id,
         action: "created",
@@ -91,10 +91,16 @@ export async function updateMediaReference(
             "WHERE id = ?1 AND etag = ?7",
         )
         .bind(input.id, input.mediaId, input.displayName ?? null, input.description ?? null, etag, ctx.now, current.etag),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
-        { entityKind: MEDIA_REFERENCE_KIND, entityId: input.id, action: "updated", payload: { id: input.id, mediaId: input.mediaId } },
+        {
+          entityKind: MEDIA_REFERENCE_KIND,
+          entityId: input.id,
+          action: "updated",
+          payload: { id: input.id, mediaId: input.mediaId },
+          partial: true,
+        },
         { table: "media_references", etag },
       ),
     ]);
@@ -115,7 +121,7 @@ export async function deleteMediaReference(ctx: WriteContext, id: string): Promi
         )
         .bind(id, current.etag),
       ctx.db.prepare("DELETE FROM media_references WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         { entityKind: MEDIA_REFERENCE_KIND, entityId: id, action: "deleted", payload: null },
@@ -165,10 +171,16 @@ export async function linkMediaReference(
             "VALUES (?1, ?2, ?3, ?4)",
         )
         .bind(activityId, referenceId, ctx.now, ctx.actorId),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
-        { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceLinked: referenceId } },
+        {
+          entityKind: "activity",
+          entityId: activityId,
+          action: "updated",
+          payload: { mediaReferenceLinked: referenceId },
+          link: { field: "mediaReferenceIds", id: referenceId, linked: true },
+        },
         "previousChanged",
       ),
     ]);
@@ -185,10 +197,16 @@ export async function unlinkMediaReference(ctx: WriteContext, activityId: string
     ctx.db
       .prepare("DELETE FROM activity_media_references WHERE activity_id = ?1 AND media_reference_id = ?2")
       .bind(activityId, referenceId),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: "activity", entityId: activityId, action: "updated", payload: { mediaReferenceUnlinked: referenceId } },
+      {
+        entityKind: "activity",
+        entityId: activityId,
+        action: "updated",
+        payload: { mediaReferenceUnlinked: referenceId },
+        link: { field: "mediaReferenceIds", id: referenceId, linked: false },
+      },
       "previousChanged",
     ),
   ]);

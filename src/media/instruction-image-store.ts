@@ -5,7 +5,7 @@
  * every definition write does.
  */
 import type { Database } from "../db/statements";
-import { guardedOutboxStatement } from "../events/outbox";
+import { guardedOutboxStatements } from "../events/outbox";
 import { notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { newEtagToken, type WriteContext } from "../pkg/db";
@@ -49,7 +49,7 @@ export async function writeInstructionImageKey(ctx: WriteContext, state: Definit
   const updated: PropertyDefinition = { ...state.definition, hasInstructionImage: key !== null, updatedAt: ctx.now };
   await commitVersioned(ctx, [
     instructionImageKeyStatement(ctx.db, { id, readEtag: state.etag, key, etag, now: ctx.now }),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
       { entityKind: DEFINITION_KIND, entityId: id, action: "updated", payload: updated },

@@ -4,7 +4,7 @@
  */
 import { tableStatements, type Database } from "../db/statements";
 import { medias } from "../db/schema";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 import { ApiError, notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
 import { newEtagToken, runBatch, type WriteContext } from "../pkg/db";
@@ -154,7 +154,7 @@ export async function insertMedia(ctx: WriteContext, media: Media, versions: Sto
       updatedAt: media.createdAt,
       createdBy: ctx.actorId,
     }),
-    outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: media.id, action: "created", payload: media }),
+    ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: media.id, action: "created", payload: media }),
   ]);
   return etag;
 }
@@ -164,7 +164,7 @@ export async function deleteMediaRow(ctx: WriteContext, current: MediaRecord): P
   const id = current.media.id;
   const [removed] = await ctx.db.batch([
     mediaTable.delete(ctx.db, { id, etag: current.etag }),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { id } }, "previousChanged"),
+    ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { id } }, "previousChanged"),
   ]);
   if (removed?.meta.changes !== 1) {
     if (!(await findMedia(ctx.db, id))) throw notFound("Media", id);

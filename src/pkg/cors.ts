@@ -23,6 +23,7 @@ export const CORS_ALLOW_HEADERS = [
   "If-Match",
   "If-None-Match",
   "Idempotency-Key",
+  "Audit-Reason",
   "api-version",
   "x-request-id",
 ];

@@ -8,6 +8,7 @@ import type { AppEnv } from "../env";
 import type { EventContext } from "../events/outbox";
 import { ApiError, type FieldProblem } from "./errors";
 import { ifMatchToken, newEtagToken } from "./etag";
+import { auditReasonOf } from "./audit-reason";
 
 export interface WriteContext extends EventContext {
   db: Database;
@@ -25,6 +26,9 @@ export function writeContext(c: Context<AppEnv>): WriteContext {
     now: c.get("clock").now().toISOString(),
     actorId: principal?.id ?? null,
     actorName: principal?.name ?? null,
+    // A machine client (client credentials) or a scoped token of the service's own runs speaks for no person.
+    actorType: principal && (principal.kind === "client" || principal.jobId || principal.monitorRef) ? "client" : "user",
+    reason: auditReasonOf(c),
     requestId: c.get("requestId"),
     uuid: () => ids.uuid(),
     expectedEtag: ifMatchToken(c),

@@ -19,6 +19,7 @@ import { rememberRequestSchemas } from "./validation-messages";
 import { originalVersionsOf } from "./original-services";
 import { API_AREAS, apiVersion, type ApiArea } from "./versioning";
 import { configOf } from "../config";
+import { AUDIT_REASON_HEADER, auditReasonStep, MAX_AUDIT_REASON } from "./audit-reason";
 
 export const ProblemSchema = z
   .object({
@@ -244,6 +245,7 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
     knownQueryOnly(declaredQueryParameters(route)),
     requirePermission(options.permission),
     rememberRequestSchemas(route.request),
+    ...(route.method === "get" || route.method === "head" ? [] : [auditReasonStep]),
   ];
   const middleware: MiddlewareHandler<AppEnv>[] = [routeSteps(steps)];
   const hasJsonBody = Boolean(route.request?.body?.content?.["application/json"]);
@@ -425,6 +427,16 @@ export const SHARED_HEADERS: Record<string, HeaderParameter> = {
     description: "The ETag of the copy you hold: 304 with no body when it is still current.",
     schema: { type: "string" },
   },
+  AuditReason: {
+    name: AUDIT_REASON_HEADER,
+    in: "header",
+    required: false,
+    description:
+      "Why this change is made, recorded with it in the audit trail (GET /AuditTrail, GET /{Resource}/{id}/History). One line of " +
+      `text, at most ${MAX_AUDIT_REASON} characters, no control characters; text beyond Latin-1 is sent percent-encoded (UTF-8). ` +
+      "A reason that breaks these rules is a 400 naming the header, and nothing is written.",
+    schema: { type: "string", maxLength: MAX_AUDIT_REASON, example: "Corrected the wall thickness after re-measurement (WO-4711)" },
+  },
   IfMatch: {
     name: "If-Match",
     in: "header",
@@ -471,6 +483,7 @@ function honouredHeaders(
   if (route.method === "post" || options.idempotent === true) shared.push("IdempotencyKey");
   if ((route.responses as Record<number, unknown> | undefined)?.[304]) shared.push("IfNoneMatch");
   if (errors[412] && route.method !== "get") shared.push("IfMatch");
+  if (route.method !== "get" && route.method !== "head") shared.push("AuditReason");
   return [
     ...(declared.has("api-version") ? [] : [apiVersionHeader]),
     ...shared

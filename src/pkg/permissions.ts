@@ -60,6 +60,11 @@ export const PERMISSIONS = {
   subscriptionsRead: "subscriptions_read",
   /** Create, change, delete webhook subscriptions, rotate their secrets and redeliver deliveries. */
   subscriptionsWrite: "subscriptions_write",
+  /**
+   * Read the audit trail (GET /AuditTrail, its export and verification, GET /{Resource}/{id}/History): only of
+   * the kinds the caller may also read.
+   */
+  auditRead: "audit_read",
 } as const;
 
 export type Permission = (typeof PERMISSIONS)[keyof typeof PERMISSIONS];

@@ -4,7 +4,7 @@
  *   - a write names the version it read: `assertVersion` refuses at once when the caller's If-Match
  *     names another (412), and the write statement's own WHERE names that version, so a write that
  *     raced in between is a 412 too (`commitVersioned` checks the statement changed its row);
- *   - the outbox event goes in the same batch as the change (`guardedOutboxStatement`), so an event is
+ *   - the outbox event goes in the same batch as the change (`guardedOutboxStatements`), so an event is
  *     written exactly when its change is;
  *   - a whole-object PUT takes the resource's own read shape back (`updateBodyOf`): read-only fields
  *     are accepted and ignored, marked readOnly in the OpenAPI document, and any other key is a 400;

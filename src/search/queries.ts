@@ -7,7 +7,7 @@ import { tableStatements, type Database } from "../db/statements";
 import { searchQueries } from "../db/schema";
 import { z } from "@hono/zod-openapi";
 import { updateBodyOf, assertVersion, retryWrite } from "../pkg/resource";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
 import { newEtagToken, parseJson, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound } from "../pkg/errors";
@@ -160,7 +160,7 @@ export async function createQuery(ctx: WriteContext, principal: Principal, apiVe
       updatedAt: ctx.now,
       createdBy: ctx.actorId,
     }),
-    outboxStatement(ctx.db, ctx, {
+    ...outboxStatements(ctx.db, ctx, {
       entityKind: QUERY_KIND,
       entityId: id,
       action: "created",
@@ -185,7 +185,7 @@ export async function updateQuery(ctx: WriteContext, principal: Principal, apiVe
     const etag = newEtagToken();
     const [updated] = await ctx.db.batch([
       queryTable.update(ctx.db, { ...queryColumns(input, owner), etag, updatedAt: ctx.now }, { id: input.id, etag: current.etag }),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         {
@@ -209,7 +209,12 @@ export async function deleteQuery(ctx: WriteContext, principal: Principal, id: s
     assertVersion(ctx, current.etag);
     const [deleted] = await ctx.db.batch([
       ctx.db.prepare("DELETE FROM search_queries WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(
+        ctx.db,
+        ctx,
+        { entityKind: QUERY_KIND, entityId: id, action: "deleted", payload: null },
+        "previousChanged",
+      ),
     ]);
     if (deleted!.meta.changes === 0) throw preconditionFailed();
   });
@@ -223,6 +228,6 @@ export async function deleteQueriesOfIndexStatements(ctx: WriteContext, indexId:
   const { results } = await ctx.db.prepare("SELECT id FROM search_queries WHERE index_id = ?1").bind(indexId).all<{ id: string }>();
   return [
     ctx.db.prepare("DELETE FROM search_queries WHERE index_id = ?1").bind(indexId),
-    ...results.map((q) => outboxStatement(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: q.id, action: "deleted", payload: null })),
+    ...results.flatMap((q) => outboxStatements(ctx.db, ctx, { entityKind: QUERY_KIND, entityId: q.id, action: "deleted", payload: null })),
   ];
 }

@@ -7,7 +7,7 @@ import { tableStatements, type Database } from "../db/statements";
 import { searchIndices } from "../db/schema";
 import { nameKey } from "../pkg/unicode";
 import type { Bindings } from "../env";
-import { outboxStatement, guardedOutboxStatement } from "../events/outbox";
+import { outboxStatements, guardedOutboxStatements } from "../events/outbox";
 import { conflict, isUniqueViolation, newEtagToken, parseJson, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
 import { preconditionFailed } from "../pkg/etag";
@@ -167,7 +167,7 @@ export async function createIndex(ctx: WriteContext, input: NewIndex): Promise<I
       createdBy: ctx.actorId,
     }),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, input.id, scheduleRule(input.triggerSchedule), new Date(ctx.now)),
-    outboxStatement(ctx.db, ctx, {
+    ...outboxStatements(ctx.db, ctx, {
       entityKind: INDEX_KIND,
       entityId: input.id,
       action: "created",
@@ -217,10 +217,10 @@ export async function updateIndex(ctx: WriteContext, current: IndexRow, update: 
       },
       { id: current.id, etag: current.etag },
     ),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: INDEX_KIND, entityId: current.id, action: "updated", payload: { id: current.id, name: update.name } },
+      { entityKind: INDEX_KIND, entityId: current.id, action: "updated", payload: { id: current.id, name: update.name }, partial: true },
       { table: "search_indices", etag },
     ),
   ];
@@ -251,7 +251,12 @@ export function deleteIndexStatements(ctx: WriteContext, row: IndexRow): D1Prepa
     ctx.db.prepare("DELETE FROM search_index_logs WHERE index_id = ?1").bind(row.id),
     scheduleStatement(ctx.db, SEARCH_SCHEDULE_KIND, row.id, null, new Date(ctx.now)),
     ctx.db.prepare("DELETE FROM search_indices WHERE id = ?1 AND etag = ?2").bind(row.id, row.etag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: INDEX_KIND, entityId: row.id, action: "deleted", payload: null }, "previousChanged"),
+    ...guardedOutboxStatements(
+      ctx.db,
+      ctx,
+      { entityKind: INDEX_KIND, entityId: row.id, action: "deleted", payload: null },
+      "previousChanged",
+    ),
   ];
 }
 

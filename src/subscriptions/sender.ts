@@ -16,7 +16,7 @@
  */
 import { platform } from "../platform/services";
 import type { Bindings } from "../env";
-import { guardedOutboxStatement, serviceEventContext } from "../events/outbox";
+import { guardedOutboxStatements, serviceEventContext } from "../events/outbox";
 import { newEtagToken } from "../pkg/db";
 import { errorFields, type Logger } from "../pkg/logger";
 import { claimDeliveryStatement, deadLetterStatement, recordAttemptStatement, type DeliveryMessage, type DeliveryRow } from "./deliveries";
@@ -177,13 +177,19 @@ async function giveUp(
 /** Disables a subscription with the service's reason (a new version, with its event); false if it already was. */
 async function disableSubscription(env: Bindings, id: string, reason: string, nowIso: string): Promise<boolean> {
   const etag = newEtagToken();
-  const event = serviceEventContext(nowIso);
+  const event = serviceEventContext("webhook deliveries: failing for three days", nowIso);
   const [update] = await env.DB.batch([
     disableSubscriptionStatement(env.DB, id, { reason, now: nowIso, etag }),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       env.DB,
       event,
-      { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "updated", payload: { id, enabled: false, disabledReason: reason } },
+      {
+        entityKind: SUBSCRIPTION_KIND,
+        entityId: id,
+        action: "updated",
+        payload: { id, enabled: false, disabledReason: reason },
+        partial: true,
+      },
       { table: "webhook_subscriptions", etag },
     ),
   ]);

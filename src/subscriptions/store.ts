@@ -6,7 +6,7 @@
 import { tableStatements, type Database } from "../db/statements";
 import { webhookSubscriptions } from "../db/schema";
 import type { z } from "@hono/zod-openapi";
-import { guardedOutboxStatement, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../events/outbox";
 import type { Principal } from "../pkg/auth";
 import { newEtagToken, parseJson, runBatch, type WriteContext } from "../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../pkg/errors";
@@ -230,7 +230,12 @@ export async function createSubscription(
       createdBy: ctx.actorId,
     }),
     ...filterStatements(ctx.db, id, filters),
-    outboxStatement(ctx.db, ctx, { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "created", payload: eventPayload(subscription) }),
+    ...outboxStatements(ctx.db, ctx, {
+      entityKind: SUBSCRIPTION_KIND,
+      entityId: id,
+      action: "created",
+      payload: eventPayload(subscription),
+    }),
   ]);
   return { subscription: { value: subscription, etag }, secret };
 }
@@ -280,7 +285,7 @@ export async function updateSubscription(
           version,
         ),
       ...filterStatements(ctx.db, input.id, filters, etag),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         { entityKind: SUBSCRIPTION_KIND, entityId: input.id, action: "updated", payload: eventPayload(subscription) },
@@ -306,7 +311,7 @@ export async function rotateSecret(ctx: WriteContext, env: { DATAPROCESSING_ENCR
             "id = ?4 AND etag = ?5",
         )
         .bind(sealed, ctx.now, etag, id, version),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         {
@@ -329,7 +334,7 @@ export async function deleteSubscription(ctx: WriteContext, id: string): Promise
     const version = assertVersion(ctx, current.etag);
     await commitVersioned(ctx, [
       ctx.db.prepare("DELETE FROM webhook_subscriptions WHERE id = ?1 AND etag = ?2").bind(id, version),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         { entityKind: SUBSCRIPTION_KIND, entityId: id, action: "deleted", payload: null },

@@ -5,7 +5,7 @@
  * or came into use meanwhile. Runs inside the template's TemplateWriter (writer.ts).
  */
 import type { Database } from "../db/statements";
-import { outboxStatement, type EntityKind } from "../events/outbox";
+import { outboxStatements, type EntityKind } from "../events/outbox";
 import { conflict, isAssertionFailure, newEtagToken, type WriteContext } from "../pkg/db";
 import { notFound } from "../pkg/errors";
 import { deleteLatestRevisionStatements, headerOf, revisionWriteStatements, targetOf, type RevisionedKind } from "./revisions";
@@ -80,7 +80,13 @@ export async function editLatestRevision<Row extends RevisionRow, State extends 
         dependentChanges: (revision) => plan.dependentChanges(ctx.db, id, revision),
         sideEffects: () => [
           ...(plan.index ?? []),
-          outboxStatement(ctx.db, ctx, { entityKind: edit.entityKind, entityId: id, action: "updated", payload: written.value }),
+          ...outboxStatements(ctx.db, ctx, {
+            entityKind: edit.entityKind,
+            entityId: id,
+            action: "updated",
+            payload: written.value,
+            etag: written.etag,
+          }),
         ],
       });
       try {
@@ -134,7 +140,7 @@ export async function deleteLatestRevision<Row extends RevisionRow & { id: strin
         await ctx.db.batch([
           ...deleteLatestRevisionStatements(ctx.db, remove.kind, read),
           ...(await remove.statements(state)),
-          outboxStatement(ctx.db, ctx, {
+          ...outboxStatements(ctx.db, ctx, {
             entityKind: remove.entityKind,
             entityId: id,
             action: "deleted",

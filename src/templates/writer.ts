@@ -8,6 +8,7 @@
  * validated body, the object answers `{ ok, value, etag }` or `{ ok: false, problem }`, and the route
  * turns the problem back into the ApiError it was.
  */
+import type { ActorType } from "../audit/store";
 import type { Database } from "../db/statements";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
@@ -25,6 +26,9 @@ export interface WriterContext {
   now: string;
   actorId: string | null;
   actorName: string | null;
+  /** What the audit trail records of who and why (src/audit/store.ts). */
+  actorType?: ActorType;
+  reason?: string | null;
   requestId: string | null;
   expectedEtag: string | undefined;
 }
@@ -82,6 +86,8 @@ export async function writeTemplate<T>(c: Context<AppEnv>, operation: TemplateOp
     now: ctx.now,
     actorId: ctx.actorId,
     actorName: ctx.actorName,
+    ...(ctx.actorType ? { actorType: ctx.actorType } : {}),
+    reason: ctx.reason ?? null,
     requestId: ctx.requestId,
     expectedEtag: ctx.expectedEtag,
   };

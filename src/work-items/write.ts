@@ -10,7 +10,7 @@
  * shared with activities.
  */
 import { readBatch, typedRead, type Database } from "../db/statements";
-import { guardedOutboxStatement, outboxManyStatements, outboxStatement } from "../events/outbox";
+import { guardedOutboxStatements, outboxManyStatements, outboxStatements } from "../events/outbox";
 import { ApiError, notFound, type FieldProblem } from "../pkg/errors";
 import { assertStatement, isAssertionFailure, isUniqueViolation, newEtagToken, type WriteContext } from "../pkg/db";
 import { replacePropertyValuesStatements, deletePropertyValuesStatement } from "../properties/values";
@@ -175,7 +175,7 @@ export function workItemCreateStatements(
     insertWorkItemStatement(ctx.db, row, ctx.actorId),
     ...fieldStatements(ctx, id, fields, tags),
     ...instantiation.writes,
-    outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
+    ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: item }),
     ...activityEvents(ctx, instantiation),
   ];
   return { statements, value: item, etag: row.etag };
@@ -269,7 +269,7 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
       updateWorkItemStatement(ctx.db, row),
       ...fieldStatements(ctx, id, fields, tags),
       ...instantiation.writes,
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         { entityKind: KIND, entityId: id, action: "updated", payload: item },
@@ -304,7 +304,7 @@ export async function deleteWorkItem(ctx: WriteContext, id: string): Promise<voi
       deleteFileReferencesOfStatement(db, WORK_ITEM_OWNER, id),
       unlinkWorkItemStatement(db, id),
       ...deleteWorkItemStatements(db, id),
-      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }),
+      ...outboxStatements(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }),
       ...outboxManyStatements(
         db,
         ctx,

@@ -21,7 +21,7 @@ function outboxKinds(): Map<string, string[]> {
   const named = constants();
   const kinds = new Map<string, string[]>();
   for (const [path, text] of Object.entries(sources)) {
-    if (path.includes("/events/outbox.ts") || !/\b(guardedOutboxStatement|outboxStatement|outboxManyStatements)\(/.test(text)) continue;
+    if (path.includes("/events/outbox.ts") || !/\b(guardedOutboxStatements|outboxStatements|outboxManyStatements)\(/.test(text)) continue;
     const local = new Map([...text.matchAll(/\bconst\s+([A-Z_]*KIND)\s*=\s*"([A-Za-z]+)"/g)].map((m) => [m[1]!, m[2]!]));
     for (const m of text.matchAll(/entityKind:\s*(?:"([A-Za-z]+)"|([A-Z_]*KIND)\b)/g)) {
       const kind = m[1] ?? local.get(m[2]!) ?? named.get(m[2]!);

@@ -5,7 +5,7 @@
  */
 import type { Database } from "../../db/statements";
 import { loadDefinitionsByIds } from "../../properties/values/store";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import {
@@ -159,7 +159,13 @@ export async function createDeviationType(ctx: WriteContext, input: DeviationTyp
     [
       ...insertEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), linkIds),
       ...replacePropertyValuesStatements(ctx.db, DEVIATION_TYPE_KIND, id, toPropertyValueRows(DEVIATION_TYPE_KIND, id, properties)),
-      outboxStatement(ctx.db, ctx, { entityKind: DEVIATION_TYPE_KIND, entityId: id, action: "created", payload: created.value }),
+      ...outboxStatements(ctx.db, ctx, {
+        entityKind: DEVIATION_TYPE_KIND,
+        entityId: id,
+        action: "created",
+        payload: created.value,
+        etag: created.etag,
+      }),
     ],
     input.name,
   );
@@ -189,10 +195,10 @@ export async function updateDeviationType(
           row.id,
           toPropertyValueRows(DEVIATION_TYPE_KIND, row.id, properties),
         ),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: DEVIATION_TYPE_KIND, entityId: row.id, action: "updated", payload: updated.value },
+          { entityKind: DEVIATION_TYPE_KIND, entityId: row.id, action: "updated", payload: updated.value, etag: updated.etag },
           { table: "entity_types", etag: row.etag },
         ),
       ],
@@ -227,7 +233,7 @@ export async function deleteDeviationType(ctx: WriteContext, id: string): Promis
         ),
         deletePropertyValuesStatement(ctx.db, DEVIATION_TYPE_KIND, current.row.id),
         ...deleteEntityTypeStatements(ctx.db, current.row.id, current.row.etag, "id = ?1 AND etag = ?2"),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: DEVIATION_TYPE_KIND, entityId: current.row.id, action: "deleted", payload: null },

@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { tableStatements, type Database, type Row } from "../../db/statements";
 import { channelCatalogue } from "../../db/schema";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import type { EntityKind } from "../../events/kinds";
 import { assertStatement, conflict, isAssertionFailure, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
@@ -142,7 +142,7 @@ export async function createCatalogueEntry(
     ctx.db,
     [
       catalogueTable.insert(ctx.db, row),
-      outboxStatement(ctx.db, ctx, { entityKind: kind as EntityKind, entityId: row.id, action: "created", payload: created.value }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: kind as EntityKind, entityId: row.id, action: "created", payload: created.value }),
     ],
     nameTaken(kind, input.name),
   );
@@ -178,7 +178,7 @@ export async function updateCatalogueEntry(
       ctx,
       [
         catalogueTable.update(ctx.db, { ...valuesOf(kind, input), etag: row.etag, updatedAt: ctx.now }, { id: row.id, etag: expected }),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: kind as EntityKind, entityId: row.id, action: "updated", payload: updated.value },
@@ -202,7 +202,7 @@ export async function deleteCatalogueEntry(ctx: WriteContext, kind: CatalogueKin
     try {
       await commitVersioned(ctx, [
         catalogueTable.delete(ctx.db, { id: current.id, etag: expected }),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: kind as EntityKind, entityId: current.id, action: "deleted", payload: null },

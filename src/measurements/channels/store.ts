@@ -7,7 +7,7 @@
  */
 import { tableStatements, type Database, type Row } from "../../db/statements";
 import { channels } from "../../db/schema";
-import { guardedOutboxStatement, outboxStatement, type EventContext, type EventInput } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements, type EventContext, type EventInput } from "../../events/outbox";
 import { checkControllers } from "../../monitors/monitors/controllers";
 import type { Controller } from "../../monitors/monitors/schema";
 import { nextNumber } from "../../monitors/numbers";
@@ -227,7 +227,7 @@ export async function createChannel(ctx: WriteContext, input: ChannelInput): Pro
   try {
     await ctx.db.batch([
       channelTable.insert(ctx.db, row),
-      outboxStatement(ctx.db, ctx, { entityKind: CHANNEL_EVENT_KIND, entityId: id, action: "created", payload: null }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: CHANNEL_EVENT_KIND, entityId: id, action: "created", payload: null }),
     ]);
   } catch (error) {
     if (isForeignKeyViolation(error)) throw catalogueGone();
@@ -246,7 +246,7 @@ export async function updateChannel(ctx: WriteContext, input: ChannelInput & { i
     try {
       await commitVersioned(ctx, [
         channelTable.update(ctx.db, { ...valuesOf(input, checked), etag, updatedAt: ctx.now }, { id: current.row.id, etag: expected }),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: CHANNEL_EVENT_KIND, entityId: current.row.id, action: "updated", payload: null },
@@ -268,7 +268,7 @@ export async function deleteChannel(ctx: WriteContext, id: string): Promise<Chan
     const expected = assertVersion(ctx, current.row.etag);
     await commitVersioned(ctx, [
       channelTable.delete(ctx.db, { id: current.row.id, etag: expected }),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         { entityKind: CHANNEL_EVENT_KIND, entityId: current.row.id, action: "deleted", payload: null },
@@ -318,7 +318,7 @@ export function analysisEventStatement(
   ctx: EventContext,
   channelId: string,
   analysis: ThicknessAnalysis | null,
-): D1PreparedStatement {
+): D1PreparedStatement[] {
   const event: EventInput = { entityKind: "channelAnalysis", entityId: channelId, action: "updated", payload: analysis };
-  return guardedOutboxStatement(db, ctx, event, "previousChanged");
+  return guardedOutboxStatements(db, ctx, event, "previousChanged");
 }

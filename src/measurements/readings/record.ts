@@ -10,7 +10,7 @@
  * timestamp, another value) refuses that channel's part only, and the answer says so (409).
  */
 import type { Bindings } from "../../env";
-import { outboxStatement, type EventContext } from "../../events/outbox";
+import { outboxStatements, type EventContext } from "../../events/outbox";
 import { ApiError, type FieldProblem } from "../../pkg/errors";
 import { parseDateValue } from "../../pkg/query";
 import type { IncomingReading, WriteOutcome } from "../../../durable-objects/channel-series";
@@ -287,10 +287,10 @@ export async function project(
         ctx.now,
       ),
     );
-    if (outcome.analysisChanged) statements.push(analysisEventStatement(ctx.db, ctx, group.channel.row.id, outcome.analysis));
+    if (outcome.analysisChanged) statements.push(...analysisEventStatement(ctx.db, ctx, group.channel.row.id, outcome.analysis));
   }
   statements.push(
-    outboxStatement(ctx.db, ctx, {
+    ...outboxStatements(ctx.db, ctx, {
       entityKind: "readings",
       entityId: batchId,
       action: "recorded",

@@ -4,7 +4,7 @@
  * `channelAnalysis` event when the analysis changed) are written in one batch.
  */
 import type { Bindings } from "../../env";
-import { outboxStatement } from "../../events/outbox";
+import { outboxStatements } from "../../events/outbox";
 import { ApiError } from "../../pkg/errors";
 import type { ChannelRecord } from "../channels/store";
 import { analysisEventStatement, projectionStatement } from "../channels/store";
@@ -33,10 +33,10 @@ export async function voidReading(
       ctx.now,
     ),
   ];
-  if (done.analysisChanged) statements.push(analysisEventStatement(ctx.db, ctx, channel.row.id, done.analysis));
+  if (done.analysisChanged) statements.push(...analysisEventStatement(ctx.db, ctx, channel.row.id, done.analysis));
   const batchId = ctx.uuid();
   statements.push(
-    outboxStatement(ctx.db, ctx, {
+    ...outboxStatements(ctx.db, ctx, {
       entityKind: "readings",
       entityId: batchId,
       action: "voided",

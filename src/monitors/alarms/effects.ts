@@ -6,7 +6,7 @@
  * alarm entered while shelved, when its shelving ends and it is still active (issue 33).
  */
 import { jsonChunks, type Database } from "../../db/statements";
-import { outboxForRowsStatement, type EventContext } from "../../events/outbox";
+import { outboxForRowsStatements, type EventContext } from "../../events/outbox";
 import { insertDesignationsStatements, type AssetRef } from "../../assets/designations";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
@@ -146,7 +146,7 @@ function deviationDescription(
 
 /**
  * The `created` events of the deviations a batch raises (rows `{ id, payload }`), with their ids
- * (`{prefix}:{deviation id}`, as outboxForRowsStatement names them) for the events' causes.
+ * (`{prefix}:{deviation id}`, as outboxForRowsStatements names them) for the events' causes.
  */
 function deviationEventsStatements(
   db: Database,
@@ -158,7 +158,7 @@ function deviationEventsStatements(
   for (const json of jsonChunks(rows)) {
     const prefix = events.uuid();
     statements.push(
-      outboxForRowsStatement(
+      ...outboxForRowsStatements(
         db,
         { ...events, uuid: () => prefix },
         { entityKind: DEVIATION_KIND, action: "created" },
@@ -179,7 +179,10 @@ export function writeContextFor(db: Database, events: EventContext): WriteContex
     db,
     now: events.now,
     actorId: events.actorId,
-    actorName: null,
+    actorName: events.actorName ?? null,
+    ...(events.actorType ? { actorType: events.actorType } : {}),
+    cause: events.cause ?? null,
+    reason: events.reason ?? null,
     requestId: events.requestId,
     uuid: () => events.uuid(),
     expectedEtag: undefined,

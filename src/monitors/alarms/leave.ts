@@ -10,7 +10,7 @@
  * is guarded on the history entry this batch wrote, so a leave happens once.
  */
 import type { Database } from "../../db/statements";
-import { outboxForRowsStatement, type EventContext } from "../../events/outbox";
+import { outboxForRowsStatements, type EventContext } from "../../events/outbox";
 import { jsonChunks } from "../../db/statements";
 import { newEtagToken } from "../../pkg/db";
 import { DEFAULT_SEVERITY } from "./severity";
@@ -38,7 +38,7 @@ export interface Leaving {
 /**
  * The `updated` events of deviations whose status the batch set, each only when its deviation now
  * carries the version the batch gave it; rows `{ id, etag, payload }`. Returns the statements and the
- * events' ids (`{prefix}:{deviation id}`, as outboxForRowsStatement names them) for their causes.
+ * events' ids (`{prefix}:{deviation id}`, as outboxForRowsStatements names them) for their causes.
  */
 function statusEventsStatements(
   db: Database,
@@ -50,7 +50,7 @@ function statusEventsStatements(
   for (const json of jsonChunks(rows)) {
     const prefix = events.uuid();
     statements.push(
-      outboxForRowsStatement(
+      ...outboxForRowsStatements(
         db,
         { ...events, uuid: () => prefix },
         { entityKind: DEVIATION_KIND, action: "updated" },

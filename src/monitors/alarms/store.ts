@@ -13,7 +13,7 @@
  */
 import { jsonChunks, jsonRowStatements, tableStatements, type Database, type Insert, type Row } from "../../db/statements";
 import { monitorAlarmEvents, monitorAlarms } from "../../db/schema";
-import { outboxForRowsStatement, type EventContext } from "../../events/outbox";
+import { outboxForRowsStatements, type EventContext } from "../../events/outbox";
 import type { EventAction } from "../../events/kinds";
 import { SEVERITIES } from "./severity";
 import { storedEnum } from "../stored";
@@ -316,8 +316,8 @@ export function leftAlarmEventsStatements(
   ctx: EventContext,
   rows: readonly { id: string; history: string; payload: string }[],
 ): D1PreparedStatement[] {
-  return jsonChunks(rows).map((json) =>
-    outboxForRowsStatement(
+  return jsonChunks(rows).flatMap((json) =>
+    outboxForRowsStatements(
       db,
       ctx,
       { entityKind: ALARM_EVENT_KIND, action: "left" },
@@ -466,8 +466,8 @@ export function versionedEventsStatements(
   action: EventAction,
   rows: readonly VersionedEvent[],
 ): D1PreparedStatement[] {
-  return jsonChunks(rows).map((json) =>
-    outboxForRowsStatement(
+  return jsonChunks(rows).flatMap((json) =>
+    outboxForRowsStatements(
       db,
       ctx,
       { entityKind: ALARM_EVENT_KIND, action },

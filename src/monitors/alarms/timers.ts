@@ -166,7 +166,7 @@ async function escalate(env: Bindings, events: EventContext, report: Report): Pr
 
 /** One minute of the alarms' clock, at the platform's time: expiries first (an unshelved alarm may then escalate at once). */
 export async function runAlarmTimers(env: Bindings, log: Logger, now: Date = platform().clock.now()): Promise<Report> {
-  const events = serviceEventContext(now.toISOString());
+  const events = serviceEventContext("alarm timers", now.toISOString());
   const report: Report = { unshelved: 0, released: 0, escalated: 0 };
   await expireShelvings(env, events, log, report);
   await escalate(env, events, report);

@@ -7,7 +7,7 @@
 import { tableStatements, type Database, type Row } from "../../db/statements";
 import { modelDefinitions } from "../../db/schema";
 import type { Bindings } from "../../env";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { assertVersion, commitVersioned, type Versioned, retryWrite } from "../../pkg/resource";
@@ -76,7 +76,7 @@ export async function createDefinition(ctx: WriteContext, env: Bindings, input: 
         updatedAt: ctx.now,
         createdBy: ctx.actorId,
       }),
-      outboxStatement(ctx.db, ctx, { entityKind: "modelDefinition", entityId: id, action: "created", payload: { id, ...input } }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: "modelDefinition", entityId: id, action: "created", payload: { id, ...input } }),
     ],
     () => definitionTaken(input.name, input.version),
   );
@@ -110,7 +110,7 @@ export async function updateDefinition(
           },
           { id: input.id, etag: version },
         ),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: "modelDefinition", entityId: input.id, action: "updated", payload: { ...input } },
@@ -160,7 +160,7 @@ export async function deleteDefinition(ctx: WriteContext, row: DefinitionRow | n
     ctx.db
       .prepare(`DELETE FROM model_definitions WHERE id = ?3 AND etag = ?4 AND NOT EXISTS (${MODEL_USING})`)
       .bind(row.name, row.version, row.id, version),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
       { entityKind: "modelDefinition", entityId: row.id, action: "deleted", payload: null },

@@ -6,7 +6,7 @@
  */
 import { tableStatements, type Database, type Row } from "../../db/statements";
 import { models } from "../../db/schema";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import type { Principal } from "../../pkg/auth";
 import { assertStatement, isAssertionFailure, newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
@@ -180,7 +180,7 @@ export async function createModel(ctx: WriteContext, principal: Principal, input
       createdBy: ctx.actorId,
     }),
     ...replacePropertyValuesStatements(ctx.db, MODEL_KIND, id, toPropertyValueRows(MODEL_KIND, id, properties)),
-    outboxStatement(ctx.db, ctx, { entityKind: "model", entityId: id, action: "created", payload: { id, modelId, name: input.name } }),
+    ...outboxStatements(ctx.db, ctx, { entityKind: "model", entityId: id, action: "created", payload: { id, modelId, name: input.name } }),
   ]);
   return getModelRow(ctx.db, id);
 }
@@ -201,7 +201,7 @@ export async function updateModel(ctx: WriteContext, input: ModelInput & { id: s
       // Guarded on the update above having applied: a lost race leaves the old values.
       assertStatement(ctx.db, "changes() = 1"),
       ...replacePropertyValuesStatements(ctx.db, MODEL_KIND, input.id, toPropertyValueRows(MODEL_KIND, input.id, properties)),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         {
@@ -243,7 +243,7 @@ export async function deleteModel(ctx: WriteContext, id: string): Promise<void> 
       ctx.db
         .prepare("DELETE FROM models WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM monitors WHERE model_ref = ?1)")
         .bind(id, version),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: "model", entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: "model", entityId: id, action: "deleted", payload: null }, "previousChanged"),
       deleteOwnerPopulationsStatement(ctx.db, "model", id),
       deletePropertyValuesStatement(ctx.db, MODEL_KIND, id),
     ]);

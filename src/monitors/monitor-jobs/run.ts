@@ -14,7 +14,7 @@ import type { JobEnd, JobEndHook } from "../../dataprocessing/contract";
 import { runnerOf, START_CONCURRENCY, startAdHocJob } from "../../dataprocessing/execution";
 import { requireHost } from "../../dataprocessing/host-errors";
 import { signScopedToken } from "../../pkg/keys";
-import { guardedOutboxStatement, OUTBOX_RETENTION_MS, serviceEventContext } from "../../events/outbox";
+import { guardedOutboxStatements, OUTBOX_RETENTION_MS, serviceEventContext } from "../../events/outbox";
 import { forEachLimited } from "../../pkg/concurrency";
 import { isUniqueViolation } from "../../pkg/db";
 import { ApiError } from "../../pkg/errors";
@@ -208,9 +208,9 @@ export async function finishMonitorJob(
       reports: status === "Succeeded" ? JSON.stringify(reports) : null,
       now: nowIso,
     }),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       db,
-      { ...serviceEventContext(nowIso), requestId: context.requestId },
+      { ...serviceEventContext("monitoring loop", nowIso), requestId: context.requestId },
       {
         entityKind: "monitorJob",
         entityId: row.id,
@@ -244,7 +244,7 @@ export async function evaluateIfPending(
   const row = await findMonitorJobRow(env.DB, monitorJobId);
   if (!row || statusOf(row) !== "Succeeded" || row.evaluatedAt !== null) return false;
   const reports = row.reports ? (JSON.parse(row.reports) as ModelReports) : { criticality: [], variables: [] };
-  const events = { ...serviceEventContext(), requestId: context.requestId };
+  const events = { ...serviceEventContext("monitoring loop"), requestId: context.requestId };
   const result = await evaluateControllers(
     env,
     { id: row.id, monitor_ref: row.monitorRef, created_at: row.createdAt, trigger_depth: row.triggerDepth },

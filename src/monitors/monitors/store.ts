@@ -6,7 +6,7 @@
  */
 import { tableStatements, type Database, type Row } from "../../db/statements";
 import { monitors } from "../../db/schema";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import type { Principal } from "../../pkg/auth";
 import { assertStatement, isAssertionFailure, newEtagToken, type WriteContext } from "../../pkg/db";
 import { invalid, notFound } from "../../pkg/errors";
@@ -235,7 +235,12 @@ export async function createMonitor(ctx: WriteContext, principal: Principal, inp
     // On creation the monitor copies its model's populations and items.
     ...copyPopulationsStatements(ctx.db, { kind: "model", id: input.modelId }, { kind: "monitor", id }, ctx.now),
     scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, id, rule, new Date(ctx.now)),
-    outboxStatement(ctx.db, ctx, { entityKind: "monitor", entityId: id, action: "created", payload: { id, monitorId, name: input.name } }),
+    ...outboxStatements(ctx.db, ctx, {
+      entityKind: "monitor",
+      entityId: id,
+      action: "created",
+      payload: { id, monitorId, name: input.name },
+    }),
   ]);
   return getMonitorRow(ctx.db, id);
 }
@@ -255,7 +260,7 @@ export async function updateMonitor(ctx: WriteContext, input: MonitorInput & { i
         { ...monitorValues(await keepInherited(ctx.db, input, current), owner), etag, updatedAt: ctx.now },
         { id: input.id, etag: version },
       ),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         {
@@ -315,7 +320,7 @@ export async function deleteMonitor(ctx: WriteContext, id: string): Promise<void
     const version = assertVersion(ctx, current.etag);
     await commitVersioned(ctx, [
       monitorTable.delete(ctx.db, { id, etag: version }),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: "monitor", entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: "monitor", entityId: id, action: "deleted", payload: null }, "previousChanged"),
       deleteOwnerPopulationsStatement(ctx.db, "monitor", id),
       scheduleStatement(ctx.db, MONITOR_SCHEDULE_KIND, id, null, new Date(ctx.now)),
     ]);
@@ -346,7 +351,7 @@ export async function duplicateMonitor(ctx: WriteContext, principal: Principal, 
         createdBy: principal.id,
       }),
       // Created as POST /Monitors creates one.
-      outboxStatement(ctx.db, ctx, {
+      ...outboxStatements(ctx.db, ctx, {
         entityKind: "monitor",
         entityId: copyId,
         action: "created",

@@ -6,7 +6,7 @@
  * A population's own ETag is therefore its owner's version.
  */
 import type { Database } from "../../db/statements";
-import { guardedOutboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements } from "../../events/outbox";
 import { assertStatement, conflict, isAssertionFailure, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -67,10 +67,10 @@ async function commitOwnerVersion(
         newVersion(ctx.db, owner.id, owner.version, etag, ctx.now),
         assertStatement(ctx.db, "changes() = 1"),
         ...changes,
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: owner.kind, entityId: owner.id, action: "updated", payload: { id: owner.id, ...event } },
+          { entityKind: owner.kind, entityId: owner.id, action: "updated", payload: { id: owner.id, ...event }, partial: true },
           { table, etag },
         ),
       ],

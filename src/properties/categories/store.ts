@@ -1,7 +1,7 @@
 /** Categories in D1: property definitions are grouped by them; one (Ungrouped) is the default. */
 import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import type { Category } from "./schema";
@@ -54,7 +54,7 @@ export async function createCategory(ctx: WriteContext, input: { name: string })
             "?2, 0, ?3, ?4, ?4, ?5, ?6)",
         )
         .bind(id, input.name, etag, ctx.now, ctx.actorId, nameKey(input.name)),
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: category }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: category }),
     ],
     () => nameTaken(input.name),
   );
@@ -74,7 +74,7 @@ export async function updateCategory(ctx: WriteContext, input: { id: string; nam
         ctx.db
           .prepare("UPDATE categories SET name = ?1, name_key = ?6, etag = ?2, updated_at = ?3 WHERE id = ?4 AND etag = ?5")
           .bind(input.name, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: KIND, entityId: input.id, action: "updated", payload: category },
@@ -104,7 +104,7 @@ export async function deleteCategory(ctx: WriteContext, id: string): Promise<voi
           "DELETE FROM categories WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM property_definitions WHERE category_id = ?1)",
         )
         .bind(id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1) throw new ApiError("Conflict", "The category changed while it was being deleted; read it again.");
   });

@@ -6,7 +6,7 @@
 import { tableStatements, type Database, type Insert } from "../../db/statements";
 import { classifications } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
-import { guardedOutboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
@@ -206,7 +206,7 @@ export async function createClassification(ctx: WriteContext, input: Classificat
         },
         rows,
       ),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         { entityKind: KIND, entityId: id, action: "created", payload: eventPayload(classification, rows.length) },
@@ -263,7 +263,7 @@ export async function updateClassification(
           )
           .bind(input.id, etag),
         ...elementInserts(ctx.db, input.id, etag, rows),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: KIND, entityId: input.id, action: "updated", payload: eventPayload(classification, rows.length) },
@@ -321,7 +321,7 @@ export async function deleteClassification(ctx: WriteContext, id: string): Promi
         )
         .bind(id, current.etag),
       ctx.db.prepare(`DELETE FROM classifications WHERE ${guard}`).bind(id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1) {
       // Lost a race: either a definition now references it, or it changed since it was read.

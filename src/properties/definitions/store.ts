@@ -1,7 +1,7 @@
 /** Property definitions in D1. Every write is one db.batch with its outbox event. */
 import { tableStatements, type Database, type Insert } from "../../db/statements";
 import { propertyDefinitions } from "../../db/schema";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, isForeignKeyViolation, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
@@ -196,7 +196,7 @@ export async function insertDefinition(ctx: WriteContext, fields: DefinitionFiel
     ctx.db,
     [
       insertDefinitionStatement(ctx.db, { ...columnsOf(fields), id, etag, createdAt: ctx.now, updatedAt: ctx.now, createdBy: ctx.actorId }),
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: definition }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: definition }),
     ],
     fields.name,
   );
@@ -216,7 +216,7 @@ export async function updateDefinitionRow(
     ctx.db,
     [
       definitionTable.update(ctx.db, { ...columnsOf(fields), etag, updatedAt: ctx.now }, { id, etag: current.etag }),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
         { entityKind: KIND, entityId: id, action: "updated", payload: definition },
@@ -241,7 +241,12 @@ export async function deleteDefinitionRow(ctx: WriteContext, current: Versioned<
            AND NOT EXISTS (SELECT 1 FROM property_values WHERE definition_id = ?1)`,
       )
       .bind(id, readEtag),
-    guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: current.value }, "previousChanged"),
+    ...guardedOutboxStatements(
+      ctx.db,
+      ctx,
+      { entityKind: KIND, entityId: id, action: "deleted", payload: current.value, etag: current.etag },
+      "previousChanged",
+    ),
   ]);
   if (removed?.meta.changes !== 1) {
     const current = await findDefinition(ctx.db, id);

@@ -5,7 +5,7 @@
 import { tableStatements, type Database, type Insert } from "../../db/statements";
 import { entityTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
-import { guardedOutboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, isForeignKeyViolation, newEtagToken, parseJson, runBatch, type WriteContext } from "../../pkg/db";
@@ -272,10 +272,10 @@ export async function createEntityType(ctx: WriteContext, input: EntityTypeInput
     ctx.db,
     [
       ...insertEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), linkIds),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
-        { entityKind: KIND, entityId: id, action: "created", payload: created.value },
+        { entityKind: KIND, entityId: id, action: "created", payload: created.value, etag: created.etag },
         { table: "entity_types", etag: row.etag },
       ),
     ],
@@ -298,10 +298,10 @@ export async function updateEntityType(ctx: WriteContext, input: EntityTypeInput
       [
         // Applies only to the version read above: a concurrent write in between makes this a 412.
         ...updateEntityTypeStatements(ctx.db, valuesOf(row, ctx.actorId), current.row.etag, linkIds),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value },
+          { entityKind: KIND, entityId: input.id, action: "updated", payload: updated.value, etag: updated.etag },
           { table: "entity_types", etag: row.etag },
         ),
       ],
@@ -327,7 +327,7 @@ export async function deleteEntityType(ctx: WriteContext, id: string): Promise<v
       // The links go first, so the type's own delete counts exactly one change (D1 also counts rows
       // removed by a cascade).
       ...deleteEntityTypeStatements(ctx.db, id, current.row.etag, guard),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1) throw preconditionFailed();
   });

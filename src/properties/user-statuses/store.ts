@@ -1,7 +1,7 @@
 /** User statuses in D1: named, ordered extensions of the fixed system statuses. */
 import type { Database } from "../../db/statements";
 import { nameKey } from "../../pkg/unicode";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
@@ -81,7 +81,7 @@ export async function createUserStatus(
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8)",
         )
         .bind(id, input.name, order, input.status, etag, ctx.now, ctx.actorId, nameKey(input.name)),
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: userStatus }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: userStatus }),
     ],
     () => nameTaken(input.name),
   );
@@ -108,7 +108,7 @@ export async function updateUserStatus(
               "WHERE id = ?6 AND etag = ?7",
           )
           .bind(input.name, input.order, input.status, etag, ctx.now, input.id, current.etag, nameKey(input.name)),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: KIND, entityId: input.id, action: "updated", payload: userStatus },
@@ -131,7 +131,7 @@ export async function deleteUserStatus(ctx: WriteContext, id: string): Promise<v
     const [removed] = await ctx.db.batch([
       // Also guarded on what the count read: a use written since makes the delete a 412, not a dangling status.
       ctx.db.prepare(`DELETE FROM user_statuses WHERE id = ?1 AND etag = ?2 AND ${unusedCondition("userStatus")}`).bind(id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1) throw preconditionFailed();
   });

@@ -3,7 +3,7 @@ import { tableStatements, type Database, type Insert } from "../../db/statements
 import { activityTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
 import type { z } from "@hono/zod-openapi";
-import { guardedOutboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements } from "../../events/outbox";
 import { conflict, newEtagToken, runBatch, type WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
@@ -92,10 +92,10 @@ export async function createActivityType(ctx: WriteContext, input: ActivityTypeI
         updatedAt: ctx.now,
         createdBy: ctx.actorId,
       }),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         ctx.db,
         ctx,
-        { entityKind: KIND, entityId: row.id, action: "created", payload: created.value },
+        { entityKind: KIND, entityId: row.id, action: "created", payload: created.value, etag: created.etag },
         { table: "activity_types", etag: row.etag },
       ),
     ],
@@ -128,10 +128,10 @@ export async function updateActivityType(
             "UPDATE activity_types SET name = ?1, name_key = ?7, description = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6",
           )
           .bind(row.name, row.description, row.etag, ctx.now, row.id, current.etag, nameKey(row.name)),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: KIND, entityId: row.id, action: "updated", payload: updated.value },
+          { entityKind: KIND, entityId: row.id, action: "updated", payload: updated.value, etag: updated.etag },
           { table: "activity_types", etag: row.etag },
         ),
       ],
@@ -166,7 +166,12 @@ export async function deleteActivityType(ctx: WriteContext, id: string): Promise
            activities WHERE activity_type_id = ?1)`,
         )
         .bind(current.id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: current.id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(
+        ctx.db,
+        ctx,
+        { entityKind: KIND, entityId: current.id, action: "deleted", payload: null },
+        "previousChanged",
+      ),
     ]);
     if (removed?.meta.changes !== 1) {
       const again = await readRow(ctx.db, id);

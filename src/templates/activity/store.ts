@@ -3,7 +3,7 @@
  * asks for, and creating revision 1. Edits of an existing template are in write.ts.
  */
 import type { Database } from "../../db/statements";
-import { outboxStatement } from "../../events/outbox";
+import { outboxStatements } from "../../events/outbox";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
 import { checkStatus, ownerOrCaller, toPerson } from "../../work/common";
@@ -228,7 +228,13 @@ export async function createActivityTemplate(
   await ctx.db.batch([
     insertRevisionStatement(ctx.db, ACTIVITY_TEMPLATE_KIND, id, 1, headerOf(ACTIVITY_TEMPLATE_KIND, row)),
     ...insertDependentsStatements(ctx.db, INPUTS, id, 1, inputs.rows),
-    outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "created", payload: created.value }),
+    ...outboxStatements(ctx.db, ctx, {
+      entityKind: ENTITY_KIND,
+      entityId: id,
+      action: "created",
+      payload: created.value,
+      etag: created.etag,
+    }),
   ]);
   return created;
 }

@@ -5,7 +5,7 @@
  */
 import type { Database } from "../../db/statements";
 import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
-import { outboxStatement } from "../../events/outbox";
+import { outboxStatements } from "../../events/outbox";
 import { assertStatement, newEtagToken, type WriteContext } from "../../pkg/db";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
 import {
@@ -353,7 +353,13 @@ export async function createWorkTemplate(ctx: WriteContext, input: WorkTemplateI
     ...activityTemplatesExistStatement(ctx.db, links.rows),
     ...insertDependentsStatements(ctx.db, LINKS, id, 1, links.rows),
     ...latestIndexStatements(ctx.db, id, header.tags, header.properties),
-    outboxStatement(ctx.db, ctx, { entityKind: ENTITY_KIND, entityId: id, action: "created", payload: created.value }),
+    ...outboxStatements(ctx.db, ctx, {
+      entityKind: ENTITY_KIND,
+      entityId: id,
+      action: "created",
+      payload: created.value,
+      etag: created.etag,
+    }),
   ]);
   return created;
 }

@@ -2,7 +2,7 @@
 import { tableStatements, type Database, type Insert } from "../../db/statements";
 import { dataTypes } from "../../db/schema";
 import { nameKey } from "../../pkg/unicode";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { ApiError, invalid, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { conflict, isUniqueViolation, newEtagToken, type WriteContext } from "../../pkg/db";
@@ -100,7 +100,7 @@ export async function createDataType(ctx: WriteContext, input: CreateDataTypeInp
         updatedAt: ctx.now,
         createdBy: ctx.actorId,
       }),
-      outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: dataType }),
+      ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: dataType }),
     ]);
   } catch (error) {
     if (isUniqueViolation(error)) throw await uniqueProblem(ctx.db, id, input.name, null);
@@ -129,7 +129,7 @@ export async function updateDataType(ctx: WriteContext, input: UpdateDataTypeInp
               "WHERE id = ?5 AND etag = ?6",
           )
           .bind(dataType.name, JSON.stringify(dataType.allowedExtensions), etag, ctx.now, input.id, current.etag, nameKey(dataType.name)),
-        guardedOutboxStatement(
+        ...guardedOutboxStatements(
           ctx.db,
           ctx,
           { entityKind: KIND, entityId: input.id, action: "updated", payload: dataType },
@@ -157,7 +157,7 @@ export async function deleteDataType(ctx: WriteContext, id: string): Promise<voi
       ctx.db
         .prepare("DELETE FROM data_types WHERE id = ?1 AND etag = ?2 AND NOT EXISTS (SELECT 1 FROM files WHERE data_type_id = ?1)")
         .bind(id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1) {
       const again = await ctx.db.prepare("SELECT 1 AS used FROM files WHERE data_type_id = ?1 LIMIT 1").bind(id).first();

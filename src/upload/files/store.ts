@@ -6,7 +6,7 @@
 import { tableStatements } from "../../db/statements";
 import { files } from "../../db/schema";
 import type { Database } from "../../db/statements";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { ApiError, notFound } from "../../pkg/errors";
 import { preconditionFailed } from "../../pkg/etag";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
@@ -128,7 +128,7 @@ export async function insertReadyFile(ctx: WriteContext, file: NewFile): Promise
   const stored = toFile(row);
   await ctx.db.batch([
     insertFileStatement(ctx.db, row),
-    outboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: stored.value }),
+    ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: row.id, action: "created", payload: stored.value, etag: stored.etag }),
   ]);
   return stored;
 }
@@ -151,10 +151,10 @@ async function updateFile(
           `?${n + 4} AND state = 'ready'`,
       )
       .bind(...set.values, etag, ctx.now, current.value.id, current.etag),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: KIND, entityId: current.value.id, action: "updated", payload: updated.value },
+      { entityKind: KIND, entityId: current.value.id, action: "updated", payload: updated.value, etag: updated.etag },
       { table: "files", etag },
     ),
   ]);
@@ -204,7 +204,7 @@ export async function deleteFile(ctx: WriteContext, bucket: R2Bucket, viewer: Vi
     assertVersion(ctx, current.etag);
     const [removed] = await ctx.db.batch([
       ctx.db.prepare("DELETE FROM files WHERE id = ?1 AND etag = ?2").bind(id, current.etag),
-      guardedOutboxStatement(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
+      ...guardedOutboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: null }, "previousChanged"),
     ]);
     if (removed?.meta.changes !== 1) throw preconditionFailed();
     await bucket.delete(current.row.r2_key).catch(() => undefined);

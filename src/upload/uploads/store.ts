@@ -6,7 +6,7 @@
  */
 import { tableStatements, type Database } from "../../db/statements";
 import { fileUploads, uploadParts } from "../../db/schema";
-import { guardedOutboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements } from "../../events/outbox";
 import { newEtagToken, type WriteContext } from "../../pkg/db";
 import {
   deleteUploadingFileStatement,
@@ -157,10 +157,10 @@ export async function markCompleted(
   });
   const [update] = await ctx.db.batch([
     markFileReadyStatement(ctx.db, file.id, { size: stored.size, checksum: stored.checksum, etag, now: ctx.now }),
-    guardedOutboxStatement(
+    ...guardedOutboxStatements(
       ctx.db,
       ctx,
-      { entityKind: "file", entityId: file.id, action: "created", payload: ready.value },
+      { entityKind: "file", entityId: file.id, action: "created", payload: ready.value, etag: ready.etag },
       { table: "files", etag },
     ),
     partTable.delete(ctx.db, { uploadId: upload.id }),

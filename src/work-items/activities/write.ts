@@ -5,7 +5,7 @@
  */
 import type { Database } from "../../db/statements";
 import { deleteDesignationsStatement, replaceDesignationsStatements, resolveDesignations, type AssetRef } from "../../assets/designations";
-import { guardedOutboxStatement, outboxStatement } from "../../events/outbox";
+import { guardedOutboxStatements, outboxStatements } from "../../events/outbox";
 import { ApiError, invalid, notFound, type FieldProblem } from "../../pkg/errors";
 import { assertStatement, newEtagToken, type WriteContext } from "../../pkg/db";
 import type { Versioned } from "../../pkg/resource";
@@ -129,7 +129,7 @@ export async function createActivity(ctx: WriteContext, input: CreateActivityInp
         ? firstUseStatements(db, workItemId, [{ id: templateId, revision: template.row.revision }], ctx.now)
         : []),
       ...replaceDesignationsStatements(db, KIND, id, designations),
-      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: activity }),
+      ...outboxStatements(db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: activity }),
     ]);
     return done ? { value: activity, etag: made.row.etag } : READ_AGAIN;
   });
@@ -180,7 +180,7 @@ export async function updateActivity(ctx: WriteContext, input: UpdateActivityInp
       updateActivityStatement(db, row),
       ...(values.size === 0 ? [] : [setInputValuesStatement(db, id, values)]),
       ...replaceDesignationsStatements(db, KIND, id, designations),
-      guardedOutboxStatement(
+      ...guardedOutboxStatements(
         db,
         ctx,
         { entityKind: KIND, entityId: id, action: "updated", payload: activity },
@@ -205,7 +205,7 @@ export async function deleteActivity(ctx: WriteContext, id: string): Promise<voi
       etagAssertion(db, "activities", id, current.etag),
       deleteDesignationsStatement(db, KIND, id),
       ...deleteActivityStatements(db, id),
-      outboxStatement(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { workItemId: current.work_item_id } }),
+      ...outboxStatements(db, ctx, { entityKind: KIND, entityId: id, action: "deleted", payload: { workItemId: current.work_item_id } }),
     ]);
     return done ? true : READ_AGAIN;
   });

@@ -26,7 +26,7 @@ const FUNCTION = /^(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)[\s\S]*?^\}/
 /** A statement builder's name: it returns statements for its caller's batch. */
 export const BUILDER = /Statements?$/;
 /** The outbox's builders (src/events/outbox.ts): a function that calls one writes an event. */
-const OUTBOX_BUILDER = /\b(?:outboxStatement|guardedOutboxStatement|outboxManyStatements|outboxForRowsStatement)\(/;
+const OUTBOX_BUILDER = /\b(?:outboxStatements|guardedOutboxStatements|outboxManyStatements|outboxForRowsStatements)\(/;
 
 /** The code without its comments (a table named in a comment is not a write). */
 function code(text: string): string {

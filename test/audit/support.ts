@@ -1,0 +1,42 @@
+/** Reads of the audit trail for tests: the records of one entity, oldest first, as stored. */
+import { env } from "cloudflare:workers";
+
+export interface StoredRecord {
+  seq: number;
+  eventId: string;
+  occurredAt: string;
+  action: string;
+  etag: string | null;
+  actorType: string;
+  actorId: string | null;
+  actorName: string | null;
+  cause: string | null;
+  requestId: string | null;
+  reason: string | null;
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+}
+
+export async function auditRecordsOf(kind: string, id: string): Promise<StoredRecord[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT seq, event_id, occurred_at, action, etag, actor_type, actor_id, actor_name, cause, request_id, reason, before, after " +
+      "FROM audit_records WHERE entity_kind = ?1 AND entity_id = ?2 ORDER BY seq",
+  )
+    .bind(kind, id)
+    .all<Record<string, string | number | null>>();
+  return results.map((r) => ({
+    seq: r.seq as number,
+    eventId: r.event_id as string,
+    occurredAt: r.occurred_at as string,
+    action: r.action as string,
+    etag: r.etag as string | null,
+    actorType: r.actor_type as string,
+    actorId: r.actor_id as string | null,
+    actorName: r.actor_name as string | null,
+    cause: r.cause as string | null,
+    requestId: r.request_id as string | null,
+    reason: r.reason as string | null,
+    before: r.before === null ? null : (JSON.parse(r.before as string) as Record<string, unknown>),
+    after: r.after === null ? null : (JSON.parse(r.after as string) as Record<string, unknown>),
+  }));
+}
