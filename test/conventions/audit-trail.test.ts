@@ -14,6 +14,8 @@ import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { configBody, createConfig } from "../dataprocessing/support";
 import { receiver } from "../subscriptions/support";
+import { BUILT_IN, createChannel } from "../measurements/support";
+import { createPlantTree } from "../support/factories/work";
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -124,6 +126,47 @@ const RUNS: Record<string, Run> = {
   // Its run options hold a secret value (hunter2-do-not-leak): the check below holds it out of the trail.
   "POST /JobConfigurations": async () => ({ path: "/JobConfigurations", body: configBody(), status: 201 }),
   "POST /Jobs/Execution/{configurationId}": async () => ({ path: `/Jobs/Execution/${(await createConfig()).id}`, status: 201 }),
+  // Measurements (issue 35): the Signals catalogues, channels, readings and voids.
+  ...crud(
+    "/ChannelTypes",
+    () => ({ name: unique("type"), quantity: "pressure" }),
+    (r) => ({ ...r, name: unique("type") }),
+  ),
+  ...crud(
+    "/DataOrigins",
+    () => ({ name: unique("origin") }),
+    (r) => ({ ...r, name: unique("origin") }),
+  ),
+  ...crud(
+    "/ChannelAvailabilities",
+    () => ({ name: unique("availability") }),
+    (r) => ({ ...r, name: unique("availability") }),
+  ),
+  "POST /Channels": async () => {
+    const equipment = (await createPlantTree()).equipment.id;
+    return { path: "/Channels", body: { name: unique("CML"), assetId: equipment, channelTypeId: BUILT_IN.thickness }, status: 201 };
+  },
+  "PUT /Channels": async () => {
+    const channel = await createChannel();
+    return { path: "/Channels", body: { ...(await read(`/Channels/${channel.id}`)), name: unique("CML") }, status: 200 };
+  },
+  "DELETE /Channels/{id}": async () => ({ path: `/Channels/${(await createChannel()).id}`, status: 204 }),
+  "POST /signals": async () => {
+    const channel = await createChannel();
+    return { path: "/signals", body: { channelNumber: channel.channelNumber, timestamp: Date.parse("2026-01-01T00:00:00Z"), value: 9.5 } };
+  },
+  "POST /signals/bulk": async () => {
+    const channel = await createChannel();
+    const at = (iso: string) => ({ channelNumber: channel.channelNumber, timestamp: Date.parse(iso), value: 9.5 });
+    return { path: "/signals/bulk", body: [at("2026-01-01T00:00:00Z"), at("2026-02-01T00:00:00Z")] };
+  },
+  "POST /Channels/{id}/Readings/{timestamp}/Void": async () => {
+    const channel = await createChannel();
+    const timestamp = Date.parse("2026-01-01T00:00:00Z");
+    const posted = await call("/signals", { method: "POST", body: { channelNumber: channel.channelNumber, timestamp, value: 9.5 } });
+    expect(posted.status, posted.text).toBeLessThan(300);
+    return { path: `/Channels/${channel.id}/Readings/${timestamp}/Void`, body: { reason: "gauge stuck" }, status: 200 };
+  },
 };
 
 /** Write routes that change no entity, and why. */
