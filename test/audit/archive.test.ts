@@ -57,4 +57,25 @@ describe("the archive", () => {
     await sealAuditTrail(env, log);
     expect(await verification()).toMatchObject({ valid: true, broken: null });
   });
+
+  it("an archived segment altered in R2 fails verification, naming it", async () => {
+    await edited(1);
+    await sealAuditTrail(env, log);
+    await archiveAuditTrail(env, new Date(Date.now() + 365 * DAY), log);
+    const segment = await env.DB.prepare("SELECT object_key, first_seq FROM audit_segments ORDER BY first_seq DESC LIMIT 1").first<{
+      object_key: string;
+      first_seq: number;
+    }>();
+    const object = await env.AUDIT_ARCHIVE.get(segment!.object_key);
+    const { gunzipSync, gzipSync, strFromU8, strToU8 } = await import("fflate");
+    const lines = strFromU8(gunzipSync(new Uint8Array(await object!.arrayBuffer())))
+      .trim()
+      .split("\n");
+    const first = JSON.parse(lines[0]!) as Record<string, unknown>;
+    lines[0] = JSON.stringify({ ...first, actor_name: "Someone else" });
+    await env.AUDIT_ARCHIVE.put(segment!.object_key, gzipSync(strToU8(`${lines.join("\n")}\n`)));
+    const result = await verification();
+    expect(result.valid).toBe(false);
+    expect(result.broken.sequence).toBe(segment!.first_seq);
+  });
 });

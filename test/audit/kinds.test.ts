@@ -10,6 +10,7 @@ import { createConfig, owner, step } from "../dataprocessing/support";
 import { receiver, subscribe } from "../subscriptions/support";
 import { createDeviation } from "../support/factories/work";
 import { auditRecordsOf } from "./support";
+import { pumpInAlarm } from "../monitors/alarm-support";
 
 describe("each kind of change leaves one record", () => {
   it("a link and an unlink: one record on each side, its list changed", async () => {
@@ -90,5 +91,33 @@ describe("each kind of change leaves one record", () => {
     expect(stored!.text).not.toContain(sub.secret);
     expect(stored!.text).not.toContain(rotated.body.secret ?? "whsec_never");
     expect(stored!.text).not.toMatch(/whsec_/);
+  });
+});
+
+describe("alarms: the monitoring loop's transitions and people's actions", () => {
+  it("entered by the loop (the service), acknowledged by a person: one record each, at /Alarms/{id}/AuditHistory", async () => {
+    const { alarm } = await pumpInAlarm({ severity: "high" });
+    const entered = await auditRecordsOf("alarm", alarm.id);
+    expect(entered.map((r) => r.action)).toEqual(["entered"]);
+    expect(entered[0]).toMatchObject({ actorType: "service", cause: "monitoring loop", before: null });
+    expect(entered[0]!.after).toMatchObject({ id: alarm.id, status: "activeUnacknowledged" });
+
+    const ack = await call(`/Alarms/${alarm.id}/Acknowledgement`, {
+      method: "POST",
+      body: { comment: "On my way" },
+      user: { id: "operator-1", name: "Olga Operator" },
+      headers: { "audit-reason": "Shift handover" },
+    });
+    expect(ack.status, ack.text).toBe(200);
+    const records = await auditRecordsOf("alarm", alarm.id);
+    expect(records.map((r) => r.action)).toEqual(["entered", "acknowledged"]);
+    expect(records[1]).toMatchObject({ actorType: "user", actorId: "operator-1", actorName: "Olga Operator", reason: "Shift handover" });
+    expect(records[1]!.before).toMatchObject({ status: "activeUnacknowledged" });
+    expect(records[1]!.after).toMatchObject({ status: "activeAcknowledged" });
+    const history = await call(`/Alarms/${alarm.id}/AuditHistory`);
+    expect(history.status).toBe(200);
+    expect(history.body.map((e: { action: string }) => e.action)).toEqual(["acknowledged", "entered"]);
+    // The alarm's own workflow history is where it was.
+    expect((await call(`/Alarms/${alarm.id}/History`)).body.map((e: { action: string }) => e.action)).toEqual(["entered", "acknowledged"]);
   });
 });

@@ -81,6 +81,22 @@ describe("GET /{Resource}/{id}/History", () => {
   });
 });
 
+describe("the Audit-Reason header", () => {
+  it("is documented once and declared on every write operation of the OpenAPI document", async () => {
+    const doc = (await call("/openapi.json", { anonymous: true })).body;
+    expect(doc.components.parameters.AuditReason).toMatchObject({ name: "Audit-Reason", in: "header", schema: { maxLength: 500 } });
+    const writes = Object.entries(doc.paths as Record<string, Record<string, { parameters?: { $ref?: string }[] }>>).flatMap(
+      ([path, item]) =>
+        Object.entries(item)
+          .filter(([method]) => ["post", "put", "patch", "delete"].includes(method))
+          .map(([method, op]) => ({ route: `${method} ${path}`, refs: (op.parameters ?? []).map((p) => p.$ref) })),
+    );
+    const without = writes.filter((w) => !w.refs.includes("#/components/parameters/AuditReason")).map((w) => w.route);
+    // The local token endpoint is outside defineRoute (no token, no write of an entity).
+    expect(without).toEqual(["post /connect/token"]);
+  });
+});
+
 describe("GET /AuditTrail", () => {
   it("filters by kind, id, actor, action and request, and exports NDJSON and CSV", async () => {
     const a = await createDeviation();
