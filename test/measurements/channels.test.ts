@@ -128,4 +128,22 @@ describe("channels", () => {
     expect((await call("/Channels?alarmStates=loud")).status).toBe(400);
     expect((await call("/Channels?nextInspectionBefore=soon")).status).toBe(400);
   });
+
+  it("records a channel as answered in its events and audit history: created, then only what a PUT changed", async () => {
+    const channel = await createChannel();
+    const read = await call(`/Channels/${channel.id}`);
+    const renamed = await call("/Channels", { method: "PUT", body: { ...read.body, name: "CML renamed" } });
+    expect(renamed.status, renamed.text).toBe(200);
+    const history = await call(`/Channels/${channel.id}/History`);
+    expect(history.status, history.text).toBe(200);
+    const [updated, created] = history.body;
+    expect(created).toMatchObject({
+      action: "created",
+      after: { id: channel.id, name: read.body.name, channelType: { name: "Thickness" } },
+    });
+    expect(updated.action).toBe("updated");
+    expect(updated.changes.filter((c: { path: string }) => c.path !== "/updatedAt")).toEqual([
+      { path: "/name", before: read.body.name, after: "CML renamed" },
+    ]);
+  });
 });

@@ -120,8 +120,10 @@ export async function channelsByKeys(db: Database, ids: readonly string[], numbe
 }
 
 interface Checked {
-  asset: { id: string; kind: string; plantId: string | null };
+  asset: { id: string; kind: string; name: string; plantId: string | null };
   type: CatalogueRow;
+  origin: CatalogueRow;
+  availability: CatalogueRow;
   unit: string;
 }
 
@@ -130,9 +132,9 @@ async function check(db: Database, input: ChannelInput, current: ChannelRow | nu
   const problems: FieldProblem[] = [];
   const [asset, entries] = await Promise.all([
     db
-      .prepare("SELECT id, kind, plant_id FROM assets WHERE id = ?1")
+      .prepare("SELECT id, kind, name, plant_id FROM assets WHERE id = ?1")
       .bind(input.assetId.toLowerCase())
-      .first<{ id: string; kind: string; plant_id: string | null }>(),
+      .first<{ id: string; kind: string; name: string; plant_id: string | null }>(),
     catalogueRows(db, [input.channelTypeId, input.dataOriginId, input.availabilityId]),
   ]);
   if (!asset) problems.push({ field: "body.assetId", rule: "exists", message: `The asset ${input.assetId} does not exist.` });
@@ -148,8 +150,8 @@ async function check(db: Database, input: ChannelInput, current: ChannelRow | nu
     return found && found.kind === kind ? found : undefined;
   };
   const type = entry(input.channelTypeId, "channelType", "body.channelTypeId", "GET /ChannelTypes");
-  entry(input.dataOriginId, "dataOrigin", "body.dataOriginId", "GET /DataOrigins");
-  entry(input.availabilityId, "channelAvailability", "body.availabilityId", "GET /ChannelAvailabilities");
+  const origin = entry(input.dataOriginId, "dataOrigin", "body.dataOriginId", "GET /DataOrigins");
+  const availability = entry(input.availabilityId, "channelAvailability", "body.availabilityId", "GET /ChannelAvailabilities");
   let unit = input.unit ?? current?.unit ?? "";
   if (type) {
     const quantity = storedEnum(QUANTITIES, type.quantity ?? "other", "channel_catalogue.quantity");
@@ -179,7 +181,13 @@ async function check(db: Database, input: ChannelInput, current: ChannelRow | nu
     throw new ApiError("ValidationFailed", problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: problems });
   await checkControllers(db, input.controllers);
   const plantId = asset!.kind === "plant" ? asset!.id : asset!.plant_id;
-  return { asset: { id: asset!.id, kind: asset!.kind, plantId }, type: type!, unit };
+  return {
+    asset: { id: asset!.id, kind: asset!.kind, name: asset!.name, plantId },
+    type: type!,
+    origin: origin!,
+    availability: availability!,
+    unit,
+  };
 }
 
 function valuesOf(input: ChannelInput, checked: Checked) {
@@ -199,6 +207,19 @@ function valuesOf(input: ChannelInput, checked: Checked) {
     controllers: JSON.stringify(input.controllers),
     maxShelveMinutes: input.maxShelveMinutes,
   };
+}
+
+/** The channel a write leaves, as GET /Channels/{id} shows it, from the row and what {@link check} read (its event's payload). */
+function writtenChannel(row: ChannelRow, checked: Checked): Channel {
+  return toChannel({
+    row,
+    assetName: checked.asset.name,
+    typeName: checked.type.name,
+    quantity: storedEnum(QUANTITIES, checked.type.quantity ?? "other", "channel_catalogue.quantity"),
+    originName: checked.origin.name,
+    availabilityName: checked.availability.name,
+    acceptsReadings: Boolean(checked.availability.acceptsReadings),
+  }).value;
 }
 
 const catalogueGone = () =>
@@ -227,13 +248,17 @@ export async function createChannel(ctx: WriteContext, input: ChannelInput): Pro
   try {
     await ctx.db.batch([
       channelTable.insert(ctx.db, row),
-      ...outboxStatements(ctx.db, ctx, { entityKind: CHANNEL_EVENT_KIND, entityId: id, action: "created", payload: null }),
+      ...outboxStatements(ctx.db, ctx, {
+        entityKind: CHANNEL_EVENT_KIND,
+        entityId: id,
+        action: "created",
+        payload: writtenChannel(row, checked),
+      }),
     ]);
   } catch (error) {
     if (isForeignKeyViolation(error)) throw catalogueGone();
     throw error;
   }
-  // The event's payload is the channel as answered: read back with its names (one read).
   return getChannel(ctx.db, id);
 }
 
@@ -243,13 +268,15 @@ export async function updateChannel(ctx: WriteContext, input: ChannelInput & { i
     const expected = assertVersion(ctx, current.row.etag);
     const checked = await check(ctx.db, input, current.row);
     const etag = newEtagToken();
+    const values = { ...valuesOf(input, checked), etag, updatedAt: ctx.now };
+    const after = writtenChannel({ ...current.row, ...values }, checked);
     try {
       await commitVersioned(ctx, [
-        channelTable.update(ctx.db, { ...valuesOf(input, checked), etag, updatedAt: ctx.now }, { id: current.row.id, etag: expected }),
+        channelTable.update(ctx.db, values, { id: current.row.id, etag: expected }),
         ...guardedOutboxStatements(
           ctx.db,
           ctx,
-          { entityKind: CHANNEL_EVENT_KIND, entityId: current.row.id, action: "updated", payload: null },
+          { entityKind: CHANNEL_EVENT_KIND, entityId: current.row.id, action: "updated", payload: after },
           { table: "channels", etag },
         ),
       ]);
