@@ -11,6 +11,7 @@ import { createDataType, uploadFile } from "../support/factories/upload";
 import { propertyDefinitionBody } from "../support/factories/properties";
 import { call } from "../support/http";
 import { libraryForm } from "../search/support";
+import { createChannel } from "../measurements/support";
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -186,6 +187,27 @@ const fixtures: Record<string, { create: () => Promise<Created>; field: string; 
     create: () => created("/WorkTemplates", { displayName: unique("T") }),
     field: "displayName",
     value: () => unique("T"),
+  },
+  // Measurements (issue 35): channels and the Signals catalogues.
+  "/Channels": {
+    create: async () => (await createChannel()).id,
+    field: "name",
+    value: () => unique("CML"),
+  },
+  "/ChannelTypes": {
+    create: () => created("/ChannelTypes", { name: unique("type"), quantity: "pressure" }),
+    field: "name",
+    value: () => unique("type"),
+  },
+  "/DataOrigins": {
+    create: () => created("/DataOrigins", { name: unique("origin") }),
+    field: "name",
+    value: () => unique("origin"),
+  },
+  "/ChannelAvailabilities": {
+    create: () => created("/ChannelAvailabilities", { name: unique("availability") }),
+    field: "name",
+    value: () => unique("availability"),
   },
 };
 
