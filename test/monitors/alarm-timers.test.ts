@@ -174,8 +174,11 @@ describe("an alarm entered again while its controller and item are shelved", () 
 
   it("a timed shelving of a cleared alarm that a newer one follows is refused (409): shelve the newer one", async () => {
     const { alarm, reading, monitor } = await pumpInAlarm({});
-    await reading(2.0);
-    await reading(9.0);
+    const cleared = await reading(2.0);
+    expect(cleared.done.status, cleared.done.text).toBe(200);
+    const again = await reading(9.0);
+    expect(again.done.status, again.done.text).toBe(200);
+    expect((await alarmsOf(monitor.id, "active=true")).items, "entered again").toHaveLength(1);
     const res = await post(alarm.id, "Shelving", { durationMinutes: 10 });
     expect(res.status, res.text).toBe(409);
     const newer = (await alarmsOf(monitor.id, "active=true")).items[0]!;

@@ -527,11 +527,15 @@ export function shelvedOfKeyStatement(db: Database, itemId: string, controller: 
     .bind(itemId, controller);
 }
 
-/** Whether a newer alarm of the same controller and item exists than the one entered at `enteredAt`. */
+/**
+ * Whether a newer alarm of the same controller and item exists than the one entered at `enteredAt`.
+ * Alarms entered in the same instant are ordered as they were written (rowid), not by their random ids.
+ */
 export function newerAlarmStatement(db: Database, itemId: string, controller: string, enteredAt: string, id: string): D1PreparedStatement {
   return db
     .prepare(
-      "SELECT id FROM monitor_alarms WHERE item_id = ?1 AND controller = ?2 AND (entered_at > ?3 OR (entered_at = ?3 AND id > ?4)) LIMIT 1",
+      `SELECT id FROM monitor_alarms WHERE item_id = ?1 AND controller = ?2
+          AND (entered_at > ?3 OR (entered_at = ?3 AND rowid > (SELECT rowid FROM monitor_alarms WHERE id = ?4))) LIMIT 1`,
     )
     .bind(itemId, controller, enteredAt, id);
 }
