@@ -145,13 +145,18 @@ function deviationDescription(
 }
 
 /**
- * The `created` events of the deviations a batch raises (rows `{ id, payload }`), with their ids
+ * One event per deviation row (rows `{ id, payload }`, sent in JSON chunks), written only where `guard`
+ * (SQL over the row `j.value`) holds: the `created` events of the deviations a batch raises, or the
+ * `updated` events of deviations whose status it set, each only while the deviation carries the
+ * version the batch gave it (./leave.ts). Returns the statements and the events' ids
  * (`{prefix}:{deviation id}`, as outboxForRowsStatements names them) for the events' causes.
  */
-function deviationEventsStatements(
+export function deviationEventsStatements(
   db: Database,
   events: EventContext,
+  action: "created" | "updated",
   rows: readonly { id: string; payload: string }[],
+  guard = "",
 ): { statements: D1PreparedStatement[]; eventIds: string[] } {
   const statements: D1PreparedStatement[] = [];
   const eventIds: string[] = [];
@@ -161,9 +166,11 @@ function deviationEventsStatements(
       ...outboxForRowsStatements(
         db,
         { ...events, uuid: () => prefix },
-        { entityKind: DEVIATION_KIND, action: "created" },
+        { entityKind: DEVIATION_KIND, action },
         {
-          sql: "SELECT json_extract(value, '$.id') AS entity_id, json_extract(value, '$.payload') AS payload FROM json_each(?1)",
+          sql:
+            "SELECT json_extract(j.value, '$.id') AS entity_id, json_extract(j.value, '$.payload') AS payload FROM json_each(?1) j" +
+            (guard ? ` WHERE ${guard}` : ""),
           bindings: [json],
         },
       ),
@@ -311,7 +318,7 @@ export class AlarmEffects {
   statements(): D1PreparedStatement[] {
     const { db, ctx } = this;
     const { job, events } = this.evaluation;
-    const raised = deviationEventsStatements(db, events, this.deviationEvents);
+    const raised = deviationEventsStatements(db, events, "created", this.deviationEvents);
     return [
       ...alarmCriticalityStatements(
         db,

@@ -10,15 +10,14 @@
  * is guarded on the history entry this batch wrote, so a leave happens once.
  */
 import type { Database } from "../../db/statements";
-import { outboxForRowsStatements, type EventContext } from "../../events/outbox";
-import { jsonChunks } from "../../db/statements";
 import { newEtagToken } from "../../pkg/db";
 import { DEFAULT_SEVERITY } from "./severity";
-import { DEVIATION_COLUMNS, DEVIATION_KIND, hydrateDeviations, setStatusesStatements, type DeviationRow } from "../../deviations/store";
+import { DEVIATION_COLUMNS, hydrateDeviations, setStatusesStatements, type DeviationRow } from "../../deviations/store";
 import { conditionsSeen, prepareActions, type PreparedActions } from "../monitors/controllers";
 import type { Controller } from "../monitors/schema";
 import type { MonitorItem } from "../populations/store";
 import { writtenEventCausesStatements } from "./causes";
+import { deviationEventsStatements } from "./effects";
 import { alarmPayload, causingJob, type Evaluation } from "./payload";
 import {
   alarmLeftCondition,
@@ -33,39 +32,6 @@ export interface Leaving {
   alarm: ActiveAlarmRow;
   item: MonitorItem | undefined;
   controller: Controller | null;
-}
-
-/**
- * The `updated` events of deviations whose status the batch set, each only when its deviation now
- * carries the version the batch gave it; rows `{ id, etag, payload }`. Returns the statements and the
- * events' ids (`{prefix}:{deviation id}`, as outboxForRowsStatements names them) for their causes.
- */
-function statusEventsStatements(
-  db: Database,
-  events: EventContext,
-  rows: readonly { id: string; etag: string; payload: string }[],
-): { statements: D1PreparedStatement[]; eventIds: string[] } {
-  const statements: D1PreparedStatement[] = [];
-  const eventIds: string[] = [];
-  for (const json of jsonChunks(rows)) {
-    const prefix = events.uuid();
-    statements.push(
-      ...outboxForRowsStatements(
-        db,
-        { ...events, uuid: () => prefix },
-        { entityKind: DEVIATION_KIND, action: "updated" },
-        {
-          sql:
-            "SELECT json_extract(j.value, '$.id') AS entity_id, json_extract(j.value, '$.payload') AS payload FROM json_each(?1) j " +
-            "WHERE EXISTS (SELECT 1 FROM deviations d WHERE d.id = json_extract(j.value, '$.id') " +
-            "AND d.etag = json_extract(j.value, '$.etag'))",
-          bindings: [json],
-        },
-      ),
-    );
-    for (const row of JSON.parse(json) as { id: string }[]) eventIds.push(`${prefix}:${row.id}`);
-  }
-  return { statements, eventIds };
 }
 
 export async function leave(db: Database, evaluation: Evaluation, leaving: readonly Leaving[]): Promise<void> {
@@ -167,7 +133,13 @@ export async function leave(db: Database, evaluation: Evaluation, leaving: reado
       "being left, and a person's decision wins.",
     details: JSON.stringify({ deviationId: u.id, onLeave: u.status }),
   }));
-  const statusEvents = statusEventsStatements(db, events, updates);
+  const statusEvents = deviationEventsStatements(
+    db,
+    events,
+    "updated",
+    updates,
+    "EXISTS (SELECT 1 FROM deviations d WHERE d.id = json_extract(j.value, '$.id') AND d.etag = json_extract(j.value, '$.etag'))",
+  );
 
   await db.batch([
     ...leaveAlarmsStatements(db, rows, job.id, events.now),
