@@ -909,6 +909,42 @@ async function run() {
     return { got, receiver };
   }
 
+  /** A POST that must create (201): the entity it answers. */
+  async function created(path, body) {
+    const res = await http(path, { method: "POST", token: admin, body });
+    expect(res.status === 201, `${path}: ${describe(res)}`);
+    return res.json;
+  }
+
+  /** The signed `alarm.{action}` webhook of `alarmId` among what a receiver `got`, verified with the subscription's secret. */
+  async function alarmWebhook(got, secret, alarmId, action, timeoutMs = 15_000) {
+    const t0 = Date.now();
+    let hook;
+    while (!(hook = got.find((h) => h.body.includes(alarmId) && h.body.includes(`"alarm.${action}"`)))) {
+      if (Date.now() - t0 > timeoutMs)
+        throw new Error(`no alarm.${action} webhook for ${alarmId} within ${timeoutMs / 1000} s (${got.length} other requests)`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const payload = new Webhook(secret).verify(hook.body, hook.headers);
+    expect(payload.type === `alarm.${action}` && payload.data.entityId === alarmId, `webhook: ${hook.body.slice(0, 300)}`);
+    return payload;
+  }
+
+  /** One run of a monitor on demand, to its end (the cron fired by hand meanwhile); it must succeed. */
+  async function runMonitorToEnd(monitorId) {
+    const run = await http(`/MonitorJobs/Execution/${monitorId}`, { method: "POST", token: admin });
+    expect(run.status === 201, `execution: ${describe(run)}`);
+    let job;
+    for (let i = 0; i < 60; i++) {
+      await fireCron();
+      job = (await http(`/MonitorJobs/${run.json.id}`, { token: admin })).json;
+      if (["Succeeded", "Failed", "Unknown"].includes(job?.status)) break;
+      await new Promise((r) => setTimeout(r, 750));
+    }
+    expect(job?.status === "Succeeded", `monitor job: ${JSON.stringify(job)?.slice(0, 500)}`);
+    return job;
+  }
+
   await check(
     "webhooks: a local receiver subscribed to deviation.created gets a webhook signed as Standard Webhooks " +
       "specifies after POST /Deviations",
@@ -978,25 +1014,9 @@ async function run() {
           body: { url: `http://127.0.0.1:${receiver.address().port}/alarms/${runId}`, filters: [{ entityKind: "alarm" }] },
         });
         expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
-        const webhook = async (alarmId, action) => {
-          const t0 = Date.now();
-          let hook;
-          while (!(hook = got.find((h) => h.body.includes(alarmId) && h.body.includes(`alarm.${action}`)))) {
-            if (Date.now() - t0 > 15_000)
-              throw new Error(`no alarm.${action} webhook for ${alarmId} within 15 s (${got.length} other requests)`);
-            await new Promise((r) => setTimeout(r, 100));
-          }
-          const payload = new Webhook(sub.json.secret).verify(hook.body, hook.headers);
-          expect(payload.type === `alarm.${action}` && payload.data.entityId === alarmId, `webhook: ${hook.body.slice(0, 300)}`);
-          return payload;
-        };
+        const webhook = (alarmId, action) => alarmWebhook(got, sub.json.secret, alarmId, action);
 
         // What the README's walkthrough does ("From a monitor to a work item in five minutes").
-        const created = async (path, body) => {
-          const res = await http(path, { method: "POST", token: admin, body });
-          expect(res.status === 201, `${path}: ${describe(res)}`);
-          return res.json;
-        };
         const at = await created("/ActivityTemplates", { displayName: `Measure bearing vibration ${runId}` });
         const wt = await created("/WorkTemplates", {
           displayName: `Pump bearing inspection ${runId}`,
@@ -1034,19 +1054,8 @@ async function run() {
           ],
         });
         const runMonitor = async () => {
-          const run = await http(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST", token: admin });
-          expect(run.status === 201, `execution: ${describe(run)}`);
-          let job;
-          for (let i = 0; i < 60; i++) {
-            await fireCron();
-            job = (await http(`/MonitorJobs/${run.json.id}`, { token: admin })).json;
-            if (["Succeeded", "Failed", "Unknown"].includes(job?.status)) break;
-            await new Promise((r) => setTimeout(r, 750));
-          }
-          expect(
-            job?.status === "Succeeded" && job.output.includes("posted the readings: 201"),
-            `monitor job: ${JSON.stringify(job)?.slice(0, 500)}`,
-          );
+          const job = await runMonitorToEnd(monitor.id);
+          expect(job.output.includes("posted the readings: 201"), `monitor job: ${JSON.stringify(job)?.slice(0, 500)}`);
           return job;
         };
         const item = async () => (await http(`/Monitors/${monitor.id}`, { token: admin })).json.populations[0].items[0];
@@ -1134,22 +1143,7 @@ async function run() {
           body: { url: `http://127.0.0.1:${receiver.address().port}/worked/${runId}`, filters: [{ entityKind: "alarm" }] },
         });
         expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
-        const webhook = async (alarmId, action, timeoutMs = 15_000) => {
-          const t0 = Date.now();
-          let hook;
-          while (!(hook = got.find((h) => h.body.includes(alarmId) && h.body.includes(`"alarm.${action}"`)))) {
-            if (Date.now() - t0 > timeoutMs) throw new Error(`no alarm.${action} webhook for ${alarmId} within ${timeoutMs / 1000} s`);
-            await new Promise((r) => setTimeout(r, 100));
-          }
-          const payload = new Webhook(sub.json.secret).verify(hook.body, hook.headers);
-          expect(payload.type === `alarm.${action}` && payload.data.entityId === alarmId, `webhook: ${hook.body.slice(0, 300)}`);
-          return payload;
-        };
-        const created = async (path, body) => {
-          const res = await http(path, { method: "POST", token: admin, body });
-          expect(res.status === 201, `${path}: ${describe(res)}`);
-          return res.json;
-        };
+        const webhook = (alarmId, action) => alarmWebhook(got, sub.json.secret, alarmId, action);
         const plant = await created("/Assets", { name: `smoke-alarm-plant-${runId}`, kind: "plant" });
         const pump = await created("/Assets", { name: `P-201-${runId}`, kind: "equipment", parentId: plant.id });
         const definition = await http("/ModelDefinitions", {
@@ -1181,18 +1175,7 @@ async function run() {
             },
           ],
         });
-        const runMonitor = async () => {
-          const run = await http(`/MonitorJobs/Execution/${monitor.id}`, { method: "POST", token: admin });
-          expect(run.status === 201, `execution: ${describe(run)}`);
-          let job;
-          for (let i = 0; i < 60; i++) {
-            await fireCron();
-            job = (await http(`/MonitorJobs/${run.json.id}`, { token: admin })).json;
-            if (["Succeeded", "Failed", "Unknown"].includes(job?.status)) break;
-            await new Promise((r) => setTimeout(r, 750));
-          }
-          expect(job?.status === "Succeeded", `monitor job: ${JSON.stringify(job)?.slice(0, 500)}`);
-        };
+        const runMonitor = () => runMonitorToEnd(monitor.id);
         const act = async (alarmId, action, body) => {
           const res = await http(`/Alarms/${alarmId}/${action}`, { method: "POST", token: admin, body });
           expect(res.status === 200, `${action}: ${describe(res)}`);
