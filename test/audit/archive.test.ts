@@ -8,21 +8,10 @@ import { archiveAuditTrail } from "../../src/audit/archive";
 import { sealAuditTrail } from "../../src/audit/chain";
 import { createLogger } from "../../src/pkg/logger";
 import { call } from "../support/http";
-import { createDeviation } from "../support/factories/work";
+import { edited, verification } from "./support";
 
 const log = createLogger("error", {});
 const DAY = 24 * 60 * 60 * 1000;
-
-async function edited(times: number) {
-  const deviation = await createDeviation();
-  for (let i = 0; i < times; i++) {
-    const read = (await call(`/Deviations/${deviation.id}`)).body;
-    expect((await call("/Deviations", { method: "PUT", body: { ...read, description: `edit ${i}` } })).status).toBe(200);
-  }
-  return deviation.id;
-}
-
-const verification = async (query = "") => (await call(`/AuditTrail/Verification${query}`)).body;
 
 describe("the archive", () => {
   it("moves old records to R2 by day; history, the trail and verification read them back the same", async () => {

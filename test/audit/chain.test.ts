@@ -6,21 +6,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sealAuditTrail } from "../../src/audit/chain";
 import { createLogger } from "../../src/pkg/logger";
-import { call } from "../support/http";
-import { createDeviation } from "../support/factories/work";
+import { edited, verification } from "./support";
 
 const log = createLogger("error", {});
-
-async function edited(times: number) {
-  const deviation = await createDeviation();
-  for (let i = 0; i < times; i++) {
-    const read = (await call(`/Deviations/${deviation.id}`)).body;
-    expect((await call("/Deviations", { method: "PUT", body: { ...read, description: `edit ${i}` } })).status).toBe(200);
-  }
-  return deviation.id;
-}
-
-const verification = async (query = "") => (await call(`/AuditTrail/Verification${query}`)).body;
 
 describe("the hash chain", () => {
   it("seals records in order; a record altered in D1 fails verification at that record", async () => {

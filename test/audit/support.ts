@@ -1,5 +1,8 @@
 /** Reads of the audit trail for tests: the records of one entity, oldest first, as stored. */
 import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import { call } from "../support/http";
+import { createDeviation } from "../support/factories/work";
 
 export interface StoredRecord {
   seq: number;
@@ -40,3 +43,16 @@ export async function auditRecordsOf(kind: string, id: string): Promise<StoredRe
     after: r.after === null ? null : (JSON.parse(r.after as string) as Record<string, unknown>),
   }));
 }
+
+/** A deviation created, then edited `times` times the original client's way (GET, change, PUT): its id. */
+export async function edited(times: number): Promise<string> {
+  const deviation = await createDeviation();
+  for (let i = 0; i < times; i++) {
+    const read = (await call(`/Deviations/${deviation.id}`)).body;
+    expect((await call("/Deviations", { method: "PUT", body: { ...read, description: `edit ${i}` } })).status).toBe(200);
+  }
+  return deviation.id;
+}
+
+/** GET /AuditTrail/Verification with `query`: its answer. */
+export const verification = async (query = "") => (await call(`/AuditTrail/Verification${query}`)).body;
