@@ -16,6 +16,13 @@ mkdirSync(join(import.meta.dirname, ".wrangler"), { recursive: true });
 const migrations = await readD1Migrations(join(import.meta.dirname, "migrations"));
 
 /**
+ * Vite's dependency cache, per checkout: under node_modules it is shared by every worktree that links
+ * the same node_modules, and two runs re-optimizing at once fail each other's files ("There is a new
+ * version of the pre-bundle").
+ */
+const cacheDir = join(import.meta.dirname, ".wrangler", "vite");
+
+/**
  * Tests of pure functions run in Node (no Worker, no D1): they pay for no Worker module graph. Every
  * other test runs in the Workers pool against real workerd. A test file that needs the Worker
  * (cloudflare:test, cloudflare:workers, the HTTP client) must not be listed here.
@@ -78,6 +85,7 @@ export default defineConfig({
   test: {
     projects: [
       {
+        cacheDir,
         plugins: [compiledWasm],
         assetsInclude: ["**/*.heic", "**/*.heif", "**/*.tif", "**/*.tiff"],
         test: {
@@ -90,6 +98,7 @@ export default defineConfig({
         },
       },
       {
+        cacheDir,
         // Image formats Vite does not know as assets (the committed samples are imported ?inline).
         assetsInclude: ["**/*.heic", "**/*.heif", "**/*.tif", "**/*.tiff"],
         plugins: [

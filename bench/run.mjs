@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { benchCredentials } from "./lib/auth.mjs";
 import { auditSummary, runAuditSection } from "./lib/audit.mjs";
+import { readingsSummary, runReadingsSection } from "./lib/readings.mjs";
 import { buildEngineWorker, buildWorkerBundle } from "./lib/build.mjs";
 import { ownWorkerdCpuSeconds } from "./lib/cpu.mjs";
 import { applyMigrations, seedBenchDefinitions, seedBenchEntities } from "./lib/db.mjs";
@@ -56,7 +57,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
 // `--only lists` every list's filters at 10,000 and 100,000 rows (bench/lib/lists.mjs, issue 22);
 // `--only sandbox` request latency while hostile index libraries run (bench/lib/sandbox.mjs, issue 32);
-// `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34).
+// `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34);
+// `--only readings` bulk ingest, a year of minutes read raw and by day, the analysis per reading (bench/lib/readings.mjs, issue 35).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -221,6 +223,7 @@ const SECTIONS = {
   sandbox: withResults("sandbox", async () => runSandboxSection(await bundleSection()), sandboxSummary),
   lists: withResults("lists", async () => runListsSection(await bundleSection()), listsSummary),
   audit: withResults("audit", async () => runAuditSection(await bundleSection()), auditSummary),
+  readings: withResults("readings", async () => runReadingsSection(await bundleSection()), readingsSummary),
   reads: withResults(
     "reads",
     async () => runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step }),

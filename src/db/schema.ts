@@ -1147,12 +1147,14 @@ export const monitorAlarms = sqliteTable(
   "monitor_alarms",
   {
     id: text("id").primaryKey(),
-    monitorRef: text("monitor_ref")
-      .notNull()
-      .references(() => monitors.id, { onDelete: "cascade" }),
-    itemId: text("item_id")
-      .notNull()
-      .references(() => populationItems.id, { onDelete: "cascade" }),
+    /**
+     * What raised it (issue 35): `monitor` (monitor_ref a monitor, item_id a population item) or
+     * `channel` (both the channel's id: a channel is its own one item). No foreign keys since migration
+     * 0020: triggers delete the alarms of a deleted monitor, population item or channel, as the cascades did.
+     */
+    sourceKind: text("source_kind").notNull().default("monitor"),
+    monitorRef: text("monitor_ref").notNull(),
+    itemId: text("item_id").notNull(),
     assetId: text("asset_id").notNull(),
     /** The asset's plant (the asset itself for a plant; NULL for an organization), for the board's plant filter. */
     plantId: text("plant_id"),
@@ -1253,12 +1255,9 @@ export const monitorAlarmStreaks = sqliteTable(
   {
     /** `{item}:{controller}`, as an active alarm's key. */
     key: text("key").primaryKey(),
-    monitorRef: text("monitor_ref")
-      .notNull()
-      .references(() => monitors.id, { onDelete: "cascade" }),
-    itemId: text("item_id")
-      .notNull()
-      .references(() => populationItems.id, { onDelete: "cascade" }),
+    /** The monitor or channel (as monitor_alarms.monitor_ref); triggers delete the streaks of a deleted one. */
+    monitorRef: text("monitor_ref").notNull(),
+    itemId: text("item_id").notNull(),
     direction: text("direction").notNull(),
     count: integer("count").notNull(),
     /** The last monitor job counted: an evaluation run again for the same job counts it once. */

@@ -32,27 +32,32 @@ export const AssetReferenceSchema = z
 /**
  * Where a deviation comes from (spec 1.1: "found during inspection or by monitoring"): `inspection`
  * for one made through the API, `monitoring` for one a monitor's alarm raised (issue 25), with the
- * monitor, the controller, the monitor job and the alarm. Read-only.
+ * monitor, the controller, the monitor job and the alarm, and `measurement` for one a channel's alarm
+ * raised (issue 35), with the channel, the controller and the batch of readings. Read-only.
  */
 export const DeviationOriginSchema = z
   .object({
-    kind: z.enum(["inspection", "monitoring"]),
+    kind: z.enum(["inspection", "monitoring", "measurement"]),
     monitor: z.object({ id: z.uuid(), monitorId: z.string(), name: z.string() }).nullable(),
+    channel: z.object({ id: z.uuid(), channelNumber: z.number().int(), name: z.string() }).nullable(),
     controller: z.string().nullable(),
     monitorJobId: z.uuid().nullable(),
+    readingsBatchId: z.uuid().nullable(),
     alarmId: z.uuid().nullable(),
   })
   .openapi("DeviationOrigin", {
     description:
       "inspection: made through the API; monitoring: raised by a monitor's alarm (the monitor, controller, monitor " +
-      "job and alarm). Read-only.",
+      "job and alarm); measurement: raised by a channel's alarm (the channel, controller, batch of readings and alarm). Read-only.",
   });
 export type DeviationOrigin = z.infer<typeof DeviationOriginSchema>;
 export const INSPECTION_ORIGIN: DeviationOrigin = {
   kind: "inspection",
   monitor: null,
+  channel: null,
   controller: null,
   monitorJobId: null,
+  readingsBatchId: null,
   alarmId: null,
 };
 

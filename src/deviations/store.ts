@@ -93,7 +93,8 @@ export async function composeDeviation(row: DeviationRow, parts: DeviationParts)
     relationships: parts.relationships,
     workItemIds: parts.workItemIds,
     metadata: parseJson<Record<string, unknown>>(row.metadata),
-    origin: parseJson<DeviationOrigin>(row.origin) ?? INSPECTION_ORIGIN,
+    // Origins stored before a field existed show it as null.
+    origin: { ...INSPECTION_ORIGIN, ...(parseJson<Partial<DeviationOrigin>>(row.origin) ?? {}) },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

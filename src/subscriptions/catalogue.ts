@@ -35,7 +35,8 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
     path: "/Alarms/{id}",
     permission: PERMISSIONS.monitorsRead,
     description:
-      "A monitor's controller entered or left its alarm state for a population item, and what people and the clock did to the " +
+      "A monitor's controller entered or left its alarm state for a population item (or a channel's, after a batch of its " +
+      "readings: `source` channel), and what people and the clock did to the " +
       "alarm: acknowledged, assigned, unassigned, commented, shelved, unshelved, escalated (repeated until acknowledged or " +
       "cleared). Every payload names the alarm's severity.",
   },

@@ -46,6 +46,8 @@ const WITHOUT_IF_MATCH: Record<string, string> = {
 
 /** Functions (`file#function`) that write a resource's row without an event, and why. */
 const WITHOUT_EVENT: Record<string, string> = {
+  "src/measurements/channels/alarms.ts#evaluateChannels":
+    "a channel's alarm state follows its alarms: the alarm's own entered and left events (written by the loop) tell the change",
   "src/audit/archive.ts#archiveOneSegment":
     "moves sealed audit records to the R2 archive (their `etag` column is the audited entity's, not a version of their own)",
   "src/search/store.ts#markSyncStarted":

@@ -60,8 +60,10 @@ describe("controllers are evaluated", () => {
       expect(deviation.origin).toEqual({
         kind: "monitoring",
         monitor: { id: monitor.id, monitorId: monitor.monitorId, name: monitor.name },
+        channel: null,
         controller: "High vibration",
         monitorJobId: first.job.id,
+        readingsBatchId: null,
         alarmId: alarm.id,
       });
       for (const part of [monitor.monitorId, "High vibration", "vibration GreaterThen 7.1", "9.4 seen", first.job.id])
@@ -76,7 +78,15 @@ describe("controllers are evaluated", () => {
       expect(Array.isArray(activities) ? activities.length : 0).toBe(1);
       // A deviation made through the API is an inspection's.
       const own = await call("/Deviations", { method: "POST", body: { description: "found on a walk-round" } });
-      expect(own.body.origin).toEqual({ kind: "inspection", monitor: null, controller: null, monitorJobId: null, alarmId: null });
+      expect(own.body.origin).toEqual({
+        kind: "inspection",
+        monitor: null,
+        channel: null,
+        controller: null,
+        monitorJobId: null,
+        readingsBatchId: null,
+        alarmId: null,
+      });
 
       // The entry in the item's history and the outbox event, in the batch that entered it.
       const history = await call(`/Monitors/${monitor.id}/PopulationItems/${itemOf(pump.id)}/Alarms`);

@@ -124,10 +124,11 @@ export const channelFields = {
     .default([])
     .openapi({
       description:
-        "Controllers in the monitor's shape, checked and stored. NOT EVALUATED YET: readings do not enter or leave alarms, and " +
-        "alarmState stays normal (docs/decisions.md, 'Measurements'). Variables they may name: value (the batch's latest reading), " +
-        "min, max (of the batch) and, for thickness channels, longTermRate, shortTermRate, governingRate, leastSquaresRate, " +
-        "remainingLifeYears.",
+        "Controllers in the monitor's shape, evaluated by the monitoring loop after every batch of readings and every void: they " +
+        "enter and leave alarms (GET /Alarms?channelIds=) with the same actions (a deviation on the channel's asset, a work item " +
+        "from a template, events and webhooks; setCriticality is a monitor's only). Variables they may name: value (the channel's " +
+        "latest reading), min, max (of the batch's new readings) and, for thickness channels, longTermRate, shortTermRate, " +
+        "governingRate, leastSquaresRate, remainingLifeYears. Alarms of a controller removed are left at the next batch.",
     }),
   maxShelveMinutes: z.number().int().min(1).max(10_080).default(DEFAULT_MAX_SHELVE_MINUTES),
 };

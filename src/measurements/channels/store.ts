@@ -18,6 +18,7 @@ import { assertVersion, commitVersioned, retryWrite, type Versioned } from "../.
 import type { ThicknessAnalysis } from "../analysis";
 import { QUANTITIES, unitsOf, type Quantity } from "../catalogue/schema";
 import { catalogueRows, type CatalogueRow } from "../catalogue/store";
+import { channelControllerProblems } from "./controllers";
 import { CHANNEL_ASSET_KINDS, type Channel, type ChannelInput } from "./schema";
 
 const channelTable = tableStatements(channels);
@@ -99,8 +100,13 @@ export function toChannel(record: ChannelRecord): Versioned<Channel> {
   };
 }
 
+/** One channel with its names (map with {@link channelRecord}). */
+export function channelRecordStatement(db: Database, id: string): D1PreparedStatement {
+  return db.prepare(`${SELECT} WHERE ch.id = ?1`).bind(id.toLowerCase());
+}
+
 export async function getChannelRecord(db: Database, id: string): Promise<ChannelRecord> {
-  const raw = await db.prepare(`${SELECT} WHERE ch.id = ?1`).bind(id.toLowerCase()).first<Record<string, unknown>>();
+  const raw = await channelRecordStatement(db, id).first<Record<string, unknown>>();
   if (!raw) throw notFound("Channel", id);
   return channelRecord(raw);
 }
@@ -175,6 +181,7 @@ async function check(db: Database, input: ChannelInput, current: ChannelRow | nu
         message: "The minimum required thickness must be below the nominal thickness.",
       });
   }
+  if (type) problems.push(...channelControllerProblems(input.controllers, type.quantity === "thickness"));
   if (current && current.readingCount > 0 && unit !== current.unit)
     problems.push({ field: "body.unit", rule: "fixed", message: `The channel has readings in ${current.unit}; its unit cannot change.` });
   if (problems.length > 0)
@@ -348,4 +355,17 @@ export function analysisEventStatement(
 ): D1PreparedStatement[] {
   const event: EventInput = { entityKind: "channelAnalysis", entityId: channelId, action: "updated", payload: analysis };
   return guardedOutboxStatements(db, ctx, event, "previousChanged");
+}
+
+/**
+ * The channel's alarm state from its active alarms (issue 35): `alarm` while one of its controllers'
+ * alarms is active. A new version only when the state changes; the alarm's own events tell the change.
+ */
+export function alarmStateStatement(db: Database, channelId: string, now: string): D1PreparedStatement {
+  const state =
+    "CASE WHEN EXISTS (SELECT 1 FROM monitor_alarms WHERE source_kind = 'channel' AND monitor_ref = ?1 AND active_key IS NOT NULL) " +
+    "THEN 'alarm' ELSE 'normal' END";
+  return db
+    .prepare(`UPDATE channels SET alarm_state = ${state}, etag = ?2, updated_at = ?3 WHERE id = ?1 AND alarm_state <> ${state}`)
+    .bind(channelId, newEtagToken(), now);
 }

@@ -15,6 +15,7 @@ import { ApiError, type FieldProblem } from "../../pkg/errors";
 import { parseDateValue } from "../../pkg/query";
 import type { IncomingReading, WriteOutcome } from "../../../durable-objects/channel-series";
 import type { ThicknessAnalysis } from "../analysis";
+import { evaluateChannels } from "../channels/alarms";
 import { analysisEventStatement, channelsByKeys, projectionStatement, type ChannelRecord } from "../channels/store";
 import { seriesOf, settingsOf } from "../series";
 import { EARLIEST_MS, FUTURE_TOLERANCE_MS, MAX_READINGS_PER_REQUEST, SignalSchema } from "./schema";
@@ -236,6 +237,16 @@ export async function writeGroups(
   const conflicts = outcomes.flatMap((outcome, i) => conflictProblems(groups[i]!, outcome, bulk));
   const written = groups.map((group, i) => ({ group, outcome: outcomes[i]! })).filter((w) => w.outcome.ok);
   await project(ctx, batchId, written, cause);
+  // The channels' controllers, on what the batch left (duplicates too: a retried request evaluates what a failed one did not).
+  await evaluateChannels(
+    ctx.db,
+    ctx,
+    batchId,
+    written.map(({ group, outcome }) => ({
+      channel: group.channel,
+      values: { last: outcome.last, batch: outcome.inserted > 0 ? outcome.batch : null, analysis: outcome.analysis },
+    })),
+  );
   if (conflicts.length > 0) {
     const stored = written.filter((w) => w.outcome.inserted > 0).map((w) => w.group.channel.row.channelNumber);
     throw new ApiError(

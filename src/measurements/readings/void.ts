@@ -9,6 +9,7 @@ import { ApiError } from "../../pkg/errors";
 import type { ChannelRecord } from "../channels/store";
 import { analysisEventStatement, projectionStatement } from "../channels/store";
 import { seriesOf, settingsOf } from "../series";
+import { evaluateChannels } from "../channels/alarms";
 import type { RecordContext } from "./record";
 
 export async function voidReading(
@@ -44,5 +45,6 @@ export async function voidReading(
     }),
   );
   await ctx.db.batch(statements);
+  await evaluateChannels(ctx.db, ctx, batchId, [{ channel, values: { last: done.last, batch: null, analysis: done.analysis } }]);
   return { voided: { ...done.voided, reason }, readingCount: done.readingCount, analysis: done.analysis };
 }

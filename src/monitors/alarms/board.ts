@@ -52,11 +52,18 @@ export const alarmList = defineList({
     status: { column: STATUS_SQL },
     controller: { column: "al.controller" },
     "monitor.name": { column: "lower(alm.name)", displayColumn: "alm.name" },
+    "channel.name": { column: "lower(alch.name)", displayColumn: "alch.name" },
     "asset.name": { column: "lower(coalesce(ala.name, alpi.asset_name))" },
     "assignee.name": { column: "lower(al.assignee_name)" },
     escalations: { column: "al.escalations", type: "number" },
   },
-  searchColumns: ["al.controller", "alm.name", "alm.monitor_id", "coalesce(ala.name, alpi.asset_name)", "al.assignee_name"],
+  searchColumns: [
+    "al.controller",
+    "coalesce(alm.name, alch.name)",
+    "alm.monitor_id",
+    "coalesce(ala.name, alpi.asset_name)",
+    "al.assignee_name",
+  ],
   defaultOrder: "severity desc, enteredAt desc",
 });
 
@@ -85,6 +92,8 @@ export const AlarmListQuery = z.object({
   assigneeIds: z.string().optional().openapi({ description: "Comma-separated user ids: alarms assigned to them." }),
   assigned: bool("true: alarms assigned to someone; false: unassigned ones."),
   monitorIds: z.string().optional().openapi({ description: "Comma-separated monitor ids." }),
+  channelIds: z.string().optional().openapi({ description: "Comma-separated channel ids: the alarms of their controllers (issue 35)." }),
+  sources: z.string().optional().openapi({ description: "Comma-separated: monitor, channel (what raised the alarm)." }),
   assetIds: z.string().optional().openapi({ description: "Comma-separated asset ids (the population items' assets)." }),
   plantIds: z.string().optional().openapi({ description: "Comma-separated plant ids: alarms on a plant or on an asset of it." }),
   shelved: bool("true: shelved alarms; false: the others."),
@@ -96,7 +105,8 @@ export const AlarmListQuery = z.object({
   order: order.openapi({
     description:
       "Comma-separated `{field} [asc|desc]` over severity (critical highest), enteredAt, leftAt, updatedAt, status, controller, " +
-      "monitor.name, asset.name, assignee.name, escalations. Default: severity desc, enteredAt desc (the most severe, newest first).",
+      "monitor.name, channel.name, asset.name, assignee.name, escalations. Default: severity desc, enteredAt desc (the most severe, " +
+      "newest first).",
     example: "severity desc, enteredAt desc",
   }),
   skip,
@@ -122,6 +132,7 @@ function alarmConditions(query: AlarmListParams): Condition[] {
     if (!(ALARM_STATUSES as readonly string[]).includes(status))
       throw queryError("query.statuses", "enum", `'${status}' is not an alarm state: ${ALARM_STATUSES.join(", ")}.`);
   const monitors = parseUuidList(query.monitorIds, "query.monitorIds");
+  const channels = parseUuidList(query.channelIds, "query.channelIds");
   const assets = splitCsv(query.assetIds).map((id) => id.toLowerCase());
   const plants = splitCsv(query.plantIds).map((id) => id.toLowerCase());
   const assignees = splitCsv(query.assigneeIds);
@@ -134,7 +145,9 @@ function alarmConditions(query: AlarmListParams): Condition[] {
     ...enumCondition(query.severities, SEVERITIES, "query.severities", "al.severity", "a severity"),
     ...(assignees.length > 0 ? [inList("al.assignee_id", assignees)] : []),
     ...flag(query.assigned, "al.assignee_id IS NOT NULL", "al.assignee_id IS NULL"),
-    ...(monitors.length > 0 ? [inList("al.monitor_ref", monitors)] : []),
+    ...(monitors.length > 0 ? [inList("al.monitor_ref", monitors), () => "al.source_kind = 'monitor'"] : []),
+    ...(channels.length > 0 ? [inList("al.monitor_ref", channels), () => "al.source_kind = 'channel'"] : []),
+    ...enumCondition(query.sources, ["monitor", "channel"] as const, "query.sources", "al.source_kind", "a source"),
     ...(assets.length > 0 ? [inList("al.asset_id", assets)] : []),
     ...(plants.length > 0 ? [inList("al.plant_id", plants)] : []),
     ...flag(query.shelved, "al.shelve_mode IS NOT NULL", "al.shelve_mode IS NULL"),

@@ -35,12 +35,12 @@ import type { WorkItemFields } from "../../work-items/fields";
 import { DEFAULT_STATUS } from "../../work/common";
 import { describeConditions, prepareActions, type ConditionSeen, type PreparedActions } from "../monitors/controllers";
 import type { Controller } from "../monitors/schema";
-import { alarmCriticalityStatements, type MonitorItem } from "../populations/store";
+import { alarmCriticalityStatements } from "../populations/store";
 import { eventCausesStatements } from "./causes";
-import { causingJob, type Evaluation } from "./payload";
+import { causingJob, sourceLinks, type AlarmItem, type AlarmSource, type Evaluation } from "./payload";
 
 export interface Entering {
-  item: MonitorItem;
+  item: AlarmItem;
   controller: Controller;
 }
 
@@ -130,17 +130,18 @@ export async function planEffects(
 }
 
 function deviationDescription(
-  monitor: Evaluation["monitor"],
+  source: AlarmSource,
   controller: Controller,
-  item: MonitorItem,
+  item: AlarmItem,
   assetName: string,
   jobId: string,
   conditions: ConditionSeen[],
 ): string {
+  const [by, job] = source.kind === "channel" ? ["channel", "Readings batch"] : ["monitor", "Monitor job"];
   return (
-    `Raised by monitor ${monitor.monitorId} '${monitor.name}', controller '${controller.name}', on ` +
+    `Raised by ${by} ${source.number} '${source.name}', controller '${controller.name}', on ` +
     `${item.assetType} '${assetName}' (${item.assetId}): ` +
-    `${describeConditions(conditions)}. Monitor job ${jobId}.`
+    `${describeConditions(conditions)}. ${job} ${jobId}.`
   ).slice(0, 10_000);
 }
 
@@ -216,16 +217,17 @@ export class AlarmEffects {
 
   constructor(
     private readonly db: Database,
-    private readonly evaluation: Pick<Evaluation, "job" | "monitor" | "events">,
+    private readonly evaluation: Pick<Evaluation, "job" | "source" | "events">,
     private readonly plan: EffectsPlan,
   ) {
     this.ctx = writeContextFor(db, evaluation.events);
   }
 
   /** The actions of one alarm, `alarmId`, of `controller` entered for `item` on `conditions`. */
-  async add(item: MonitorItem, controller: Controller, alarmId: string, conditions: ConditionSeen[]): Promise<Made> {
+  async add(item: AlarmItem, controller: Controller, alarmId: string, conditions: ConditionSeen[]): Promise<Made> {
     const { ctx, plan } = this;
-    const { job, monitor } = this.evaluation;
+    const { job, source } = this.evaluation;
+    const channel = source.kind === "channel";
     const actions = plan.actions.get(controller.name);
     const asset = plan.assets.get(item.assetId);
     const assetName = asset?.name ?? item.assetName ?? item.assetId;
@@ -233,21 +235,24 @@ export class AlarmEffects {
     const workItemId =
       actions?.workTemplateId && plan.workItemFields && plan.sources?.works.has(actions.workTemplateId) ? ctx.uuid() : null;
     const refs = asset?.ref ? [asset.ref] : [];
-    const owner = { id: monitor.ownerId, name: monitor.ownerName };
+    const owner = { id: source.ownerId, name: source.ownerName };
 
     if (deviationId && actions?.deviation) {
       const d = actions.deviation;
+      const { monitor, channel: channelLink } = sourceLinks(source);
       const origin: DeviationOrigin = {
-        kind: "monitoring",
-        monitor: { id: monitor.id, monitorId: monitor.monitorId, name: monitor.name },
+        kind: channel ? "measurement" : "monitoring",
+        monitor,
+        channel: channelLink,
         controller: controller.name,
-        monitorJobId: job.id,
+        monitorJobId: channel ? null : job.id,
+        readingsBatchId: channel ? job.id : null,
         alarmId,
       };
       const row: DeviationRow = {
         id: deviationId,
         reference_id: generatedReferenceId(deviationId),
-        description: deviationDescription(monitor, controller, item, assetName, job.id, conditions),
+        description: deviationDescription(source, controller, item, assetName, job.id, conditions),
         status: d.status,
         type_id: d.typeId,
         owner_id: owner.id,
@@ -267,7 +272,7 @@ export class AlarmEffects {
         relationships: [],
         workItemIds: workItemId ? [workItemId] : [],
       });
-      this.deviations.push(deviationValues(row, ctx.actorId, monitor.id));
+      this.deviations.push(deviationValues(row, ctx.actorId, channel ? null : source.id));
       this.designated.push({ entityId: deviationId, assets: refs });
       this.propertyValues.push(...toPropertyValueRows(DEVIATION_KIND, deviationId, d.properties));
       this.deviationEvents.push({ id: deviationId, payload: JSON.stringify(composed.value) });
@@ -295,7 +300,7 @@ export class AlarmEffects {
         },
         plan.sources,
       );
-      const displayName = `${controller.name}: ${assetName} (${monitor.monitorId})`.slice(0, 500);
+      const displayName = `${controller.name}: ${assetName} (${channel ? `channel ${source.number}` : source.number})`.slice(0, 500);
       this.workItemStatements.push(
         ...workItemCreateStatements(
           ctx,
@@ -309,7 +314,8 @@ export class AlarmEffects {
       if (deviationId) this.links.push({ deviationId, workItemId });
     }
 
-    if (actions?.criticality !== null && actions?.criticality !== undefined)
+    // A criticality is a population item's; a channel's controllers cannot set one (refused when the channel is saved).
+    if (!channel && actions?.criticality !== null && actions?.criticality !== undefined)
       this.criticality.set(item.id, Math.max(this.criticality.get(item.id) ?? 0, actions.criticality));
     return { deviationId, deviationStatus: deviationId ? (actions?.deviation?.status ?? null) : null, workItemId };
   }

@@ -88,7 +88,7 @@ export async function enter(db: Database, evaluation: Evaluation, entering: read
 
     await db.batch([
       // First: a second entry of an active alarm fails here (unique active_key), and the whole batch with it.
-      ...enterAlarmsStatements(db, alarms, { id: job.id, monitorRef: job.monitor_ref }, events.now),
+      ...enterAlarmsStatements(db, alarms, { id: job.id, monitorRef: job.monitor_ref, sourceKind: evaluation.source.kind }, events.now),
       // A shelving ended meanwhile (a person, the clock) holds nothing any more: read again (the evaluation retries).
       ...shelves.map((s) =>
         assertStatement(db, "EXISTS (SELECT 1 FROM monitor_alarms WHERE id = ?1 AND shelved_until = ?2)", s.id, s.shelvedUntil),

@@ -24,6 +24,7 @@
  * change, their rows travelling as JSON parameters (json_each). A job whose values change nothing
  * writes nothing but its evaluated mark.
  */
+import type { Database } from "../../db/statements";
 import type { Bindings } from "../../env";
 import type { EventContext } from "../../events/outbox";
 import { isAssertionFailure, isUniqueViolation } from "../../pkg/db";
@@ -32,10 +33,10 @@ import type { VariableReport } from "../monitor-jobs/reports";
 import { controllerHolds } from "../monitors/controllers";
 import type { Controller } from "../monitors/schema";
 import { monitorRow, monitorRowStatement } from "../monitors/store";
-import { monitorItemOf, monitorItemsStatement, type MonitorItem } from "../populations/store";
+import { monitorItemOf, monitorItemsStatement } from "../populations/store";
 import { enter, type EnteringAlarm } from "./enter";
 import { leave, type Leaving } from "./leave";
-import type { EvaluatedJob, Evaluation } from "./payload";
+import { monitorSource, type AlarmItem, type AlarmSource, type EvaluatedJob, type Evaluation } from "./payload";
 import {
   activeAlarmRow,
   activeAlarmsOfMonitorsStatement,
@@ -47,7 +48,7 @@ import {
 } from "./store";
 import { countWith, streakRow, streaksOfMonitorStatement, streakStatements, type StreakDirection, type StreakRow } from "./streaks";
 
-export type { EvaluatedJob } from "./payload";
+export type { AlarmItem, AlarmSource, EvaluatedJob } from "./payload";
 
 /** Evaluations restart from fresh reads at most this many times when a concurrent one got there first. */
 const ATTEMPTS = 4;
@@ -93,17 +94,14 @@ async function evaluateOnce(
   events: EventContext,
 ): Promise<EvaluationResult> {
   const db = env.DB;
-  const [monitorResult, itemResult, activeResult, newerResult, streakResult, shelfResult] = await db.batch<Record<string, unknown>>([
+  const [monitorResult, itemResult, newerResult, ...state] = await db.batch<Record<string, unknown>>([
     monitorRowStatement(db, job.monitor_ref),
     monitorItemsStatement(db, job.monitor_ref),
-    activeAlarmsOfMonitorsStatement(db, [job.monitor_ref]),
     newerEvaluatedJobStatement(db, job.monitor_ref, job.created_at),
-    streaksOfMonitorStatement(db, job.monitor_ref),
-    shelvesOfMonitorStatement(db, job.monitor_ref),
+    ...alarmStateStatements(db, job.monitor_ref),
   ]);
   const monitorRaw = monitorResult?.results[0];
   if (!monitorRaw) return { entered: 0, left: 0, notes: [] };
-  const monitor = monitorRow(monitorRaw);
   const newerRaw = newerResult?.results[0];
   // A job that started before one already evaluated holds older values: it changes no alarm.
   if (newerRaw)
@@ -112,22 +110,73 @@ async function evaluateOnce(
       left: 0,
       notes: [`Controllers not evaluated: monitor job ${monitorJobRow(newerRaw).id}, started after this one, was evaluated first.`],
     };
+  const items: AlarmItem[] = (itemResult?.results ?? []).map(monitorItemOf);
+  return evaluateItems(db, job, monitorSource(monitorRow(monitorRaw)), items, alarmState(state), byAsset, events);
+}
 
-  // Controllers by name (the first of a name, for monitors saved before names had to be unique).
-  const controllers = new Map<string, Controller>();
-  for (const c of JSON.parse(monitor.controllers) as Controller[]) if (!controllers.has(c.name)) controllers.set(c.name, c);
-  const items: MonitorItem[] = (itemResult?.results ?? []).map(monitorItemOf);
+/**
+ * Evaluates the controllers of a source other than a monitor (issue 35: a channel, after a batch of its
+ * readings) on `variables`, through the same pass, entries and exits as a monitor job's. `load` reads the
+ * source and its items (again on each attempt); null when the source is gone.
+ */
+export async function evaluateSourceControllers(
+  db: Database,
+  job: EvaluatedJob,
+  load: () => Promise<{ source: AlarmSource; items: AlarmItem[] } | null>,
+  byAsset: ReadonlyMap<string, ReadonlyMap<string, number>>,
+  events: EventContext,
+): Promise<EvaluationResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const loaded = await load();
+      if (!loaded) return { entered: 0, left: 0, notes: [] };
+      const state = await db.batch<Record<string, unknown>>(alarmStateStatements(db, loaded.source.id));
+      return await evaluateItems(db, job, loaded.source, loaded.items, alarmState(state), byAsset, events);
+    } catch (error) {
+      if (attempt < ATTEMPTS && (isUniqueViolation(error) || isAssertionFailure(error))) continue;
+      throw error;
+    }
+  }
+}
+
+/** The reads of a source's alarm state: its active alarms, running streaks and timed shelvings (map with {@link alarmState}). */
+function alarmStateStatements(db: Database, ref: string): D1PreparedStatement[] {
+  return [activeAlarmsOfMonitorsStatement(db, [ref]), streaksOfMonitorStatement(db, ref), shelvesOfMonitorStatement(db, ref)];
+}
+
+interface AlarmState {
+  active: Map<string, ActiveAlarmRow>;
+  streaks: Map<string, StreakRow>;
+  /** The latest shelving per controller and item. */
+  shelves: Map<string, ShelfRow>;
+}
+
+function alarmState([activeResult, streakResult, shelfResult]: D1Result<Record<string, unknown>>[]): AlarmState {
   const active = new Map<string, ActiveAlarmRow>(
     (activeResult?.results ?? []).map(activeAlarmRow).map((a) => [activeKey(a.itemId, a.controller), a]),
   );
-
   const streaks = new Map<string, StreakRow>((streakResult?.results ?? []).map(streakRow).map((r) => [r.key, r]));
-  // The latest shelving per controller and item (rows come newest first).
+  // Rows come newest first: the first of a key is its latest.
   const shelves = new Map<string, ShelfRow>();
   for (const r of (shelfResult?.results ?? []).map(alarmRow))
     if (!shelves.has(activeKey(r.itemId, r.controller))) shelves.set(activeKey(r.itemId, r.controller), r);
+  return { active, streaks, shelves };
+}
 
-  // The one pass: every controller for every item.
+/** The one pass, every controller for every item, and the writes of what changed. */
+async function evaluateItems(
+  db: Database,
+  job: EvaluatedJob,
+  source: AlarmSource,
+  items: readonly AlarmItem[],
+  { active, streaks, shelves }: AlarmState,
+  byAsset: ReadonlyMap<string, ReadonlyMap<string, number>>,
+  events: EventContext,
+): Promise<EvaluationResult> {
+  // Controllers by name (the first of a name, for monitors saved before names had to be unique).
+  const controllers = new Map<string, Controller>();
+  for (const c of JSON.parse(source.controllers) as Controller[]) if (!controllers.has(c.name)) controllers.set(c.name, c);
+
   const entering: EnteringAlarm[] = [];
   const leaving: Leaving[] = [];
   const counting: { key: string; itemId: string; direction: StreakDirection; count: number }[] = [];
@@ -151,10 +200,10 @@ async function evaluateOnce(
       }
     }
   }
-  // Alarms of controllers the monitor no longer has are left (recorded without conditions).
+  // Alarms of controllers the source no longer has are left (recorded without conditions).
   for (const alarm of active.values()) leaving.push({ alarm, item: items.find((i) => i.id === alarm.itemId), controller: null });
 
-  const evaluation: Evaluation = { job, monitor, events, byAsset, notes: [] };
+  const evaluation: Evaluation = { job, source, events, byAsset, notes: [] };
   if (leaving.length > 0) await leave(db, evaluation, leaving);
   if (entering.length > 0) await enter(db, evaluation, entering);
   // The streaks still running; the others (their alarm changed, or they stopped) go. Nothing to write when none ran or runs.

@@ -15,10 +15,9 @@ import { DEFAULT_SEVERITY } from "./severity";
 import { DEVIATION_COLUMNS, hydrateDeviations, setStatusesStatements, type DeviationRow } from "../../deviations/store";
 import { conditionsSeen, prepareActions, type PreparedActions } from "../monitors/controllers";
 import type { Controller } from "../monitors/schema";
-import type { MonitorItem } from "../populations/store";
 import { writtenEventCausesStatements } from "./causes";
 import { deviationEventsStatements } from "./effects";
-import { alarmPayload, causingJob, type Evaluation } from "./payload";
+import { alarmPayload, causingJob, type AlarmItem, type Evaluation } from "./payload";
 import {
   alarmLeftCondition,
   leaveAlarmsStatements,
@@ -30,7 +29,7 @@ import {
 /** An active alarm the evaluation leaves: its item (gone when the item was removed) and controller (null when removed). */
 export interface Leaving {
   alarm: ActiveAlarmRow;
-  item: MonitorItem | undefined;
+  item: AlarmItem | undefined;
   controller: Controller | null;
 }
 

@@ -13,7 +13,9 @@ import { monitorRow, monitorRowStatement } from "../monitors/store";
 import { monitorItemOf, monitorItemStatement } from "../populations/store";
 import { AlarmEffects, planEffects } from "./effects";
 import { escalationOf } from "./enter";
-import { alarmPayload, type EvaluatedJob } from "./payload";
+import { alarmPayload, monitorSource, type EvaluatedJob } from "./payload";
+import { channelAlarmSource } from "../../measurements/channels/alarms";
+import { channelRecord, channelRecordStatement } from "../../measurements/channels/store";
 import { minutesAfter, versionedEventsStatements, versionedHistoryStatements, type AlarmChange } from "./store";
 import type { AlarmRecord } from "./view";
 import type { ConditionSeen } from "../monitors/controllers";
@@ -34,25 +36,31 @@ export async function prepareRelease(
   etag: string,
 ): Promise<Release> {
   const alarm = record.row;
-  const [monitorResult, itemResult, jobResult] = await db.batch<Record<string, unknown>>([
-    monitorRowStatement(db, alarm.monitorRef),
-    monitorItemStatement(db, alarm.itemId),
-    db.prepare("SELECT created_at, trigger_depth FROM monitor_jobs WHERE id = ?1").bind(alarm.enteredJobId),
-  ]);
-  const monitorRaw = monitorResult?.results[0];
+  const [sourceResult, itemResult, jobResult] = await db.batch<Record<string, unknown>>(
+    alarm.sourceKind === "channel"
+      ? [channelRecordStatement(db, alarm.monitorRef), db.prepare("SELECT 1"), db.prepare("SELECT 1")]
+      : [
+          monitorRowStatement(db, alarm.monitorRef),
+          monitorItemStatement(db, alarm.itemId),
+          db.prepare("SELECT created_at, trigger_depth FROM monitor_jobs WHERE id = ?1").bind(alarm.enteredJobId),
+        ],
+  );
+  const sourceRaw = sourceResult?.results[0];
   const itemRaw = itemResult?.results[0];
-  // The alarm's monitor and item exist as long as it does (their deletes remove it).
-  if (!monitorRaw || !itemRaw) throw new Error(`alarm ${alarm.id}: its monitor or item is gone`);
-  const monitor = monitorRow(monitorRaw);
-  const item = monitorItemOf(itemRaw);
-  const jobRaw = jobResult?.results[0];
+  // The alarm's source and item exist as long as it does (their deletes remove it).
+  if (!sourceRaw || !itemRaw) throw new Error(`alarm ${alarm.id}: its monitor, channel or item is gone`);
+  const { source, item } =
+    alarm.sourceKind === "channel"
+      ? channelAlarmSource(channelRecord(sourceRaw))
+      : { source: monitorSource(monitorRow(sourceRaw)), item: monitorItemOf(itemRaw) };
+  const jobRaw = alarm.sourceKind === "channel" ? undefined : jobResult?.results[0];
   const job: EvaluatedJob = {
     id: alarm.enteredJobId,
     monitor_ref: alarm.monitorRef,
     created_at: jobRaw ? String(jobRaw.created_at) : alarm.enteredAt,
     trigger_depth: jobRaw ? Number(jobRaw.trigger_depth) : 0,
   };
-  const controller = (JSON.parse(monitor.controllers) as Controller[]).find((c) => c.name === alarm.controller) ?? null;
+  const controller = (JSON.parse(source.controllers) as Controller[]).find((c) => c.name === alarm.controller) ?? null;
   // The values that entered it, as the job reported them.
   const seen = JSON.parse(alarm.enteredValues) as ConditionSeen[];
   const conditions = controller ? seen : [];
@@ -61,16 +69,16 @@ export async function prepareRelease(
   const statements: D1PreparedStatement[] = [];
   if (controller) {
     const plan = await planEffects(db, [{ item, controller }], [item.assetId], notes);
-    const effects = new AlarmEffects(db, { job, monitor, events }, plan);
+    const effects = new AlarmEffects(db, { job, source, events }, plan);
     made = await effects.add(item, controller, alarm.id, conditions);
     statements.push(...effects.statements());
-  } else notes.push(`The monitor has no controller '${alarm.controller}' any more: nothing to run.`);
+  } else notes.push(`The ${source.kind} has no controller '${alarm.controller}' any more: nothing to run.`);
   const escalation = controller ? escalationOf(controller) : null;
   const payload = {
     ...alarmPayload(
       "alarm",
       { id: alarm.id, controller: alarm.controller, severity: alarm.severity, acknowledged: alarm.acknowledgedAt !== null, ...made },
-      { monitor, job },
+      { source, job },
       item,
       conditions.length > 0 ? conditions : seen,
       events.now,

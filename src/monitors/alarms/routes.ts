@@ -191,7 +191,8 @@ export function alarmsApp() {
     action(
       ["Shelving", "shelveAlarm"],
       "Shelve an alarm: for a time, or until it clears (one-shot)",
-      "Never beyond the monitor's maxShelveMinutes (a 400 naming body.until or body.durationMinutes), never until a time past " +
+      "Never beyond the monitor's (or channel's) maxShelveMinutes (a 400 naming body.until or body.durationMinutes), never until a " +
+        "time past " +
         "(400). While shelved its escalations are held, and while a timed shelving lasts an alarm its controller enters again for " +
         "the item is held (no actions, no events) until the shelving ends. The minute cron ends it at its time. One-shot on a " +
         "cleared alarm, or a timed shelving of a cleared alarm that a newer one of its controller and item follows: 409.",

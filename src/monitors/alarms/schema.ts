@@ -8,6 +8,10 @@ import { ASSET_TYPES } from "../populations/schema";
 import { SEVERITIES } from "./severity";
 import { ConditionSeenSchema } from "./active";
 
+/** The asset types an alarm names: a population's, or a channel's asset's (a design object too). */
+export const ALARM_ASSET_TYPES = [...ASSET_TYPES, "DesignObject"] as const;
+export type AlarmAssetType = (typeof ALARM_ASSET_TYPES)[number];
+
 /** The four states of ISA-18.2: acknowledgement is separate from whether the alarm is active. */
 export const ALARM_STATUSES = ["activeUnacknowledged", "activeAcknowledged", "clearedUnacknowledged", "clearedAcknowledged"] as const;
 export type AlarmStatus = (typeof ALARM_STATUSES)[number];
@@ -74,15 +78,31 @@ export const AlarmSchema = z
     active: z.boolean().openapi({ description: "The controller still holds for the item (the alarm was not left)." }),
     acknowledged: z.boolean(),
     severity: z.enum(SEVERITIES).openapi({ description: "ISA-18.2's priority, from the controller (critical, high, medium, low)." }),
-    monitor: z.object({ id: z.uuid(), monitorId: z.string(), name: z.string() }),
+    source: z.enum(["monitor", "channel"]).openapi({ description: "What raised it: a monitor's job, or a channel's readings (issue 35)." }),
+    monitor: z
+      .object({ id: z.uuid(), monitorId: z.string(), name: z.string() })
+      .nullable()
+      .openapi({ description: "The monitor (null for a channel's alarm)." }),
+    channel: z
+      .object({ id: z.uuid(), channelNumber: z.number().int(), name: z.string() })
+      .nullable()
+      .openapi({ description: "The channel (null for a monitor's alarm)." }),
     controller: z.string(),
-    populationItem: z.object({ id: z.uuid(), populationId: z.uuid() }),
-    asset: z.object({ id: z.string(), name: z.string().nullable(), type: z.enum(ASSET_TYPES) }),
+    populationItem: z
+      .object({ id: z.uuid(), populationId: z.uuid() })
+      .nullable()
+      .openapi({ description: "The monitor's population item (null for a channel's alarm)." }),
+    asset: z.object({ id: z.string(), name: z.string().nullable(), type: z.enum(ALARM_ASSET_TYPES) }),
     plantId: z.string().nullable().openapi({ description: "The asset's plant (the asset itself for a plant; null for an organization)." }),
     enteredAt: z.string(),
-    enteredMonitorJobId: z.uuid(),
+    enteredMonitorJobId: z.uuid().nullable().openapi({ description: "The monitor job that entered it (null for a channel's alarm)." }),
+    enteredReadingsBatchId: z
+      .uuid()
+      .nullable()
+      .openapi({ description: "The batch of readings that entered a channel's alarm (its `readings` event's batchId)." }),
     leftAt: z.string().nullable(),
     leftMonitorJobId: z.uuid().nullable(),
+    leftReadingsBatchId: z.uuid().nullable(),
     conditions: z.array(ConditionSeenSchema).openapi({ description: "What decided the entry: the conditions with the values seen." }),
     deviationId: z.uuid().nullable(),
     workItemId: z.uuid().nullable(),

@@ -186,7 +186,7 @@ export const minutesAfter = (at: string, minutes: number) => new Date(Date.parse
 export function enterAlarmsStatements(
   db: Database,
   alarms: readonly EnteredAlarm[],
-  job: { id: string; monitorRef: string },
+  job: { id: string; monitorRef: string; sourceKind: "monitor" | "channel" },
   now: string,
 ): D1PreparedStatement[] {
   return [
@@ -194,6 +194,7 @@ export function enterAlarmsStatements(
       db,
       alarms.map((a) => ({
         id: a.id,
+        sourceKind: job.sourceKind,
         monitorRef: job.monitorRef,
         itemId: a.itemId,
         assetId: a.assetId,
@@ -484,11 +485,15 @@ export function versionedEventsStatements(
 
 // --- Reads of the resource ---------------------------------------------------------------------------
 
-/** What an alarm shows besides its row: its monitor, item and asset (joins that match one row each). */
+/**
+ * What an alarm shows besides its row: its monitor, item and asset, or its channel (issue 35); joins that
+ * match at most one row each, the monitor's or the channel's by the alarm's source kind.
+ */
 export const ALARM_JOINS = [
-  "JOIN monitors alm ON alm.id = al.monitor_ref",
-  "JOIN population_items alpi ON alpi.id = al.item_id",
-  "JOIN populations alp ON alp.id = alpi.population_id",
+  "LEFT JOIN monitors alm ON al.source_kind = 'monitor' AND alm.id = al.monitor_ref",
+  "LEFT JOIN population_items alpi ON al.source_kind = 'monitor' AND alpi.id = al.item_id",
+  "LEFT JOIN populations alp ON alp.id = alpi.population_id",
+  "LEFT JOIN channels alch ON al.source_kind = 'channel' AND alch.id = al.monitor_ref",
   "LEFT JOIN assets ala ON ala.id = al.asset_id",
 ] as const;
 
@@ -497,8 +502,9 @@ export const ALARM_SELECT =
   ALARM_COLUMNS.split(", ")
     .map((column) => `al.${column}`)
     .join(", ") +
-  ", alm.monitor_id AS monitor_number, alm.name AS monitor_name, alm.max_shelve_minutes AS monitor_max_shelve_minutes, " +
-  "alpi.population_id AS population_id, coalesce(ala.name, alpi.asset_name) AS asset_name, alp.asset_type AS asset_type";
+  ", coalesce(alm.monitor_id, CAST(alch.channel_number AS TEXT)) AS source_number, coalesce(alm.name, alch.name) AS source_name, " +
+  "coalesce(alm.max_shelve_minutes, alch.max_shelve_minutes) AS max_shelve_minutes, alpi.population_id AS population_id, " +
+  "coalesce(ala.name, alpi.asset_name) AS asset_name, coalesce(alp.asset_type, ala.kind) AS asset_type";
 
 /** Alarms with their joins, by id (ids as one JSON parameter). */
 export function alarmsStatement(db: Database, ids: readonly string[]): D1PreparedStatement {

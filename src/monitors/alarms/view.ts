@@ -1,33 +1,52 @@
 /** An alarm and its history as the API shows them (issue 33), from the rows of ./store.ts. */
 import type { ConditionSeen } from "../monitors/controllers";
 import { SEVERITIES } from "./severity";
-import { ASSET_TYPES } from "../populations/schema";
 import { storedEnum } from "../stored";
 import { alarmRow, historyEntryRow, type AlarmRow } from "./store";
-import { HISTORY_ACTIONS, type Alarm, type AlarmEvent, type AlarmStatus } from "./schema";
+import { ALARM_ASSET_TYPES, HISTORY_ACTIONS, type Alarm, type AlarmAssetType, type AlarmEvent, type AlarmStatus } from "./schema";
+import { sourceLinks } from "./payload";
 
-/** An alarm row with what its joins add (monitor, item, asset: store.ts ALARM_SELECT). */
+/** An alarm row with what its joins add (monitor and item, or channel; asset: store.ts ALARM_SELECT). */
 export interface AlarmRecord {
   row: AlarmRow;
-  monitorNumber: string;
-  monitorName: string;
+  /** The monitor's monitorId, or the channel's number. */
+  sourceNumber: string;
+  sourceName: string;
   maxShelveMinutes: number;
-  populationId: string;
+  /** The item's population (null for a channel's alarm). */
+  populationId: string | null;
   assetName: string | null;
   assetType: string;
 }
 
+const ALARM_ASSET_TYPE: Record<string, AlarmAssetType> = {
+  plant: "Plant",
+  mainSystem: "MainSystem",
+  equipment: "Equipment",
+  designObject: "DesignObject",
+  organization: "Organization",
+};
+
 export function alarmRecord(raw: Record<string, unknown>): AlarmRecord {
   return {
     row: alarmRow(raw),
-    monitorNumber: String(raw.monitor_number),
-    monitorName: String(raw.monitor_name),
-    maxShelveMinutes: Number(raw.monitor_max_shelve_minutes),
-    populationId: String(raw.population_id),
+    sourceNumber: String(raw.source_number),
+    sourceName: String(raw.source_name),
+    maxShelveMinutes: Number(raw.max_shelve_minutes),
+    populationId: raw.population_id === null || raw.population_id === undefined ? null : String(raw.population_id),
     assetName: raw.asset_name === null || raw.asset_name === undefined ? null : String(raw.asset_name),
     assetType: String(raw.asset_type),
   };
 }
+
+/** What the API says of the alarm's source: `source`, and the `monitor` or the `channel`. */
+export const sourceOfRecord = (record: AlarmRecord) =>
+  sourceLinks({
+    kind: record.row.sourceKind === "channel" ? "channel" : "monitor",
+    id: record.row.monitorRef,
+    number: record.sourceNumber,
+    name: record.sourceName,
+  });
 
 export function statusOf(row: Pick<AlarmRow, "activeKey" | "acknowledgedAt">): AlarmStatus {
   const active = row.activeKey !== null;
@@ -47,15 +66,22 @@ export function toAlarm(record: AlarmRecord): Alarm {
     active: r.activeKey !== null,
     acknowledged: r.acknowledgedAt !== null,
     severity: storedEnum(SEVERITIES, r.severity, "monitor_alarms.severity"),
-    monitor: { id: r.monitorRef, monitorId: record.monitorNumber, name: record.monitorName },
+    ...sourceOfRecord(record),
     controller: r.controller,
-    populationItem: { id: r.itemId, populationId: record.populationId },
-    asset: { id: r.assetId, name: record.assetName, type: storedEnum(ASSET_TYPES, record.assetType, "populations.asset_type") },
+    populationItem: record.populationId === null ? null : { id: r.itemId, populationId: record.populationId },
+    asset: {
+      id: r.assetId,
+      name: record.assetName,
+      // A population's asset type as it is; a channel's asset's kind as the same names say it.
+      type: storedEnum(ALARM_ASSET_TYPES, ALARM_ASSET_TYPE[record.assetType] ?? record.assetType, "alarm asset type"),
+    },
     plantId: r.plantId,
     enteredAt: r.enteredAt,
-    enteredMonitorJobId: r.enteredJobId,
+    enteredMonitorJobId: r.sourceKind === "channel" ? null : r.enteredJobId,
+    enteredReadingsBatchId: r.sourceKind === "channel" ? r.enteredJobId : null,
     leftAt: r.leftAt,
-    leftMonitorJobId: r.leftJobId,
+    leftMonitorJobId: r.sourceKind === "channel" ? null : r.leftJobId,
+    leftReadingsBatchId: r.sourceKind === "channel" ? r.leftJobId : null,
     conditions: conditionsOf(r.enteredValues),
     deviationId: r.deviationId,
     workItemId: r.workItemId,

@@ -28,7 +28,7 @@ import {
   type AlarmChange,
   type HistoryValues,
 } from "./store";
-import { alarmRecord, toAlarm, toAlarmEvent, type AlarmRecord } from "./view";
+import { alarmRecord, sourceOfRecord, toAlarm, toAlarmEvent, type AlarmRecord } from "./view";
 
 /** How many of its latest history entries GET /Alarms/{id} shows (GET /Alarms/{id}/History pages them all). */
 export const HISTORY_SHOWN = 100;
@@ -186,7 +186,8 @@ export interface ShelveInput {
 function shelvedUntil(input: ShelveInput, record: AlarmRecord, now: string): string {
   const max = record.maxShelveMinutes;
   const latest = minutesAfter(now, max);
-  const limit = `${max} minutes (until ${latest}), monitor ${record.monitorNumber}'s maxShelveMinutes`;
+  const { source } = sourceOfRecord(record);
+  const limit = `${max} minutes (until ${latest}), ${source} ${record.sourceNumber}'s maxShelveMinutes`;
   if (input.until !== undefined && input.durationMinutes !== undefined)
     throw invalid("body.durationMinutes", "conflict", "Send until or durationMinutes, not both: they both say how long.");
   if (input.durationMinutes !== undefined) {
