@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { feedActivity } from "../../src/measurements/feed/reconcile";
+import { feedActivity, feedInspection } from "../../src/measurements/feed/reconcile";
 import { createLogger } from "../../src/pkg/logger";
 import { call } from "../support/http";
 import { createAsset, createPlantTree, unique } from "../support/factories/work";
@@ -151,11 +151,39 @@ describe("inspection feeds the series", () => {
     const [miss] = await fedInputs(onDesignObject);
     expect(miss).toMatchObject({ status: "unresolved", channelId: null, value: 7.5 });
     expect(miss.problem).toMatch(/No channel of the input's channel type is on/);
+    // The planner corrects the work item's asset: its event feeds the kept value.
+    const wi = (await call(`/Activities/${onDesignObject}`)).body.workItemId as string;
+    const item = await call(`/WorkItems/${wi}`);
+    const moved = await call("/WorkItems", {
+      method: "PUT",
+      body: { ...item.body, designations: [{ id: tree.equipment.id }] },
+      headers: { "if-match": item.headers.get("etag") as string },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    await feedInspection(
+      {
+        id: crypto.randomUUID(),
+        entityKind: "workItem",
+        entityId: wi,
+        action: "updated",
+        occurredAt: "",
+        actorId: null,
+        requestId: null,
+        payload: null,
+      },
+      env,
+      log,
+    );
+    expect((await fedInputs(onDesignObject))[0]).toMatchObject({ status: "recorded", channelId: thickness.id, problem: null });
+    expect((await readings(thickness.id)).map((r) => r.value)).toEqual([7.25, 7.5]);
 
     // Two thickness channels on the asset: ambiguous, reported.
     await create(tree.equipment.id, BUILT_IN.thickness, "CML2");
     const twice = await activity(tpl.id, await workItem(tree.equipment.id), tpl.inputId, 7.0, "2025-01-03T00:00:00Z");
     expect((await fedInputs(twice))[0].problem).toMatch(/2 channels of the input's channel type/);
+    // A value fed before stays in its channel: the second channel does not move or void it.
+    await feed(onDesignObject);
+    expect((await fedInputs(onDesignObject))[0]).toMatchObject({ status: "recorded", channelId: thickness.id });
 
     // A channel named directly that is not on the work item's asset.
     const other = await createAsset("equipment", tree.mainSystem.id);
@@ -163,7 +191,7 @@ describe("inspection feeds the series", () => {
     const elsewhere = await activity(named.id, await workItem(other.id), named.inputId, 7.1, "2025-01-04T00:00:00Z");
     expect((await fedInputs(elsewhere))[0]).toMatchObject({ status: "unresolved" });
     expect((await fedInputs(elsewhere))[0].problem).toMatch(/not on an asset the work item designates/);
-    expect((await readings(thickness.id)).length).toBe(1);
+    expect((await readings(thickness.id)).length).toBe(2);
   });
 
   it("an input template's reading is checked when the template is saved", async () => {

@@ -53,10 +53,24 @@ interface Designated {
 
 type Wanted = { status: "unresolved"; problem: string } | { status: "recorded"; channel: ChannelRecord; ts: number; value: number };
 
-/** The outbox event handler (src/index.ts): activity events feed their activity's inputs. */
+/** Activities of one work item fed again after its change, at most (the others wait for their own next change). */
+const MAX_ACTIVITIES_PER_WORK_ITEM_EVENT = 200;
+
+/**
+ * The outbox event handler (src/index.ts): an activity's event feeds its inputs; a work item's
+ * (its designations may have changed) feeds again those of its activities whose values the feed holds
+ * or could not place.
+ */
 export async function feedInspection(event: DomainEvent, env: Bindings, log: Logger): Promise<void> {
-  if (event.entityKind !== "activity") return;
-  await feedActivity(env, event.entityId.toLowerCase(), log);
+  if (event.entityKind === "activity") return feedActivity(env, event.entityId.toLowerCase(), log);
+  if (event.entityKind !== "workItem" || event.action !== "updated") return;
+  const { results } = await env.DB.prepare(
+    `SELECT DISTINCT r.activity_id FROM activity_input_readings r JOIN activities x ON x.id = r.activity_id
+     WHERE x.work_item_id = ?1 AND r.status <> 'cleared' LIMIT ${MAX_ACTIVITIES_PER_WORK_ITEM_EVENT}`,
+  )
+    .bind(event.entityId.toLowerCase())
+    .all<{ activity_id: string }>();
+  for (const { activity_id } of results) await feedActivity(env, activity_id, log);
 }
 
 /** Makes every series hold what the activity's feeding inputs say now. */
@@ -121,7 +135,7 @@ async function reconcile(env: Bindings, activityId: string, log: Logger): Promis
   const before = new Map(previous.map((r) => [r.input_template_id, r]));
   const inputs = new Map(fed.map((f) => [f.inputTemplateId, f]));
   const ids = new Set([...before.keys(), ...inputs.keys()]);
-  const channels = await resolveChannels(env, [...inputs.values()], assets);
+  const channels = await resolveChannels(env, [...inputs.values()], assets, before);
   const saved: FeedRow[] = [];
   for (const inputTemplateId of ids) {
     const old = before.get(inputTemplateId);
@@ -213,12 +227,14 @@ async function voidBySource(env: Bindings, ctx: RecordContext & { actorId: null 
 
 /**
  * The channel each feeding input names, as far as the activity's assets tell: the named channel, or
- * the one channel of the named type on the designated assets; otherwise the problem.
+ * the one channel of the named type on the designated assets (or the one it fed before, while that
+ * one still fits); otherwise the problem.
  */
 async function resolveChannels(
   env: Bindings,
   inputs: readonly FedInput[],
   assets: readonly Designated[],
+  before: ReadonlyMap<string, FeedRow>,
 ): Promise<Map<string, ChannelRecord | string>> {
   const out = new Map<string, ChannelRecord | string>();
   const named = inputs.flatMap((i) => (i.reading.channelId ? [i.reading.channelId] : []));
@@ -255,7 +271,10 @@ async function resolveChannels(
       continue;
     }
     const found = ofTypes.filter((c) => c.row.channelTypeId === channelTypeId);
-    if (found.length === 1) out.set(input.inputTemplateId, found[0]!);
+    // The channel fed before stays while it still fits (a second channel of the type does not move or void its reading).
+    const fedBefore = found.find((c) => c.row.id === before.get(input.inputTemplateId)?.channel_id);
+    if (fedBefore) out.set(input.inputTemplateId, fedBefore);
+    else if (found.length === 1) out.set(input.inputTemplateId, found[0]!);
     else if (found.length === 0) out.set(input.inputTemplateId, `No channel of the input's channel type is on ${assetNames}.`);
     else
       out.set(
