@@ -171,6 +171,16 @@ async function reconcile(env: Bindings, activityId: string, log: Logger): Promis
     };
     if (wanted?.status === "unresolved") row = { ...row, status: "unresolved", problem: wanted.problem, value: input?.value ?? null };
     if (wanted?.status === "recorded") {
+      // Say where the reading goes before writing it: should the run fail after the series was written and
+      // the activity change before the retry, the next run still knows which series to void it in.
+      if (old?.channel_id !== wanted.channel.row.id)
+        await saveFeedRowStatement(env.DB, {
+          ...row,
+          status: "unresolved",
+          channel_id: wanted.channel.row.id,
+          value: wanted.value,
+          problem: "Not fed yet: the feed was interrupted and runs again.",
+        }).run();
       const problem = await record(env, ctx, wanted, source, label);
       row =
         problem === null
