@@ -78,6 +78,16 @@ describe("inspection feeds the series", () => {
       expect.objectContaining({ inputTemplateId: tpl.inputId, name: "wall", status: "recorded", channelId: ch.id, value: 12.5 }),
     ]);
     expect((await fedInputs(first))[0]).toMatchObject({ channelNumber: ch.channelNumber, timestamp: at("2016-01-01T00:00:00Z") });
+    // Its event is the API's `readings` `recorded`, naming the activity and input as its source.
+    const events = await env.DB.prepare(
+      "SELECT action, actor_id, payload FROM outbox WHERE entity_kind = 'readings' AND json_extract(payload, '$.source') = ?1",
+    )
+      .bind(source)
+      .all<{ action: string; actor_id: string | null; payload: string }>();
+    expect(events.results.map((e) => e.action)).toEqual(["recorded"]);
+    expect(JSON.parse(events.results[0]!.payload).channels).toEqual([
+      expect.objectContaining({ channelId: ch.id, count: 1, lastValue: 12.5 }),
+    ]);
 
     // A second inspection eight years later: the thickness analysis runs on inspection values.
     const second = await activity(tpl.id, wi, tpl.inputId, 10.6, "2024-01-01T00:00:00Z");
