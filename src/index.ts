@@ -16,6 +16,7 @@ import { jobConfigScheduleKind, refreshActiveJobs } from "./dataprocessing/execu
 import { expireMonitorJobs, monitorScheduleKind } from "./monitors/monitor-jobs/run";
 import { triggerMonitors } from "./monitors/triggers";
 import { alarmTimersKind } from "./monitors/alarms/timers";
+import { feedInspection } from "./measurements/feed/reconcile";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
 import { runNameKeyBackfill } from "./pkg/name-keys";
 import { sealAuditTrail } from "./audit/chain";
@@ -32,7 +33,7 @@ export { ChannelSeries } from "../durable-objects/channel-series";
 const app = createApp();
 
 /** Subscribers to platform events: monitors triggered by events, search indexing, and webhook subscriptions. */
-const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent, fanOutEvent];
+const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent, fanOutEvent, feedInspection];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
 const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind, searchScheduleKind, alarmTimersKind];

@@ -207,6 +207,11 @@ export const NOT_USAGE: Record<string, string> = {
   "channels.plant_id": "derived from the asset's tree (its plant), which deleteAsset checks through channels.asset_id",
   "channels.channel_number": NOT_AN_ID,
   "channel_catalogue.kind": OWN_STATES,
+  "activity_input_readings.activity_id":
+    "the inspection feed's record of an activity's input; the feed voids its readings and removes it when it hears of the delete",
+  "activity_input_readings.input_template_id": "names the input template of the frozen revision the activity is based on",
+  "activity_input_readings.channel_id": "where the feed recorded the input's reading; a deleted channel's series went with it",
+  "activity_input_readings.status": OWN_STATES,
   "webhook_deliveries.subscription_id": CHILD,
   "webhook_deliveries.event_id": HISTORY,
   "webhook_deliveries.entity_id": HISTORY,

@@ -648,6 +648,11 @@ export const inputTemplates = sqliteTable(
     required: integer("required", { mode: "boolean" }).notNull().default(false),
     position: integer("position").notNull(),
     metadata: text("metadata"),
+    /**
+     * The channel its values feed (issue 35), as JSON `{ channelId | channelTypeId, unit }`, or null:
+     * src/measurements/feed/targets.ts checks it at save, src/measurements/feed/reconcile.ts feeds it.
+     */
+    reading: text("reading"),
   },
   (t) => [
     primaryKey({ columns: [t.activityTemplateId, t.activityTemplateRevision, t.id] }),
@@ -1587,6 +1592,30 @@ export const channels = sqliteTable(
     index("channels_next_inspection_idx").on(t.nextInspectionAt, t.channelNumber),
     index("channels_created_idx").on(sql`${t.createdAt} desc`, t.id),
   ],
+);
+
+/**
+ * The inspection feed (issue 35): per activity input whose template names a channel, what the feed
+ * last did with its value: `recorded` (the reading at `timestamp` in `channel_id`, its source
+ * `activity:{activity_id}:{input_template_id}`), `cleared` (no value: nothing in any series) or
+ * `unresolved` (the value is kept on the activity, no reading holds it; `problem` says why). Written
+ * only by src/measurements/feed/store.ts, from the events queue; `activity_version` is the
+ * activity's `updated_at` it was computed from, so an older computation never overwrites a newer one.
+ */
+export const activityInputReadings = sqliteTable(
+  "activity_input_readings",
+  {
+    activityId: text("activity_id").notNull(),
+    inputTemplateId: text("input_template_id").notNull(),
+    status: text("status").notNull(),
+    channelId: text("channel_id"),
+    timestamp: integer("timestamp"),
+    value: real("value"),
+    problem: text("problem"),
+    activityVersion: text("activity_version").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.activityId, t.inputTemplateId] }), index("activity_input_readings_channel_idx").on(t.channelId)],
 );
 
 /**

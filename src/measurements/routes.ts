@@ -5,6 +5,7 @@
 import { newApp } from "../app-factory";
 import { catalogueApp } from "./catalogue/routes";
 import { channelsApp } from "./channels/routes";
+import { feedApp } from "./feed/routes";
 import { readingsApp } from "./readings/routes";
 
 export function measurementsApp() {
@@ -12,5 +13,6 @@ export function measurementsApp() {
   app.route("/", catalogueApp());
   app.route("/", channelsApp());
   app.route("/", readingsApp());
+  app.route("/", feedApp());
   return app;
 }

@@ -52,7 +52,15 @@ const activityTemplate = {
   displayName: "Measure wall thickness",
   description: "Ultrasonic thickness at the four marked points of the shell.",
   inputTemplates: [
-    { name: "thickness", displayName: "Wall thickness (mm)", format: "decimal", required: true, order: 1 },
+    {
+      name: "thickness",
+      displayName: "Wall thickness (mm)",
+      format: "decimal",
+      required: true,
+      order: 1,
+      // Each value becomes a reading of the Thickness channel on the asset the work item designates (issue 35).
+      reading: { channelTypeId: "00000000-0000-4000-8000-0000000c0101", unit: "mm" },
+    },
     { name: "coatingIntact", displayName: "Coating intact", format: "boolean", required: false, order: 2 },
   ],
 };

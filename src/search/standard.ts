@@ -4,6 +4,7 @@
  * (the migration inserts them, with the fixed ids below) and its documents live in its SearchIndex
  * Durable Object. Indices over entities of other services (risks, channels, structure node references)
  * have their mapping and no source here: an operator feeds them with a library file, as a custom index.
+ * Channels were such an index; since issue 35 they are this service's own and the index is built from D1.
  */
 import type { Database } from "../db/statements";
 import { PERMISSIONS, type Permission } from "../pkg/permissions";
@@ -348,6 +349,72 @@ function activityInputs(kind: InputKind): DocumentSource {
   };
 }
 
+interface ChannelRow {
+  id: string;
+  channel_number: number;
+  name: string;
+  description: string | null;
+  unit: string;
+  asset_id: string;
+  asset_kind: string;
+  asset_name: string;
+  parent_kind: string | null;
+  parent_name: string | null;
+  grand_kind: string | null;
+  grand_name: string | null;
+  type_name: string;
+  origin_name: string;
+  availability_name: string;
+  next_inspection_at: string | null;
+  created_at: string;
+  updated_at: string;
+  node_ids: string;
+}
+/**
+ * The service's own channels (issue 35), as the original index named them: main systems, the
+ * availability, the data origin and structure node references (here the asset the channel is on and
+ * the assets above it, by id). An asset's parent is at most two levels up from a channel's asset
+ * (plant > main system > equipment or design object), so two joins find every ancestor.
+ */
+const channelSource = sqlSource<ChannelRow>(
+  PERMISSIONS.measurementsRead,
+  `SELECT ch.id, ch.channel_number, ch.name, ch.description, ch.unit, ch.asset_id, a.kind AS asset_kind, a.name AS asset_name,
+     p.kind AS parent_kind, p.name AS parent_name, g.kind AS grand_kind, g.name AS grand_name, t.name AS type_name,
+     o.name AS origin_name, v.name AS availability_name, ch.next_inspection_at, ch.created_at, ch.updated_at,
+     json_array(ch.asset_id, p.id, g.id) AS node_ids
+   FROM channels ch JOIN assets a ON a.id = ch.asset_id LEFT JOIN assets p ON p.id = a.parent_id
+     LEFT JOIN assets g ON g.id = p.parent_id JOIN channel_catalogue t ON t.id = ch.channel_type_id
+     JOIN channel_catalogue o ON o.id = ch.data_origin_id JOIN channel_catalogue v ON v.id = ch.availability_id`,
+  "ch.id",
+  (r) => {
+    const chain = [
+      { kind: r.asset_kind, name: r.asset_name },
+      ...(r.parent_kind !== null && r.parent_name !== null ? [{ kind: r.parent_kind, name: r.parent_name }] : []),
+      ...(r.grand_kind !== null && r.grand_name !== null ? [{ kind: r.grand_kind, name: r.grand_name }] : []),
+    ];
+    const names = assetNames(JSON.stringify(chain));
+    return {
+      key: r.id,
+      permission: PERMISSIONS.measurementsRead,
+      fields: compact({
+        name: r.name,
+        channelNumber: r.channel_number,
+        description: r.description,
+        channelType: r.type_name,
+        unit: r.unit,
+        availability: r.availability_name,
+        dataOrigin: r.origin_name,
+        asset: r.asset_name,
+        ...names,
+        structureNodeReferences: strings(r.node_ids),
+        nextInspectionAt: r.next_inspection_at,
+        createdAt: r.created_at,
+        updatedAt: r.updated_at,
+      }),
+    };
+  },
+);
+
 const assetCommon = {
   plant: keyword("Plant"),
   organization: keyword("Organization"),
@@ -443,14 +510,27 @@ export const STANDARD_INDICES: readonly StandardIndex[] = [
     id: id(5),
     name: "platform-channels",
     displayName: "Channels",
-    description: `Channels with main systems, channel availabilities, data origins and structure node references.${external}`,
-    source: null,
+    description:
+      "Channels (measurement points) with their asset, main systems, channel type, availability, data origin and structure " +
+      "node references (the ids of the asset and the assets above it).",
+    source: channelSource,
     mapping: {
       name: text("Name", true),
+      channelNumber: number("Channel number"),
+      description: text("Description"),
+      channelType: keyword("Channel type", true),
+      unit: keyword("Unit"),
       mainSystems: keyword("Main systems", true),
-      availability: number("Availability"),
+      availability: keyword("Availability"),
       dataOrigin: keyword("Data origin"),
+      asset: keyword("Asset"),
+      plants: keyword("Plants"),
+      equipment: keyword("Equipment"),
+      designObjects: keyword("Design objects"),
       structureNodeReferences: keyword("Structure node references"),
+      nextInspectionAt: date("Next inspection"),
+      createdAt: date("Created"),
+      updatedAt: date("Updated"),
     },
   },
   {
@@ -587,12 +667,30 @@ export async function affectedDocuments(db: Database, kind: string, id: string, 
       for (const name of ["platform-activity-date-inputs", "platform-activity-number-inputs", "platform-activity-text-inputs"])
         add(name, [`${id}:`]);
       break;
+    case "channel":
+    case "channelAnalysis":
+      add("platform-channels", [id]);
+      break;
     case "asset": {
       const row = deleted
         ? null
         : await db.prepare("SELECT kind, parent_id FROM assets WHERE id = ?1").bind(id).first<{ kind: string; parent_id: string | null }>();
       // A deleted asset's kind is unknown here: remove it from every asset index.
       for (const name of row ? [ASSET_INDEX[row.kind]] : Object.values(ASSET_INDEX)) if (name) add(name, [id]);
+      // Channels on the asset or under it show its name (kind and parent never change; a rename does).
+      if (row) {
+        const { results } = await db
+          .prepare(
+            "SELECT ch.id FROM channels ch JOIN assets a ON a.id = ch.asset_id WHERE ch.asset_id = ?1 OR a.parent_id = ?1 OR " +
+              `a.parent_id IN (SELECT id FROM assets WHERE parent_id = ?1) LIMIT ${MAX_CHANNELS_PER_ASSET_EVENT}`,
+          )
+          .bind(id)
+          .all<{ id: string }>();
+        add(
+          "platform-channels",
+          results.map((r) => r.id),
+        );
+      }
       if (row?.parent_id) {
         const parent = await db.prepare("SELECT kind FROM assets WHERE id = ?1").bind(row.parent_id).first<{ kind: string }>();
         if (parent && ASSET_INDEX[parent.kind]) add(ASSET_INDEX[parent.kind] as string, [row.parent_id]);
@@ -602,6 +700,9 @@ export async function affectedDocuments(db: Database, kind: string, id: string, 
   }
   return out;
 }
+
+/** Channels refreshed with an asset's event at most; beyond, the daily synchronisation repairs their asset names. */
+const MAX_CHANNELS_PER_ASSET_EVENT = 1000;
 
 const ASSET_INDEX: Record<string, string> = {
   equipment: "platform-equipment",

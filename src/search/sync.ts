@@ -11,7 +11,7 @@ import type { DueRun, ScheduleKind } from "../pkg/schedule";
 import { affectedDocuments, STANDARD_INDICES, standardIndex } from "./standard";
 import { indexStub, SEARCH_SCHEDULE_KIND, startSync } from "./store";
 
-const INDEXED_KINDS = new Set(["deviation", "workItem", "activity", "asset"]);
+const INDEXED_KINDS = new Set(["deviation", "workItem", "activity", "asset", "channel", "channelAnalysis"]);
 
 /** The outbox event handler (registered in src/index.ts): re-reads the documents an event changed. */
 export async function indexEvent(event: DomainEvent, env: Bindings, log: Logger): Promise<void> {

@@ -143,7 +143,9 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
     permission: PERMISSIONS.measurementsRead,
     description:
       "Readings recorded in one request (one event per request, however many readings: the payload names each channel with its " +
-      "count, first and last timestamp and latest value), or one reading voided (with its reason). The entity id is the batch's.",
+      "count, first and last timestamp and latest value), or one reading voided (with its reason). The entity id is the batch's. " +
+      "`source`: `signals` (the API) or `activity:{activityId}:{inputTemplateId}` (an inspection value an activity fed); a " +
+      "voided reading's is its own (null for the API's).",
   },
   searchIndex: { actions: CRUD, path: "/Indices/{id}", permission: PERMISSIONS.indexReadOwned, description: "A search index." },
   searchQuery: { actions: CRUD, path: "/Queries/{id}", permission: PERMISSIONS.queryReadOwned, description: "A saved search query." },

@@ -114,7 +114,7 @@ export const ACTIVITY_TEMPLATE_KIND: RevisionedKind = {
       table: "input_templates",
       templateIdColumn: "activity_template_id",
       revisionColumn: "activity_template_revision",
-      columns: ["id", "name", "display_name", "format", "required", "position", "metadata"],
+      columns: ["id", "name", "display_name", "format", "required", "position", "metadata", "reading"],
     },
   ],
   inUseSql: isActivityTemplateRevisionInUseSql,

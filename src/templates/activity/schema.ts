@@ -3,6 +3,7 @@ import { updateBodyOf } from "../../pkg/resource";
 import { PersonSchema, StatusSchema } from "../../work/common";
 import { MetadataSchema } from "../../properties/entity-types/schema";
 import { OrderSchema } from "../shared";
+import { InputReadingInputSchema, InputReadingSchema } from "../../measurements/feed/targets";
 
 export const MAX_INPUT_TEMPLATES = 1000;
 export const INPUT_FORMATS = ["text", "boolean", "integer", "decimal", "date"] as const;
@@ -16,6 +17,9 @@ export const InputTemplateSchema = z
     required: z.boolean(),
     order: z.number().int(),
     metadata: z.record(z.string(), z.unknown()).nullable(),
+    reading: InputReadingSchema.nullable().openapi({
+      description: "The channel its values feed as readings (issue 35), or null (docs/decisions.md, 'Inspection feeds the series').",
+    }),
   })
   .openapi("InputTemplate");
 
@@ -56,6 +60,7 @@ export const InputTemplateInputSchema = z
     required: z.boolean().default(false),
     order: OrderSchema,
     metadata: MetadataSchema,
+    reading: InputReadingInputSchema,
   })
   .strict()
   .openapi("InputTemplateInput");

@@ -17,6 +17,7 @@ import {
 } from "../revisions";
 import { dependentIds, metadataText, parseMetadata, positions, revisionEtag } from "../shared";
 import type { ActivityTemplate, ActivityTemplateInput, InputTemplateInput } from "./schema";
+import { checkInputReadings, parseInputReading } from "../../measurements/feed/targets";
 
 export const ENTITY_KIND = "activityTemplate";
 export const INPUTS = ACTIVITY_TEMPLATE_KIND.dependents[0]!;
@@ -51,6 +52,7 @@ export interface InputRow {
   required: number;
   position: number;
   metadata: string | null;
+  reading: string | null;
 }
 
 export interface ActivityTemplateState {
@@ -74,7 +76,7 @@ export async function loadActivityTemplateState(db: Database, id: string, revisi
     db.prepare(`SELECT ${ROW_SELECT} FROM activity_templates a WHERE a.id = ?1 AND a.revision = ${which}`).bind(...binds),
     db
       .prepare(
-        `SELECT id, name, display_name, format, required, position, metadata FROM input_templates WHERE ` +
+        `SELECT id, name, display_name, format, required, position, metadata, reading FROM input_templates WHERE ` +
           `activity_template_id = ?1 AND activity_template_revision = ${which}`,
       )
       .bind(...binds),
@@ -94,7 +96,7 @@ export async function loadInputsOf(
   const { results } = await db
     .prepare(
       `SELECT activity_template_id AS tid, activity_template_revision AS rev, id, name, display_name, format, required,
-      position, metadata FROM input_templates
+      position, metadata, reading FROM input_templates
         WHERE (activity_template_id, activity_template_revision) IN (SELECT json_extract(value, '$[0]'), json_extract(value,
         '$[1]') FROM json_each(?1))`,
     )
@@ -127,6 +129,7 @@ export function toActivityTemplate(state: ActivityTemplateState): { value: Activ
         required: i.required === 1,
         order: i.position,
         metadata: parseMetadata(i.metadata),
+        reading: parseInputReading(i.reading),
       })),
       inUse,
       metadata: parseMetadata(row.metadata),
@@ -171,9 +174,24 @@ export function inputRows(
       required: item.required ? 1 : 0,
       position: order[i]!,
       metadata: metadataText(item.metadata),
+      reading: null,
     };
   });
   return { rows, problems };
+}
+
+/** {@link inputRows} with each input's `reading` checked against the channels and channel types it names. */
+export async function checkedInputRows(
+  db: Database,
+  items: readonly InputTemplateInput[],
+  field: (index: number) => string,
+  newId: () => string,
+  others: readonly InputRow[] = [],
+): Promise<{ rows: InputRow[]; problems: FieldProblem[] }> {
+  const made = inputRows(items, field, newId, others);
+  const readings = await checkInputReadings(db, items, field);
+  made.rows.forEach((row, i) => (row.reading = readings.texts[i] ?? null));
+  return { rows: made.rows, problems: [...made.problems, ...readings.problems] };
 }
 
 export interface PreparedActivityHeader {
@@ -199,7 +217,7 @@ export async function createActivityTemplate(
   input: ActivityTemplateInput,
 ): Promise<{ value: ActivityTemplate; etag: string }> {
   const header = await prepareActivityHeader(ctx.db, input);
-  const inputs = inputRows(input.inputTemplates ?? [], (i) => `body.inputTemplates.${i}`, ctx.uuid);
+  const inputs = await checkedInputRows(ctx.db, input.inputTemplates ?? [], (i) => `body.inputTemplates.${i}`, ctx.uuid);
   if (inputs.problems.length > 0)
     throw new ApiError("ValidationFailed", inputs.problems.map((p) => `${p.field}: ${p.message}`).join("; "), { errors: inputs.problems });
   const owner = ownerOrCaller(input.objectOwner, ctx.actorId === null ? null : { id: ctx.actorId, name: ctx.actorName ?? "" });

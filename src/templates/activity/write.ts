@@ -11,8 +11,8 @@ import { metadataText, throwProblems } from "../shared";
 import type { ActivityTemplate, InputTemplateInput, UpdateActivityTemplateInput } from "./schema";
 import {
   byPosition,
+  checkedInputRows,
   ENTITY_KIND,
-  inputRows,
   INPUTS,
   loadActivityTemplateState,
   prepareActivityHeader,
@@ -68,7 +68,7 @@ async function planFor(
       const input = op.input;
       const header = await prepareActivityHeader(ctx.db, input);
       const inputs = input.inputTemplates
-        ? inputRows(input.inputTemplates, (i) => `body.inputTemplates.${i}`, ctx.uuid)
+        ? await checkedInputRows(ctx.db, input.inputTemplates, (i) => `body.inputTemplates.${i}`, ctx.uuid)
         : { rows: state.inputs, problems: [] };
       throwProblems(inputs.problems);
       const owner = input.objectOwner ? { owner_id: input.objectOwner.id, owner_name: input.objectOwner.name ?? null } : {};
@@ -89,7 +89,7 @@ async function planFor(
       };
     }
     case "replaceInputTemplates": {
-      const inputs = inputRows(op.items, (i) => `body.${i}`, ctx.uuid);
+      const inputs = await checkedInputRows(ctx.db, op.items, (i) => `body.${i}`, ctx.uuid);
       throwProblems(inputs.problems);
       return {
         header: {},
@@ -99,7 +99,7 @@ async function planFor(
     }
     case "addInputTemplate": {
       const next = state.inputs.reduce((max, r) => Math.max(max, r.position + 1), 0);
-      const inputs = inputRows([{ ...op.item, order: op.item.order ?? next }], () => "body", ctx.uuid, state.inputs);
+      const inputs = await checkedInputRows(ctx.db, [{ ...op.item, order: op.item.order ?? next }], () => "body", ctx.uuid, state.inputs);
       const added = inputs.rows[0]!;
       if (state.inputs.some((i) => i.id === added.id))
         inputs.problems.push({
