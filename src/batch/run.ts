@@ -172,7 +172,10 @@ export async function runBatch(c: Context<AppEnv>, dispatch: Dispatch, batch: Ba
       );
     } else {
       // The client went away: stop here. What ran is kept (with an Idempotency-Key), and its retry runs the rest.
-      if (c.req.raw.signal?.aborted) throw new BodyReadError(new Error("The client disconnected mid-batch."));
+      if (c.req.raw.signal?.aborted) {
+        answerIsProvisional(c);
+        throw new BodyReadError(new Error("The client disconnected mid-batch."));
+      }
       result = await runOne(c, dispatch, ctx, memory, op, index, at, answers);
       if (onFailure === "stop" && result.status >= 400) stop = { id: op.id, status: result.status };
     }
@@ -218,6 +221,8 @@ async function runOne(
       );
     }
     if (claim.outcome === "inProgress") {
+      // Another run of this batch is at this operation: this one stops, keeping nothing, and is retried.
+      answerIsProvisional(c);
       throw new ApiError(
         "IdempotencyKeyInProgress",
         `Operation '${sent.id}' of a batch with this Idempotency-Key is still running; retry shortly.`,
