@@ -11,6 +11,7 @@ import type { AppEnv, Bindings } from "../env";
 import { ApiError, BodyReadError, problemParts, type FieldProblem } from "../pkg/errors";
 import { answerHoldsSecrets, answerIsProvisional, batchOperations, operationEnv, type OperationMemory } from "../pkg/idempotency";
 import { hex } from "../pkg/body-fingerprint";
+import { AUDIT_REASON_HEADER } from "../pkg/audit-reason";
 import { referenceProblems, resolved, type Answer } from "./references";
 import { MAX_OPERATIONS, OPERATION_HEADERS, RESULT_HEADERS, type BatchOperation, type BatchRequest, type BatchResult } from "./schema";
 
@@ -128,8 +129,12 @@ function requestOf(c: Context<AppEnv>, op: BatchOperation, index: number): Reque
   for (const [name, value] of Object.entries(op.headers ?? {})) headers.set(name, value);
   const authorization = c.req.header("authorization");
   if (authorization) headers.set("authorization", authorization);
+  // The batch's reason is each operation's that gives none (its audit records say why).
+  const reason = c.req.header(AUDIT_REASON_HEADER);
+  if (reason !== undefined && !headers.has(AUDIT_REASON_HEADER)) headers.set(AUDIT_REASON_HEADER, reason);
   // One request id per operation, the batch's own first: their log lines are found together.
-  headers.set("x-request-id", `${c.get("requestId")}.${index + 1}`.slice(0, 128));
+  const suffix = `.${index + 1}`;
+  headers.set("x-request-id", c.get("requestId").slice(0, 128 - suffix.length) + suffix);
   let body: string | undefined;
   if (op.body !== undefined) {
     body = JSON.stringify(op.body);

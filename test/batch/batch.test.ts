@@ -37,14 +37,18 @@ const createDeviation = (id: string, description: string, extra: Record<string, 
 describe("POST /$batch: operations and references", () => {
   it("creates a deviation and a work item and links them, the link using both answers' ids", async () => {
     const description = unique("Corrosion under insulation on P-101");
-    const res = await batch({
-      operations: [
-        createDeviation("deviation", description),
-        { id: "work", method: "POST", path: "/WorkItems", body: { displayName: "Follow up CUI on P-101" } },
-        { id: "link", method: "POST", path: "/Deviations/{{deviation.body.id}}/WorkItems/{{work.body.id}}" },
-        { id: "read", method: "GET", path: "/Deviations/{{deviation.body.id}}/WorkItems" },
-      ],
-    });
+    const requestId = `batch-${crypto.randomUUID()}`;
+    const res = await batch(
+      {
+        operations: [
+          createDeviation("deviation", description),
+          { id: "work", method: "POST", path: "/WorkItems", body: { displayName: "Follow up CUI on P-101" } },
+          { id: "link", method: "POST", path: "/Deviations/{{deviation.body.id}}/WorkItems/{{work.body.id}}" },
+          { id: "read", method: "GET", path: "/Deviations/{{deviation.body.id}}/WorkItems" },
+        ],
+      },
+      { headers: { "x-request-id": requestId, "audit-reason": "turnaround 2026 findings" } },
+    );
     expect(res.status, res.text).toBe(200);
     const [deviation, work, link, read] = res.body.results;
     expect(deviation).toMatchObject({ id: "deviation", ran: true, status: 201, body: { description } });
@@ -57,6 +61,11 @@ describe("POST /$batch: operations and references", () => {
     expect(read.body.map((w: { id: string }) => w.id)).toEqual([work.body.id]);
     // The same events as single requests: the batch goes through the routes, which write them.
     expect((await outboxFor(deviation.body.id)).map((e) => e.action)).toContain("created");
+    // Each operation's audit records: its request id is the batch's and its place, the reason the batch's.
+    const audit = await env.DB.prepare("SELECT entity_id, reason FROM audit_records WHERE request_id = ?1")
+      .bind(`${requestId}.1`)
+      .all<{ entity_id: string; reason: string }>();
+    expect(audit.results).toEqual([{ entity_id: deviation.body.id, reason: "turnaround 2026 findings" }]);
   });
 
   it("takes a whole-string reference with its JSON type, and text references inside longer text", async () => {
