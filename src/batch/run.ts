@@ -11,9 +11,18 @@ import type { AppEnv, Bindings } from "../env";
 import { ApiError, BodyReadError, problemParts, type FieldProblem } from "../pkg/errors";
 import { answerHoldsSecrets, answerIsProvisional, batchOperations, operationEnv, type OperationMemory } from "../pkg/idempotency";
 import { hex } from "../pkg/body-fingerprint";
+import { errorFields } from "../pkg/logger";
 import { AUDIT_REASON_HEADER } from "../pkg/audit-reason";
 import { referenceProblems, resolved, type Answer } from "./references";
-import { MAX_OPERATIONS, OPERATION_HEADERS, RESULT_HEADERS, type BatchOperation, type BatchRequest, type BatchResult } from "./schema";
+import {
+  MAX_ANSWER_BYTES,
+  MAX_OPERATIONS,
+  OPERATION_HEADERS,
+  RESULT_HEADERS,
+  type BatchOperation,
+  type BatchRequest,
+  type BatchResult,
+} from "./schema";
 
 /** Sends one request through the app (src/app.ts passes its own fetch). */
 export type Dispatch = (request: Request, env: Bindings, ctx: HonoExecutionContext | undefined) => Promise<Response>;
@@ -108,17 +117,49 @@ function picked(headers: Headers): Record<string, string> {
   return kept;
 }
 
-/** One operation's answer: its status, the headers that matter and its body as text (a stream or bytes are not inlined). */
-async function readAnswer(
-  response: Response,
-): Promise<{ status: number; headers: Record<string, string>; text: string; transient: boolean }> {
+type Omitted = NonNullable<BatchResult["bodyOmitted"]>;
+
+interface ReadAnswer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  omitted?: Omitted;
+  transient: boolean;
+}
+
+/**
+ * One operation's answer: its status, the headers that matter and its body as text, read up to
+ * `budget` bytes (what is left of the batch's {@link MAX_ANSWER_BYTES}); a larger body, a binary one
+ * or an event stream is cancelled unread and given as omitted.
+ */
+async function readAnswer(response: Response, budget: number): Promise<ReadAnswer> {
   const headers = picked(response.headers);
   const type = response.headers.get("content-type") ?? "";
-  const textual = /[/+]json\b|^text\/(?!event-stream)/i.test(type);
-  let text = "";
-  if (textual) text = await response.text();
-  else await response.body?.cancel();
-  return { status: response.status, headers, text, transient: transient(response.status, response.headers) };
+  const answer = { status: response.status, headers, text: "", transient: transient(response.status, response.headers) };
+  const omitted = (why: Omitted): ReadAnswer => ({ ...answer, omitted: why });
+  if (!response.body) return answer;
+  if (/^text\/event-stream/i.test(type)) return response.body.cancel().then(() => omitted("stream"));
+  if (!/[/+]json\b|^text\//i.test(type)) return response.body.cancel().then(() => omitted("binary"));
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > budget) {
+      await reader.cancel();
+      return omitted("tooLarge");
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return { ...answer, text: new TextDecoder().decode(bytes) };
 }
 
 /** The request of one operation, as the app receives it. */
@@ -164,6 +205,7 @@ export async function runBatch(c: Context<AppEnv>, dispatch: Dispatch, batch: Ba
   }
   const answers = new Map<string, Answer>();
   const results: BatchResult[] = [];
+  const budget = { left: MAX_ANSWER_BYTES };
   let stop: { id: string; status: number } | null = null;
   for (const [index, op] of operations.entries()) {
     const at = `body.operations.${index}`;
@@ -181,7 +223,7 @@ export async function runBatch(c: Context<AppEnv>, dispatch: Dispatch, batch: Ba
         answerIsProvisional(c);
         throw new BodyReadError(new Error("The client disconnected mid-batch."));
       }
-      result = await runOne(c, dispatch, ctx, memory, op, index, at, answers);
+      result = await runOne(c, { dispatch, ctx, memory, budget }, op, index, at, answers);
       if (onFailure === "stop" && result.status >= 400) stop = { id: op.id, status: result.status };
     }
     answers.set(op.id, { ran: result.ran, status: result.status, headers: result.headers, body: result.body });
@@ -190,16 +232,27 @@ export async function runBatch(c: Context<AppEnv>, dispatch: Dispatch, batch: Ba
   return results;
 }
 
+/** What every operation of one batch shares. */
+interface Run {
+  dispatch: Dispatch;
+  ctx: HonoExecutionContext | undefined;
+  memory: OperationMemory | null;
+  /** What is left of {@link MAX_ANSWER_BYTES}. */
+  budget: { left: number };
+}
+
+/** Where a kept answer notes why its body was omitted (no header is named so). */
+const OMITTED = ":omitted";
+
 async function runOne(
   c: Context<AppEnv>,
-  dispatch: Dispatch,
-  ctx: HonoExecutionContext | undefined,
-  memory: OperationMemory | null,
+  run: Run,
   sent: BatchOperation,
   index: number,
   at: string,
   answers: ReadonlyMap<string, Answer>,
 ): Promise<BatchResult> {
+  const { memory, budget } = run;
   let op: BatchOperation;
   try {
     op = resolved(sent, at, answers);
@@ -211,8 +264,14 @@ async function runOne(
   if (memory) {
     const claim = await memory.begin(sent.id, fingerprint);
     if (claim.outcome === "replay") {
-      const { status, headers, body } = claim.response;
-      return { id: sent.id, ran: true, status, headers, body: bodyOf(body, headers["content-type"]) };
+      const { [OMITTED]: omitted, ...headers } = claim.response.headers;
+      budget.left -= utf8Length(claim.response.body);
+      return resultOf(sent.id, {
+        status: claim.response.status,
+        headers,
+        text: claim.response.body,
+        omitted: omitted as Omitted | undefined,
+      });
     }
     if (claim.outcome === "mismatch") {
       return problemResult(
@@ -238,27 +297,41 @@ async function runOne(
     }
   }
   const scoped = operationEnv(c.env);
-  let answer;
+  let answer: ReadAnswer;
   try {
-    answer = await readAnswer(await dispatch(requestOf(c, op, index), scoped.env, ctx));
+    answer = await readAnswer(await run.dispatch(requestOf(c, op, index), scoped.env, run.ctx), Math.max(0, budget.left));
   } catch (error) {
     await memory?.release(sent.id, fingerprint);
     throw error;
   }
+  budget.left -= utf8Length(answer.text);
   const secrets = scoped.holdsSecrets();
   if (secrets) answerHoldsSecrets(c);
   if (answer.transient) {
     // Not kept: the batch's retry runs this operation again.
     answerIsProvisional(c);
     await memory?.release(sent.id, fingerprint);
-  } else {
-    await memory?.complete(sent.id, fingerprint, { status: answer.status, headers: answer.headers, body: answer.text }, secrets);
+  } else if (memory) {
+    const headers = answer.omitted ? { ...answer.headers, [OMITTED]: answer.omitted } : answer.headers;
+    try {
+      await memory.complete(sent.id, fingerprint, { status: answer.status, headers, body: answer.text }, secrets);
+    } catch (error) {
+      // The write is done and its answer goes out; only a retry of this batch would run it again (as after a crash).
+      c.get("log").error("batch operation's answer not kept for retries", { operation: sent.id, ...errorFields(error) });
+    }
   }
+  return resultOf(sent.id, answer);
+}
+
+const utf8Length = (text: string) => new TextEncoder().encode(text).byteLength;
+
+function resultOf(id: string, answer: Pick<ReadAnswer, "status" | "headers" | "text" | "omitted">): BatchResult {
   return {
-    id: sent.id,
+    id,
     ran: true,
     status: answer.status,
     headers: answer.headers,
     body: bodyOf(answer.text, answer.headers["content-type"]),
+    ...(answer.omitted ? { bodyOmitted: answer.omitted } : {}),
   };
 }

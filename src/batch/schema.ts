@@ -8,6 +8,13 @@ import { ProblemSchema } from "../pkg/openapi";
 /** At most this many operations in one batch; more is a 413 naming the limit. */
 export const MAX_OPERATIONS = 100;
 
+/**
+ * The answers' bodies a batch gives back, in all (UTF-8 bytes): an answer past what is left is given
+ * without its body (`bodyOmitted: "tooLarge"`; read it on its own). It keeps the batch's answer, and
+ * each operation's kept for Idempotency-Key retries, within what the IdempotencyStore holds per entry.
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
 /** An operation's id: letters, digits, `_` and `-` (no `.`, which separates a reference's parts). */
 export const OPERATION_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -71,8 +78,16 @@ export const BatchResultSchema = z
     status: z.number().int(),
     headers: z.record(z.string(), z.string()).openapi({ description: `The answer's ${RESULT_HEADERS.join(", ")} (those it has).` }),
     body: z.union([z.unknown(), ProblemSchema]).openapi({
-      description: "The answer's JSON (an RFC 9457 problem when status is 400 or more), its text, or null (no body, or a binary one).",
+      description: "The answer's JSON (an RFC 9457 problem when status is 400 or more), its text, or null (no body, or one omitted).",
     }),
+    bodyOmitted: z
+      .enum(["tooLarge", "binary", "stream"])
+      .optional()
+      .openapi({
+        description:
+          `Why body is null though the answer had one: tooLarge (past the batch's ${MAX_ANSWER_BYTES} bytes of answers), ` +
+          "binary (not JSON or text), stream (server-sent events). Read it with a request of its own.",
+      }),
   })
   .openapi("BatchResult");
 

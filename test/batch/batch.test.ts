@@ -255,6 +255,30 @@ describe("POST /$batch: the batch itself", () => {
     console.log(`batch of ${MAX_OPERATIONS} deviation creates: ${ms} ms`);
   });
 
+  it("gives answers back up to 1 MiB in all; one past it is omitted (body null, bodyOmitted tooLarge), having run", async () => {
+    const notes = "x".repeat(60_000);
+    const reads = Array.from({ length: 20 }, (_, i) => ({ id: `read${i}`, method: "GET", path: "/Deviations/{{d.body.id}}" }));
+    const res = await batch({
+      operations: [
+        createDeviation("d", unique("Long"), { metadata: { notes } }),
+        ...reads,
+        { id: "small", method: "GET", path: "/Deviations/{{d.body.id}}/WorkItems" },
+      ],
+    });
+    expect(res.status, res.text.slice(0, 500)).toBe(200);
+    const results = res.body.results as { status: number; body: { metadata?: { notes: string } } | null; bodyOmitted?: string }[];
+    expect(results.every((r) => r.status < 300)).toBe(true);
+    const given = results.slice(0, 21).filter((r) => r.body !== null);
+    const omitted = results.slice(0, 21).filter((r) => r.body === null);
+    // About 17 answers of 61 kB fit in 1 MiB: the first ones are given, every one after is omitted.
+    expect(given.length).toBeGreaterThan(12);
+    expect(given.length).toBeLessThan(21);
+    expect(results.slice(0, given.length)).toEqual(given);
+    expect(given.every((r) => r.body!.metadata!.notes === notes)).toBe(true);
+    expect(omitted.every((r) => r.bodyOmitted === "tooLarge")).toBe(true);
+    expect(results[21]).toMatchObject({ status: 200, body: [] });
+  });
+
   it("is refused without a valid token (401), and runs nothing", async () => {
     const description = unique("Anonymous");
     const res = await call("/$batch", { method: "POST", anonymous: true, body: { operations: [createDeviation("a", description)] } });
