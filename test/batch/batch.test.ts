@@ -9,6 +9,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { IdempotencyStore, StoredResponse } from "../../durable-objects/idempotency-store";
 import { createApp } from "../../src/app";
+import { headFingerprint } from "../../src/pkg/body-fingerprint";
 import { MAX_OPERATIONS } from "../../src/batch/schema";
 import { PERMISSIONS } from "../../src/pkg/permissions";
 import { outboxFor } from "../support/factories/properties";
@@ -18,6 +19,9 @@ import { configBody, owner } from "../dataprocessing/support";
 type Options = { headers?: Record<string, string>; user?: { id?: string; permissions?: readonly string[] } };
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read bodies loosely
 const batch = (body: unknown, options: Options = {}) => call<any>("/$batch", { method: "POST", body, ...options });
+
+/** The id of the default test user (test/support/http.ts). */
+const USER = "00000000-0000-4000-8000-00000000aaaa";
 
 const unique = (prefix: string) => `${prefix} ${crypto.randomUUID().slice(0, 8)}`;
 
@@ -375,6 +379,35 @@ describe("POST /$batch with an Idempotency-Key", () => {
     const replay = await batch(body, { headers: { "idempotency-key": key } });
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.text).toBe(retry.text);
+  });
+
+  it("keeps no answer of a batch whose operation a retry may mend (409 with Retry-After): the retry runs it and the rest", async () => {
+    const description = unique("Mended");
+    const name = unique("Category");
+    const key = `batch-${crypto.randomUUID()}`;
+    const busyKey = `busy-${crypto.randomUUID()}`;
+    // Another request of this user holds busyKey (its body still arriving), so an operation using it is told to retry.
+    const store = env.IDEMPOTENCY.get(env.IDEMPOTENCY.idFromName(USER)) as unknown as IdempotencyStore;
+    const claim = await store.claim(busyKey, await headFingerprint("POST", "/Categories"), 60_000);
+    if (claim.outcome !== "proceed") throw new Error("the key was not free");
+    const body = {
+      operations: [
+        createDeviation("before", description),
+        { id: "category", method: "POST", path: "/Categories", headers: { "idempotency-key": busyKey }, body: { name } },
+        createDeviation("after", description),
+      ],
+    };
+    const first = await batch(body, { headers: { "idempotency-key": key } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.results.map((r: { status: number }) => r.status)).toEqual([201, 409, 424]);
+    expect(first.body.results[1].headers["retry-after"]).toBe("1");
+
+    await store.releaseClaim(busyKey, claim.token);
+    const retry = await batch(body, { headers: { "idempotency-key": key } });
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(retry.body.results.map((r: { status: number }) => r.status)).toEqual([201, 201, 201]);
+    expect(retry.body.results[0].body.id).toBe(first.body.results[0].body.id);
+    expect(await deviationsDescribed(description)).toBe(2);
   });
 
   it("passes an operation's own Idempotency-Key to its route: a write a phone sent before is replayed, not repeated", async () => {
