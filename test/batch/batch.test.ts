@@ -4,7 +4,7 @@
  * one's answer; a failed one stops the rest or not, as the request says; with an Idempotency-Key a
  * retry replays every result and repeats no write, also when the first try was cut off half-way.
  */
-import { runInDurableObject } from "cloudflare:test";
+import { createExecutionContext, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { IdempotencyStore, StoredResponse } from "../../durable-objects/idempotency-store";
@@ -153,6 +153,33 @@ describe("POST /$batch: operations and references", () => {
     expect(write.body.detail).toContain(PERMISSIONS.workWrite);
     expect(again.status).toBe(200);
     expect(await deviationsDescribed(description)).toBe(0);
+  });
+});
+
+describe("POST /$batch: rate limits", () => {
+  it("counts each operation against the caller's rate limit, as a single request", async () => {
+    const user = `limited-${crypto.randomUUID()}`;
+    const description = unique("Limited");
+    const ctx = createExecutionContext();
+    // TEST_LIMITER lets 3 requests of a user through: the batch itself and its first two operations.
+    const res = await createApp().fetch(
+      new Request("https://api.test/$batch", {
+        method: "POST",
+        headers: { authorization: `Bearer ${await tokenFor({ id: user })}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          operations: [createDeviation("a", description), createDeviation("b", description), createDeviation("c", description)],
+          onFailure: "continue",
+        }),
+      }),
+      { ...env, RATE_LIMITS: "on", WRITE_LIMITER: env.TEST_LIMITER, READ_LIMITER: env.TEST_LIMITER },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(200);
+    const { results } = (await res.json()) as { results: { status: number; body: { code?: string } }[] };
+    expect(results.map((r) => r.status)).toEqual([201, 201, 429]);
+    expect(results[2]!.body.code).toBe("TooManyRequests");
+    expect(await deviationsDescribed(description)).toBe(2);
   });
 });
 
