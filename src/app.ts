@@ -29,6 +29,7 @@ import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
 import { measurementsApp } from "./measurements/routes";
+import { batchApp } from "./batch/routes";
 import { recordCaller } from "./users/recorder";
 import { jobTokens } from "./dataprocessing/tokens";
 import { monitorJobTokens, monitorWideTokens } from "./monitors/monitor-jobs/tokens";
@@ -151,6 +152,11 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", usersApp());
   app.route("/", subscriptionsApp());
   app.route("/", measurementsApp());
+  // Each operation of a batch is a request to this app itself (src/batch/run.ts).
+  app.route(
+    "/",
+    batchApp((request, env, ctx) => Promise.resolve(app.fetch(request, env, ctx))),
+  );
   registerDocs(app);
   return app;
 }

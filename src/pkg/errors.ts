@@ -27,6 +27,7 @@ export type ErrorCode =
   | "TooManyRequests"
   | "Overloaded"
   | "CursorExpired"
+  | "FailedDependency"
   | "Internal";
 
 export function problemStatus(code: ErrorCode): number {
@@ -70,6 +71,8 @@ export function problemStatus(code: ErrorCode): number {
       return 429;
     case "CursorExpired":
       return 410;
+    case "FailedDependency":
+      return 424;
   }
 }
 
@@ -97,6 +100,7 @@ const titles: Record<ErrorCode, string> = {
   TooManyRequests: "Too many requests",
   Overloaded: "The service is busy",
   CursorExpired: "The cursor has expired",
+  FailedDependency: "Not run: an operation it depends on failed",
 };
 
 /** One problem with one part of the request: `field` says where (e.g. `body.regex`, `query.order`). */

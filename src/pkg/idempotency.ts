@@ -11,7 +11,7 @@
  */
 import { nowMs } from "../platform/services";
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv, Bindings } from "../env";
 import type { BeginResult, StoredResponse } from "../../durable-objects/idempotency-store";
 import { openText, sealText } from "./keys";
 import { ApiError, invalid } from "./errors";
@@ -19,7 +19,7 @@ import { errorFields } from "./logger";
 import { BOOKMARK_HEADER } from "./bookmark";
 import { BodyTap, discardBody, headFingerprint, wholeFingerprint } from "./body-fingerprint";
 import { formBoundary, MAX_DRAIN_BYTES } from "./multipart";
-import { configOf } from "../config";
+import { configOf, withDatabase } from "../config";
 
 const LEASE_MS = 60_000;
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -29,6 +29,73 @@ const REPLAYED_HEADERS = ["content-type", "etag", "location", "api-supported-ver
 const SEALED_ANSWER = "idempotent answer";
 
 const secretAnswers = new WeakSet<Context>();
+const provisionalAnswers = new WeakSet<Context>();
+
+/**
+ * Marks this request's answer as not final: it is not stored for Idempotency-Key replays (the key is
+ * freed, as after a 5xx), so a retry runs again. `POST /$batch` calls it when an operation failed in a
+ * way a retry may mend (a 5xx, a 429, a 409 with Retry-After): the retry replays the operations that
+ * had ended (their answers are kept, {@link batchOperations}) and runs the rest.
+ */
+export function answerIsProvisional(c: Context<AppEnv>): void {
+  provisionalAnswers.add(c);
+}
+
+/** What a batch operation finds under its derived key: its first answer, or that it may run. */
+export type OperationClaim =
+  { outcome: "proceed" } | { outcome: "replay"; response: StoredResponse } | { outcome: "mismatch" } | { outcome: "inProgress" };
+
+/** The answers of one batch's operations, kept under keys derived from the batch's Idempotency-Key. */
+export interface OperationMemory {
+  /** Claims operation `id` (its fingerprint: what it asks, as sent), or finds its first answer. */
+  begin(id: string, fingerprint: string): Promise<OperationClaim>;
+  /** Keeps its answer for the batch's retries (sealed when it holds secrets). */
+  complete(id: string, fingerprint: string, response: StoredResponse, holdsSecrets: boolean): Promise<void>;
+  /** Frees the claim: the operation did not end in an answer worth keeping, so a retry runs it again. */
+  release(id: string, fingerprint: string): Promise<void>;
+}
+
+/**
+ * The memory of a batch's operations when the batch carries an Idempotency-Key (null otherwise), in the
+ * caller's IdempotencyStore like every key. An operation's key is the batch's key, a space and the
+ * operation's id: a client's key never holds a space, so no client key can name it.
+ */
+export function batchOperations(c: Context<AppEnv>): OperationMemory | null {
+  const key = c.req.header("idempotency-key");
+  if (key === undefined || !KEY_PATTERN.test(key)) return null;
+  const store = c.env.IDEMPOTENCY.get(c.env.IDEMPOTENCY.idFromName(c.get("principal").id));
+  const keyOf = (id: string) => `${key} ${id}`;
+  return {
+    begin: async (id, fingerprint) => {
+      const begun = await store.begin(keyOf(id), fingerprint, LEASE_MS);
+      if (begun.outcome !== "replay" || !begun.response.sealed) return begun;
+      try {
+        return {
+          outcome: "replay",
+          response: { ...begun.response, body: await openText(c.env, SEALED_ANSWER, begun.response.body), sealed: false },
+        };
+      } catch {
+        throw new ApiError(
+          "Conflict",
+          `Operation '${id}' of the first batch with Idempotency-Key '${key}' succeeded, but its answer was sealed under a key ` +
+            `the service no longer holds and cannot be replayed.`,
+        );
+      }
+    },
+    complete: async (id, fingerprint, response, holdsSecrets) => {
+      if (!holdsSecrets) return store.complete(keyOf(id), fingerprint, response);
+      try {
+        const body = await sealText(c.env, SEALED_ANSWER, response.body);
+        await store.complete(keyOf(id), fingerprint, { ...response, body, sealed: true });
+      } catch (error) {
+        // Never in plain text: without a key the answer is not kept, and a retry runs the operation again.
+        c.get("log").error("batch operation's answer not stored: it holds secrets and could not be sealed", errorFields(error));
+        await store.release(keyOf(id), fingerprint);
+      }
+    },
+    release: (id, fingerprint) => store.release(keyOf(id), fingerprint),
+  };
+}
 
 /**
  * Marks this request's answer as holding secrets: if it is stored for Idempotency-Key replays, it is
@@ -37,6 +104,23 @@ const secretAnswers = new WeakSet<Context>();
  */
 export function answerHoldsSecrets(c: Context<AppEnv>): void {
   secretAnswers.add(c);
+  const operation = operationEnvs.get(c.env);
+  if (operation) operation.secrets = true;
+}
+
+/** The env of each batch operation in flight ({@link operationEnv}), and whether its answer held secrets. */
+const operationEnvs = new WeakMap<object, { secrets: boolean }>();
+
+/**
+ * An env for one operation of a batch (the request's own, same database session) that learns whether
+ * the route answering it called {@link answerHoldsSecrets}, so the batch seals what it keeps of that
+ * answer, and its own answer, as the route's own replay would be.
+ */
+export function operationEnv(env: Bindings): { env: Bindings; holdsSecrets(): boolean } {
+  const derived = withDatabase(env, env.DB);
+  const state = { secrets: false };
+  operationEnvs.set(derived, state);
+  return { env: derived, holdsSecrets: () => state.secrets };
 }
 
 /**
@@ -158,7 +242,7 @@ async function runAndStore(c: Context<AppEnv>, next: () => Promise<void>, claim:
     throw error;
   }
   const res = c.res;
-  if (res.status >= 500) {
+  if (res.status >= 500 || provisionalAnswers.has(c)) {
     await claim.release();
     return;
   }

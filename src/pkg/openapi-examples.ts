@@ -111,6 +111,15 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     icon: { name: "corrosion", color: "#E53935" },
   },
   "POST /WorkItems": workItem,
+  // The deviation, the work item that follows it up, and the link between them, in one request; runs as it stands.
+  "POST /$batch": {
+    operations: [
+      { id: "deviation", method: "POST", path: "/Deviations", body: { description: deviation.description, typeId: GENERAL_TYPE } },
+      { id: "work", method: "POST", path: "/WorkItems", body: { displayName: workItem.displayName, dueDate: workItem.dueDate } },
+      { id: "link", method: "POST", path: "/Deviations/{{deviation.body.id}}/WorkItems/{{work.body.id}}" },
+    ],
+    onFailure: "stop",
+  },
   "PUT /WorkItems": { id: WORK_ITEM, ...workItem, status: "active" },
   "POST /WorkTemplates": workTemplate,
   "POST /ActivityTemplates": activityTemplate,

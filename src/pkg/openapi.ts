@@ -167,9 +167,15 @@ function jsonDepthLimit(): MiddlewareHandler<AppEnv> {
   };
 }
 
+/**
+ * The "permission" of a route any authenticated caller may call because it grants nothing by itself:
+ * `POST /$batch`, whose operations each need their own route's permission (docs/decisions.md, "Batch").
+ */
+export const ANY_AUTHENTICATED = "authenticated";
+
 export interface RouteOptions {
-  /** The permission a caller needs. Every route names one. */
-  permission: Permission;
+  /** The permission a caller needs. Every route names one ({@link ANY_AUTHENTICATED} for a route that grants nothing by itself). */
+  permission: Permission | typeof ANY_AUTHENTICATED;
   area: ApiArea;
   /** Narrows the area's API versions for this route. */
   versions?: readonly string[];
@@ -243,7 +249,7 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
   const steps = [
     apiVersion(options.area, options.versions),
     knownQueryOnly(declaredQueryParameters(route)),
-    requirePermission(options.permission),
+    ...(options.permission === ANY_AUTHENTICATED ? [] : [requirePermission(options.permission)]),
     rememberRequestSchemas(route.request),
     ...(route.method === "get" || route.method === "head" ? [] : [auditReasonStep]),
   ];
@@ -271,7 +277,14 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
     operationId:
       (route.operationId ?? OPERATION_IDS[key] ?? deriveOperationId(route.method, route.path)) + (options.operationIdSuffix ?? ""),
     security: [{ bearer: [] }],
-    description: [route.description, `Requires the permission \`${options.permission}\`.`].filter(Boolean).join("\n\n"),
+    description: [
+      route.description,
+      options.permission === ANY_AUTHENTICATED
+        ? "Any authenticated caller; each operation needs its own route's permission."
+        : `Requires the permission \`${options.permission}\`.`,
+    ]
+      .filter(Boolean)
+      .join("\n\n"),
     "x-permission": options.permission,
     "x-api-versions": options.versions ?? undefined,
     parameters: [...((route.parameters as object[] | undefined) ?? []), ...honouredHeaders(route, options, errorResponses)],
@@ -386,6 +399,7 @@ export const OPERATION_IDS: Record<string, string> = {
   // The spec's form names the population in a header; the path form names it in the path.
   "POST /Models/{id}/Populations/{populationId}/Items": "createModelPopulationItemByPath",
   "POST /Monitors/{id}/Populations/{populationId}/Items": "createMonitorPopulationItemByPath",
+  "POST /$batch": "executeBatch",
 };
 
 interface HeaderParameter {

@@ -180,6 +180,7 @@ const NO_ENTITY: Record<string, string> = {
   "POST /Queries/{id}/Execution": "runs a saved query: reads only",
   "POST /connect/token": "mints a token (the local OAuth server): no entity",
   "POST /Subscriptions/{id}/Deliveries/{deliveryId}/Redelivery": "queues a delivery again; deliveries are the webhook log, not entities",
+  "POST /$batch": "runs other routes, each leaving its own records under the request id `{batch's}.{n}` (test/batch/batch.test.ts)",
 };
 
 describe("every write route of the OpenAPI document leaves an audit record", () => {
