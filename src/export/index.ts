@@ -61,15 +61,39 @@ export interface ExportSource<T> {
   name: string;
   /** The schema of one JSON item of the list: its fields are the columns. */
   item: z.ZodType;
-  /** One page of the list's JSON items, in its order: the same read the JSON answer makes, with this skip and take. */
-  page(skip: number, take: number): Promise<readonly T[]>;
+  /** The list's JSON items, page after page, in the list's order (see {@link pagesOf}). */
+  pages: AsyncIterator<readonly T[]>;
   /** For a list whose items carry properties: the names of the definitions that become columns, in column order. */
   propertyNames?: () => Promise<readonly string[]>;
 }
 
-/** A page function that pages the way a list's JSON answer does: the route's query with skip and take set. */
-export function withPaging<Q extends object, T>(query: Q, read: (query: Q & { skip: number; take: number }) => Promise<readonly T[]>) {
-  return (skip: number, take: number) => read({ ...query, skip, take, includeTotal: undefined });
+/**
+ * The pages of a list read the way its JSON answer reads one: `read` is the list's own function
+ * (the shared query engine: filter, conditions, order with id last), given the route's query with
+ * skip and take set, page after page until a page comes back short.
+ */
+export async function* pagesOf<Q extends object, T>(
+  query: Q,
+  read: (query: Q & { skip: number; take: number; includeTotal: undefined }) => Promise<readonly T[]>,
+): AsyncGenerator<readonly T[]> {
+  for (let skip = 0; ; skip += EXPORT_PAGE) {
+    const items = await read({ ...query, skip, take: EXPORT_PAGE, includeTotal: undefined });
+    if (items.length > 0) yield items;
+    if (items.length < EXPORT_PAGE) return;
+  }
+}
+
+/** Rows that arrive one by one (a keyset read such as the audit trail's), in pages of {@link EXPORT_PAGE}. */
+export async function* inPages<T>(rows: AsyncIterable<T>): AsyncGenerator<readonly T[]> {
+  let page: T[] = [];
+  for await (const row of rows) {
+    page.push(row);
+    if (page.length === EXPORT_PAGE) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length > 0) yield page;
 }
 
 /** The export answer: reads the first page now (so a bad filter is a 400), then streams the rest. */
@@ -77,12 +101,11 @@ export async function exportList<T>(c: Context<AppEnv>, format: ExportFormat, so
   const { fields, hasProperties } = listColumns(source.item);
   const names = hasProperties && source.propertyNames ? await source.propertyNames() : [];
   const columns: Column[] = [...fields, ...propertyColumns(names, fields)];
-  const first = await source.page(0, EXPORT_PAGE);
+  const first = await source.pages.next();
   const now = c.get("clock").now();
   const log = c.get("log");
 
-  let skip = first.length;
-  let more = first.length === EXPORT_PAGE;
+  let more = first.done !== true;
   let written = 0;
   let writer: ReturnType<typeof sheetWriter> | undefined;
   let ending: Promise<void> | undefined;
@@ -97,16 +120,14 @@ export async function exportList<T>(c: Context<AppEnv>, format: ExportFormat, so
         const sink: ByteSink = { write: (chunk) => controller.enqueue(chunk), close: () => controller.close() };
         writer = sheetWriter(format, sink, source.name, now);
         writer.header(columns.map((column) => column.header));
-        write(first);
+        if (first.done !== true) write(first.value);
       },
       async pull(controller) {
         try {
           if (more) {
-            const items = await source.page(skip, EXPORT_PAGE);
-            skip += items.length;
-            more = items.length === EXPORT_PAGE;
-            write(items);
-            return;
+            const next = await source.pages.next();
+            if (next.done !== true) return write(next.value);
+            more = false;
           }
           // The end closes the stream (the sink) once the last bytes are out; a pull meanwhile waits for it.
           ending ??= writer?.end();

@@ -43,7 +43,8 @@ export interface SheetWriter {
   end(): Promise<void>;
 }
 
-const CSV_OPTIONS = { escapeFormulae: true, lineEnding: "\r\n", trailingNewline: true, headers: false } as const;
+/** RFC 4180 lines (CRLF), formula escaping, no header detection: every CSV the API writes. */
+export const CSV_OPTIONS = { escapeFormulae: true, lineEnding: "\r\n", trailingNewline: true, headers: false } as const;
 
 function csvWriter(sink: ByteSink): SheetWriter {
   const encoder = new TextEncoder();

@@ -5,7 +5,7 @@ import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
 import { answerPage, defineRoute, IdParam, IfMatchHeader, json, jsonBody, withTotalCount } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
-import { exportable, exportList, exportQuery, withPaging } from "../../export";
+import { exportable, exportList, exportQuery, pagesOf } from "../../export";
 import { dropSeries, reanalyse } from "../series";
 import { ChannelListQuery, listChannels } from "./list";
 import { ChannelSchema, CreateChannelSchema, UpdateChannelSchema } from "./schema";
@@ -30,8 +30,8 @@ export function channelsApp() {
     async (c) => {
       const { format, ...query } = c.req.valid("query");
       if (format) {
-        const page = withPaging(query, async (paged) => (await listChannels(c.env.DB, paged)).items);
-        return (await exportList(c, format, { name: "channels", item: ChannelSchema, page })) as never;
+        const pages = pagesOf(query, async (paged) => (await listChannels(c.env.DB, paged)).items);
+        return (await exportList(c, format, { name: "channels", item: ChannelSchema, pages })) as never;
       }
       return answerPage(c, await listChannels(c.env.DB, query));
     },
