@@ -17,8 +17,6 @@ import { errorFields } from "../pkg/logger";
 import { cellsOf, listColumns, propertiesOf, propertyColumns, type Column } from "./columns";
 import { EXPORT_FORMATS, MEDIA_TYPES, sheetWriter, type ByteSink, type ExportFormat } from "./writers";
 
-export { EXPORT_FORMATS, type ExportFormat } from "./writers";
-
 /** Rows read per page: the engine's largest take. */
 export const EXPORT_PAGE = 1000;
 
