@@ -133,7 +133,8 @@ function xlsxWriter(sink: ByteSink, sheetName: string, now: Date): SheetWriter {
       for (const row of rows) sheet.addRow(row.map(xlsxCell)).commit();
     },
     async end() {
-      sheet.commit();
+      // The workbook commits the sheet itself and waits until its zip entry is written ("zipped"):
+      // a sheet committed here first would let the zip end while its deflate is still running.
       await workbook.commit();
     },
   };
