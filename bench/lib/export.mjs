@@ -68,7 +68,8 @@ export async function runExportSection({ root, benchDir, appModules, credentials
     const seeded = (await db.prepare("SELECT count(*) AS n FROM deviations").first()).n;
     step(`export: ${seeded.toLocaleString("en")} deviations seeded in ${round((performance.now() - t0) / 1000, 1)} s`);
     const pid = workerdPid();
-    const headers = { authorization: `Bearer ${credentials.token}` };
+    // A fresh connection per request: workerd may close an idle kept-alive one as the next request goes out.
+    const headers = { authorization: `Bearer ${credentials.token}`, connection: "close" };
     // Warm-up: the isolate's JIT and the page cache, on a small export of each format.
     step("export: warm-up (5,000 rows in each format)");
     for (const format of ["csv", "xlsx"])
