@@ -5,6 +5,7 @@ import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
+import { exportable, exportList, exportQuery, pagesOf } from "../export";
 import { AssetListQuery, listAssets } from "./list";
 import { AssetSchema, CreateAssetSchema, UpdateAssetSchema } from "./schema";
 import { kindRoutes } from "./kind-routes";
@@ -23,12 +24,19 @@ export function assetsApp() {
       path: "/Assets",
       tags,
       summary: "List assets",
-      request: { query: AssetListQuery },
+      request: { query: exportQuery(AssetListQuery) },
       responses: {
-        200: withTotalCount(json(z.array(AssetSchema), "One page of assets.")),
+        200: exportable(withTotalCount(json(z.array(AssetSchema), "One page of assets."))),
       },
     }),
-    async (c) => answerPage(c, await listAssets(c.env.DB, c.req.valid("query"))),
+    async (c) => {
+      const { format, ...query } = c.req.valid("query");
+      if (format) {
+        const pages = pagesOf(query, async (paged) => (await listAssets(c.env.DB, paged)).items);
+        return (await exportList(c, format, { name: "assets", item: AssetSchema, pages })) as never;
+      }
+      return answerPage(c, await listAssets(c.env.DB, query));
+    },
   );
 
   kindRoutes(app);

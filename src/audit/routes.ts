@@ -14,6 +14,7 @@ import { ENTITY_KINDS, EVENT_ACTIONS } from "../events/kinds";
 import { ApiError } from "../pkg/errors";
 import { defineRoute, json, withTotalCount } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
+import { exportable, exportList, exportQuery, inPages } from "../export";
 import { listQueryShape } from "../pkg/query";
 import type { ApiArea } from "../pkg/versioning";
 import { EVENT_KINDS } from "../subscriptions/catalogue";
@@ -116,6 +117,10 @@ const answer = (c: Context<AppEnv>, page: { items: Parameters<typeof toAuditEntr
   return c.json(page.items.map(toAuditEntry), 200);
 };
 
+async function* auditEntries(rows: AsyncIterable<Parameters<typeof toAuditEntry>[0]>) {
+  for await (const row of rows) yield toAuditEntry(row);
+}
+
 const entries = (description: string) => withTotalCount(json(z.array(AuditEntrySchema), description));
 
 export function auditApp() {
@@ -131,13 +136,19 @@ export function auditApp() {
         description:
           "Filters are AND-ed, the values of one filter OR-ed. Only kinds the caller may read are shown (default: all of them; " +
           "naming one it may not read is a 403). Records older than the retention in D1 are read from the archive, transparently.",
-        request: { query: TrailQuery },
-        responses: { 200: entries("One page of audit entries, newest first.") },
+        request: { query: exportQuery(TrailQuery) },
+        responses: { 200: exportable(entries("One page of audit entries, newest first.")) },
       },
     ),
     async (c) => {
-      const query = c.req.valid("query");
-      return answer(c, await auditPage(c.env, auditFilter(c.get("principal"), query), paging(query)));
+      const { format, ...query } = c.req.valid("query");
+      const filter = auditFilter(c.get("principal"), query);
+      if (format) {
+        // The same rows GET /AuditTrail/Export streams (D1, then the archive), as the list's columns.
+        const pages = inPages(auditEntries(exportRows(c.env, filter)));
+        return (await exportList(c, format, { name: "audit-trail", item: AuditEntrySchema, pages })) as never;
+      }
+      return answer(c, await auditPage(c.env, filter, paging(query)));
     },
   );
 

@@ -4,6 +4,8 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { AuditRow } from "./chain";
+import { CSV_OPTIONS } from "../export/writers";
+import { formatCsv } from "@cj-tech-master/excelts/csv";
 
 export const AuditChangeSchema = z
   .object({
@@ -101,14 +103,15 @@ const CSV_COLUMNS = [
   "after",
 ] as const;
 
-const csvCell = (value: unknown) => {
-  const text = value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-};
+const csvCell = (value: unknown) =>
+  value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
 
 export const CSV_HEADER = `${CSV_COLUMNS.join(",")}\r\n`;
 
-/** One CSV line of an entry (RFC 4180; objects as JSON). */
+/**
+ * One CSV line of an entry (RFC 4180, by the export's CSV library; objects as JSON). A text that
+ * could start a formula (`=`, `+`, `-`, `@`...) gets a leading quote, as in every export (src/export/writers.ts).
+ */
 export function csvLine(entry: AuditEntry): string {
   const flat: Record<(typeof CSV_COLUMNS)[number], unknown> = {
     ...entry,
@@ -117,5 +120,5 @@ export function csvLine(entry: AuditEntry): string {
     actorName: entry.actor.name,
     cause: entry.actor.cause,
   };
-  return `${CSV_COLUMNS.map((column) => csvCell(flat[column])).join(",")}\r\n`;
+  return formatCsv([CSV_COLUMNS.map((column) => csvCell(flat[column]))], CSV_OPTIONS);
 }

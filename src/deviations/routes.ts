@@ -5,9 +5,11 @@ import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
+import { exportable, exportList, exportQuery, pagesOf } from "../export";
+import { definitionNames } from "../properties/definitions/catalog";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { DeviationListQuery, DeviationUniqueValuesQuery, deviationUniqueValues, listDeviations } from "./list";
-import { getDeviation } from "./store";
+import { DEVIATION_RULE, getDeviation } from "./store";
 import { CreateDeviationSchema, DeviationSchema, UpdateDeviationSchema } from "./schema";
 import { createDeviation, deleteDeviation, updateDeviation } from "./write";
 
@@ -29,13 +31,19 @@ export function deviationsApp() {
       path: "/Deviations",
       tags,
       summary: "List deviations",
-      request: { query: DeviationListQuery },
+      request: { query: exportQuery(DeviationListQuery) },
       responses: {
-        200: withTotalCount(json(z.array(DeviationSchema), "One page of deviations.")),
+        200: exportable(withTotalCount(json(z.array(DeviationSchema), "One page of deviations."))),
       },
     }),
     async (c) => {
-      const { items, total } = await listDeviations(c.env.DB, c.req.valid("query"));
+      const { format, ...query } = c.req.valid("query");
+      if (format) {
+        const pages = pagesOf(query, async (paged) => (await listDeviations(c.env.DB, paged)).items.map((d) => d.value));
+        const propertyNames = definitionNames(c.env.DB, DEVIATION_RULE);
+        return (await exportList(c, format, { name: "deviations", item: DeviationSchema, pages, propertyNames })) as never;
+      }
+      const { items, total } = await listDeviations(c.env.DB, query);
       return answerPage(c, { items: items.map((d) => d.value), total });
     },
   );

@@ -5,6 +5,8 @@ import { writeContext } from "../pkg/db";
 import { jsonWithEtag } from "../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, notModified, withTotalCount, answerPage } from "../pkg/openapi";
 import { PERMISSIONS } from "../pkg/permissions";
+import { exportable, exportList, exportQuery, pagesOf } from "../export";
+import { definitionNames } from "../properties/definitions/catalog";
 import { UniqueValuesResponseSchema } from "../pkg/query";
 import { activitiesApp } from "./activities/routes";
 import { UsedActivityTemplateSchema, usedActivityTemplates } from "./activity-templates";
@@ -28,12 +30,20 @@ export function workItemsApp() {
       path: "/WorkItems",
       tags,
       summary: "List work items",
-      request: { query: WorkItemListQuery },
+      request: { query: exportQuery(WorkItemListQuery) },
       responses: {
-        200: withTotalCount(json(z.array(WorkItemSchema), "One page of work items.")),
+        200: exportable(withTotalCount(json(z.array(WorkItemSchema), "One page of work items."))),
       },
     }),
-    async (c) => answerPage(c, await listWorkItems(c.env.DB, c.req.valid("query"))),
+    async (c) => {
+      const { format, ...query } = c.req.valid("query");
+      if (format) {
+        const pages = pagesOf(query, async (paged) => (await listWorkItems(c.env.DB, paged)).items);
+        const propertyNames = definitionNames(c.env.DB, "WorkItem");
+        return (await exportList(c, format, { name: "work-items", item: WorkItemSchema, pages, propertyNames })) as never;
+      }
+      return answerPage(c, await listWorkItems(c.env.DB, query));
+    },
   );
 
   app.openapi(

@@ -5,6 +5,7 @@ import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
 import { answerPage, defineRoute, IdParam, IfMatchHeader, json, jsonBody, withTotalCount } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
+import { exportable, exportList, exportQuery, pagesOf } from "../../export";
 import { dropSeries, reanalyse } from "../series";
 import { ChannelListQuery, listChannels } from "./list";
 import { ChannelSchema, CreateChannelSchema, UpdateChannelSchema } from "./schema";
@@ -23,10 +24,17 @@ export function channelsApp() {
       path: "/Channels",
       tags,
       summary: "List channels (filters by asset, plant, type, origin, alarm state, next inspection due)",
-      request: { query: ChannelListQuery },
-      responses: { 200: withTotalCount(json(z.array(ChannelSchema), "One page of channels.")) },
+      request: { query: exportQuery(ChannelListQuery) },
+      responses: { 200: exportable(withTotalCount(json(z.array(ChannelSchema), "One page of channels."))) },
     }),
-    async (c) => answerPage(c, await listChannels(c.env.DB, c.req.valid("query"))),
+    async (c) => {
+      const { format, ...query } = c.req.valid("query");
+      if (format) {
+        const pages = pagesOf(query, async (paged) => (await listChannels(c.env.DB, paged)).items);
+        return (await exportList(c, format, { name: "channels", item: ChannelSchema, pages })) as never;
+      }
+      return answerPage(c, await listChannels(c.env.DB, query));
+    },
   );
 
   app.openapi(

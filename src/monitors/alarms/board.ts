@@ -218,6 +218,12 @@ function countsOf(rows: readonly Record<string, unknown>[]): AlarmCounts {
   return counts;
 }
 
+/** A page of the board's alarms alone, without total or counts (an export reads page after page: src/export). */
+export async function alarmItems(db: Database, query: AlarmListParams) {
+  const page = await runListQuery(db, await compileListQuery(alarmList, query, noProperties, alarmConditions(query)));
+  return page.items.map((raw) => toAlarm(alarmRecord(raw)));
+}
+
 /** GET /Alarms: a page of the board, its total when asked, and its counts. */
 export async function listAlarms(db: Database, query: AlarmListParams) {
   const conditions = alarmConditions(query);

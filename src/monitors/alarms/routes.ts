@@ -11,8 +11,9 @@ import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
 import { answerPage, defineRoute, IdParam, IfMatchHeader, json, jsonBody, notModified, withTotalCount } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
+import { exportable, exportList, exportQuery, pagesOf } from "../../export";
 import { read } from "../route-params";
-import { AlarmHistoryListQuery, AlarmListQuery, listAlarmEvents, listAlarms } from "./board";
+import { AlarmHistoryListQuery, alarmItems, AlarmListQuery, listAlarmEvents, listAlarms } from "./board";
 import {
   AcknowledgeBodySchema,
   AlarmEventSchema,
@@ -66,11 +67,17 @@ export function alarmsApp() {
         "Filters by state (statuses, active, acknowledged), severity, assignee, monitor, asset, plant, shelving and time entered; " +
         "ordered by severity (critical first) then newest; skip, take (up to 1,000), includeTotal. Unlike other lists the answer " +
         "is an object: the page (`items`) and the counts over every alarm the filters select (`counts`), read together.",
-      request: { query: AlarmListQuery },
-      responses: { 200: withTotalCount(json(BoardSchema, "The page and the counts.")) },
+      request: { query: exportQuery(AlarmListQuery) },
+      responses: { 200: exportable(withTotalCount(json(BoardSchema, "The page and the counts."))) },
     }),
     async (c) => {
-      const { items, total, counts } = await listAlarms(c.env.DB, c.req.valid("query"));
+      const { format, ...query } = c.req.valid("query");
+      if (format) {
+        // The file holds the alarms (the items), page after page; the counts are the JSON answer's.
+        const pages = pagesOf(query, (paged) => alarmItems(c.env.DB, paged));
+        return (await exportList(c, format, { name: "alarms", item: AlarmSchema, pages })) as never;
+      }
+      const { items, total, counts } = await listAlarms(c.env.DB, query);
       if (total !== undefined) c.header("x-total-count", String(total));
       return c.json({ items, counts }, 200);
     },

@@ -24,3 +24,14 @@ export function catalogFor(db: Database, applicationRule: string): CatalogLookup
     return found;
   };
 }
+
+/** The names of every definition of one application rule, in name order: the property columns of a list's export (src/export). */
+export function definitionNames(db: Database, applicationRule: string): () => Promise<string[]> {
+  return async () => {
+    const { results } = await db
+      .prepare("SELECT name FROM property_definitions WHERE application_rule = ?1 ORDER BY name")
+      .bind(applicationRule)
+      .all<{ name: string }>();
+    return results.map((row) => row.name);
+  };
+}

@@ -5,6 +5,7 @@ import { writeContext } from "../../pkg/db";
 import { jsonWithEtag } from "../../pkg/etag";
 import { defineRoute, IdParam, IfMatchHeader, json, notModified, withTotalCount, answerPage } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
+import { exportable, exportList, exportQuery, pagesOf } from "../../export";
 import { UniqueValuesResponseSchema } from "../../pkg/query";
 import { ActivityListQuery, ActivityUniqueValuesQuery, activityUniqueValues, listActivities } from "./list";
 import { ActivityInputSchema, ActivitySchema, CreateActivitySchema, UpdateActivitySchema } from "./schema";
@@ -25,12 +26,19 @@ export function activitiesApp() {
       path: "/Activities",
       tags,
       summary: "List activities",
-      request: { query: ActivityListQuery },
+      request: { query: exportQuery(ActivityListQuery) },
       responses: {
-        200: withTotalCount(json(z.array(ActivitySchema), "One page of activities.")),
+        200: exportable(withTotalCount(json(z.array(ActivitySchema), "One page of activities."))),
       },
     }),
-    async (c) => answerPage(c, await listActivities(c.env.DB, c.req.valid("query"))),
+    async (c) => {
+      const { format, ...query } = c.req.valid("query");
+      if (format) {
+        const pages = pagesOf(query, async (paged) => (await listActivities(c.env.DB, paged)).items);
+        return (await exportList(c, format, { name: "activities", item: ActivitySchema, pages })) as never;
+      }
+      return answerPage(c, await listActivities(c.env.DB, query));
+    },
   );
 
   app.openapi(
