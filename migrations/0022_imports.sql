@@ -18,6 +18,7 @@ CREATE TABLE `imports` (
 	`chunks` integer,
 	`chunks_done` integer DEFAULT 0 NOT NULL,
 	`problem` text,
+	`created_by_name` text,
 	`finished_at` text,
 	`etag` text NOT NULL,
 	`created_at` text NOT NULL,

@@ -22,6 +22,8 @@ import { sealAuditTrail } from "./audit/chain";
 import { archiveAuditTrail } from "./audit/archive";
 import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
 import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
+import { consumeImportDeadLetters, consumeImports } from "./imports/run";
+import type { ImportMessage } from "./imports/service";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
@@ -87,6 +89,12 @@ export default {
       const log = taskLogger(env, { task: "webhooks" });
       if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch as MessageBatch<DeliveryMessage>, env, log);
       else await consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env, log);
+      return;
+    }
+    // Spreadsheet imports (src/imports/run.ts): one step per message, and their dead letters.
+    if (batch.queue.startsWith("integrity-edge-imports")) {
+      if (batch.queue.endsWith("-dlq")) await consumeImportDeadLetters(batch as MessageBatch<ImportMessage>, env);
+      else await consumeImports(batch as MessageBatch<ImportMessage>, env, taskLogger(env, { task: "imports" }));
       return;
     }
     await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);

@@ -1715,6 +1715,8 @@ export const imports = sqliteTable(
     chunksDone: integer("chunks_done").notNull().default(0),
     /** Why a failed import failed (a per-file problem), as JSON. */
     problem: text("problem"),
+    /** Who committed it: the rows are written in their name. */
+    createdByName: text("created_by_name"),
     finishedAt: text("finished_at"),
     ...audit,
   },
