@@ -12,7 +12,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { Database } from "../db/statements";
 import { CreateDeviationSchema, UpdateDeviationSchema, type Deviation } from "../deviations/schema";
-import { getDeviation } from "../deviations/store";
+import { DEVIATION_RULE, getDeviation } from "../deviations/store";
 import { createDeviation, updateDeviation, validateDeviation } from "../deviations/write";
 import { ApiError, type FieldProblem } from "../pkg/errors";
 import type { WriteContext } from "../pkg/db";
@@ -83,7 +83,8 @@ export function isTarget(text: string): boolean {
 /** The names of the Deviation properties that exist (any type's), for the default mapping. */
 export async function deviationPropertyNames(db: Database): Promise<Set<string>> {
   const { results } = await db
-    .prepare("SELECT name FROM property_definitions WHERE lower(application_rule) IN ('deviation', 'deviationtype', 'deviatiotype')")
+    .prepare("SELECT name FROM property_definitions WHERE application_rule = ?1")
+    .bind(DEVIATION_RULE)
     .all<{ name: string }>();
   return new Set(results.map((r) => r.name));
 }

@@ -197,7 +197,10 @@ async function* unzipEntries(
       try {
         sink(decoder.decode(chunk, { stream: !final }), final);
       } catch (cause) {
-        failure = cause;
+        failure =
+          cause instanceof FileProblem
+            ? cause
+            : new FileProblem("format", `The workbook's ${file.name} is not well-formed XML: ${cause instanceof Error ? cause.message : String(cause)}`);
       }
     };
     file.start();

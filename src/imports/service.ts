@@ -86,7 +86,8 @@ export async function resolveMapping(
     errors.push({ field: "body.rowKey", rule: "exists", message: `The file has no column '${rowKey}'.` });
   const mapping = { ...proposed, ...(given ?? {}) };
   const targets = new Map<string, string>();
-  for (const [header, target] of Object.entries(mapping)) {
+  for (const header of headers) {
+    const target = mapping[header] ?? null;
     if (target === null || !isTarget(target)) continue;
     const canonical = `${JSON.stringify(parseTarget(target))}`;
     const other = targets.get(canonical);
