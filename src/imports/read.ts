@@ -7,7 +7,7 @@
  *   - XLSX: fflate's streaming unzip (only the entries needed are inflated, the rest skipped) and
  *     saxes, a streaming XML parser, over the shared strings and then the first worksheet. The shared
  *     strings (cell text Excel stores once) are the one part held, bounded by MAX_SHARED_STRING_CHARS.
- * A zip entry inflates at most MAX_INFLATED_BYTES (a zip bomb disguised as XLSX stops there), fed to
+ * A zip entry inflates at most IMPORT_MAX_INFLATED_MIB (src/config.ts) (a zip bomb disguised as XLSX stops there), fed to
  * the inflater in small slices so one slice never inflates into much memory.
  */
 import Papa from "papaparse";
@@ -37,8 +37,10 @@ export class FileProblem extends Error {
   }
 }
 
-/** Bytes one zip entry may inflate to (a zip bomb disguised as XLSX stops here). */
-export const MAX_INFLATED_BYTES = 256 * 1024 * 1024;
+/** What a workbook may inflate to: bytes of one zip entry (a zip bomb disguised as XLSX stops there). */
+export interface ReadLimits {
+  maxInflatedBytes: number;
+}
 /** Characters of shared strings held while a workbook is read. */
 const MAX_SHARED_STRING_CHARS = 32 * 1024 * 1024;
 /** Compressed bytes handed to the inflater at once: one slice inflates to at most ~1,000 times this. */
@@ -169,6 +171,7 @@ const local = (name: string) => name.slice(name.indexOf(":") + 1);
  */
 async function* unzipEntries(
   body: ReadableStream<Uint8Array>,
+  limits: ReadLimits,
   wanted: (name: string) => ((text: string, final: boolean) => void) | null,
 ): AsyncGenerator<void> {
   const unzip = new Unzip();
@@ -186,10 +189,10 @@ async function* unzipEntries(
         return;
       }
       inflated += chunk.length;
-      if (inflated > MAX_INFLATED_BYTES) {
+      if (inflated > limits.maxInflatedBytes) {
         failure = new FileProblem(
           "size",
-          `The workbook's ${file.name} inflates past ${MAX_INFLATED_BYTES / 1024 / 1024} MB (a zip bomb?); it is not read.`,
+          `The workbook's ${file.name} inflates past ${limits.maxInflatedBytes / 1024 / 1024} MiB (a zip bomb?); it is not read.`,
         );
         file.terminate();
         return;
@@ -200,7 +203,10 @@ async function* unzipEntries(
         failure =
           cause instanceof FileProblem
             ? cause
-            : new FileProblem("format", `The workbook's ${file.name} is not well-formed XML: ${cause instanceof Error ? cause.message : String(cause)}`);
+            : new FileProblem(
+                "format",
+                `The workbook's ${file.name} is not well-formed XML: ${cause instanceof Error ? cause.message : String(cause)}`,
+              );
       }
     };
     file.start();
@@ -234,7 +240,7 @@ async function* unzipEntries(
 const SHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
 /** Pass 1 over a workbook: its shared strings, and which worksheet to read (sheet1, else the lowest numbered). */
-async function workbookIndex(body: ReadableStream<Uint8Array>): Promise<{ strings: string[]; sheet: string }> {
+async function workbookIndex(body: ReadableStream<Uint8Array>, limits: ReadLimits): Promise<{ strings: string[]; sheet: string }> {
   const strings: string[] = [];
   let chars = 0;
   const sheets: string[] = [];
@@ -260,7 +266,7 @@ async function workbookIndex(body: ReadableStream<Uint8Array>): Promise<{ string
       current = null;
     }
   });
-  for await (const _ of unzipEntries(body, (name) => {
+  for await (const _ of unzipEntries(body, limits, (name) => {
     if (SHEET.test(name)) sheets.push(name);
     if (name !== "xl/sharedStrings.xml") return null;
     return (text, final) => {
@@ -280,8 +286,8 @@ async function workbookIndex(body: ReadableStream<Uint8Array>): Promise<{ string
  * (called twice: the shared strings come after the sheet in Excel's files). Empty rows are left out;
  * a formula cell keeps its cached value and is listed in `formulas`.
  */
-export async function* xlsxRows(open: () => Promise<ReadableStream<Uint8Array>>): AsyncGenerator<SheetRow[]> {
-  const { strings, sheet } = await workbookIndex(await open());
+export async function* xlsxRows(open: () => Promise<ReadableStream<Uint8Array>>, limits: ReadLimits): AsyncGenerator<SheetRow[]> {
+  const { strings, sheet } = await workbookIndex(await open(), limits);
   let batch: SheetRow[] = [];
   let row: SheetRow | null = null;
   let cell: { index: number; type: string; value: string; formula: boolean; inValue: boolean } | null = null;
@@ -327,7 +333,7 @@ export async function* xlsxRows(open: () => Promise<ReadableStream<Uint8Array>>)
     }
   });
   let found = false;
-  for await (const _ of unzipEntries(await open(), (name) => {
+  for await (const _ of unzipEntries(await open(), limits, (name) => {
     if (name !== sheet) return null;
     found = true;
     return (text, final) => {
@@ -345,8 +351,12 @@ export async function* xlsxRows(open: () => Promise<ReadableStream<Uint8Array>>)
 }
 
 /** The rows of a file of either format, in batches. */
-export function sheetRows(format: SheetFormat, open: () => Promise<ReadableStream<Uint8Array>>): AsyncGenerator<SheetRow[]> {
-  if (format === "xlsx") return xlsxRows(open);
+export function sheetRows(
+  format: SheetFormat,
+  open: () => Promise<ReadableStream<Uint8Array>>,
+  limits: ReadLimits,
+): AsyncGenerator<SheetRow[]> {
+  if (format === "xlsx") return xlsxRows(open, limits);
   return (async function* () {
     yield* csvRows(await open());
   })();

@@ -14,6 +14,9 @@ import { importRowStatement, writtenRows, type ChunkCounts } from "./store";
 /** Excel's own limit of one cell; a longer cell is a problem of its row. */
 export const MAX_CELL_CHARS = 32_767;
 
+/** Rows of a chunk checked or written at once. */
+const ROWS_AT_ONCE = 6;
+
 /** What an import's rows need to know about it. */
 export interface RowsJob {
   id: string;
@@ -73,7 +76,6 @@ function cellsByHeader(row: SheetRow, headers: readonly string[]): Record<string
  */
 export async function processRows(db: Database, write: WriteContext, job: RowsJob, rows: readonly SheetRow[]): Promise<RowsOutcome> {
   const counts: ChunkCounts = { processed: 0, created: 0, skipped: 0, failed: 0 };
-  const problems: RowsOutcome["problems"] = [];
   const keyOf = (row: SheetRow) => (job.rowKeyIndex === null ? `row:${row.number}` : (row.cells[job.rowKeyIndex] ?? "").trim());
   const written = job.dryRun
     ? new Map<string, string>()
@@ -84,44 +86,35 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
       );
   const seen = new Set<string>();
   const context = rowContext(db);
+  const byRow = new Map<number, RowsOutcome["problems"][number]>();
+  const fail = (row: SheetRow, list: RowProblem[]) => {
+    counts.failed++;
+    byRow.set(row.number, { rowNumber: row.number, cells: cellsByHeader(row, job.headers), problems: list });
+  };
+  // First, in file order: the cells themselves and the row keys (a key seen before is a duplicate).
+  const ready: { row: SheetRow; key: string }[] = [];
   for (const row of rows) {
     counts.processed++;
-    const fail = (list: RowProblem[]) => {
-      counts.failed++;
-      problems.push({ rowNumber: row.number, cells: cellsByHeader(row, job.headers), problems: list });
-    };
     const early = cellProblems(row, job);
     const key = keyOf(row);
-    if (key === "") {
-      const header = job.rowKeyIndex === null ? null : (job.headers[job.rowKeyIndex] ?? null);
-      early.push({ column: header, field: "row", rule: "required", message: "The row key column is empty: every row needs its key." });
-    } else if (seen.has(key)) {
-      early.push({
-        column: job.rowKeyIndex === null ? null : (job.headers[job.rowKeyIndex] ?? null),
-        field: "row",
-        rule: "duplicate",
-        message: `Another row of the file has the row key '${key}'.`,
-      });
-    }
+    const keyColumn = job.rowKeyIndex === null ? null : (job.headers[job.rowKeyIndex] ?? null);
+    if (key === "")
+      early.push({ column: keyColumn, field: "row", rule: "required", message: "The row key column is empty: every row needs its key." });
+    else if (seen.has(key))
+      early.push({ column: keyColumn, field: "row", rule: "duplicate", message: `Another row of the file has the row key '${key}'.` });
     seen.add(key);
-    if (early.length > 0) {
-      fail(early);
-      continue;
-    }
-    if (written.has(key)) {
-      counts.skipped++;
-      continue;
-    }
-    const cells = row.cells.map(unescape);
-    const planned = await planRow(context, job.columns, cells);
-    if (!planned.plan) {
-      fail(planned.problems);
-      continue;
-    }
+    if (early.length > 0) fail(row, early);
+    else if (written.has(key)) counts.skipped++;
+    else ready.push({ row, key });
+  }
+  // Then each row as its single request, a few at once (their reads and writes overlap; each is its own batch).
+  const one = async ({ row, key }: { row: SheetRow; key: string }) => {
+    const planned = await planRow(context, job.columns, row.cells.map(unescape));
+    if (!planned.plan) return fail(row, planned.problems);
     try {
       if (job.dryRun) await checkRow(db, planned.plan, write.uuid());
       else {
-        // The entry's entity id is the deviation's: a new one's id is the next the context mints, so it is known first.
+        // The entry names the deviation: a new one's id is the first id its write mints, so it is known first.
         const entityId = planned.plan.action === "update" ? planned.plan.current.id : null;
         const id = entityId ?? write.uuid();
         const ctx: WriteContext = entityId ? write : { ...write, uuid: onceThen(id, write.uuid) };
@@ -133,13 +126,19 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
     } catch (error) {
       if (!job.dryRun && error instanceof ApiError && error.code === "Conflict" && (await writtenRows(db, job.importKey, [key])).has(key)) {
         counts.skipped++;
-        continue;
+        return;
       }
       const listed = problemsOfError(error, job.columns, planned.plan);
       if (!listed) throw error;
-      fail(listed);
+      fail(row, listed);
     }
-  }
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < ready.length) await one(ready[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(ROWS_AT_ONCE, ready.length) }, worker));
+  const problems = [...byRow.values()].sort((a, b) => a.rowNumber - b.rowNumber);
   return { counts, problems };
 }
 

@@ -2,8 +2,8 @@
  * Running a queued import (the IMPORTS queue, src/index.ts). Two kinds of step, each safe to run again:
  *   - split: the file is read once, streamed, into chunks of CHUNK_ROWS rows stored in R2
  *     (imports/<id>/chunks/<n>.json); the import learns its total and turns running;
- *   - chunk n: the rows of chunk n, then n + 1 and on while the step's time lasts (STEP_MS), then a
- *     message for the next: no invocation holds the isolate long, and health answers meanwhile.
+ *   - chunk n: the rows of chunk n (CHUNK_ROWS), then a message for chunk n + 1: no invocation holds
+ *     the isolate long, and health answers meanwhile.
  * A chunk counts once (store.recordChunk); a row is written once (import_rows). An interrupted step is
  * redelivered by the queue and finds the rows it wrote already written (skipped). The last chunk ends
  * the import (its `updated` event, which webhooks hear) and removes the chunks.
@@ -11,19 +11,18 @@
 import type { Bindings } from "../env";
 import type { WriteContext } from "../pkg/db";
 import { errorFields, type Logger } from "../pkg/logger";
-import { nowMs, platform } from "../platform/services";
+import { platform } from "../platform/services";
 import { FileProblem, sheetRows, type SheetFormat, type SheetRow } from "./read";
 import { processRows } from "./rows";
-import { headersOf, opener, rowsJob, sourceKeyOf, type ImportMessage } from "./service";
+import { headersOf, opener, readLimits, rowsJob, sourceKeyOf, type ImportMessage } from "./service";
 import { finishImport, findImport, markSplit, recordChunk, storedMapping, type ImportRow } from "./store";
 import { ApiError } from "../pkg/errors";
 
-/** Rows per chunk object. */
-export const CHUNK_ROWS = 500;
-/** How long one step works through chunks before it hands on to the next message. */
-const STEP_MS = 10_000;
+/** Rows per chunk object, and per step: a step stays short, so the isolate serves requests between steps. */
+export const CHUNK_ROWS = 100;
 
 const chunkKey = (id: string, chunk: number) => `imports/${id}/chunks/${chunk}.json`;
+const headersKey = (id: string) => `imports/${id}/headers.json`;
 
 /** Who a background step writes as: the person who committed the import. */
 function writeContextOf(env: Bindings, row: ImportRow): WriteContext {
@@ -57,7 +56,7 @@ async function split(env: Bindings, row: ImportRow): Promise<void> {
     chunk = [];
   };
   let header: SheetRow | undefined;
-  for await (const batch of sheetRows(row.format as SheetFormat, opener(env.UPLOADS, row.sourceKey))) {
+  for await (const batch of sheetRows(row.format as SheetFormat, opener(env.UPLOADS, row.sourceKey), readLimits(env))) {
     for (const sheetRow of batch) {
       if (!header) {
         header = sheetRow;
@@ -70,7 +69,7 @@ async function split(env: Bindings, row: ImportRow): Promise<void> {
   }
   await flush();
   headers = headersOf(header, "file");
-  await env.UPLOADS.put(`imports/${row.id}/headers.json`, JSON.stringify(headers));
+  await env.UPLOADS.put(headersKey(row.id), JSON.stringify(headers));
   await markSplit(env.DB, row.id, total, chunks, platform().clock.now().toISOString());
   if (chunks === 0) await finish(env, row);
   else await env.IMPORTS.send({ importId: row.id, step: "chunk", chunk: 0 } satisfies ImportMessage);
@@ -80,36 +79,28 @@ async function finish(env: Bindings, row: ImportRow): Promise<void> {
   await finishImport(env.DB, writeContextOf(env, row), row.id, "completed", null);
   const keys: string[] = [];
   for (let n = 0; n < (row.chunks ?? 0); n++) keys.push(chunkKey(row.id, n));
+  keys.push(headersKey(row.id));
   for (let at = 0; at < keys.length; at += 1000) await env.UPLOADS.delete(keys.slice(at, at + 1000));
   if (row.fileId === null && row.sourceKey === sourceKeyOf(row.id)) await env.UPLOADS.delete(row.sourceKey);
 }
 
-async function runChunks(env: Bindings, first: ImportRow, from: number, log: Logger): Promise<void> {
-  const started = nowMs();
-  const headersObject = await env.UPLOADS.get(`imports/${first.id}/headers.json`);
-  if (!headersObject) throw new Error(`import ${first.id}: its headers are not stored`);
+/** One chunk's rows, counted once; then the next chunk's message, or the end. */
+async function runChunk(env: Bindings, first: ImportRow, chunk: number, log: Logger): Promise<void> {
+  const row = await findImport(env.DB, first.id);
+  // Counted already (a message delivered twice), or the import ended: nothing to do.
+  if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return;
+  const [headersObject, object] = await Promise.all([env.UPLOADS.get(headersKey(row.id)), env.UPLOADS.get(chunkKey(row.id, chunk))]);
+  if (!headersObject || !object) throw new Error(`import ${row.id}: chunk ${chunk} or its headers are not stored`);
   const headers = (await headersObject.json()) as string[];
-  const job = rowsJob(first.id, first.importKey, first.dryRun, headers, storedMapping(first), first.rowKeyColumn);
-  for (let chunk = from; ; chunk++) {
-    const row = await findImport(env.DB, first.id);
-    // Counted already (a message delivered twice), or the import ended: nothing to do.
-    if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return;
-    const object = await env.UPLOADS.get(chunkKey(row.id, chunk));
-    if (!object) throw new Error(`import ${row.id}: chunk ${chunk} is not stored`);
-    const rows = (await object.json()) as SheetRow[];
-    const write = writeContextOf(env, row);
-    const outcome = await processRows(env.DB, write, job, rows);
-    await recordChunk(env.DB, row.id, chunk, outcome.counts, outcome.problems, write.now);
-    if (chunk + 1 >= row.chunks) {
-      await finish(env, row);
-      log.info("import completed", { importId: row.id, chunks: row.chunks });
-      return;
-    }
-    if (nowMs() - started > STEP_MS) {
-      await env.IMPORTS.send({ importId: row.id, step: "chunk", chunk: chunk + 1 } satisfies ImportMessage);
-      return;
-    }
-  }
+  const rows = (await object.json()) as SheetRow[];
+  const job = rowsJob(row.id, row.importKey, row.dryRun, headers, storedMapping(row), row.rowKeyColumn);
+  const write = writeContextOf(env, row);
+  const outcome = await processRows(env.DB, write, job, rows);
+  await recordChunk(env.DB, row.id, chunk, outcome.counts, outcome.problems, write.now);
+  if (chunk + 1 >= row.chunks) {
+    await finish(env, row);
+    log.info("import completed", { importId: row.id, chunks: row.chunks });
+  } else await env.IMPORTS.send({ importId: row.id, step: "chunk", chunk: chunk + 1 } satisfies ImportMessage);
 }
 
 /** Runs one step of an import. A file that turns out unreadable fails the import (its problem says why). */
@@ -119,7 +110,7 @@ export async function runImportStep(env: Bindings, message: ImportMessage, log: 
   try {
     if (message.step === "split") {
       if (row.status === "queued" || row.chunks === null) await split(env, row);
-    } else await runChunks(env, row, message.chunk, log);
+    } else await runChunk(env, row, message.chunk, log);
   } catch (error) {
     if (error instanceof FileProblem) return fail(env, row, { rule: error.rule, message: error.message });
     if (error instanceof ApiError && error.status === 400)

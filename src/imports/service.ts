@@ -12,7 +12,8 @@ import { hex } from "../upload/storage";
 import { viewerOf } from "../upload/files/access";
 import { getVisibleFile } from "../upload/files/store";
 import { deviationPropertyNames, isTarget, parseTarget, PROPERTY_PREFIX, proposeMapping, type Column } from "./deviations";
-import { checkSignature, FileProblem, formatOfName, sheetRows, type SheetFormat, type SheetRow } from "./read";
+import { checkSignature, FileProblem, formatOfName, sheetRows, type ReadLimits, type SheetFormat, type SheetRow } from "./read";
+import { configOf } from "../config";
 import { processRows, type RowsJob } from "./rows";
 import { INLINE_DRY_RUN_ROWS, type CreateImport, type DryRunAnswer, type ImportResource } from "./schema";
 import { insertImport } from "./store";
@@ -20,6 +21,9 @@ import type { Versioned } from "../pkg/resource";
 
 /** What the IMPORTS queue carries: one step of one import. */
 export type ImportMessage = { importId: string; step: "split" } | { importId: string; step: "chunk"; chunk: number };
+
+/** The bounds of reading a file, from the configuration. */
+export const readLimits = (env: Bindings): ReadLimits => ({ maxInflatedBytes: configOf(env).IMPORT_MAX_INFLATED_MIB * 1024 * 1024 });
 
 export const sourceKeyOf = (importId: string) => `imports/${importId}/source`;
 
@@ -184,7 +188,7 @@ export async function startImport(env: Bindings, principal: Principal, write: Wr
   let more = false;
   const wanted = body.dryRun ? INLINE_DRY_RUN_ROWS + 1 : 0;
   try {
-    for await (const batch of sheetRows(format, open)) {
+    for await (const batch of sheetRows(format, open, readLimits(env))) {
       for (const row of batch) {
         if (!header) header = row;
         else rows.push(row);

@@ -122,7 +122,10 @@ describe("bad input", () => {
     });
     expect(zipNamedCsv.status, zipNamedCsv.text).toBe(400);
     expect(zipNamedCsv.body.errors[0]).toMatchObject({ field: "body.fileName", rule: "format" });
-    const csvNamedXlsx = await call("/Imports", { method: "POST", body: { kind: "deviations", fileName: "register.xlsx", content: "a,b\r\n1,2\r\n" } });
+    const csvNamedXlsx = await call("/Imports", {
+      method: "POST",
+      body: { kind: "deviations", fileName: "register.xlsx", content: "a,b\r\n1,2\r\n" },
+    });
     expect(csvNamedXlsx.status).toBe(400);
     expect(csvNamedXlsx.body.errors[0]).toMatchObject({ field: "body.fileName", rule: "format" });
     const binary = await call("/Imports", {
@@ -139,7 +142,11 @@ describe("bad input", () => {
     expect(csv.status, csv.text).toBe(200);
     expect(csv.body).toMatchObject({ total: 2, valid: 1, invalid: 1 });
     expect(csv.body.problems).toEqual([expect.objectContaining({ row: 2, column: "description", rule: "formula" })]);
-    const workbook = xlsx([["description", "status"], [{ formula: "HYPERLINK(\"http://x\")", value: "x" }, "new"], ["plain", "new"]]);
+    const workbook = xlsx([
+      ["description", "status"],
+      [{ formula: 'HYPERLINK("http://x")', value: "x" }, "new"],
+      ["plain", "new"],
+    ]);
     const res = await call("/Imports", {
       method: "POST",
       body: { kind: "deviations", fileName: "register.xlsx", contentBase64: base64(workbook), dryRun: true },
