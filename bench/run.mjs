@@ -32,6 +32,7 @@ import { runSearchSection } from "./lib/search.mjs";
 import { runSandboxSection, sandboxSummary } from "./lib/sandbox.mjs";
 import { readsSummary, runReadsSection } from "./lib/reads.mjs";
 import { listsSummary, runListsSection } from "./lib/lists.mjs";
+import { importSummary, runImportSection } from "./lib/imports.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = join(root, ".bench");
@@ -56,7 +57,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
 // `--only lists` every list's filters at 10,000 and 100,000 rows (bench/lib/lists.mjs, issue 22);
 // `--only sandbox` request latency while hostile index libraries run (bench/lib/sandbox.mjs, issue 32);
-// `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34).
+// `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34);
+// `--only import` 100,000 deviations imported from CSV and from XLSX: rows per second, peak isolate heap (bench/lib/imports.mjs, issue 37).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -221,6 +223,7 @@ const SECTIONS = {
   sandbox: withResults("sandbox", async () => runSandboxSection(await bundleSection()), sandboxSummary),
   lists: withResults("lists", async () => runListsSection(await bundleSection()), listsSummary),
   audit: withResults("audit", async () => runAuditSection(await bundleSection()), auditSummary),
+  import: withResults("import", async () => runImportSection(await bundleSection()), importSummary),
   reads: withResults(
     "reads",
     async () => runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step }),

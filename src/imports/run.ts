@@ -126,7 +126,8 @@ export async function consumeImports(batch: MessageBatch<ImportMessage>, env: Bi
     try {
       await runImportStep(env, message.body, log);
       message.ack();
-    } catch {
+    } catch (error) {
+      log.warn("import step will be retried", { importId: message.body.importId, attempts: message.attempts, ...errorFields(error) });
       message.retry({ delaySeconds: 2 });
     }
   }
