@@ -22,7 +22,7 @@ import { sealAuditTrail } from "./audit/chain";
 import { archiveAuditTrail } from "./audit/archive";
 import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
 import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
-import { consumeImportDeadLetters, consumeImports } from "./imports/run";
+import { consumeImportDeadLetters, consumeImports, resumeStalledImports } from "./imports/run";
 import type { ImportMessage } from "./imports/service";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
@@ -69,6 +69,8 @@ export default {
       // A one-off step (migration 0015): a single read per isolate once it is done.
       ["nameKeyBackfill", () => runNameKeyBackfill(env, log, now)],
       ["sweepWebhookDeliveries", () => sweepDeliveries(env, now, log)],
+      // Imports whose step message was lost move on (src/imports/run.ts).
+      ["resumeStalledImports", () => resumeStalledImports(env, now)],
       // The audit trail: seal what was written since the last run, then move a few old days to R2 (each bounded).
       ["auditTrail", () => sealAuditTrail(env, log).then(() => archiveAuditTrail(env, now, log))],
     ];

@@ -2,8 +2,8 @@
  * Running a queued import (the IMPORTS queue, src/index.ts). Two kinds of step, each safe to run again:
  *   - split: the file is read once, streamed, into chunks of CHUNK_ROWS rows stored in R2
  *     (imports/<id>/chunks/<n>.json); the import learns its total and turns running;
- *   - chunk n: the rows of chunk n (CHUNK_ROWS), then a message for chunk n + 1: no invocation holds
- *     the isolate long, and health answers meanwhile.
+ *   - chunk n: the rows of chunk n (CHUNK_ROWS rows), then n + 1 and on while the step's time lasts
+ *     (STEP_MS), then a message for the next; the minute cron hands a stalled import on again.
  * A chunk counts once (store.recordChunk); a row is written once (import_rows). An interrupted step is
  * redelivered by the queue and finds the rows it wrote already written (skipped). The last chunk ends
  * the import (its `updated` event, which webhooks hear) and removes the chunks.
@@ -11,15 +11,17 @@
 import type { Bindings } from "../env";
 import type { WriteContext } from "../pkg/db";
 import { errorFields, type Logger } from "../pkg/logger";
-import { platform } from "../platform/services";
+import { nowMs, platform } from "../platform/services";
 import { FileProblem, sheetRows, type SheetFormat, type SheetRow } from "./read";
 import { processRows } from "./rows";
 import { headersOf, opener, readLimits, rowsJob, sourceKeyOf, type ImportMessage } from "./service";
 import { finishImport, findImport, markSplit, recordChunk, storedMapping, type ImportRow } from "./store";
 import { ApiError } from "../pkg/errors";
 
-/** Rows per chunk object, and per step: a step stays short, so the isolate serves requests between steps. */
+/** Rows per chunk object. */
 export const CHUNK_ROWS = 100;
+/** How long one step works through chunks before it hands on to a message for the next. */
+const STEP_MS = 5_000;
 
 const chunkKey = (id: string, chunk: number) => `imports/${id}/chunks/${chunk}.json`;
 const headersKey = (id: string) => `imports/${id}/headers.json`;
@@ -84,23 +86,60 @@ async function finish(env: Bindings, row: ImportRow): Promise<void> {
   if (row.fileId === null && row.sourceKey === sourceKeyOf(row.id)) await env.UPLOADS.delete(row.sourceKey);
 }
 
-/** One chunk's rows, counted once; then the next chunk's message, or the end. */
-async function runChunk(env: Bindings, first: ImportRow, chunk: number, log: Logger): Promise<void> {
-  const row = await findImport(env.DB, first.id);
-  // Counted already (a message delivered twice), or the import ended: nothing to do.
-  if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return;
-  const [headersObject, object] = await Promise.all([env.UPLOADS.get(headersKey(row.id)), env.UPLOADS.get(chunkKey(row.id, chunk))]);
-  if (!headersObject || !object) throw new Error(`import ${row.id}: chunk ${chunk} or its headers are not stored`);
+/**
+ * Chunks in turn from `from`, each counted once, while the step's time (STEP_MS) lasts; then a message
+ * for the next chunk (or the end). Each chunk is its own reads and batches, so requests are served
+ * between and during them.
+ */
+async function runChunks(env: Bindings, first: ImportRow, from: number, log: Logger): Promise<void> {
+  const started = nowMs();
+  const headersObject = await env.UPLOADS.get(headersKey(first.id));
+  if (!headersObject) throw new Error(`import ${first.id}: its headers are not stored`);
   const headers = (await headersObject.json()) as string[];
-  const rows = (await object.json()) as SheetRow[];
-  const job = rowsJob(row.id, row.importKey, row.dryRun, headers, storedMapping(row), row.rowKeyColumn);
-  const write = writeContextOf(env, row);
-  const outcome = await processRows(env.DB, write, job, rows);
-  await recordChunk(env.DB, row.id, chunk, outcome.counts, outcome.problems, write.now);
-  if (chunk + 1 >= row.chunks) {
-    await finish(env, row);
-    log.info("import completed", { importId: row.id, chunks: row.chunks });
-  } else await env.IMPORTS.send({ importId: row.id, step: "chunk", chunk: chunk + 1 } satisfies ImportMessage);
+  const job = rowsJob(first.id, first.importKey, first.dryRun, headers, storedMapping(first), first.rowKeyColumn);
+  for (let chunk = from; ; chunk++) {
+    const row = await findImport(env.DB, first.id);
+    // Counted already (a message delivered twice), or the import ended: nothing to do.
+    if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return;
+    const object = await env.UPLOADS.get(chunkKey(row.id, chunk));
+    if (!object) throw new Error(`import ${row.id}: chunk ${chunk} is not stored`);
+    const rows = (await object.json()) as SheetRow[];
+    const write = writeContextOf(env, row);
+    const outcome = await processRows(env.DB, write, job, rows);
+    await recordChunk(env.DB, row.id, chunk, outcome.counts, outcome.problems, write.now);
+    if (chunk + 1 >= row.chunks) {
+      await finish(env, row);
+      log.info("import completed", { importId: row.id, chunks: row.chunks });
+      return;
+    }
+    if (nowMs() - started >= STEP_MS) {
+      await env.IMPORTS.send({ importId: row.id, step: "chunk", chunk: chunk + 1 } satisfies ImportMessage);
+      return;
+    }
+  }
+}
+
+/** Imports not moved on for this long are handed to the queue again by the minute cron. */
+const STALLED_MS = 30_000;
+
+/**
+ * The minute cron's safety net: an import whose step message was lost (or whose step died without a
+ * retry) and that has not moved on for STALLED_MS gets the message of the step it needs. A step that
+ * is in fact still running finds its chunk counted and does nothing.
+ */
+export async function resumeStalledImports(env: Bindings, now: Date): Promise<number> {
+  const before = new Date(now.getTime() - STALLED_MS).toISOString();
+  const { results } = await env.DB.prepare(
+    "SELECT id, status, chunks, chunks_done FROM imports WHERE status IN ('queued', 'running') AND updated_at < ?1 " +
+      "ORDER BY updated_at LIMIT 50",
+  )
+    .bind(before)
+    .all<{ id: string; status: string; chunks: number | null; chunks_done: number }>();
+  const messages = results.map((r): ImportMessage =>
+    r.chunks === null ? { importId: r.id, step: "split" } : { importId: r.id, step: "chunk", chunk: r.chunks_done },
+  );
+  if (messages.length > 0) await env.IMPORTS.sendBatch(messages.map((body) => ({ body })));
+  return messages.length;
 }
 
 /** Runs one step of an import. A file that turns out unreadable fails the import (its problem says why). */
@@ -110,7 +149,7 @@ export async function runImportStep(env: Bindings, message: ImportMessage, log: 
   try {
     if (message.step === "split") {
       if (row.status === "queued" || row.chunks === null) await split(env, row);
-    } else await runChunk(env, row, message.chunk, log);
+    } else await runChunks(env, row, message.chunk, log);
   } catch (error) {
     if (error instanceof FileProblem) return fail(env, row, { rule: error.rule, message: error.message });
     if (error instanceof ApiError && error.status === 400)
