@@ -2,8 +2,8 @@
  * Running a queued import (the IMPORTS queue, src/index.ts). Two kinds of step, each safe to run again:
  *   - split: the file is read once, streamed, into chunks of CHUNK_ROWS rows stored in R2
  *     (imports/<id>/chunks/<n>.json); the import learns its total and turns running;
- *   - chunk n: the rows of chunk n (CHUNK_ROWS rows), then n + 1 and on while the step's time lasts
- *     (STEP_MS), then a message for the next; the minute cron hands a stalled import on again.
+ *   - chunk n: the rows of chunk n (CHUNK_ROWS rows), then a message for the next (STEP_MS); the
+ *     minute cron hands a stalled import on again.
  * A chunk counts once (store.recordChunk); a row is written once (import_rows). An interrupted step is
  * redelivered by the queue and finds the rows it wrote already written (skipped). The last chunk ends
  * the import (its `updated` event, which webhooks hear) and removes the chunks.
@@ -20,8 +20,12 @@ import { ApiError } from "../pkg/errors";
 
 /** Rows per chunk object. */
 export const CHUNK_ROWS = 100;
-/** How long one step works through chunks before it hands on to a message for the next. */
-const STEP_MS = 5_000;
+/**
+ * How long one step works through chunks before it hands on to a message for the next: 0, one chunk
+ * per step. Under Miniflare a message a step sent after several chunks was never delivered (and the
+ * queue stalled) while one sent after each chunk was (docs/benchmarks.md, "Spreadsheet imports").
+ */
+const STEP_MS = 0;
 
 const chunkKey = (id: string, chunk: number) => `imports/${id}/chunks/${chunk}.json`;
 const headersKey = (id: string) => `imports/${id}/headers.json`;
