@@ -85,7 +85,7 @@ export default {
     );
   },
 
-  async queue(batch, env, _ctx) {
+  async queue(batch, env, ctx) {
     // Webhook deliveries and their dead letters (wrangler.toml); every other queue carries platform events.
     if (batch.queue.startsWith("integrity-edge-webhooks")) {
       const log = taskLogger(env, { task: "webhooks" });
@@ -96,7 +96,7 @@ export default {
     // Spreadsheet imports (src/imports/run.ts): one step per message, and their dead letters.
     if (batch.queue.startsWith("integrity-edge-imports")) {
       if (batch.queue.endsWith("-dlq")) await consumeImportDeadLetters(batch as MessageBatch<ImportMessage>, env);
-      else await consumeImports(batch as MessageBatch<ImportMessage>, env, taskLogger(env, { task: "imports" }));
+      else await consumeImports(batch as MessageBatch<ImportMessage>, env, taskLogger(env, { task: "imports" }), ctx);
       return;
     }
     await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);

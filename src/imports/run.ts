@@ -50,7 +50,7 @@ async function fail(env: Bindings, row: ImportRow, problem: { rule: string; mess
   await finishImport(env.DB, writeContextOf(env, row), row.id, "failed", problem);
 }
 
-async function split(env: Bindings, row: ImportRow): Promise<void> {
+async function split(env: Bindings, row: ImportRow): Promise<ImportMessage | null> {
   let headers: string[] | null = null;
   let chunk: SheetRow[] = [];
   let chunks = 0;
@@ -77,8 +77,9 @@ async function split(env: Bindings, row: ImportRow): Promise<void> {
   headers = headersOf(header, "file");
   await env.UPLOADS.put(headersKey(row.id), JSON.stringify(headers));
   await markSplit(env.DB, row.id, total, chunks, platform().clock.now().toISOString());
-  if (chunks === 0) await finish(env, row);
-  else await env.IMPORTS.send({ importId: row.id, step: "chunk", chunk: 0 } satisfies ImportMessage);
+  if (chunks > 0) return { importId: row.id, step: "chunk", chunk: 0 };
+  await finish(env, row);
+  return null;
 }
 
 async function finish(env: Bindings, row: ImportRow): Promise<void> {
@@ -95,7 +96,7 @@ async function finish(env: Bindings, row: ImportRow): Promise<void> {
  * for the next chunk (or the end). Each chunk is its own reads and batches, so requests are served
  * between and during them.
  */
-async function runChunks(env: Bindings, first: ImportRow, from: number, log: Logger): Promise<void> {
+async function runChunks(env: Bindings, first: ImportRow, from: number, log: Logger): Promise<ImportMessage | null> {
   const started = nowMs();
   const headersObject = await env.UPLOADS.get(headersKey(first.id));
   if (!headersObject) throw new Error(`import ${first.id}: its headers are not stored`);
@@ -104,7 +105,7 @@ async function runChunks(env: Bindings, first: ImportRow, from: number, log: Log
   for (let chunk = from; ; chunk++) {
     const row = await findImport(env.DB, first.id);
     // Counted already (a message delivered twice), or the import ended: nothing to do.
-    if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return;
+    if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return null;
     const object = await env.UPLOADS.get(chunkKey(row.id, chunk));
     if (!object) throw new Error(`import ${row.id}: chunk ${chunk} is not stored`);
     const rows = (await object.json()) as SheetRow[];
@@ -114,12 +115,9 @@ async function runChunks(env: Bindings, first: ImportRow, from: number, log: Log
     if (chunk + 1 >= row.chunks) {
       await finish(env, row);
       log.info("import completed", { importId: row.id, chunks: row.chunks });
-      return;
+      return null;
     }
-    if (nowMs() - started >= STEP_MS) {
-      await env.IMPORTS.send({ importId: row.id, step: "chunk", chunk: chunk + 1 } satisfies ImportMessage);
-      return;
-    }
+    if (nowMs() - started >= STEP_MS) return { importId: row.id, step: "chunk", chunk: chunk + 1 };
   }
 }
 
@@ -146,29 +144,41 @@ export async function resumeStalledImports(env: Bindings, now: Date): Promise<nu
   return messages.length;
 }
 
-/** Runs one step of an import. A file that turns out unreadable fails the import (its problem says why). */
-export async function runImportStep(env: Bindings, message: ImportMessage, log: Logger): Promise<void> {
+/**
+ * Runs one step of an import; answers the message of the step after it (null: none). A file that turns
+ * out unreadable fails the import (its problem says why).
+ */
+export async function runImportStep(env: Bindings, message: ImportMessage, log: Logger): Promise<ImportMessage | null> {
   const row = await findImport(env.DB, message.importId);
-  if (!row || row.status === "completed" || row.status === "failed") return;
+  if (!row || row.status === "completed" || row.status === "failed") return null;
   try {
-    if (message.step === "split") {
-      if (row.status === "queued" || row.chunks === null) await split(env, row);
-    } else await runChunks(env, row, message.chunk, log);
+    if (message.step === "split") return row.status === "queued" || row.chunks === null ? await split(env, row) : null;
+    return await runChunks(env, row, message.chunk, log);
   } catch (error) {
-    if (error instanceof FileProblem) return fail(env, row, { rule: error.rule, message: error.message });
-    if (error instanceof ApiError && error.status === 400)
-      return fail(env, row, { rule: error.errors?.[0]?.rule ?? "file", message: error.message });
-    log.error("import step failed", { importId: row.id, step: message.step, ...errorFields(error) });
-    throw error;
+    if (error instanceof FileProblem) await fail(env, row, { rule: error.rule, message: error.message });
+    else if (error instanceof ApiError && error.status === 400)
+      await fail(env, row, { rule: error.errors?.[0]?.rule ?? "file", message: error.message });
+    else {
+      log.error("import step failed", { importId: row.id, step: message.step, ...errorFields(error) });
+      throw error;
+    }
+    return null;
   }
 }
 
-/** The IMPORTS queue's consumer: each message one step; a failing step is retried by the queue. */
-export async function consumeImports(batch: MessageBatch<ImportMessage>, env: Bindings, log: Logger): Promise<void> {
+/**
+ * The IMPORTS queue's consumer: each message one step; a failing step is retried by the queue. The next
+ * step's message is sent once this invocation has answered (waitUntil): under Miniflare a consumer that
+ * sent to its own queue while its batch was in flight could stall the queue; a lost message is handed
+ * on by the minute cron (resumeStalledImports).
+ */
+export async function consumeImports(batch: MessageBatch<ImportMessage>, env: Bindings, log: Logger, ctx: ExecutionContext): Promise<void> {
   for (const message of batch.messages) {
     try {
-      await runImportStep(env, message.body, log);
+      const next = await runImportStep(env, message.body, log);
       message.ack();
+      if (next)
+        ctx.waitUntil(env.IMPORTS.send(next).catch((error: unknown) => log.warn("import step not handed on", { ...errorFields(error) })));
     } catch (error) {
       log.warn("import step will be retried", { importId: message.body.importId, attempts: message.attempts, ...errorFields(error) });
       message.retry({ delaySeconds: 2 });
