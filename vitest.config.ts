@@ -144,6 +144,8 @@ export default defineConfig({
                 DATAPROCESSING_ENCRYPTION_KEY: `1:${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`,
                 // Webhooks follow production's target rules, plus one local port the allow-list test uses.
                 WEBHOOK_ALLOWED_TARGETS: "http://127.0.0.1:9999",
+                // A zip bomb's test inflates 48 MiB, not hundreds (test/imports/large.test.ts).
+                IMPORT_MAX_INFLATED_MIB: "32",
               },
               // The Images binding's local stand-in (sharp in this process), for the opt-in resizer's test;
               // IMAGE_RESIZER stays "wasm", so every other test runs the default path.

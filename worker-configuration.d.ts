@@ -13,6 +13,7 @@ declare namespace Cloudflare {
 		DB: D1Database;
 		EVENTS: Queue;
 		WEBHOOKS: Queue;
+		IMPORTS: Queue;
 		READ_LIMITER: RateLimit;
 		WRITE_LIMITER: RateLimit;
 		ASSETS: Fetcher;

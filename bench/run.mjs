@@ -34,6 +34,7 @@ import { runSandboxSection, sandboxSummary } from "./lib/sandbox.mjs";
 import { readsSummary, runReadsSection } from "./lib/reads.mjs";
 import { listsSummary, runListsSection } from "./lib/lists.mjs";
 import { exportSummary, runExportSection } from "./lib/export.mjs";
+import { importSummary, runImportSection } from "./lib/imports.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const benchDir = join(root, ".bench");
@@ -60,7 +61,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // `--only sandbox` request latency while hostile index libraries run (bench/lib/sandbox.mjs, issue 32);
 // `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34);
 // `--only readings` bulk ingest, a year of minutes read raw and by day, the analysis per reading (bench/lib/readings.mjs, issue 35);
-// `--only export` 100,000 deviations exported as CSV and XLSX: time and memory (bench/lib/export.mjs, issue 37).
+// `--only export` 100,000 deviations exported as CSV and XLSX: time and memory (bench/lib/export.mjs, issue 37);
+// `--only import` 100,000 deviations imported from CSV and from XLSX: rows per second, peak isolate heap (bench/lib/imports.mjs, issue 37).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -227,6 +229,7 @@ const SECTIONS = {
   audit: withResults("audit", async () => runAuditSection(await bundleSection()), auditSummary),
   readings: withResults("readings", async () => runReadingsSection(await bundleSection()), readingsSummary),
   export: withResults("export", async () => runExportSection(await bundleSection()), exportSummary),
+  import: withResults("import", async () => runImportSection(await bundleSection()), importSummary),
   reads: withResults(
     "reads",
     async () => runReadsSection({ root, benchDir, credentials: await benchCredentials(root), step }),

@@ -30,6 +30,7 @@ import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
 import { measurementsApp } from "./measurements/routes";
 import { batchApp } from "./batch/routes";
+import { importsApp } from "./imports/routes";
 import { recordCaller } from "./users/recorder";
 import { jobTokens } from "./dataprocessing/tokens";
 import { monitorJobTokens, monitorWideTokens } from "./monitors/monitor-jobs/tokens";
@@ -157,6 +158,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     "/",
     batchApp((request, env, ctx) => Promise.resolve(app.fetch(request, env, ctx))),
   );
+  app.route("/", importsApp());
   registerDocs(app);
   return app;
 }

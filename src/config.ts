@@ -125,6 +125,8 @@ const ConfigSchema = z.object({
   SEARCH_LIBRARY_TIME_MS: wholeNumber(20_000, 100, 600_000),
   /** Longest a followed job output stream stays open, seconds. */
   JOB_OUTPUT_FOLLOW_SECONDS: wholeNumber(300, 1, 3600),
+  /** What one entry of an imported XLSX workbook may inflate to, MiB (more: the file is refused as a zip bomb). */
+  IMPORT_MAX_INFLATED_MIB: wholeNumber(256, 1, 4096),
   /** How often a followed job output asks the host, ms. */
   JOB_OUTPUT_POLL_MS: wholeNumber(2000, 50, 60_000),
   /** The local /connect/token's clients (JSON) and signing key (JWK): both, or it is off. */

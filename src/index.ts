@@ -23,6 +23,8 @@ import { sealAuditTrail } from "./audit/chain";
 import { archiveAuditTrail } from "./audit/archive";
 import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
 import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
+import { consumeImportDeadLetters, consumeImports, resumeStalledImports } from "./imports/run";
+import type { ImportMessage } from "./imports/service";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
@@ -68,6 +70,8 @@ export default {
       // A one-off step (migration 0015): a single read per isolate once it is done.
       ["nameKeyBackfill", () => runNameKeyBackfill(env, log, now)],
       ["sweepWebhookDeliveries", () => sweepDeliveries(env, now, log)],
+      // Imports whose step message was lost move on (src/imports/run.ts).
+      ["resumeStalledImports", () => resumeStalledImports(env, now)],
       // The audit trail: seal what was written since the last run, then move a few old days to R2 (each bounded).
       ["auditTrail", () => sealAuditTrail(env, log).then(() => archiveAuditTrail(env, now, log))],
     ];
@@ -82,12 +86,18 @@ export default {
     );
   },
 
-  async queue(batch, env, _ctx) {
+  async queue(batch, env, ctx) {
     // Webhook deliveries and their dead letters (wrangler.toml); every other queue carries platform events.
     if (batch.queue.startsWith("integrity-edge-webhooks")) {
       const log = taskLogger(env, { task: "webhooks" });
       if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch as MessageBatch<DeliveryMessage>, env, log);
       else await consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env, log);
+      return;
+    }
+    // Spreadsheet imports (src/imports/run.ts): one step per message, and their dead letters.
+    if (batch.queue.startsWith("integrity-edge-imports")) {
+      if (batch.queue.endsWith("-dlq")) await consumeImportDeadLetters(batch as MessageBatch<ImportMessage>, env);
+      else await consumeImports(batch as MessageBatch<ImportMessage>, env, taskLogger(env, { task: "imports" }), ctx);
       return;
     }
     await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);

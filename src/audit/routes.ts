@@ -79,6 +79,7 @@ const KIND_AREAS: Record<EntityKind, ApiArea> = {
   entityType: "properties",
   file: "upload",
   fileReference: "workManagement",
+  import: "workManagement",
   job: "dataProcessing",
   jobOutput: "dataProcessing",
   jobConfiguration: "dataProcessing",

@@ -106,6 +106,14 @@ export const NOT_USAGE: Record<string, string> = {
   "audit_archived_entities.entity_id": HISTORY,
   "medias.owner_id": PERSON,
   "files.status": OWN_STATES,
+  "imports.status": OWN_STATES,
+  "imports.file_id":
+    "the uploaded file an import reads; a file deleted while its import runs fails the import (its problem says so), a finished " +
+    "import keeps the id as history",
+  "import_rows.entity_id":
+    "the record an imported row became: it may be deleted later, and the row stays written once under its import key (history)",
+  "import_rows.import_id": HISTORY,
+  "import_problems.import_id": CHILD,
   "files.owner_id": PERSON,
   "file_uploads.file_id": CHILD,
   "file_uploads.r2_upload_id": NOT_AN_ID,

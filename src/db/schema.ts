@@ -1706,3 +1706,77 @@ export const auditArchivedEntities = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.entityKind, t.entityId, t.firstSeq] })],
 );
+
+/**
+ * Spreadsheet imports (issue 37, src/imports): one row per import, its file in R2 (the uploaded file's
+ * object, or the small body the request carried), its column mapping and its progress. The rows it
+ * wrote are in import_rows, its per-row problems in import_problems.
+ */
+export const imports = sqliteTable(
+  "imports",
+  {
+    id: text("id").primaryKey(),
+    /** What the rows become: deviations (src/imports/kinds.ts). */
+    kind: text("kind").notNull(),
+    /** queued, running, completed or failed. */
+    status: text("status").notNull(),
+    /** 1 for a dry run: every row validated, nothing written. */
+    dryRun: integer("dry_run", { mode: "boolean" }).notNull(),
+    format: text("format").notNull(),
+    fileName: text("file_name").notNull(),
+    /** The uploaded file it reads (null when the body carried the content). */
+    fileId: text("file_id"),
+    /** The R2 object it reads (the file's, or imports/<id>/source). */
+    sourceKey: text("source_key").notNull(),
+    /** Rows written under the same key are written once (import_rows). */
+    importKey: text("import_key").notNull(),
+    rowKeyColumn: text("row_key_column"),
+    /** JSON: column header -> field. */
+    mapping: text("mapping").notNull(),
+    total: integer("total"),
+    processed: integer("processed").notNull().default(0),
+    created: integer("created").notNull().default(0),
+    skipped: integer("skipped").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    /** How many chunks the rows were split into (null until split), and how many are done. */
+    chunks: integer("chunks"),
+    chunksDone: integer("chunks_done").notNull().default(0),
+    /** Why a failed import failed (a per-file problem), as JSON. */
+    problem: text("problem"),
+    /** Who committed it: the rows are written in their name. */
+    createdByName: text("created_by_name"),
+    finishedAt: text("finished_at"),
+    ...audit,
+  },
+  (t) => [index("imports_created_idx").on(t.createdAt, t.id)],
+);
+
+/** The entity each imported row became, by the import key and the row's key: a row is written once. */
+export const importRows = sqliteTable(
+  "import_rows",
+  {
+    importKey: text("import_key").notNull(),
+    rowKey: text("row_key").notNull(),
+    entityId: text("entity_id").notNull(),
+    importId: text("import_id").notNull(),
+    rowNumber: integer("row_number").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.importKey, t.rowKey] }), index("import_rows_import_idx").on(t.importId, t.rowNumber)],
+);
+
+/**
+ * The rows of an import that had problems: the row's cells as read (JSON, by header, so the problems
+ * download as the same columns to fix and send again) and its problems (JSON: column, field, rule, message).
+ */
+export const importProblems = sqliteTable(
+  "import_problems",
+  {
+    importId: text("import_id")
+      .notNull()
+      .references(() => imports.id, { onDelete: "cascade" }),
+    rowNumber: integer("row_number").notNull(),
+    cells: text("cells").notNull(),
+    problems: text("problems").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.importId, t.rowNumber] })],
+);

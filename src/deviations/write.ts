@@ -156,7 +156,24 @@ async function runWrite(db: Database, statements: D1PreparedStatement[], referen
   }
 }
 
-export async function createDeviation(ctx: WriteContext, input: DeviationInput): Promise<Versioned<Deviation>> {
+/**
+ * Checks a deviation as a create (or, with `selfId` and the type it keeps, a replace) would, and writes
+ * nothing: every rule of {@link createDeviation} short of the write's own constraints (a referenceId
+ * taken meanwhile). Throws the same 400 listing every problem. Spreadsheet imports dry-run rows with it.
+ */
+export async function validateDeviation(db: Database, input: DeviationInput, selfId: string): Promise<void> {
+  await checkInput(db, selfId, (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase(), input);
+}
+
+/**
+ * Creates a deviation. `extra` statements join the write's batch (an import's record of the row it
+ * wrote), so they are written exactly when the deviation is.
+ */
+export async function createDeviation(
+  ctx: WriteContext,
+  input: DeviationInput,
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<Versioned<Deviation>> {
   const id = ctx.uuid();
   const typeId = (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const checked = await checkInput(ctx.db, id, typeId, input);
@@ -189,13 +206,19 @@ export async function createDeviation(ctx: WriteContext, input: DeviationInput):
         payload: created.value,
         etag: created.etag,
       }),
+      ...extra,
     ],
     referenceId,
   );
   return created;
 }
 
-export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate): Promise<Versioned<Deviation>> {
+/** Replaces a deviation; `extra` statements join the write's batch, as for {@link createDeviation}. */
+export async function updateDeviation(
+  ctx: WriteContext,
+  input: DeviationUpdate,
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<Versioned<Deviation>> {
   return retryWrite(ctx, async () => {
     const { row: currentRow, current } = await readForWrite(ctx.db, input.id);
     assertVersion(ctx, current.etag);
@@ -245,6 +268,7 @@ export async function updateDeviation(ctx: WriteContext, input: DeviationUpdate)
           { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value, etag: updated.etag },
           { table: "deviations", etag: row.etag },
         ),
+        ...extra,
       ],
       referenceId,
     );

@@ -21,6 +21,7 @@ export const ENTITY_KINDS = [
   "entityType",
   "file",
   "fileReference",
+  "import",
   "job",
   "jobOutput",
   "jobConfiguration",

@@ -96,6 +96,14 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
     permission: PERMISSIONS.workRead,
     description: "A file linked to or unlinked from a work entity.",
   },
+  import: {
+    actions: ["created", "updated"],
+    path: "/Imports/{id}",
+    permission: PERMISSIONS.workRead,
+    description:
+      "A spreadsheet import: `created` when committed (queued), `updated` once when it ends, with its `status` (completed or " +
+      "failed) and its counts (created, skipped, failed). Progress in between is read from GET /Imports/{id} or its events stream.",
+  },
   job: {
     actions: CRUD,
     path: "/Jobs/{id}",

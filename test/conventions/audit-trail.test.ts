@@ -167,6 +167,11 @@ const RUNS: Record<string, Run> = {
     expect(posted.status, posted.text).toBeLessThan(300);
     return { path: `/Channels/${channel.id}/Readings/${timestamp}/Void`, body: { reason: "gauge stuck" }, status: 200 };
   },
+  "POST /Imports": async () => ({
+    path: "/Imports",
+    body: { kind: "deviations", fileName: "audited.csv", content: `description\r\n${unique("Audited")}\r\n` },
+    status: 202,
+  }),
 };
 
 /** Write routes that change no entity, and why. */

@@ -70,6 +70,10 @@ const WITHOUT_EVENT: Record<string, string> = {
   "src/upload/uploads/store.ts#removeUpload": "aborting an upload in progress, whose file was never visible",
   "src/dataprocessing/jobs.ts#recordOutputRejection":
     "keeps the last rejected outputs on the job for diagnosis; not a change of the job's state",
+  "src/imports/store.ts#markSplit":
+    "an import's progress (its file split into chunks); its `updated` event is written once, when it ends (src/imports/store.ts)",
+  "src/imports/store.ts#recordChunk":
+    "an import's progress (one chunk's counts); its `updated` event is written once, when it ends, not per chunk of 100 rows",
   "src/subscriptions/sender.ts#attemptDelivery":
     "delivery bookkeeping of a subscription (failures, last delivery), not a change its owner made",
 };

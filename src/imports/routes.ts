@@ -1,0 +1,291 @@
+/**
+ * /Imports (issue 37): a CSV or XLSX file into many records, dry run first. POST answers a small dry
+ * run at once (200) and queues everything else (202, the import resource); the import's progress is
+ * read (GET), followed (server-sent events), its rows' problems downloaded as CSV to fix and send again.
+ */
+import { z } from "@hono/zod-openapi";
+import Papa from "papaparse";
+import { newApp } from "../app-factory";
+import { writeContext } from "../pkg/db";
+import { formatEtag, jsonWithEtag } from "../pkg/etag";
+import { defineRoute, IdParam, json, jsonBody } from "../pkg/openapi";
+import { PERMISSIONS } from "../pkg/permissions";
+import { followSettings } from "../dataprocessing/follow";
+import { nowMs } from "../platform/services";
+import { CreateImportSchema, DryRunAnswerSchema, ImportProblemSchema, ImportSchema } from "./schema";
+import { startImport } from "./service";
+import { getImport, problemsPage, storedMapping, toImport, writtenPage, type ImportRow } from "./store";
+import type { Bindings } from "../env";
+
+const tags = ["Imports"];
+// Deviations are the one kind so far: reading and writing an import takes what reading and writing them takes.
+const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
+const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
+
+const PageQuery = z.object({
+  afterRow: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .openapi({ description: "Rows after this row number (the last one of the page before)." }),
+  take: z.coerce.number().int().min(1).max(1000).default(500),
+  format: z
+    .enum(["json", "csv"])
+    .default("json")
+    .openapi({ description: "csv: every problem row as the file had it, to fix and send again." }),
+});
+
+const RowsQuery = PageQuery.omit({ format: true });
+
+/** The problem rows as CSV: the file's columns, then `import:row` and `import:problems`; cells escaped against formula injection. */
+function problemsCsv(env: Bindings, row: ImportRow): ReadableStream<Uint8Array> {
+  const headers = storedMapping(row).map(([header]) => header);
+  const encoder = new TextEncoder();
+  let after = 0;
+  let first = true;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const page = await problemsPage(env.DB, row.id, after, 500);
+      const data = page.map((p) => [
+        ...headers.map((h) => p.cells[h] ?? ""),
+        String(p.rowNumber),
+        p.problems.map((x) => `${x.column ?? "row"}: ${x.message}`).join("; "),
+      ]);
+      const text = Papa.unparse(
+        { fields: [...headers, "import:row", "import:problems"], data },
+        { header: first, escapeFormulae: true, newline: "\r\n" },
+      );
+      if (text) controller.enqueue(encoder.encode(`${text}\r\n`));
+      first = false;
+      if (page.length < 500) controller.close();
+      else after = page.at(-1)!.rowNumber;
+    },
+  });
+}
+
+const progressOf = (row: ImportRow) => ({
+  status: row.status,
+  total: row.total,
+  processed: row.processed,
+  created: row.created,
+  skipped: row.skipped,
+  failed: row.failed,
+});
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
+
+/** Server-sent events of an import: `progress` on each change, `end` (the import) when it ends, `limit` when the stream's time is up. */
+function followImport(env: Bindings, id: string, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const { maxMs, pollMs } = followSettings(env);
+  const deadline = nowMs() + maxMs;
+  const encoder = new TextEncoder();
+  let last = "";
+  let ended = false;
+  let started = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const send = (event: string, data: unknown) =>
+        controller.enqueue(encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
+      if (!started) {
+        started = true;
+        controller.enqueue(encoder.encode("retry: 2000\n\n"));
+      }
+      for (;;) {
+        if (ended || signal.aborted) return controller.close();
+        const row = await getImport(env.DB, id);
+        const progress = JSON.stringify(progressOf(row));
+        if (row.status === "completed" || row.status === "failed") {
+          if (progress !== last) send("progress", progressOf(row));
+          send("end", toImport(row).value);
+          ended = true;
+          return;
+        }
+        if (nowMs() >= deadline) {
+          send("limit", { reason: "The stream's time is up; reconnect to follow on.", seconds: Math.round(maxMs / 1000) });
+          ended = true;
+          return;
+        }
+        if (progress !== last) {
+          last = progress;
+          send("progress", progressOf(row));
+          return;
+        }
+        await sleep(pollMs, signal);
+      }
+    },
+  });
+}
+
+export function importsApp() {
+  const app = newApp();
+
+  app.openapi(
+    defineRoute(
+      { ...write, errors: [404] },
+      {
+        method: "post",
+        path: "/Imports",
+        tags,
+        summary: "Import a CSV or XLSX file: dry run, or commit (queued)",
+        description:
+          "The file: an uploaded file (fileId; any size the upload takes) or a small one in the body (content / contentBase64 with " +
+          "fileName). Columns are headed by the deviation's JSON field names (nested with dots, e.g. risk.id, " +
+          "assetReference.equipment), property columns by the definition's name (property:Name when it collides with a field); " +
+          "objectOwner takes a user's id or name (GET /Users). A row with an id replaces that deviation (what the file does not " +
+          "say is kept); without, it creates one. Each row is checked by the rules of its single request. dryRun: a file of up " +
+          "to 1,000 rows is answered at once (200) with the proposed mapping, the counts and every problem; a larger one, and " +
+          "every commit, is queued (202, the import: follow GET /Imports/{id}). Rows are written once per importKey and row key.",
+        request: jsonBody(CreateImportSchema),
+        responses: {
+          200: json(DryRunAnswerSchema, "A dry run: nothing written."),
+          202: json(ImportSchema, "The queued import."),
+        },
+      },
+    ),
+    async (c) => {
+      const started = await startImport(c.env, c.get("principal"), writeContext(c), c.req.valid("json"));
+      if ("dryRun" in started) return c.json(started.dryRun, 200);
+      c.header("location", `/Imports/${started.queued.value.id}`);
+      c.header("etag", formatEtag(started.queued.etag));
+      return c.json(started.queued.value, 202);
+    },
+  );
+
+  app.openapi(
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Imports/{id}",
+        tags,
+        summary: "Get an import: its status and progress (processed of total, created, skipped, failed)",
+        request: { params: IdParam },
+        responses: { 200: json(ImportSchema, "The import, with its ETag."), 304: { description: "Not modified (If-None-Match)." } },
+      },
+    ),
+    async (c) => {
+      const found = toImport(await getImport(c.env.DB, c.req.valid("param").id));
+      return jsonWithEtag(c, found.value, found.etag);
+    },
+  );
+
+  app.openapi(
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Imports/{id}/Events",
+        tags,
+        summary: "Follow an import's progress (server-sent events)",
+        description:
+          "text/event-stream: `progress` ({ status, total, processed, created, skipped, failed }) at each change, then `end` (the " +
+          "import) when it completes or fails, or `limit` when the stream's time is up (JOB_OUTPUT_FOLLOW_SECONDS); reconnect to go on.",
+        request: { params: IdParam },
+        responses: {
+          200: {
+            description: "The stream.",
+            content: {
+              "text/event-stream": {
+                schema: z.string().openapi({
+                  example:
+                    'event: progress\ndata: {"status":"running","total":1000,"processed":500,"created":498,"skipped":0,"failed":2}\n\n',
+                }),
+              },
+            },
+          },
+        },
+      },
+    ),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      await getImport(c.env.DB, id);
+      return new Response(followImport(c.env, id, c.req.raw.signal), {
+        status: 200,
+        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" },
+      });
+    },
+  );
+
+  app.openapi(
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Imports/{id}/Problems",
+        tags,
+        summary: "The problems of an import's rows (JSON pages, or the whole as CSV to fix and send again)",
+        request: { params: IdParam, query: PageQuery },
+        responses: {
+          200: {
+            description:
+              "One page of problems (JSON), or every problem row as CSV: the file's columns, then import:row and import:problems.",
+            content: {
+              "application/json": { schema: z.array(ImportProblemSchema) },
+              "text/csv": {
+                schema: z
+                  .string()
+                  .openapi({ example: "description,status,import:row,import:problems\r\nLeak,bogus,2,status: 'bogus' is neither...\r\n" }),
+              },
+            },
+          },
+        },
+      },
+    ),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { afterRow, take, format } = c.req.valid("query");
+      const row = await getImport(c.env.DB, id);
+      if (format === "csv") {
+        return new Response(problemsCsv(c.env, row), {
+          status: 200,
+          headers: {
+            "content-type": "text/csv; charset=utf-8",
+            "content-disposition": `attachment; filename="import-${row.id}-problems.csv"`,
+          },
+        });
+      }
+      const page = await problemsPage(c.env.DB, id, afterRow, take);
+      return c.json(
+        page.flatMap((p) => p.problems.map((problem) => ({ row: p.rowNumber, ...problem }))),
+        200,
+      );
+    },
+  );
+
+  app.openapi(
+    defineRoute(
+      { ...read, errors: [404] },
+      {
+        method: "get",
+        path: "/Imports/{id}/Rows",
+        tags,
+        summary: "The rows an import wrote: row number, row key and the record each became",
+        request: { params: IdParam, query: RowsQuery },
+        responses: {
+          200: json(
+            z.array(z.object({ row: z.number().int(), rowKey: z.string(), entityId: z.string() })).openapi("ImportRows"),
+            "One page of rows.",
+          ),
+        },
+      },
+    ),
+    async (c) => {
+      const { id } = c.req.valid("param");
+      const { afterRow, take } = c.req.valid("query");
+      await getImport(c.env.DB, id);
+      return c.json(await writtenPage(c.env.DB, id, afterRow, take), 200);
+    },
+  );
+
+  return app;
+}

@@ -1,0 +1,153 @@
+/**
+ * The rows of an import, checked and (unless a dry run) written, one chunk at a time: what the
+ * inline dry run and each queued chunk share. A row is first checked as a spreadsheet cell (a formula,
+ * an over-long cell, a malformed quote), then made into its single request's body and checked (or
+ * written) by that request's own code (./deviations.ts).
+ */
+import type { Database } from "../db/statements";
+import type { WriteContext } from "../pkg/db";
+import { ApiError } from "../pkg/errors";
+import { checkRow, planRow, problemsOfError, rowContext, writeRow, type Column, type RowProblem } from "./deviations";
+import type { SheetRow } from "./read";
+import { importRowStatement, writtenRows, type ChunkCounts } from "./store";
+
+/** Excel's own limit of one cell; a longer cell is a problem of its row. */
+export const MAX_CELL_CHARS = 32_767;
+
+/** Rows of a chunk checked or written at once. */
+const ROWS_AT_ONCE = 6;
+
+/** What an import's rows need to know about it. */
+export interface RowsJob {
+  id: string;
+  importKey: string;
+  dryRun: boolean;
+  headers: readonly string[];
+  columns: readonly Column[];
+  /** The row key column's index, or null: the row number is the key. */
+  rowKeyIndex: number | null;
+}
+
+export interface RowsOutcome {
+  counts: ChunkCounts;
+  problems: { rowNumber: number; cells: Record<string, string>; problems: RowProblem[] }[];
+}
+
+/** A cell as its text: the export's escape of a leading formula character (`'=`) taken off. */
+const unescape = (cell: string) => (/^'[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell);
+
+/** Problems of the row's cells themselves (before they mean anything). */
+function cellProblems(row: SheetRow, job: RowsJob): RowProblem[] {
+  const problems: RowProblem[] = [];
+  if (row.error) problems.push({ column: null, field: "row", rule: "format", message: `The row could not be read as CSV: ${row.error}.` });
+  for (const column of job.columns) {
+    const cell = row.cells[column.index] ?? "";
+    if (row.formulas.includes(column.index) || (column.target !== null && cell.startsWith("="))) {
+      problems.push({
+        column: column.header,
+        field: "row",
+        rule: "formula",
+        message: "Formulas are not imported: give the value itself (a text starting with = is written '=).",
+      });
+    } else if (cell.length > MAX_CELL_CHARS) {
+      problems.push({
+        column: column.header,
+        field: "row",
+        rule: "maxLength",
+        message: `The cell holds ${cell.length} characters; a cell holds at most ${MAX_CELL_CHARS}.`,
+      });
+    }
+  }
+  return problems;
+}
+
+function cellsByHeader(row: SheetRow, headers: readonly string[]): Record<string, string> {
+  const cells: Record<string, string> = {};
+  headers.forEach((header, index) => {
+    if (header !== "") cells[header] = row.cells[index] ?? "";
+  });
+  return cells;
+}
+
+/**
+ * Checks (and in a commit, writes) `rows`. A row already written under the import key is skipped. A
+ * row's write and its import_rows entry are one batch; a row whose entry another run wrote first
+ * fails that batch and counts as skipped.
+ */
+export async function processRows(db: Database, write: WriteContext, job: RowsJob, rows: readonly SheetRow[]): Promise<RowsOutcome> {
+  const counts: ChunkCounts = { processed: 0, created: 0, skipped: 0, failed: 0 };
+  const keyOf = (row: SheetRow) => (job.rowKeyIndex === null ? `row:${row.number}` : (row.cells[job.rowKeyIndex] ?? "").trim());
+  const written = job.dryRun
+    ? new Map<string, string>()
+    : await writtenRows(
+        db,
+        job.importKey,
+        rows.map(keyOf).filter((k) => k !== ""),
+      );
+  const seen = new Set<string>();
+  const context = rowContext(db);
+  const byRow = new Map<number, RowsOutcome["problems"][number]>();
+  const fail = (row: SheetRow, list: RowProblem[]) => {
+    counts.failed++;
+    byRow.set(row.number, { rowNumber: row.number, cells: cellsByHeader(row, job.headers), problems: list });
+  };
+  // First, in file order: the cells themselves and the row keys (a key seen before is a duplicate).
+  const ready: { row: SheetRow; key: string }[] = [];
+  for (const row of rows) {
+    counts.processed++;
+    const early = cellProblems(row, job);
+    const key = keyOf(row);
+    const keyColumn = job.rowKeyIndex === null ? null : (job.headers[job.rowKeyIndex] ?? null);
+    if (key === "")
+      early.push({ column: keyColumn, field: "row", rule: "required", message: "The row key column is empty: every row needs its key." });
+    else if (seen.has(key))
+      early.push({ column: keyColumn, field: "row", rule: "duplicate", message: `Another row of the file has the row key '${key}'.` });
+    seen.add(key);
+    if (early.length > 0) fail(row, early);
+    else if (written.has(key)) counts.skipped++;
+    else ready.push({ row, key });
+  }
+  // Then each row as its single request, a few at once (their reads and writes overlap; each is its own batch).
+  const one = async ({ row, key }: { row: SheetRow; key: string }) => {
+    const planned = await planRow(context, job.columns, row.cells.map(unescape));
+    if (!planned.plan) return fail(row, planned.problems);
+    try {
+      if (job.dryRun) await checkRow(db, planned.plan, write.uuid());
+      else {
+        // The entry names the deviation: a new one's id is the first id its write mints, so it is known first.
+        const entityId = planned.plan.action === "update" ? planned.plan.current.id : null;
+        const id = entityId ?? write.uuid();
+        const ctx: WriteContext = entityId ? write : { ...write, uuid: onceThen(id, write.uuid) };
+        await writeRow(ctx, planned.plan, [
+          importRowStatement(db, { importKey: job.importKey, rowKey: key, entityId: id, importId: job.id, rowNumber: row.number }),
+        ]);
+      }
+      counts.created++;
+    } catch (error) {
+      if (!job.dryRun && error instanceof ApiError && error.code === "Conflict" && (await writtenRows(db, job.importKey, [key])).has(key)) {
+        counts.skipped++;
+        return;
+      }
+      const listed = problemsOfError(error, job.columns, planned.plan);
+      if (!listed) throw error;
+      fail(row, listed);
+    }
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < ready.length) await one(ready[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(ROWS_AT_ONCE, ready.length) }, worker));
+  const problems = [...byRow.values()].sort((a, b) => a.rowNumber - b.rowNumber);
+  return { counts, problems };
+}
+
+/** An id generator whose first id is `first`. */
+function onceThen(first: string, next: () => string): () => string {
+  let used = false;
+  return () => {
+    if (used) return next();
+    used = true;
+    return first;
+  };
+}
