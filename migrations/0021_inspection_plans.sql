@@ -46,6 +46,8 @@ CREATE TABLE `inspection_plans` (
 	`tags` text NOT NULL,
 	`properties` text NOT NULL,
 	`status` text NOT NULL,
+	`time_zone` text NOT NULL,
+	`start_date` text NOT NULL,
 	`calendar` text,
 	`from_completion` text,
 	`condition` text,

@@ -29,6 +29,7 @@ import { searchApp } from "./search/routes";
 import { usersApp } from "./users/routes";
 import { subscriptionsApp } from "./subscriptions/routes";
 import { measurementsApp } from "./measurements/routes";
+import { plansApp } from "./plans/routes";
 import { recordCaller } from "./users/recorder";
 import { jobTokens } from "./dataprocessing/tokens";
 import { monitorJobTokens, monitorWideTokens } from "./monitors/monitor-jobs/tokens";
@@ -151,6 +152,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
   app.route("/", usersApp());
   app.route("/", subscriptionsApp());
   app.route("/", measurementsApp());
+  app.route("/", plansApp());
   registerDocs(app);
   return app;
 }

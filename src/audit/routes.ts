@@ -78,6 +78,7 @@ const KIND_AREAS: Record<EntityKind, ApiArea> = {
   entityType: "properties",
   file: "upload",
   fileReference: "workManagement",
+  inspectionPlan: "workManagement",
   job: "dataProcessing",
   jobOutput: "dataProcessing",
   jobConfiguration: "dataProcessing",

@@ -1700,6 +1700,10 @@ export const inspectionPlans = sqliteTable(
     tags: text("tags").notNull(),
     properties: text("properties").notNull(),
     status: text("status").notNull(),
+    /** The IANA zone the calendar and the intervals are counted in. */
+    timeZone: text("time_zone").notNull(),
+    /** Local date-time (`YYYY-MM-DDTHH:mm`) the calendar counts from; a from-completion plan's first due date. */
+    startDate: text("start_date").notNull(),
     calendar: text("calendar"),
     fromCompletion: text("from_completion"),
     condition: text("condition"),

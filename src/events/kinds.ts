@@ -21,6 +21,7 @@ export const ENTITY_KINDS = [
   "entityType",
   "file",
   "fileReference",
+  "inspectionPlan",
   "job",
   "jobOutput",
   "jobConfiguration",
@@ -63,6 +64,8 @@ export const EVENT_ACTIONS = [
   // Readings (issue 35): a batch recorded, or one voided.
   "recorded",
   "voided",
+  // Work items (issue 36): past their due date and not completed, announced once and again as reminders.
+  "overdue",
 ] as const;
 
 export type EventAction = (typeof EVENT_ACTIONS)[number];
