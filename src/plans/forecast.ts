@@ -98,7 +98,8 @@ export async function crossPlanForecast(db: Database, query: z.infer<typeof Fore
   if (plants.length > 0) {
     bindings.push(JSON.stringify(plants));
     where.push(
-      `EXISTS (SELECT 1 FROM json_each(p.asset_ids) j JOIN assets a ON a.id = j.value WHERE coalesce(a.plant_id, a.id) IN (SELECT value FROM json_each(?${bindings.length})))`,
+      "EXISTS (SELECT 1 FROM json_each(p.asset_ids) j JOIN assets a ON a.id = j.value " +
+        `WHERE coalesce(a.plant_id, a.id) IN (SELECT value FROM json_each(?${bindings.length})))`,
     );
   }
   const { results } = await db

@@ -57,7 +57,8 @@ function conditions(query: z.infer<typeof PlanListQuery>): Condition[] {
   if (assets.length > 0)
     out.push(
       (values) =>
-        `EXISTS (SELECT 1 FROM json_each(p.asset_ids) j WHERE j.value IN (SELECT value FROM json_each(${values.value(JSON.stringify(assets))})))`,
+        "EXISTS (SELECT 1 FROM json_each(p.asset_ids) j WHERE j.value IN " +
+        `(SELECT value FROM json_each(${values.value(JSON.stringify(assets))})))`,
     );
   const templates = parseUuidList(query.workTemplateIds, "query.workTemplateIds");
   if (templates.length > 0) out.push(inList("p.work_template_id", templates));

@@ -57,7 +57,8 @@ export async function readChannelStates(db: Database, ids: readonly string[]): P
   if (ids.length === 0) return new Map();
   const { results } = await db
     .prepare(
-      "SELECT id, next_inspection_at, last_value, last_reading_at, series_version FROM channels WHERE id IN (SELECT value FROM json_each(?1))",
+      "SELECT id, next_inspection_at, last_value, last_reading_at, series_version FROM channels " +
+        "WHERE id IN (SELECT value FROM json_each(?1))",
     )
     .bind(JSON.stringify([...new Set(ids)]))
     .all<{
@@ -181,7 +182,8 @@ export async function readTargets(db: Database, planIds: readonly string[]): Pro
   if (planIds.length === 0) return out;
   const { results } = await db
     .prepare(
-      `SELECT ${TARGET_COLUMNS} FROM inspection_plan_targets WHERE plan_id IN (SELECT value FROM json_each(?1)) ORDER BY plan_id, asset_key`,
+      `SELECT ${TARGET_COLUMNS} FROM inspection_plan_targets WHERE plan_id IN (SELECT value FROM json_each(?1)) ` +
+        "ORDER BY plan_id, asset_key",
     )
     .bind(JSON.stringify(planIds))
     .all<Record<string, unknown>>();
@@ -281,7 +283,8 @@ async function check(ctx: WriteContext, input: PlanInput, current: PlanRow | nul
     push(
       "body.leadTimeDays",
       "leadTime",
-      `A lead time of ${input.leadTimeDays} days is not shorter than the from-completion interval (${input.fromCompletion.every.count} ${input.fromCompletion.every.unit}).`,
+      `A lead time of ${input.leadTimeDays} days is not shorter than the from-completion interval ` +
+        `(${input.fromCompletion.every.count} ${input.fromCompletion.every.unit}).`,
     );
 
   const [template, designations, properties, channel] = await Promise.all([

@@ -59,7 +59,7 @@ describe("InspectionPlans", () => {
     expect((await call(`/InspectionPlans/${plan.id}`)).status).toBe(404);
   });
 
-  it("refuses a plan without a due rule, an interval of zero, a cron that never fires, a missing template or channel, a lead time not shorter than the interval", async () => {
+  it("refuses no due rule, a zero interval, a never-firing cron, a missing template or channel, too long a lead time", async () => {
     const { tree, templateId } = await planSetup();
     const base = { name: unique("plan"), workTemplateId: templateId, assetIds: [tree.equipment.id] };
     const cases: [Record<string, unknown>, string, string][] = [
