@@ -17,6 +17,7 @@ import { expireMonitorJobs, monitorScheduleKind } from "./monitors/monitor-jobs/
 import { triggerMonitors } from "./monitors/triggers";
 import { alarmTimersKind } from "./monitors/alarms/timers";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
+import { inspectionPlansKind } from "./plans/generate";
 import { runNameKeyBackfill } from "./pkg/name-keys";
 import { sealAuditTrail } from "./audit/chain";
 import { archiveAuditTrail } from "./audit/archive";
@@ -35,7 +36,13 @@ const app = createApp();
 const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent, fanOutEvent];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
-const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind, searchScheduleKind, alarmTimersKind];
+const scheduleKinds: ScheduleKind[] = [
+  jobConfigScheduleKind,
+  monitorScheduleKind,
+  searchScheduleKind,
+  alarmTimersKind,
+  inspectionPlansKind,
+];
 
 export default {
   async fetch(incoming, env, ctx) {

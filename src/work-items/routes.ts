@@ -33,7 +33,7 @@ export function workItemsApp() {
         200: withTotalCount(json(z.array(WorkItemSchema), "One page of work items.")),
       },
     }),
-    async (c) => answerPage(c, await listWorkItems(c.env.DB, c.req.valid("query"))),
+    async (c) => answerPage(c, await listWorkItems(c.env.DB, c.req.valid("query"), c.get("clock").now())),
   );
 
   app.openapi(
