@@ -28,6 +28,7 @@ import { runImageSection, runPngSection } from "./image-bench.mjs";
 import { runFormatsSection } from "./formats-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
+import { runPlansSection } from "./lib/plans.mjs";
 import { runSearchSection } from "./lib/search.mjs";
 import { runSandboxSection, sandboxSummary } from "./lib/sandbox.mjs";
 import { readsSummary, runReadsSection } from "./lib/reads.mjs";
@@ -56,7 +57,8 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // against sharp (bench/formats-bench.mjs); `--only images` the JPEG, PNG and formats sections;
 // `--only lists` every list's filters at 10,000 and 100,000 rows (bench/lib/lists.mjs, issue 22);
 // `--only sandbox` request latency while hostile index libraries run (bench/lib/sandbox.mjs, issue 32);
-// `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34).
+// `--only audit` a write route with and without the audit trail, and bytes per record (bench/lib/audit.mjs, issue 34);
+// `--only plans` the minute dispatcher with 10,000 and 100,000 inspection plans (bench/lib/plans.mjs, issue 36).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -217,6 +219,7 @@ const SECTIONS = {
   ),
   jobs: withResults("jobs", async () => runJobsSection(await bundleSection())),
   monitors: withResults("monitors", async () => runMonitorsSection(await bundleSection())),
+  plans: withResults("plans", async () => runPlansSection(await bundleSection())),
   search: withResults("search", async () => runSearchSection(await bundleSection())),
   sandbox: withResults("sandbox", async () => runSandboxSection(await bundleSection()), sandboxSummary),
   lists: withResults("lists", async () => runListsSection(await bundleSection()), listsSummary),

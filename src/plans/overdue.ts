@@ -12,14 +12,13 @@
  * "Inspection plans"); GET /WorkItems?overdue=true lists it all the same.
  */
 import { tableStatements } from "../db/statements";
-import { overdueScans, overdueWorkItems } from "../db/schema";
+import { overdueWorkItems } from "../db/schema";
 import type { Bindings } from "../env";
 import { guardedOutboxStatements, serviceEventContext, type EventContext } from "../events/outbox";
 import type { Logger } from "../pkg/logger";
 import { platform } from "../platform/services";
 
 const overdueTable = tableStatements(overdueWorkItems);
-const scanTable = tableStatements(overdueScans);
 const SCAN = "overdue";
 /** Items read per query per tick (what is left is found the next minute). */
 const LIMIT = 200;
@@ -138,7 +137,7 @@ function announce(env: Bindings, events: EventContext, row: OverdueRow, now: str
 
 function scanUpsert(env: Bindings, now: string): D1PreparedStatement {
   return env.DB.prepare(
-    `INSERT INTO ${scanTable.name} (name, scanned_until) VALUES (?1, ?2) ` +
+    "INSERT INTO overdue_scans (name, scanned_until) VALUES (?1, ?2) " +
       "ON CONFLICT (name) DO UPDATE SET scanned_until = excluded.scanned_until",
   ).bind(SCAN, now);
 }
