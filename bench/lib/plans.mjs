@@ -99,14 +99,23 @@ export async function runPlansSection({ root, benchDir, appModules, credentials,
       );
       if (total === PLANS_BENCH.plans[0]) {
         at += 60_000;
-        // 1,000 targets come due (as a plan's generation time passing makes them).
-        await db
-          .prepare(
-            `UPDATE inspection_plan_targets SET generate_at = ?1, next_due_at = ?1 WHERE plan_id IN
-               (SELECT printf('00000000-0000-4000-9100-%012d', value) FROM json_each(?2))`,
-          )
-          .bind(new Date(Date.now() - 60_000).toISOString(), JSON.stringify(Array.from({ length: PLANS_BENCH.due }, (_, i) => i * 10 + 1)))
-          .run();
+        // 1,000 plans come due: their yearly calendar starts a minute ago (UTC), as their targets say.
+        const dueNow = new Date(Math.floor((Date.now() - 60_000) / 60_000) * 60_000);
+        const picked = JSON.stringify(Array.from({ length: PLANS_BENCH.due }, (_, i) => i * 10 + 1));
+        await db.batch([
+          db
+            .prepare(
+              `UPDATE inspection_plans SET start_date = ?1 WHERE id IN
+                 (SELECT printf('00000000-0000-4000-9100-%012d', value) FROM json_each(?2))`,
+            )
+            .bind(dueNow.toISOString().slice(0, 16), picked),
+          db
+            .prepare(
+              `UPDATE inspection_plan_targets SET generate_at = ?1, next_due_at = ?1 WHERE plan_id IN
+                 (SELECT printf('00000000-0000-4000-9100-%012d', value) FROM json_each(?2))`,
+            )
+            .bind(dueNow.toISOString(), picked),
+        ]);
         const before = await generated();
         step(`plans: the tick generating ${PLANS_BENCH.due} work items (and the same tick delivered again)`);
         const first = await tick(at);

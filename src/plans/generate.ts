@@ -38,6 +38,7 @@ import {
   planRow,
   PLAN_COLUMNS,
   readChannelStates,
+  targetRecomputeStatement,
   targetReplace,
   targetRow,
   TARGET_COLUMNS,
@@ -172,6 +173,8 @@ async function processTargets(
     env.DB,
     [...plans.values()].map((p) => p.conditionChannelId).filter((c): c is string => c !== null),
   );
+  // Targets that only moved on (a new next due date, an ended item) are written together, each guarded by its version.
+  const recomputed: D1PreparedStatement[] = [];
   for (const raw of targetsRaw!.results) {
     const target = targetRow(raw);
     const plan = plans.get(target.planId);
@@ -187,6 +190,7 @@ async function processTargets(
         channel,
         sources,
         now,
+        recomputed,
       );
       if (generated) report.generated++;
     } catch (error) {
@@ -198,6 +202,7 @@ async function processTargets(
       ]).catch(() => undefined);
     }
   }
+  if (recomputed.length > 0) await env.DB.batch(recomputed);
 }
 
 /** The target is as read (its `updated_at`): a plan write or another tick meanwhile makes this one change nothing. */
@@ -230,10 +235,11 @@ async function advanceTarget(
   channel: ChannelState | null,
   sources: Map<string, InstantiationSources>,
   now: Date,
+  recomputed: D1PreparedStatement[],
 ): Promise<boolean> {
   const db = env.DB;
   const nowIso = now.toISOString();
-  let target: TargetRow = { ...read };
+  const target: TargetRow = { ...read };
   if (ended && ended.workItemId === target.openWorkItemId) {
     target.openWorkItemId = null;
     if (ended.completedAt !== null) {
@@ -244,10 +250,27 @@ async function advanceTarget(
   const next = nextOf(plan, target, channel);
   const updatedAt = touched(read, now);
   if (next.generateAt === null || next.nextDueAt === null || Date.parse(next.generateAt) > now.getTime()) {
-    target = { ...target, ...next, updatedAt };
-    await db.batch([targetAssertion(db, read), targetReplace(db, target)]).catch((error: unknown) => {
-      if (!isAssertionFailure(error)) throw error;
-    });
+    const unchanged =
+      !ended &&
+      next.nextDueAt === read.nextDueAt &&
+      next.nextReason === read.nextReason &&
+      next.generateAt === read.generateAt &&
+      next.channelVersion === read.channelVersion;
+    if (!unchanged) {
+      recomputed.push(
+        targetRecomputeStatement(
+          db,
+          read,
+          {
+            ...next,
+            openWorkItemId: target.openWorkItemId,
+            lastCompletedWorkItemId: target.lastCompletedWorkItemId,
+            lastCompletedAt: target.lastCompletedAt,
+          },
+          updatedAt,
+        ),
+      );
+    }
     return false;
   }
 

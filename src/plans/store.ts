@@ -539,3 +539,16 @@ export function noPlanUsesTemplateAssertion(db: Database, templateId: string): D
 // Generation's statements (./generate.ts): the item row, and the target moved on.
 export const planItemInsert = (db: Database, item: PlanItemRow) => itemTable.insert(db, item);
 export const targetReplace = targetUpsertStatement;
+
+/** A target's computed fields (its next due date, generation time, channel version) written only while it is as read. */
+export function targetRecomputeStatement(
+  db: Database,
+  read: TargetRow,
+  next: Pick<
+    TargetRow,
+    "nextDueAt" | "nextReason" | "generateAt" | "channelVersion" | "openWorkItemId" | "lastCompletedWorkItemId" | "lastCompletedAt"
+  >,
+  updatedAt: string,
+): D1PreparedStatement {
+  return targetTable.update(db, { ...next, updatedAt }, { planId: read.planId, assetKey: read.assetKey, updatedAt: read.updatedAt });
+}

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { eventsOf } from "../support/factories/work";
-import { createChannel } from "../measurements/support";
+import { BUILT_IN, createChannel } from "../measurements/support";
 import { runGeneration } from "../../src/plans/generate";
 import { env } from "cloudflare:workers";
 import { createLogger } from "../../src/pkg/logger";
@@ -203,6 +203,44 @@ describe("inspection plan generation", () => {
     advance(MINUTE);
     await tick();
     expect(await itemsOf(templateId)).toHaveLength(1);
+  });
+
+  it("generates meter-style each time the readings pass another step of the value", async () => {
+    const channel = await createChannel({ channelTypeId: BUILT_IN.pressure });
+    const { templateId } = await planSetup();
+    const assetId = (channel.asset as { id: string }).id;
+    await createPlan({
+      workTemplateId: templateId,
+      assetIds: [assetId],
+      condition: { kind: "readingPasses", channelId: channel.id, every: 5000 },
+    });
+    const reading = async (iso: string, value: number) => {
+      const res = await call("/signals", {
+        method: "POST",
+        body: { channelNumber: channel.channelNumber, timestamp: Date.parse(iso), value },
+      });
+      expect(res.status, res.text).toBe(201);
+    };
+    jumpTo("2036-01-01T00:00:30Z");
+    await reading("2036-01-01T00:00:00Z", 4000);
+    advance(MINUTE);
+    await tick();
+    expect(await itemsOf(templateId)).toEqual([]);
+    // Past 5,000 running hours: one item, due when the reading was taken; 9,000 is still in the same step.
+    await reading("2036-01-02T00:00:00Z", 5100);
+    jumpTo("2036-01-02T00:01:00Z");
+    await tick();
+    await reading("2036-01-03T00:00:00Z", 9000);
+    jumpTo("2036-01-03T00:01:00Z");
+    await tick();
+    const first = await itemsOf(templateId);
+    expect(first.map((i) => [i.dueDate, i.metadata.inspectionPlan.reason])).toEqual([["2036-01-02T00:00:00.000Z", "condition"]]);
+    // Completed, then 10,200 passes the next step.
+    await setStatus(first[0]!.id, "completed");
+    await reading("2036-01-04T00:00:00Z", 10_200);
+    jumpTo("2036-01-04T00:01:00Z");
+    await tick();
+    expect((await itemsOf(templateId)).map((i) => i.dueDate)).toEqual(["2036-01-02T00:00:00.000Z", "2036-01-04T00:00:00.000Z"]);
   });
 
   it("announces an overdue item once, reminds at the plan's interval until it is completed, and lists it as overdue", async () => {

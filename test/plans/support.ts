@@ -72,9 +72,7 @@ export async function tick(times = 1): Promise<void> {
 }
 
 /** The work items generated from a template (every plan test uses a template of its own), by due date. */
-export async function itemsOf(
-  templateId: string,
-): Promise<
+export async function itemsOf(templateId: string): Promise<
   {
     id: string;
     dueDate: string;
