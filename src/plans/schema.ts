@@ -9,7 +9,6 @@ import { updateBodyOf } from "../pkg/resource";
 import { PersonSchema, TagsSchema } from "../work/common";
 
 export const INTERVAL_UNITS = ["days", "weeks", "months", "years"] as const;
-export type IntervalUnit = (typeof INTERVAL_UNITS)[number];
 
 export const IntervalSchema = z
   .object({
