@@ -137,10 +137,15 @@ export async function runPlansSection({ root, benchDir, appModules, credentials,
         if (made !== PLANS_BENCH.due) throw new Error(`expected ${PLANS_BENCH.due} work items, got ${made}`);
         // The events the generation wrote (work items, activities, overdue) are relayed and consumed before the next figures.
         for (let i = 0; i < 30; i++) {
-          const pending = (await db.prepare("SELECT count(*) AS n FROM outbox WHERE dispatched_at IS NULL").first()).n;
-          if (pending === 0) break;
-          at += 60_000;
-          await tick(at);
+          try {
+            const pending = (await db.prepare("SELECT count(*) AS n FROM outbox WHERE dispatched_at IS NULL").first()).n;
+            if (pending === 0) break;
+            at += 60_000;
+            await tick(at);
+          } catch {
+            // The local runtime is busy consuming the events (a proxied call timed out): wait and look again.
+            await new Promise((resolve) => setTimeout(resolve, 5_000));
+          }
         }
         await new Promise((resolve) => setTimeout(resolve, 5_000));
         idle.push({ ...(await idleTicks()), plans: total, openItems: PLANS_BENCH.due });
