@@ -260,9 +260,13 @@ describe("inspection plan generation", () => {
     expect(await overdueEvents()).toEqual([]);
     expect((await call(`/WorkItems?overdue=true&basedOnIds=${templateId}`)).body).toEqual([]);
 
+    const since = (await env.DB.prepare("SELECT max(seq) AS n FROM outbox").first<{ n: number }>())!.n;
     jumpTo("2036-06-01T08:00:30Z");
     await tick();
     expect((await overdueEvents()).map((e) => (e.payload!.overdue as { reminder: number }).reminder)).toEqual([0]);
+    // The change feed hears it too (webhooks take the same outbox events).
+    const feed = await call(`/Changes?types=workItem&since=${since}&take=500`);
+    expect(feed.body.changes.filter((c: { id: string; action: string }) => c.id === item!.id && c.action === "overdue")).toHaveLength(1);
     const listed = await call(`/WorkItems?overdue=true&basedOnIds=${templateId}`);
     expect(listed.body.map((w: { id: string }) => w.id)).toEqual([item!.id]);
     expect((await call(`/WorkItems?overdue=false&basedOnIds=${templateId}`)).body).toEqual([]);
