@@ -29,6 +29,7 @@ import { runImageSection, runPngSection } from "./image-bench.mjs";
 import { runFormatsSection } from "./formats-bench.mjs";
 import { runJobsSection } from "./lib/jobs.mjs";
 import { runMonitorsSection } from "./lib/monitors.mjs";
+import { runPlansSection } from "./lib/plans.mjs";
 import { runSearchSection } from "./lib/search.mjs";
 import { runSandboxSection, sandboxSummary } from "./lib/sandbox.mjs";
 import { readsSummary, runReadsSection } from "./lib/reads.mjs";
@@ -63,6 +64,7 @@ const step = (text) => console.log(`[${seconds()} s] ${text}`);
 // `--only readings` bulk ingest, a year of minutes read raw and by day, the analysis per reading (bench/lib/readings.mjs, issue 35);
 // `--only export` 100,000 deviations exported as CSV and XLSX: time and memory (bench/lib/export.mjs, issue 37);
 // `--only import` 100,000 deviations imported from CSV and from XLSX: rows per second, peak isolate heap (bench/lib/imports.mjs, issue 37).
+// `--only plans` the minute dispatcher with 10,000 and 100,000 inspection plans (bench/lib/plans.mjs, issue 36).
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 
 const SIZES = [
@@ -223,6 +225,7 @@ const SECTIONS = {
   ),
   jobs: withResults("jobs", async () => runJobsSection(await bundleSection())),
   monitors: withResults("monitors", async () => runMonitorsSection(await bundleSection())),
+  plans: withResults("plans", async () => runPlansSection(await bundleSection())),
   search: withResults("search", async () => runSearchSection(await bundleSection())),
   sandbox: withResults("sandbox", async () => runSandboxSection(await bundleSection()), sandboxSummary),
   lists: withResults("lists", async () => runListsSection(await bundleSection()), listsSummary),

@@ -31,6 +31,7 @@ import { subscriptionsApp } from "./subscriptions/routes";
 import { measurementsApp } from "./measurements/routes";
 import { batchApp } from "./batch/routes";
 import { importsApp } from "./imports/routes";
+import { plansApp } from "./plans/routes";
 import { recordCaller } from "./users/recorder";
 import { jobTokens } from "./dataprocessing/tokens";
 import { monitorJobTokens, monitorWideTokens } from "./monitors/monitor-jobs/tokens";
@@ -159,6 +160,7 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     batchApp((request, env, ctx) => Promise.resolve(app.fetch(request, env, ctx))),
   );
   app.route("/", importsApp());
+  app.route("/", plansApp());
   registerDocs(app);
   return app;
 }

@@ -18,6 +18,7 @@ import { triggerMonitors } from "./monitors/triggers";
 import { alarmTimersKind } from "./monitors/alarms/timers";
 import { feedInspection } from "./measurements/feed/reconcile";
 import { indexEvent, searchScheduleKind, startPendingIndices } from "./search/sync";
+import { inspectionPlansKind } from "./plans/generate";
 import { runNameKeyBackfill } from "./pkg/name-keys";
 import { sealAuditTrail } from "./audit/chain";
 import { archiveAuditTrail } from "./audit/archive";
@@ -38,7 +39,13 @@ const app = createApp();
 const eventHandlers: EventHandler[] = [triggerMonitors, indexEvent, fanOutEvent, feedInspection];
 
 /** Areas that run things on a schedule (src/pkg/schedule); each registers its kind here. */
-const scheduleKinds: ScheduleKind[] = [jobConfigScheduleKind, monitorScheduleKind, searchScheduleKind, alarmTimersKind];
+const scheduleKinds: ScheduleKind[] = [
+  jobConfigScheduleKind,
+  monitorScheduleKind,
+  searchScheduleKind,
+  alarmTimersKind,
+  inspectionPlansKind,
+];
 
 export default {
   async fetch(incoming, env, ctx) {

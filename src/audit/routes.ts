@@ -80,6 +80,7 @@ const KIND_AREAS: Record<EntityKind, ApiArea> = {
   file: "upload",
   fileReference: "workManagement",
   import: "workManagement",
+  inspectionPlan: "workManagement",
   job: "dataProcessing",
   jobOutput: "dataProcessing",
   jobConfiguration: "dataProcessing",

@@ -42,7 +42,11 @@ export const ChangeSchema = z
     cursor: z.string().openapi({ description: "This change's position; send it as `since` to continue after it." }),
     type: z.string().openapi({ example: "deviation" }),
     id: z.string(),
-    action: z.enum(["created", "updated", "deleted"]),
+    action: z.enum(["created", "updated", "deleted", "overdue"]).openapi({
+      description:
+        "overdue (work items, issue 36): past its due date and not completed; `data` is the announcement " +
+        "({ id, displayName, dueDate, overdue: { at, reminder, inspectionPlanId } }), not the whole work item.",
+    }),
     occurredAt: z.string(),
     data: z.unknown().openapi({ description: "The entity as the change left it; null for a deletion (a tombstone)." }),
   })

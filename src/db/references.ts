@@ -80,6 +80,7 @@ export const OWN_CHECKS: Record<string, string> = {
   "channels.channel_type_id": "deleteCatalogueEntry (src/measurements/catalogue/store.ts)",
   "channels.data_origin_id": "deleteCatalogueEntry (src/measurements/catalogue/store.ts)",
   "channels.availability_id": "deleteCatalogueEntry (src/measurements/catalogue/store.ts)",
+  "inspection_plans.work_template_id": "the work template delete (src/templates/work/write.ts): refused while a plan uses it",
 };
 
 const PERSON = "a person (the token's subject or a user id), not a row a delete looks at";
@@ -224,4 +225,16 @@ export const NOT_USAGE: Record<string, string> = {
   "webhook_deliveries.event_id": HISTORY,
   "webhook_deliveries.entity_id": HISTORY,
   "webhook_deliveries.status": OWN_STATES,
+  "inspection_plans.owner_id": PERSON,
+  "inspection_plans.responsible_id": PERSON,
+  "inspection_plans.status": OWN_STATES,
+  "inspection_plans.condition_channel_id":
+    "the channel a plan's condition reads; a plan whose channel is deleted has no condition date (its other rules go on)",
+  "inspection_plan_targets.plan_id": CHILD,
+  "inspection_plan_targets.open_work_item_id": HISTORY,
+  "inspection_plan_targets.last_generated_work_item_id": HISTORY,
+  "inspection_plan_targets.last_completed_work_item_id": HISTORY,
+  "inspection_plan_items.work_item_id": HISTORY,
+  "inspection_plan_items.plan_id": HISTORY,
+  "overdue_work_items.work_item_id": HISTORY,
 };

@@ -1780,3 +1780,126 @@ export const importProblems = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.importId, t.rowNumber] })],
 );
+
+/**
+ * Inspection plans (issue 36): recurring work generated from a work template. The due rules are JSON
+ * (calendar, fromCompletion, condition), checked by src/plans/schema.ts; the assets designated are
+ * `asset_ids` (JSON), and each generates on its own target (inspection_plan_targets) unless
+ * `item_per` is `plan` (one target, `asset_key` 'all').
+ */
+export const inspectionPlans = sqliteTable(
+  "inspection_plans",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    description: text("description"),
+    workTemplateId: text("work_template_id").notNull(),
+    assetIds: text("asset_ids").notNull(),
+    itemPer: text("item_per").notNull(),
+    ...owned,
+    responsibleId: text("responsible_id"),
+    responsibleName: text("responsible_name"),
+    tags: text("tags").notNull(),
+    properties: text("properties").notNull(),
+    status: text("status").notNull(),
+    /** The IANA zone the calendar and the intervals are counted in. */
+    timeZone: text("time_zone").notNull(),
+    /** Local date-time (`YYYY-MM-DDTHH:mm`) the calendar counts from; a from-completion plan's first due date. */
+    startDate: text("start_date").notNull(),
+    calendar: text("calendar"),
+    fromCompletion: text("from_completion"),
+    condition: text("condition"),
+    /** The channel the condition reads (NULL without one): the tick finds plans whose channel moved on by it. */
+    conditionChannelId: text("condition_channel_id"),
+    leadTimeDays: integer("lead_time_days").notNull().default(0),
+    stack: integer("stack", { mode: "boolean" }).notNull().default(false),
+    reminderIntervalDays: integer("reminder_interval_days"),
+    ...audit,
+  },
+  (t) => [
+    index("inspection_plans_name_idx").on(t.name, t.id),
+    index("inspection_plans_template_idx").on(t.workTemplateId),
+    index("inspection_plans_channel_idx").on(t.conditionChannelId),
+    index("inspection_plans_created_idx").on(t.createdAt, t.id),
+  ],
+);
+
+/**
+ * Where each plan stands per asset (or once, `asset_key` 'all'): the next due date and why, when its
+ * work item is generated (`generate_at`, the due date minus the lead time; NULL while nothing is to be
+ * generated, e.g. an open item that does not stack), the open, last generated and last completed items.
+ * The minute tick finds due targets by a range scan of `generate_at`.
+ */
+export const inspectionPlanTargets = sqliteTable(
+  "inspection_plan_targets",
+  {
+    planId: text("plan_id")
+      .notNull()
+      .references(() => inspectionPlans.id, { onDelete: "cascade" }),
+    assetKey: text("asset_key").notNull(),
+    nextDueAt: text("next_due_at"),
+    nextReason: text("next_reason"),
+    generateAt: text("generate_at"),
+    openWorkItemId: text("open_work_item_id"),
+    lastGeneratedWorkItemId: text("last_generated_work_item_id"),
+    lastGeneratedDueAt: text("last_generated_due_at"),
+    lastGeneratedAt: text("last_generated_at"),
+    lastCompletedWorkItemId: text("last_completed_work_item_id"),
+    lastCompletedAt: text("last_completed_at"),
+    /** The calendar occurrences up to this one are consumed (generated, or skipped by catch-up). */
+    calendarAfter: text("calendar_after"),
+    /** Condition plans: a channel's next inspection date up to this one is consumed (an item was generated for it). */
+    conditionAfter: text("condition_after"),
+    /** Meter plans: the reading value the next threshold counts from. */
+    meterBase: real("meter_base"),
+    /** The channel's series version this target was computed from (condition plans recompute when it moves on). */
+    channelVersion: integer("channel_version"),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.planId, t.assetKey] }),
+    index("inspection_plan_targets_generate_idx").on(t.generateAt),
+    index("inspection_plan_targets_open_idx").on(t.openWorkItemId),
+    index("inspection_plan_targets_asset_idx").on(t.assetKey),
+  ],
+);
+
+/**
+ * The work items plans generated: one per plan, asset and due date (the unique key that makes a
+ * generation run twice create one), with the reason and the overdue reminders sent.
+ */
+export const inspectionPlanItems = sqliteTable(
+  "inspection_plan_items",
+  {
+    workItemId: text("work_item_id").primaryKey(),
+    planId: text("plan_id").notNull(),
+    assetKey: text("asset_key").notNull(),
+    dueAt: text("due_at").notNull(),
+    reason: text("reason").notNull(),
+    generatedAt: text("generated_at").notNull(),
+  },
+  (t) => [uniqueIndex("inspection_plan_items_due_uq").on(t.planId, t.assetKey, t.dueAt)],
+);
+
+/**
+ * Overdue work items (issue 36): a work item past its due date and not completed is announced once
+ * (`overdue` event) and again every `reminder_days` while it stays open; `next_reminder_at` NULL when
+ * no reminders are due. Written by src/plans/overdue.ts.
+ */
+export const overdueWorkItems = sqliteTable(
+  "overdue_work_items",
+  {
+    workItemId: text("work_item_id").primaryKey(),
+    dueAt: text("due_at").notNull(),
+    announcedAt: text("announced_at").notNull(),
+    reminders: integer("reminders").notNull().default(0),
+    nextReminderAt: text("next_reminder_at"),
+  },
+  (t) => [index("overdue_work_items_reminder_idx").on(t.nextReminderAt)],
+);
+
+/** How far the overdue scan has read work items' due and creation dates (one row, `name` 'overdue'). */
+export const overdueScans = sqliteTable("overdue_scans", {
+  name: text("name").primaryKey(),
+  scannedUntil: text("scanned_until").notNull(),
+});

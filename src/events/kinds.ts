@@ -22,6 +22,7 @@ export const ENTITY_KINDS = [
   "file",
   "fileReference",
   "import",
+  "inspectionPlan",
   "job",
   "jobOutput",
   "jobConfiguration",
@@ -64,6 +65,8 @@ export const EVENT_ACTIONS = [
   // Readings (issue 35): a batch recorded, or one voided.
   "recorded",
   "voided",
+  // Work items (issue 36): past their due date and not completed, announced once and again as reminders.
+  "overdue",
 ] as const;
 
 export type EventAction = (typeof EVENT_ACTIONS)[number];

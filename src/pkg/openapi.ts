@@ -386,6 +386,9 @@ export function deriveOperationId(method: string, path: string): string {
 export const OPERATION_IDS: Record<string, string> = {
   "GET /EntityTypes/Default": "getDefaultEntityType",
   "GET /Users/me": "getCurrentUser",
+  // Issue 36: one plan's forecast, and the forecast across plans.
+  "GET /InspectionPlans/{id}/Forecast": "getInspectionPlanForecast",
+  "GET /InspectionPlans/Forecast": "getInspectionPlansForecast",
   "PUT /Files/Uploads/{uploadId}/Parts/{partNumber}": "uploadFilePart",
   "PUT /MonitorJobs/{id}/{status}": "setMonitorJobStatus",
   // Links are made with POST and undone with DELETE on the same path.

@@ -9,6 +9,7 @@ import type { z } from "@hono/zod-openapi";
 import type { Bindings } from "../env";
 import { ApiError } from "../pkg/errors";
 import { PERMISSIONS } from "../pkg/permissions";
+import { platform } from "../platform/services";
 import { DeviationListQuery, listDeviations } from "../deviations/list";
 import { listWorkItems, WorkItemListQuery } from "../work-items/list";
 import { ActivityListQuery, listActivities } from "../work-items/activities/list";
@@ -36,7 +37,11 @@ const CLIENTS: Record<string, Client> = {
     query: DeviationListQuery,
     list: async (db, q) => (await listDeviations(db, q)).items.map((d) => d.value),
   },
-  workItems: { permission: PERMISSIONS.workRead, query: WorkItemListQuery, list: async (db, q) => (await listWorkItems(db, q)).items },
+  workItems: {
+    permission: PERMISSIONS.workRead,
+    query: WorkItemListQuery,
+    list: async (db, q) => (await listWorkItems(db, q, platform().clock.now())).items,
+  },
   activities: { permission: PERMISSIONS.workRead, query: ActivityListQuery, list: async (db, q) => (await listActivities(db, q)).items },
   activityTemplates: {
     permission: PERMISSIONS.workRead,

@@ -104,6 +104,14 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
       "A spreadsheet import: `created` when committed (queued), `updated` once when it ends, with its `status` (completed or " +
       "failed) and its counts (created, skipped, failed). Progress in between is read from GET /Imports/{id} or its events stream.",
   },
+  inspectionPlan: {
+    actions: CRUD,
+    path: "/InspectionPlans/{id}",
+    permission: PERMISSIONS.workRead,
+    description:
+      "An inspection plan: recurring work generated from a work template by calendar, from completion or by condition. Its " +
+      "generated work items are workItem events.",
+  },
   job: {
     actions: CRUD,
     path: "/Jobs/{id}",
@@ -164,7 +172,14 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
     description: "A webhook subscription (never with its secret).",
   },
   userStatus: { actions: CRUD, path: "/UserStatuses/{id}", permission: PERMISSIONS.propertiesRead, description: "A user status." },
-  workItem: { actions: CRUD, path: "/WorkItems/{id}", permission: PERMISSIONS.workRead, description: "A work item." },
+  workItem: {
+    actions: [...CRUD, "overdue"],
+    path: "/WorkItems/{id}",
+    permission: PERMISSIONS.workRead,
+    description:
+      "A work item. `overdue`: past its due date and not completed, announced once, and again at the reminder interval of the " +
+      "inspection plan that generated it until it is completed (the payload names the due date and the reminder's number).",
+  },
   workTemplate: {
     actions: CRUD,
     path: "/WorkTemplates/{id}",

@@ -56,6 +56,9 @@ export const WorkItemListQuery = z.object({
     .optional()
     .openapi({ description: "Only work items based on any of these work templates (comma-separated ids, any revision)." }),
   ...designationFilterShape,
+  overdue: z.enum(["true", "false"]).optional().openapi({
+    description: "true: only work items past their due date and not completed, closed or cancelled (issue 36); false: only the others.",
+  }),
   order: listQueryShape.order.openapi({
     description:
       "Comma-separated `{field} [asc|desc]` over displayName, referenceId, status, dueDate, objectOwner.name, " +
@@ -73,9 +76,19 @@ export const WorkItemUniqueValuesQuery = z.object({
   }),
 });
 
-function conditions(params: WorkItemListParams): Condition[] {
+/** Statuses after which a work item is never overdue (src/plans/overdue.ts announces the others). */
+const DONE_STATUSES = ["completed", "closed", "cancelled"];
+
+function overdueConditions(overdue: "true" | "false" | undefined, now: Date): Condition[] {
+  if (overdue === undefined) return [];
+  const is = (v: Parameters<Condition>[0]) => `(w.due_date < ${v.value(now.toISOString())} AND w.status NOT IN ${v.list(DONE_STATUSES)})`;
+  return [(v) => (overdue === "true" ? is(v) : `NOT coalesce(${is(v)}, 0)`)];
+}
+
+function conditions(params: WorkItemListParams, now: Date): Condition[] {
   const basedOnIds = parseUuidList(params.basedOnIds, "query.basedOnIds");
   return [
+    ...overdueConditions(params.overdue, now),
     ...statusesCondition("w.status", params.statuses),
     ...dateConditions("w.due_date", params.dueDateFrom, params.dueDateTo, params.dueDates, {
       from: "dueDateFrom",
@@ -94,8 +107,12 @@ function conditions(params: WorkItemListParams): Condition[] {
   ];
 }
 
-export async function listWorkItems(db: Database, params: WorkItemListParams): Promise<{ items: WorkItem[]; total: number | undefined }> {
-  const query = await compileListQuery(workItemList, params, catalogFor(db, "WorkItem"), conditions(params));
+export async function listWorkItems(
+  db: Database,
+  params: WorkItemListParams,
+  now: Date,
+): Promise<{ items: WorkItem[]; total: number | undefined }> {
+  const query = await compileListQuery(workItemList, params, catalogFor(db, "WorkItem"), conditions(params, now));
   const { items, total } = await runListQuery<WorkItemRow>(db, query);
   return { items: await toWorkItems(db, items), total };
 }

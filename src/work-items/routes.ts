@@ -38,11 +38,11 @@ export function workItemsApp() {
     async (c) => {
       const { format, ...query } = c.req.valid("query");
       if (format) {
-        const pages = pagesOf(query, async (paged) => (await listWorkItems(c.env.DB, paged)).items);
+        const pages = pagesOf(query, async (paged) => (await listWorkItems(c.env.DB, paged, c.get("clock").now())).items);
         const propertyNames = definitionNames(c.env.DB, "WorkItem");
         return (await exportList(c, format, { name: "work-items", item: WorkItemSchema, pages, propertyNames })) as never;
       }
-      return answerPage(c, await listWorkItems(c.env.DB, query));
+      return answerPage(c, await listWorkItems(c.env.DB, query, c.get("clock").now()));
     },
   );
 

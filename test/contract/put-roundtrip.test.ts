@@ -12,6 +12,7 @@ import { propertyDefinitionBody } from "../support/factories/properties";
 import { call } from "../support/http";
 import { libraryForm } from "../search/support";
 import { createChannel } from "../measurements/support";
+import { planSetup } from "../plans/support";
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -193,6 +194,20 @@ const fixtures: Record<string, { create: () => Promise<Created>; field: string; 
     create: async () => (await createChannel()).id,
     field: "name",
     value: () => unique("CML"),
+  },
+  // Inspection plans (issue 36).
+  "/InspectionPlans": {
+    create: async () => {
+      const { tree, templateId } = await planSetup();
+      return created("/InspectionPlans", {
+        name: unique("plan"),
+        workTemplateId: templateId,
+        assetIds: [tree.equipment.id],
+        calendar: { every: { count: 1, unit: "years" } },
+      });
+    },
+    field: "name",
+    value: () => unique("plan"),
   },
   "/ChannelTypes": {
     create: () => created("/ChannelTypes", { name: unique("type"), quantity: "pressure" }),

@@ -16,6 +16,7 @@ import { configBody, createConfig } from "../dataprocessing/support";
 import { receiver } from "../subscriptions/support";
 import { BUILT_IN, createChannel } from "../measurements/support";
 import { createPlantTree } from "../support/factories/work";
+import { planSetup } from "../plans/support";
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -29,6 +30,16 @@ async function read(path: string) {
   const res = await call(path);
   expect(res.status, `${path}: ${res.text}`).toBe(200);
   return res.body;
+}
+
+async function planBody() {
+  const { tree, templateId } = await planSetup();
+  return {
+    name: unique("plan"),
+    workTemplateId: templateId,
+    assetIds: [tree.equipment.id],
+    calendar: { every: { count: 1, unit: "years" } },
+  };
 }
 
 /** One run of a write route: the path to call (after any setup), its method's body, its expected status. */
@@ -151,6 +162,16 @@ const RUNS: Record<string, Run> = {
     return { path: "/Channels", body: { ...(await read(`/Channels/${channel.id}`)), name: unique("CML") }, status: 200 };
   },
   "DELETE /Channels/{id}": async () => ({ path: `/Channels/${(await createChannel()).id}`, status: 204 }),
+  // Inspection plans (issue 36).
+  "POST /InspectionPlans": async () => ({ path: "/InspectionPlans", body: await planBody(), status: 201 }),
+  "PUT /InspectionPlans": async () => {
+    const id = await created("/InspectionPlans", await planBody());
+    return { path: "/InspectionPlans", body: { ...(await read(`/InspectionPlans/${id}`)), name: unique("plan") }, status: 200 };
+  },
+  "DELETE /InspectionPlans/{id}": async () => ({
+    path: `/InspectionPlans/${await created("/InspectionPlans", await planBody())}`,
+    status: 204,
+  }),
   "POST /signals": async () => {
     const channel = await createChannel();
     return { path: "/signals", body: { channelNumber: channel.channelNumber, timestamp: Date.parse("2026-01-01T00:00:00Z"), value: 9.5 } };

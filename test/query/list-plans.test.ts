@@ -38,7 +38,7 @@ import { splitCsv } from "../../src/pkg/query";
 type Query = Record<string, string>;
 const LISTS: Record<string, { alias: string; run: (db: D1Database, query: Query) => Promise<unknown> }> = {
   deviations: { alias: "d", run: (db, q) => listDeviations(db, DeviationListQuery.parse(q)) },
-  "work items": { alias: "w", run: (db, q) => listWorkItems(db, WorkItemListQuery.parse(q)) },
+  "work items": { alias: "w", run: (db, q) => listWorkItems(db, WorkItemListQuery.parse(q), new Date()) },
   activities: { alias: "a", run: (db, q) => listActivities(db, ActivityListQuery.parse(q)) },
   "work templates": { alias: "t", run: (db, q) => listWorkTemplates(db, WorkTemplateListQuery.parse(q)) },
   "activity templates": { alias: "a", run: (db, q) => listActivityTemplates(db, ActivityTemplateListQuery.parse(q)) },

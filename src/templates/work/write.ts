@@ -4,6 +4,7 @@
  * (revisions.ts): in place while the latest revision is not in use, else a copy as revision + 1.
  */
 import { deleteFileReferencesOfStatement, WORK_TEMPLATE_OWNER } from "../../file-references/store";
+import { noPlanUsesTemplateAssertion, plansUsingTemplate } from "../../plans/store";
 import type { WriteContext } from "../../pkg/db";
 import { ApiError, notFound } from "../../pkg/errors";
 import {
@@ -227,6 +228,16 @@ function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> {
     what: "Work template",
     load: loadWorkTemplateState,
     async refuse(state) {
+      // The last revision takes the template away: not while an inspection plan generates from it (issue 36).
+      if (state.row.revision === 1) {
+        const plans = await plansUsingTemplate(ctx.db, id);
+        if (plans.length > 0)
+          throw new ApiError(
+            "InUse",
+            `Work template ${id} is used by the inspection plan${plans.length > 1 ? "s" : ""} ` +
+              `${plans.map((p) => `'${p.name}' (${p.id})`).join(", ")}; delete the plan or change its template first.`,
+          );
+      }
       if (state.row.in_use !== 1) return;
       const used = await ctx.db
         .prepare("SELECT count(*) AS n FROM work_item_templates WHERE work_template_id = ?1 AND work_template_revision = ?2")
@@ -259,6 +270,8 @@ function deleteWorkTemplate(ctx: WriteContext, id: string): Promise<void> {
             ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, JSON.parse(previous.tags) as string[]),
           ]
         : [
+            // A plan created meanwhile fails the batch; the delete reads again and is refused.
+            noPlanUsesTemplateAssertion(ctx.db, id),
             deletePropertyValuesStatement(ctx.db, ENTITY_KIND, id),
             ...replaceTagsStatements(ctx.db, ENTITY_KIND, id, []),
             deleteFileReferencesOfStatement(ctx.db, WORK_TEMPLATE_OWNER, id),
