@@ -105,8 +105,9 @@ export default {
     if (batch.queue.startsWith("integrity-edge-imports")) {
       if (batch.queue.endsWith("-dlq")) await consumeImportDeadLetters(batch as MessageBatch<ImportMessage>, env);
       else await consumeImports(batch as MessageBatch<ImportMessage>, env, taskLogger(env, { task: "imports" }), ctx);
-      return;
-    }
-    await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);
+    } else await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);
+    // What the consumers wrote (an import's deviations, a fed reading, a triggered monitor job) left events in the
+    // outbox: relay them now, as a request's writes are, rather than at the next write or the next minute.
+    ctx.waitUntil(relayOutbox(env, taskLogger(env, { task: "relay" })).catch(() => undefined));
   },
 } satisfies ExportedHandler<WorkerBindings>;
