@@ -2,6 +2,7 @@
  * Issue 37, "Import": POST /Imports dry-runs and commits a spreadsheet of deviations, row by row with
  * the rules of POST /Deviations, writes each row once, and reports per-row problems.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { createPropertyDefinition } from "../support/factories/properties";
@@ -44,6 +45,22 @@ describe("commit", () => {
     expect(rows.body.map((r: { row: number }) => r.row)).toEqual([2, 3]);
     const first = await call(`/Deviations/${rows.body[0].entityId}`);
     expect(first.body).toMatchObject({ referenceId: `${ref}-1`, description: "One" });
+  });
+
+  it("relays the events of the rows it wrote without waiting for another write or the minute cron", async () => {
+    const ref = unique("RL");
+    const done = await commitCsv(`referenceId,description\r\n${ref}-1,One\r\n`);
+    const [row] = (await call(`/Imports/${done.id}/Rows`)).body as { entityId: string }[];
+    // Only reads from here on: the consumer that wrote the deviation relays its event itself.
+    let dispatched: string | null = null;
+    for (let i = 0; i < 100 && dispatched === null; i++) {
+      const event = await env.DB.prepare("SELECT dispatched_at FROM outbox WHERE entity_kind = 'deviation' AND entity_id = ?1")
+        .bind(row!.entityId)
+        .first<{ dispatched_at: string | null }>();
+      dispatched = event?.dispatched_at ?? null;
+      if (dispatched === null) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(dispatched).not.toBeNull();
   });
 });
 
