@@ -4,7 +4,7 @@ import { newApp } from "../../app-factory";
 import { notFound } from "../../pkg/errors";
 import { defineRoute, IdParam, json } from "../../pkg/openapi";
 import { PERMISSIONS } from "../../pkg/permissions";
-import { FEED_STATUSES, feedRowsOf } from "./store";
+import { FEED_STATUSES, fedInputsOf } from "./store";
 
 const FedInputSchema = z
   .object({
@@ -43,32 +43,15 @@ export function feedApp() {
     ),
     async (c) => {
       const id = c.req.valid("param").id.toLowerCase();
-      const db = c.env.DB;
-      const [activity, names] = await db.batch<Record<string, unknown>>([
-        db.prepare("SELECT based_on_id, based_on_revision FROM activities WHERE id = ?1").bind(id),
-        db
-          .prepare(
-            `SELECT r.input_template_id, i.name, ch.channel_number FROM activity_input_readings r
-               JOIN activity_inputs i ON i.activity_id = r.activity_id AND i.input_template_id = r.input_template_id
-               LEFT JOIN channels ch ON ch.id = r.channel_id WHERE r.activity_id = ?1`,
-          )
-          .bind(id),
-      ]);
-      if (!activity?.results.length) throw notFound("Activity", id);
-      const extra = new Map(
-        (names?.results as { input_template_id: string; name: string; channel_number: number | null }[]).map((r) => [
-          r.input_template_id,
-          r,
-        ]),
-      );
-      const rows = await feedRowsOf(db, id);
+      const rows = await fedInputsOf(c.env.DB, id);
+      if (!rows) throw notFound("Activity", id);
       return c.json(
         rows.map((r) => ({
           inputTemplateId: r.input_template_id,
-          name: extra.get(r.input_template_id)?.name ?? r.input_template_id,
+          name: r.name ?? r.input_template_id,
           status: r.status,
           channelId: r.channel_id,
-          channelNumber: extra.get(r.input_template_id)?.channel_number ?? null,
+          channelNumber: r.channel_number,
           timestamp: r.timestamp,
           value: r.value,
           problem: r.problem,

@@ -28,6 +28,28 @@ export async function feedRowsOf(db: Database, activityId: string): Promise<Feed
   return results;
 }
 
+/** A feed row with the input's name and the channel's number, as GET /Activities/{id}/Readings shows it. */
+export interface FedInputRow extends FeedRow {
+  name: string | null;
+  channel_number: number | null;
+}
+
+/** What the feed made of an activity's inputs, in one batch with whether the activity exists (null: it does not). */
+export async function fedInputsOf(db: Database, activityId: string): Promise<FedInputRow[] | null> {
+  const [activity, rows] = await db.batch<FedInputRow>([
+    db.prepare("SELECT 1 FROM activities WHERE id = ?1").bind(activityId),
+    db
+      .prepare(
+        `SELECT r.*, i.name, ch.channel_number FROM activity_input_readings r
+           LEFT JOIN activity_inputs i ON i.activity_id = r.activity_id AND i.input_template_id = r.input_template_id
+           LEFT JOIN channels ch ON ch.id = r.channel_id WHERE r.activity_id = ?1 ORDER BY r.input_template_id`,
+      )
+      .bind(activityId),
+  ]);
+  if (!activity?.results.length) return null;
+  return rows?.results ?? [];
+}
+
 /**
  * Records what the feed did with one input, unless a computation from a newer version of the activity
  * (its `updated_at`; a deleted activity's is "~deleted", after every date) was recorded already.
