@@ -48,7 +48,8 @@ export function isTimeZone(timeZone: string): boolean {
   }
 }
 
-function formatter(timeZone: string): Intl.DateTimeFormat {
+/** A cached formatter of the wall-clock parts (h23) of instants in `timeZone`. */
+export function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
     f = new Intl.DateTimeFormat("en-US", {

@@ -5,6 +5,7 @@
  * calendars are the schedule rules jobs and monitors use (src/pkg/schedule/rule.ts). The earliest
  * candidate wins.
  */
+import { formatter } from "../measurements/buckets";
 import { nextRunAfter } from "../pkg/schedule";
 import type { ConditionRule, DueReason, Interval } from "./schema";
 
@@ -17,25 +18,6 @@ interface LocalParts {
   hour: number;
   minute: number;
   second: number;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
 }
 
 /** The wall-clock time of `at` in `timeZone`. */
