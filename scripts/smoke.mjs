@@ -894,9 +894,15 @@ async function run() {
     },
   );
 
-  /** A local webhook receiver on 127.0.0.1: records every request (headers, body) and answers 204. */
+  /**
+   * A local webhook receiver on 127.0.0.1: records every request (headers, body) and answers 204.
+   * `subscribe(body)` makes a subscription to it (201 expected) and `stop()` deletes those subscriptions
+   * before it closes: a subscription left to a closed port would get a delivery for every later event
+   * (an import's thousand deviations), each waiting out its attempt, in front of the README's webhooks.
+   */
   async function startReceiver() {
     const got = [];
+    const subscriptions = [];
     const receiver = createHttpServer((req, res) => {
       let body = "";
       req.on("data", (chunk) => (body += chunk));
@@ -906,7 +912,17 @@ async function run() {
       });
     });
     await new Promise((resolve, reject) => receiver.once("error", reject).listen(0, "127.0.0.1", resolve));
-    return { got, receiver };
+    const subscribe = async (body) => {
+      const sub = await http("/Subscriptions", { method: "POST", token: admin, body });
+      if (sub.status === 201) subscriptions.push(sub.json.id);
+      return sub;
+    };
+    const stop = async () => {
+      for (const id of subscriptions) await http(`/Subscriptions/${id}`, { method: "DELETE", token: admin });
+      receiver.close();
+      receiver.closeAllConnections();
+    };
+    return { got, receiver, subscribe, stop };
   }
 
   /** A POST that must create (201): the entity it answers. */
@@ -949,7 +965,7 @@ async function run() {
     "webhooks: a local receiver subscribed to deviation.created gets a webhook signed as Standard Webhooks " +
       "specifies after POST /Deviations",
     async () => {
-      const { got, receiver } = await startReceiver();
+      const { got, receiver, subscribe, stop } = await startReceiver();
       try {
         const url = `http://127.0.0.1:${receiver.address().port}/hooks/${runId}`;
         // Production's rule, on the real server: a private target is refused.
@@ -959,11 +975,7 @@ async function run() {
           body: { url: "https://169.254.169.254/hook", filters: [{ entityKind: "deviation" }] },
         });
         expect(refused.status === 400, `a link-local target: ${describe(refused)}`);
-        const sub = await http("/Subscriptions", {
-          method: "POST",
-          token: admin,
-          body: { url, filters: [{ entityKind: "deviation", action: "created" }] },
-        });
+        const sub = await subscribe({ url, filters: [{ entityKind: "deviation", action: "created" }] });
         expect(sub.status === 201 && sub.json.secret?.startsWith("whsec_"), `subscription: ${describe(sub)}`);
         const deviation = await http("/Deviations", {
           method: "POST",
@@ -995,7 +1007,7 @@ async function run() {
         );
         return `${Date.now() - t0} ms after the 201`;
       } finally {
-        receiver.close();
+        await stop();
       }
     },
   );
@@ -1006,12 +1018,11 @@ async function run() {
       "creates nothing; a normal reading leaves the alarm",
     async () => {
       // The webhook side: a local receiver subscribed to alarm events (README, "Webhooks").
-      const { got, receiver } = await startReceiver();
+      const { got, receiver, subscribe, stop } = await startReceiver();
       try {
-        const sub = await http("/Subscriptions", {
-          method: "POST",
-          token: admin,
-          body: { url: `http://127.0.0.1:${receiver.address().port}/alarms/${runId}`, filters: [{ entityKind: "alarm" }] },
+        const sub = await subscribe({
+          url: `http://127.0.0.1:${receiver.address().port}/alarms/${runId}`,
+          filters: [{ entityKind: "alarm" }],
         });
         expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
         const webhook = (alarmId, action) => alarmWebhook(got, sub.json.secret, alarmId, action);
@@ -1126,7 +1137,7 @@ async function run() {
         await webhook(alarm.id, "left");
         return `alarm ${alarm.id.slice(0, 8)}: entered (webhook ${enteredHook.data.eventId.slice(0, 8)}), kept, left; deviation closed`;
       } finally {
-        receiver.close();
+        await stop();
       }
     },
   );
@@ -1135,12 +1146,11 @@ async function run() {
     "working an alarm: entered, escalated once (a minute unacknowledged), acknowledged, shelved until it clears, " +
       "cleared; a local receiver gets each as a signed webhook naming the severity",
     async () => {
-      const { got, receiver } = await startReceiver();
+      const { got, receiver, subscribe, stop } = await startReceiver();
       try {
-        const sub = await http("/Subscriptions", {
-          method: "POST",
-          token: admin,
-          body: { url: `http://127.0.0.1:${receiver.address().port}/worked/${runId}`, filters: [{ entityKind: "alarm" }] },
+        const sub = await subscribe({
+          url: `http://127.0.0.1:${receiver.address().port}/worked/${runId}`,
+          filters: [{ entityKind: "alarm" }],
         });
         expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
         const webhook = (alarmId, action) => alarmWebhook(got, sub.json.secret, alarmId, action);
@@ -1228,10 +1238,9 @@ async function run() {
             ["entered", "escalated", "acknowledged", "shelved", "left"].every((a) => actions.includes(a)),
           `alarm: ${final.status} ${actions.join(",")}`,
         );
-        await http(`/Subscriptions/${sub.json.id}`, { method: "DELETE", token: admin });
         return `${actions.join(", ")}; escalated ${((Date.now() - t0) / 1000).toFixed(0)} s after entering was seen`;
       } finally {
-        receiver.close();
+        await stop();
       }
     },
   );

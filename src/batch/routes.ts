@@ -8,7 +8,7 @@ export function batchApp(dispatch: Dispatch) {
   const app = newApp();
   app.openapi(
     defineRoute(
-      { permission: ANY_AUTHENTICATED, area: "platform" },
+      { permission: ANY_AUTHENTICATED, permissionNote: "each operation needs its own route's permission", area: "platform" },
       {
         method: "post",
         path: "/$batch",

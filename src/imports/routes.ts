@@ -8,8 +8,10 @@ import Papa from "papaparse";
 import { newApp } from "../app-factory";
 import { writeContext } from "../pkg/db";
 import { formatEtag, jsonWithEtag } from "../pkg/etag";
-import { defineRoute, IdParam, json, jsonBody } from "../pkg/openapi";
-import { PERMISSIONS } from "../pkg/permissions";
+import { ANY_AUTHENTICATED, defineRoute, IdParam, json, jsonBody } from "../pkg/openapi";
+import type { Principal } from "../pkg/auth";
+import { ApiError } from "../pkg/errors";
+import { importKind } from "./kinds";
 import { followSettings } from "../dataprocessing/follow";
 import { nowMs } from "../platform/services";
 import { CreateImportSchema, DryRunAnswerSchema, ImportProblemSchema, ImportSchema } from "./schema";
@@ -18,9 +20,32 @@ import { getImport, problemsPage, storedMapping, toImport, writtenPage, type Imp
 import type { Bindings } from "../env";
 
 const tags = ["Imports"];
-// Deviations are the one kind so far: reading and writing an import takes what reading and writing them takes.
-const read = { permission: PERMISSIONS.workRead, area: "workManagement" } as const;
-const write = { permission: PERMISSIONS.workWrite, area: "workManagement" } as const;
+// Reading and writing an import takes what reading and writing its kind of record takes (each kind's
+// `permissions`, src/imports/kinds): the route needs a token, its handler checks the kind's permission.
+const read = {
+  permission: ANY_AUTHENTICATED,
+  permissionNote: "reading an import needs the read permission of its kind (deviations: work_read, assets: assets_read...)",
+  area: "workManagement",
+} as const;
+const write = {
+  permission: ANY_AUTHENTICATED,
+  permissionNote: "an import needs the write permission of its kind (deviations: work_write, assets: assets_write...)",
+  area: "workManagement",
+} as const;
+
+/** The caller must hold the kind's permission (`read` or `write`), or the answer is 403. */
+function requireKindPermission(principal: Principal, kindName: string, access: "read" | "write"): void {
+  const permission = importKind(kindName).permissions[access];
+  if (!principal.permissions.has(permission))
+    throw new ApiError("Forbidden", `This operation requires the permission '${permission}' (an import of ${kindName}).`);
+}
+
+/** The import, when the caller may read its kind (else 403). */
+async function readableImport(c: { env: Bindings; get(key: "principal"): Principal }, id: string): Promise<ImportRow> {
+  const row = await getImport(c.env.DB, id);
+  requireKindPermission(c.get("principal"), row.kind, "read");
+  return row;
+}
 
 const PageQuery = z.object({
   afterRow: z.coerce
@@ -153,7 +178,9 @@ export function importsApp() {
       },
     ),
     async (c) => {
-      const started = await startImport(c.env, c.get("principal"), writeContext(c), c.req.valid("json"));
+      const body = c.req.valid("json");
+      requireKindPermission(c.get("principal"), body.kind, "write");
+      const started = await startImport(c.env, c.get("principal"), writeContext(c), body);
       if ("dryRun" in started) return c.json(started.dryRun, 200);
       c.header("location", `/Imports/${started.queued.value.id}`);
       c.header("etag", formatEtag(started.queued.etag));
@@ -174,7 +201,7 @@ export function importsApp() {
       },
     ),
     async (c) => {
-      const found = toImport(await getImport(c.env.DB, c.req.valid("param").id));
+      const found = toImport(await readableImport(c, c.req.valid("param").id));
       return jsonWithEtag(c, found.value, found.etag);
     },
   );
@@ -208,7 +235,7 @@ export function importsApp() {
     ),
     async (c) => {
       const { id } = c.req.valid("param");
-      await getImport(c.env.DB, id);
+      await readableImport(c, id);
       return new Response(followImport(c.env, id, c.req.raw.signal), {
         status: 200,
         headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" },
@@ -244,7 +271,7 @@ export function importsApp() {
     async (c) => {
       const { id } = c.req.valid("param");
       const { afterRow, take, format } = c.req.valid("query");
-      const row = await getImport(c.env.DB, id);
+      const row = await readableImport(c, id);
       if (format === "csv") {
         return new Response(problemsCsv(c.env, row), {
           status: 200,
@@ -282,7 +309,7 @@ export function importsApp() {
     async (c) => {
       const { id } = c.req.valid("param");
       const { afterRow, take } = c.req.valid("query");
-      await getImport(c.env.DB, id);
+      await readableImport(c, id);
       return c.json(await writtenPage(c.env.DB, id, afterRow, take), 200);
     },
   );

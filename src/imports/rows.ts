@@ -2,12 +2,13 @@
  * The rows of an import, checked and (unless a dry run) written, one chunk at a time: what the
  * inline dry run and each queued chunk share. A row is first checked as a spreadsheet cell (a formula,
  * an over-long cell, a malformed quote), then made into its single request's body and checked (or
- * written) by that request's own code (./deviations.ts).
+ * written) by that request's own code (the kind's module, ./kinds/).
  */
 import type { Database } from "../db/statements";
 import type { WriteContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
-import { checkRow, planRow, problemsOfError, rowContext, writeRow, type Column, type RowProblem } from "./deviations";
+import { rowContext, type Column, type ImportKind, type RowProblem } from "./kinds/kind";
+import { problemsOfError } from "./kinds/mapping";
 import type { SheetRow } from "./read";
 import { importRowStatement, writtenRows, type ChunkCounts } from "./store";
 
@@ -20,6 +21,8 @@ const ROWS_AT_ONCE = 6;
 /** What an import's rows need to know about it. */
 export interface RowsJob {
   id: string;
+  /** What each row becomes. */
+  kind: ImportKind;
   importKey: string;
   dryRun: boolean;
   headers: readonly string[];
@@ -109,16 +112,16 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
   }
   // Then each row as its single request, a few at once (their reads and writes overlap; each is its own batch).
   const one = async ({ row, key }: { row: SheetRow; key: string }) => {
-    const planned = await planRow(context, job.columns, row.cells.map(unescape));
+    const planned = await job.kind.plan(context, job.columns, row.cells.map(unescape));
     if (!planned.plan) return fail(row, planned.problems);
     try {
-      if (job.dryRun) await checkRow(db, planned.plan, write.uuid());
+      if (job.dryRun) await job.kind.check(db, planned.plan, write.uuid());
       else {
-        // The entry names the deviation: a new one's id is the first id its write mints, so it is known first.
-        const entityId = planned.plan.action === "update" ? planned.plan.current.id : null;
+        // The entry names the record: a new one's id is the first id its write mints, so it is known first.
+        const entityId = job.kind.existingId(planned.plan);
         const id = entityId ?? write.uuid();
         const ctx: WriteContext = entityId ? write : { ...write, uuid: onceThen(id, write.uuid) };
-        await writeRow(ctx, planned.plan, [
+        await job.kind.write(ctx, planned.plan, [
           importRowStatement(db, { importKey: job.importKey, rowKey: key, entityId: id, importId: job.id, rowNumber: row.number }),
         ]);
       }
@@ -128,7 +131,7 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
         counts.skipped++;
         return;
       }
-      const listed = problemsOfError(error, job.columns, planned.plan);
+      const listed = problemsOfError(error, job.columns, job.kind.propertiesOf(planned.plan));
       if (!listed) throw error;
       fail(row, listed);
     }

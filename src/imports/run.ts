@@ -101,7 +101,7 @@ async function runChunks(env: Bindings, first: ImportRow, from: number, log: Log
   const headersObject = await env.UPLOADS.get(headersKey(first.id));
   if (!headersObject) throw new Error(`import ${first.id}: its headers are not stored`);
   const headers = (await headersObject.json()) as string[];
-  const job = rowsJob(first.id, first.importKey, first.dryRun, headers, storedMapping(first), first.rowKeyColumn);
+  const job = rowsJob(first.id, first.kind, first.importKey, first.dryRun, headers, storedMapping(first), first.rowKeyColumn);
   for (let chunk = from; ; chunk++) {
     const row = await findImport(env.DB, first.id);
     // Counted already (a message delivered twice), or the import ended: nothing to do.

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 
 export const IMPORT_KINDS = ["deviations"] as const;
+export type ImportKindName = (typeof IMPORT_KINDS)[number];
 export const IMPORT_STATUSES = ["queued", "running", "completed", "failed"] as const;
 
 /** Rows a dry run answers at once; a larger file's dry run is queued like a commit. */

@@ -11,7 +11,9 @@ import type { Principal } from "../pkg/auth";
 import { hex } from "../upload/storage";
 import { viewerOf } from "../upload/files/access";
 import { getVisibleFile } from "../upload/files/store";
-import { deviationPropertyNames, isTarget, parseTarget, PROPERTY_PREFIX, proposeMapping, type Column } from "./deviations";
+import { importKind } from "./kinds";
+import type { Column, ImportKind } from "./kinds/kind";
+import { isTarget, parseTarget, PROPERTY_PREFIX, proposeMapping } from "./kinds/mapping";
 import { checkSignature, FileProblem, formatOfName, sheetRows, type ReadLimits, type SheetFormat, type SheetRow } from "./read";
 import { configOf } from "../config";
 import { processRows, type RowsJob } from "./rows";
@@ -58,12 +60,13 @@ export function headersOf(row: SheetRow | undefined, field: string): string[] {
 /** The mapping rows are read with: the proposed one, the caller's columns over it; a column named that the file lacks is refused. */
 export async function resolveMapping(
   env: Bindings,
+  kind: ImportKind,
   headers: readonly string[],
   given: Record<string, string | null> | undefined,
   rowKey: string | undefined,
 ): Promise<{ proposed: Record<string, string | null>; pairs: [string, string | null][]; columns: Column[]; rowKeyIndex: number | null }> {
-  const names = await deviationPropertyNames(env.DB);
-  const proposed = proposeMapping(headers, names);
+  const names = await kind.propertyNames(env.DB);
+  const proposed = proposeMapping(kind, headers, names);
   const errors: FieldProblem[] = [];
   for (const [header, target] of Object.entries(given ?? {})) {
     if (!headers.includes(header)) {
@@ -72,17 +75,22 @@ export async function resolveMapping(
         rule: "exists",
         message: `The file has no column '${header}' (its columns: ${headers.filter(Boolean).join(", ")}).`,
       });
-    } else if (target !== null && !isTarget(target)) {
+    } else if (target !== null && !isTarget(kind, target)) {
       errors.push({
         field: `body.mapping.${header}`,
         rule: "enum",
-        message: `'${target}' is not a field of a deviation nor property:Name (see the proposed mapping of a dry run).`,
+        message:
+          `'${target}' is not a field of a ${kind.noun}${names.size > 0 ? " nor property:Name" : ""} ` +
+          "(see the proposed mapping of a dry run).",
       });
     } else if (target?.startsWith(PROPERTY_PREFIX) && !names.has(target.slice(PROPERTY_PREFIX.length))) {
       errors.push({
         field: `body.mapping.${header}`,
         rule: "exists",
-        message: `No Deviation property is named '${target.slice(PROPERTY_PREFIX.length)}'.`,
+        message:
+          names.size > 0
+            ? `No ${kind.noun} property is named '${target.slice(PROPERTY_PREFIX.length)}'.`
+            : `A ${kind.noun} has no properties.`,
       });
     }
   }
@@ -92,8 +100,8 @@ export async function resolveMapping(
   const targets = new Map<string, string>();
   for (const header of headers) {
     const target = mapping[header] ?? null;
-    if (target === null || !isTarget(target)) continue;
-    const canonical = `${JSON.stringify(parseTarget(target))}`;
+    if (target === null || !isTarget(kind, target)) continue;
+    const canonical = `${JSON.stringify(parseTarget(kind, target))}`;
     const other = targets.get(canonical);
     if (other !== undefined)
       errors.push({
@@ -106,7 +114,7 @@ export async function resolveMapping(
   if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => e.message).join(" "), { errors });
   const pairs = headers.filter((h) => h !== "").map((h): [string, string | null] => [h, mapping[h] ?? null]);
   const columns = headers
-    .map((header, index) => ({ index, header, target: header === "" ? null : parseTarget(mapping[header] ?? null) }))
+    .map((header, index) => ({ index, header, target: header === "" ? null : parseTarget(kind, mapping[header] ?? null) }))
     .filter((column) => column.target !== null);
   return { proposed, pairs, columns, rowKeyIndex: rowKey === undefined ? null : headers.indexOf(rowKey) };
 }
@@ -114,17 +122,19 @@ export async function resolveMapping(
 /** The job of rows from a mapping and the headers (an import's stored pairs, or a request's). */
 export function rowsJob(
   id: string,
+  kindName: string,
   importKey: string,
   dryRun: boolean,
   headers: readonly string[],
   pairs: [string, string | null][],
   rowKey: string | null,
 ): RowsJob {
+  const kind = importKind(kindName);
   const mapping = new Map(pairs);
   const columns = headers
-    .map((header, index) => ({ index, header, target: header === "" ? null : parseTarget(mapping.get(header) ?? null) }))
+    .map((header, index) => ({ index, header, target: header === "" ? null : parseTarget(kind, mapping.get(header) ?? null) }))
     .filter((column) => column.target !== null);
-  return { id, importKey, dryRun, headers, columns, rowKeyIndex: rowKey === null ? null : headers.indexOf(rowKey) };
+  return { id, kind, importKey, dryRun, headers, columns, rowKeyIndex: rowKey === null ? null : headers.indexOf(rowKey) };
 }
 
 interface Source {
@@ -203,11 +213,11 @@ export async function startImport(env: Bindings, principal: Principal, write: Wr
     throw error;
   }
   const headers = headersOf(header, source.field);
-  const mapping = await resolveMapping(env, headers, body.mapping, body.rowKey);
+  const mapping = await resolveMapping(env, importKind(body.kind), headers, body.mapping, body.rowKey);
   const importKey = body.importKey ?? source.importKey;
 
   if (body.dryRun && !more) {
-    const job = rowsJob(id, importKey, true, headers, mapping.pairs, body.rowKey ?? null);
+    const job = rowsJob(id, body.kind, importKey, true, headers, mapping.pairs, body.rowKey ?? null);
     const outcome = await processRows(env.DB, write, job, rows);
     if (source.fileId === null) await env.UPLOADS.delete(source.key);
     return {

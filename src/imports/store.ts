@@ -11,7 +11,7 @@ import { newEtagToken } from "../pkg/db";
 import { notFound } from "../pkg/errors";
 import type { Versioned } from "../pkg/resource";
 import type { ImportResource } from "./schema";
-import type { RowProblem } from "./deviations";
+import type { RowProblem } from "./kinds/kind";
 
 const importTable = tableStatements(imports);
 const rowTable = tableStatements(importRows);

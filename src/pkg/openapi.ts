@@ -168,14 +168,21 @@ function jsonDepthLimit(): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * The "permission" of a route any authenticated caller may call because it grants nothing by itself:
- * `POST /$batch`, whose operations each need their own route's permission (docs/decisions.md, "Batch").
+ * The "permission" of a route any authenticated caller may call because the permission depends on what
+ * the request names: `POST /$batch`, whose operations each need their own route's permission
+ * (docs/decisions.md, "Batch"); `/Imports`, whose kind of record says it. The route's `permissionNote`
+ * says which, and its handler checks.
  */
 export const ANY_AUTHENTICATED = "authenticated";
 
 export interface RouteOptions {
-  /** The permission a caller needs. Every route names one ({@link ANY_AUTHENTICATED} for a route that grants nothing by itself). */
+  /**
+   * The permission a caller needs. Every route names one ({@link ANY_AUTHENTICATED}, with a
+   * `permissionNote`, where the request says which).
+   */
   permission: Permission | typeof ANY_AUTHENTICATED;
+  /** With {@link ANY_AUTHENTICATED}: which permission the handler requires, for the route's description. */
+  permissionNote?: string;
   area: ApiArea;
   /** Narrows the area's API versions for this route. */
   versions?: readonly string[];
@@ -280,7 +287,7 @@ export function defineRoute<R extends Omit<RouteConfig, "middleware"> & { errors
     description: [
       route.description,
       options.permission === ANY_AUTHENTICATED
-        ? "Any authenticated caller; each operation needs its own route's permission."
+        ? `Any authenticated caller; ${options.permissionNote ?? "the handler checks the permission the request needs"}.`
         : `Requires the permission \`${options.permission}\`.`,
     ]
       .filter(Boolean)

@@ -102,7 +102,8 @@ export const EVENT_KINDS: Readonly<Record<EntityKind, EventKind>> = {
     permission: PERMISSIONS.workRead,
     description:
       "A spreadsheet import: `created` when committed (queued), `updated` once when it ends, with its `status` (completed or " +
-      "failed) and its counts (created, skipped, failed). Progress in between is read from GET /Imports/{id} or its events stream.",
+      "failed) and its counts (created, skipped, failed). Progress in between is read from GET /Imports/{id} or its events stream. " +
+      "Reading an import takes its kind's read permission; subscribing to imports' events takes work_read.",
   },
   inspectionPlan: {
     actions: CRUD,

@@ -1,0 +1,14 @@
+/** The kinds of record an import writes: each its own module (./kind.ts says what one provides). */
+import type { ImportKindName } from "../schema";
+import { deviations } from "./deviations";
+import type { ImportKind } from "./kind";
+
+export const IMPORT_KIND_HANDLERS: Record<ImportKindName, ImportKind> = {
+  deviations: deviations as ImportKind,
+};
+
+export const importKind = (name: string): ImportKind => {
+  const kind = IMPORT_KIND_HANDLERS[name as ImportKindName];
+  if (!kind) throw new Error(`unknown import kind ${name}`);
+  return kind;
+};
