@@ -140,7 +140,7 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
   const worker = async () => {
     while (next < ready.length) await one(ready[next++]!);
   };
-  await Promise.all(Array.from({ length: Math.min(ROWS_AT_ONCE, ready.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(job.kind.inOrder ? 1 : ROWS_AT_ONCE, ready.length) }, worker));
   const problems = [...byRow.values()].sort((a, b) => a.rowNumber - b.rowNumber);
   return { counts, problems };
 }

@@ -55,6 +55,11 @@ export function cached<T>(ctx: RowContext, key: string, load: () => Promise<T>):
 export interface ImportKind<Plan = unknown> {
   /** The record in messages: "deviation", "asset". */
   readonly noun: string;
+  /**
+   * Rows are written one after another in file order (a row may name a record an earlier row of the
+   * same file makes: an asset's parent). Default: a few rows of a chunk at once.
+   */
+  readonly inOrder?: boolean;
   /** Who may read an import of this kind, and who may commit (or dry-run) one. */
   readonly permissions: { read: Permission; write: Permission };
   /** The fields a column can be mapped to (the single request's JSON names, nested with dots). */
