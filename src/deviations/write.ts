@@ -166,14 +166,22 @@ export async function validateDeviation(db: Database, input: DeviationInput, sel
 }
 
 /**
- * Creates a deviation. `extra` statements join the write's batch (an import's record of the row it
- * wrote), so they are written exactly when the deviation is.
+ * A deviation's write, checked and composed but not run: its statements for one db.batch() (with the
+ * caller's `extra` ones at the end) and what it answers once they ran. Imports run many rows' writes in
+ * one batch this way; {@link createDeviation} and {@link updateDeviation} run one.
  */
-export async function createDeviation(
+export interface PreparedDeviationWrite {
+  value: Versioned<Deviation>;
+  statements: D1PreparedStatement[];
+  referenceId: string;
+}
+
+/** A create of {@link createDeviation}, checked and composed: every rule, nothing written. */
+export async function prepareCreateDeviation(
   ctx: WriteContext,
   input: DeviationInput,
   extra: readonly D1PreparedStatement[] = [],
-): Promise<Versioned<Deviation>> {
+): Promise<PreparedDeviationWrite> {
   const id = ctx.uuid();
   const typeId = (input.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const checked = await checkInput(ctx.db, id, typeId, input);
@@ -187,30 +195,97 @@ export async function createDeviation(
     relationships: sortRelationships([...checked.related]),
     workItemIds: [],
   });
-  await runWrite(
-    ctx.db,
-    [
-      ...insertDeviationsStatements(ctx.db, [deviationValues(row, ctx.actorId)]),
-      ...dependentStatements(ctx, row, checked),
-      ...replaceRelationshipsStatements(
-        ctx.db,
-        id,
-        checked.related.map((r) => r.id),
-        [],
-        ctx.now,
-      ),
-      ...outboxStatements(ctx.db, ctx, {
-        entityKind: DEVIATION_KIND,
-        entityId: id,
-        action: "created",
-        payload: created.value,
-        etag: created.etag,
-      }),
-      ...extra,
-    ],
-    referenceId,
+  const statements = [
+    ...insertDeviationsStatements(ctx.db, [deviationValues(row, ctx.actorId)]),
+    ...dependentStatements(ctx, row, checked),
+    ...replaceRelationshipsStatements(
+      ctx.db,
+      id,
+      checked.related.map((r) => r.id),
+      [],
+      ctx.now,
+    ),
+    ...outboxStatements(ctx.db, ctx, {
+      entityKind: DEVIATION_KIND,
+      entityId: id,
+      action: "created",
+      payload: created.value,
+      etag: created.etag,
+    }),
+    ...extra,
+  ];
+  return { value: created, statements, referenceId };
+}
+
+/**
+ * Creates a deviation. `extra` statements join the write's batch (an import's record of the row it
+ * wrote), so they are written exactly when the deviation is.
+ */
+export async function createDeviation(
+  ctx: WriteContext,
+  input: DeviationInput,
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<Versioned<Deviation>> {
+  const prepared = await prepareCreateDeviation(ctx, input, extra);
+  await runWrite(ctx.db, prepared.statements, prepared.referenceId);
+  return prepared.value;
+}
+
+/** A replacement of {@link updateDeviation} (one attempt), checked and composed against the current row: nothing written. */
+export async function prepareUpdateDeviation(
+  ctx: WriteContext,
+  input: DeviationUpdate,
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<PreparedDeviationWrite> {
+  const { row: currentRow, current } = await readForWrite(ctx.db, input.id);
+  assertVersion(ctx, current.etag);
+  const typeId = (input.typeId ?? currentRow.type_id).toLowerCase();
+  const checked = await checkInput(ctx.db, currentRow.id, typeId, input);
+  // A plant designated directly (only the monitoring loop does that: a Plant item's deviation) stays
+  // while no main system, design object or equipment is given, since the body has no slot for it.
+  const plant = current.value.assetReference.plant;
+  const slotsGiven = checked.assets.length > 0;
+  const viaSlot =
+    current.value.assetReference.mainSystem ?? current.value.assetReference.designObject ?? current.value.assetReference.equipment;
+  if (!slotsGiven && plant && !viaSlot) checked.assets.push({ id: plant.id, kind: "plant", name: plant.name, plant });
+  const owner = input.objectOwner
+    ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
+    : { id: currentRow.owner_id, name: currentRow.owner_name };
+  const referenceId = input.referenceId ?? currentRow.reference_id;
+  const row = rowFor(
+    currentRow.id,
+    input,
+    checked,
+    { referenceId, typeId, owner, createdAt: currentRow.created_at, origin: currentRow.origin },
+    ctx.now,
   );
-  return created;
+  const updated = await composeDeviation(row, {
+    typeName: checked.typeName,
+    assets: checked.assets,
+    properties: toLinkedProperties(checked.properties),
+    relationships: sortRelationships([...checked.related]),
+    workItemIds: current.value.workItemIds,
+  });
+  const statements = [
+    assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
+    updateDeviationStatement(ctx.db, row),
+    ...dependentStatements(ctx, row, checked),
+    ...replaceRelationshipsStatements(
+      ctx.db,
+      row.id,
+      checked.related.map((r) => r.id),
+      current.value.relationships.map((r) => r.id),
+      ctx.now,
+    ),
+    ...guardedOutboxStatements(
+      ctx.db,
+      ctx,
+      { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value, etag: updated.etag },
+      { table: "deviations", etag: row.etag },
+    ),
+    ...extra,
+  ];
+  return { value: updated, statements, referenceId };
 }
 
 /** Replaces a deviation; `extra` statements join the write's batch, as for {@link createDeviation}. */
@@ -220,59 +295,9 @@ export async function updateDeviation(
   extra: readonly D1PreparedStatement[] = [],
 ): Promise<Versioned<Deviation>> {
   return retryWrite(ctx, async () => {
-    const { row: currentRow, current } = await readForWrite(ctx.db, input.id);
-    assertVersion(ctx, current.etag);
-    const typeId = (input.typeId ?? currentRow.type_id).toLowerCase();
-    const checked = await checkInput(ctx.db, currentRow.id, typeId, input);
-    // A plant designated directly (only the monitoring loop does that: a Plant item's deviation) stays
-    // while no main system, design object or equipment is given, since the body has no slot for it.
-    const plant = current.value.assetReference.plant;
-    const slotsGiven = checked.assets.length > 0;
-    const viaSlot =
-      current.value.assetReference.mainSystem ?? current.value.assetReference.designObject ?? current.value.assetReference.equipment;
-    if (!slotsGiven && plant && !viaSlot) checked.assets.push({ id: plant.id, kind: "plant", name: plant.name, plant });
-    const owner = input.objectOwner
-      ? { id: input.objectOwner.id, name: input.objectOwner.name ?? null }
-      : { id: currentRow.owner_id, name: currentRow.owner_name };
-    const referenceId = input.referenceId ?? currentRow.reference_id;
-    const row = rowFor(
-      currentRow.id,
-      input,
-      checked,
-      { referenceId, typeId, owner, createdAt: currentRow.created_at, origin: currentRow.origin },
-      ctx.now,
-    );
-    const updated = await composeDeviation(row, {
-      typeName: checked.typeName,
-      assets: checked.assets,
-      properties: toLinkedProperties(checked.properties),
-      relationships: sortRelationships([...checked.related]),
-      workItemIds: current.value.workItemIds,
-    });
-    await runWrite(
-      ctx.db,
-      [
-        assertStatement(ctx.db, "EXISTS (SELECT 1 FROM deviations WHERE id = ?1 AND etag = ?2)", row.id, currentRow.etag),
-        updateDeviationStatement(ctx.db, row),
-        ...dependentStatements(ctx, row, checked),
-        ...replaceRelationshipsStatements(
-          ctx.db,
-          row.id,
-          checked.related.map((r) => r.id),
-          current.value.relationships.map((r) => r.id),
-          ctx.now,
-        ),
-        ...guardedOutboxStatements(
-          ctx.db,
-          ctx,
-          { entityKind: DEVIATION_KIND, entityId: row.id, action: "updated", payload: updated.value, etag: updated.etag },
-          { table: "deviations", etag: row.etag },
-        ),
-        ...extra,
-      ],
-      referenceId,
-    );
-    return updated;
+    const prepared = await prepareUpdateDeviation(ctx, input, extra);
+    await runWrite(ctx.db, prepared.statements, prepared.referenceId);
+    return prepared.value;
   });
 }
 

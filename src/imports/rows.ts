@@ -17,6 +17,8 @@ export const MAX_CELL_CHARS = 32_767;
 
 /** Rows of a chunk checked or written at once. */
 const ROWS_AT_ONCE = 6;
+/** Prepared rows written in one batch (a kind with `prepare`). */
+const GROUP_ROWS = 25;
 
 /** What an import's rows need to know about it. */
 export interface RowsJob {
@@ -74,8 +76,8 @@ function cellsByHeader(row: SheetRow, headers: readonly string[]): Record<string
 
 /**
  * Checks (and in a commit, writes) `rows`. A row already written under the import key is skipped. A
- * row's write and its import_rows entry are one batch; a row whose entry another run wrote first
- * fails that batch and counts as skipped.
+ * row's write and its import_rows entry are in one batch (with other rows' writes, for a kind that
+ * prepares them); a row whose entry another run wrote first fails its batch and counts as skipped.
  */
 export async function processRows(db: Database, write: WriteContext, job: RowsJob, rows: readonly SheetRow[]): Promise<RowsOutcome> {
   const counts: ChunkCounts = { processed: 0, created: 0, skipped: 0, failed: 0 };
@@ -110,37 +112,70 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
     else if (written.has(key)) counts.skipped++;
     else ready.push({ row, key });
   }
-  // Then each row as its single request, a few at once (their reads and writes overlap; each is its own batch).
-  const one = async ({ row, key }: { row: SheetRow; key: string }) => {
-    const planned = await job.kind.plan(context, job.columns, row.cells.map(unescape));
-    if (!planned.plan) return fail(row, planned.problems);
+  // Then each row as its single request, a few at once (their reads overlap). A kind that can prepare its
+  // writes has a chunk's rows checked first and written in a few batches; the others write row by row.
+  const grouped = !job.dryRun && job.kind.prepare !== undefined && job.kind.inOrder !== true;
+  const prepared: { row: SheetRow; key: string; plan: unknown; statements: D1PreparedStatement[] }[] = [];
+  const entry = (key: string, row: SheetRow, entityId: string) =>
+    importRowStatement(db, { importKey: job.importKey, rowKey: key, entityId, importId: job.id, rowNumber: row.number });
+  /** The row's write context and the id its record will have: a new record's id is the first id its write mints. */
+  const writeFor = (plan: unknown) => {
+    const existing = job.kind.existingId(plan);
+    const id = existing ?? write.uuid();
+    return { id, ctx: existing ? write : { ...write, uuid: onceThen(id, write.uuid) } };
+  };
+  const attempt = async (row: SheetRow, key: string, plan: unknown, run: () => Promise<void>) => {
     try {
-      if (job.dryRun) await job.kind.check(db, planned.plan, write.uuid());
-      else {
-        // The entry names the record: a new one's id is the first id its write mints, so it is known first.
-        const entityId = job.kind.existingId(planned.plan);
-        const id = entityId ?? write.uuid();
-        const ctx: WriteContext = entityId ? write : { ...write, uuid: onceThen(id, write.uuid) };
-        await job.kind.write(ctx, planned.plan, [
-          importRowStatement(db, { importKey: job.importKey, rowKey: key, entityId: id, importId: job.id, rowNumber: row.number }),
-        ]);
-      }
-      counts.created++;
+      await run();
     } catch (error) {
       if (!job.dryRun && error instanceof ApiError && error.code === "Conflict" && (await writtenRows(db, job.importKey, [key])).has(key)) {
         counts.skipped++;
         return;
       }
-      const listed = problemsOfError(error, job.columns, job.kind.propertiesOf(planned.plan));
+      const listed = problemsOfError(error, job.columns, job.kind.propertiesOf(plan));
       if (!listed) throw error;
       fail(row, listed);
     }
+  };
+  const writeOne = (row: SheetRow, key: string, plan: unknown) =>
+    attempt(row, key, plan, async () => {
+      const { id, ctx } = writeFor(plan);
+      await job.kind.write(ctx, plan, [entry(key, row, id)]);
+      counts.created++;
+    });
+  const one = async ({ row, key }: { row: SheetRow; key: string }) => {
+    const planned = await job.kind.plan(context, job.columns, row.cells.map(unescape));
+    if (!planned.plan) return fail(row, planned.problems);
+    const plan = planned.plan;
+    if (job.dryRun)
+      return attempt(row, key, plan, async () => {
+        await job.kind.check(db, plan, write.uuid());
+        counts.created++;
+      });
+    if (!grouped) return writeOne(row, key, plan);
+    await attempt(row, key, plan, async () => {
+      const { id, ctx } = writeFor(plan);
+      const { statements } = await job.kind.prepare!(ctx, plan, [entry(key, row, id)]);
+      prepared.push({ row, key, plan, statements });
+    });
   };
   let next = 0;
   const worker = async () => {
     while (next < ready.length) await one(ready[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(job.kind.inOrder ? 1 : ROWS_AT_ONCE, ready.length) }, worker));
+  // The prepared rows in file order, GROUP_ROWS to a batch; a batch that fails (a referenceId another row
+  // took, a record changed meanwhile) wrote nothing, and its rows are written one by one for their own answers.
+  prepared.sort((a, b) => a.row.number - b.row.number);
+  for (let at = 0; at < prepared.length; at += GROUP_ROWS) {
+    const group = prepared.slice(at, at + GROUP_ROWS);
+    try {
+      await db.batch(group.flatMap((p) => p.statements));
+      counts.created += group.length;
+    } catch {
+      for (const p of group) await writeOne(p.row, p.key, p.plan);
+    }
+  }
   const problems = [...byRow.values()].sort((a, b) => a.rowNumber - b.rowNumber);
   return { counts, problems };
 }

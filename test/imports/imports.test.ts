@@ -47,6 +47,39 @@ describe("commit", () => {
     expect(first.body).toMatchObject({ referenceId: `${ref}-1`, description: "One" });
   });
 
+  it("writes a chunk's rows together, and when one of them cannot be written the others still land, each with its own answer", async () => {
+    const ref = unique("GR");
+    const taken = await call("/Deviations", { method: "POST", body: { referenceId: `${ref}-taken`, description: "Already there" } });
+    expect(taken.status, taken.text).toBe(201);
+    // 60 rows: rows 11 and 41 name referenceIds that are taken (one before the import, one by row 31), so their batches fail.
+    const lines = ["referenceId,description"];
+    for (let i = 1; i <= 60; i++) {
+      const referenceId = i === 11 ? `${ref}-taken` : i === 41 ? `${ref}-31` : `${ref}-${i}`;
+      lines.push(`${referenceId},Wall loss ${i}`);
+    }
+    const done = await commitCsv(`${lines.join("\r\n")}\r\n`);
+    expect(done).toMatchObject({ status: "completed", total: 60, created: 58, failed: 2 });
+    const problems = await call(`/Imports/${done.id}/Problems`);
+    expect(problems.body).toEqual([
+      expect.objectContaining({ row: 12, column: "referenceId", field: "body.referenceId", rule: "unique" }),
+      expect.objectContaining({ row: 42, column: "referenceId", field: "body.referenceId", rule: "unique" }),
+    ]);
+    const rows = (await call(`/Imports/${done.id}/Rows?take=100`)).body as { row: number; entityId: string }[];
+    expect(rows).toHaveLength(58);
+    const written = await call(`/Deviations?searchText=${ref}&take=100`);
+    expect(written.body).toHaveLength(59);
+    const thirty = await call(`/Deviations/${rows.find((r) => r.row === 31)!.entityId}`);
+    expect(thirty.body).toMatchObject({ referenceId: `${ref}-30`, description: "Wall loss 30" });
+    // Each row's event and its entry: one event per written deviation.
+    const events = await env.DB.prepare(
+      "SELECT count(*) AS n FROM outbox WHERE entity_kind = 'deviation' AND action = 'created' AND entity_id IN " +
+        "(SELECT entity_id FROM import_rows WHERE import_id = ?1)",
+    )
+      .bind(done.id)
+      .first<{ n: number }>();
+    expect(events?.n).toBe(58);
+  });
+
   it("relays the events of the rows it wrote without waiting for another write or the minute cron", async () => {
     const ref = unique("RL");
     const done = await commitCsv(`referenceId,description\r\n${ref}-1,One\r\n`);

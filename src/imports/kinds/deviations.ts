@@ -13,7 +13,13 @@ import type { z } from "@hono/zod-openapi";
 import type { Database } from "../../db/statements";
 import { CreateDeviationSchema, UpdateDeviationSchema, type Deviation } from "../../deviations/schema";
 import { DEVIATION_RULE, getDeviation } from "../../deviations/store";
-import { createDeviation, updateDeviation, validateDeviation } from "../../deviations/write";
+import {
+  createDeviation,
+  prepareCreateDeviation,
+  prepareUpdateDeviation,
+  updateDeviation,
+  validateDeviation,
+} from "../../deviations/write";
 import { ApiError, type FieldProblem } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
 import { PERMISSIONS } from "../../pkg/permissions";
@@ -219,4 +225,11 @@ export const deviations: ImportKind<RowPlan> = {
   propertiesOf: (plan) => plan.body.properties ?? [],
   check: checkRow,
   write: writeRow,
+  prepare: async (ctx, plan, extra) => {
+    const prepared =
+      plan.action === "create"
+        ? await prepareCreateDeviation(ctx, plan.body, extra)
+        : await prepareUpdateDeviation({ ...ctx, expectedEtag: undefined }, plan.body, extra);
+    return { id: prepared.value.value.id, statements: prepared.statements };
+  },
 };

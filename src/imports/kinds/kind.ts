@@ -52,6 +52,12 @@ export function cached<T>(ctx: RowContext, key: string, load: () => Promise<T>):
   return found;
 }
 
+/** A row's write, composed: the record's id and the statements that write it (the row's entry among them). */
+export interface PreparedRow {
+  id: string;
+  statements: D1PreparedStatement[];
+}
+
 export interface ImportKind<Plan = unknown> {
   /** The record in messages: "deviation", "asset". */
   readonly noun: string;
@@ -84,4 +90,10 @@ export interface ImportKind<Plan = unknown> {
    * them idempotently first, then its entry.
    */
   write(ctx: WriteContext, plan: Plan, extra: readonly D1PreparedStatement[]): Promise<string>;
+  /**
+   * Optional: {@link write} checked and composed but not run (every rule; nothing written), so the
+   * rows of a chunk are written in a few batches instead of one each. A batch that fails is written
+   * again row by row with {@link write}, which names each row's problem.
+   */
+  prepare?(ctx: WriteContext, plan: Plan, extra: readonly D1PreparedStatement[]): Promise<PreparedRow>;
 }
