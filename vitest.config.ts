@@ -38,6 +38,7 @@ const NODE_TESTS = [
   "test/conventions/key-ring.test.ts",
   "test/properties/regex-translation.test.ts",
   "test/upload/form.test.ts",
+  "test/imports/xlsx-dates.test.ts",
   "test/upload/presign.test.ts",
   "test/sandbox/containment.test.ts",
   "test/sandbox/failures.test.ts",

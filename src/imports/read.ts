@@ -12,7 +12,8 @@
  */
 import Papa from "papaparse";
 import { Unzip, UnzipInflate, type UnzipFile } from "fflate";
-import { SaxesParser } from "saxes";
+import { SaxesParser, type SaxesTagPlain } from "saxes";
+import { builtInFormatKind, customFormatKind, serialToIso, type DateFormat } from "./xlsx-dates";
 
 /** One row as read: its number in the file (the header is row 1 in a typical sheet) and its cells. */
 export interface SheetRow {
@@ -239,9 +240,56 @@ async function* unzipEntries(
 
 const SHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
-/** Pass 1 over a workbook: its shared strings, and which worksheet to read (sheet1, else the lowest numbered). */
-async function workbookIndex(body: ReadableStream<Uint8Array>, limits: ReadLimits): Promise<{ strings: string[]; sheet: string }> {
+/** What pass 1 learns of a workbook: its shared strings, the worksheet to read, and how dates are shown. */
+interface WorkbookIndex {
+  strings: string[];
+  sheet: string;
+  /** Cell styles (indexes into cellXfs) whose number format shows a date, and what it shows. */
+  dateStyles: Map<number, DateFormat>;
+  /** The workbook counts days from 1904 (workbookPr date1904). */
+  date1904: boolean;
+}
+
+/** A parser fed an entry's text as it inflates. */
+const feeding = (parser: SaxesParser) => (text: string, final: boolean) => {
+  parser.write(text);
+  if (final) parser.close();
+};
+
+const attributeOf = (tag: SaxesTagPlain, key: string): string | undefined => {
+  const value = tag.attributes[key];
+  return typeof value === "string" ? value : undefined;
+};
+
+/** styles.xml: the cell styles whose number format is a date or a time. */
+function stylesParser(dateStyles: Map<number, DateFormat>): SaxesParser {
+  const custom = new Map<number, string>();
+  let inCellXfs = false;
+  let xf = 0;
+  const parser = new SaxesParser();
+  parser.on("opentag", (tag) => {
+    const name = local(tag.name);
+    if (name === "numFmt") custom.set(Number(attributeOf(tag, "numFmtId")), attributeOf(tag, "formatCode") ?? "");
+    else if (name === "cellXfs") inCellXfs = true;
+    else if (name === "xf" && inCellXfs) {
+      const id = Number(attributeOf(tag, "numFmtId") ?? 0);
+      const code = custom.get(id);
+      const kind = code !== undefined ? customFormatKind(code) : builtInFormatKind(id);
+      if (kind) dateStyles.set(xf, kind);
+      xf++;
+    }
+  });
+  parser.on("closetag", (tag) => {
+    if (local(tag.name) === "cellXfs") inCellXfs = false;
+  });
+  return parser;
+}
+
+/** Pass 1 over a workbook: its shared strings, its date styles, and which worksheet to read (sheet1, else the lowest numbered). */
+async function workbookIndex(body: ReadableStream<Uint8Array>, limits: ReadLimits): Promise<WorkbookIndex> {
   const strings: string[] = [];
+  const dateStyles = new Map<number, DateFormat>();
+  let date1904 = false;
   let chars = 0;
   const sheets: string[] = [];
   let current: string | null = null;
@@ -266,31 +314,35 @@ async function workbookIndex(body: ReadableStream<Uint8Array>, limits: ReadLimit
       current = null;
     }
   });
+  const workbook = new SaxesParser();
+  workbook.on("opentag", (tag) => {
+    if (local(tag.name) === "workbookPr") date1904 = ["1", "true"].includes(attributeOf(tag, "date1904") ?? "");
+  });
   for await (const _ of unzipEntries(body, limits, (name) => {
     if (SHEET.test(name)) sheets.push(name);
-    if (name !== "xl/sharedStrings.xml") return null;
-    return (text, final) => {
-      parser.write(text);
-      if (final) parser.close();
-    };
+    if (name === "xl/sharedStrings.xml") return feeding(parser);
+    if (name === "xl/styles.xml") return feeding(stylesParser(dateStyles));
+    if (name === "xl/workbook.xml") return feeding(workbook);
+    return null;
   }));
   if (sheets.length === 0) throw new FileProblem("format", "The file is a zip archive but not an XLSX workbook: it has no worksheet.");
   const sheet = sheets.includes("xl/worksheets/sheet1.xml")
     ? "xl/worksheets/sheet1.xml"
     : sheets.sort((a, b) => Number(SHEET.exec(a)![1]) - Number(SHEET.exec(b)![1]))[0]!;
-  return { strings, sheet };
+  return { strings, sheet, dateStyles, date1904 };
 }
 
 /**
  * The rows of the first worksheet of an XLSX workbook, in batches. `open` gives the file's stream
  * (called twice: the shared strings come after the sheet in Excel's files). Empty rows are left out;
- * a formula cell keeps its cached value and is listed in `formulas`.
+ * a formula cell keeps its cached value and is listed in `formulas`; a number shown as a date is read as
+ * its ISO 8601 text (./xlsx-dates.ts).
  */
 export async function* xlsxRows(open: () => Promise<ReadableStream<Uint8Array>>, limits: ReadLimits): AsyncGenerator<SheetRow[]> {
-  const { strings, sheet } = await workbookIndex(await open(), limits);
+  const { strings, sheet, dateStyles, date1904 } = await workbookIndex(await open(), limits);
   let batch: SheetRow[] = [];
   let row: SheetRow | null = null;
-  let cell: { index: number; type: string; value: string; formula: boolean; inValue: boolean } | null = null;
+  let cell: { index: number; type: string; style: number; value: string; formula: boolean; inValue: boolean } | null = null;
   let nextRow = 1;
   let nextColumn = 0;
   const parser = new SaxesParser();
@@ -309,7 +361,7 @@ export async function* xlsxRows(open: () => Promise<ReadableStream<Uint8Array>>,
       const reference = attribute("r");
       const index = reference ? columnOf(reference) : nextColumn;
       nextColumn = index + 1;
-      cell = { index, type: attribute("t") ?? "n", value: "", formula: false, inValue: false };
+      cell = { index, type: attribute("t") ?? "n", style: Number(attribute("s") ?? 0), value: "", formula: false, inValue: false };
     } else if (cell && name === "f") cell.formula = true;
     else if (cell && (name === "v" || name === "t")) cell.inValue = true;
   });
@@ -323,6 +375,10 @@ export async function* xlsxRows(open: () => Promise<ReadableStream<Uint8Array>>,
       let value = cell.value;
       if (cell.type === "s") value = strings[Number(value)] ?? "";
       else if (cell.type === "b") value = value === "1" ? "TRUE" : "FALSE";
+      else if (cell.type === "n" && value !== "") {
+        const shown = dateStyles.get(cell.style);
+        if (shown) value = serialToIso(Number(value), shown, date1904) ?? value;
+      }
       while (row.cells.length < cell.index) row.cells.push("");
       row.cells[cell.index] = value;
       if (cell.formula) row.formulas.push(cell.index);
