@@ -35,9 +35,10 @@ export function extractWalkthroughs(markdown) {
  * Runs the README's walkthroughs against `base` in one bash process (cwd: the checkout, PORT set to the
  * server's port) and calls `report(name, { ok, ms, output })` after each. A walkthrough fails when a
  * step failed (the README's api or get helpers mark it), when any command fails (an ERR trap, which a
- * reader does not have, so no failure goes unnoticed), or when it takes longer than `timeoutMs`.
+ * reader does not have, so no failure goes unnoticed), or when it takes longer than `timeoutMs` (5 minutes: the
+ * thousand-row import's commit, its fix and its repeat take one to three minutes under `wrangler dev` on a loaded machine).
  */
-export async function runWalkthroughs({ base, report, only, timeoutMs = 180_000 }) {
+export async function runWalkthroughs({ base, report, only, timeoutMs = 300_000 }) {
   const blocks = extractWalkthroughs(readFileSync(join(ROOT, "README.md"), "utf8")).filter((b, i) => i === 0 || !only || b.name === only);
   const dir = mkdtempSync(join(tmpdir(), "integrity-edge-readme-"));
   const marker = `@@walkthrough-${Math.random().toString(36).slice(2)}`;
