@@ -1425,7 +1425,8 @@ export const users = sqliteTable(
  * Webhook subscriptions (issue 25, "Subscribers hear it"): an https URL, the outbox events it wants
  * (webhook_subscription_filters) and a signing secret sealed at rest (src/subscriptions/secret.ts).
  * `failing_since` is the first failed attempt since the last success; a subscription that has only
- * failed for three days is disabled with its reason.
+ * failed for three days is disabled with its reason. While it fails, one attempt at a time holds
+ * `attempt_lease_until` (its other deliveries wait without an attempt).
  */
 export const webhookSubscriptions = sqliteTable(
   "webhook_subscriptions",
@@ -1444,6 +1445,7 @@ export const webhookSubscriptions = sqliteTable(
     failingSince: text("failing_since"),
     lastSuccessAt: text("last_success_at"),
     lastFailureAt: text("last_failure_at"),
+    attemptLeaseUntil: text("attempt_lease_until"),
     ...audit,
   },
   (t) => [index("webhook_subscriptions_created_idx").on(t.createdAt, t.id)],

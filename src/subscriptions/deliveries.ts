@@ -291,6 +291,17 @@ export function claimDeliveryStatement(db: Database, delivery: DeliveryRound, le
     .bind(lease.until, delivery.id, delivery.round, lease.now);
 }
 
+/** Puts off a claimed delivery of this round until `nextAttemptAt`, without an attempt (its receiver is busy failing). */
+export function deferDeliveryStatement(
+  db: Database,
+  delivery: DeliveryRound,
+  change: { nextAttemptAt: string; now: string },
+): D1PreparedStatement {
+  return db
+    .prepare("UPDATE webhook_deliveries SET next_attempt_at = ?1, lease_until = NULL, updated_at = ?2 WHERE id = ?3 AND round = ?4")
+    .bind(change.nextAttemptAt, change.now, delivery.id, delivery.round);
+}
+
 /** Records an attempt of this round: what came back, and what happens next (succeeded, retrying, or dead-lettered). */
 export function recordAttemptStatement(
   db: Database,

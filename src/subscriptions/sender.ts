@@ -8,7 +8,12 @@
  * 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; longer when the receiver's Retry-After asks for it) by retrying
  * the message with that delay; after {@link MAX_ATTEMPTS} attempts in a round the delivery is
  * dead-lettered. A subscription whose attempts have only failed for {@link DISABLE_AFTER_MS}, or whose
- * receiver answers 410 Gone, is disabled with its reason. The queue's own dead-letter queue receives
+ * receiver answers 410 Gone, is disabled with its reason.
+ *
+ * While a subscription fails, its receiver gets one attempt at a time (the subscription's attempt lease):
+ * its other deliveries are put off without an attempt ({@link failingDeferSeconds}), so a receiver that
+ * is down or hangs for its whole timeout holds one of the consumer's slots, not all of them in front of
+ * every other subscriber's deliveries (an import's thousand events to a dead receiver did that). The queue's own dead-letter queue receives
  * a message only when this consumer itself kept failing on it; {@link consumeDeadLetters} records that.
  *
  * Nothing secret is logged: log lines name the delivery, the subscription and the target's host,
@@ -19,9 +24,22 @@ import type { Bindings } from "../env";
 import { guardedOutboxStatements, serviceEventContext } from "../events/outbox";
 import { newEtagToken } from "../pkg/db";
 import { errorFields, type Logger } from "../pkg/logger";
-import { claimDeliveryStatement, deadLetterStatement, recordAttemptStatement, type DeliveryMessage, type DeliveryRow } from "./deliveries";
+import {
+  claimDeliveryStatement,
+  deadLetterStatement,
+  deferDeliveryStatement,
+  recordAttemptStatement,
+  type DeliveryMessage,
+  type DeliveryRow,
+} from "./deliveries";
 import { openSecret, signedHeaders } from "./secret";
-import { disableSubscriptionStatement, SUBSCRIPTION_KIND, subscriptionFailedStatement, subscriptionSucceededStatement } from "./store";
+import {
+  disableSubscriptionStatement,
+  SUBSCRIPTION_KIND,
+  subscriptionFailedStatement,
+  subscriptionSucceededStatement,
+  takeFailingAttemptLeaseStatement,
+} from "./store";
 import { checkTarget } from "./targets";
 
 /** Seconds to wait after the n-th failed attempt of a round (index n - 1). */
@@ -32,6 +50,16 @@ const MAX_DELAY_SECONDS = 12 * 3600;
 export const DISABLE_AFTER_MS = 3 * 24 * 3600 * 1000;
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 const LEASE_MS = 60_000;
+
+/**
+ * How long a delivery to a failing subscription waits when another attempt holds its receiver: half of
+ * how long it has been failing, between a minute and an hour (with up to 10% more, so the waiting ones
+ * do not all come back at once). Not an attempt: the delivery keeps its own backoff schedule.
+ */
+export function failingDeferSeconds(failingForMs: number, random: number = Math.random()): number {
+  const base = Math.min(3600, Math.max(60, Math.round(failingForMs / 2000)));
+  return Math.round(base * (1 + 0.1 * random));
+}
 export const EXCERPT_CHARS = 200;
 
 /** Who carries the request: the internet, or (tests) a service binding standing in for the receivers. */
@@ -48,6 +76,7 @@ type Outcome = { kind: "done" } | { kind: "retry"; delaySeconds: number };
 interface AttemptRow extends DeliveryRow {
   url: string;
   enabled: number;
+  failing_since: string | null;
   disabled_reason: string | null;
   secret_sealed: string;
   lease_until: string | null;
@@ -85,7 +114,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
 export async function attemptDelivery(env: Bindings, message: DeliveryMessage, now: Date, log: Logger): Promise<Outcome> {
   const nowIso = now.toISOString();
   const row = await env.DB.prepare(
-    `SELECT d.*, s.url, s.enabled, s.disabled_reason, s.secret_sealed FROM webhook_deliveries d JOIN ` +
+    `SELECT d.*, s.url, s.enabled, s.disabled_reason, s.secret_sealed, s.failing_since FROM webhook_deliveries d JOIN ` +
       `webhook_subscriptions s ON s.id = d.subscription_id WHERE d.id = ?1`,
   )
     .bind(message.deliveryId)
@@ -99,6 +128,18 @@ export async function attemptDelivery(env: Bindings, message: DeliveryMessage, n
   }
   const claimed = await claimDeliveryStatement(env.DB, row, { until: new Date(now.getTime() + LEASE_MS).toISOString(), now: nowIso }).run();
   if (claimed.meta.changes !== 1) return { kind: "done" }; // another copy of the message holds it
+  if (row.failing_since !== null) {
+    // A failing receiver: one attempt at a time; this one waits its turn without an attempt.
+    const lease = { until: new Date(now.getTime() + ATTEMPT_TIMEOUT_MS + 15_000).toISOString(), now: nowIso };
+    const taken = await takeFailingAttemptLeaseStatement(env.DB, row.subscription_id, lease).run();
+    if (taken.meta.changes !== 1) {
+      const delaySeconds = failingDeferSeconds(now.getTime() - Date.parse(row.failing_since));
+      const nextAttemptAt = new Date(now.getTime() + delaySeconds * 1000).toISOString();
+      await deferDeliveryStatement(env.DB, row, { nextAttemptAt, now: nowIso }).run();
+      at.log.debug("webhook delivery waits for its failing receiver", { delaySeconds });
+      return { kind: "retry", delaySeconds };
+    }
+  }
   const target = checkTarget(row.url, env);
   if (!target.ok) {
     await giveUp(env, row, nowIso, `Not sent: the target is no longer allowed (url ${target.reason}).`);

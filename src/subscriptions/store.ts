@@ -348,14 +348,32 @@ export async function deleteSubscription(ctx: WriteContext, id: string): Promise
 
 /** A delivery to the subscription succeeded: it is no longer failing. */
 export function subscriptionSucceededStatement(db: Database, id: string, now: string): D1PreparedStatement {
-  return db.prepare("UPDATE webhook_subscriptions SET failing_since = NULL, last_success_at = ?1 WHERE id = ?2").bind(now, id);
+  return db
+    .prepare("UPDATE webhook_subscriptions SET failing_since = NULL, last_success_at = ?1, attempt_lease_until = NULL WHERE id = ?2")
+    .bind(now, id);
 }
 
 /** An attempt to the subscription failed: it has been failing since its first failure after a success. */
 export function subscriptionFailedStatement(db: Database, id: string, now: string): D1PreparedStatement {
   return db
-    .prepare("UPDATE webhook_subscriptions SET failing_since = coalesce(failing_since, ?1), last_failure_at = ?1 WHERE id = ?2")
+    .prepare(
+      "UPDATE webhook_subscriptions SET failing_since = coalesce(failing_since, ?1), last_failure_at = ?1, attempt_lease_until = NULL " +
+        "WHERE id = ?2",
+    )
     .bind(now, id);
+}
+
+/**
+ * While a subscription fails, one attempt at a time: takes its attempt lease until `until`, unless another
+ * attempt holds it (no change) or it no longer fails (no change either: then every attempt may go).
+ */
+export function takeFailingAttemptLeaseStatement(db: Database, id: string, lease: { until: string; now: string }): D1PreparedStatement {
+  return db
+    .prepare(
+      "UPDATE webhook_subscriptions SET attempt_lease_until = ?1 WHERE id = ?2 AND failing_since IS NOT NULL AND " +
+        "(attempt_lease_until IS NULL OR attempt_lease_until <= ?3)",
+    )
+    .bind(lease.until, id, lease.now);
 }
 
 /** The service disables a subscription with its reason (a new version; changes nothing if it already was). */

@@ -9,9 +9,19 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import type { DeliveryMessage } from "../../src/subscriptions/deliveries";
-import { BACKOFF_SECONDS, MAX_ATTEMPTS } from "../../src/subscriptions/sender";
+import { BACKOFF_SECONDS, failingDeferSeconds, MAX_ATTEMPTS } from "../../src/subscriptions/sender";
 import { call } from "../support/http";
-import { deliverNow, deliveryRows, eventually, insertDelivery, received, receiver, scriptReceiver, subscribe } from "./support";
+import {
+  deliverBatchNow,
+  deliverNow,
+  deliveryRows,
+  eventually,
+  insertDelivery,
+  received,
+  receiver,
+  scriptReceiver,
+  subscribe,
+} from "./support";
 
 /** Output types are never deleted in this file: the background fan-out makes no delivery for these subscriptions. */
 const QUIET = [{ entityKind: "outputType", action: "deleted" }];
@@ -345,5 +355,48 @@ describe("nothing secret in a delivery log", () => {
       hook!.headers["webhook-signature"]!,
     ])
       expect(all).not.toContain(secret);
+  });
+});
+
+describe("a failing receiver", () => {
+  it("gets one attempt at a time: its other deliveries wait without an attempt, another subscriber's go at once", async () => {
+    const down = await newSubscription();
+    const healthy = await newSubscription();
+    // The receiver fails twice (the first delivery, then the one attempt of the batch below), then answers.
+    await scriptReceiver(down.path, [{ status: 503 }, { status: 503 }]);
+    const first = await insertDelivery(down.id);
+    await deliverNow({ deliveryId: first.id, round: 0 });
+    // Three more of its deliveries and one of another subscriber's, handed to the consumer at once.
+    const waiting = [await insertDelivery(down.id), await insertDelivery(down.id), await insertDelivery(down.id)];
+    const other = await insertDelivery(healthy.id);
+    const result = await deliverBatchNow([...waiting, other].map((d) => ({ deliveryId: d.id, round: 0 })));
+    // One of the three is tried (and fails again); the other two are put off, not tried, by at least a minute.
+    expect(await received(down.path)).toHaveLength(2);
+    const rows = (await deliveryRows(down.id)).filter((r) => waiting.some((w) => w.id === r.id));
+    expect(rows.map((r) => r.attempts).sort()).toEqual([0, 0, 1]);
+    const putOff = rows.filter((r) => r.attempts === 0);
+    for (const row of putOff) {
+      expect(row).toMatchObject({ status: "pending", lease_until: null });
+      expect(Date.parse(row.next_attempt_at!) - Date.now()).toBeGreaterThan(55_000);
+    }
+    expect(result.retryMessages).toHaveLength(3);
+    expect(result.retryMessages.filter((r: { delaySeconds?: number }) => (r.delaySeconds ?? 0) >= 60)).toHaveLength(2);
+    // The other subscriber's delivery went at once.
+    expect(await received(healthy.path)).toHaveLength(1);
+    expect(await delivery(healthy.id, other.id)).toMatchObject({ status: "succeeded", attempts: 1 });
+    // When the receiver answers again, a put-off delivery is sent on its turn and the subscription is no longer failing.
+    const again = await deliverNow({ deliveryId: putOff[0]!.id, round: 0 });
+    expect(again.explicitAcks).toHaveLength(1);
+    expect(await delivery(down.id, putOff[0]!.id)).toMatchObject({ status: "succeeded", attempts: 1 });
+    const last = await deliverBatchNow([{ deliveryId: putOff[1]!.id, round: 0 }]);
+    expect(last.explicitAcks).toHaveLength(1);
+    expect(await received(down.path)).toHaveLength(4);
+  });
+
+  it("waits half as long as the receiver has been failing, between a minute and an hour", () => {
+    expect(failingDeferSeconds(0, 0)).toBe(60);
+    expect(failingDeferSeconds(30 * 60_000, 0)).toBe(900);
+    expect(failingDeferSeconds(3 * 24 * 3600_000, 0)).toBe(3600);
+    expect(failingDeferSeconds(30 * 60_000, 1)).toBe(990);
   });
 });

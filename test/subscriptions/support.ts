@@ -70,21 +70,30 @@ export async function subscribe(
  * tests' LOG_LEVEL (error) to see every line.
  */
 export async function deliverNow(message: DeliveryMessage, attempts = 1, logLevel?: string) {
-  const batch = createMessageBatch<DeliveryMessage>("integrity-edge-webhooks", [
-    { id: `m-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body: message },
-  ]);
-  const delays: (number | undefined)[] = [];
+  return deliverBatchNow([message], attempts, logLevel);
+}
+
+/** {@link deliverNow} for several messages in one batch, as the queue hands them to the consumer (at once). */
+export async function deliverBatchNow(messages: DeliveryMessage[], attempts = 1, logLevel?: string) {
+  const batch = createMessageBatch<DeliveryMessage>(
+    "integrity-edge-webhooks",
+    messages.map((body) => ({ id: `m-${crypto.randomUUID()}`, timestamp: new Date(), attempts, body })),
+  );
+  const delays = new Map<string, number | undefined>();
   for (const m of batch.messages) {
     const retry = m.retry.bind(m);
     m.retry = (options?: QueueRetryOptions) => {
-      delays.push(options?.delaySeconds);
+      delays.set(m.id, options?.delaySeconds);
       retry(options);
     };
   }
   const ctx = createExecutionContext();
   await worker.queue(batch, logLevel ? { ...env, LOG_LEVEL: logLevel } : env, ctx);
   const result = await getQueueResult(batch, ctx);
-  return { ...result, retryMessages: (result.retryMessages as { msgId: string }[]).map((r, i) => ({ ...r, delaySeconds: delays[i] })) };
+  return {
+    ...result,
+    retryMessages: (result.retryMessages as { msgId: string }[]).map((r) => ({ ...r, delaySeconds: delays.get(r.msgId) })),
+  };
 }
 
 export interface DeliveryRowView {
