@@ -147,6 +147,10 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
     const planned = await job.kind.plan(context, job.columns, row.cells.map(unescape));
     if (!planned.plan) return fail(row, planned.problems);
     const plan = planned.plan;
+    if (job.kind.unchanged?.(plan)) {
+      counts.skipped++;
+      return;
+    }
     if (job.dryRun)
       return attempt(row, key, plan, async () => {
         await job.kind.check(db, plan, write.uuid());

@@ -97,7 +97,9 @@ const Counts = {
   total: z.number().int().nullable().openapi({ description: "Rows in the file (empty rows left out); null until the file is split." }),
   processed: z.number().int(),
   created: z.number().int().openapi({ description: "Rows written (created or replaced); in a dry run, rows valid." }),
-  skipped: z.number().int().openapi({ description: "Rows already written under the import key (committed twice, restarted)." }),
+  skipped: z.number().int().openapi({
+    description: "Rows already written under the import key (committed twice, restarted), and replacements that change nothing.",
+  }),
   failed: z.number().int().openapi({ description: "Rows with problems (GET /Imports/{id}/Problems)." }),
 };
 

@@ -8,12 +8,15 @@ import { describe, expect, it } from "vitest";
 import { xlsxRows, type SheetRow } from "../../src/imports/read";
 import { customFormatKind, serialToIso } from "../../src/imports/xlsx-dates";
 
-const STYLES = `<?xml version="1.0" encoding="UTF-8"?>
-<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">
-  <numFmts count="2"><numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd\\ hh:mm"/><numFmt numFmtId="165" formatCode="&quot;day &quot;0"/></numFmts>
-  <cellStyleXfs count="1"><xf numFmtId="0"/></cellStyleXfs>
-  <cellXfs count="5"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/><xf numFmtId="164" applyNumberFormat="1"/><xf numFmtId="2"/><xf numFmtId="165"/></cellXfs>
-</styleSheet>`;
+const STYLES =
+  '<?xml version="1.0" encoding="UTF-8"?>' +
+  '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+  '<numFmts count="2"><numFmt numFmtId="164" formatCode="yyyy\\-mm\\-dd\\ hh:mm"/>' +
+  '<numFmt numFmtId="165" formatCode="&quot;day &quot;0"/></numFmts>' +
+  '<cellStyleXfs count="1"><xf numFmtId="0"/></cellStyleXfs>' +
+  '<cellXfs count="5"><xf numFmtId="0"/><xf numFmtId="14" applyNumberFormat="1"/><xf numFmtId="164" applyNumberFormat="1"/>' +
+  '<xf numFmtId="2"/><xf numFmtId="165"/></cellXfs>' +
+  "</styleSheet>";
 
 /** A workbook of one row: each cell a number with the style given (0 General, 1 a date, 2 a date and time, 3 0.00, 4 "day "0). */
 function workbook(cells: [number, number][], date1904 = false): Uint8Array {
@@ -26,7 +29,8 @@ function workbook(cells: [number, number][], date1904 = false): Uint8Array {
     ),
     "xl/styles.xml": strToU8(STYLES),
     "xl/worksheets/sheet1.xml": strToU8(
-      `<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1">${row}</row></sheetData></worksheet>`,
+      '<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">' +
+        `<sheetData><row r="1">${row}</row></sheetData></worksheet>`,
     ),
   });
 }

@@ -80,7 +80,7 @@ const linkedDefinitions = (ctx: RowContext, typeId: string): Promise<LinkedDefin
 /** What a row becomes: a new deviation, or a replacement of the one its `id` names. */
 type RowPlan =
   | { action: "create"; body: z.infer<typeof CreateDeviationSchema> }
-  | { action: "update"; body: z.infer<typeof UpdateDeviationSchema>; current: Deviation };
+  | { action: "update"; body: z.infer<typeof UpdateDeviationSchema>; current: Deviation; unchanged: boolean };
 
 /** The row's body (a create, or an update over the current deviation) or its problems. */
 async function planRow(ctx: RowContext, columns: readonly Column[], cells: readonly string[]): Promise<Planned<RowPlan>> {
@@ -174,22 +174,27 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
   if (current) {
     // A replacement keeps what the file does not say: the current deviation, with the file's columns over it.
     const given = new Map(givenProperties.map((p) => [p.name, p.value]));
-    const merged = {
+    const over = (fields: Record<string, unknown>, values: Map<string, unknown>) => ({
       ...current,
-      ...body,
-      objectOwner: body.objectOwner ?? current.objectOwner,
-      risk: body.risk ? { ...(current.risk ?? {}), ...(body.risk as object) } : current.risk,
-      assetReference: { ...current.assetReference, ...((body.assetReference as object | undefined) ?? {}) },
+      ...fields,
+      objectOwner: fields.objectOwner ?? current.objectOwner,
+      risk: fields.risk ? { ...(current.risk ?? {}), ...(fields.risk as object) } : current.risk,
+      assetReference: { ...current.assetReference, ...((fields.assetReference as object | undefined) ?? {}) },
       properties: [
-        ...current.properties.map((p) => (given.has(p.name) ? { name: p.name, value: given.get(p.name) } : p)),
-        ...givenProperties.filter((p) => !current.properties.some((c) => c.name === p.name)),
+        ...current.properties.map((p) => (values.has(p.name) ? { name: p.name, value: values.get(p.name) } : p)),
+        ...givenProperties.filter((p) => values.has(p.name) && !current.properties.some((c) => c.name === p.name)),
       ],
-      relationships: body.relationships ?? current.relationships.map((r) => ({ id: r.id })),
+      relationships: fields.relationships ?? current.relationships.map((r) => ({ id: r.id })),
       id: current.id,
-    };
+    });
+    const merged = over(body, given);
     const parsed = UpdateDeviationSchema.safeParse(merged);
-    if (parsed.success) plan = { action: "update", body: parsed.data, current };
-    else parseProblems = issuesOf(parsed.error, merged);
+    if (parsed.success) {
+      // The row says what the deviation already is (an exported row not edited): nothing to write.
+      const as = UpdateDeviationSchema.safeParse(over({}, new Map()));
+      const unchanged = as.success && JSON.stringify(as.data) === JSON.stringify(parsed.data);
+      plan = { action: "update", body: parsed.data, current, unchanged };
+    } else parseProblems = issuesOf(parsed.error, merged);
   } else {
     const input = { ...body, ...(givenProperties.length > 0 ? { properties: givenProperties } : {}) };
     const parsed = CreateDeviationSchema.safeParse(input);
@@ -222,6 +227,7 @@ export const deviations: ImportKind<RowPlan> = {
   propertyNames: deviationPropertyNames,
   plan: planRow,
   existingId: (plan) => (plan.action === "update" ? plan.current.id : null),
+  unchanged: (plan) => plan.action === "update" && plan.unchanged,
   propertiesOf: (plan) => plan.body.properties ?? [],
   check: checkRow,
   write: writeRow,

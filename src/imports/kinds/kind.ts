@@ -80,6 +80,11 @@ export interface ImportKind<Plan = unknown> {
   plan(ctx: RowContext, columns: readonly Column[], cells: readonly string[]): Promise<Planned<Plan>>;
   /** The record a plan replaces, or null: a new one, whose id is the first id its write mints. */
   existingId(plan: Plan): string | null;
+  /**
+   * Optional: the plan replaces a record with what it already is (an exported row not edited). Such a
+   * row is counted skipped and writes nothing: no new version, no event.
+   */
+  unchanged?(plan: Plan): boolean;
   /** The properties a plan's body carries, in order (to name the column of `body.properties[N]` problems). */
   propertiesOf(plan: Plan): readonly { name: string }[];
   /** Checks a plan as its single request would, writing nothing (a dry run). `newId`: the id a create would take. */
