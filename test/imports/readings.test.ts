@@ -3,7 +3,13 @@
  * rules of POST /signals (the channel by number or id, the timestamp, the value, the unit), each reading
  * written once per channel and timestamp, per-row problems naming row, column, field and rule.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { rowContext, type Column } from "../../src/imports/kinds/kind";
+import { readings } from "../../src/imports/kinds/readings";
+import { importRowStatement, writtenRows } from "../../src/imports/store";
+import type { WriteContext } from "../../src/pkg/db";
+import { ApiError } from "../../src/pkg/errors";
 import { call } from "../support/http";
 import { at, BUILT_IN, createChannel } from "../measurements/support";
 import { base64, importCsv, waitForImport, xlsx } from "./support";
@@ -162,5 +168,84 @@ describe("readings: commit", () => {
       expect(res.status, res.text).toBe(403);
     }
     expect(await readingsOf(ch.id)).toEqual([]);
+  });
+});
+
+describe("readings: a chunk's rows written together (writeMany)", () => {
+  const columns: Column[] = ["channelNumber", "timestamp", "value"].map((field, index) => ({ index, header: field, target: { field } }));
+  const writeContext = (): WriteContext => ({
+    db: env.DB,
+    now: new Date().toISOString(),
+    actorId: null,
+    actorName: null,
+    actorType: "user",
+    cause: "import test",
+    requestId: null,
+    uuid: () => crypto.randomUUID(),
+    expectedEtag: undefined,
+  });
+
+  it("writes 100 rows of one channel as one write (one readings event), each row as its own write would", async () => {
+    const a = await createChannel();
+    const b = await createChannel();
+    const stored = await call("/signals", { method: "POST", body: { channelId: a.id, timestamp: at("2024-01-01T00:00:00Z"), value: 20 } });
+    expect(stored.status, stored.text).toBe(201);
+    const importKey = `write-many-${a.id}`;
+    const hour = (h: number) => new Date(at("2024-02-01T00:00:00Z") + h * 3_600_000).toISOString();
+    const cells: string[][] = Array.from({ length: 100 }, (_, h) => [String(a.channelNumber), hour(h), String(19 - h / 100)]);
+    cells.push([String(b.channelNumber), hour(0), "5"]); // 100: another channel, in the same write
+    cells.push([String(a.channelNumber), hour(1), String(19 - 1 / 100)]); // 101: row 1's reading again: the same reading
+    cells.push([String(a.channelNumber), "2024-01-01T00:00:00Z", "21"]); // 102: another value at a stored reading: a conflict
+    cells.push([String(a.channelNumber), hour(2), "1"]); // 103: another value than row 2 at its timestamp: a conflict
+    cells.push([String(a.channelNumber), hour(200), "18"]); // 104: its entry was written by another run: a conflict
+    const taken = importRowStatement(env.DB, {
+      importKey,
+      rowKey: "row:104",
+      entityId: crypto.randomUUID(),
+      importId: "x",
+      rowNumber: 104,
+    });
+    await env.DB.batch([taken]);
+    const ctx = rowContext(env.DB);
+    const rows = await Promise.all(
+      cells.map(async (row, i) => {
+        const planned = await readings.plan(ctx, columns, row);
+        expect(planned.problems).toEqual([]);
+        const entry = { importKey, rowKey: `row:${i}`, entityId: crypto.randomUUID(), importId: "x", rowNumber: i };
+        return { plan: planned.plan!, extra: [importRowStatement(env.DB, entry)] };
+      }),
+    );
+    const answers = await readings.writeMany!(writeContext(), rows);
+    const refused = answers.flatMap((answer, i) => (answer instanceof Error ? [i] : []));
+    expect(refused).toEqual([102, 103, 104]);
+    for (const i of [102, 103]) {
+      const error = answers[i] as ApiError;
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error.errors).toEqual([expect.objectContaining({ field: "body.timestamp", rule: "conflict" })]);
+    }
+    expect((answers[104] as ApiError).code).toBe("Conflict");
+    const written = await writtenRows(
+      env.DB,
+      importKey,
+      cells.map((_, i) => `row:${i}`),
+    );
+    expect([...written.keys()].sort()).toEqual(
+      cells
+        .map((_, i) => `row:${i}`)
+        .filter((k) => k !== "row:102" && k !== "row:103")
+        .sort(),
+    );
+    // The stored reading, the hundred of the file each once, and row 104's (written by the run that wrote its entry, as by this one).
+    const back = await readingsOf(a.id);
+    expect(back).toEqual([
+      { timestamp: at("2024-01-01T00:00:00Z"), value: 20 },
+      ...cells.slice(0, 100).map(([, ts, value]) => ({ timestamp: Date.parse(ts!), value: Number(value) })),
+      { timestamp: at(hour(200)), value: 18 },
+    ]);
+    expect(await readingsOf(b.id)).toEqual([{ timestamp: at(hour(0)), value: 5 }]);
+    const { results } = await env.DB.prepare("SELECT payload FROM outbox WHERE entity_kind = 'readings' AND payload LIKE ?1")
+      .bind(`%${a.id}%`)
+      .all<{ payload: string }>();
+    expect(results.map((r) => JSON.parse(r.payload).source)).toEqual(["signals", "import"]);
   });
 });

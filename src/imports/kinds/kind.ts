@@ -84,4 +84,13 @@ export interface ImportKind<Plan = unknown> {
    * them idempotently first, then its entry.
    */
   write(ctx: WriteContext, plan: Plan, extra: readonly D1PreparedStatement[]): Promise<string>;
+  /**
+   * Optional: writes several rows of a chunk together, for a kind whose records are cheaper written
+   * in one go (readings: one write per channel for the chunk's rows, not one per row). Each row is
+   * written as `write` would write it, with its `extra`; answers, in the rows' order, each row's record
+   * id or the error its own `write` would have thrown (a problem of that row; the others are written).
+   * A fault of the whole (not a row's) is thrown. When present, the rows' loop calls it instead of
+   * `write` with a chunk's planned rows.
+   */
+  writeMany?(ctx: WriteContext, rows: readonly { plan: Plan; extra: readonly D1PreparedStatement[] }[]): Promise<(string | Error)[]>;
 }

@@ -117,6 +117,78 @@ async function writeRow(ctx: WriteContext, plan: RowPlan, extra: readonly D1Prep
   return recorded.batchId;
 }
 
+/** The planned rows at `indexes` as readings per channel, each reading's index its row's position (as a bulk request's entries). */
+function groupsOf(rows: readonly { plan: RowPlan }[], indexes: readonly number[]): ChannelGroup[] {
+  const groups = new Map<string, ChannelGroup>();
+  for (const i of indexes) {
+    const { channel, readings } = rows[i]!.plan.group;
+    let group = groups.get(channel.row.id);
+    if (!group) groups.set(channel.row.id, (group = { channel, readings: [] }));
+    group.readings.push({ ...readings[0]!, index: i });
+  }
+  return [...groups.values()];
+}
+
+/** The entries a 409 of a bulk write names (`body.{index}.timestamp`). */
+const conflictingIndexes = (error: ApiError) =>
+  new Set((error.errors ?? []).flatMap((p) => /^body\.(\d+)\./.exec(p.field)?.slice(1).map(Number) ?? []));
+
+/** A row's own write's refusal as its answer (a problem of that row); a fault is thrown. */
+async function answerOf(write: () => Promise<string>): Promise<string | Error> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) return error;
+    throw error;
+  }
+}
+
+type Row = { plan: RowPlan; extra: readonly D1PreparedStatement[] };
+
+/**
+ * A chunk's rows together: their readings as one bulk write (one series write per channel, one
+ * projection batch and one `readings` event), then their entries in one batch. A row whose reading
+ * conflicts with a stored one, or whose channel and timestamp an earlier row of the chunk has, is then
+ * written alone, as `write` writes it: the same value is a duplicate, another its row's conflict.
+ */
+async function writeRows(ctx: WriteContext, rows: readonly Row[]): Promise<(string | Error)[]> {
+  const answers = new Map<number, string | Error>();
+  const alone: number[] = [];
+  let together: number[] = [];
+  const seen = new Set<string>();
+  rows.forEach(({ plan }, i) => {
+    const key = `${plan.group.channel.row.id}:${plan.group.readings[0]!.ts}`;
+    if (seen.has(key)) alone.push(i);
+    else {
+      seen.add(key);
+      together.push(i);
+    }
+  });
+  // A conflict refuses the bulk write (or its channel's part); its readings are left to their rows alone and the rest written again.
+  while (together.length > 0) {
+    try {
+      const { batchId } = await writeGroups(env, ctx, groupsOf(rows, together), CAUSE, true);
+      try {
+        await ctx.db.batch(together.flatMap((i) => rows[i]!.extra));
+        for (const i of together) answers.set(i, batchId);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        // Another run wrote an entry of the chunk first: each entry alone, so that row is the conflict and the others are written.
+        for (const i of together) answers.set(i, await answerOf(() => writeEntries(ctx.db, rows[i]!.extra).then(() => batchId)));
+      }
+      break;
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === "Conflict")) throw error;
+      const conflicting = conflictingIndexes(error);
+      if (!together.some((i) => conflicting.has(i))) throw error;
+      alone.push(...together.filter((i) => conflicting.has(i)));
+      together = together.filter((i) => !conflicting.has(i));
+    }
+  }
+  for (const i of alone.sort((a, b) => a - b)) answers.set(i, await answerOf(() => writeRow(ctx, rows[i]!.plan, rows[i]!.extra)));
+  return rows.map((_, i) => answers.get(i)!);
+}
+
 export const readings: ImportKind<RowPlan> = {
   noun: "reading",
   permissions: { read: PERMISSIONS.measurementsRead, write: PERMISSIONS.readingsWrite },
@@ -129,4 +201,5 @@ export const readings: ImportKind<RowPlan> = {
   propertiesOf: () => [],
   check: checkRow,
   write: writeRow,
+  writeMany: writeRows,
 };
