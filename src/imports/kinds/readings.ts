@@ -15,6 +15,10 @@
  * The timestamp column takes ISO 8601, integer milliseconds, or an Excel date serial (days since
  * 1899-12-30, fractions the time of day, read as UTC): what an XLSX date cell holds (the reader does not
  * read styles). A number with a fraction, or below 2,958,466 (the serial of 10000-01-01), is a serial.
+ *
+ * The series' binding (SERIES) comes from `cloudflare:workers`' env: the kinds' interface hands a
+ * kind the database and a write context, no bindings, and the channels' Durable Objects are the same
+ * namespace in a request (an inline dry run) and in the queue's consumer.
  */
 import { env } from "cloudflare:workers";
 import { channelsByKeys, type ChannelRecord } from "../../measurements/channels/store";
