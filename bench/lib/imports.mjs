@@ -6,7 +6,9 @@
 // The import runs as it deploys: the IMPORTS queue's consumer in the same workerd, a chunk of 100 rows
 // per step; the EVENTS queue carries the deviations' created events meanwhile, as it would.
 //
-// Env: BENCH_IMPORT_ROWS (100000), BENCH_IMPORT_FORMATS (csv,xlsx).
+// Env: BENCH_IMPORT_ROWS (100000), BENCH_IMPORT_FORMATS (csv,xlsx), BENCH_IMPORT_KIND (deviations; or
+// readings: a thickness survey over 10 channels, a channel's readings together, one a minute),
+// BENCH_IMPORT_INSPECTOR_PORT (9329; another port when another bench holds it).
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { strToU8, zipSync } from "fflate";
@@ -17,11 +19,24 @@ import { round } from "./load.mjs";
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const FORMATS = (process.env.BENCH_IMPORT_FORMATS ?? "csv,xlsx").split(",");
-const INSPECTOR_PORT = 9329;
+const KIND = process.env.BENCH_IMPORT_KIND ?? "deviations";
+const INSPECTOR_PORT = Number(process.env.BENCH_IMPORT_INSPECTOR_PORT ?? 9329);
+/** Readings: the channels of the survey and the first reading's time. */
+const READING_CHANNELS = 10;
+const READINGS_FROM = Date.UTC(2020, 0, 1);
 
 const escapeXml = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
-function rowsOf(format) {
+function rowsOf(format, channelNumbers) {
+  if (KIND === "readings") {
+    const rows = [["channelNumber", "timestamp", "value"]];
+    const per = Math.ceil(ROWS / channelNumbers.length);
+    for (let i = 0; i < ROWS; i++) {
+      const at = new Date(READINGS_FROM + (i % per) * 60_000).toISOString();
+      rows.push([String(channelNumbers[Math.floor(i / per)]), at, (20 - (i % per) / per).toFixed(4)]);
+    }
+    return rows;
+  }
   const rows = [["referenceId", "description", "status", "risk.id"]];
   for (let i = 0; i < ROWS; i++)
     rows.push([`BENCH-${format}-${i}`, `Corrosion found at location ${i} during the turnaround`, "new", `R-${i % 50}`]);
@@ -88,7 +103,7 @@ export async function runImportSection({ root, benchDir, appModules, credentials
       },
     ],
   });
-  const results = { rows: ROWS, formats: {} };
+  const results = { kind: KIND, rows: ROWS, formats: {} };
   try {
     await mf.ready;
     await applyMigrations(await mf.getD1Database("DB", "app"), root);
@@ -99,10 +114,21 @@ export async function runImportSection({ root, benchDir, appModules, credentials
       token,
       json: { id: "bench-import", name: "Bench import", allowedExtensions: ["csv", "xlsx"] },
     });
+    const channelNumbers = [];
+    if (KIND === "readings") {
+      const asset = (json) => request(new URL("/Assets", url), { method: "POST", token, json });
+      const plant = await asset({ kind: "plant", name: "Bench plant" });
+      const system = await asset({ kind: "mainSystem", name: "Bench system", parentId: plant.id });
+      const equipment = await asset({ kind: "equipment", name: "Bench vessel", parentId: system.id });
+      for (let i = 0; i < READING_CHANNELS; i++) {
+        const json = { name: `bench ${i}`, assetId: equipment.id, channelTypeId: "00000000-0000-4000-8000-0000000c0101" };
+        channelNumbers.push((await request(new URL("/Channels", url), { method: "POST", token, json })).channelNumber);
+      }
+    }
     for (const format of FORMATS) {
-      const rows = rowsOf(format);
+      const rows = rowsOf(format, channelNumbers);
       const bytes = format === "csv" ? csvOf(rows) : xlsxOf(rows);
-      step(`import: ${ROWS} deviations from ${format} (${round(bytes.length / 1024 / 1024, 1)} MiB)`);
+      step(`import: ${ROWS} ${KIND} from ${format} (${round(bytes.length / 1024 / 1024, 1)} MiB)`);
       const form = new FormData();
       form.append("DataTypeId", "bench-import");
       form.append("File", new Blob([bytes]), `bench.${format}`);
@@ -110,7 +136,7 @@ export async function runImportSection({ root, benchDir, appModules, credentials
       const heap = [];
       const health = [];
       const started = Date.now();
-      const created = await request(new URL("/Imports", url), { method: "POST", token, json: { kind: "deviations", fileId: file.id } });
+      const created = await request(new URL("/Imports", url), { method: "POST", token, json: { kind: KIND, fileId: file.id } });
       const postMs = Date.now() - started;
       let state;
       let lastProcessed = -1;

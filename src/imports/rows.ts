@@ -9,6 +9,7 @@ import type { WriteContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
 import { rowContext, type Column, type ImportKind, type RowProblem } from "./kinds/kind";
 import { problemsOfError } from "./kinds/mapping";
+import { rowContextOf } from "./kinds/batches";
 import type { SheetRow } from "./read";
 import { importRowStatement, writtenRows, type ChunkCounts } from "./store";
 
@@ -17,8 +18,6 @@ export const MAX_CELL_CHARS = 32_767;
 
 /** Rows of a chunk checked or written at once. */
 const ROWS_AT_ONCE = 6;
-/** Prepared rows written in one batch (a kind with `prepare`). */
-const GROUP_ROWS = 25;
 
 /** What an import's rows need to know about it. */
 export interface RowsJob {
@@ -76,8 +75,9 @@ function cellsByHeader(row: SheetRow, headers: readonly string[]): Record<string
 
 /**
  * Checks (and in a commit, writes) `rows`. A row already written under the import key is skipped. A
- * row's write and its import_rows entry are in one batch (with other rows' writes, for a kind that
- * prepares them); a row whose entry another run wrote first fails its batch and counts as skipped.
+ * row's write and its import_rows entry are in one batch (or, for a kind whose records live outside D1,
+ * the entry follows the record's idempotent write); a row whose entry another run wrote first fails its
+ * write and counts as skipped.
  */
 export async function processRows(db: Database, write: WriteContext, job: RowsJob, rows: readonly SheetRow[]): Promise<RowsOutcome> {
   const counts: ChunkCounts = { processed: 0, created: 0, skipped: 0, failed: 0 };
@@ -112,84 +112,61 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
     else if (written.has(key)) counts.skipped++;
     else ready.push({ row, key });
   }
-  // Then each row as its single request, a few at once (their reads overlap). A kind that can prepare its
-  // writes has a chunk's rows checked first and written in a few batches; the others write row by row.
-  const grouped = !job.dryRun && job.kind.prepare !== undefined && job.kind.inOrder !== true;
-  const prepared: { row: SheetRow; key: string; plan: unknown; statements: D1PreparedStatement[] }[] = [];
+  // Then each row as its single request, a few at once (their reads overlap). A kind that writes many rows
+  // together (writeMany) gets the chunk's planned rows at once, in file order; the others write row by row.
+  const together = !job.dryRun && job.kind.writeMany !== undefined && job.kind.inOrder !== true;
+  const planned: { row: SheetRow; key: string; plan: unknown; id: string }[] = [];
   const entry = (key: string, row: SheetRow, entityId: string) =>
     importRowStatement(db, { importKey: job.importKey, rowKey: key, entityId, importId: job.id, rowNumber: row.number });
-  /** The row's write context and the id its record will have: a new record's id is the first id its write mints. */
-  const writeFor = (plan: unknown) => {
-    const existing = job.kind.existingId(plan);
-    const id = existing ?? write.uuid();
-    return { id, ctx: existing ? write : { ...write, uuid: onceThen(id, write.uuid) } };
-  };
-  const attempt = async (row: SheetRow, key: string, plan: unknown, run: () => Promise<void>) => {
-    try {
-      await run();
-    } catch (error) {
-      if (!job.dryRun && error instanceof ApiError && error.code === "Conflict" && (await writtenRows(db, job.importKey, [key])).has(key)) {
-        counts.skipped++;
-        return;
-      }
-      const listed = problemsOfError(error, job.columns, job.kind.propertiesOf(plan));
-      if (!listed) throw error;
-      fail(row, listed);
+  /** What a row's write did not do: another run wrote it first (skipped), or the row's own problem. */
+  const refused = async (row: SheetRow, key: string, plan: unknown, error: unknown) => {
+    if (!job.dryRun && error instanceof ApiError && error.code === "Conflict" && (await writtenRows(db, job.importKey, [key])).has(key)) {
+      counts.skipped++;
+      return;
     }
+    const listed = problemsOfError(error, job.columns, job.kind.propertiesOf(plan));
+    if (!listed) throw error;
+    fail(row, listed);
   };
-  const writeOne = (row: SheetRow, key: string, plan: unknown) =>
-    attempt(row, key, plan, async () => {
-      const { id, ctx } = writeFor(plan);
-      await job.kind.write(ctx, plan, [entry(key, row, id)]);
-      counts.created++;
-    });
   const one = async ({ row, key }: { row: SheetRow; key: string }) => {
-    const planned = await job.kind.plan(context, job.columns, row.cells.map(unescape));
-    if (!planned.plan) return fail(row, planned.problems);
-    const plan = planned.plan;
+    const made = await job.kind.plan(context, job.columns, row.cells.map(unescape));
+    if (!made.plan) return fail(row, made.problems);
+    const plan = made.plan;
     if (job.kind.unchanged?.(plan)) {
       counts.skipped++;
       return;
     }
-    if (job.dryRun)
-      return attempt(row, key, plan, async () => {
-        await job.kind.check(db, plan, write.uuid());
-        counts.created++;
-      });
-    if (!grouped) return writeOne(row, key, plan);
-    await attempt(row, key, plan, async () => {
-      const { id, ctx } = writeFor(plan);
-      const { statements } = await job.kind.prepare!(ctx, plan, [entry(key, row, id)]);
-      prepared.push({ row, key, plan, statements });
-    });
+    const existing = job.kind.existingId(plan);
+    const id = existing ?? write.uuid();
+    if (together) {
+      planned.push({ row, key, plan, id });
+      return;
+    }
+    try {
+      if (job.dryRun) await job.kind.check(db, plan, id);
+      else await job.kind.write(rowContextOf(write, id, existing !== null), plan, [entry(key, row, id)]);
+      counts.created++;
+    } catch (error) {
+      await refused(row, key, plan, error);
+    }
   };
   let next = 0;
   const worker = async () => {
     while (next < ready.length) await one(ready[next++]!);
   };
   await Promise.all(Array.from({ length: Math.min(job.kind.inOrder ? 1 : ROWS_AT_ONCE, ready.length) }, worker));
-  // The prepared rows in file order, GROUP_ROWS to a batch; a batch that fails (a referenceId another row
-  // took, a record changed meanwhile) wrote nothing, and its rows are written one by one for their own answers.
-  prepared.sort((a, b) => a.row.number - b.row.number);
-  for (let at = 0; at < prepared.length; at += GROUP_ROWS) {
-    const group = prepared.slice(at, at + GROUP_ROWS);
-    try {
-      await db.batch(group.flatMap((p) => p.statements));
-      counts.created += group.length;
-    } catch {
-      for (const p of group) await writeOne(p.row, p.key, p.plan);
+  if (planned.length > 0) {
+    planned.sort((a, b) => a.row.number - b.row.number);
+    const answers = await job.kind.writeMany!(
+      write,
+      planned.map((p) => ({ plan: p.plan, id: p.id, extra: [entry(p.key, p.row, p.id)] })),
+    );
+    for (const [at, p] of planned.entries()) {
+      const answer = answers[at];
+      if (answer instanceof Error) await refused(p.row, p.key, p.plan, answer);
+      else counts.created++;
     }
   }
   const problems = [...byRow.values()].sort((a, b) => a.rowNumber - b.rowNumber);
   return { counts, problems };
-}
-
-/** An id generator whose first id is `first`. */
-function onceThen(first: string, next: () => string): () => string {
-  let used = false;
-  return () => {
-    if (used) return next();
-    used = true;
-    return first;
-  };
 }

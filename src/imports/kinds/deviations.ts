@@ -29,6 +29,7 @@ import { loadLinkedDefinitions } from "../../properties/values/store";
 import type { LinkedDefinition } from "../../properties/values/types";
 import { propertyValue, splitList, userOfCell, UUID } from "./cells";
 import { cached, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
+import { writeInBatches } from "./batches";
 import { columnOf, columnOfField } from "./mapping";
 
 /** What a column can be mapped to: a field of the body, or a property (`property:Name`). */
@@ -231,11 +232,14 @@ export const deviations: ImportKind<RowPlan> = {
   propertiesOf: (plan) => plan.body.properties ?? [],
   check: checkRow,
   write: writeRow,
-  prepare: async (ctx, plan, extra) => {
-    const prepared =
-      plan.action === "create"
-        ? await prepareCreateDeviation(ctx, plan.body, extra)
-        : await prepareUpdateDeviation({ ...ctx, expectedEtag: undefined }, plan.body, extra);
-    return { id: prepared.value.value.id, statements: prepared.statements };
-  },
+  writeMany: (ctx, rows) =>
+    writeInBatches(ctx, rows, {
+      prepare: async (rowCtx, plan, extra) =>
+        (plan.action === "create"
+          ? await prepareCreateDeviation(rowCtx, plan.body, extra)
+          : await prepareUpdateDeviation({ ...rowCtx, expectedEtag: undefined }, plan.body, extra)
+        ).statements,
+      write: writeRow,
+      existingId: (plan) => (plan.action === "update" ? plan.current.id : null),
+    }),
 };

@@ -52,10 +52,11 @@ export function cached<T>(ctx: RowContext, key: string, load: () => Promise<T>):
   return found;
 }
 
-/** A row's write, composed: the record's id and the statements that write it (the row's entry among them). */
-export interface PreparedRow {
+/** One of the rows {@link ImportKind.writeMany} writes: its plan, its record's id, its entry. */
+export interface ManyRow<Plan> {
+  plan: Plan;
   id: string;
-  statements: D1PreparedStatement[];
+  extra: readonly D1PreparedStatement[];
 }
 
 export interface ImportKind<Plan = unknown> {
@@ -96,9 +97,14 @@ export interface ImportKind<Plan = unknown> {
    */
   write(ctx: WriteContext, plan: Plan, extra: readonly D1PreparedStatement[]): Promise<string>;
   /**
-   * Optional: {@link write} checked and composed but not run (every rule; nothing written), so the
-   * rows of a chunk are written in a few batches instead of one each. A batch that fails is written
-   * again row by row with {@link write}, which names each row's problem.
+   * Optional: writes the planned rows of a chunk together, for a kind whose records are cheaper
+   * written in one go (deviations: 25 rows to a batch, ./batches.ts; readings: one write per channel
+   * for the chunk's rows, not one per row). Each row is written as `write` would write it, with its
+   * `extra`; `id` is its record's id (the existing one, or the id a new one takes). Answers, in the
+   * rows' order, each row's record id or the error its own `write` would have thrown (a problem of
+   * that row; the others are written). A fault of the whole (not a row's) is thrown. When present, the
+   * rows' loop calls it instead of `write` (not for an `inOrder` kind, whose rows need the rows above
+   * them written first).
    */
-  prepare?(ctx: WriteContext, plan: Plan, extra: readonly D1PreparedStatement[]): Promise<PreparedRow>;
+  writeMany?(ctx: WriteContext, rows: readonly ManyRow<Plan>[]): Promise<(string | Error)[]>;
 }

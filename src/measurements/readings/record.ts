@@ -41,6 +41,12 @@ export interface ChannelRecorded {
   analysis: ThicknessAnalysis | null;
 }
 
+/** The readings of one request for one channel. */
+export interface ChannelGroup {
+  channel: ChannelRecord;
+  readings: IncomingReading[];
+}
+
 export interface Recorded {
   batchId: string;
   accepted: number;
@@ -192,45 +198,68 @@ export async function recordSignals(env: Bindings, ctx: RecordContext, body: unk
       "PayloadTooLarge",
       `${entries.length} readings in one request; at most ${MAX_READINGS_PER_REQUEST} are accepted. Send them in parts.`,
     );
-  const nowMs = Date.parse(ctx.now);
+  const { groups, problems } = await resolveSignals(entries, bulk, Date.parse(ctx.now), (ids, numbers) =>
+    channelsByKeys(ctx.db, ids, numbers),
+  );
+  if (problems.length > 0) refuse(problems, "entries are not valid readings");
+  return writeGroups(env, ctx, groups, "signals", bulk);
+}
+
+/** Channels by id or by number: {@link channelsByKeys}, or a caller's cache of it. */
+export type ChannelLookup = (ids: readonly string[], numbers: readonly number[]) => Promise<ChannelRecord[]>;
+
+/**
+ * Checks entries as `POST /signals` (`bulk` false) or `/signals/bulk` checks them, writing nothing:
+ * their shapes and values, then their channels (they exist, accept readings, the unit is theirs). Answers
+ * the readings grouped per channel for {@link writeGroups}, or every problem (sorted by entry).
+ */
+export async function resolveSignals(
+  entries: readonly unknown[],
+  bulk: boolean,
+  nowMs: number,
+  channels: ChannelLookup,
+): Promise<{ groups: ChannelGroup[]; problems: FieldProblem[] }> {
   const { parsed, problems } = parseEntries(entries, bulk, nowMs);
-  const records = await channelsByKeys(
-    ctx.db,
+  const records = await channels(
     parsed.flatMap((p) => (p.channelId !== undefined ? [p.channelId] : [])),
     parsed.flatMap((p) => (p.channelId === undefined && p.channelNumber !== undefined ? [p.channelNumber] : [])),
   );
   const resolved = resolve(parsed, records, bulk);
   problems.push(...resolved.problems);
-  if (problems.length > 0)
-    refuse(
-      problems.sort((a, b) => fieldIndex(a) - fieldIndex(b)),
-      "entries are not valid readings",
-    );
-  return writeGroups(env, ctx, resolved.groups, "signals", bulk);
+  return { groups: resolved.groups, problems: problems.sort((a, b) => fieldIndex(a) - fieldIndex(b)) };
 }
 
 const fieldIndex = (p: FieldProblem) => Number(/^body\.(\d+)/.exec(p.field)?.[1] ?? 0);
 
-/** Writes grouped readings to their series and projects them (shared with the inspection feed). */
+/** Checks grouped readings against their series (a dry run of each): another value stored at a timestamp refuses them all (409). */
+export async function checkGroups(
+  env: Pick<Bindings, "SERIES">,
+  groups: readonly ChannelGroup[],
+  cause: string,
+  nowMs: number,
+  bulk: boolean,
+): Promise<void> {
+  const checks = await Promise.all(
+    groups.map((g) => seriesOf(env, g.channel.row.id).record(g.readings, settingsOf(g.channel), cause, nowMs, true)),
+  );
+  const conflicts = checks.flatMap((outcome, i) => conflictProblems(groups[i]!, outcome, bulk));
+  if (conflicts.length > 0)
+    throw new ApiError("Conflict", `${conflicts.length} reading(s) conflict with stored ones; nothing was stored.`, {
+      errors: conflicts.slice(0, MAX_PROBLEMS),
+    });
+}
+
+/** Writes grouped readings to their series and projects them (shared with the inspection feed and the imports). */
 export async function writeGroups(
-  env: Bindings,
+  env: Pick<Bindings, "SERIES">,
   ctx: RecordContext,
-  groups: readonly { channel: ChannelRecord; readings: IncomingReading[] }[],
+  groups: readonly ChannelGroup[],
   cause: string,
   bulk: boolean,
 ): Promise<Recorded> {
   const nowMs = Date.parse(ctx.now);
   const batchId = ctx.uuid();
-  if (groups.length > 1) {
-    const checks = await Promise.all(
-      groups.map((g) => seriesOf(env, g.channel.row.id).record(g.readings, settingsOf(g.channel), cause, nowMs, true)),
-    );
-    const conflicts = checks.flatMap((outcome, i) => conflictProblems(groups[i]!, outcome, bulk));
-    if (conflicts.length > 0)
-      throw new ApiError("Conflict", `${conflicts.length} reading(s) conflict with stored ones; nothing was stored.`, {
-        errors: conflicts.slice(0, MAX_PROBLEMS),
-      });
-  }
+  if (groups.length > 1) await checkGroups(env, groups, cause, nowMs, bulk);
   const outcomes = await Promise.all(
     groups.map((g) => seriesOf(env, g.channel.row.id).record(g.readings, settingsOf(g.channel), `${cause}:${batchId}`, nowMs)),
   );
