@@ -178,6 +178,7 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
     const over = (fields: Record<string, unknown>, values: Map<string, unknown>) => ({
       ...current,
       ...fields,
+      typeId: fields.typeId ?? current.type.id,
       objectOwner: fields.objectOwner ?? current.objectOwner,
       risk: fields.risk ? { ...(current.risk ?? {}), ...(fields.risk as object) } : current.risk,
       assetReference: { ...current.assetReference, ...((fields.assetReference as object | undefined) ?? {}) },
