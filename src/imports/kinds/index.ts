@@ -2,9 +2,11 @@
 import type { ImportKindName } from "../schema";
 import { deviations } from "./deviations";
 import type { ImportKind } from "./kind";
+import { workItems } from "./work-items";
 
 export const IMPORT_KIND_HANDLERS: Record<ImportKindName, ImportKind> = {
   deviations: deviations as ImportKind,
+  workItems: workItems as ImportKind,
 };
 
 export const importKind = (name: string): ImportKind => {
