@@ -4,6 +4,7 @@
  * (PUT /WorkItems, the file's columns over the current work item); problems name the row, the column,
  * the field and the rule; the export of GET /WorkItems imports back.
  */
+import Papa from "papaparse";
 import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { createPropertyDefinition } from "../support/factories/properties";
@@ -138,5 +139,132 @@ describe("commit", () => {
     const again = await commit(csv);
     expect(again).toMatchObject({ status: "completed", total: 2, created: 0, skipped: 2, failed: 0 });
     expect(await searched(ref)).toHaveLength(2);
+  });
+});
+
+describe("replacement by id", () => {
+  it("replaces the work item an id names with the file's columns over it; templates new in basedOn are instantiated", async () => {
+    const [first, second] = await Promise.all([workTemplate(1), workTemplate(2)]);
+    const note = await createPropertyDefinition({ applicationRule: "WorkItem" });
+    const type = await createEntityType({ appliesTo: null, propertyDefinitions: [{ id: note.id }] });
+    const ref = unique("WR");
+    const created = await call("/WorkItems", {
+      method: "POST",
+      body: {
+        displayName: "Before",
+        referenceId: ref,
+        typeId: type.id,
+        tags: ["kept"],
+        dueDate: "2026-12-01T08:00:00Z",
+        basedOn: [{ id: first.id }],
+        properties: [{ name: note.name, value: "kept note" }],
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const before = created.body;
+
+    const done = await commit(`id,displayName,basedOn\r\n${before.id},After,${first.id}; ${second.displayName}\r\n`);
+    expect(done).toMatchObject({ status: "completed", created: 1, failed: 0 });
+    const after = (await call(`/WorkItems/${before.id}`)).body;
+    expect(after).toEqual({
+      ...before,
+      displayName: "After",
+      basedOn: [
+        { id: first.id, revision: first.revision },
+        { id: second.id, revision: second.revision },
+      ],
+      updatedAt: expect.any(String),
+    });
+    expect((await call(`/WorkItems/${before.id}/Activities`)).body).toHaveLength(3);
+    expect(await searched(ref)).toHaveLength(1);
+
+    // The rules of PUT: a template instantiated stays in basedOn; an id that names no work item is a problem of its column.
+    const res = await importCsv(`id,basedOn\r\n${before.id},${second.id}\r\n${crypto.randomUUID()},${first.id}\r\nnot-an-id,\r\n`, {
+      ...KIND,
+      dryRun: true,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ total: 3, valid: 0, invalid: 3 });
+    expect(res.body.problems).toEqual([
+      expect.objectContaining({ row: 2, column: "basedOn", field: "body.basedOn", rule: "instantiated" }),
+      expect.objectContaining({ row: 3, column: "id", field: "body.id", rule: "exists" }),
+      expect.objectContaining({ row: 4, column: "id", field: "body.id", rule: "uuid" }),
+    ]);
+    expect((await call(`/WorkItems/${before.id}`)).body).toEqual(after);
+  });
+});
+
+describe("permissions", () => {
+  it("a caller without work_write may neither dry-run nor commit work items: 403 for the whole import", async () => {
+    const reader = { permissions: ["work_read"] };
+    for (const dryRun of [true, false]) {
+      const res = await importCsv(`displayName\r\n${unique("Refused")}\r\n`, { ...KIND, dryRun }, reader);
+      expect(res.status, res.text).toBe(403);
+    }
+  });
+});
+
+describe("round trip", () => {
+  it("an export of GET /WorkItems imports back: a changed column lands, nothing else changes", async () => {
+    const template = await workTemplate(1, ["pump"]);
+    const depth = await createPropertyDefinition({ applicationRule: "WorkItem", format: "integer" });
+    const type = await createEntityType({ appliesTo: null, propertyDefinitions: [{ id: depth.id }] });
+    const plant = await createAsset("plant");
+    const ref = unique("WT");
+    const made = await Promise.all(
+      [1, 2].map((n) =>
+        call("/WorkItems", {
+          method: "POST",
+          body: {
+            displayName: `${ref} item ${n}`,
+            referenceId: `${ref}-${n}`,
+            typeId: type.id,
+            tags: ["exported", "-starts with a dash"],
+            dueDate: "2026-12-01T08:00:00Z",
+            objectOwner: { id: "owner-1", name: "Owen Owner" },
+            basedOn: [{ id: template.id }],
+            designations: [{ id: plant.id }],
+            metadata: { source: "round trip", n },
+            properties: [{ name: depth.name, value: n }],
+          },
+        }),
+      ),
+    );
+    for (const res of made) expect(res.status, res.text).toBe(201);
+    const before = await Promise.all(made.map(async (res) => (await call(`/WorkItems/${res.body.id}`)).body));
+
+    const exported = await call(`/WorkItems?searchText=${ref}&format=csv`);
+    expect(exported.status, exported.text).toBe(200);
+    const [headers, ...rows] = Papa.parse<string[]>(exported.text.replace(/^\uFEFF/, ""), { skipEmptyLines: true }).data;
+    expect(rows).toHaveLength(2);
+    const displayName = headers!.indexOf("displayName");
+    rows.find((row) => row[headers!.indexOf("id")] === before[0].id)![displayName] = `${ref} item 1, renamed`;
+    const csv = Papa.unparse([headers!, ...rows]);
+
+    // Every column of the export is either imported or read-only (proposed as null), and every row is valid as it is.
+    const dry = await importCsv(csv, { ...KIND, dryRun: true });
+    expect(dry.status, dry.text).toBe(200);
+    expect(dry.body).toMatchObject({ total: 2, valid: 2, invalid: 0 });
+    const notImported = Object.entries(dry.body.proposedMapping as Record<string, string | null>)
+      .filter(([, target]) => target === null)
+      .map(([header]) => header)
+      .sort();
+    expect(notImported).toEqual(
+      expect.arrayContaining(["basedOn.revision", "createdAt", "designations.kind", "designations.name", "deviationIds", "updatedAt"]),
+    );
+    expect(dry.body.proposedMapping).toMatchObject({
+      id: "id",
+      "objectOwner.id": "objectOwner.id",
+      "basedOn.id": "basedOn",
+      "designations.id": "designations",
+      [depth.name]: `property:${depth.name}`,
+    });
+
+    const done = await commit(csv);
+    expect(done).toMatchObject({ status: "completed", total: 2, created: 2, failed: 0 });
+    const after = await Promise.all(before.map(async (item) => (await call(`/WorkItems/${item.id}`)).body));
+    expect(after[0]).toEqual({ ...before[0], displayName: `${ref} item 1, renamed`, updatedAt: expect.any(String) });
+    expect(after[1]).toEqual({ ...before[1], updatedAt: expect.any(String) });
+    for (const item of after) expect((await call(`/WorkItems/${item.id}/Activities`)).body).toHaveLength(1);
   });
 });
