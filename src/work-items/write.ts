@@ -21,7 +21,7 @@ import { deleteFileReferencesOfStatement, WORK_ITEM_OWNER } from "../file-refere
 import { unlinkWorkItemStatement } from "../deviations/store";
 import { deleteActivitiesOfWorkItemStatements } from "./activities/store";
 import { checkWorkItemFields, propertyRows, readableDesignations, readableProperties, type WorkItemFields } from "./fields";
-import { prepareInstantiation, type Instantiation } from "./instantiate";
+import { prepareInstantiation, type Instantiation, type InstantiationSources } from "./instantiate";
 import {
   deleteWorkItemStatements,
   findWorkItemRow,
@@ -189,15 +189,25 @@ async function checkCreate(ctx: WriteContext, input: CreateWorkItemInput): Promi
 }
 
 /** Reads the templates of a new work item's basedOn and prepares their instantiation (a template that does not exist is a 400). */
-function instantiateNew(ctx: WriteContext, id: string, input: CreateWorkItemInput, fields: WorkItemFields): Promise<Instantiation> {
-  return prepareInstantiation(ctx, {
-    workItemId: id,
-    owner: fields.owner,
-    templates: input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` })),
-    usedRevisions: new Map(),
-    firstActivityPosition: 0,
-    firstBasedOnPosition: 0,
-  });
+function instantiateNew(
+  ctx: WriteContext,
+  id: string,
+  input: CreateWorkItemInput,
+  fields: WorkItemFields,
+  sources?: InstantiationSources,
+): Promise<Instantiation> {
+  return prepareInstantiation(
+    ctx,
+    {
+      workItemId: id,
+      owner: fields.owner,
+      templates: input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` })),
+      usedRevisions: new Map(),
+      firstActivityPosition: 0,
+      firstBasedOnPosition: 0,
+    },
+    sources,
+  );
 }
 
 /**
@@ -330,14 +340,17 @@ export async function updateWorkItem(
  * Checks a create (or a replace) as {@link createWorkItem} ({@link updateWorkItem}) would, and writes
  * nothing: every refusal of the request short of a write that races it. Throws the same errors.
  * Spreadsheet imports dry-run rows with it (issue 37); `ctx.uuid` only names statements never run.
+ * `sources`: what a create's basedOn instantiates, already read (readInstantiationSources), for many
+ * rows from the same templates (a write reads them itself, in the attempt that asserts them).
  */
 export async function validateWorkItem(
   ctx: WriteContext,
   write: { action: "create"; body: CreateWorkItemInput } | { action: "update"; body: UpdateWorkItemInput },
+  sources?: () => Promise<InstantiationSources>,
 ): Promise<void> {
   if (write.action === "create") {
     const fields = await checkCreate(ctx, write.body);
-    await instantiateNew(ctx, ctx.uuid(), write.body, fields);
+    await instantiateNew(ctx, ctx.uuid(), write.body, fields, await sources?.());
     return;
   }
   await prepareUpdate({ ...ctx, expectedEtag: undefined }, write.body.id.toLowerCase(), write.body);

@@ -24,6 +24,7 @@ import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { loadLinkedDefinitions } from "../../properties/values/store";
 import type { LinkedDefinition } from "../../properties/values/types";
 import { CreateWorkItemSchema, UpdateWorkItemSchema, type WorkItem } from "../../work-items/schema";
+import { readInstantiationSources, type InstantiationSources } from "../../work-items/instantiate";
 import { getWorkItem } from "../../work-items/store";
 import { latestWorkTemplatesNamed } from "../../work-items/template-revisions";
 import { createWorkItem, updateWorkItem, validateWorkItem } from "../../work-items/write";
@@ -79,7 +80,7 @@ async function templateOfCell(ctx: RowContext, column: string, index: number, te
 
 /** What a row becomes: a new work item, or a replacement of the one its `id` names. */
 type RowPlan =
-  | { action: "create"; body: z.infer<typeof CreateWorkItemSchema> }
+  | { action: "create"; body: z.infer<typeof CreateWorkItemSchema>; sources: () => Promise<InstantiationSources> }
   | { action: "update"; body: z.infer<typeof UpdateWorkItemSchema>; current: WorkItem };
 
 /** The row's body (a create, or an update over the current work item) or its problems. */
@@ -194,8 +195,12 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
   } else {
     const input = { ...body, ...(givenProperties.length > 0 ? { properties: givenProperties } : {}) };
     const parsed = CreateWorkItemSchema.safeParse(input);
-    if (parsed.success) plan = { action: "create", body: parsed.data };
-    else parseProblems = issuesOf(parsed.error, input);
+    if (parsed.success) {
+      // A dry run reads the templates of a basedOn once for the rows of the import that name the same ones.
+      const ids = parsed.data.basedOn.map((b) => b.id.toLowerCase());
+      const sources = () => cached(ctx, `sources:${ids.join(",")}`, () => readInstantiationSources(ctx.db, ids));
+      plan = { action: "create", body: parsed.data, sources };
+    } else parseProblems = issuesOf(parsed.error, input);
   }
   if (parseProblems.length > 0)
     return { plan: null, problems: parseProblems.map((p) => ({ ...p, column: columnOf(columns, p.field, givenProperties) })) };
@@ -217,7 +222,7 @@ async function checkRow(db: Database, plan: RowPlan, newId: string): Promise<voi
     uuid: () => newId,
     expectedEtag: undefined,
   };
-  await validateWorkItem(ctx, plan);
+  await validateWorkItem(ctx, plan, plan.action === "create" ? plan.sources : undefined);
 }
 
 /** Writes a planned row, with `extra` statements in its batch; answers the work item's id. */
