@@ -53,6 +53,13 @@ const searched = async (text: string) => {
 describe("dry run", () => {
   it("checks every row as POST /WorkItems would, lists each row's problems with its column, and writes nothing", async () => {
     const template = await workTemplate();
+    const twins = await Promise.all([workTemplate(), workTemplate()]);
+    const renamed = await call(`/WorkTemplates/${twins[1].id}`, { method: "GET" });
+    const shared = twins[0].displayName;
+    const put = await call("/WorkTemplates", { method: "PUT", body: { ...renamed.body, displayName: shared } });
+    expect(put.status, put.text).toBe(200);
+    const depth = await createPropertyDefinition({ applicationRule: "WorkItem", format: "integer" });
+    const type = await createEntityType({ appliesTo: null, propertyDefinitions: [{ id: depth.id }] });
     const ref = unique("WD");
     const csv =
       `referenceId,displayName,basedOn,status,dueDate,objectOwner\r\n` +
@@ -62,7 +69,8 @@ describe("dry run", () => {
       `${ref}-4,Bad owner,,new,,Nobody At All\r\n` +
       `${ref}-5,Unknown template id,${crypto.randomUUID()},new,,\r\n` +
       `${ref}-6,,,new,,\r\n` +
-      `${ref}-7,Bad date,,new,tomorrow-ish,\r\n`;
+      `${ref}-7,Bad date,,new,tomorrow-ish,\r\n` +
+      `${ref}-8,Twins,${shared.toUpperCase()},new,,\r\n`;
     const res = await importCsv(csv, { ...KIND, dryRun: true });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({
@@ -75,9 +83,9 @@ describe("dry run", () => {
         dueDate: "dueDate",
         objectOwner: "objectOwner",
       },
-      total: 7,
+      total: 8,
       valid: 1,
-      invalid: 6,
+      invalid: 7,
     });
     const byRow = (row: number) => res.body.problems.filter((p: { row: number }) => p.row === row);
     expect(byRow(2)).toEqual([]);
@@ -87,6 +95,22 @@ describe("dry run", () => {
     expect(byRow(6)).toEqual([expect.objectContaining({ column: "basedOn", field: "body.basedOn.0.id", rule: "exists" })]);
     expect(byRow(7)).toEqual([expect.objectContaining({ column: "displayName", field: "body.displayName" })]);
     expect(byRow(8)).toEqual([expect.objectContaining({ column: "dueDate", field: "body.dueDate" })]);
+    expect(byRow(9)).toEqual([expect.objectContaining({ column: "basedOn", field: "body.basedOn.0.id", rule: "ambiguous" })]);
+
+    // Properties by definition name and assets by id, checked by the request's own rules, each problem in its column.
+    const typed = await importCsv(
+      `displayName,typeId,${depth.name},designations\r\n` +
+        `${ref}-9,${type.id},lots,\r\n` +
+        `${ref}-10,${type.id},4,${crypto.randomUUID()}\r\n` +
+        `${ref}-11,${type.id},4,\r\n`,
+      { ...KIND, dryRun: true },
+    );
+    expect(typed.status, typed.text).toBe(200);
+    expect(typed.body).toMatchObject({ total: 3, valid: 1, invalid: 2 });
+    expect(typed.body.problems).toEqual([
+      expect.objectContaining({ row: 2, column: depth.name, field: expect.stringMatching(/^body\.properties/), rule: "type" }),
+      expect.objectContaining({ row: 3, column: "designations", field: "body.designations.0.id", rule: "exists" }),
+    ]);
     expect(await searched(ref)).toEqual([]);
   });
 });
