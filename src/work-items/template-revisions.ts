@@ -200,3 +200,16 @@ export function templateAssertions(
   }
   return statements;
 }
+
+/**
+ * The work templates whose latest revision has this display name (case-insensitive), at most two: a
+ * spreadsheet names a template by id or by its name (issue 37), and a name two templates share is
+ * ambiguous.
+ */
+export async function latestWorkTemplatesNamed(db: Database, name: string): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT id FROM work_templates WHERE is_latest = 1 AND lower(display_name) = lower(?1) ORDER BY id LIMIT 2")
+    .bind(name)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}

@@ -21,7 +21,7 @@ import { deleteFileReferencesOfStatement, WORK_ITEM_OWNER } from "../file-refere
 import { unlinkWorkItemStatement } from "../deviations/store";
 import { deleteActivitiesOfWorkItemStatements } from "./activities/store";
 import { checkWorkItemFields, propertyRows, readableDesignations, readableProperties, type WorkItemFields } from "./fields";
-import { prepareInstantiation, type Instantiation } from "./instantiate";
+import { prepareInstantiation, type Instantiation, type InstantiationSources } from "./instantiate";
 import {
   deleteWorkItemStatements,
   findWorkItemRow,
@@ -181,24 +181,53 @@ export function workItemCreateStatements(
   return { statements, value: item, etag: row.etag };
 }
 
-export async function createWorkItem(ctx: WriteContext, input: CreateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
+/** The checks of a create before its batch: basedOn's duplicates, then the fields (every problem together). */
+async function checkCreate(ctx: WriteContext, input: CreateWorkItemInput): Promise<WorkItemFields> {
   const duplicates = duplicateBasedOn(input.basedOn);
   if (duplicates.length > 0) throw validationFailed(duplicates);
-  const fields = await checkWorkItemFields(ctx, input, null);
-  const id = ctx.uuid();
-  const templates = input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` }));
-  return retrying(ctx, "work item", async (attempt) => {
-    const instantiation = await prepareInstantiation(ctx, {
+  return checkWorkItemFields(ctx, input, null);
+}
+
+/** Reads the templates of a new work item's basedOn and prepares their instantiation (a template that does not exist is a 400). */
+function instantiateNew(
+  ctx: WriteContext,
+  id: string,
+  input: CreateWorkItemInput,
+  fields: WorkItemFields,
+  sources?: InstantiationSources,
+): Promise<Instantiation> {
+  return prepareInstantiation(
+    ctx,
+    {
       workItemId: id,
       owner: fields.owner,
-      templates,
+      templates: input.basedOn.map((b, i) => ({ id: b.id.toLowerCase(), field: `body.basedOn.${i}.id` })),
       usedRevisions: new Map(),
       firstActivityPosition: 0,
       firstBasedOnPosition: 0,
-    });
+    },
+    sources,
+  );
+}
+
+/**
+ * Creates a work item. `extra` statements join the write's batch (an import's record of the row it
+ * wrote, issue 37), so they are written exactly when the work item is. The work item's id is the
+ * first id the write mints.
+ */
+export async function createWorkItem(
+  ctx: WriteContext,
+  input: CreateWorkItemInput,
+  hooks: WriteHooks = {},
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<Versioned<WorkItem>> {
+  const fields = await checkCreate(ctx, input);
+  const id = ctx.uuid();
+  return retrying(ctx, "work item", async (attempt) => {
+    const instantiation = await instantiateNew(ctx, id, input, fields);
     const { statements, value, etag } = workItemCreateStatements(ctx, id, input, fields, instantiation);
     await hooks.beforeWrite?.(attempt);
-    const done = await runGuarded(ctx.db, statements);
+    const done = await runGuarded(ctx.db, [...statements, ...extra]);
     return done ? { value, etag } : READ_AGAIN;
   });
 }
@@ -209,59 +238,84 @@ interface BasedOnRow {
   position: number;
 }
 
-export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInput, hooks: WriteHooks = {}): Promise<Versioned<WorkItem>> {
-  const id = input.id.toLowerCase();
+/** What an update writes, read and checked: every refusal of the update (404, 412, 400) is thrown from here. */
+interface PreparedUpdate {
+  current: WorkItemRow;
+  fields: WorkItemFields;
+  instantiation: Instantiation;
+  row: WorkItemRow;
+  item: WorkItem;
+  tags: string[];
+}
+
+/** Reads the work item and what it is based on, checks the update and prepares the instantiation of templates new in basedOn. */
+async function prepareUpdate(ctx: WriteContext, id: string, input: UpdateWorkItemInput): Promise<PreparedUpdate> {
   const duplicates = duplicateBasedOn(input.basedOn ?? []);
   if (duplicates.length > 0) throw validationFailed(duplicates);
+  const current = await findWorkItemRow(ctx.db, id);
+  if (!current) throw notFound("Work item", id);
+  assertVersion(ctx, current.etag);
+  const [basedOnRows, deviations, next] = await readBatch(ctx.db, [
+    typedRead<BasedOnRow>(
+      ctx.db
+        .prepare(
+          "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
+            "work_item_id = ?1 ORDER BY position",
+        )
+        .bind(id),
+    ),
+    typedRead<{ deviation_id: string }>(
+      ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
+    ),
+    typedRead<{ position: number }>(
+      ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
+    ),
+  ]);
+  const requested = (input.basedOn ?? basedOnRows).map((b) => b.id.toLowerCase());
+  const removed = basedOnRows.filter((b) => !requested.includes(b.id));
+  if (removed.length > 0) {
+    throw validationFailed(
+      removed.map((b) => ({
+        field: "body.basedOn",
+        rule: "instantiated",
+        message:
+          `The work template ${b.id} (revision ${b.revision}) was instantiated in this work item and cannot be removed ` + `from basedOn.`,
+      })),
+    );
+  }
+  const known = new Set(basedOnRows.map((b) => b.id));
+  const templates = requested.map((tid, i) => ({ id: tid, field: `body.basedOn.${i}.id` })).filter((t) => !known.has(t.id));
+  const fields = await checkWorkItemFields(ctx, input, current);
+  const instantiation = await prepareInstantiation(ctx, {
+    workItemId: id,
+    owner: fields.owner,
+    templates,
+    usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
+    firstActivityPosition: next[0]?.position ?? 0,
+    firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
+  });
+  const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
+  const row = rowOf(id, input, fields, tags, newEtagToken(), current.created_at, ctx.now);
+  const basedOn = [...basedOnRows.map((b) => ({ id: b.id, revision: b.revision })), ...instantiation.basedOn];
+  const item = workItemOf(
+    row,
+    fields,
+    basedOn,
+    deviations.map((d) => d.deviation_id),
+  );
+  return { current, fields, instantiation, row, item, tags };
+}
+
+/** Replaces a work item; `extra` statements join the write's batch, as for {@link createWorkItem}. */
+export async function updateWorkItem(
+  ctx: WriteContext,
+  input: UpdateWorkItemInput,
+  hooks: WriteHooks = {},
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<Versioned<WorkItem>> {
+  const id = input.id.toLowerCase();
   return retrying(ctx, "work item", async (attempt) => {
-    const current = await findWorkItemRow(ctx.db, id);
-    if (!current) throw notFound("Work item", id);
-    assertVersion(ctx, current.etag);
-    const [basedOnRows, deviations, next] = await readBatch(ctx.db, [
-      typedRead<BasedOnRow>(
-        ctx.db
-          .prepare(
-            "SELECT work_template_id AS id, work_template_revision AS revision, position FROM work_item_templates WHERE " +
-              "work_item_id = ?1 ORDER BY position",
-          )
-          .bind(id),
-      ),
-      typedRead<{ deviation_id: string }>(
-        ctx.db.prepare("SELECT deviation_id FROM deviation_work_items WHERE work_item_id = ?1 ORDER BY created_at, deviation_id").bind(id),
-      ),
-      typedRead<{ position: number }>(
-        ctx.db.prepare("SELECT coalesce(max(position) + 1, 0) AS position FROM activities WHERE work_item_id = ?1").bind(id),
-      ),
-    ]);
-    const requested = (input.basedOn ?? basedOnRows).map((b) => b.id.toLowerCase());
-    const removed = basedOnRows.filter((b) => !requested.includes(b.id));
-    if (removed.length > 0) {
-      throw validationFailed(
-        removed.map((b) => ({
-          field: "body.basedOn",
-          rule: "instantiated",
-          message:
-            `The work template ${b.id} (revision ${b.revision}) was instantiated in this work item and cannot be removed ` +
-            `from basedOn.`,
-        })),
-      );
-    }
-    const known = new Set(basedOnRows.map((b) => b.id));
-    const templates = requested.map((tid, i) => ({ id: tid, field: `body.basedOn.${i}.id` })).filter((t) => !known.has(t.id));
-    const fields = await checkWorkItemFields(ctx, input, current);
-    const instantiation = await prepareInstantiation(ctx, {
-      workItemId: id,
-      owner: fields.owner,
-      templates,
-      usedRevisions: templates.length > 0 ? await readUsedRevisions(ctx.db, id) : new Map(),
-      firstActivityPosition: next[0]?.position ?? 0,
-      firstBasedOnPosition: basedOnRows.length === 0 ? 0 : Math.max(...basedOnRows.map((b) => b.position)) + 1,
-    });
-    const tags = normaliseTags([...fields.tags, ...instantiation.tags]);
-    const row = rowOf(id, input, fields, tags, newEtagToken(), current.created_at, ctx.now);
-    const basedOn = [...basedOnRows.map((b) => ({ id: b.id, revision: b.revision })), ...instantiation.basedOn];
-    const deviationIds = deviations.map((d) => d.deviation_id);
-    const item = workItemOf(row, fields, basedOn, deviationIds);
+    const { current, fields, instantiation, row, item, tags } = await prepareUpdate(ctx, id, input);
     await hooks.beforeWrite?.(attempt);
     const done = await runGuarded(ctx.db, [
       etagAssertion(ctx.db, "work_items", id, current.etag),
@@ -276,9 +330,30 @@ export async function updateWorkItem(ctx: WriteContext, input: UpdateWorkItemInp
         { table: "work_items", etag: row.etag },
       ),
       ...activityEvents(ctx, instantiation),
+      ...extra,
     ]);
     return done ? { value: item, etag: row.etag } : READ_AGAIN;
   });
+}
+
+/**
+ * Checks a create (or a replace) as {@link createWorkItem} ({@link updateWorkItem}) would, and writes
+ * nothing: every refusal of the request short of a write that races it. Throws the same errors.
+ * Spreadsheet imports dry-run rows with it (issue 37); `ctx.uuid` only names statements never run.
+ * `sources`: what a create's basedOn instantiates, already read (readInstantiationSources), for many
+ * rows from the same templates (a write reads them itself, in the attempt that asserts them).
+ */
+export async function validateWorkItem(
+  ctx: WriteContext,
+  write: { action: "create"; body: CreateWorkItemInput } | { action: "update"; body: UpdateWorkItemInput },
+  sources?: () => Promise<InstantiationSources>,
+): Promise<void> {
+  if (write.action === "create") {
+    const fields = await checkCreate(ctx, write.body);
+    await instantiateNew(ctx, ctx.uuid(), write.body, fields, await sources?.());
+    return;
+  }
+  await prepareUpdate({ ...ctx, expectedEtag: undefined }, write.body.id.toLowerCase(), write.body);
 }
 
 /**

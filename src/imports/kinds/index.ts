@@ -3,10 +3,12 @@ import type { ImportKindName } from "../schema";
 import { deviations } from "./deviations";
 import type { ImportKind } from "./kind";
 import { readings } from "./readings";
+import { workItems } from "./work-items";
 
 export const IMPORT_KIND_HANDLERS: Record<ImportKindName, ImportKind> = {
   deviations: deviations as ImportKind,
   readings: readings as ImportKind,
+  workItems: workItems as ImportKind,
 };
 
 export const importKind = (name: string): ImportKind => {
