@@ -1,10 +1,12 @@
 /** The kinds of record an import writes: each its own module (./kind.ts says what one provides). */
 import type { ImportKindName } from "../schema";
+import { assets } from "./assets";
 import { deviations } from "./deviations";
 import type { ImportKind } from "./kind";
 
 export const IMPORT_KIND_HANDLERS: Record<ImportKindName, ImportKind> = {
   deviations: deviations as ImportKind,
+  assets: assets as ImportKind,
 };
 
 export const importKind = (name: string): ImportKind => {
