@@ -3,10 +3,12 @@ import type { ImportKindName } from "../schema";
 import { assets } from "./assets";
 import { deviations } from "./deviations";
 import type { ImportKind } from "./kind";
+import { propertyValues } from "./property-values";
 
 export const IMPORT_KIND_HANDLERS: Record<ImportKindName, ImportKind> = {
   deviations: deviations as ImportKind,
   assets: assets as ImportKind,
+  propertyValues: propertyValues as ImportKind,
 };
 
 export const importKind = (name: string): ImportKind => {
