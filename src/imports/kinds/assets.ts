@@ -39,33 +39,54 @@ const ALIASES: Record<string, string> = {
  */
 const READ_ONLY = /^(parent\.(id|kind|name)|plant\.id|createdAt|updatedAt)$/;
 
-/** Assets earlier rows of this import's dry run would have created (by id): a later row's parent may be one. */
-type Pending = Map<string, AssetRow>;
-const pendingOf = (ctx: RowContext): Promise<Pending> => cached(ctx, "assets:pending", () => Promise.resolve(new Map()));
+/**
+ * What the rows of one import (one chunk) share: the assets its dry run's earlier rows would have
+ * created (a later row's parent may be one), and the assets found by name so far, forgotten when a row
+ * creates or renames an asset of that name (the plant and parent columns of a long equipment list name
+ * the same few assets again and again).
+ */
+interface Lookups {
+  pendingById: Map<string, AssetRow>;
+  pendingByName: Map<string, AssetRow[]>;
+  writtenByName: Map<string, Promise<AssetRow[]>>;
+  existing: Set<string>;
+}
+const lookupsOf = (ctx: RowContext): Promise<Lookups> =>
+  cached(ctx, "assets:lookups", () =>
+    Promise.resolve({ pendingById: new Map(), pendingByName: new Map(), writtenByName: new Map(), existing: new Set<string>() }),
+  );
 
 type RowPlan =
-  | { action: "create"; body: z.infer<typeof CreateAssetSchema>; pending: Pending }
-  | { action: "update"; body: z.infer<typeof UpdateAssetSchema>; current: Asset };
+  | { action: "create"; body: z.infer<typeof CreateAssetSchema>; lookups: Lookups }
+  | { action: "update"; body: z.infer<typeof UpdateAssetSchema>; current: Asset; lookups: Lookups };
 
 /** Assets with this name, written or pending (a dry run's earlier rows), oldest first. */
-async function named(ctx: RowContext, pending: Pending, name: string): Promise<AssetRow[]> {
+async function named(ctx: RowContext, lookups: Lookups, name: string): Promise<AssetRow[]> {
   const key = nameKey(name);
-  return [...(await assetsNamed(ctx.db, name)), ...[...pending.values()].filter((row) => nameKey(row.name) === key)];
+  let written = lookups.writtenByName.get(key);
+  if (!written) {
+    written = assetsNamed(ctx.db, name);
+    lookups.writtenByName.set(key, written);
+  }
+  return [...(await written), ...(lookups.pendingByName.get(key) ?? [])];
 }
 
 /** The asset a cell names by id (written or pending), else by name; a problem when none or several. */
 async function assetOfCell(
   ctx: RowContext,
-  pending: Pending,
+  lookups: Lookups,
   text: string,
   options: { column: string; field: string; what: string; kinds: readonly AssetKind[] | null; plantId: string | null },
 ): Promise<{ id: string } | { problem: RowProblem }> {
   const { column, field, what } = options;
   if (UUID.test(text)) {
     const id = text.toLowerCase();
-    if (pending.has(id) || (await assetsById(ctx, id))) return { id };
+    if (lookups.pendingById.has(id) || lookups.existing.has(id) || (await assetsById(ctx, id))) {
+      lookups.existing.add(id);
+      return { id };
+    }
   }
-  let found = await named(ctx, pending, text);
+  let found = await named(ctx, lookups, text);
   if (options.plantId !== null) found = found.filter((row) => row.plant_id === options.plantId);
   // The kinds the row's parent may be, when any of the named assets is one (else the single request says why the one found is not).
   const fitting = options.kinds === null ? found : found.filter((row) => options.kinds!.includes(row.kind));
@@ -120,7 +141,7 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
         body[field] = value;
     }
   }
-  const pending = await pendingOf(ctx);
+  const lookups = await lookupsOf(ctx);
   let current: Asset | null = null;
   if (given.id) {
     const { column, value } = given.id;
@@ -144,7 +165,7 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
   // The plant narrows a parent named by name; for a plant (or an organization) it is the asset itself.
   let plantId: string | null = null;
   if (given.plant && kind !== "plant" && kind !== "organization") {
-    const found = await assetOfCell(ctx, pending, given.plant.value, {
+    const found = await assetOfCell(ctx, lookups, given.plant.value, {
       column: given.plant.column,
       field: "body.plant",
       what: "plant",
@@ -159,7 +180,7 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
     // A replacement naming the parent it has (an exported row sent back): by id or by name.
     body.parentId = current.parent.id;
   } else if (parent) {
-    const found = await assetOfCell(ctx, pending, parent.value, {
+    const found = await assetOfCell(ctx, lookups, parent.value, {
       column: parent.column,
       field: "body.parentId",
       what: "parent",
@@ -184,24 +205,37 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
     };
     const parsed = UpdateAssetSchema.safeParse(merged);
     if (!parsed.success) return { plan: null, problems: issuesOf(parsed.error, merged) };
-    return { plan: { action: "update", body: parsed.data, current }, problems: [] };
+    return { plan: { action: "update", body: parsed.data, current, lookups }, problems: [] };
   }
   const parsed = CreateAssetSchema.safeParse(body);
   if (!parsed.success) return { plan: null, problems: issuesOf(parsed.error, body) };
-  return { plan: { action: "create", body: parsed.data, pending }, problems: [] };
+  return { plan: { action: "create", body: parsed.data, lookups }, problems: [] };
 }
 
 /** Checks a planned row as its single request would, writing nothing; a valid new asset is pending for the rows after it. */
 async function checkRow(db: Database, plan: RowPlan, newId: string): Promise<void> {
   if (plan.action === "update") return validateAssetUpdate(db, plan.body);
-  const row = await validateAsset(db, plan.body, newId, plan.pending);
-  plan.pending.set(newId, row);
+  const { lookups } = plan;
+  const row = await validateAsset(db, plan.body, newId, lookups.pendingById);
+  lookups.pendingById.set(newId, row);
+  const key = nameKey(row.name);
+  lookups.pendingByName.set(key, [...(lookups.pendingByName.get(key) ?? []), row]);
+}
+
+/** The names a plan makes or changes: a lookup of them read before it is stale. */
+function forgetNames(plan: RowPlan): void {
+  plan.lookups.writtenByName.delete(nameKey(plan.body.name));
+  if (plan.action === "update") plan.lookups.writtenByName.delete(nameKey(plan.current.name));
 }
 
 /** Writes a planned row, with `extra` statements in its batch; answers the asset's id. */
 async function writeRow(ctx: WriteContext, plan: RowPlan, extra: readonly D1PreparedStatement[]): Promise<string> {
-  if (plan.action === "create") return (await createAsset(ctx, plan.body, extra)).value.id;
-  return (await updateAsset({ ...ctx, expectedEtag: undefined }, plan.body, extra)).value.id;
+  try {
+    if (plan.action === "create") return (await createAsset(ctx, plan.body, extra)).value.id;
+    return (await updateAsset({ ...ctx, expectedEtag: undefined }, plan.body, extra)).value.id;
+  } finally {
+    forgetNames(plan);
+  }
 }
 
 export const assets: ImportKind<RowPlan> = {
