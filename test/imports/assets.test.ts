@@ -99,11 +99,15 @@ describe("assets: commit", () => {
     const csv =
       "kind,name,parent,plant.name\r\n" +
       `equipment,${tag} P-1,${tag} Cooling,\r\n` +
-      `equipment,${tag} P-2,${tag} Cooling,${tag} South\r\n`;
+      `equipment,${tag} P-2,${tag} Cooling,${tag} South\r\n` +
+      `equipment,${tag} P-3,${tag} Cooling,${tag} West\r\n`;
     const done = await commitCsv(csv, kind);
-    expect(done).toMatchObject({ status: "completed", created: 1, failed: 1 });
+    expect(done).toMatchObject({ status: "completed", created: 1, failed: 2 });
     const problems = (await call(`/Imports/${done.id}/Problems`)).body;
-    expect(problems).toEqual([expect.objectContaining({ row: 2, column: "parent", field: "body.parentId", rule: "ambiguous" })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ row: 2, column: "parent", field: "body.parentId", rule: "ambiguous" }),
+      expect.objectContaining({ row: 4, column: "plant.name", field: "body.parentId", rule: "exists" }),
+    ]);
     expect(byName(await assetsNamedLike(tag), `${tag} P-2`)).toMatchObject({ parentId: southCooling.id, plant: { id: south.id } });
   });
 

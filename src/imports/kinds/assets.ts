@@ -167,13 +167,16 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
   if (given.plant && kind !== "plant" && kind !== "organization") {
     const found = await assetOfCell(ctx, lookups, given.plant.value, {
       column: given.plant.column,
-      field: "body.plant",
+      field: "body.parentId",
       what: "plant",
       kinds: ["plant"],
       plantId: null,
     });
-    if ("problem" in found) problems.push(found.problem);
-    else plantId = found.id;
+    if ("problem" in found) {
+      // The parent is looked up in that plant: without it, it is not looked up (one problem, not two).
+      return { plan: null, problems: [...problems, found.problem] };
+    }
+    plantId = found.id;
   }
   const parent = given.parentId;
   if (parent && current?.parent && [current.parent.id, nameKey(current.parent.name)].includes(nameKey(parent.value))) {
