@@ -103,11 +103,15 @@ const plantNameTaken = (name: string) =>
     { field: "body.name", rule: "unique", message: "Plant names are unique (case-insensitive)." },
   ]);
 
-/** Checks the parent against the kind's rules; returns the parent row (or null) and the derived plant id. */
+/**
+ * Checks the parent against the kind's rules; returns the parent row (or null) and the derived plant
+ * id. `pending`: assets not written yet that may be the parent (an import's dry run: earlier rows).
+ */
 async function checkParent(
   db: Database,
   kind: AssetKind,
   parentId: string | null,
+  pending: ReadonlyMap<string, AssetRow> = new Map(),
 ): Promise<{ parent: AssetRow | null; plantId: string | null }> {
   const rule = PARENT_RULES[kind];
   if (parentId === null) {
@@ -115,7 +119,7 @@ async function checkParent(
     return { parent: null, plantId: null };
   }
   if (rule.parents.length === 0) throw invalid("body.parentId", "parentKind", `A ${kind} has no parent.`);
-  const parent = await readRow(db, parentId);
+  const parent = pending.get(parentId) ?? (await readRow(db, parentId));
   if (!parent) throw invalid("body.parentId", "exists", `The asset ${parentId} does not exist.`);
   if (!rule.parents.includes(parent.kind)) {
     throw invalid(
@@ -145,7 +149,97 @@ async function runWrite(db: Database, statements: D1PreparedStatement[], name: s
   }
 }
 
-export async function createAsset(ctx: WriteContext, input: AssetInput): Promise<Versioned<Asset>> {
+/** True when a plant other than `selfId` has this name (ignoring case), written or `pending`. */
+async function plantNameTakenBy(db: Database, name: string, selfId: string, pending: ReadonlyMap<string, AssetRow>): Promise<boolean> {
+  const key = nameKey(name);
+  if ([...pending.values()].some((row) => row.kind === "plant" && row.id !== selfId && nameKey(row.name) === key)) return true;
+  const found = await db
+    .prepare("SELECT 1 AS taken FROM assets WHERE kind = 'plant' AND name_key = ?1 AND id <> ?2")
+    .bind(key, selfId)
+    .first<{ taken: number }>();
+  return found !== null;
+}
+
+/**
+ * Checks an asset as {@link createAsset} would with the id `id`, writing nothing, and answers the row it
+ * would write (read shape). `pending`: assets earlier rows of an import's dry run would have created,
+ * by id, which may be its parent (or hold its plant's name). Spreadsheet imports dry-run rows with it.
+ */
+export async function validateAsset(
+  db: Database,
+  input: AssetInput,
+  id: string,
+  pending: ReadonlyMap<string, AssetRow> = new Map(),
+): Promise<AssetRow> {
+  const { parent, plantId } = await checkParent(db, input.kind, input.parentId?.toLowerCase() ?? null, pending);
+  if (input.kind === "plant" && (await plantNameTakenBy(db, input.name, id, pending))) throw plantNameTaken(input.name);
+  return {
+    id,
+    kind: input.kind,
+    name: input.name,
+    parent_id: parent?.id ?? null,
+    plant_id: input.kind === "plant" ? id : plantId,
+    metadata: input.metadata === null ? null : JSON.stringify(input.metadata),
+    etag: "",
+    created_at: "",
+    updated_at: "",
+    parent_kind: parent?.kind ?? null,
+    parent_name: parent?.name ?? null,
+    plant_name: input.kind === "plant" ? input.name : parent?.kind === "plant" ? parent.name : (parent?.plant_name ?? null),
+  };
+}
+
+/** What a replacement may not change: its kind and its parent (400 immutable). */
+function immutableProblems(input: AssetUpdate, current: AssetRow): FieldProblem[] {
+  const errors: FieldProblem[] = [];
+  if (input.kind !== current.kind)
+    errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
+  if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
+    errors.push({
+      field: "body.parentId",
+      rule: "immutable",
+      message: "The parent cannot be changed; create the asset under its new parent instead.",
+    });
+  }
+  return errors;
+}
+
+const validationFailed = (errors: FieldProblem[]) =>
+  new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+
+/** Checks a replacement as {@link updateAsset} would (without If-Match), writing nothing: for an import's dry run. */
+export async function validateAssetUpdate(db: Database, input: AssetUpdate): Promise<void> {
+  const current = await readRow(db, input.id);
+  if (!current) throw notFound("Asset", input.id);
+  const errors = immutableProblems(input, current);
+  if (errors.length > 0) throw validationFailed(errors);
+  if (current.kind === "plant" && (await plantNameTakenBy(db, input.name, current.id, new Map()))) throw plantNameTaken(input.name);
+}
+
+/**
+ * Assets named `name` (ignoring case), at most `limit`: for a spreadsheet row naming its parent by
+ * name. Read shape, with the plant each belongs to.
+ */
+export async function assetsNamed(db: Database, name: string, limit = 20): Promise<AssetRow[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT ${ASSET_SELECT} FROM assets a ${ASSET_JOINS.join(" ")} WHERE a.kind IN ('organization', 'plant', 'mainSystem', ` +
+        `'equipment', 'designObject') AND a.name_key = ?1 ORDER BY a.created_at, a.id LIMIT ?2`,
+    )
+    .bind(nameKey(name), limit)
+    .all<AssetRow>();
+  return results;
+}
+
+/**
+ * Creates an asset. `extra` statements join the write's batch (an import's record of the row it
+ * wrote), so they are written exactly when the asset is.
+ */
+export async function createAsset(
+  ctx: WriteContext,
+  input: AssetInput,
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<Versioned<Asset>> {
   const { parent, plantId: parentPlant } = await checkParent(ctx.db, input.kind, input.parentId?.toLowerCase() ?? null);
   const id = ctx.uuid();
   const plantId = input.kind === "plant" ? id : parentPlant;
@@ -178,28 +272,25 @@ export async function createAsset(ctx: WriteContext, input: AssetInput): Promise
         createdBy: ctx.actorId,
       }),
       ...outboxStatements(ctx.db, ctx, { entityKind: KIND, entityId: id, action: "created", payload: created.value, etag: created.etag }),
+      ...extra,
     ],
     input.name,
   );
   return created;
 }
 
-export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promise<Versioned<Asset>> {
+/** Replaces an asset; `extra` statements join the write's batch, as for {@link createAsset} (only if the asset is written). */
+export async function updateAsset(
+  ctx: WriteContext,
+  input: AssetUpdate,
+  extra: readonly D1PreparedStatement[] = [],
+): Promise<Versioned<Asset>> {
   return retryWrite(ctx, async () => {
     const current = await readRow(ctx.db, input.id);
     if (!current) throw notFound("Asset", input.id);
     assertVersion(ctx, toAsset(current).etag);
-    const errors: FieldProblem[] = [];
-    if (input.kind !== current.kind)
-      errors.push({ field: "body.kind", rule: "immutable", message: `The kind cannot be changed (it is ${current.kind}).` });
-    if (input.parentId !== undefined && (input.parentId?.toLowerCase() ?? null) !== current.parent_id) {
-      errors.push({
-        field: "body.parentId",
-        rule: "immutable",
-        message: "The parent cannot be changed; create the asset under its new parent instead.",
-      });
-    }
-    if (errors.length > 0) throw new ApiError("ValidationFailed", errors.map((e) => `${e.field}: ${e.message}`).join("; "), { errors });
+    const errors = immutableProblems(input, current);
+    if (errors.length > 0) throw validationFailed(errors);
     const etag = newEtagToken();
     const metadata = input.metadata === null ? null : JSON.stringify(input.metadata);
     const updated = toAsset({
@@ -210,22 +301,35 @@ export async function updateAsset(ctx: WriteContext, input: AssetUpdate): Promis
       updated_at: ctx.now,
       plant_name: current.kind === "plant" ? input.name : current.plant_name,
     });
-    const [update] = await runWrite(
-      ctx.db,
-      [
-        ctx.db
-          .prepare("UPDATE assets SET name = ?1, name_key = ?7, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
-          .bind(input.name, metadata, etag, ctx.now, current.id, current.etag, nameKey(input.name)),
-        ...guardedOutboxStatements(
-          ctx.db,
-          ctx,
-          { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value, etag: updated.etag },
-          { table: "assets", etag },
-        ),
-      ],
-      input.name,
-    );
-    if (update?.meta.changes !== 1) throw preconditionFailed();
+    // With extra statements, the batch first asserts the version it read, so they are never written without the asset.
+    const guard =
+      extra.length > 0
+        ? [assertStatement(ctx.db, "EXISTS (SELECT 1 FROM assets WHERE id = ?1 AND etag = ?2)", current.id, current.etag)]
+        : [];
+    let results: D1Result[];
+    try {
+      results = await runWrite(
+        ctx.db,
+        [
+          ...guard,
+          ctx.db
+            .prepare("UPDATE assets SET name = ?1, name_key = ?7, metadata = ?2, etag = ?3, updated_at = ?4 WHERE id = ?5 AND etag = ?6")
+            .bind(input.name, metadata, etag, ctx.now, current.id, current.etag, nameKey(input.name)),
+          ...guardedOutboxStatements(
+            ctx.db,
+            ctx,
+            { entityKind: KIND, entityId: current.id, action: "updated", payload: updated.value, etag: updated.etag },
+            { table: "assets", etag },
+          ),
+          ...extra,
+        ],
+        input.name,
+      );
+    } catch (error) {
+      if (isAssertionFailure(error)) throw preconditionFailed();
+      throw error;
+    }
+    if (results[guard.length]?.meta.changes !== 1) throw preconditionFailed();
     return updated;
   });
 }

@@ -238,6 +238,12 @@ export async function getDeviation(db: Database, id: string): Promise<Versioned<
   return found.current;
 }
 
+/** The id of the deviation with this referenceId (ignoring case, as its uniqueness does), or null. */
+export async function deviationIdByReference(db: Database, referenceId: string): Promise<string | null> {
+  const found = await db.prepare("SELECT id FROM deviations WHERE reference_key = ?1").bind(nameKey(referenceId)).first<{ id: string }>();
+  return found?.id ?? null;
+}
+
 /** A row with its representation, for writes that check If-Match against what the client read. */
 export async function readForWrite(db: Database, id: string): Promise<{ row: DeviationRow; current: Versioned<Deviation> }> {
   const found = await readDeviation(db, id);

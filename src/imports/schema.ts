@@ -1,7 +1,7 @@
 /** Spreadsheet imports (issue 37): what POST /Imports takes and what an import reads as. */
 import { z } from "@hono/zod-openapi";
 
-export const IMPORT_KINDS = ["deviations", "workItems", "readings"] as const;
+export const IMPORT_KINDS = ["deviations", "workItems", "assets", "propertyValues", "readings"] as const;
 export type ImportKindName = (typeof IMPORT_KINDS)[number];
 export const IMPORT_STATUSES = ["queued", "running", "completed", "failed"] as const;
 

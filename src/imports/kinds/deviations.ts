@@ -166,7 +166,11 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
   const definitions = UUID.test(typeId) ? ((await linkedDefinitions(ctx, typeId)) ?? []) : [];
   const byName = new Map(definitions.map((d) => [d.name, d]));
   const givenProperties: { name: string; value: unknown }[] = [];
-  for (const { name, text } of propertyColumns) givenProperties.push({ name, value: await propertyValue(ctx, byName.get(name), text) });
+  for (const { name, text } of propertyColumns) {
+    // An export has a column for every definition: an empty cell of a property the type does not link is no value.
+    if (text.trim() === "" && !byName.has(name)) continue;
+    givenProperties.push({ name, value: await propertyValue(ctx, byName.get(name), text) });
+  }
   if (problems.length > 0) return { plan: null, problems };
 
   let plan: RowPlan;
