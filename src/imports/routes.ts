@@ -164,12 +164,15 @@ export function importsApp() {
         summary: "Import a CSV or XLSX file: dry run, or commit (queued)",
         description:
           "The file: an uploaded file (fileId; any size the upload takes) or a small one in the body (content / contentBase64 with " +
-          "fileName). Columns are headed by the deviation's JSON field names (nested with dots, e.g. risk.id, " +
-          "assetReference.equipment), property columns by the definition's name (property:Name when it collides with a field); " +
-          "objectOwner takes a user's id or name (GET /Users). A row with an id replaces that deviation (what the file does not " +
-          "say is kept); without, it creates one. Each row is checked by the rules of its single request. dryRun: a file of up " +
-          "to 1,000 rows is answered at once (200) with the proposed mapping, the counts and every problem; a larger one, and " +
-          "every commit, is queued (202, the import: follow GET /Imports/{id}). Rows are written once per importKey and row key.",
+          "fileName). kind says what each row becomes, by the rules of its single request: deviations (POST or, with an id column, " +
+          "PUT /Deviations), workItems (POST /WorkItems from their templates, by id or name; PUT with an id), assets (POST or PUT " +
+          "/Assets; a parent by id or name, rows in file order), propertyValues (the properties of existing deviations, by id or " +
+          "referenceId), readings (POST /signals entries: channelNumber or channelId, timestamp, value). Columns are headed by the " +
+          "record's JSON field names (nested with dots, e.g. risk.id), property columns by the definition's name (property:Name " +
+          "when it collides with a field); an owner takes a user's id or name (GET /Users); an export of the kind's list imports " +
+          "back, and a row that changes nothing writes nothing. dryRun: a file of up to 1,000 rows is answered at once (200) with " +
+          "the proposed mapping, the counts and every problem; a larger one, and every commit, is queued (202, the import: follow " +
+          "GET /Imports/{id}). Rows are written once per importKey and row key.",
         request: jsonBody(CreateImportSchema),
         responses: {
           200: json(DryRunAnswerSchema, "A dry run: nothing written."),
