@@ -9,9 +9,10 @@
 // Workloads: an index library that logs without end and one that loops until its time limit
 // (test/fixtures/hostile/, POST /Indices, waited for until their synchronisation ends); four 82 KB
 // GIFs declaring 120 MP each, posted at once; a 90 MiB file posted in one request, then the same as
-// a resumable upload of 9 parts; 200 clients for 60 s (reads, 35% writes).
+// a resumable upload of 9 parts; 200 clients for 60 s (reads, 35% writes); a spreadsheet import of
+// HOSTILE_IMPORT_ROWS (10,000) deviations, uploaded and committed, waited for until it ends.
 //
-// Options: --only=logging,looping,gifs,upload,resumable,clients (comma-separated); --direct (the bundle
+// Options: --only=logging,looping,gifs,upload,resumable,clients,import (comma-separated); --direct (the bundle
 // under Miniflare on a direct socket instead of wrangler dev, to tell the service from the dev proxy); HOSTILE_CLIENTS
 // (200), HOSTILE_CLIENT_SECONDS (60), HOSTILE_UPLOAD_MIB (90), HOSTILE_USER_LIMIT (the server's
 // MAX_USER_REQUESTS_IN_FLIGHT), HOSTILE_INSPECTOR_PORT (the Worker's
@@ -23,13 +24,14 @@ import { join } from "node:path";
 import { flatGif } from "../test/fixtures/hostile/flat-gif.mjs";
 import { freePort, prepareLocal, ROOT, startDevServer, stopProcessGroup, waitForHealth } from "./dev-env.mjs";
 
-const WORKLOADS = ["logging", "looping", "gifs", "upload", "resumable", "clients"];
+const WORKLOADS = ["logging", "looping", "gifs", "upload", "resumable", "clients", "import"];
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
 const selected = onlyArg ? onlyArg.slice("--only=".length).split(",") : WORKLOADS;
 for (const name of selected) if (!WORKLOADS.includes(name)) throw new Error(`unknown workload '${name}' (${WORKLOADS.join(", ")})`);
 const CLIENTS = Number(process.env.HOSTILE_CLIENTS || 200);
 const CLIENT_SECONDS = Number(process.env.HOSTILE_CLIENT_SECONDS || 60);
 const UPLOAD_MIB = Number(process.env.HOSTILE_UPLOAD_MIB || 90);
+const IMPORT_ROWS = Number(process.env.HOSTILE_IMPORT_ROWS || 10_000);
 const PROBE_EVERY_MS = 200;
 // HOSTILE_USER_LIMIT: the server's MAX_USER_REQUESTS_IN_FLIGHT for this run (unset: its default).
 const SERVER_VARS = {
@@ -330,6 +332,36 @@ const workloads = {
     };
     await Promise.all(Array.from({ length: CLIENTS }, (_, w) => client(w)));
     return `${CLIENTS} clients for ${CLIENT_SECONDS} s`;
+  },
+
+  async import({ token, dataType }) {
+    const run = Date.now();
+    const lines = ["referenceId,description,status"];
+    for (let i = 0; i < IMPORT_ROWS; i++) lines.push(`HOSTILE-${run}-${i},Corrosion found at test point ${i} during the turnaround,new`);
+    const bytes = new TextEncoder().encode(`${lines.join("\r\n")}\r\n`);
+    const file = await sendPolitely("POST /Files", "/Files", {
+      method: "POST",
+      token,
+      body: form({ DataTypeId: dataType }, { bytes, name: `register-${run}.csv`, type: "text/csv" }),
+    });
+    if (file.status !== 201) return `POST /Files answered ${file.status}`;
+    const started = performance.now();
+    const created = await sendPolitely("POST /Imports", "/Imports", {
+      method: "POST",
+      token,
+      json: { kind: "deviations", fileId: file.json.id },
+    });
+    if (created.status !== 202) return `POST /Imports answered ${created.status}`;
+    let state;
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      state = (await sendPolitely("GET /Imports/{id}", `/Imports/${created.json.id}`, { token })).json;
+      if (state?.status === "completed" || state?.status === "failed") break;
+      if (performance.now() - started > 1_800_000) return `import still ${state?.status} after 30 minutes (${state?.processed} rows)`;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const rate = (state.created / seconds).toFixed(1);
+    return `import of ${IMPORT_ROWS} rows: ${state.status}, ${state.created} created in ${seconds.toFixed(0)} s (${rate} rows/s)`;
   },
 };
 
