@@ -44,12 +44,21 @@ const DAY_MS = 86_400_000;
 const EPOCH_1900 = Date.UTC(1899, 11, 30);
 const EPOCH_1904 = Date.UTC(1904, 0, 1);
 
-/** A serial date as ISO 8601 text, or null when it is no date Excel shows (negative, or not a number). */
-export function serialToIso(serial: number, kind: DateFormat, date1904: boolean): string | null {
-  if (!Number.isFinite(serial) || serial < 0 || serial > 2_958_465) return null;
+/** The last serial Excel shows as a date (9999-12-31). */
+export const LAST_SERIAL = 2_958_465;
+
+/** A serial date as milliseconds since 1970 (UTC), or null when it is no date Excel shows (negative, past 9999, not a number). */
+export function serialToMs(serial: number, date1904 = false): number | null {
+  if (!Number.isFinite(serial) || serial < 0 || serial > LAST_SERIAL) return null;
   // Serials 1 to 60 of the 1900 system are one day off (its phantom 29 February 1900 is day 60).
   const epoch = date1904 ? EPOCH_1904 : serial < 61 ? EPOCH_1900 + DAY_MS : EPOCH_1900;
-  const ms = epoch + Math.round(serial * DAY_MS);
+  return epoch + Math.round(serial * DAY_MS);
+}
+
+/** A serial date as ISO 8601 text, or null when it is no date Excel shows. */
+export function serialToIso(serial: number, kind: DateFormat, date1904: boolean): string | null {
+  const ms = serialToMs(serial, date1904);
+  if (ms === null) return null;
   // Fractions of a day rarely land on a whole millisecond: snap to the second when within a millisecond of one.
   const snapped = Math.abs(ms - Math.round(ms / 1000) * 1000) <= 1 ? Math.round(ms / 1000) * 1000 : ms;
   const iso = new Date(snapped).toISOString();

@@ -12,9 +12,10 @@
  * duplicate (nothing changes) and then the entry, so a row's reading is written exactly once either
  * way. A reading is never replaced (a correction is a void): no `id` column.
  *
- * The timestamp column takes ISO 8601, integer milliseconds, or an Excel date serial (days since
- * 1899-12-30, fractions the time of day, read as UTC): what an XLSX date cell holds (the reader does not
- * read styles). A number with a fraction, or below 2,958,466 (the serial of 10000-01-01), is a serial.
+ * The timestamp column takes ISO 8601 (what an XLSX cell styled as a date reads as, ../xlsx-dates.ts),
+ * integer milliseconds, or an Excel date serial typed into a cell not styled as a date (days since
+ * 1899-12-30, fractions the time of day, read as UTC). A number with a fraction, or at most 2,958,465
+ * (the serial of 9999-12-31), is a serial.
  *
  * The series' binding (SERIES) comes from `cloudflare:workers`' env: the kinds' interface hands a
  * kind the database and a write context, no bindings, and the channels' Durable Objects are the same
@@ -30,6 +31,7 @@ import { PERMISSIONS } from "../../pkg/permissions";
 import { platform } from "../../platform/services";
 import { cached, type Column, type ImportKind, type Planned, type RowContext } from "./kind";
 import { columnOf } from "./mapping";
+import { LAST_SERIAL, serialToMs } from "../xlsx-dates";
 
 /** The fields of a `POST /signals` body. */
 const FIELDS = ["channelNumber", "channelId", "timestamp", "value", "unit"];
@@ -40,13 +42,6 @@ const READ_ONLY = /^(source|voided(\..*)?)$/;
 /** What `event.source` and the series' analysis history say caused the readings. */
 const CAUSE = "import";
 
-/** An Excel date serial at or above this is 10000-01-01 or later: a larger integer is milliseconds. */
-const SERIAL_LIMIT = 2_958_466;
-const DAY_MS = 86_400_000;
-/** Serial 0 is 1900-01-00 (1899-12-31) until the day Excel counts in error (serial 60, 1900-02-29); from serial 61, 1899-12-30. */
-const SERIAL_EPOCH_BEFORE_LEAP = Date.UTC(1899, 11, 31);
-const SERIAL_EPOCH = Date.UTC(1899, 11, 30);
-
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /** One row: one reading on its channel. */
@@ -56,12 +51,12 @@ interface RowPlan {
 
 /** A timestamp cell as the request's `timestamp`: an Excel serial becomes milliseconds; other text is the request's to check. */
 function timestampOfCell(text: string): number | string | { problem: string } {
-  if (/^-?\d+$/.test(text) && Math.abs(Number(text)) >= SERIAL_LIMIT) return Number(text);
+  if (/^-?\d+$/.test(text) && Math.abs(Number(text)) > LAST_SERIAL) return Number(text);
   if (!/^\d+(\.\d+)?$/.test(text)) return text;
   const serial = Number(text);
   if (serial >= 60 && serial < 61)
     return { problem: `Serial ${text} is 29 February 1900, a day that does not exist (Excel counts it in error).` };
-  return Math.round((serial < 60 ? SERIAL_EPOCH_BEFORE_LEAP : SERIAL_EPOCH) + serial * DAY_MS);
+  return serialToMs(serial) ?? text;
 }
 
 /** Channels by id or number, each looked up once for the rows of an import. */
