@@ -133,7 +133,9 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
     if (!made.plan) return fail(row, made.problems);
     const plan = made.plan;
     if (job.kind.unchanged?.(plan)) {
-      counts.skipped++;
+      // Nothing to write: valid in a dry run, skipped in a commit.
+      if (job.dryRun) counts.created++;
+      else counts.skipped++;
       return;
     }
     const existing = job.kind.existingId(plan);

@@ -285,10 +285,11 @@ describe("round trip", () => {
     });
 
     const done = await commit(csv);
-    expect(done).toMatchObject({ status: "completed", total: 2, created: 2, failed: 0 });
+    expect(done).toMatchObject({ status: "completed", total: 2, created: 1, skipped: 1, failed: 0 });
     const after = await Promise.all(before.map(async (item) => (await call(`/WorkItems/${item.id}`)).body));
     expect(after[0]).toEqual({ ...before[0], displayName: `${ref} item 1, renamed`, updatedAt: expect.any(String) });
-    expect(after[1]).toEqual({ ...before[1], updatedAt: expect.any(String) });
+    // The row not edited writes nothing: the same work item, the same version.
+    expect(after[1]).toEqual(before[1]);
     for (const item of after) expect((await call(`/WorkItems/${item.id}/Activities`)).body).toHaveLength(1);
   });
 });

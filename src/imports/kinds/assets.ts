@@ -58,7 +58,7 @@ const lookupsOf = (ctx: RowContext): Promise<Lookups> =>
 
 type RowPlan =
   | { action: "create"; body: z.infer<typeof CreateAssetSchema>; lookups: Lookups }
-  | { action: "update"; body: z.infer<typeof UpdateAssetSchema>; current: Asset; lookups: Lookups };
+  | { action: "update"; body: z.infer<typeof UpdateAssetSchema>; current: Asset; lookups: Lookups; unchanged: boolean };
 
 /** Assets with this name, written or pending (a dry run's earlier rows), oldest first. */
 async function named(ctx: RowContext, lookups: Lookups, name: string): Promise<AssetRow[]> {
@@ -208,7 +208,13 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
     };
     const parsed = UpdateAssetSchema.safeParse(merged);
     if (!parsed.success) return { plan: null, problems: issuesOf(parsed.error, merged) };
-    return { plan: { action: "update", body: parsed.data, current, lookups }, problems: [] };
+    // The row says what the asset already is (an exported row not edited): nothing to write. Its parent, when
+    // given, must be the current one (a change of parent is refused by the write, not passed over).
+    const as = UpdateAssetSchema.safeParse({ id: current.id, kind: current.kind, name: current.name, metadata: current.metadata });
+    const { parentId, ...rest } = parsed.data;
+    const unchanged =
+      as.success && (parentId === undefined || parentId === current.parentId) && JSON.stringify(as.data) === JSON.stringify(rest);
+    return { plan: { action: "update", body: parsed.data, current, lookups, unchanged }, problems: [] };
   }
   const parsed = CreateAssetSchema.safeParse(body);
   if (!parsed.success) return { plan: null, problems: issuesOf(parsed.error, body) };
@@ -251,6 +257,7 @@ export const assets: ImportKind<RowPlan> = {
   propertyNames: () => Promise.resolve(new Set()),
   plan: planRow,
   existingId: (plan) => (plan.action === "update" ? plan.current.id : null),
+  unchanged: (plan) => plan.action === "update" && plan.unchanged,
   propertiesOf: () => [],
   check: checkRow,
   write: writeRow,

@@ -81,7 +81,7 @@ async function templateOfCell(ctx: RowContext, column: string, index: number, te
 /** What a row becomes: a new work item, or a replacement of the one its `id` names. */
 type RowPlan =
   | { action: "create"; body: z.infer<typeof CreateWorkItemSchema>; sources: () => Promise<InstantiationSources> }
-  | { action: "update"; body: z.infer<typeof UpdateWorkItemSchema>; current: WorkItem };
+  | { action: "update"; body: z.infer<typeof UpdateWorkItemSchema>; current: WorkItem; unchanged: boolean };
 
 /** The row's body (a create, or an update over the current work item) or its problems. */
 async function planRow(ctx: RowContext, columns: readonly Column[], cells: readonly string[]): Promise<Planned<RowPlan>> {
@@ -190,8 +190,17 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
       id: current.id,
     };
     const parsed = UpdateWorkItemSchema.safeParse(merged);
-    if (parsed.success) plan = { action: "update", body: parsed.data, current };
-    else parseProblems = issuesOf(parsed.error, merged);
+    if (parsed.success) {
+      // The row says what the work item already is (an exported row not edited): nothing to write.
+      // (Its designations and templates as a file names them: by id.)
+      const as = UpdateWorkItemSchema.safeParse({
+        ...current,
+        designations: current.designations.map((d) => ({ id: d.id })),
+        basedOn: current.basedOn.map((b) => ({ id: b.id })),
+      });
+      const unchanged = as.success && JSON.stringify(as.data) === JSON.stringify(parsed.data);
+      plan = { action: "update", body: parsed.data, current, unchanged };
+    } else parseProblems = issuesOf(parsed.error, merged);
   } else {
     const input = { ...body, ...(givenProperties.length > 0 ? { properties: givenProperties } : {}) };
     const parsed = CreateWorkItemSchema.safeParse(input);
@@ -240,6 +249,7 @@ export const workItems: ImportKind<RowPlan> = {
   propertyNames,
   plan: planRow,
   existingId: (plan) => (plan.action === "update" ? plan.current.id : null),
+  unchanged: (plan) => plan.action === "update" && plan.unchanged,
   propertiesOf: (plan) => plan.body.properties,
   check: checkRow,
   write: writeRow,
