@@ -20,7 +20,7 @@ import type { WriteContext } from "../../pkg/db";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { nameKey } from "../../pkg/unicode";
 import { fieldProblems } from "../../pkg/validation-messages";
-import { UUID } from "./cells";
+import { UUID, metadataOfCell } from "./cells";
 import { cached, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
 import { columnOf } from "./mapping";
 
@@ -130,13 +130,12 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
       case "plant":
         given[field] ??= { column: column.header, value };
         break;
-      case "metadata":
-        try {
-          body.metadata = JSON.parse(value) as unknown;
-        } catch {
-          problems.push({ column: column.header, field: "body.metadata", rule: "json", message: "metadata is not a JSON object." });
-        }
+      case "metadata": {
+        const found = metadataOfCell(column.header, value);
+        if ("problem" in found) problems.push(found.problem);
+        else body.metadata = found.metadata;
         break;
+      }
       default:
         body[field] = value;
     }

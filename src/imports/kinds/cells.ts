@@ -42,6 +42,15 @@ export async function userOfCell(
   return { user, problem: null };
 }
 
+/** A `metadata` cell as the JSON it holds, or the problem of its column (not JSON). */
+export function metadataOfCell(column: string, value: string): { metadata: unknown } | { problem: RowProblem } {
+  try {
+    return { metadata: JSON.parse(value) as unknown };
+  } catch {
+    return { problem: { column, field: "body.metadata", rule: "json", message: "metadata is not a JSON object." } };
+  }
+}
+
 /** A cell of several values ("a; b; c") as its parts. */
 export const splitList = (text: string) =>
   text

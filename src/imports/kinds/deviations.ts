@@ -27,7 +27,7 @@ import { fieldProblems } from "../../pkg/validation-messages";
 import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { loadLinkedDefinitions } from "../../properties/values/store";
 import type { LinkedDefinition } from "../../properties/values/types";
-import { propertyValue, splitList, userOfCell, UUID } from "./cells";
+import { propertyValue, splitList, userOfCell, UUID, metadataOfCell } from "./cells";
 import { cached, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
 import { writeInBatches } from "./batches";
 import { columnOf, columnOfField } from "./mapping";
@@ -127,13 +127,12 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
       case "relationships":
         body.relationships = splitList(value).map((related) => ({ id: related }));
         break;
-      case "metadata":
-        try {
-          body.metadata = JSON.parse(value) as unknown;
-        } catch {
-          problems.push({ column: column.header, field: "body.metadata", rule: "json", message: "metadata is not a JSON object." });
-        }
+      case "metadata": {
+        const found = metadataOfCell(column.header, value);
+        if ("problem" in found) problems.push(found.problem);
+        else body.metadata = found.metadata;
         break;
+      }
       default:
         set(field, value);
     }

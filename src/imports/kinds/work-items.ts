@@ -28,7 +28,7 @@ import { readInstantiationSources, type InstantiationSources } from "../../work-
 import { getWorkItem } from "../../work-items/store";
 import { latestWorkTemplatesNamed } from "../../work-items/template-revisions";
 import { createWorkItem, updateWorkItem, validateWorkItem } from "../../work-items/write";
-import { propertyValue, splitList, userOfCell, UUID } from "./cells";
+import { propertyValue, splitList, userOfCell, UUID, metadataOfCell } from "./cells";
 import { cached, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
 import { columnOf, columnOfField } from "./mapping";
 
@@ -131,13 +131,12 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
       case "tags":
         body.tags = splitList(value);
         break;
-      case "metadata":
-        try {
-          body.metadata = JSON.parse(value) as unknown;
-        } catch {
-          problems.push({ column: column.header, field: "body.metadata", rule: "json", message: "metadata is not a JSON object." });
-        }
+      case "metadata": {
+        const found = metadataOfCell(column.header, value);
+        if ("problem" in found) problems.push(found.problem);
+        else body.metadata = found.metadata;
         break;
+      }
       default:
         body[field] = value;
     }
