@@ -1,5 +1,5 @@
 /**
- * The Worker entry: HTTP (the Hono app), the minute cron, and the events queue consumer.
+ * The Worker entry: HTTP (the Hono app), the minute cron, the queue consumers, and the Durable Object classes.
  */
 import { createApp } from "./app";
 import type { WorkerBindings } from "./env";
@@ -24,14 +24,14 @@ import { sealAuditTrail } from "./audit/chain";
 import { archiveAuditTrail } from "./audit/archive";
 import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscriptions/deliveries";
 import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
-import { consumeImportDeadLetters, consumeImports, resumeStalledImports } from "./imports/run";
-import type { ImportMessage } from "./imports/service";
+import { resumeStalledImports } from "./imports/run";
 
 export { IdempotencyStore } from "../durable-objects/idempotency-store";
 export { TemplateWriter } from "../durable-objects/template-writer";
 export { JobRunner } from "../durable-objects/job-runner";
 export { SearchIndex } from "../durable-objects/search-index";
 export { ChannelSeries } from "../durable-objects/channel-series";
+export { ImportRunner } from "../durable-objects/import-runner";
 
 const app = createApp();
 
@@ -77,7 +77,7 @@ export default {
       // A one-off step (migration 0015): a single read per isolate once it is done.
       ["nameKeyBackfill", () => runNameKeyBackfill(env, log, now)],
       ["sweepWebhookDeliveries", () => sweepDeliveries(env, now, log)],
-      // Imports whose step message was lost move on (src/imports/run.ts).
+      // Imports whose runner's alarm was lost (or gave up retrying) are poked (src/imports/run.ts).
       ["resumeStalledImports", () => resumeStalledImports(env, now)],
       // The audit trail: seal what was written since the last run, then move a few old days to R2 (each bounded).
       ["auditTrail", () => sealAuditTrail(env, log).then(() => archiveAuditTrail(env, now, log))],
@@ -101,12 +101,8 @@ export default {
       else await consumeDeliveries(batch as MessageBatch<DeliveryMessage>, env, log);
       return;
     }
-    // Spreadsheet imports (src/imports/run.ts): one step per message, and their dead letters.
-    if (batch.queue.startsWith("integrity-edge-imports")) {
-      if (batch.queue.endsWith("-dlq")) await consumeImportDeadLetters(batch as MessageBatch<ImportMessage>, env);
-      else await consumeImports(batch as MessageBatch<ImportMessage>, env, taskLogger(env, { task: "imports" }), ctx);
-    } else await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);
-    // What the consumers wrote (an import's deviations, a fed reading, a triggered monitor job) left events in the
+    await consumeEvents(batch as MessageBatch<DomainEvent>, env, taskLogger(env, { task: "events" }), eventHandlers);
+    // What the consumers wrote (a fed reading, a triggered monitor job) left events in the
     // outbox: relay them now, as a request's writes are, rather than at the next write or the next minute.
     ctx.waitUntil(relayOutbox(env, taskLogger(env, { task: "relay" })).catch(() => undefined));
   },

@@ -21,8 +21,16 @@ import { INLINE_DRY_RUN_ROWS, type CreateImport, type DryRunAnswer, type ImportR
 import { insertImport } from "./store";
 import type { Versioned } from "../pkg/resource";
 
-/** What the IMPORTS queue carries: one step of one import. */
+/** One step of one import: what its runner (durable-objects/import-runner.ts) runs in one alarm. */
 export type ImportMessage = { importId: string; step: "split" } | { importId: string; step: "chunk"; chunk: number };
+
+/**
+ * Asks the import's runner (its own Durable Object) to run its next step now: when the import starts,
+ * and when the minute cron finds it stalled.
+ */
+export async function driveImport(env: Bindings, importId: string): Promise<void> {
+  await env.IMPORT_RUNNERS.get(env.IMPORT_RUNNERS.idFromName(importId)).run(importId);
+}
 
 /** The bounds of reading a file, from the configuration. */
 export const readLimits = (env: Bindings): ReadLimits => ({ maxInflatedBytes: configOf(env).IMPORT_MAX_INFLATED_MIB * 1024 * 1024 });
@@ -249,6 +257,6 @@ export async function startImport(env: Bindings, principal: Principal, write: Wr
     createdBy: write.actorId,
     createdByName: write.actorName,
   });
-  await env.IMPORTS.send({ importId: id, step: "split" } satisfies ImportMessage);
+  await driveImport(env, id);
   return { queued: created };
 }

@@ -1,0 +1,72 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Bindings } from "../src/env";
+import { taskLogger } from "../src/config";
+import { relayOutbox } from "../src/events/outbox";
+import { errorFields } from "../src/pkg/logger";
+import { nowMs } from "../src/platform/services";
+import { findImport } from "../src/imports/store";
+import { giveUpImport, MAX_STEP_ATTEMPTS, runImportStep, stepOf } from "../src/imports/run";
+
+/** The step that failed last and how often in a row (kept across alarms, retries and the cron's pokes). */
+interface Failures {
+  step: string;
+  count: number;
+}
+
+/**
+ * Drives ONE import (`idFromName(importId)`) by its alarm: `run` stores the import id and sets the alarm
+ * for now; each alarm runs ONE step (the split, or one chunk of 100 rows, src/imports/run.ts), the step
+ * the import's row in D1 says is next, then sets the next alarm (now) while a step remains. A Durable
+ * Object runs one alarm at a time, so an import's steps never overlap; a `run` while a step is in flight
+ * only moves the next alarm. A step that throws is retried by the runtime's alarm retries (from 2 s,
+ * doubling); MAX_STEP_ATTEMPTS failures of the same step in a row (whoever retried it: the runtime or
+ * the minute cron's poke) fail the import. D1 holds the import; this object holds only its id and the
+ * failure count, and forgets both once the import has ended.
+ */
+export class ImportRunner extends DurableObject<Bindings> {
+  /** Starts the import, or pokes it (the minute cron): its next step runs now. */
+  async run(importId: string): Promise<void> {
+    await this.ctx.storage.put("importId", importId);
+    await this.ctx.storage.setAlarm(nowMs());
+  }
+
+  override async alarm(): Promise<void> {
+    const importId = await this.ctx.storage.get<string>("importId");
+    if (!importId) return;
+    const log = taskLogger(this.env, { task: "imports", importId });
+    const row = await findImport(this.env.DB, importId);
+    const step = row ? stepOf(row) : null;
+    if (!step) return this.forget();
+    const key = step.step === "split" ? "split" : `chunk ${step.chunk}`;
+    let next: unknown;
+    try {
+      next = await runImportStep(this.env, step, log);
+    } catch (error) {
+      const failures = await this.ctx.storage.get<Failures>("failures");
+      const count = failures?.step === key ? failures.count + 1 : 1;
+      if (count < MAX_STEP_ATTEMPTS) {
+        await this.ctx.storage.put("failures", { step: key, count } satisfies Failures);
+        log.warn("import step will be retried", { step: key, attempts: count, ...errorFields(error) });
+        // The runtime retries the alarm (exponential backoff from 2 s).
+        throw error;
+      }
+      log.error("import step given up on", { step: key, attempts: count, ...errorFields(error) });
+      await giveUpImport(this.env, importId);
+      next = null;
+    } finally {
+      // A step's events (the rows' created events, the import's end) leave now: no request follows them to relay.
+      this.ctx.waitUntil(
+        relayOutbox(this.env, log).catch((error: unknown) => log.warn("outbox relay after a step failed", errorFields(error))),
+      );
+    }
+    if (!next) return this.forget();
+    await this.ctx.storage.delete("failures");
+    await this.ctx.storage.setAlarm(nowMs());
+  }
+
+  /** The import has ended (or is gone): nothing is kept, no alarm is left. */
+  private async forget(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+  }
+}
