@@ -64,7 +64,7 @@ describe("assets: dry run", () => {
 });
 
 describe("assets: commit", () => {
-  it("writes a plant's tree in file order through the queue, once when committed twice", async () => {
+  it("writes a plant's tree in file order step by step (its runner's alarms), once when committed twice", async () => {
     const tag = unique("tree");
     const csv =
       "kind,name,parent,plant,metadata\r\n" +

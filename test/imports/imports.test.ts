@@ -34,7 +34,7 @@ describe("dry run", () => {
 });
 
 describe("commit", () => {
-  it("writes the rows through the queue, counts them, and writes each row once when committed twice", async () => {
+  it("writes the rows step by step (its runner's alarms), counts them, and writes each row once when committed twice", async () => {
     const ref = unique("CM");
     const csv = `referenceId,description\r\n${ref}-1,One\r\n${ref}-2,Two\r\n`;
     const done = await commitCsv(csv);

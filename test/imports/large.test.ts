@@ -78,7 +78,7 @@ describe("exactly once", () => {
     const first = `ref,referenceId,description\r\nA,${ref}-a,one\r\nB,${ref}-b,two\r\n`;
     const done = await commitCsv(first, { importKey: ref, rowKey: "ref" });
     expect(done).toMatchObject({ status: "completed", created: 2 });
-    // The queue delivers a step again (a consumer that died after writing): nothing is counted or written twice.
+    // A step runs again (a runner that died after writing, retried): nothing is counted or written twice.
     const log = createLogger("error");
     await runImportStep(env, { importId: done.id, step: "chunk", chunk: 0 } satisfies ImportMessage, log);
     expect((await call(`/Imports/${done.id}`)).body).toMatchObject({ created: 2, processed: 2 });

@@ -84,7 +84,7 @@ describe("readings: dry run", () => {
 });
 
 describe("readings: commit", () => {
-  it("writes the rows through the queue; the channel's readings read back equal the file", async () => {
+  it("writes the rows step by step (its runner's alarms); the channel's readings read back equal the file", async () => {
     const a = await createChannel();
     const b = await createChannel();
     const rows = [

@@ -31,7 +31,7 @@ async function workTemplate(activities = 1, tags: string[] = []) {
   return res.body as { id: string; displayName: string; revision: number };
 }
 
-/** Commits a CSV of work items through the queue and waits for its end. */
+/** Commits a CSV of work items step by step (its runner's alarms) and waits for its end. */
 async function commit(csv: string) {
   const res = await importCsv(csv, KIND);
   expect(res.status, res.text).toBe(202);
@@ -116,7 +116,7 @@ describe("dry run", () => {
 });
 
 describe("commit", () => {
-  it("creates work items from templates (by id or name) through the queue, once, however often the file is committed", async () => {
+  it("creates work items from templates (by id or name) by its runner's alarms, once, however often the file is committed", async () => {
     const [first, second] = await Promise.all([workTemplate(2, ["pump"]), workTemplate(1)]);
     const depth = await createPropertyDefinition({ applicationRule: "WorkItem", format: "integer" });
     const type = await createEntityType({ appliesTo: null, propertyDefinitions: [{ id: depth.id }] });
