@@ -3,8 +3,8 @@
 // (rows per second), with the isolate's JS heap sampled over the inspector while it runs (its peak of
 // the samples: V8's used heap plus ArrayBuffer backing stores) and /health's latency meanwhile.
 //
-// The import runs as it deploys: the IMPORTS queue's consumer in the same workerd, a chunk of 100 rows
-// per step; the EVENTS queue carries the deviations' created events meanwhile, as it would.
+// The import runs as it deploys: its own Durable Object (ImportRunner) in the same workerd, one step (a
+// chunk of 100 rows) per alarm; the EVENTS queue carries the deviations' created events meanwhile, as it would.
 //
 // Env: BENCH_IMPORT_ROWS (100000), BENCH_IMPORT_FORMATS (csv,xlsx), BENCH_IMPORT_KIND (deviations; or
 // readings: a thickness survey over 10 channels, a channel's readings together, one a minute),
@@ -154,7 +154,7 @@ export async function runImportSection({ root, benchDir, appModules, credentials
           // the inspector did not answer this time
         }
         if (state.status === "completed" || state.status === "failed") break;
-        // The minute cron (which Miniflare does not fire by itself) hands on an import whose step message was lost.
+        // The minute cron (which Miniflare does not fire by itself) pokes the runner of an import whose alarm was lost.
         if (state.processed !== lastProcessed) [lastProcessed, stillSince] = [state.processed, Date.now()];
         else if (Date.now() - stillSince > 35_000) {
           await worker.scheduled({ cron: "* * * * *", scheduledTime: new Date() });
