@@ -1,5 +1,6 @@
 /**
- * The Worker entry: HTTP (the Hono app), the minute cron, and the events queue consumer.
+ * The Worker's handlers: HTTP (the Hono app), the minute cron, and the queue consumers (events,
+ * webhooks). The entry (src/index.ts) loads this module when the isolate first needs it.
  */
 import { createApp } from "./app";
 import type { WorkerBindings } from "./env";
@@ -26,12 +27,6 @@ import { fanOutEvent, sweepDeliveries, type DeliveryMessage } from "./subscripti
 import { consumeDeadLetters, consumeDeliveries } from "./subscriptions/sender";
 import { consumeImportDeadLetters, consumeImports, resumeStalledImports } from "./imports/run";
 import type { ImportMessage } from "./imports/service";
-
-export { IdempotencyStore } from "../durable-objects/idempotency-store";
-export { TemplateWriter } from "../durable-objects/template-writer";
-export { JobRunner } from "../durable-objects/job-runner";
-export { SearchIndex } from "../durable-objects/search-index";
-export { ChannelSeries } from "../durable-objects/channel-series";
 
 const app = createApp();
 
