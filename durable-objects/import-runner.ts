@@ -4,8 +4,9 @@ import { taskLogger } from "../src/config";
 import { relayOutbox } from "../src/events/outbox";
 import { errorFields } from "../src/pkg/logger";
 import { nowMs } from "../src/platform/services";
-import { findImport } from "../src/imports/store";
-import { giveUpImport, MAX_STEP_ATTEMPTS, runImportStep, stepOf } from "../src/imports/run";
+
+/** The imports' runner and store, loaded when first used, not while the Worker starts (src/index.ts). */
+const imports = () => Promise.all([import("../src/imports/run"), import("../src/imports/store")]);
 
 /** The step that failed last and how often in a row (kept across alarms, retries and the cron's pokes). */
 interface Failures {
@@ -34,6 +35,7 @@ export class ImportRunner extends DurableObject<Bindings> {
     const importId = await this.ctx.storage.get<string>("importId");
     if (!importId) return;
     const log = taskLogger(this.env, { task: "imports", importId });
+    const [{ giveUpImport, MAX_STEP_ATTEMPTS, runImportStep, stepOf }, { findImport }] = await imports();
     const row = await findImport(this.env.DB, importId);
     const step = row ? stepOf(row) : null;
     if (!step) return this.forget();

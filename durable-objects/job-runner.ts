@@ -1,11 +1,13 @@
 import { nowMs, platform } from "../src/platform/services";
 import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
-import { advanceChain, cancelJob } from "../src/dataprocessing/runner";
 import { relayOutbox } from "../src/events/outbox";
 import { errorFields } from "../src/pkg/logger";
 import { taskLogger } from "../src/config";
 import { SerialQueue } from "../src/pkg/serial";
+
+/** The jobs' runner, loaded when first used, not while the Worker starts (src/index.ts). */
+const runner = () => import("../src/dataprocessing/runner");
 
 /** How often a running chain is polled (rule 5: the output is refreshed every minute). */
 export const POLL_INTERVAL_MS = 60_000;
@@ -29,6 +31,7 @@ export class JobRunner extends DurableObject<Bindings> {
     await this.ctx.storage.put("chainId", chainId);
     return this.serialised(async () => {
       const log = taskLogger(this.env, { task: "job-runner", chainId });
+      const { cancelJob } = await runner();
       const cancelled = await cancelJob(this.env, jobId, by, platform().clock.now(), log);
       await this.step(chainId);
       return cancelled;
@@ -48,6 +51,7 @@ export class JobRunner extends DurableObject<Bindings> {
     const log = taskLogger(this.env, { task: "job-runner", chainId });
     let active = true;
     try {
+      const { advanceChain } = await runner();
       ({ active } = await advanceChain(this.env, chainId, platform().clock.now(), log));
     } catch (error) {
       // Unexpected (D1 down, a bug): keep polling; the chain's deadline still bounds it.

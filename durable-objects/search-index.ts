@@ -5,12 +5,21 @@ import { errorFields } from "../src/pkg/logger";
 import { taskLogger } from "../src/config";
 import { SerialQueue } from "../src/pkg/serial";
 import { searchableText, type Mapping } from "../src/search/mapping";
-import { compileSearch, generationTables, highlight, type PlannedSearch, type Searcher, type SearchResult } from "../src/search/query";
+import type { PlannedSearch, Searcher, SearchResult } from "../src/search/query";
+import { generationTables } from "../src/search/generations";
 import { standardIndex, type SearchDocument } from "../src/search/standard";
-import { finishSync, markSyncStarted, readIndexRow, writeLog, writeLogs, type SyncOutcome } from "../src/search/store";
-import { MAX_LOG_BYTES, MAX_LOG_LINES, runLibrary } from "../src/search/library";
+import type { SyncOutcome } from "../src/search/store";
 import { documentPermission, mayReadDocument, userMark } from "../src/search/access";
 import { PERMISSIONS } from "../src/pkg/permissions";
+
+/*
+ * The search area's heavier modules (the query compiler, the sync store, the library runner and its
+ * sandbox) are loaded when the object first uses them: imported here, their schemas would be built
+ * while the Worker starts, which the platform limits (src/index.ts).
+ */
+const store = () => import("../src/search/store");
+const query = () => import("../src/search/query");
+const library = () => import("../src/search/library");
 
 /** Documents written per SQLite transaction. */
 const WRITE_BATCH = 500;
@@ -104,7 +113,7 @@ export class SearchIndex extends DurableObject<Bindings> {
         (gen) => this.sql.exec(`SELECT 1 FROM ${generationTables(gen).docs} WHERE permission IS NULL LIMIT 1`).toArray().length > 0,
       );
       if (unmarked.length > 0) {
-        const row = await readIndexRow(this.env.DB, indexId);
+        const row = await (await store()).readIndexRow(this.env.DB, indexId);
         const grant = JSON.parse(row?.grant_permissions ?? "[]") as string[];
         // The files client read as the owner: what it returned is the owner's to see.
         const permission = documentPermission(row && grant.includes(PERMISSIONS.filesRead) ? [...grant, userMark(row.owner_id)] : grant);
@@ -237,7 +246,7 @@ export class SearchIndex extends DurableObject<Bindings> {
     this.createGeneration(build.generation);
     this.setMeta("build", build);
     this.refreshedAt.clear();
-    await markSyncStarted(this.env.DB, indexId, syncId, reason);
+    await (await store()).markSyncStarted(this.env.DB, indexId, syncId, reason);
     await this.ctx.storage.setAlarm(nowMs());
     return { started: true, syncId };
   }
@@ -271,9 +280,10 @@ export class SearchIndex extends DurableObject<Bindings> {
           if (performance.now() - started > STEP_MS) return void (await this.ctx.storage.setAlarm(nowMs()));
         }
       }
-      const row = await readIndexRow(this.env.DB, indexId);
+      const row = await (await store()).readIndexRow(this.env.DB, indexId);
       if (!row) return this.abandon();
       let mapping: Mapping | null = null;
+      const { runLibrary, MAX_LOG_LINES, MAX_LOG_BYTES } = await library();
       const outcome = await runLibrary(this.env, row, {
         reset: () => {
           this.dropGeneration(build.generation);
@@ -282,7 +292,7 @@ export class SearchIndex extends DurableObject<Bindings> {
         begin: (m) => void (mapping = m),
         write: (docs) => this.write([build.generation], docs, mapping!),
       });
-      if (outcome.logs.length > 0) await writeLogs(this.env.DB, indexId, build.syncId, outcome.logs);
+      if (outcome.logs.length > 0) await (await store()).writeLogs(this.env.DB, indexId, build.syncId, outcome.logs);
       const truncated = outcome.logTruncated ? ` Its log was truncated at ${MAX_LOG_LINES} lines or ${MAX_LOG_BYTES / 1024} KiB.` : "";
       if (!outcome.ok) return await this.fail(indexId, build, outcome.message + truncated);
       build.documents = outcome.documents;
@@ -312,7 +322,9 @@ export class SearchIndex extends DurableObject<Bindings> {
     this.dropGeneration(previous);
     this.refreshedAt.clear();
     const documents = this.countDocuments(build.generation);
-    await finishSync(
+    await (
+      await store()
+    ).finishSync(
       this.env.DB,
       indexId,
       {
@@ -332,9 +344,11 @@ export class SearchIndex extends DurableObject<Bindings> {
     this.dropGeneration(build.generation);
     this.setMeta("build", undefined);
     this.refreshedAt.clear();
-    await writeLog(this.env.DB, indexId, build.syncId, "error", message);
+    await (await store()).writeLog(this.env.DB, indexId, build.syncId, "error", message);
     const documents = this.countDocuments(this.generation);
-    await finishSync(this.env.DB, indexId, {
+    await (
+      await store()
+    ).finishSync(this.env.DB, indexId, {
       status: "Failed",
       message,
       documents,
@@ -354,6 +368,7 @@ export class SearchIndex extends DurableObject<Bindings> {
    * documents whose permissions the caller holds every one of (src/search/access.ts).
    */
   async search(plan: PlannedSearch, mapping: Mapping, searcher: Searcher): Promise<Omit<SearchResult, "index">> {
+    const { compileSearch, highlight } = await query();
     await this.adoptDocumentPermissions();
     const gen = this.generation;
     const held = new Set(searcher.permissions);

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Bindings } from "../src/env";
 import { SerialQueue } from "../src/pkg/serial";
 import { randomIds } from "../src/platform/services";
-import { executeTemplateOperation, type TemplateOperation, type WriterContext, type WriterResult } from "../src/templates/writer";
+import type { TemplateOperation, WriterContext, WriterResult } from "../src/templates/writer";
 
 /**
  * Serialises the writes of ONE template (one object per template id: `work:<id>` or
@@ -16,6 +16,8 @@ export class TemplateWriter extends DurableObject<Bindings> {
 
   async write(context: WriterContext, operation: TemplateOperation): Promise<WriterResult> {
     // Ids come from the same IdGenerator as every other writer's (src/platform/services.ts).
+    // The templates' writer is loaded when first used, not while the Worker starts (src/index.ts).
+    const { executeTemplateOperation } = await import("../src/templates/writer");
     return this.queue.run(() => executeTemplateOperation(this.env.DB, context, operation, randomIds));
   }
 }

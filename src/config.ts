@@ -148,7 +148,7 @@ const byValues = new Map<string, Config>();
 const settingsFrom = new WeakMap<object, Bindings>();
 
 /**
- * A request's env: the isolate's, with DB replaced (by the request's D1 session, src/index.ts). It
+ * A request's env: the isolate's, with DB replaced (by the request's D1 session, src/handlers.ts). It
  * inherits every other binding rather than copying them (a copy was 2.3 KB per request), and its
  * settings are looked up on the isolate's env, parsed once.
  */

@@ -8,7 +8,7 @@ import type { Database } from "./db/statements";
  * Worker bindings: the generated `Env` (wrangler types) plus the secrets, which live outside
  * wrangler.toml (`wrangler secret put`, `.dev.vars` locally) and so are not generated. `DB` is a
  * {@link Database}: the Worker's D1 database in background work, the request's D1 session in a
- * request (src/index.ts); only the entry opens sessions, so nothing else sees `withSession`.
+ * request (src/handlers.ts); only the entry opens sessions, so nothing else sees `withSession`.
  */
 export type Bindings = Omit<Env, "DB"> & {
   DB: Database;
@@ -30,7 +30,7 @@ export type Bindings = Omit<Env, "DB"> & {
   WEBHOOK_TRANSPORT?: Fetcher;
 };
 
-/** The bindings as the runtime gives them to the entry (src/index.ts): `DB` the D1 database itself. */
+/** The bindings as the runtime gives them to the entry (src/index.ts, then src/handlers.ts): `DB` the D1 database itself. */
 export type WorkerBindings = Omit<Bindings, "DB"> & { DB: D1Database };
 
 export interface AppVariables {

@@ -50,7 +50,7 @@ async function monitorsFor(env: Bindings, event: DomainEvent, cause: { monitorRe
   return [];
 }
 
-/** The outbox event handler (registered in src/index.ts). */
+/** The outbox event handler (registered in src/handlers.ts). */
 export async function triggerMonitors(event: DomainEvent, env: Bindings, log: Logger): Promise<void> {
   const cause = event.entityKind === "deviation" ? await causeOf(env.DB, event.id) : null;
   const depth = (cause?.depth ?? 0) + 1;

@@ -278,7 +278,7 @@ async function runAndStore(c: Context<AppEnv>, next: () => Promise<void>, claim:
   await claim.complete(fingerprint, { status: res.status, headers, body, ...(sealed ? { sealed: true } : {}) });
 }
 
-/** The request's D1 session (src/index.ts runs every request in one); absent when an app is driven without it. */
+/** The request's D1 session (src/handlers.ts runs every request in one); absent when an app is driven without it. */
 function sessionOf(c: Context<AppEnv>): D1DatabaseSession | null {
   const db = c.env.DB as unknown as Partial<D1DatabaseSession>;
   return typeof db.getBookmark === "function" ? (db as D1DatabaseSession) : null;

@@ -473,7 +473,7 @@ export const SHARED_HEADERS: Record<string, HeaderParameter> = {
 /**
  * The request headers the service honours on this route, declared so generated clients and the
  * reference page can send them: api-version (the versions the route serves), X-Session-Bookmark
- * (every route: src/index.ts opens the D1 session with it), Idempotency-Key (POST, and routes marked idempotent), If-None-Match
+ * (every route: src/handlers.ts opens the D1 session with it), Idempotency-Key (POST, and routes marked idempotent), If-None-Match
  * (reads that answer 304) and If-Match (writes that answer 412), unless the route declares one itself.
  */
 function honouredHeaders(

@@ -1,7 +1,7 @@
 /**
  * Every JSON answer ends with a newline, so `curl` output does not run into the shell's prompt and
  * line-oriented tools (`jq -c`, `wc -l`, `read`) see a whole line. Applied once, at the Worker's
- * entry (src/index.ts), after every re-dispatch inside the app, so no answer gets two.
+ * entry (src/handlers.ts), after every re-dispatch inside the app, so no answer gets two.
  */
 
 const NEWLINE = new Uint8Array([0x0a]);

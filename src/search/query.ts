@@ -9,6 +9,7 @@ import { z } from "@hono/zod-openapi";
 import { ApiError } from "../pkg/errors";
 import { ME_LITERAL, parseFilter, parseOrder, type FilterLiteral, type FilterNode } from "../pkg/query";
 import { resolveField, type Mapping } from "./mapping";
+import { generationTables } from "./generations";
 
 export const MAX_SEARCH_TAKE = 200;
 export const DEFAULT_SEARCH_TAKE = 20;
@@ -286,12 +287,6 @@ export interface CompiledSearch {
   /** The number of matches (skipped when the page itself shows it: a first page shorter than take). */
   count: { sql: string; params: unknown[] };
   facets: { field: string; sql: string; params: unknown[] }[];
-}
-
-/** The tables of one generation of an index's documents (names built from an integer, never from input). */
-export function generationTables(generation: number): { docs: string; fts: string } {
-  if (!Number.isSafeInteger(generation) || generation < 1) throw new RangeError(`bad generation ${generation}`);
-  return { docs: `docs_${generation}`, fts: `fts_${generation}` };
 }
 
 /**

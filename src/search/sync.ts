@@ -13,7 +13,7 @@ import { indexStub, SEARCH_SCHEDULE_KIND, startSync } from "./store";
 
 const INDEXED_KINDS = new Set(["deviation", "workItem", "activity", "asset", "channel", "channelAnalysis"]);
 
-/** The outbox event handler (registered in src/index.ts): re-reads the documents an event changed. */
+/** The outbox event handler (registered in src/handlers.ts): re-reads the documents an event changed. */
 export async function indexEvent(event: DomainEvent, env: Bindings, log: Logger): Promise<void> {
   if (!INDEXED_KINDS.has(event.entityKind)) return;
   const affected = await affectedDocuments(env.DB, event.entityKind, event.entityId, event.action === "deleted");

@@ -136,7 +136,7 @@ export function filterMatches(filter: StoredFilter, event: Pick<DomainEvent, "en
 const CHUNK = 50;
 
 /**
- * The outbox event handler (registered in src/index.ts): a delivery for each enabled subscription
+ * The outbox event handler (registered in src/handlers.ts): a delivery for each enabled subscription
  * whose filters match the event, then one queue message for each delivery not yet handed over. Safe
  * to run again for the same event: the unique key keeps one delivery per subscription.
  */

@@ -57,7 +57,7 @@ type Wanted = { status: "unresolved"; problem: string } | { status: "recorded"; 
 const MAX_ACTIVITIES_PER_WORK_ITEM_EVENT = 200;
 
 /**
- * The outbox event handler (src/index.ts): an activity's event feeds its inputs; a work item's
+ * The outbox event handler (src/handlers.ts): an activity's event feeds its inputs; a work item's
  * (its designations may have changed) feeds again those of its activities whose values the feed holds
  * or could not place.
  */

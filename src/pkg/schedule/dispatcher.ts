@@ -1,6 +1,6 @@
 /**
  * The minute dispatcher: one Cron Trigger, every area's schedules. An area that runs things on a
- * schedule registers one {@link ScheduleKind} (in src/index.ts) and keeps one row per schedule in the
+ * schedule registers one {@link ScheduleKind} (in src/handlers.ts) and keeps one row per schedule in the
  * shared `schedules` table, written with {@link scheduleStatement} in the same `db.batch()` as its own
  * row. Each tick claims the rows whose `next_run_at` has come (an index range scan, never a scan of
  * every schedule), hands them to their kind, and moves each to its next run.
