@@ -4,6 +4,7 @@ import { taskLogger } from "../src/config";
 import { relayOutbox } from "../src/events/outbox";
 import { errorFields } from "../src/pkg/logger";
 import { nowMs } from "../src/platform/services";
+import type { Carry } from "../src/imports/kinds/kind";
 
 /** The imports' runner and store, loaded when first used, not while the Worker starts (src/index.ts). */
 const imports = () => Promise.all([import("../src/imports/run"), import("../src/imports/store")]);
@@ -42,7 +43,7 @@ export class ImportRunner extends DurableObject<Bindings> {
     const key = step.step === "split" ? "split" : `chunk ${step.chunk}`;
     let next: unknown;
     try {
-      next = await runImportStep(this.env, step, log);
+      next = await runImportStep(this.env, step, log, (chunk) => this.carry(chunk));
     } catch (error) {
       const failures = await this.ctx.storage.get<Failures>("failures");
       const count = failures?.step === key ? failures.count + 1 : 1;
@@ -64,6 +65,37 @@ export class ImportRunner extends DurableObject<Bindings> {
     if (!next) return this.forget();
     await this.ctx.storage.delete("failures");
     await this.ctx.storage.setAlarm(nowMs());
+  }
+
+  /**
+   * What a dry run's chunks before `chunk` kept (src/imports/kinds/kind.ts, Carry), in this object's
+   * SQLite: the records their rows would have created, by id and by each of their keys. What an earlier
+   * attempt at `chunk` itself kept is dropped first, so a retried chunk finds only its predecessors'.
+   */
+  private carry(chunk: number): Carry {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS carried (id TEXT PRIMARY KEY, chunk INTEGER NOT NULL, value TEXT NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS carried_keys (key TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (key, id))");
+    sql.exec("DELETE FROM carried_keys WHERE id IN (SELECT id FROM carried WHERE chunk >= ?)", chunk);
+    sql.exec("DELETE FROM carried WHERE chunk >= ?", chunk);
+    return {
+      add: (id, keys, value) => {
+        sql.exec("INSERT OR REPLACE INTO carried (id, chunk, value) VALUES (?, ?, ?)", id, chunk, JSON.stringify(value));
+        for (const key of keys) sql.exec("INSERT OR IGNORE INTO carried_keys (key, id) VALUES (?, ?)", key, id);
+      },
+      byId: (id) => {
+        const [row] = sql.exec<{ value: string }>("SELECT value FROM carried WHERE id = ?", id).toArray();
+        return row ? (JSON.parse(row.value) as unknown) : undefined;
+      },
+      byKey: (key) =>
+        sql
+          .exec<{ value: string }>(
+            "SELECT c.value FROM carried_keys k JOIN carried c ON c.id = k.id WHERE k.key = ? ORDER BY c.chunk, c.rowid",
+            key,
+          )
+          .toArray()
+          .map((row) => JSON.parse(row.value) as unknown),
+    };
   }
 
   /** The import has ended (or is gone): nothing is kept, no alarm is left. */

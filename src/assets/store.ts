@@ -104,6 +104,17 @@ const plantNameTaken = (name: string) =>
   ]);
 
 /**
+ * Assets not written yet that a row may name (an import's dry run: what its earlier rows would have
+ * created): by id (a parent), and plants by name (a plant's name is unique).
+ */
+export interface PendingAssets {
+  byId(id: string): AssetRow | undefined;
+  plantsNamed(key: string): readonly AssetRow[];
+}
+
+const NONE_PENDING: PendingAssets = { byId: () => undefined, plantsNamed: () => [] };
+
+/**
  * Checks the parent against the kind's rules; returns the parent row (or null) and the derived plant
  * id. `pending`: assets not written yet that may be the parent (an import's dry run: earlier rows).
  */
@@ -111,7 +122,7 @@ async function checkParent(
   db: Database,
   kind: AssetKind,
   parentId: string | null,
-  pending: ReadonlyMap<string, AssetRow> = new Map(),
+  pending: PendingAssets,
 ): Promise<{ parent: AssetRow | null; plantId: string | null }> {
   const rule = PARENT_RULES[kind];
   if (parentId === null) {
@@ -119,7 +130,7 @@ async function checkParent(
     return { parent: null, plantId: null };
   }
   if (rule.parents.length === 0) throw invalid("body.parentId", "parentKind", `A ${kind} has no parent.`);
-  const parent = pending.get(parentId) ?? (await readRow(db, parentId));
+  const parent = pending.byId(parentId) ?? (await readRow(db, parentId));
   if (!parent) throw invalid("body.parentId", "exists", `The asset ${parentId} does not exist.`);
   if (!rule.parents.includes(parent.kind)) {
     throw invalid(
@@ -150,9 +161,9 @@ async function runWrite(db: Database, statements: D1PreparedStatement[], name: s
 }
 
 /** True when a plant other than `selfId` has this name (ignoring case), written or `pending`. */
-async function plantNameTakenBy(db: Database, name: string, selfId: string, pending: ReadonlyMap<string, AssetRow>): Promise<boolean> {
+async function plantNameTakenBy(db: Database, name: string, selfId: string, pending: PendingAssets): Promise<boolean> {
   const key = nameKey(name);
-  if ([...pending.values()].some((row) => row.kind === "plant" && row.id !== selfId && nameKey(row.name) === key)) return true;
+  if (pending.plantsNamed(key).some((row) => row.id !== selfId)) return true;
   const found = await db
     .prepare("SELECT 1 AS taken FROM assets WHERE kind = 'plant' AND name_key = ?1 AND id <> ?2")
     .bind(key, selfId)
@@ -165,12 +176,7 @@ async function plantNameTakenBy(db: Database, name: string, selfId: string, pend
  * would write (read shape). `pending`: assets earlier rows of an import's dry run would have created,
  * by id, which may be its parent (or hold its plant's name). Spreadsheet imports dry-run rows with it.
  */
-export async function validateAsset(
-  db: Database,
-  input: AssetInput,
-  id: string,
-  pending: ReadonlyMap<string, AssetRow> = new Map(),
-): Promise<AssetRow> {
+export async function validateAsset(db: Database, input: AssetInput, id: string, pending: PendingAssets = NONE_PENDING): Promise<AssetRow> {
   const { parent, plantId } = await checkParent(db, input.kind, input.parentId?.toLowerCase() ?? null, pending);
   if (input.kind === "plant" && (await plantNameTakenBy(db, input.name, id, pending))) throw plantNameTaken(input.name);
   return {
@@ -213,7 +219,7 @@ export async function validateAssetUpdate(db: Database, input: AssetUpdate): Pro
   if (!current) throw notFound("Asset", input.id);
   const errors = immutableProblems(input, current);
   if (errors.length > 0) throw validationFailed(errors);
-  if (current.kind === "plant" && (await plantNameTakenBy(db, input.name, current.id, new Map()))) throw plantNameTaken(input.name);
+  if (current.kind === "plant" && (await plantNameTakenBy(db, input.name, current.id, NONE_PENDING))) throw plantNameTaken(input.name);
 }
 
 /**
@@ -240,7 +246,7 @@ export async function createAsset(
   input: AssetInput,
   extra: readonly D1PreparedStatement[] = [],
 ): Promise<Versioned<Asset>> {
-  const { parent, plantId: parentPlant } = await checkParent(ctx.db, input.kind, input.parentId?.toLowerCase() ?? null);
+  const { parent, plantId: parentPlant } = await checkParent(ctx.db, input.kind, input.parentId?.toLowerCase() ?? null, NONE_PENDING);
   const id = ctx.uuid();
   const plantId = input.kind === "plant" ? id : parentPlant;
   const plantName = input.kind === "plant" ? input.name : parent?.kind === "plant" ? parent.name : (parent?.plant_name ?? null);

@@ -7,7 +7,7 @@
 import type { Database } from "../db/statements";
 import type { WriteContext } from "../pkg/db";
 import { ApiError } from "../pkg/errors";
-import { rowContext, type Column, type ImportKind, type RowProblem } from "./kinds/kind";
+import { rowContext, type Carry, type Column, type ImportKind, type RowProblem } from "./kinds/kind";
 import { problemsOfError } from "./kinds/mapping";
 import { rowContextOf } from "./kinds/batches";
 import type { SheetRow } from "./read";
@@ -79,7 +79,13 @@ function cellsByHeader(row: SheetRow, headers: readonly string[]): Record<string
  * the entry follows the record's idempotent write); a row whose entry another run wrote first fails its
  * write and counts as skipped.
  */
-export async function processRows(db: Database, write: WriteContext, job: RowsJob, rows: readonly SheetRow[]): Promise<RowsOutcome> {
+export async function processRows(
+  db: Database,
+  write: WriteContext,
+  job: RowsJob,
+  rows: readonly SheetRow[],
+  carry?: Carry,
+): Promise<RowsOutcome> {
   const counts: ChunkCounts = { processed: 0, created: 0, skipped: 0, failed: 0 };
   const keyOf = (row: SheetRow) => (job.rowKeyIndex === null ? `row:${row.number}` : (row.cells[job.rowKeyIndex] ?? "").trim());
   const written = job.dryRun
@@ -90,7 +96,7 @@ export async function processRows(db: Database, write: WriteContext, job: RowsJo
         rows.map(keyOf).filter((k) => k !== ""),
       );
   const seen = new Set<string>();
-  const context = rowContext(db);
+  const context = rowContext(db, job.dryRun ? carry : undefined);
   const byRow = new Map<number, RowsOutcome["problems"][number]>();
   const fail = (row: SheetRow, list: RowProblem[]) => {
     counts.failed++;

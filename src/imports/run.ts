@@ -17,6 +17,7 @@ import { errorFields, type Logger } from "../pkg/logger";
 import { platform } from "../platform/services";
 import { FileProblem, sheetRows, type SheetFormat, type SheetRow } from "./read";
 import { processRows } from "./rows";
+import type { Carry } from "./kinds/kind";
 import { driveImport, headersOf, opener, readLimits, rowsJob, sourceKeyOf, type ImportMessage } from "./service";
 import { finishImport, findImport, markSplit, recordChunk, storedMapping, type ImportRow } from "./store";
 import { ApiError } from "../pkg/errors";
@@ -94,7 +95,13 @@ async function finish(env: Bindings, row: ImportRow): Promise<void> {
 }
 
 /** Chunk `chunk`, counted once; answers the step after it (null: the import ended, or the chunk was counted already). */
-async function runChunk(env: Bindings, first: ImportRow, chunk: number, log: Logger): Promise<ImportMessage | null> {
+async function runChunk(
+  env: Bindings,
+  first: ImportRow,
+  chunk: number,
+  log: Logger,
+  carryOf?: (chunk: number) => Carry,
+): Promise<ImportMessage | null> {
   const row = await findImport(env.DB, first.id);
   // Counted already (a step run twice), or the import ended: nothing to do.
   if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return null;
@@ -106,7 +113,7 @@ async function runChunk(env: Bindings, first: ImportRow, chunk: number, log: Log
   if (!object) throw new Error(`import ${row.id}: chunk ${chunk} is not stored`);
   const rows = (await object.json()) as SheetRow[];
   const write = writeContextOf(env, row);
-  const outcome = await processRows(env.DB, write, job, rows);
+  const outcome = await processRows(env.DB, write, job, rows, row.dryRun ? carryOf?.(chunk) : undefined);
   await recordChunk(env.DB, row.id, chunk, outcome.counts, outcome.problems, write.now);
   if (chunk + 1 >= row.chunks) {
     await finish(env, row);
@@ -143,14 +150,20 @@ export async function resumeStalledImports(env: Bindings, now: Date): Promise<nu
 
 /**
  * Runs one step of an import; answers the message of the step after it (null: none). A file that turns
- * out unreadable fails the import (its problem says why).
+ * out unreadable fails the import (its problem says why). `carryOf(chunk)`: what a dry run's earlier
+ * chunks keep for chunk `chunk` (its runner's storage); without it each chunk of a dry run stands alone.
  */
-export async function runImportStep(env: Bindings, message: ImportMessage, log: Logger): Promise<ImportMessage | null> {
+export async function runImportStep(
+  env: Bindings,
+  message: ImportMessage,
+  log: Logger,
+  carryOf?: (chunk: number) => Carry,
+): Promise<ImportMessage | null> {
   const row = await findImport(env.DB, message.importId);
   if (!row || row.status === "completed" || row.status === "failed") return null;
   try {
     if (message.step === "split") return row.status === "queued" || row.chunks === null ? await split(env, row) : null;
-    return await runChunk(env, row, message.chunk, log);
+    return await runChunk(env, row, message.chunk, log, carryOf);
   } catch (error) {
     if (error instanceof FileProblem) await fail(env, row, { rule: error.rule, message: error.message });
     else if (error instanceof ApiError && error.status === 400)

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { call } from "../support/http";
 import { createAsset, createPlantTree, unique } from "../support/factories/work";
-import { commitCsv, importCsv } from "./support";
+import { commitCsv, importCsv, waitForImport } from "./support";
 
 const kind = { kind: "assets" };
 
@@ -58,6 +58,30 @@ describe("assets: dry run", () => {
       expect.objectContaining({ row: 8, column: "parent", field: "body.parentId", rule: "parentKind" }),
       // Plant names are unique ignoring case, an earlier row's plant included.
       expect.objectContaining({ row: 9, column: "name", field: "body.name", rule: "unique" }),
+    ]);
+    expect(await assetsNamedLike(tag)).toEqual([]);
+  });
+});
+
+describe("assets: a dry run over more rows than one request checks", () => {
+  it("is queued in chunks, and a row sees the assets rows of earlier chunks would create; it writes nothing", async () => {
+    const tag = unique("big");
+    const lines = ["kind,name,parent", `plant,${tag} Plant,`, `mainSystem,${tag} Cooling,${tag} Plant`];
+    // 1,200 pumps under the main system of row 3: chunks of 100 rows, so most name a parent 2 to 12 chunks above them.
+    for (let i = 1; i <= 1200; i++) lines.push(`equipment,${tag} P-${i},${tag} Cooling`);
+    // A second plant of the first one's name, eleven chunks below it: the unique rule sees it too.
+    lines.push(`plant,${tag} PLANT,`);
+    // A parent no row makes is still a problem.
+    lines.push(`equipment,${tag} Orphan,${tag} Heating`);
+    const res = await importCsv(`${lines.join("\r\n")}\r\n`, { ...kind, dryRun: true });
+    expect(res.status, res.text).toBe(202);
+    const done = await waitForImport(res.body.id as string, 120_000);
+    expect(done).toMatchObject({ status: "completed", dryRun: true, total: 1204, processed: 1204, created: 1202, failed: 2 });
+    const problems = await call<{ row: number; column: string | null; rule: string }[]>(`/Imports/${done.id}/Problems`);
+    expect(problems.status, problems.text).toBe(200);
+    expect(problems.body.map((p) => ({ row: p.row, column: p.column, rule: p.rule }))).toEqual([
+      { row: 1204, column: "name", rule: "unique" },
+      { row: 1205, column: "parent", rule: "exists" },
     ]);
     expect(await assetsNamedLike(tag)).toEqual([]);
   });

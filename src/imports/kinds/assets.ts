@@ -13,7 +13,16 @@
 import type { z } from "@hono/zod-openapi";
 import type { Database } from "../../db/statements";
 import { CreateAssetSchema, PARENT_RULES, UpdateAssetSchema, type Asset } from "../../assets/schema";
-import { assetsNamed, createAsset, getAsset, updateAsset, validateAsset, validateAssetUpdate, type AssetRow } from "../../assets/store";
+import {
+  assetsNamed,
+  createAsset,
+  getAsset,
+  updateAsset,
+  validateAsset,
+  validateAssetUpdate,
+  type AssetRow,
+  type PendingAssets,
+} from "../../assets/store";
 import type { AssetKind } from "../../assets/designations";
 import { ApiError } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
@@ -21,7 +30,7 @@ import { PERMISSIONS } from "../../pkg/permissions";
 import { nameKey } from "../../pkg/unicode";
 import { fieldProblems } from "../../pkg/validation-messages";
 import { UUID, metadataOfCell } from "./cells";
-import { cached, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
+import { cached, type Carry, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
 import { columnOf } from "./mapping";
 
 /** `parentId` takes the parent's id or name; `plant` (id or name) narrows a parent named by name. */
@@ -46,14 +55,53 @@ const READ_ONLY = /^(parent\.(id|kind|name)|plant\.id|createdAt|updatedAt)$/;
  * the same few assets again and again).
  */
 interface Lookups {
-  pendingById: Map<string, AssetRow>;
-  pendingByName: Map<string, AssetRow[]>;
+  pending: Pending;
   writtenByName: Map<string, Promise<AssetRow[]>>;
   existing: Set<string>;
 }
+
+/** The assets a dry run's earlier rows would have created: by id, by name, and plants by name. */
+interface Pending extends PendingAssets {
+  named(key: string): readonly AssetRow[];
+  add(row: AssetRow): void;
+}
+
+/** Pending assets of the rows of one request (or one chunk), in memory. */
+function pendingInMemory(): Pending {
+  const byId = new Map<string, AssetRow>();
+  const byName = new Map<string, AssetRow[]>();
+  return {
+    byId: (id) => byId.get(id),
+    named: (key) => byName.get(key) ?? [],
+    plantsNamed: (key) => (byName.get(key) ?? []).filter((row) => row.kind === "plant"),
+    add: (row) => {
+      byId.set(row.id, row);
+      const key = nameKey(row.name);
+      byName.set(key, [...(byName.get(key) ?? []), row]);
+    },
+  };
+}
+
+/** Pending assets of a queued dry run, kept across its chunks by its runner (kind.ts, Carry). */
+function pendingCarried(carry: Carry): Pending {
+  return {
+    byId: (id) => carry.byId(id) as AssetRow | undefined,
+    named: (key) => carry.byKey(`name:${key}`) as AssetRow[],
+    plantsNamed: (key) => carry.byKey(`plant:${key}`) as AssetRow[],
+    add: (row) => {
+      const key = nameKey(row.name);
+      carry.add(row.id, row.kind === "plant" ? [`name:${key}`, `plant:${key}`] : [`name:${key}`], row);
+    },
+  };
+}
+
 const lookupsOf = (ctx: RowContext): Promise<Lookups> =>
   cached(ctx, "assets:lookups", () =>
-    Promise.resolve({ pendingById: new Map(), pendingByName: new Map(), writtenByName: new Map(), existing: new Set<string>() }),
+    Promise.resolve({
+      pending: ctx.carry ? pendingCarried(ctx.carry) : pendingInMemory(),
+      writtenByName: new Map(),
+      existing: new Set<string>(),
+    }),
   );
 
 type RowPlan =
@@ -68,7 +116,7 @@ async function named(ctx: RowContext, lookups: Lookups, name: string): Promise<A
     written = assetsNamed(ctx.db, name);
     lookups.writtenByName.set(key, written);
   }
-  return [...(await written), ...(lookups.pendingByName.get(key) ?? [])];
+  return [...(await written), ...lookups.pending.named(key)];
 }
 
 /** The asset a cell names by id (written or pending), else by name; a problem when none or several. */
@@ -81,7 +129,7 @@ async function assetOfCell(
   const { column, field, what } = options;
   if (UUID.test(text)) {
     const id = text.toLowerCase();
-    if (lookups.pendingById.has(id) || lookups.existing.has(id) || (await assetsById(ctx, id))) {
+    if (lookups.pending.byId(id) || lookups.existing.has(id) || (await assetsById(ctx, id))) {
       lookups.existing.add(id);
       return { id };
     }
@@ -224,10 +272,7 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
 async function checkRow(db: Database, plan: RowPlan, newId: string): Promise<void> {
   if (plan.action === "update") return validateAssetUpdate(db, plan.body);
   const { lookups } = plan;
-  const row = await validateAsset(db, plan.body, newId, lookups.pendingById);
-  lookups.pendingById.set(newId, row);
-  const key = nameKey(row.name);
-  lookups.pendingByName.set(key, [...(lookups.pendingByName.get(key) ?? []), row]);
+  lookups.pending.add(await validateAsset(db, plan.body, newId, lookups.pending));
 }
 
 /** The names a plan makes or changes: a lookup of them read before it is stale. */

@@ -38,9 +38,24 @@ export type Planned<Plan> = { plan: Plan; problems: [] } | { plan: null; problem
 export interface RowContext {
   db: Database;
   cache: Map<string, Promise<unknown>>;
+  /** A queued dry run's records from its earlier chunks (absent: the rows of one request, or a commit). */
+  carry?: Carry;
 }
 
-export const rowContext = (db: Database): RowContext => ({ db, cache: new Map() });
+/**
+ * What a queued dry run keeps from one chunk for the next: the records its rows would have created,
+ * which a later row may name (an asset's parent ten chunks above it). A commit needs none (its rows are
+ * written, and found where they are). The import's runner keeps it in its own storage for as long as the
+ * import runs; a chunk run again first drops what its earlier attempt kept. A kind keys values its own way.
+ */
+export interface Carry {
+  /** Keeps `value` as record `id`, found by each of `keys`. */
+  add(id: string, keys: readonly string[], value: unknown): void;
+  byId(id: string): unknown;
+  byKey(key: string): unknown[];
+}
+
+export const rowContext = (db: Database, carry?: Carry): RowContext => ({ db, cache: new Map(), carry });
 
 /** `load()` once per `key` for the rows of one import. */
 export function cached<T>(ctx: RowContext, key: string, load: () => Promise<T>): Promise<T> {
