@@ -50,7 +50,8 @@ const READ_ONLY = /^(parent\.(id|kind|name)|plant\.id|createdAt|updatedAt)$/;
 
 /**
  * What the rows of one import (one chunk) share: the assets its dry run's earlier rows would have
- * created (a later row's parent may be one), and the assets found by name so far, forgotten when a row
+ * created (a later row's parent may be one; a queued dry run's earlier chunks' too, through its Carry),
+ * and the assets found by name so far, forgotten when a row
  * creates or renames an asset of that name (the plant and parent columns of a long equipment list name
  * the same few assets again and again).
  */
