@@ -100,17 +100,34 @@ async function decodeWith(avif: AvifModule, bytes: Uint8Array, factor: number, g
   return reducer.result();
 }
 
+/**
+ * The decoder's glue gives the global scope a `location` ({ href: "" }) when it has none, and reads it
+ * only while the factory runs. Left there, it misleads other modules that look for a browser's location
+ * (@cfworker/json-schema builds its base URI from `self.location.origin` when it is evaluated, and threw
+ * "Invalid URL" when the app was loaded after a first AVIF decode), so it is taken away again.
+ */
+async function withoutLeftLocation<T>(run: () => Promise<T>): Promise<T> {
+  const had = Object.hasOwn(globalThis, "location");
+  try {
+    return await run();
+  } finally {
+    if (!had) Reflect.deleteProperty(globalThis, "location");
+  }
+}
+
 async function instantiate(): Promise<{ avif: AvifModule; ceiling: MemoryCeiling }> {
   let ceiling: MemoryCeiling | undefined;
-  const avif = await (avifFactory as unknown as Factory)({
-    noInitialRun: true,
-    instantiateWasm(imports, ready) {
-      const instance = new WebAssembly.Instance(avifWasm, imports);
-      ceiling = capMemory(instance.exports, AVIF_MAX_WASM_BYTES);
-      ready(instance);
-      return instance.exports;
-    },
-  });
+  const avif = await withoutLeftLocation(() =>
+    (avifFactory as unknown as Factory)({
+      noInitialRun: true,
+      instantiateWasm(imports, ready) {
+        const instance = new WebAssembly.Instance(avifWasm, imports);
+        ceiling = capMemory(instance.exports, AVIF_MAX_WASM_BYTES);
+        ready(instance);
+        return instance.exports;
+      },
+    }),
+  );
   return { avif, ceiling: ceiling! };
 }
 
