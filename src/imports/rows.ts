@@ -11,7 +11,7 @@ import { rowContext, type Carry, type Column, type ImportKind, type RowProblem }
 import { problemsOfError } from "./kinds/mapping";
 import { rowContextOf } from "./kinds/batches";
 import type { SheetRow } from "./read";
-import { importRowStatement, writtenRows, type ChunkCounts } from "./store";
+import { importRowStatement, writtenRows, type ChunkCounts, type WrittenRow } from "./store";
 
 /** Excel's own limit of one cell; a longer cell is a problem of its row. */
 export const MAX_CELL_CHARS = 32_767;
@@ -89,14 +89,24 @@ export async function processRows(
   const counts: ChunkCounts = { processed: 0, created: 0, skipped: 0, failed: 0 };
   const keyOf = (row: SheetRow) => (job.rowKeyIndex === null ? `row:${row.number}` : (row.cells[job.rowKeyIndex] ?? "").trim());
   const written = job.dryRun
-    ? new Map<string, string>()
+    ? new Map<string, WrittenRow>()
     : await writtenRows(
         db,
         job.importKey,
         rows.map(keyOf).filter((k) => k !== ""),
       );
   const seen = new Set<string>();
-  const context = rowContext(db, job.dryRun ? carry : undefined);
+  const dryRunCarry = job.dryRun ? carry : undefined;
+  const context = rowContext(db, dryRunCarry);
+  /**
+   * A key an earlier chunk of this import's file had, at another row: in a commit, its entry names this
+   * import and that row (the same row is this chunk run again: skipped); in a dry run, its carry has it.
+   */
+  const keyOfEarlierChunk = (key: string, rowNumber: number): boolean => {
+    const earlier = dryRunCarry ? (dryRunCarry.byId(`rowKey:${key}`) as number | undefined) : written.get(key)?.rowNumber;
+    const sameImport = dryRunCarry !== undefined || written.get(key)?.importId === job.id;
+    return earlier !== undefined && sameImport && earlier !== rowNumber;
+  };
   const byRow = new Map<number, RowsOutcome["problems"][number]>();
   const fail = (row: SheetRow, list: RowProblem[]) => {
     counts.failed++;
@@ -111,9 +121,10 @@ export async function processRows(
     const keyColumn = job.rowKeyIndex === null ? null : (job.headers[job.rowKeyIndex] ?? null);
     if (key === "")
       early.push({ column: keyColumn, field: "row", rule: "required", message: "The row key column is empty: every row needs its key." });
-    else if (seen.has(key))
+    else if (seen.has(key) || keyOfEarlierChunk(key, row.number))
       early.push({ column: keyColumn, field: "row", rule: "duplicate", message: `Another row of the file has the row key '${key}'.` });
     seen.add(key);
+    if (dryRunCarry && job.rowKeyIndex !== null && key !== "") dryRunCarry.add(`rowKey:${key}`, [], row.number);
     if (early.length > 0) fail(row, early);
     else if (written.has(key)) counts.skipped++;
     else ready.push({ row, key });

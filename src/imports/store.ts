@@ -191,13 +191,23 @@ export async function finishImport(
 }
 
 /** The row keys of `keys` already written under `importKey`, with the entity each became. */
-export async function writtenRows(db: Database, importKey: string, keys: readonly string[]): Promise<Map<string, string>> {
+export async function writtenRows(db: Database, importKey: string, keys: readonly string[]): Promise<Map<string, WrittenRow>> {
   if (keys.length === 0) return new Map();
   const { results } = await db
-    .prepare("SELECT row_key, entity_id FROM import_rows WHERE import_key = ?1 AND row_key IN (SELECT value FROM json_each(?2))")
+    .prepare(
+      "SELECT row_key, entity_id, import_id, row_number FROM import_rows " +
+        "WHERE import_key = ?1 AND row_key IN (SELECT value FROM json_each(?2))",
+    )
     .bind(importKey, JSON.stringify(keys))
-    .all<{ row_key: string; entity_id: string }>();
-  return new Map(results.map((r) => [r.row_key, r.entity_id]));
+    .all<{ row_key: string; entity_id: string; import_id: string; row_number: number }>();
+  return new Map(results.map((r) => [r.row_key, { entityId: r.entity_id, importId: r.import_id, rowNumber: r.row_number }]));
+}
+
+/** A row key's entry: the record it wrote, and which import wrote it from which row. */
+export interface WrittenRow {
+  entityId: string;
+  importId: string;
+  rowNumber: number;
 }
 
 /** The entry of a written row, for the batch of the entity's own write (a second entry for the key fails it). */

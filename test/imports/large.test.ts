@@ -90,6 +90,37 @@ describe("exactly once", () => {
   });
 });
 
+describe("a row key twice in one file, chunks apart", () => {
+  /** 250 deviations keyed by `ref`; row 240 (a data row of the third chunk) repeats row 12's key (the first chunk). */
+  function twice(ref: string): string {
+    const lines = ["ref,referenceId,description"];
+    for (let i = 1; i <= 250; i++) lines.push(`${i === 239 ? 11 : i},${ref}-${i},Pitting at ${i}`);
+    return `${lines.join("\r\n")}\r\n`;
+  }
+
+  it("is the second row's duplicate problem in a commit, as within a chunk, and not a row skipped", async () => {
+    const ref = unique("DUP");
+    const done = await commitCsv(twice(ref), { rowKey: "ref" });
+    expect(done).toMatchObject({ status: "completed", total: 250, created: 249, skipped: 0, failed: 1 });
+    const problems = await call<{ row: number; rule: string }[]>(`/Imports/${done.id}/Problems`);
+    expect(problems.body.map((p) => [p.row, p.rule])).toEqual([[240, "duplicate"]]);
+  });
+
+  it("is the same problem in a queued dry run (over 1,000 rows), which writes nothing", async () => {
+    const ref = unique("DRD");
+    const lines = ["ref,referenceId,description"];
+    for (let i = 1; i <= 1100; i++) lines.push(`${i === 1050 ? 7 : i},${ref}-${i},Pitting at ${i}`);
+    const res = await importCsv(`${lines.join("\r\n")}\r\n`, { rowKey: "ref", dryRun: true });
+    expect(res.status, res.text).toBe(202);
+    const done = await waitForImport(res.body.id as string, 120_000);
+    expect(done).toMatchObject({ status: "completed", dryRun: true, total: 1100, created: 1099, failed: 1 });
+    const problems = await call<{ row: number; rule: string }[]>(`/Imports/${done.id}/Problems`);
+    expect(problems.body.map((p) => [p.row, p.rule])).toEqual([[1051, "duplicate"]]);
+    const listed = await call(`/Deviations?searchText=${ref}&take=1`);
+    expect(listed.body).toEqual([]);
+  });
+});
+
 describe("problems to fix and send again", () => {
   it("downloads the problem rows as CSV with the file's columns, which import once fixed", async () => {
     const ref = unique("FX");
