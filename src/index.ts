@@ -14,17 +14,16 @@ export { ChannelSeries } from "../durable-objects/channel-series";
 export { ImportRunner } from "../durable-objects/import-runner";
 
 type Handlers = typeof import("./handlers").default;
-let loading: Promise<Handlers> | undefined;
-/** The handlers, loaded once per isolate (a failed load is tried again by the next event). */
-function handlers(): Promise<Handlers> {
-  loading ??= import("./handlers").then(
-    (module) => module.default,
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  );
-  return loading;
+let loaded: Handlers | undefined;
+/**
+ * The handlers, loaded on the isolate's first event. Each event that finds them not yet loaded awaits
+ * its own `import()` (the module is evaluated once, however many ask): no promise is shared between
+ * requests, which the runtime does not allow across request contexts. A load that throws fails its
+ * event with the module's error.
+ */
+async function handlers(): Promise<Handlers> {
+  loaded ??= (await import("./handlers")).default;
+  return loaded;
 }
 
 export default {
