@@ -22,8 +22,8 @@ interface Failures {
  * Object runs one alarm at a time, so an import's steps never overlap; a `run` while a step is in flight
  * only moves the next alarm. A step that throws is retried by the runtime's alarm retries (from 2 s,
  * doubling); MAX_STEP_ATTEMPTS failures of the same step in a row (whoever retried it: the runtime or
- * the minute cron's poke) fail the import. D1 holds the import; this object holds only its id and the
- * failure count, and forgets both once the import has ended.
+ * the minute cron's poke) fail the import. D1 holds the import; this object holds only its id, the
+ * failure count and a dry run's carry (below), and forgets them all once the import has ended.
  */
 export class ImportRunner extends DurableObject<Bindings> {
   /** Starts the import, or pokes it (the minute cron): its next step runs now. */
