@@ -13,9 +13,8 @@
 // durable-objects/, wrangler.toml or .dev.vars change (unless --no-watch).
 //
 // Usage: node scripts/local-server.mjs --port N --persist-to DIR [--var NAME:value]... [--inspector-port N] [--no-watch]
-import { spawn } from "node:child_process";
-import { watch } from "node:fs";
-import { mkdtempSync, rmSync } from "node:fs";
+import childProcess, { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, watch } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
@@ -156,7 +155,27 @@ function options(outdir) {
 
 let mf;
 let stopping = false;
+let reloading = false;
 let previousBuild;
+
+// workerd is Miniflare's child, and Miniflare neither restarts it nor says when it dies: a runtime
+// that exits on its own (a crash, a signal) would leave this server answering nothing, so it stops
+// too and says why. Miniflare spawns it through child_process.spawn, watched here; a runtime that
+// ends while a reload replaces it, or while stopping, is expected.
+const originalSpawn = childProcess.spawn;
+let runtime;
+childProcess.spawn = function (command, ...rest) {
+  const child = originalSpawn.call(this, command, ...rest);
+  if (/workerd/.test(String(command))) {
+    runtime = child;
+    child.once("exit", (code, signal) => {
+      if (stopping || reloading || child !== runtime) return;
+      console.error(`local-server: workerd exited (${signal ?? `code ${code}`}); the Worker is no longer served.`);
+      void stop(1);
+    });
+  }
+  return child;
+};
 
 async function stop(code) {
   if (stopping) return;
@@ -195,7 +214,8 @@ if (!args["no-watch"]) {
     const started = Date.now();
     try {
       const outdir = await build({ echo: false });
-      await mf.setOptions(options(outdir));
+      reloading = true;
+      await mf.setOptions(options(outdir)).finally(() => (reloading = false));
       rmSync(previousBuild, { recursive: true, force: true });
       previousBuild = outdir;
       console.log(`[local] rebuilt and reloaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
