@@ -186,7 +186,9 @@ async function stop(code) {
   await Promise.race([mf?.dispose().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   process.exit(code);
 }
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => void stop(0));
+// First in line: wrangler's and Miniflare's modules have their own listeners, and one of them exits at
+// once (Miniflare's stops workerd as it does), so what must happen here is done before they run.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.prependListener(signal, () => void stop(0));
 
 try {
   const outdir = await build({ echo: true });
