@@ -28,7 +28,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const CONFIG = join(ROOT, "wrangler.toml");
 const WRANGLER_BIN = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin", "wrangler.js");
 const LOOPBACK = "127.0.0.1";
-// What a change to triggers a rebuild (a directory: anything under it).
+// What triggers a rebuild when it changes (a directory: anything under it).
 const WATCHED = ["src", "durable-objects", "wrangler.toml", ".dev.vars"];
 
 const { values: args } = parseArgs({
@@ -139,7 +139,7 @@ function options(outdir) {
     // the Durable Objects keep their state as wrangler dev and `wrangler d1 ... --local` do.
     defaultPersistRoot: join(persistTo, "v3"),
     inspectorPort: args["inspector-port"] ? Number(args["inspector-port"]) : undefined,
-    // One "[mf:inf] GET /path 200 OK (12ms)" line per request; warnings and errors.
+    // One "[mf:info] GET /path 200 OK (12ms)" line per request; warnings and errors.
     log: new Log(LogLevel.INFO),
     workers: [
       {
