@@ -49,5 +49,5 @@ test("a start that changes nothing leaves the file untouched", () => {
   writeDevVars(jwks, {}, { file });
   const first = readFileSync(file, "utf8");
   writeDevVars(jwks, {}, { file });
-  assert.equal(readFileSync(file, "utf8"), first, "nothing changed, so wrangler dev is not made to reload");
+  assert.equal(readFileSync(file, "utf8"), first, "nothing changed, so the local server is not made to rebuild");
 });

@@ -60,7 +60,7 @@ async function ownServer() {
     persistTo,
     detached: true,
     stdio: ["ignore", "ignore", "ignore"],
-    extra: ["--inspector-port", String(await freePort()), "--show-interactive-dev-session=false"],
+    watch: false,
   });
   cleanups.push(async () => {
     await stopProcessGroup(server);

@@ -104,10 +104,10 @@ function devVarName(line) {
 }
 
 /**
- * Writes .dev.vars (wrangler dev reads it over [vars]) with the local settings and the public half of
+ * Writes .dev.vars (the local server reads it over [vars], as wrangler dev does) with the local settings and the public half of
  * the dev key. The managed settings are rewritten at each start; {@link DEV_VAR_DEFAULTS} only when the
  * file does not set them; lines for other variables a developer added are kept. The file is only
- * rewritten when it changes, since wrangler dev reloads on a change. `file` is for the checks.
+ * rewritten when it changes, since the local server rebuilds and reloads on a change. `file` is for the checks.
  */
 export function writeDevVars(publicJwks, extra = {}, { file = DEV_VARS_FILE } = {}) {
   const managed = {
@@ -197,29 +197,33 @@ export async function prepareLocal({ persistTo = DEFAULT_PERSIST_DIR, quiet = fa
   return key;
 }
 
-/** The `wrangler dev` arguments: loopback only, state persisted, the scheduled handler reachable. */
-export function devArgs({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [] }) {
-  return ["dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--persist-to", persistTo, ...extra];
-}
+const LOCAL_SERVER = join(ROOT, "scripts", "local-server.mjs");
 
 /**
- * Starts `wrangler dev`; returns the child process. Each start gets its own random `startId`, given to
- * the Worker as the variable LOCAL_START_ID and echoed by /health in `x-local-start-id`, so
- * {@link waitForHealth} knows the answer came from this server and not from another one that
- * happened to hold the port.
+ * Starts the local server (scripts/local-server.mjs: the deployable bundle under Miniflare on
+ * 127.0.0.1:port, state in `persistTo`, GET /__scheduled fires the cron handler; not `wrangler dev`,
+ * whose proxy drops connections under load, docs/decisions.md "Overload"); returns the child process.
+ * `vars` go over wrangler.toml's and .dev.vars (as `wrangler dev --var` did); `watch` rebuilds and
+ * reloads on a source change; `inspectorPort` opens the Worker's DevTools inspector there. Each start
+ * gets its own random `startId`, given to the Worker as the variable LOCAL_START_ID and echoed by
+ * /health in `x-local-start-id`, so {@link waitForHealth} knows the answer came from this server and
+ * not from another one that happened to hold the port.
  */
-export function startDevServer({ port, persistTo = DEFAULT_PERSIST_DIR, extra = [], stdio = "inherit", detached = false }) {
+export function startDevServer({
+  port,
+  persistTo = DEFAULT_PERSIST_DIR,
+  vars = {},
+  watch = true,
+  inspectorPort,
+  stdio = "inherit",
+  detached = false,
+}) {
   const startId = randomBytes(12).toString("base64url");
-  const child = spawn(
-    process.execPath,
-    [WRANGLER_BIN, ...devArgs({ port, persistTo, extra: ["--var", `LOCAL_START_ID:${startId}`, ...extra] })],
-    {
-      cwd: ROOT,
-      env: wranglerEnv(),
-      stdio,
-      detached,
-    },
-  );
+  const args = ["--port", String(port), "--persist-to", persistTo];
+  for (const [name, value] of Object.entries({ ...vars, LOCAL_START_ID: startId })) args.push("--var", `${name}:${value}`);
+  if (inspectorPort) args.push("--inspector-port", String(inspectorPort));
+  if (!watch) args.push("--no-watch");
+  const child = spawn(process.execPath, [LOCAL_SERVER, ...args], { cwd: ROOT, env: wranglerEnv(), stdio, detached });
   child.startId = startId;
   return child;
 }
@@ -338,8 +342,8 @@ export async function waitForHealth(baseUrl, { timeoutMs = 120_000, child } = {}
 }
 
 /**
- * Stops a server started with `detached: true` (its own process group): SIGTERM to wrangler, which
- * shuts its workerd down itself, then SIGKILL to the whole group for anything left behind.
+ * Stops a server started with `detached: true` (its own process group): SIGTERM to the local server,
+ * which shuts its workerd down itself, then SIGKILL to the whole group for anything left behind.
  */
 export async function stopProcessGroup(child, graceMs = 5_000) {
   if (!child || child.pid === undefined) return;
@@ -347,7 +351,7 @@ export async function stopProcessGroup(child, graceMs = 5_000) {
   const done = exited ? Promise.resolve() : new Promise((resolve) => child.once("exit", resolve));
   if (!exited) child.kill("SIGTERM");
   const timedOut = await Promise.race([done.then(() => false), new Promise((r) => setTimeout(() => r(true), graceMs))]);
-  // The group may still hold workerd even when wrangler itself has exited.
+  // The group may still hold workerd even when the server itself has exited.
   signalGroup(child, "SIGKILL");
   if (timedOut) await Promise.race([done, new Promise((r) => setTimeout(r, 2_000))]);
 }

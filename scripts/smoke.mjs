@@ -1,4 +1,4 @@
-// Smoke run: starts the REAL local server the way `npm start` does (wrangler dev, real workerd, real
+// Smoke run: starts the REAL local server the way `npm start` does (the deploy bundle under Miniflare, real workerd, real
 // local D1/R2/Durable Objects), on a free port and a temporary state directory so the developer's
 // .wrangler/state is never touched, and drives it over HTTP. It proves what the vitest suite cannot:
 // the code-generation ban of the real runtime (the valueExpression sandbox must run without eval or
@@ -121,33 +121,29 @@ function listOf(json) {
   return inner ?? [];
 }
 
-async function startServer(port, inspectorPort) {
+async function startServer(port) {
   server = startDevServer({
     port,
     persistTo,
     detached: true, // its own process group, so stopping it also stops workerd
     stdio: ["ignore", "pipe", "pipe"],
-    // The smoke run's receivers are on 127.0.0.1 whatever a developer allows in .dev.vars (--var wins over it).
-    extra: [
-      "--inspector-port",
-      String(inspectorPort),
-      "--show-interactive-dev-session=false",
-      "--var",
-      `WEBHOOK_ALLOWED_TARGETS:${DEV_VAR_DEFAULTS.WEBHOOK_ALLOWED_TARGETS}`,
-    ],
+    // The smoke run's receivers are on 127.0.0.1 whatever a developer allows in .dev.vars (vars win over it).
+    vars: { WEBHOOK_ALLOWED_TARGETS: DEV_VAR_DEFAULTS.WEBHOOK_ALLOWED_TARGETS },
+    // What the run tests is the build it started with, whatever is edited meanwhile.
+    watch: false,
   });
-  // wrangler dev does not exit when the build fails (it waits for a fix), so watch for that.
+  // The local server exits when its first build fails; a "Build failed" line says why sooner.
   let buildFailed;
   const failedBuild = new Promise((_, reject) => (buildFailed = reject));
   failedBuild.catch(() => undefined);
   const keep = (chunk) => {
-    // Strips the terminal colour codes from wrangler's output.
+    // Strips the terminal colour codes from the server's output.
     for (const line of String(chunk)
       .replace(/\x1b\[[0-9;]*m/g, "")
       .split("\n")) {
       if (!line.trim()) continue;
       serverLog.push(line);
-      if (/Build failed/.test(line)) buildFailed(new Error("wrangler dev could not build the worker (its output is below)"));
+      if (/Build failed/.test(line)) buildFailed(new Error("the local server could not build the worker (its output is below)"));
     }
     if (serverLog.length > 200) serverLog.splice(0, serverLog.length - 200);
   };
@@ -190,9 +186,8 @@ setTimeout(() => finish(`overall timeout of ${OVERALL_TIMEOUT_MS / 1000} s`), OV
 
 async function run() {
   const port = await freePort();
-  const inspectorPort = await freePort();
   base = `http://127.0.0.1:${port}`;
-  console.log(`smoke: preparing ${persistTo} and starting wrangler dev on ${base}`);
+  console.log(`smoke: preparing ${persistTo} and starting the local server on ${base}`);
   containerHost = await startContainerHost({ port: 0, apiUrl: base });
   await prepareLocal({
     persistTo,
@@ -205,7 +200,7 @@ async function run() {
       RATE_LIMITS: "off",
     },
   });
-  await startServer(port, inspectorPort);
+  await startServer(port);
   console.log(`smoke: server ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   const admin = await mintToken();
@@ -395,7 +390,7 @@ async function run() {
     expect(missing.length === 0, `missing ${missing.join(", ")} in ${res.text.slice(0, 300)}`);
   });
 
-  // The sandbox proof: under wrangler dev (as in production) eval and new Function throw, so a correct
+  // The sandbox proof: under workerd (as in production) eval and new Function throw, so a correct
   // answer here shows valueExpression runs in the QuickJS WASM sandbox, and the loop its time limit.
   await check("sandbox: DryRun evaluates `return a * b + properties.c` to 42", async () => {
     const res = await http("/PropertyDefinitions/DryRun", {
@@ -1263,7 +1258,7 @@ async function run() {
     expect(kept.status === 201, `create: ${describe(kept)}`);
     await stopServer();
     applyMigrations(persistTo, { quiet: true });
-    await startServer(port, inspectorPort);
+    await startServer(port);
     const res = await http(`/Categories/${kept.json.id}`, { token: admin });
     expect(res.status === 200 && res.json?.name === `smoke-persist-${runId}`, `after restart: ${describe(res)}`);
     const all = await http("/Categories", { token: admin });

@@ -1,5 +1,5 @@
 // npm run soak -- --hostile: issue 32's proof that nothing one user sends stalls or drops anyone else.
-// On the real local server (wrangler dev, started as `npm start` does, on a free port and a temporary
+// On the real local server (scripts/local-server.mjs, started as `npm start` does, on a free port and a temporary
 // state folder), each hostile workload runs in turn, sent by one user, while another user probes
 // GET /health and GET /Deviations/{id} every 200 ms (each probe sent on time, whether or not the
 // previous one was answered). For every workload it prints the probes' p50, p99 and max and the 5xx
@@ -13,8 +13,8 @@
 // HOSTILE_IMPORT_ROWS (10,000) deviations, uploaded and committed, waited for until it ends.
 //
 // Options: --only=logging,looping,gifs,upload,resumable,clients,import (comma-separated); --direct (the bundle
-// under Miniflare on a direct socket instead of wrangler dev, to tell the service from the dev proxy); HOSTILE_CLIENTS
-// (200), HOSTILE_CLIENT_SECONDS (60), HOSTILE_UPLOAD_MIB (90), HOSTILE_USER_LIMIT (the server's
+// under a Miniflare inside this process, as the benches run it, instead of the local server);
+// HOSTILE_CLIENTS (200), HOSTILE_CLIENT_SECONDS (60), HOSTILE_UPLOAD_MIB (90), HOSTILE_USER_LIMIT (the server's
 // MAX_USER_REQUESTS_IN_FLIGHT), HOSTILE_INSPECTOR_PORT (the Worker's
 // inspector, to profile it meanwhile). The server's output goes to a log file whose path is printed.
 import { spawn } from "node:child_process";
@@ -45,8 +45,9 @@ const PROBE_GIVE_UP_MS = 30_000;
 const persistTo = mkdtempSync(join(tmpdir(), "integrity-edge-hostile-"));
 const serverLog = join(persistTo, "server.log");
 const port = await freePort();
-// --direct: the same bundle under Miniflare on a direct socket, as the benches run it: no dev proxy
-// between the clients and the runtime (docs/benchmarks.md, "Hostile soak"). Otherwise wrangler dev.
+// --direct: the same bundle under a Miniflare inside this process, as the benches run it (bench/lib).
+// Otherwise the local server as `npm start` runs it (also Miniflare on its own socket, no proxy since
+// issue 32; before, wrangler dev's proxy: docs/benchmarks.md, "Hostile soak").
 const DIRECT = process.argv.includes("--direct");
 let base = `http://127.0.0.1:${port}`;
 
@@ -391,7 +392,7 @@ function report(record, outcome) {
 
 /** The real local server, as `npm start` runs it; returns how to mint tokens and how to stop it. */
 async function startLocalServer() {
-  // Prepared before the server starts: .dev.vars written while it runs would make wrangler reload it.
+  // Prepared before the server starts: it reads .dev.vars when it starts.
   await prepareLocal({ persistTo, quiet: true, vars: SERVER_VARS });
   const logFd = openSync(serverLog, "w");
   const server = startDevServer({
@@ -399,8 +400,9 @@ async function startLocalServer() {
     persistTo,
     detached: true,
     stdio: ["ignore", logFd, logFd],
-    // HOSTILE_INSPECTOR_PORT: a fixed inspector port, to attach a profiler to the Worker while it runs.
-    extra: ["--inspector-port", process.env.HOSTILE_INSPECTOR_PORT || String(await freePort()), "--show-interactive-dev-session=false"],
+    watch: false,
+    // HOSTILE_INSPECTOR_PORT: an inspector port, to attach a profiler to the Worker while it runs.
+    inspectorPort: process.env.HOSTILE_INSPECTOR_PORT || undefined,
   });
   return {
     ready: () => waitForHealth(base, { timeoutMs: 180_000, child: server }),
@@ -461,7 +463,7 @@ try {
   for (let i = 0; i < 10; i++)
     deviations.push((await send("setup", "/Deviations", { method: "POST", token, json: { description: `hostile ${i}` } })).json.id);
   const probed = (await send("setup", "/Deviations", { method: "POST", token: probeToken, json: { description: "probed" } })).json.id;
-  const where = DIRECT ? "Miniflare, direct socket" : `wrangler dev, server log: ${serverLog}`;
+  const where = DIRECT ? "Miniflare, direct socket" : `local server, log: ${serverLog}`;
   console.log(`hostile soak on ${base} (${where}); probes every ${PROBE_EVERY_MS} ms by another user`);
   let ok = true;
   for (const name of selected) {

@@ -67,16 +67,17 @@ async function request(label, path, { method = "GET", token, body, form, headers
   }
 }
 
+// Prepared before the server starts: it reads .dev.vars when it starts (and builds with the assets).
+await prepareLocal({ persistTo, quiet: true, vars: { RATE_LIMITS: "off" } });
 const server = startDevServer({
   port,
   persistTo,
   detached: true,
   stdio: ["ignore", "ignore", "ignore"],
-  extra: ["--inspector-port", String(await freePort()), "--show-interactive-dev-session=false"],
+  watch: false,
 });
 let exitCode = 1;
 try {
-  await prepareLocal({ persistTo, quiet: true, vars: { RATE_LIMITS: "off" } });
   await waitForHealth(base, { timeoutMs: 120_000, child: server });
   const token = await mintToken();
   const dataType = `soak-${Date.now().toString(36)}`;
@@ -208,7 +209,7 @@ try {
     script: "export default { fetch() { return new Response('') } }",
     r2Buckets: { UPLOADS: "integrity-edge-uploads" },
     r2Persist: join(v3, "r2"),
-    // wrangler dev keeps local state by the ids of wrangler.toml (the database's placeholder id).
+    // Local state is kept by the ids of wrangler.toml (the database's placeholder id).
     d1Databases: { DB: "00000000-0000-0000-0000-000000000000" },
     d1Persist: join(v3, "d1"),
   });

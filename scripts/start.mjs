@@ -1,12 +1,16 @@
 // npm start: prepares the local environment (API reference assets, the dev signing key, .dev.vars,
-// the D1 migrations with the seeded defaults) and serves the Worker with `wrangler dev` on
-// http://127.0.0.1:${PORT:-8787}. Local D1/R2/Durable Object/Queue state lives in .wrangler/state and
-// survives a restart; the scheduled handler is reachable at /__scheduled?cron=* * * * *.
+// the D1 migrations with the seeded defaults) and serves the Worker on http://127.0.0.1:${PORT:-8787}
+// with scripts/local-server.mjs: the bundle `wrangler deploy` would ship, under Miniflare (real workerd)
+// on its own socket, rebuilt and reloaded when the source changes. Not `wrangler dev`: its proxy drops
+// connections under many clients (docs/decisions.md, "Overload"). Local D1/R2/Durable Object state
+// lives in .wrangler/state (wrangler dev's layout) and survives a restart; the scheduled handler is
+// reachable at /__scheduled?cron=* * * * *.
 //
 // The console gets what a newcomer needs (the URL, the token command, where state lives, how to
 // stop) and, once the server is ready, one line per request and any warning or error. Everything
-// wrangler prints (the migration tables, the bindings table) goes to .dev/start.log, written anew at
-// each start; when the start fails, its last lines are printed with the reason.
+// the server and wrangler print (the migration tables, the build's bindings table, the Worker's own
+// log lines) goes to .dev/start.log, written anew at each start; when the start fails, its last lines
+// are printed with the reason.
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import {
@@ -37,6 +41,8 @@ function portFrom(name, fallback) {
 
 const port = portFrom("PORT", DEFAULT_PORT);
 const hostPort = portFrom("CONTAINER_HOST_PORT", DEFAULT_HOST_PORT);
+// INSPECTOR_PORT: the Worker's DevTools inspector there (off unless set; wrangler dev had it on 9229).
+const inspectorPort = process.env.INSPECTOR_PORT ? portFrom("INSPECTOR_PORT") : undefined;
 const base = `http://127.0.0.1:${port}`;
 let jobLimits;
 try {
@@ -52,7 +58,7 @@ if (port === hostPort) {
 }
 
 // Refuse before anything is written or started: a server already on the port would answer in this
-// one's place (and reject its tokens), and wrangler's own advice (`--port`) does not apply to npm start.
+// one's place (and reject its tokens).
 for (const [name, value, what] of [
   ["PORT", port, "the API"],
   ["CONTAINER_HOST_PORT", hostPort, "the local container host"],
@@ -77,7 +83,7 @@ for (const [name, value, what] of [
   process.exit(1);
 }
 
-// The log of this start: everything wrangler and the container host say.
+// The log of this start: everything the server, wrangler and the container host say.
 mkdirSync(dirname(LOG_FILE), { recursive: true });
 const logFd = openSync(LOG_FILE, "w", 0o600);
 const writeLog = (text) => {
@@ -151,20 +157,19 @@ try {
   await fail(error.message.split("\n")[0]);
 }
 
-console.log(`Starting the Worker (wrangler dev) on ${base}...`);
-// No interactive session: wrangler's hotkeys need its own terminal, and Ctrl-C stops it either way
-// (it is in this script's process group).
+console.log(`Building the Worker (wrangler deploy --dry-run) and starting it on ${base}...`);
+// Ctrl-C reaches the server too (it is in this script's process group).
 server = startDevServer({
   port,
   persistTo: DEFAULT_PERSIST_DIR,
   stdio: ["ignore", "pipe", "pipe"],
-  extra: ["--show-interactive-dev-session=false"],
+  inspectorPort,
 });
 
 /**
- * What reaches the console once the server is ready: wrangler's one line per request, reloads, and
+ * What reaches the console once the server is ready: the server's one line per request, rebuilds, and
  * any warning or error; not the Worker's info-level JSON request lines (the same request again) and
- * not wrangler's start-up tables. Everything is in the log file.
+ * not wrangler's build tables. Everything is in the log file.
  */
 function worthShowing(line) {
   if (/^\s*$/.test(line)) return false;
@@ -189,8 +194,9 @@ function relay(stream, consoleStream) {
       const line = raw.replace(/\x1b\[[0-9;]*m/g, "");
       writeLog(line);
       if (!ready && /EADDRINUSE|Address already in use/i.test(line))
-        failure = `port ${port} was taken while wrangler started (PORT); choose another, e.g. \`PORT=${port + 1} npm start\`.`;
-      if (!ready && /Build failed/.test(line)) failure ??= "wrangler could not build or start the Worker.";
+        failure = `port ${port} was taken while the server started (PORT); choose another, e.g. \`PORT=${port + 1} npm start\`.`;
+      if (!ready && /Build failed/.test(line))
+        failure ??= "the Worker could not be built (wrangler deploy --dry-run failed; its output is below).";
       if (ready && worthShowing(line)) consoleStream.write(`${raw}\n`);
     }
   });
@@ -198,7 +204,7 @@ function relay(stream, consoleStream) {
 relay(server.stdout, process.stdout);
 relay(server.stderr, process.stderr);
 
-// Ctrl-C reaches wrangler too (same process group); this script only waits for it to finish.
+// Ctrl-C reaches the server too (same process group); this script only waits for it to finish.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, () => {
     if (server.exitCode === null) server.kill(signal);
@@ -206,7 +212,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
 }
 server.on("exit", (code, signal) => {
   if (failing) return;
-  if (!ready) return void fail(failure ?? `wrangler exited with ${code ?? signal} before the server was ready.`);
+  if (!ready) return void fail(failure ?? `the local server exited with ${code ?? signal} before it was ready.`);
   forgetRunningServer();
   containerHost.close().finally(() => {
     closeSync(logFd);
@@ -214,7 +220,7 @@ server.on("exit", (code, signal) => {
     process.exit(code ?? (signal ? 1 : 0));
   });
 });
-server.on("error", (error) => void fail(`could not run wrangler: ${error.message}`));
+server.on("error", (error) => void fail(`could not run the local server: ${error.message}`));
 
 function banner() {
   return [
@@ -230,7 +236,9 @@ function banner() {
     `  Job containers: the local container host on ${containerHost.url} (examples/images; README, "Data processing")`,
     ...hostNotes.map((note) => `                  note: ${note}`),
     `  Local state:    ${shown(DEFAULT_PERSIST_DIR)} (kept across restarts; delete it to start empty); keys in .dev/`,
-    `  Start-up log:   ${shown(LOG_FILE)} (wrangler's full output)`,
+    `  Reload:         saving a file under src/ or durable-objects/ rebuilds and reloads the Worker`,
+    ...(inspectorPort ? [`  Inspector:      chrome://inspect on 127.0.0.1:${inspectorPort} (INSPECTOR_PORT)`] : []),
+    `  Full log:       ${shown(LOG_FILE)} (the build, every request, the Worker's own log lines)`,
     `  Stop:           Ctrl-C`,
     "",
   ].join("\n");
