@@ -1,7 +1,9 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 
-// Storage is isolated per test file; every file starts from the committed migrations.
+// Each runtime starts with empty storage: one per folder of test files under `npm test` (TEST_GROUPS=folder,
+// vitest.config.ts), one per file run alone. This runs before each file, and migrations already applied
+// are skipped.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
 // The Worker's handlers are loaded before the tests, as a deployed isolate loads them on its first

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { call } from "../support/http";
 
-// Storage is isolated per file, so breaking the schema here affects no other test.
+// This file runs alone (ALONE_TESTS in vitest.config.ts), so breaking the schema here affects no other test.
 it("hides internals on a 500 and gives the request id instead", async () => {
   await env.DB.prepare("DROP TABLE entity_type_properties").run();
   await env.DB.prepare("ALTER TABLE categories RENAME TO categories_gone").run();
