@@ -2,8 +2,8 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 
 // Each runtime starts with empty storage: one per folder of test files under `npm test` (TEST_GROUPS=folder,
-// vitest.config.ts), one per file run alone. This runs before each file, and migrations already applied
-// are skipped.
+// vitest.config.ts: the folder's files are imported by one generated file), one per file run alone. This
+// runs once in each runtime, before its tests.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
 // The Worker's handlers are loaded before the tests, as a deployed isolate loads them on its first
