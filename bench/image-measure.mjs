@@ -193,6 +193,7 @@ export async function startApp(root, stateDir, appModules, jwksJson) {
           ENVIRONMENT: "bench",
           RATE_LIMITS: "off",
           MAX_USER_REQUESTS_IN_FLIGHT: "64", // one user over many connections (bench/lib/app-miniflare.mjs)
+          MAX_USER_REQUESTS_PER_SECOND: "10000000",
           LOG_LEVEL: "warn",
         },
         unsafeDirectSockets: [{ host: LOOPBACK, port: 0 }],

@@ -56,6 +56,7 @@ export function benchAppBindings(app, credentials, extra = {}) {
     ENVIRONMENT: "bench",
     RATE_LIMITS: "off",
     MAX_USER_REQUESTS_IN_FLIGHT: "64",
+    MAX_USER_REQUESTS_PER_SECOND: "10000000",
     ...extra,
   };
 }

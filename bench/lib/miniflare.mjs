@@ -49,6 +49,7 @@ export async function startWorkers({ root, stateDir, appModules, minimalScript, 
     ENVIRONMENT: "bench",
     RATE_LIMITS: "off",
     MAX_USER_REQUESTS_IN_FLIGHT: "64", // one user over many connections (bench/lib/app-miniflare.mjs)
+    MAX_USER_REQUESTS_PER_SECOND: "10000000",
   };
   // A queue has one consumer: the app Worker. The probe only produces.
   const { queueConsumers: _consumers, ...probeOptions } = app;

@@ -74,6 +74,7 @@ async function startUploadWorkers({ root, stateDir, appModules, jwksJson }) {
           ENVIRONMENT: "bench",
           RATE_LIMITS: "off",
           MAX_USER_REQUESTS_IN_FLIGHT: "64", // one user over many connections (bench/lib/app-miniflare.mjs)
+          MAX_USER_REQUESTS_PER_SECOND: "10000000",
         },
         unsafeDirectSockets: socket,
       },

@@ -8,6 +8,11 @@
  * - per user, requests in flight (`MAX_USER_REQUESTS_IN_FLIGHT`, 8): over it, 429 with
  *   Retry-After (1 s, or more when many of the user's requests are refused at once, see
  *   {@link userRetryAfter}); the user's other requests are still being served, so nothing is lost;
+ * - per user, requests started (`MAX_USER_REQUESTS_PER_SECOND`, 100): a bucket of that many that
+ *   refills at that rate; empty, a 429 with Retry-After the same way. Requests in flight alone do not
+ *   bound a flood: the isolate's one thread takes requests in turn, so a client with 200 connections
+ *   has a few in flight at any moment and the rest queued in the runtime, before the Worker sees them,
+ *   in front of everyone else's (docs/decisions.md, "Overload");
  * - large bodies in flight (`MAX_LARGE_BODIES_IN_FLIGHT`, 3): a body declared larger than the JSON
  *   limit, or of unknown length, on a route that takes such bodies (uploads, media): each holds up to
  *   about 20 MiB while it is stored (two form parts, or a media file), and one image decodes at a
@@ -32,6 +37,27 @@ let largeBodies = 0;
 const perUser = new Map<string, number>();
 /** Per user, the requests refused in the current second: what their Retry-After spreads out. */
 const refusals = new Map<string, { second: number; count: number }>();
+
+/** Per user, the requests they may still start now, and when that was counted (see {@link takeRequest}). */
+const buckets = new Map<string, { left: number; at: number }>();
+
+/**
+ * Takes one of the user's requests of this second, or says there is none left: the bucket holds
+ * `perSecond` and refills at `perSecond` a second. A bucket untouched for a second is full again, so
+ * those are what the map lets go of when it grows.
+ */
+function takeRequest(userId: string, now: number, perSecond: number): boolean {
+  const seen = buckets.get(userId);
+  // A clock that steps back (a test's, or a corrected one) refills nothing and takes nothing away.
+  const left = seen ? Math.min(perSecond, seen.left + (Math.max(0, now - seen.at) / 1000) * perSecond) : perSecond;
+  if (left < 1) {
+    buckets.set(userId, { left, at: now });
+    return false;
+  }
+  buckets.set(userId, { left: left - 1, at: now });
+  if (buckets.size > 10_000) for (const [id, entry] of buckets) if (now - entry.at >= 1000) buckets.delete(id);
+  return true;
+}
 
 /** This isolate's counts (the overload test reads them to know its requests are in flight). */
 export function admissionCounts(): { inFlight: number; largeBodies: number; users: number } {
@@ -75,6 +101,15 @@ export const admission: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   if (inFlight >= config.MAX_REQUESTS_IN_FLIGHT) {
     throw refuse("Overloaded", `This instance is serving ${inFlight} requests, the most it takes at once.`);
+  }
+  const now = c.get("clock").now().getTime();
+  if (!takeRequest(principal.id, now, config.MAX_USER_REQUESTS_PER_SECOND)) {
+    throw refuse(
+      "TooManyRequests",
+      `This user has started ${config.MAX_USER_REQUESTS_PER_SECOND} requests in the last second on this instance, ` +
+        "the most it takes from one user.",
+      userRetryAfter(principal.id, now, config.MAX_USER_REQUESTS_PER_SECOND),
+    );
   }
   inFlight++;
   perUser.set(principal.id, user + 1);

@@ -15,7 +15,9 @@ import { call, tokenFor, type TestUser } from "../support/http";
 const ALICE = { id: "overload-alice", name: "Alice" };
 const BOB = { id: "overload-bob", name: "Bob" };
 
-type Settings = Partial<Record<"MAX_USER_REQUESTS_IN_FLIGHT" | "MAX_REQUESTS_IN_FLIGHT" | "MAX_LARGE_BODIES_IN_FLIGHT", string>>;
+type Settings = Partial<
+  Record<"MAX_USER_REQUESTS_IN_FLIGHT" | "MAX_USER_REQUESTS_PER_SECOND" | "MAX_REQUESTS_IN_FLIGHT" | "MAX_LARGE_BODIES_IN_FLIGHT", string>
+>;
 
 /** One request through an app whose admission settings are `settings`; the answer's body read. */
 async function send(settings: Settings, path: string, init: RequestInit & { user: Partial<TestUser> }, clock?: Clock) {
@@ -137,6 +139,40 @@ describe("admission", () => {
     expect((await send(settings, "/Categories", { user }, clock)).headers.get("retry-after")).toBe("1");
     for (const h of held) h.release();
     await Promise.all(held.map((h) => h.answer));
+  });
+
+  it("a user starting more requests in a second than the isolate takes from one gets 429 at once; their bucket refills", async () => {
+    // Each request is answered before the next is sent: in flight, the user never has more than one.
+    const settings = { MAX_USER_REQUESTS_PER_SECOND: "3" };
+    const user = { id: "overload-erin", name: "Erin" };
+    let now = Date.parse("2026-11-28T11:00:00.000Z");
+    const clock: Clock = { now: () => new Date(now) };
+    const read = async (who: Partial<TestUser> = user) => (await send(settings, "/Categories", { user: who }, clock)).status;
+    expect([await read(), await read(), await read()]).toEqual([200, 200, 200]);
+    const refused = await send(
+      settings,
+      "/Categories",
+      { method: "POST", user, headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "bucket refused" }) },
+      clock,
+    );
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.body).toMatchObject({ code: "TooManyRequests", status: 429 });
+    expect(refused.body.detail).toMatch(/started 3 requests in the last second/);
+    // Another user has a bucket of their own.
+    expect(await read(BOB)).toBe(200);
+    // A third of a second later, one more request is the user's; a whole second, all three again.
+    now += 334;
+    expect([await read(), await read()]).toEqual([200, 429]);
+    now += 1000;
+    expect([await read(), await read(), await read(), await read()]).toEqual([200, 200, 200, 429]);
+    // A clock that steps back an hour gives nothing back and takes nothing away.
+    now -= 3_600_000;
+    expect(await read()).toBe(429);
+    now += 1000;
+    expect([await read(), await read(), await read(), await read()]).toEqual([200, 200, 200, 429]);
+    const names = ((await call("/Categories?take=1000")).body as { name: string }[]).map((c) => c.name);
+    expect(names).not.toContain("bucket refused");
   });
 
   it("an isolate serving all it takes answers 503 Overloaded with Retry-After, to every user", async () => {
