@@ -6,6 +6,8 @@ export default tseslint.config(
     ignores: [
       "node_modules/",
       ".wrangler/",
+      // Generated: the test runtimes (vitest.config.ts) and npm test's logs.
+      ".dev/",
       "public/",
       "worker-configuration.d.ts",
       "dist/",

@@ -572,6 +572,11 @@ async function run() {
 
   // --- Data processing on the real local container host ---------------------------------------
   const fireCron = () => http("/__scheduled?cron=*+*+*+*+*");
+  // Checks that wait out the dispatcher's minutes (a monitor's schedule, a custom index's, an alarm's
+  // escalation: 40 to 120 s each, nearly all of it waiting) start and run beside the checks that follow
+  // them, the README's walkthroughs included; each uses its own monitor, index and receiver, and the
+  // restart at the end waits for all of them. One after another they were half the run.
+  const background = [];
   /** Fires the cron (the runners' refresh) until the job reaches one of `statuses`. */
   async function jobUntil(id, statuses, timeoutMs = 45_000) {
     const deadline = Date.now() + timeoutMs;
@@ -743,70 +748,6 @@ async function run() {
     return `${before.split("\n").length - 1} -> ${after.split("\n").length - 1} lines`;
   });
 
-  await check("a monitor on a local model image runs on its one-minute schedule (cron fired by hand) and updates criticality", async () => {
-    let definition = await http("/ModelDefinitions", {
-      method: "POST",
-      token: admin,
-      body: { name: "models/criticality", version: "1.0", location: "ACR" },
-    });
-    if (definition.status === 409) definition = await http("/ModelDefinitions/models%2Fcriticality/versions/1.0", { token: admin });
-    expect(definition.json?.id, `definition: ${describe(definition)}`);
-    const model = await http("/Models", {
-      method: "POST",
-      token: admin,
-      body: {
-        name: `smoke-model-${runId}`,
-        modelDefinitionName: "models/criticality",
-        modelDefinitionVersion: "1.0",
-        cpuCores: 1,
-        memory: 1,
-        staticParameters: { BASE_CRITICALITY: "70" },
-      },
-    });
-    expect(model.status === 201, `model: ${describe(model)}`);
-    const population = await http(`/Models/${model.json.id}/Populations`, {
-      method: "POST",
-      token: admin,
-      body: { name: "plants", assetType: "Plant" },
-    });
-    const plants = [];
-    for (const i of [1, 2]) {
-      const plant = await http("/Assets", { method: "POST", token: admin, body: { name: `smoke-plant-${i}-${runId}`, kind: "plant" } });
-      await http(`/Models/${model.json.id}/Populations/${population.json.id}/Items`, {
-        method: "POST",
-        token: admin,
-        body: { assetReference: { id: plant.json.id } },
-      });
-      plants.push(plant.json.id);
-    }
-    const monitor = await http("/Monitors", {
-      method: "POST",
-      token: admin,
-      body: { name: `smoke-monitor-${runId}`, modelId: model.json.id, status: "Active", triggerSchedule: "* * * * *" },
-    });
-    expect(monitor.status === 201 && monitor.json.nextRunAt, `monitor: ${describe(monitor)}`);
-    // Wait for the minute the monitor is due, then fire the cron by hand (wrangler's /__scheduled runs it now).
-    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(monitor.json.nextRunAt) + 1500 - Date.now())));
-    await fireCron();
-    let job;
-    for (let i = 0; i < 40; i++) {
-      const jobs = await http(`/MonitorJobs?monitorIds=${monitor.json.id}`, { token: admin });
-      job = listOf(jobs.json)[0];
-      if (job && (job.status === "Succeeded" || job.status === "Failed")) break;
-      await new Promise((r) => setTimeout(r, 750));
-      await fireCron();
-    }
-    expect(job?.status === "Succeeded", `monitor job: ${JSON.stringify(job)?.slice(0, 400)}`);
-    expect(job.trigger === "schedule" && job.output.includes("posted the criticality: 201"), `output: ${job.output}`);
-    const read = await http(`/Monitors/${monitor.json.id}`, { token: admin });
-    const items = read.json.populations[0].items;
-    expect(
-      items.length === 2 && items.every((it) => typeof it.criticality === "number" && it.band && it.lastMonitorJobId === job.id),
-      `items: ${JSON.stringify(items)}`,
-    );
-    return items.map((it) => `${it.criticality} ${it.band}`).join(", ");
-  });
-
   await check("search: a deviation created over HTTP is found by a word of its description within 5 s", async () => {
     const word = `smokeword${runId.replace(/[^a-z0-9]/g, "")}`;
     const created = await http("/Deviations", {
@@ -828,66 +769,136 @@ async function run() {
     }
   });
 
-  await check(
-    "search: a custom index from the README's example library synchronises on its schedule (cron fired by hand) and " +
-      "a saved query over it executes",
-    async () => {
-      const first = `smokefirst${runId.replace(/[^a-z0-9]/g, "")}`;
-      const later = `smokelater${runId.replace(/[^a-z0-9]/g, "")}`;
-      await http("/Deviations", {
+  background.push(
+    check("a monitor on a local model image runs on its one-minute schedule (cron fired by hand) and updates criticality", async () => {
+      let definition = await http("/ModelDefinitions", {
         method: "POST",
         token: admin,
-        body: { referenceId: `SMOKE-LIB1-${runId}`, description: `${first} bolt`, status: "new" },
+        body: { name: "models/criticality", version: "1.0", location: "ACR" },
       });
-      const form = new FormData();
-      form.append("Name", `smoke-open-deviations-${runId}`);
-      form.append("DisplayName", "Open deviations (smoke)");
-      form.append("TriggerSchedule", "* * * * *");
-      form.append(
-        "File",
-        new File([readFileSync(join(ROOT, "examples", "search", "open-deviations.js"))], "open-deviations.js", { type: "text/javascript" }),
-      );
-      const created = await http("/Indices", { method: "POST", token: admin, rawBody: form, headers: { "api-version": "1.1" } });
-      expect(created.status === 201, `index: ${describe(created)}`);
-      const id = created.json.id;
-      const waitFor = async (predicate, what) => {
-        for (let i = 0; i < 80; i++) {
-          const index = await http(`/Indices/${id}`, { token: admin });
-          if (predicate(index.json)) return index.json;
-          await new Promise((r) => setTimeout(r, 250));
-        }
-        throw new Error(`${what}: ${JSON.stringify((await http(`/Indices/${id}`, { token: admin })).json).slice(0, 500)}`);
-      };
-      const ready = await waitFor((i) => i.status === "Ready", "first synchronisation");
-      await http("/Deviations", {
-        method: "POST",
-        token: admin,
-        body: { referenceId: `SMOKE-LIB2-${runId}`, description: `${later} bolt`, status: "active" },
-      });
-      await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(ready.nextSynchronizationAt) + 1500 - Date.now())));
-      await fireCron();
-      const scheduled = await waitFor(
-        (i) => i.status === "Ready" && i.lastSynchronization?.reason === "trigger schedule",
-        "scheduled synchronisation",
-      );
-      const saved = await http("/Queries", {
+      if (definition.status === 409) definition = await http("/ModelDefinitions/models%2Fcriticality/versions/1.0", { token: admin });
+      expect(definition.json?.id, `definition: ${describe(definition)}`);
+      const model = await http("/Models", {
         method: "POST",
         token: admin,
         body: {
-          name: `smoke query ${runId}`,
-          index: { id },
-          queryObject: { text: later },
-          metadata: { action: { isVisible: true, order: 1 } },
+          name: `smoke-model-${runId}`,
+          modelDefinitionName: "models/criticality",
+          modelDefinitionVersion: "1.0",
+          cpuCores: 1,
+          memory: 1,
+          staticParameters: { BASE_CRITICALITY: "70" },
         },
       });
-      expect(saved.status === 201, `query: ${describe(saved)}`);
-      const run = await http(`/Queries/${saved.json.id}/Execution`, { method: "POST", token: admin });
+      expect(model.status === 201, `model: ${describe(model)}`);
+      const population = await http(`/Models/${model.json.id}/Populations`, {
+        method: "POST",
+        token: admin,
+        body: { name: "plants", assetType: "Plant" },
+      });
+      const plants = [];
+      for (const i of [1, 2]) {
+        const plant = await http("/Assets", { method: "POST", token: admin, body: { name: `smoke-plant-${i}-${runId}`, kind: "plant" } });
+        await http(`/Models/${model.json.id}/Populations/${population.json.id}/Items`, {
+          method: "POST",
+          token: admin,
+          body: { assetReference: { id: plant.json.id } },
+        });
+        plants.push(plant.json.id);
+      }
+      const monitor = await http("/Monitors", {
+        method: "POST",
+        token: admin,
+        body: { name: `smoke-monitor-${runId}`, modelId: model.json.id, status: "Active", triggerSchedule: "* * * * *" },
+      });
+      expect(monitor.status === 201 && monitor.json.nextRunAt, `monitor: ${describe(monitor)}`);
+      // Wait for the minute the monitor is due, then fire the cron by hand (wrangler's /__scheduled runs it now).
+      await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(monitor.json.nextRunAt) + 1500 - Date.now())));
+      await fireCron();
+      let job;
+      for (let i = 0; i < 40; i++) {
+        const jobs = await http(`/MonitorJobs?monitorIds=${monitor.json.id}`, { token: admin });
+        job = listOf(jobs.json)[0];
+        if (job && (job.status === "Succeeded" || job.status === "Failed")) break;
+        await new Promise((r) => setTimeout(r, 750));
+        await fireCron();
+      }
+      expect(job?.status === "Succeeded", `monitor job: ${JSON.stringify(job)?.slice(0, 400)}`);
+      expect(job.trigger === "schedule" && job.output.includes("posted the criticality: 201"), `output: ${job.output}`);
+      const read = await http(`/Monitors/${monitor.json.id}`, { token: admin });
+      const items = read.json.populations[0].items;
       expect(
-        run.status === 200 && run.json.total === 1 && run.json.results[0].fields.referenceId === `SMOKE-LIB2-${runId}`,
-        `execution: ${describe(run)}`,
+        items.length === 2 && items.every((it) => typeof it.criticality === "number" && it.band && it.lastMonitorJobId === job.id),
+        `items: ${JSON.stringify(items)}`,
       );
-      return `${scheduled.documentCount} documents`;
-    },
+      return items.map((it) => `${it.criticality} ${it.band}`).join(", ");
+    }),
+  );
+
+  background.push(
+    check(
+      "search: a custom index from the README's example library synchronises on its schedule (cron fired by hand) and " +
+        "a saved query over it executes",
+      async () => {
+        const first = `smokefirst${runId.replace(/[^a-z0-9]/g, "")}`;
+        const later = `smokelater${runId.replace(/[^a-z0-9]/g, "")}`;
+        await http("/Deviations", {
+          method: "POST",
+          token: admin,
+          body: { referenceId: `SMOKE-LIB1-${runId}`, description: `${first} bolt`, status: "new" },
+        });
+        const form = new FormData();
+        form.append("Name", `smoke-open-deviations-${runId}`);
+        form.append("DisplayName", "Open deviations (smoke)");
+        form.append("TriggerSchedule", "* * * * *");
+        form.append(
+          "File",
+          new File([readFileSync(join(ROOT, "examples", "search", "open-deviations.js"))], "open-deviations.js", {
+            type: "text/javascript",
+          }),
+        );
+        const created = await http("/Indices", { method: "POST", token: admin, rawBody: form, headers: { "api-version": "1.1" } });
+        expect(created.status === 201, `index: ${describe(created)}`);
+        const id = created.json.id;
+        const waitFor = async (predicate, what) => {
+          for (let i = 0; i < 80; i++) {
+            const index = await http(`/Indices/${id}`, { token: admin });
+            if (predicate(index.json)) return index.json;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+          throw new Error(`${what}: ${JSON.stringify((await http(`/Indices/${id}`, { token: admin })).json).slice(0, 500)}`);
+        };
+        const ready = await waitFor((i) => i.status === "Ready", "first synchronisation");
+        await http("/Deviations", {
+          method: "POST",
+          token: admin,
+          body: { referenceId: `SMOKE-LIB2-${runId}`, description: `${later} bolt`, status: "active" },
+        });
+        await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(ready.nextSynchronizationAt) + 1500 - Date.now())));
+        await fireCron();
+        const scheduled = await waitFor(
+          (i) => i.status === "Ready" && i.lastSynchronization?.reason === "trigger schedule",
+          "scheduled synchronisation",
+        );
+        const saved = await http("/Queries", {
+          method: "POST",
+          token: admin,
+          body: {
+            name: `smoke query ${runId}`,
+            index: { id },
+            queryObject: { text: later },
+            metadata: { action: { isVisible: true, order: 1 } },
+          },
+        });
+        expect(saved.status === 201, `query: ${describe(saved)}`);
+        const run = await http(`/Queries/${saved.json.id}/Execution`, { method: "POST", token: admin });
+        expect(
+          run.status === 200 && run.json.total === 1 && run.json.results[0].fields.referenceId === `SMOKE-LIB2-${runId}`,
+          `execution: ${describe(run)}`,
+        );
+        return `${scheduled.documentCount} documents`;
+      },
+    ),
   );
 
   /**
@@ -1138,111 +1149,115 @@ async function run() {
     },
   );
 
-  await check(
-    "working an alarm: entered, escalated once (a minute unacknowledged), acknowledged, shelved until it clears, " +
-      "cleared; a local receiver gets each as a signed webhook naming the severity",
-    async () => {
-      const { got, receiver, subscribe, stop } = await startReceiver();
-      try {
-        const sub = await subscribe({
-          url: `http://127.0.0.1:${receiver.address().port}/worked/${runId}`,
-          filters: [{ entityKind: "alarm" }],
-        });
-        expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
-        const webhook = (alarmId, action) => alarmWebhook(got, sub.json.secret, alarmId, action);
-        const plant = await created("/Assets", { name: `smoke-alarm-plant-${runId}`, kind: "plant" });
-        const pump = await created("/Assets", { name: `P-201-${runId}`, kind: "equipment", parentId: plant.id });
-        const definition = await http("/ModelDefinitions", {
-          method: "POST",
-          token: admin,
-          body: { name: "models/vibration", version: "1.0", location: "ACR" },
-        });
-        expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
-        const model = await created("/Models", {
-          name: `smoke-worked-${runId}`,
-          modelDefinitionName: "models/vibration",
-          modelDefinitionVersion: "1.0",
-          cpuCores: 1,
-          memory: 1,
-          configurableParameters: { VIBRATION: "9.4" },
-        });
-        const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
-        await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
-        const monitor = await created("/Monitors", {
-          name: `smoke-worked-watch-${runId}`,
-          modelId: model.id,
-          status: "Active",
-          controllers: [
-            {
-              name: "High vibration",
-              severity: "high",
-              conditions: [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7.1 }],
-              escalation: { afterMinutes: 1, repeatMinutes: 600 },
-            },
-          ],
-        });
-        const runMonitor = () => runMonitorToEnd(monitor.id);
-        const act = async (alarmId, action, body) => {
-          const res = await http(`/Alarms/${alarmId}/${action}`, { method: "POST", token: admin, body });
-          expect(res.status === 200, `${action}: ${describe(res)}`);
-          return res.json;
-        };
+  background.push(
+    check(
+      "working an alarm: entered, escalated once (a minute unacknowledged), acknowledged, shelved until it clears, " +
+        "cleared; a local receiver gets each as a signed webhook naming the severity",
+      async () => {
+        const { got, receiver, subscribe, stop } = await startReceiver();
+        try {
+          const sub = await subscribe({
+            url: `http://127.0.0.1:${receiver.address().port}/worked/${runId}`,
+            filters: [{ entityKind: "alarm" }],
+          });
+          expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
+          const webhook = (alarmId, action) => alarmWebhook(got, sub.json.secret, alarmId, action);
+          const plant = await created("/Assets", { name: `smoke-alarm-plant-${runId}`, kind: "plant" });
+          const pump = await created("/Assets", { name: `P-201-${runId}`, kind: "equipment", parentId: plant.id });
+          const definition = await http("/ModelDefinitions", {
+            method: "POST",
+            token: admin,
+            body: { name: "models/vibration", version: "1.0", location: "ACR" },
+          });
+          expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
+          const model = await created("/Models", {
+            name: `smoke-worked-${runId}`,
+            modelDefinitionName: "models/vibration",
+            modelDefinitionVersion: "1.0",
+            cpuCores: 1,
+            memory: 1,
+            configurableParameters: { VIBRATION: "9.4" },
+          });
+          const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
+          await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
+          const monitor = await created("/Monitors", {
+            name: `smoke-worked-watch-${runId}`,
+            modelId: model.id,
+            status: "Active",
+            controllers: [
+              {
+                name: "High vibration",
+                severity: "high",
+                conditions: [{ variableName: "vibration", operator: "GreaterThen", comparisonValue: 7.1 }],
+                escalation: { afterMinutes: 1, repeatMinutes: 600 },
+              },
+            ],
+          });
+          const runMonitor = () => runMonitorToEnd(monitor.id);
+          const act = async (alarmId, action, body) => {
+            const res = await http(`/Alarms/${alarmId}/${action}`, { method: "POST", token: admin, body });
+            expect(res.status === 200, `${action}: ${describe(res)}`);
+            return res.json;
+          };
 
-        await runMonitor();
-        const board = await http(`/Alarms?monitorIds=${monitor.id}`, { token: admin });
-        const alarm = listOf(board.json)[0];
-        expect(alarm?.status === "activeUnacknowledged" && alarm.severity === "high", `board: ${describe(board)}`);
-        const entered = await webhook(alarm.id, "entered");
-        expect(entered.data.entity?.severity === "high", `entered webhook: ${JSON.stringify(entered).slice(0, 400)}`);
+          await runMonitor();
+          const board = await http(`/Alarms?monitorIds=${monitor.id}`, { token: admin });
+          const alarm = listOf(board.json)[0];
+          expect(alarm?.status === "activeUnacknowledged" && alarm.severity === "high", `board: ${describe(board)}`);
+          const entered = await webhook(alarm.id, "entered");
+          expect(entered.data.entity?.severity === "high", `entered webhook: ${JSON.stringify(entered).slice(0, 400)}`);
 
-        // Nobody acknowledges it for a minute: the clock (the minute cron, fired by hand) escalates it, once. The
-        // timers run once a minute (a fixed schedule of the dispatcher), so it comes 60 to 120 s after entering.
-        const due = Date.parse(alarm.enteredAt) + 60_000;
-        const t0 = Date.now();
-        let escalation;
-        while ((escalation = (await http(`/Alarms/${alarm.id}`, { token: admin })).json.escalation).count === 0) {
-          if (Date.now() - t0 > 200_000) throw new Error(`not escalated within 200 s: ${JSON.stringify(escalation)}`);
-          await new Promise((r) => setTimeout(r, Math.max(1000, Math.min(5000, due - Date.now()))));
-          await fireCron();
+          // Nobody acknowledges it for a minute: the clock (the minute cron, fired by hand) escalates it, once. The
+          // timers run once a minute (a fixed schedule of the dispatcher), so it comes 60 to 120 s after entering.
+          const due = Date.parse(alarm.enteredAt) + 60_000;
+          const t0 = Date.now();
+          let escalation;
+          while ((escalation = (await http(`/Alarms/${alarm.id}`, { token: admin })).json.escalation).count === 0) {
+            if (Date.now() - t0 > 200_000) throw new Error(`not escalated within 200 s: ${JSON.stringify(escalation)}`);
+            await new Promise((r) => setTimeout(r, Math.max(1000, Math.min(5000, due - Date.now()))));
+            await fireCron();
+          }
+          const escalated = await webhook(alarm.id, "escalated");
+          expect(escalated.data.entity?.severity === "high", `escalated webhook: ${JSON.stringify(escalated).slice(0, 400)}`);
+          expect(escalation.count === 1, `escalation: ${JSON.stringify(escalation)}`);
+
+          const acked = await act(alarm.id, "Acknowledgement", { comment: `smoke ${runId}: on it` });
+          expect(acked.status === "activeAcknowledged" && acked.escalation.nextAt === null, `acknowledged: ${JSON.stringify(acked)}`);
+          await webhook(alarm.id, "acknowledged");
+          const shelved = await act(alarm.id, "Shelving", { oneShot: true, comment: "until the bearing is greased" });
+          expect(shelved.shelving, `shelved: ${JSON.stringify(shelved)}`);
+          await webhook(alarm.id, "shelved");
+
+          // The reading comes back to normal: the alarm clears, and its one-shot shelving ends with it.
+          const read = await http(`/Monitors/${monitor.id}`, { token: admin });
+          const saved = await http("/Monitors", {
+            method: "PUT",
+            token: admin,
+            headers: { "if-match": read.headers.get("etag") },
+            body: { ...read.json, configurableParameters: { VIBRATION: "2.0" } },
+          });
+          expect(saved.status === 200, `monitor PUT: ${describe(saved)}`);
+          await runMonitor();
+          await webhook(alarm.id, "left");
+          const final = (await http(`/Alarms/${alarm.id}`, { token: admin })).json;
+          const actions = final.history.map((e) => e.action);
+          expect(
+            final.status === "clearedAcknowledged" &&
+              ["entered", "escalated", "acknowledged", "shelved", "left"].every((a) => actions.includes(a)),
+            `alarm: ${final.status} ${actions.join(",")}`,
+          );
+          return `${actions.join(", ")}; escalated ${((Date.now() - t0) / 1000).toFixed(0)} s after entering was seen`;
+        } finally {
+          await stop();
         }
-        const escalated = await webhook(alarm.id, "escalated");
-        expect(escalated.data.entity?.severity === "high", `escalated webhook: ${JSON.stringify(escalated).slice(0, 400)}`);
-        expect(escalation.count === 1, `escalation: ${JSON.stringify(escalation)}`);
-
-        const acked = await act(alarm.id, "Acknowledgement", { comment: `smoke ${runId}: on it` });
-        expect(acked.status === "activeAcknowledged" && acked.escalation.nextAt === null, `acknowledged: ${JSON.stringify(acked)}`);
-        await webhook(alarm.id, "acknowledged");
-        const shelved = await act(alarm.id, "Shelving", { oneShot: true, comment: "until the bearing is greased" });
-        expect(shelved.shelving, `shelved: ${JSON.stringify(shelved)}`);
-        await webhook(alarm.id, "shelved");
-
-        // The reading comes back to normal: the alarm clears, and its one-shot shelving ends with it.
-        const read = await http(`/Monitors/${monitor.id}`, { token: admin });
-        const saved = await http("/Monitors", {
-          method: "PUT",
-          token: admin,
-          headers: { "if-match": read.headers.get("etag") },
-          body: { ...read.json, configurableParameters: { VIBRATION: "2.0" } },
-        });
-        expect(saved.status === 200, `monitor PUT: ${describe(saved)}`);
-        await runMonitor();
-        await webhook(alarm.id, "left");
-        const final = (await http(`/Alarms/${alarm.id}`, { token: admin })).json;
-        const actions = final.history.map((e) => e.action);
-        expect(
-          final.status === "clearedAcknowledged" &&
-            ["entered", "escalated", "acknowledged", "shelved", "left"].every((a) => actions.includes(a)),
-          `alarm: ${final.status} ${actions.join(",")}`,
-        );
-        return `${actions.join(", ")}; escalated ${((Date.now() - t0) / 1000).toFixed(0)} s after entering was seen`;
-      } finally {
-        await stop();
-      }
-    },
+      },
+    ),
   );
 
   // The README's walkthroughs as a reader pastes them (README.md, "Calling the API"), twice in a row on
   // this server: the second pass proves each runs again (unique names, found rather than made twice).
+  // They run while the background checks above wait out their minutes, as a reader's would beside
+  // other users.
   for (const pass of ONLY && !selected("README walkthrough") ? [] : [1, 2]) {
     const results = await runWalkthroughs({ base });
     for (const { name, ok, ms, output } of results) {
@@ -1252,6 +1267,9 @@ async function run() {
       });
     }
   }
+
+  // The restart below would cut off a background check still waiting.
+  await Promise.all(background);
 
   await check("state survives a restart (same persist dir, migrations re-applied)", async () => {
     const kept = await http("/Categories", { method: "POST", token: admin, body: { name: `smoke-persist-${runId}` } });

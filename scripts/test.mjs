@@ -1,8 +1,10 @@
-// npm test: every check CI runs, in order (type check, lint, the vitest suite, the host checks, the
-// bundle check, the smoke run), one console line per stage with its time and a summary at the end. What
-// each stage prints (the test runner's banners, workerd's socket notices, the error lines of tests that
-// fail on purpose) goes to its log file in .dev/test/; a stage that fails shows its last meaningful lines
-// and points to its log. It stops at the first stage that fails, as `a && b && ...` did.
+// npm test: every check CI runs (type check, lint, the host checks, the bundle check, the vitest suite,
+// the smoke run), one console line per stage with its time and a summary at the end. What each stage
+// prints (the test runner's banners, workerd's socket notices, the error lines of tests that fail on
+// purpose) goes to its log file in .dev/test/; a stage that fails shows its last meaningful lines and
+// points to its log. The stages run in three steps: the four quick ones side by side (each is one
+// process on one core, and the machine has two: about a minute instead of two), then the vitest suite,
+// then the smoke run (both use every core on their own). It stops after the first step with a failure.
 //
 //   npm test                          every stage
 //   npm test -- --only lint,smoke     some of them (by the names below), for a quicker local look
@@ -12,13 +14,14 @@ import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { ROOT } from "./dev-env.mjs";
 
+/** The stages; those of one `step` run at once, the steps one after another. */
 const STAGES = [
-  { name: "typecheck", title: "type check (tsc)", script: "typecheck" },
-  { name: "lint", title: "lint (eslint, prettier)", script: "lint" },
-  { name: "vitest", title: "vitest suite (workerd)", script: "test:vitest" },
-  { name: "host", title: "host checks (node --test)", script: "test:host" },
-  { name: "bundle", title: "bundle check", script: "test:bundle" },
-  { name: "smoke", title: "smoke run (README walkthroughs too)", script: "test:smoke" },
+  { name: "typecheck", title: "type check (tsc)", script: "typecheck", step: 1 },
+  { name: "lint", title: "lint (eslint, prettier)", script: "lint", step: 1 },
+  { name: "host", title: "host checks (node --test)", script: "test:host", step: 1 },
+  { name: "bundle", title: "bundle check", script: "test:bundle", step: 1 },
+  { name: "vitest", title: "vitest suite (workerd)", script: "test:vitest", step: 2 },
+  { name: "smoke", title: "smoke run (README walkthroughs too)", script: "test:smoke", step: 3 },
 ];
 
 /** Lines that say nothing about a failure: kept in the log, left out of what the console shows. */
@@ -96,36 +99,42 @@ function failureLines(output) {
 
 const total = { passed: 0, failed: 0 };
 const started = Date.now();
-let failedStage;
-console.log(`npm test: ${chosen.length} stage(s); each stage's output goes to ${relative(ROOT, LOG_DIR)}/<stage>.log`);
-for (const stage of STAGES.filter((s) => chosen.includes(s.name))) {
-  // On a terminal, the stage running now; the result line replaces it (CI's log gets the result lines only).
-  if (process.stdout.isTTY) process.stdout.write(`.... ${stage.title}`);
-  const result = await runStage(stage);
-  const counts = countsOf(result.output);
-  if (counts) {
-    total.passed += counts.passed;
-    total.failed += counts.failed;
-  } else if (result.ok) total.passed++;
-  else total.failed++;
-  const detail = counts ? `${counts.passed} passed, ${counts.failed} failed` : result.ok ? "ok" : `exit ${result.code}`;
-  if (process.stdout.isTTY) process.stdout.write("\r\x1b[K");
-  console.log(`${result.ok ? "ok  " : "FAIL"} ${stage.title.padEnd(38)} ${seconds(result.ms).padStart(8)}  ${detail}`);
-  if (!result.ok) {
-    failedStage = stage;
-    console.log(
-      failureLines(result.output)
-        .map((line) => `     | ${line}`)
-        .join("\n"),
-    );
-    console.log(`     the whole output: ${relative(ROOT, result.logFile)}`);
-    if (counts && counts.failed === 0) total.failed++;
-    break;
-  }
-}
 const planned = STAGES.filter((s) => chosen.includes(s.name));
-const skipped = failedStage ? planned.slice(planned.indexOf(failedStage) + 1) : [];
+const failed = [];
+console.log(`npm test: ${chosen.length} stage(s); each stage's output goes to ${relative(ROOT, LOG_DIR)}/<stage>.log`);
+for (const step of [...new Set(planned.map((s) => s.step))]) {
+  const stages = planned.filter((s) => s.step === step);
+  // On a terminal, what runs now; the result lines replace it (CI's log gets the result lines only).
+  if (process.stdout.isTTY) process.stdout.write(`.... ${stages.map((s) => s.title).join(", ")}`);
+  const results = await Promise.all(stages.map(runStage));
+  if (process.stdout.isTTY) process.stdout.write("\r\x1b[K");
+  for (const [i, stage] of stages.entries()) {
+    const result = results[i];
+    const counts = countsOf(result.output);
+    if (counts) {
+      total.passed += counts.passed;
+      total.failed += counts.failed;
+    } else if (result.ok) total.passed++;
+    else total.failed++;
+    const detail = counts ? `${counts.passed} passed, ${counts.failed} failed` : result.ok ? "ok" : `exit ${result.code}`;
+    console.log(`${result.ok ? "ok  " : "FAIL"} ${stage.title.padEnd(38)} ${seconds(result.ms).padStart(8)}  ${detail}`);
+    if (!result.ok) {
+      failed.push(stage);
+      console.log(
+        failureLines(result.output)
+          .map((line) => `     | ${line}`)
+          .join("\n"),
+      );
+      console.log(`     the whole output: ${relative(ROOT, result.logFile)}`);
+      if (counts && counts.failed === 0) total.failed++;
+    }
+  }
+  if (failed.length > 0) break;
+}
+const skipped = failed.length > 0 ? planned.filter((s) => s.step > failed[0].step) : [];
 if (skipped.length > 0) console.log(`not run after the failure: ${skipped.map((s) => s.name).join(", ")}`);
-console.log(`npm test took ${seconds(Date.now() - started)}${failedStage ? `; failed at ${failedStage.name}` : ""}`);
+console.log(
+  `npm test took ${seconds(Date.now() - started)}${failed.length > 0 ? `; failed at ${failed.map((s) => s.name).join(", ")}` : ""}`,
+);
 console.log(`${total.passed} passed, ${total.failed} failed`);
-process.exit(failedStage ? 1 : 0);
+process.exit(failed.length > 0 ? 1 : 0);
