@@ -570,12 +570,49 @@ async function run() {
     expect(sizes.Medium === "1000x750" && sizes.Small === "256x192", `sizes ${JSON.stringify(sizes)}`);
   });
 
+  await check("search: a deviation created over HTTP is found by a word of its description within 5 s", async () => {
+    const word = `smokeword${runId.replace(/[^a-z0-9]/g, "")}`;
+    const created = await http("/Deviations", {
+      method: "POST",
+      token: admin,
+      body: { referenceId: `SMOKE-SRCH-${runId}`, description: `hairline ${word} near the weld` },
+    });
+    expect(created.status === 201, `deviation: ${describe(created)}`);
+    const t0 = Date.now();
+    for (;;) {
+      const found = await http("/Indices/00000000-0000-4000-8000-000000000002/Search", {
+        method: "POST",
+        token: admin,
+        body: { text: word },
+      });
+      if (found.json?.results?.[0]?.id === created.json.id) return `${Date.now() - t0} ms after the 201`;
+      if (Date.now() - t0 > 5000) throw new Error(`not found within 5 s: ${describe(found)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
+  // The README's walkthroughs as a reader pastes them (README.md, "Calling the API"), twice in a row on
+  // this server: the second pass proves each runs again (unique names, found rather than made twice).
+  // They run from here on beside the checks that follow, as a reader's would beside other users' work
+  // (the one-minute waits of both are then spent once); the restart at the end waits for them.
+  const walkthroughs = (async () => {
+    for (const pass of ONLY && !selected("README walkthrough") ? [] : [1, 2]) {
+      const results = await runWalkthroughs({ base });
+      for (const { name, ok, ms, output } of results) {
+        await check(`README walkthrough "${name}" (pass ${pass})`, async () => {
+          if (!ok) throw new Error(`\n${output.replace(/^/gm, "    ")}`);
+          return `${(ms / 1000).toFixed(1)} s`;
+        });
+      }
+    }
+  })();
+
   // --- Data processing on the real local container host ---------------------------------------
   const fireCron = () => http("/__scheduled?cron=*+*+*+*+*");
   // Checks that wait out the dispatcher's minutes (a monitor's schedule, a custom index's, an alarm's
   // escalation: 40 to 120 s each, nearly all of it waiting) start and run beside the checks that follow
-  // them, the README's walkthroughs included; each uses its own monitor, index and receiver, and the
-  // restart at the end waits for all of them. One after another they were half the run.
+  // them and the walkthroughs; each uses its own monitor, index and receiver, and the restart at the end
+  // waits for all of them. One after another they were half the run.
   const background = [];
   /** Fires the cron (the runners' refresh) until the job reaches one of `statuses`. */
   async function jobUntil(id, statuses, timeoutMs = 45_000) {
@@ -746,27 +783,6 @@ async function run() {
     const cancelled = await http(`/Jobs/${running.id}/Cancellation`, { method: "POST", token: admin });
     expect(cancelled.status === 200 && cancelled.json.status === "Failed", `cancel: ${describe(cancelled)}`);
     return `${before.split("\n").length - 1} -> ${after.split("\n").length - 1} lines`;
-  });
-
-  await check("search: a deviation created over HTTP is found by a word of its description within 5 s", async () => {
-    const word = `smokeword${runId.replace(/[^a-z0-9]/g, "")}`;
-    const created = await http("/Deviations", {
-      method: "POST",
-      token: admin,
-      body: { referenceId: `SMOKE-SRCH-${runId}`, description: `hairline ${word} near the weld` },
-    });
-    expect(created.status === 201, `deviation: ${describe(created)}`);
-    const t0 = Date.now();
-    for (;;) {
-      const found = await http("/Indices/00000000-0000-4000-8000-000000000002/Search", {
-        method: "POST",
-        token: admin,
-        body: { text: word },
-      });
-      if (found.json?.results?.[0]?.id === created.json.id) return `${Date.now() - t0} ms after the 201`;
-      if (Date.now() - t0 > 5000) throw new Error(`not found within 5 s: ${describe(found)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
   });
 
   background.push(
@@ -1254,20 +1270,7 @@ async function run() {
     ),
   );
 
-  // The README's walkthroughs as a reader pastes them (README.md, "Calling the API"), twice in a row on
-  // this server: the second pass proves each runs again (unique names, found rather than made twice).
-  // They run while the background checks above wait out their minutes, as a reader's would beside
-  // other users.
-  for (const pass of ONLY && !selected("README walkthrough") ? [] : [1, 2]) {
-    const results = await runWalkthroughs({ base });
-    for (const { name, ok, ms, output } of results) {
-      await check(`README walkthrough "${name}" (pass ${pass})`, async () => {
-        if (!ok) throw new Error(`\n${output.replace(/^/gm, "    ")}`);
-        return `${(ms / 1000).toFixed(1)} s`;
-      });
-    }
-  }
-
+  await walkthroughs;
   // The restart below would cut off a background check still waiting.
   await Promise.all(background);
 
