@@ -15,13 +15,13 @@
 // Options: --only=logging,looping,gifs,upload,resumable,clients,import (comma-separated); --direct (the bundle
 // under a Miniflare inside this process, as the benches run it, instead of the local server);
 // HOSTILE_CLIENTS (200), HOSTILE_CLIENT_SECONDS (60), HOSTILE_UPLOAD_MIB (90), HOSTILE_USER_LIMIT (the server's
-// MAX_USER_REQUESTS_IN_FLIGHT), HOSTILE_INSPECTOR_PORT (the Worker's
+// MAX_USER_REQUESTS_IN_FLIGHT), HOSTILE_USER_RATE (its MAX_USER_REQUESTS_PER_SECOND), HOSTILE_INSPECTOR_PORT (the Worker's
 // inspector, to profile it meanwhile). The server's output goes to a log file whose path is printed.
 import { spawn } from "node:child_process";
-import { Agent, get as httpGet } from "node:http";
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Worker } from "node:worker_threads";
 import { flatGif } from "../test/fixtures/hostile/flat-gif.mjs";
 import { freePort, prepareLocal, ROOT, startDevServer, stopProcessGroup, waitForHealth } from "./dev-env.mjs";
 
@@ -34,10 +34,12 @@ const CLIENT_SECONDS = Number(process.env.HOSTILE_CLIENT_SECONDS || 60);
 const UPLOAD_MIB = Number(process.env.HOSTILE_UPLOAD_MIB || 90);
 const IMPORT_ROWS = Number(process.env.HOSTILE_IMPORT_ROWS || 10_000);
 const PROBE_EVERY_MS = 200;
-// HOSTILE_USER_LIMIT: the server's MAX_USER_REQUESTS_IN_FLIGHT for this run (unset: its default).
+// HOSTILE_USER_LIMIT and HOSTILE_USER_RATE: the server's MAX_USER_REQUESTS_IN_FLIGHT and
+// MAX_USER_REQUESTS_PER_SECOND for this run (unset: their defaults).
 const SERVER_VARS = {
   RATE_LIMITS: "off",
   ...(process.env.HOSTILE_USER_LIMIT ? { MAX_USER_REQUESTS_IN_FLIGHT: process.env.HOSTILE_USER_LIMIT } : {}),
+  ...(process.env.HOSTILE_USER_RATE ? { MAX_USER_REQUESTS_PER_SECOND: process.env.HOSTILE_USER_RATE } : {}),
 };
 const DEV_PROXY_503 = "Your worker restarted mid-request";
 const PROBE_LIMIT_MS = 1000;
@@ -135,55 +137,29 @@ async function sendPolitely(label, path, options = {}) {
 }
 
 /**
- * The other user's connections: their own pool, as another client's would be, not the workload's. In one
- * pool, a probe could be sent on a connection a refused workload client left idle for 5 s, the moment
- * workerd closes it (it closes idle connections after 5 s and, unlike Node's server, says nothing of it
- * in a Keep-Alive header, which it also drops from the Worker's answers): a reset no server fixes, which
- * browsers and curl retry and Node's fetch does not. The probes' own connections close after 3 s idle,
- * before workerd's 5 s, as a client told the server's limit would.
+ * Starts the other user's probes (scripts/soak-probes.mjs, a thread of their own, on connections of their
+ * own) for the current workload; the returned stop() waits for the probes in flight and adds what they
+ * measured to the workload's record.
  */
-const probeAgent = new Agent({ keepAlive: true, timeout: 3000 });
-
-/** One probe: GET `path` on the probes' own connections; resolves with the status once the body is read. */
-function probeRequest(path, headers) {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(`${base}${path}`, { agent: probeAgent, headers, timeout: PROBE_GIVE_UP_MS }, (res) => {
-      res.on("data", () => undefined);
-      res.on("end", () => resolve(res.statusCode));
-      res.on("error", reject);
-    });
-    req.on("timeout", () => req.destroy(Object.assign(new Error("no answer"), { code: "PROBE_TIMEOUT" })));
-    req.on("error", (error) => reject(Object.assign(new Error(error.message), { cause: error })));
-  });
-}
-
-/** Probes every 200 ms until stopped: each probe is sent on time, not after the previous one's answer. */
 function startProbes(probeToken, deviationId) {
-  const inFlight = new Set();
-  const probe = (kind, path, headers) => {
-    const record = current;
-    const t0 = performance.now();
-    // A probe the dev proxy parks for a retry it never makes (its GET retry queue) is given up after 30 s.
-    const done = probeRequest(path, headers)
-      .then((status) => {
-        record.probes[kind].push(performance.now() - t0);
-        if (status >= 500) record.fiveHundreds.push(`probe ${path}: ${status}`);
-        else if (status !== 200) record.probeRefused.push(`probe ${path}: ${status}`);
-      })
-      .catch((error) => {
-        record.probes[kind].push(performance.now() - t0);
-        record.probeDropped.push(`probe ${path}: ${error.cause?.code ?? error.message}`);
-      })
-      .finally(() => inFlight.delete(done));
-    inFlight.add(done);
-  };
-  const timer = setInterval(() => {
-    probe("health", "/health", {});
-    probe("read", `/Deviations/${deviationId}`, { authorization: `Bearer ${probeToken}` });
-  }, PROBE_EVERY_MS);
+  const record = current;
+  const worker = new Worker(new URL("./soak-probes.mjs", import.meta.url), {
+    workerData: { base, probeToken, deviationId, everyMs: PROBE_EVERY_MS, giveUpMs: PROBE_GIVE_UP_MS },
+  });
+  const measured = new Promise((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
   return async () => {
-    clearInterval(timer);
-    await Promise.all(inFlight);
+    worker.postMessage("stop");
+    const m = await measured;
+    await worker.terminate();
+    record.probes.health.push(...m.health);
+    record.probes.read.push(...m.read);
+    record.probeRefused.push(...m.refused);
+    record.probeDropped.push(...m.dropped);
+    record.fiveHundreds.push(...m.fiveHundreds);
+    record.slowProbes = m.slow;
   };
 }
 
@@ -407,7 +383,13 @@ function report(record, outcome) {
   );
   const statuses = [...record.statuses].sort().map(([k, v]) => `${k}: ${v}`);
   if (statuses.length) console.log(`  answers: ${statuses.join(", ")}`);
-  for (const text of [...record.fiveHundreds, ...record.probeDropped, ...record.probeRefused, ...record.errors].slice(0, 5))
+  for (const text of [
+    ...(record.slowProbes ?? []),
+    ...record.fiveHundreds,
+    ...record.probeDropped,
+    ...record.probeRefused,
+    ...record.errors,
+  ].slice(0, 8))
     console.log(`  ! ${text}`);
   // A probe refused or with no answer at all (its connection dropped) fails the run like a slow one.
   return slow === 0 && record.probeRefused.length === 0 && record.probeDropped.length === 0 && record.fiveHundreds.length === 0;

@@ -112,7 +112,7 @@ const ConfigSchema = z.object({
   /** Admission (src/pkg/admission.ts): requests one user may have in progress on one isolate at once (more: 429). */
   MAX_USER_REQUESTS_IN_FLIGHT: wholeNumber(8, 1, 10_000),
   /** Admission: requests one user may start on one isolate in a second, as a bucket refilled at that rate (more: 429). */
-  MAX_USER_REQUESTS_PER_SECOND: wholeNumber(100, 1, 10_000_000),
+  MAX_USER_REQUESTS_PER_SECOND: wholeNumber(50, 1, 10_000_000),
   /** Requests one isolate serves at once (more: 503 with Retry-After). */
   MAX_REQUESTS_IN_FLIGHT: wholeNumber(256, 1, 100_000),
   /** Upload bodies (past MAX_BODY_BYTES, or of unknown length) one isolate receives at once (more: 503 with Retry-After). */

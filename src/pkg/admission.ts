@@ -8,8 +8,9 @@
  * - per user, requests in flight (`MAX_USER_REQUESTS_IN_FLIGHT`, 8): over it, 429 with
  *   Retry-After (1 s, or more when many of the user's requests are refused at once, see
  *   {@link userRetryAfter}); the user's other requests are still being served, so nothing is lost;
- * - per user, requests started (`MAX_USER_REQUESTS_PER_SECOND`, 100): a bucket of that many that
- *   refills at that rate; empty, a 429 with Retry-After the same way. Requests in flight alone do not
+ * - per user, requests started (`MAX_USER_REQUESTS_PER_SECOND`, 50): a bucket of that many that
+ *   refills at that rate; empty, a 429 with Retry-After the same way, unless the request is the user's
+ *   only one in progress (one at a time queues in front of nobody). Requests in flight alone do not
  *   bound a flood: the isolate's one thread takes requests in turn, so a client with 200 connections
  *   has a few in flight at any moment and the rest queued in the runtime, before the Worker sees them,
  *   in front of everyone else's (docs/decisions.md, "Overload");
@@ -103,7 +104,9 @@ export const admission: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw refuse("Overloaded", `This instance is serving ${inFlight} requests, the most it takes at once.`);
   }
   const now = c.get("clock").now().getTime();
-  if (!takeRequest(principal.id, now, config.MAX_USER_REQUESTS_PER_SECOND)) {
+  // A user's only request in progress is never refused for its rate: one request at a time queues in front
+  // of nobody (a script sending one after another), however fast it goes.
+  if (!takeRequest(principal.id, now, config.MAX_USER_REQUESTS_PER_SECOND) && user > 0) {
     throw refuse(
       "TooManyRequests",
       `This user has started ${config.MAX_USER_REQUESTS_PER_SECOND} requests in the last second on this instance, ` +

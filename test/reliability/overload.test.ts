@@ -38,7 +38,7 @@ async function send(settings: Settings, path: string, init: RequestInit & { user
  * A POST /Categories whose JSON body is held back until `release()`: the request is in progress
  * (admitted, waiting for its body) until then. `started` resolves once the Worker asks for the body.
  */
-function heldWrite(settings: Settings, user: Partial<TestUser>, name: string) {
+function heldWrite(settings: Settings, user: Partial<TestUser>, name: string, clock?: Clock) {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   let started!: () => void;
@@ -55,13 +55,18 @@ function heldWrite(settings: Settings, user: Partial<TestUser>, name: string) {
     },
     { highWaterMark: 0 },
   );
-  const answer = send(settings, "/Categories", {
-    method: "POST",
-    user,
-    headers: { "content-type": "application/json" },
-    body: stream,
-    duplex: "half",
-  } as RequestInit & { user: Partial<TestUser> });
+  const answer = send(
+    settings,
+    "/Categories",
+    {
+      method: "POST",
+      user,
+      headers: { "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit & { user: Partial<TestUser> },
+    clock,
+  );
   return { answer, asked, release };
 }
 
@@ -142,13 +147,18 @@ describe("admission", () => {
   });
 
   it("a user starting more requests in a second than the isolate takes from one gets 429 at once; their bucket refills", async () => {
-    // Each request is answered before the next is sent: in flight, the user never has more than one.
     const settings = { MAX_USER_REQUESTS_PER_SECOND: "3" };
     const user = { id: "overload-erin", name: "Erin" };
     let now = Date.parse("2026-11-28T11:00:00.000Z");
     const clock: Clock = { now: () => new Date(now) };
     const read = async (who: Partial<TestUser> = user) => (await send(settings, "/Categories", { user: who }, clock)).status;
-    expect([await read(), await read(), await read()]).toEqual([200, 200, 200]);
+    // One request at a time is never refused for its rate: it cannot queue in front of anyone.
+    expect([await read(), await read(), await read(), await read(), await read()]).toEqual([200, 200, 200, 200, 200]);
+    // With one of the user's requests in progress, the bucket counts: 3 a second, the held one among them.
+    now += 1000;
+    const held = heldWrite(settings, user, "bucket held", clock);
+    await held.asked;
+    expect([await read(), await read()]).toEqual([200, 200]);
     const refused = await send(
       settings,
       "/Categories",
@@ -171,7 +181,10 @@ describe("admission", () => {
     expect(await read()).toBe(429);
     now += 1000;
     expect([await read(), await read(), await read(), await read()]).toEqual([200, 200, 200, 429]);
+    held.release();
+    expect((await held.answer).status).toBe(201);
     const names = ((await call("/Categories?take=1000")).body as { name: string }[]).map((c) => c.name);
+    expect(names).toContain("bucket held");
     expect(names).not.toContain("bucket refused");
   });
 
