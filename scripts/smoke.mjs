@@ -27,9 +27,10 @@ import { runWalkthroughs } from "./readme-walkthroughs.mjs";
 import { Agent, createServer as createHttpServer, request as httpRequest } from "node:http";
 import { Webhook } from "standardwebhooks";
 
-// 25 minutes: a bound against a hung server, not a target. The whole run takes 6 to 11 minutes (an alarm waits a minute
-// unacknowledged to escalate; the README's walkthroughs, twice, import a thousand deviations each pass), more on a
-// 2-core machine shared with other builds: one such run went past 15 minutes with every check passing.
+// 25 minutes: a bound against a hung server, not a target. The whole run takes about 5 minutes here (an alarm waits a
+// minute unacknowledged to escalate, beside the README's walkthroughs, which run twice and wait for the dispatcher's
+// next minute twice), more on a 2-core machine shared with other builds: one such run went past 15 minutes with every
+// check passing.
 const OVERALL_TIMEOUT_MS = Number(process.env.SMOKE_TIMEOUT_MS || 1_500_000);
 const REQUEST_TIMEOUT_MS = 20_000;
 const started = Date.now();
