@@ -598,7 +598,9 @@ async function run() {
   // (the one-minute waits of both are then spent once); the restart at the end waits for them.
   const walkthroughs = (async () => {
     for (const pass of ONLY && !selected("README walkthrough") ? [] : [1, 2]) {
-      const results = await runWalkthroughs({ base });
+      // A pass that could not run at all is one failed check (never an unhandled rejection before the
+      // await at the end, which would end the run without stopping the server).
+      const results = await runWalkthroughs({ base }).catch((error) => [{ name: "(all)", ok: false, ms: 0, output: String(error) }]);
       for (const { name, ok, ms, output } of results) {
         await check(`README walkthrough "${name}" (pass ${pass})`, async () => {
           if (!ok) throw new Error(`\n${output.replace(/^/gm, "    ")}`);
