@@ -958,6 +958,32 @@ async function run() {
     return res.json;
   }
 
+  /**
+   * A pump (equipment under a plant of its own) in the population of a model of the local models/vibration
+   * image, which reports a vibration of 9.4: what both monitoring checks watch.
+   */
+  async function pumpWithVibrationModel({ plantName, pumpName, modelName }) {
+    const plant = await created("/Assets", { name: plantName, kind: "plant" });
+    const pump = await created("/Assets", { name: pumpName, kind: "equipment", parentId: plant.id });
+    const definition = await http("/ModelDefinitions", {
+      method: "POST",
+      token: admin,
+      body: { name: "models/vibration", version: "1.0", location: "ACR" },
+    });
+    expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
+    const model = await created("/Models", {
+      name: modelName,
+      modelDefinitionName: "models/vibration",
+      modelDefinitionVersion: "1.0",
+      cpuCores: 1,
+      memory: 1,
+      configurableParameters: { VIBRATION: "9.4" },
+    });
+    const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
+    await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
+    return { pump, model };
+  }
+
   /** The signed `alarm.{action}` webhook of `alarmId` among what a receiver `got`, verified with the subscription's secret. */
   async function alarmWebhook(got, secret, alarmId, action, timeoutMs = 15_000) {
     const t0 = Date.now();
@@ -1059,24 +1085,11 @@ async function run() {
           displayName: `Pump bearing inspection ${runId}`,
           activityTemplates: [{ activityTemplateId: at.id }],
         });
-        const plant = await created("/Assets", { name: `smoke-loop-plant-${runId}`, kind: "plant" });
-        const pump = await created("/Assets", { name: `P-101-${runId}`, kind: "equipment", parentId: plant.id });
-        const definition = await http("/ModelDefinitions", {
-          method: "POST",
-          token: admin,
-          body: { name: "models/vibration", version: "1.0", location: "ACR" },
+        const { pump, model } = await pumpWithVibrationModel({
+          plantName: `smoke-loop-plant-${runId}`,
+          pumpName: `P-101-${runId}`,
+          modelName: `smoke-vibration-${runId}`,
         });
-        expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
-        const model = await created("/Models", {
-          name: `smoke-vibration-${runId}`,
-          modelDefinitionName: "models/vibration",
-          modelDefinitionVersion: "1.0",
-          cpuCores: 1,
-          memory: 1,
-          configurableParameters: { VIBRATION: "9.4" },
-        });
-        const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
-        await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
         const monitor = await created("/Monitors", {
           name: `smoke-pump-watch-${runId}`,
           modelId: model.id,
@@ -1181,24 +1194,11 @@ async function run() {
           });
           expect(sub.status === 201 && sub.json.secret, `subscription: ${describe(sub)}`);
           const webhook = (alarmId, action) => alarmWebhook(got, sub.json.secret, alarmId, action);
-          const plant = await created("/Assets", { name: `smoke-alarm-plant-${runId}`, kind: "plant" });
-          const pump = await created("/Assets", { name: `P-201-${runId}`, kind: "equipment", parentId: plant.id });
-          const definition = await http("/ModelDefinitions", {
-            method: "POST",
-            token: admin,
-            body: { name: "models/vibration", version: "1.0", location: "ACR" },
+          const { model } = await pumpWithVibrationModel({
+            plantName: `smoke-alarm-plant-${runId}`,
+            pumpName: `P-201-${runId}`,
+            modelName: `smoke-worked-${runId}`,
           });
-          expect(definition.status === 201 || definition.status === 409, `definition: ${describe(definition)}`);
-          const model = await created("/Models", {
-            name: `smoke-worked-${runId}`,
-            modelDefinitionName: "models/vibration",
-            modelDefinitionVersion: "1.0",
-            cpuCores: 1,
-            memory: 1,
-            configurableParameters: { VIBRATION: "9.4" },
-          });
-          const population = await created(`/Models/${model.id}/Populations`, { name: "pumps", assetType: "Equipment" });
-          await created(`/Models/${model.id}/Populations/${population.id}/Items`, { assetReference: { id: pump.id } });
           const monitor = await created("/Monitors", {
             name: `smoke-worked-watch-${runId}`,
             modelId: model.id,
