@@ -79,6 +79,8 @@ function newRecord(name) {
     // progress), and probes that got no answer.
     probeRefused: [],
     probeDropped: [],
+    // Probes over the limit, each with when it was sent (scripts/soak-probes.mjs).
+    slowProbes: [],
     fiveHundreds: [],
     started: performance.now(),
   };
@@ -144,7 +146,7 @@ async function sendPolitely(label, path, options = {}) {
 function startProbes(probeToken, deviationId) {
   const record = current;
   const worker = new Worker(new URL("./soak-probes.mjs", import.meta.url), {
-    workerData: { base, probeToken, deviationId, everyMs: PROBE_EVERY_MS, giveUpMs: PROBE_GIVE_UP_MS },
+    workerData: { base, probeToken, deviationId, everyMs: PROBE_EVERY_MS, limitMs: PROBE_LIMIT_MS, giveUpMs: PROBE_GIVE_UP_MS },
   });
   const measured = new Promise((resolve, reject) => {
     worker.once("message", resolve);
@@ -159,7 +161,7 @@ function startProbes(probeToken, deviationId) {
     record.probeRefused.push(...m.refused);
     record.probeDropped.push(...m.dropped);
     record.fiveHundreds.push(...m.fiveHundreds);
-    record.slowProbes = m.slow;
+    record.slowProbes.push(...m.slow);
   };
 }
 
@@ -383,13 +385,10 @@ function report(record, outcome) {
   );
   const statuses = [...record.statuses].sort().map(([k, v]) => `${k}: ${v}`);
   if (statuses.length) console.log(`  answers: ${statuses.join(", ")}`);
-  for (const text of [
-    ...(record.slowProbes ?? []),
-    ...record.fiveHundreds,
-    ...record.probeDropped,
-    ...record.probeRefused,
-    ...record.errors,
-  ].slice(0, 8))
+  for (const text of [...record.slowProbes, ...record.fiveHundreds, ...record.probeDropped, ...record.probeRefused, ...record.errors].slice(
+    0,
+    8,
+  ))
     console.log(`  ! ${text}`);
   // A probe refused or with no answer at all (its connection dropped) fails the run like a slow one.
   return slow === 0 && record.probeRefused.length === 0 && record.probeDropped.length === 0 && record.fiveHundreds.length === 0;

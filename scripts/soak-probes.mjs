@@ -7,7 +7,7 @@
 import { Agent, get as httpGet } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 
-const { base, probeToken, deviationId, everyMs, giveUpMs } = workerData;
+const { base, probeToken, deviationId, everyMs, limitMs, giveUpMs } = workerData;
 
 /**
  * The other user's connections: their own pool, as another client's would be, not the workload's. In one
@@ -42,7 +42,7 @@ function probe(kind, path, headers) {
     .then(({ status, body }) => {
       const ms = performance.now() - t0;
       measured[kind].push(ms);
-      if (ms > 1000) measured.slow.push(`probe ${path} sent ${((t0 - started) / 1000).toFixed(1)} s in: ${Math.round(ms)} ms`);
+      if (ms > limitMs) measured.slow.push(`probe ${path} sent ${((t0 - started) / 1000).toFixed(1)} s in: ${Math.round(ms)} ms`);
       const detail = (() => {
         try {
           return JSON.parse(body).detail ?? body.slice(0, 160);

@@ -1,9 +1,9 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 
-// Each runtime starts with empty storage: one per folder of test files under `npm test` (TEST_GROUPS=folder,
-// vitest.config.ts: the folder's files are imported by one generated file), one per file run alone. This
-// runs once in each runtime, before its tests.
+// Each runtime starts with empty storage: under `npm test` one per group of whole folders (TEST_GROUPS=folder,
+// vitest.config.ts: each group's files are imported by one generated file), and one per file run alone.
+// This runs once in each runtime, before its tests.
 await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 
 // The Worker's handlers are loaded before the tests, as a deployed isolate loads them on its first
