@@ -98,7 +98,11 @@ function build({ echo }) {
  * GET /__scheduled as `wrangler dev --test-scheduled` does (its middleware: the scheduled handler with
  * the `cron` parameter, "" when absent, then 200 "Ran scheduled event"), hands everything else to
  * the bundle's handlers unchanged and prints the request's line ("[local] GET /path 200 OK (12ms)");
- * the Durable Object classes are the bundle's own exports.
+ * the Durable Object classes are the bundle's own exports. A body the Worker answered without reading
+ * (a 401, 413 or 429 before the body) is read to its end before the answer goes: workerd, listening
+ * itself, closes a keep-alive connection whose request body was left unread, so the client's next
+ * request on it failed with a reset (the 429 of a large upload too); wrangler dev drains the same way,
+ * and on Cloudflare the edge holds the client's connection.
  */
 function modulesOf(outdir) {
   const bundle = bundleModules(outdir);
@@ -122,6 +126,7 @@ function modulesOf(outdir) {
       "    }",
       "    const started = Date.now();",
       "    const response = await worker.fetch(request, env, ctx);",
+      "    if (request.body && !request.bodyUsed) await request.body.pipeTo(new WritableStream()).catch(() => undefined);",
       "    console.log(`[local] ${request.method} ${url.pathname} ${response.status} ${response.statusText} (${Date.now() - started}ms)`);",
       "    return response;",
       "  },",

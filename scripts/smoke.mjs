@@ -351,6 +351,37 @@ async function run() {
     expect(res.status === 413 && res.json?.code === "PayloadTooLarge", describe(res));
   });
 
+  await check("a request refused before its body is read leaves the connection for the next one (401, 413)", async () => {
+    // One keep-alive connection: the refused POST's unread body is drained, so the GET after it reuses the socket.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (method, path, { body, token } = {}) =>
+      new Promise((resolve, reject) => {
+        const headers = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
+        const req = httpRequest(`${base}${path}`, { method, agent, headers }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode, reused: req.reusedSocket }));
+        });
+        req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out`)));
+        req.on("error", (error) => reject(new Error(`${method} ${path}: ${error.code ?? error.message}`)));
+        req.end(body);
+      });
+    try {
+      const answers = [
+        await send("POST", "/Categories", { body: JSON.stringify({ name: "x".repeat(300_000) }) }),
+        await send("GET", "/health"),
+        await send("POST", "/Categories", { body: JSON.stringify({ name: "x".repeat(1_100_000) }), token: admin }),
+        await send("GET", "/health"),
+      ];
+      expect(answers.map((a) => a.status).join() === "401,200,413,200", `statuses ${answers.map((a) => a.status)}`);
+      expect(
+        answers.slice(1).every((a) => a.reused),
+        `socket reused: ${answers.map((a) => a.reused)}`,
+      );
+    } finally {
+      agent.destroy();
+    }
+  });
+
   await check("wrong content type: 415", async () => {
     const res = await http("/Categories", {
       method: "POST",

@@ -8,8 +8,8 @@
  * - per user, requests in flight (`MAX_USER_REQUESTS_IN_FLIGHT`, 8): over it, 429 with
  *   Retry-After (1 s, or more when many of the user's requests are refused at once, see
  *   {@link userRetryAfter}); the user's other requests are still being served, so nothing is lost;
- * - per user, requests started (`MAX_USER_REQUESTS_PER_SECOND`, 50): a bucket of that many that
- *   refills at that rate; empty, a 429 with Retry-After the same way, unless the request is the user's
+ * - per user, requests started (`MAX_USER_REQUESTS_PER_SECOND`, 50): a bucket of a fifth of that many
+ *   ({@link userBurst}: 10) that refills at that rate; empty, a 429 with Retry-After the same way, unless the request is the user's
  *   only one in progress (one at a time queues in front of nobody). Requests in flight alone do not
  *   bound a flood: the isolate's one thread takes requests in turn, so a client with 200 connections
  *   has a few in flight at any moment and the rest queued in the runtime, before the Worker sees them,
@@ -43,14 +43,25 @@ const refusals = new Map<string, { second: number; count: number }>();
 const buckets = new Map<string, { left: number; at: number }>();
 
 /**
- * Takes one of the user's requests of this second, or says there is none left: the bucket holds
- * `perSecond` and refills at `perSecond` a second. A bucket untouched for a second is full again, so
- * those are what the map lets go of when it grows.
+ * How many requests one user may start at once: a fifth of a second's worth (10 at 50 a second). A
+ * whole second's worth at once doubled what one user took of the isolate's first second (50 at once,
+ * then 50 more within the second), which is when the other users' requests waited longest
+ * (docs/decisions.md, "Overload").
+ */
+export function userBurst(perSecond: number): number {
+  return Math.max(1, Math.ceil(perSecond / 5));
+}
+
+/**
+ * Takes one of the user's requests, or says there is none left: the bucket holds
+ * {@link userBurst}(`perSecond`) and refills at `perSecond` a second. A bucket untouched for a second
+ * is full again, so those are what the map lets go of when it grows.
  */
 function takeRequest(userId: string, now: number, perSecond: number): boolean {
+  const burst = userBurst(perSecond);
   const seen = buckets.get(userId);
   // A clock that steps back (a test's, or a corrected one) refills nothing and takes nothing away.
-  const left = seen ? Math.min(perSecond, seen.left + (Math.max(0, now - seen.at) / 1000) * perSecond) : perSecond;
+  const left = seen ? Math.min(burst, seen.left + (Math.max(0, now - seen.at) / 1000) * perSecond) : burst;
   if (left < 1) {
     buckets.set(userId, { left, at: now });
     return false;
@@ -109,8 +120,8 @@ export const admission: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!takeRequest(principal.id, now, config.MAX_USER_REQUESTS_PER_SECOND) && user > 0) {
     throw refuse(
       "TooManyRequests",
-      `This user has started ${config.MAX_USER_REQUESTS_PER_SECOND} requests in the last second on this instance, ` +
-        "the most it takes from one user.",
+      `This user is starting requests faster than this instance takes them from one user: ${config.MAX_USER_REQUESTS_PER_SECOND} a ` +
+        `second, at most ${userBurst(config.MAX_USER_REQUESTS_PER_SECOND)} at once.`,
       userRetryAfter(principal.id, now, config.MAX_USER_REQUESTS_PER_SECOND),
     );
   }

@@ -146,19 +146,20 @@ describe("admission", () => {
     await Promise.all(held.map((h) => h.answer));
   });
 
-  it("a user starting more requests in a second than the isolate takes from one gets 429 at once; their bucket refills", async () => {
-    const settings = { MAX_USER_REQUESTS_PER_SECOND: "3" };
+  it("a user starting requests faster than the isolate takes from one gets 429 at once; their bucket refills", async () => {
+    // 10 a second: a bucket of 2 (a fifth of a second's worth), refilled at one every 100 ms.
+    const settings = { MAX_USER_REQUESTS_PER_SECOND: "10" };
     const user = { id: "overload-erin", name: "Erin" };
     let now = Date.parse("2026-11-28T11:00:00.000Z");
     const clock: Clock = { now: () => new Date(now) };
     const read = async (who: Partial<TestUser> = user) => (await send(settings, "/Categories", { user: who }, clock)).status;
     // One request at a time is never refused for its rate: it cannot queue in front of anyone.
     expect([await read(), await read(), await read(), await read(), await read()]).toEqual([200, 200, 200, 200, 200]);
-    // With one of the user's requests in progress, the bucket counts: 3 a second, the held one among them.
+    // With one of the user's requests in progress, the bucket counts: 2 at once, the held one among them.
     now += 1000;
     const held = heldWrite(settings, user, "bucket held", clock);
     await held.asked;
-    expect([await read(), await read()]).toEqual([200, 200]);
+    expect(await read()).toBe(200);
     const refused = await send(
       settings,
       "/Categories",
@@ -168,19 +169,26 @@ describe("admission", () => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("1");
     expect(refused.body).toMatchObject({ code: "TooManyRequests", status: 429 });
-    expect(refused.body.detail).toMatch(/started 3 requests in the last second/);
+    expect(refused.body.detail).toMatch(/10 a second, at most 2 at once/);
     // Another user has a bucket of their own.
     expect(await read(BOB)).toBe(200);
-    // A third of a second later, one more request is the user's; a whole second, all three again.
-    now += 334;
+    // A tenth of a second later, one more request is the user's; a whole second, two again, never more.
+    now += 100;
     expect([await read(), await read()]).toEqual([200, 429]);
     now += 1000;
-    expect([await read(), await read(), await read(), await read()]).toEqual([200, 200, 200, 429]);
+    expect([await read(), await read(), await read()]).toEqual([200, 200, 429]);
+    // Spread out, ten a second all go through.
+    const spread: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      now += 100;
+      spread.push(await read());
+    }
+    expect(spread).toEqual(Array(10).fill(200));
     // A clock that steps back an hour gives nothing back and takes nothing away.
     now -= 3_600_000;
     expect(await read()).toBe(429);
     now += 1000;
-    expect([await read(), await read(), await read(), await read()]).toEqual([200, 200, 200, 429]);
+    expect([await read(), await read(), await read()]).toEqual([200, 200, 429]);
     held.release();
     expect((await held.answer).status).toBe(201);
     const names = ((await call("/Categories?take=1000")).body as { name: string }[]).map((c) => c.name);
