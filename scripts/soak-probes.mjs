@@ -11,11 +11,11 @@ const { base, probeToken, deviationId, everyMs, limitMs, giveUpMs } = workerData
 
 /**
  * The other user's connections: their own pool, as another client's would be, not the workload's. In one
- * pool, a probe could be sent on a connection a refused workload client left idle for 5 s, the moment
- * workerd closes it (it closes idle connections after 5 s and, unlike Node's server, says nothing of it
- * in a Keep-Alive header, which it also drops from the Worker's answers): a reset no server fixes, which
- * browsers and curl retry and Node's fetch does not. The probes' own connections close after 3 s idle,
- * before workerd's 5 s, as a client told the server's limit would.
+ * pool, a probe could be sent on a connection workerd was closing under a workload client (the local
+ * server now drains the unread body of a refused request, which was why workerd closed them). The probes'
+ * own connections close after 3 s idle, before workerd's 5 s (it closes idle connections after 5 s and,
+ * unlike Node's server, says nothing of it in a Keep-Alive header), as a client told the server's limit
+ * would.
  */
 const agent = new Agent({ keepAlive: true, timeout: 3000 });
 
