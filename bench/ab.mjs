@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { appWorkerOptions, benchAppBindings, benchMiniflareBase, LOOPBACK, minimalWorkerOptions } from "./lib/app-miniflare.mjs";
 import { benchCredentials } from "./lib/auth.mjs";
-import { bundleModules } from "./lib/build.mjs";
+import { bundleModules } from "../scripts/bundle-modules.mjs";
 import { ownWorkerdCpuSeconds } from "./lib/cpu.mjs";
 import { applyMigrations } from "./lib/db.mjs";
 import { LOAD, measureRounds, median, round } from "./lib/load.mjs";

@@ -1,9 +1,10 @@
 // Builds what the benchmark runs: the real Worker bundle (exactly what `wrangler deploy` would upload)
 // and the small engine worker that hosts the list query engine over bench tables.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { build } from "esbuild";
+import { bundleModules } from "../../scripts/bundle-modules.mjs";
 
 /** Runs a command in the project root, failing loudly (its output is shown on failure only). */
 export function run(root, command, args, { quiet = true } = {}) {
@@ -27,25 +28,6 @@ export function buildWorkerBundle(root, outdir) {
   run(root, "node", ["scripts/copy-assets.mjs"]);
   run(root, "npx", ["wrangler", "deploy", "--dry-run", "--outdir", relative(root, outdir)]);
   return bundleModules(outdir);
-}
-
-/**
- * The bundle's modules in the order Miniflare wants them (entry first). Listed explicitly rather than
- * discovered from imports so a dynamically imported chunk or a .wasm file is never missed.
- */
-export function bundleModules(outdir, entry = "index.js") {
-  const files = readdirSync(outdir, { recursive: true, withFileTypes: true })
-    .filter((d) => d.isFile())
-    .map((d) => relative(outdir, join(d.parentPath ?? d.path, d.name)))
-    .filter((f) => !f.endsWith(".map") && f !== "README.md");
-  const typeOf = (file) => {
-    if (/\.(m?js)$/.test(file)) return "ESModule";
-    if (file.endsWith(".wasm")) return "CompiledWasm";
-    if (/\.(txt|html|sql)$/.test(file)) return "Text";
-    return "Data";
-  };
-  const ordered = [entry, ...files.filter((f) => f !== entry).sort()];
-  return ordered.map((file) => ({ type: typeOf(file), path: join(outdir, file) }));
 }
 
 /** Bundles bench/engine-worker.ts (and the real src/pkg/query engine it imports) with esbuild. */
