@@ -38,12 +38,12 @@ export class ImportRunner extends DurableObject<Bindings> {
     const log = taskLogger(this.env, { task: "imports", importId });
     const [{ giveUpImport, MAX_STEP_ATTEMPTS, runImportStep, stepOf }, { findImport }] = await imports();
     const row = await findImport(this.env.DB, importId);
-    const step = row ? stepOf(row) : null;
-    if (!step) return this.forget();
+    const step = row && stepOf(row);
+    if (!row || !step) return this.forget();
     const key = step.step === "split" ? "split" : `chunk ${step.chunk}`;
     let next: unknown;
     try {
-      next = await runImportStep(this.env, step, log, (chunk) => this.carry(chunk));
+      next = await runImportStep(this.env, step, log, (chunk) => this.carry(chunk), row);
     } catch (error) {
       const failures = await this.ctx.storage.get<Failures>("failures");
       const count = failures?.step === key ? failures.count + 1 : 1;

@@ -94,17 +94,19 @@ async function finish(env: Bindings, row: ImportRow): Promise<void> {
   if (row.fileId === null && row.sourceKey === sourceKeyOf(row.id)) await env.UPLOADS.delete(row.sourceKey);
 }
 
-/** Chunk `chunk`, counted once; answers the step after it (null: the import ended, or the chunk was counted already). */
+/**
+ * Chunk `chunk` of the import `row` (as read at the start of this step), counted once; answers the step
+ * after it (null: the import ended, or the chunk was counted already).
+ */
 async function runChunk(
   env: Bindings,
-  first: ImportRow,
+  row: ImportRow,
   chunk: number,
   log: Logger,
   carryOf?: (chunk: number) => Carry,
 ): Promise<ImportMessage | null> {
-  const row = await findImport(env.DB, first.id);
   // Counted already (a step run twice), or the import ended: nothing to do.
-  if (!row || row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return null;
+  if (row.status !== "running" || row.chunks === null || row.chunksDone !== chunk) return null;
   const headersObject = await env.UPLOADS.get(headersKey(row.id));
   if (!headersObject) throw new Error(`import ${row.id}: its headers are not stored`);
   const headers = (await headersObject.json()) as string[];
@@ -152,14 +154,17 @@ export async function resumeStalledImports(env: Bindings, now: Date): Promise<nu
  * Runs one step of an import; answers the message of the step after it (null: none). A file that turns
  * out unreadable fails the import (its problem says why). `carryOf(chunk)`: what a dry run's earlier
  * chunks keep for chunk `chunk` (its runner's storage); without it each chunk of a dry run stands alone.
+ * `read`: the import's row as the caller has just read it (its runner, which runs one step at a time),
+ * so the step does not read it again; without it, the step reads it.
  */
 export async function runImportStep(
   env: Bindings,
   message: ImportMessage,
   log: Logger,
   carryOf?: (chunk: number) => Carry,
+  read?: ImportRow,
 ): Promise<ImportMessage | null> {
-  const row = await findImport(env.DB, message.importId);
+  const row = read?.id === message.importId ? read : await findImport(env.DB, message.importId);
   if (!row || row.status === "completed" || row.status === "failed") return null;
   try {
     if (message.step === "split") return row.status === "queued" || row.chunks === null ? await split(env, row) : null;
