@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { flatGif } from "../test/fixtures/hostile/flat-gif.mjs";
-import { freePort, prepareLocal, ROOT, startDevServer, stopProcessGroup, waitForHealth } from "./dev-env.mjs";
+import { DEV_VARS_FILE, freePort, prepareLocal, ROOT, startDevServer, stopProcessGroup, waitForHealth } from "./dev-env.mjs";
 
 const WORKLOADS = ["logging", "looping", "gifs", "upload", "resumable", "clients", "import"];
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
@@ -394,6 +394,28 @@ function report(record, outcome) {
   return slow === 0 && record.probeRefused.length === 0 && record.probeDropped.length === 0 && record.fiveHundreds.length === 0;
 }
 
+const ADMISSION_SETTINGS = [
+  "MAX_USER_REQUESTS_IN_FLIGHT",
+  "MAX_USER_REQUESTS_PER_SECOND",
+  "MAX_REQUESTS_IN_FLIGHT",
+  "MAX_LARGE_BODIES_IN_FLIGHT",
+];
+
+/**
+ * The admission settings the local server runs with, in words: HOSTILE_USER_* over .dev.vars (which keeps
+ * whatever a developer added to it, so an experiment's setting would otherwise change every later run
+ * unseen), else the service's default.
+ */
+function admissionInEffect() {
+  const devVars = Object.fromEntries(
+    readFileSync(DEV_VARS_FILE, "utf8")
+      .split("\n")
+      .filter((line) => /^[A-Z_]+=/.test(line))
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+  return ADMISSION_SETTINGS.map((name) => `${name}=${SERVER_VARS[name] ?? devVars[name] ?? "default"}`).join(", ");
+}
+
 /** The real local server, as `npm start` runs it; returns how to mint tokens and how to stop it. */
 async function startLocalServer() {
   // Prepared before the server starts: it reads .dev.vars when it starts.
@@ -469,6 +491,7 @@ try {
   const probed = (await send("setup", "/Deviations", { method: "POST", token: probeToken, json: { description: "probed" } })).json.id;
   const where = DIRECT ? "Miniflare, direct socket" : `local server, log: ${serverLog}`;
   console.log(`hostile soak on ${base} (${where}); probes every ${PROBE_EVERY_MS} ms by another user`);
+  if (!DIRECT) console.log(`admission: ${admissionInEffect()}`);
   let ok = true;
   for (const name of selected) {
     current = newRecord(name);
