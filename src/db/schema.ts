@@ -689,6 +689,9 @@ export const workItems = sqliteTable(
     index("work_items_owner_idx").on(t.ownerId, t.displayName, t.id),
     index("work_items_owner_status_idx").on(t.ownerId, t.status, t.displayName, t.id),
     index("work_items_created_idx").on(t.createdAt, t.id),
+    // The overdue scan's third range (src/plans/overdue.ts): items changed since its last read, whose
+    // due date a planner may have moved into the past.
+    index("work_items_updated_idx").on(t.updatedAt, t.id),
   ],
 );
 

@@ -6,10 +6,9 @@
  * one's time) and `overdue_scans` (how far the scan has read).
  *
  * Each minute (the plans' tick, ./generate.ts) reads the work items whose due date passed since the last
- * scan, or that were created since it with a due date already past (two range scans of work_items'
- * indexes, never a scan of every item), and the reminders whose time has come (a range scan). An item
- * whose due date an update moved into the past is not found by the scan (docs/decisions.md,
- * "Inspection plans"); GET /WorkItems?overdue=true lists it all the same.
+ * scan, or that were created or changed since it with a due date already past (a planner moving a due
+ * date into the past, or reopening an item whose date has passed): three range scans of work_items'
+ * indexes, never a scan of every item; and the reminders whose time has come (a range scan).
  */
 import { tableStatements } from "../db/statements";
 import { overdueWorkItems } from "../db/schema";
@@ -25,6 +24,8 @@ const LIMIT = 200;
 /** Statuses that end a work item's being overdue. */
 export const NOT_OVERDUE_STATUSES = ["completed", "closed", "cancelled"] as const;
 const DAY_MS = 86_400_000;
+/** How far before the last scan each scan reads again (see runOverdue). */
+const SCAN_OVERLAP_MS = 60_000;
 
 interface OverdueRow {
   id: string;
@@ -34,11 +35,17 @@ interface OverdueRow {
   reminder_interval_days: number | null;
 }
 
-const candidatesSql = (range: "due" | "created") => `
+const RANGES = {
+  due: "w.due_date > ?1 AND w.due_date <= ?2",
+  created: "w.created_at > ?1 AND w.due_date <= ?2",
+  updated: "w.updated_at > ?1 AND w.due_date <= ?2",
+} as const;
+
+const candidatesSql = (range: keyof typeof RANGES) => `
   SELECT w.id, w.display_name, w.due_date, pi.plan_id, p.reminder_interval_days FROM work_items w
     LEFT JOIN inspection_plan_items pi ON pi.work_item_id = w.id
     LEFT JOIN inspection_plans p ON p.id = pi.plan_id
-   WHERE ${range === "due" ? "w.due_date > ?1 AND w.due_date <= ?2" : "w.created_at > ?1 AND w.due_date <= ?2"}
+   WHERE ${RANGES[range]}
      AND w.status NOT IN (SELECT value FROM json_each(?3))
      AND NOT EXISTS (SELECT 1 FROM overdue_work_items o WHERE o.work_item_id = w.id)
    LIMIT ${LIMIT}`;
@@ -66,19 +73,22 @@ export async function runOverdue(env: Bindings, log: Logger): Promise<OverdueRep
   const report: OverdueReport = { announced: 0, reminded: 0 };
 
   const scan = await db.prepare("SELECT scanned_until FROM overdue_scans WHERE name = ?1").bind(SCAN).first<{ scanned_until: string }>();
-  // The first scan starts now: items overdue before the service knew of overdue are not announced all at once.
-  const from = scan?.scanned_until ?? now;
+  // The first scan starts now (less the overlap): items overdue before the service knew of overdue are not
+  // announced all at once.
+  // Each range reads back a minute before the last scan: a write takes its time (created_at, updated_at)
+  // before it commits, so one that committed just after the last scan's read carries an earlier time. An
+  // item read twice is announced once (the NOT EXISTS, and the insert that guards the event).
+  const from = new Date(Date.parse(scan?.scanned_until ?? now) - SCAN_OVERLAP_MS).toISOString();
   const statuses = JSON.stringify(NOT_OVERDUE_STATUSES);
-  const [byDue, byCreation] = await db.batch<OverdueRow>([
-    db.prepare(candidatesSql("due")).bind(from, now, statuses),
-    db.prepare(candidatesSql("created")).bind(from, now, statuses),
-  ]);
+  const ranges = await db.batch<OverdueRow>(
+    (Object.keys(RANGES) as (keyof typeof RANGES)[]).map((range) => db.prepare(candidatesSql(range)).bind(from, now, statuses)),
+  );
   const found = new Map<string, OverdueRow>();
-  for (const row of [...byDue!.results, ...byCreation!.results]) found.set(row.id, row);
+  for (const { results } of ranges) for (const row of results) found.set(row.id, row);
   const statements: D1PreparedStatement[] = [];
   for (const row of found.values()) statements.push(...announce(env, events, row, now));
   // The scan moves on only when it read everything up to now (else the rest is read next minute).
-  const complete = byDue!.results.length < LIMIT && byCreation!.results.length < LIMIT;
+  const complete = ranges.every(({ results }) => results.length < LIMIT);
   if (complete) statements.push(scanUpsert(env, now));
   if (statements.length > 0) await db.batch(statements);
   report.announced = found.size;

@@ -285,4 +285,42 @@ describe("inspection plan generation", () => {
     expect((await call(`/WorkItems?overdue=true&basedOnIds=${templateId}`)).body).toEqual([]);
     expect(clockNow().getTime()).toBeGreaterThan(Date.parse("2036-06-06T00:00:00Z"));
   });
+
+  it("announces an item whose due date a planner moves into the past, at the next minute, once", async () => {
+    const { tree, templateId } = await planSetup();
+    await createPlan({
+      workTemplateId: templateId,
+      assetIds: [tree.equipment.id],
+      startDate: "2037-06-01T08:00",
+      calendar: { every: { count: 1, unit: "years" } },
+      leadTimeDays: 10,
+    });
+    jumpTo("2037-05-22T08:00:30Z");
+    await tick();
+    const [item] = await itemsOf(templateId);
+    expect(item!.dueDate).toBe("2037-06-01T08:00:00.000Z");
+    const overdueEvents = async () => (await eventsOf(item!.id)).filter((e) => e.action === "overdue");
+    advance(MINUTE);
+    await tick();
+    expect(await overdueEvents()).toEqual([]);
+
+    // Not by its due date passing, nor by its creation: an update moves the due date to yesterday.
+    advance(20_000);
+    const read = await call(`/WorkItems/${item!.id}`);
+    const moved = await call("/WorkItems", { method: "PUT", body: { ...read.body, dueDate: "2037-05-21T08:00:00.000Z" } });
+    expect(moved.status, moved.text).toBe(200);
+    advance(40_000);
+    await tick();
+    expect((await overdueEvents()).map((e) => (e.payload!.overdue as { reminder: number; at: string }).at)).toEqual([
+      clockNow().toISOString(),
+    ]);
+    const listed = await call(`/WorkItems?overdue=true&basedOnIds=${templateId}`);
+    expect(listed.body.map((w: { id: string }) => w.id)).toEqual([item!.id]);
+    // The next minutes read the same change again (their overlap) and announce nothing more.
+    advance(MINUTE);
+    await tick();
+    advance(MINUTE);
+    await tick();
+    expect(await overdueEvents()).toHaveLength(1);
+  });
 });

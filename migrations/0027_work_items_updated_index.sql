@@ -1,0 +1,1 @@
+CREATE INDEX `work_items_updated_idx` ON `work_items` (`updated_at`,`id`);
