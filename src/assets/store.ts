@@ -22,6 +22,7 @@ import type { Versioned } from "../pkg/resource";
 import type { AssetKind } from "./designations";
 import { PARENT_RULES, type Asset, type AssetInput, type AssetUpdate } from "./schema";
 import { assertVersion, retryWrite } from "../pkg/resource";
+import { noPlanOnAssetAssertion, plansOnAsset } from "../plans/store";
 
 export interface AssetRow {
   id: string;
@@ -340,7 +341,10 @@ export async function updateAsset(
   });
 }
 
-/** What keeps an asset: designations, children, files whose access metadata names it, channels measured on it. */
+/**
+ * What keeps an asset: designations, children, files whose access metadata names it, channels measured
+ * on it, and inspection plans that generate work on it.
+ */
 const USES_SQL = `SELECT
     (SELECT count(*) FROM designations WHERE asset_id = ?1) AS designations,
     (SELECT count(*) FROM assets WHERE parent_id = ?1) AS children,
@@ -354,6 +358,9 @@ async function uses(db: Database, id: string): Promise<string[]> {
   if (row?.children) reasons.push(`${row.children} child asset(s)`);
   if (row?.files) reasons.push(`${row.files} file(s) whose access metadata names it`);
   if (row?.channels) reasons.push(`${row.channels} channel(s) measured on it`);
+  const plans = await plansOnAsset(db, id);
+  if (plans.length > 0)
+    reasons.push(`the inspection plan${plans.length > 1 ? "s" : ""} ${plans.map((p) => `'${p.name}' (${p.id})`).join(", ")}`);
   return reasons;
 }
 
@@ -369,14 +376,15 @@ export async function deleteAsset(ctx: WriteContext, id: string): Promise<void> 
     const refused = await inUse();
     if (refused) throw refused;
     try {
-      const [, removed] = await ctx.db.batch([
-        // Re-checked inside the batch, so a designation or child added since the check above aborts it.
+      const [, , removed] = await ctx.db.batch([
+        // Re-checked inside the batch, so a designation, child or plan added since the check above aborts it.
         assertStatement(
           ctx.db,
           "NOT EXISTS (SELECT 1 FROM designations WHERE asset_id = ?1) AND NOT EXISTS (SELECT 1 FROM assets WHERE " +
             "parent_id = ?1) AND NOT EXISTS (SELECT 1 FROM files WHERE object_id = ?1)",
           current.id,
         ),
+        noPlanOnAssetAssertion(ctx.db, current.id),
         ctx.db.prepare("DELETE FROM assets WHERE id = ?1 AND etag = ?2").bind(current.id, current.etag),
         ...guardedOutboxStatements(
           ctx.db,

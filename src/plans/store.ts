@@ -531,6 +531,23 @@ export async function plansUsingTemplate(db: Database, templateId: string): Prom
   return results;
 }
 
+/** The plans naming an asset among their assets (a whole scan of the plans: an asset's delete is rare). */
+const PLANS_ON_ASSET = "FROM inspection_plans p, json_each(p.asset_ids) a WHERE a.value = ?1";
+
+/** The plans that generate work on an asset (for its delete's refusal), by name. */
+export async function plansOnAsset(db: Database, assetId: string): Promise<{ id: string; name: string }[]> {
+  const { results } = await db
+    .prepare(`SELECT DISTINCT p.id, p.name ${PLANS_ON_ASSET} ORDER BY p.name LIMIT 5`)
+    .bind(assetId.toLowerCase())
+    .all<{ id: string; name: string }>();
+  return results;
+}
+
+/** A guard for an asset's delete batch: no plan names it (a plan created meanwhile fails the batch). */
+export function noPlanOnAssetAssertion(db: Database, assetId: string): D1PreparedStatement {
+  return assertStatement(db, `NOT EXISTS (SELECT 1 ${PLANS_ON_ASSET})`, assetId.toLowerCase());
+}
+
 /** A guard for a work template's delete batch: no plan uses it (a plan created meanwhile fails the batch). */
 export function noPlanUsesTemplateAssertion(db: Database, templateId: string): D1PreparedStatement {
   return assertStatement(db, "NOT EXISTS (SELECT 1 FROM inspection_plans WHERE work_template_id = ?1)", templateId.toLowerCase());

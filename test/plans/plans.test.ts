@@ -100,6 +100,29 @@ describe("InspectionPlans", () => {
     expect((await call(`/WorkTemplates/${templateId}`, { method: "DELETE" })).status).toBe(204);
   });
 
+  it("refuses to delete an asset a plan generates work on (409 naming the plans), and deletes it once they are gone", async () => {
+    const { tree, templateId } = await planSetup();
+    // One plan makes an item per asset; the other, one item for all its assets: both name the equipment.
+    const perAsset = await createPlan({ workTemplateId: templateId, assetIds: [tree.equipment.id], calendar: yearly });
+    const perPlan = await createPlan({
+      workTemplateId: templateId,
+      assetIds: [tree.plant.id, tree.equipment.id.toUpperCase()],
+      itemPer: "plan",
+      calendar: yearly,
+    });
+    const refused = await call(`/Assets/${tree.equipment.id}`, { method: "DELETE" });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body.code).toBe("InUse");
+    for (const plan of [perAsset, perPlan]) expect(refused.body.detail).toContain(`'${plan.name}' (${plan.id})`);
+    expect((await call(`/Assets/${tree.equipment.id}`)).status).toBe(200);
+    expect((await call(`/InspectionPlans/${perAsset.id}`, { method: "DELETE" })).status).toBe(204);
+    const still = await call(`/Assets/${tree.equipment.id}`, { method: "DELETE" });
+    expect(still.status, still.text).toBe(409);
+    expect(still.body.detail).not.toContain(perAsset.id);
+    expect((await call(`/InspectionPlans/${perPlan.id}`, { method: "DELETE" })).status).toBe(204);
+    expect((await call(`/Assets/${tree.equipment.id}`, { method: "DELETE" })).status).toBe(204);
+  });
+
   it("takes a channel's next inspection date as a condition", async () => {
     const channel = await createChannel({ nominalThickness: 12, minimumThickness: 6 });
     const { templateId } = await planSetup();
