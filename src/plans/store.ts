@@ -397,9 +397,18 @@ function targetsAfter(row: PlanRow, current: readonly TargetRow[], channel: Chan
   return { targets, removed };
 }
 
-/** The guard that the plan's template still exists, first in a plan's batch (a delete of it meanwhile: read again). */
-function templateAssertion(db: Database, templateId: string): D1PreparedStatement {
-  return assertStatement(db, "EXISTS (SELECT 1 FROM work_templates WHERE id = ?1 AND is_latest = 1)", templateId);
+/**
+ * The guard that the plan's template and every asset it names still exist, in a plan's batch (a delete
+ * of one meanwhile: read again, and the check then says which is gone).
+ */
+function referencesAssertion(db: Database, row: Pick<PlanRow, "workTemplateId" | "assetIds">): D1PreparedStatement {
+  return assertStatement(
+    db,
+    "EXISTS (SELECT 1 FROM work_templates WHERE id = ?1 AND is_latest = 1) AND " +
+      "NOT EXISTS (SELECT 1 FROM json_each(?2) a WHERE NOT EXISTS (SELECT 1 FROM assets WHERE id = a.value))",
+    row.workTemplateId,
+    row.assetIds,
+  );
 }
 
 export async function createPlan(ctx: WriteContext, input: PlanInput): Promise<Versioned<InspectionPlan>> {
@@ -418,7 +427,7 @@ export async function createPlan(ctx: WriteContext, input: PlanInput): Promise<V
     const plan = toPlan(row, targets);
     try {
       await ctx.db.batch([
-        templateAssertion(ctx.db, row.workTemplateId),
+        referencesAssertion(ctx.db, row),
         planTable.insert(ctx.db, row),
         ...targetTable.insertMany(ctx.db, targets),
         ...outboxStatements(ctx.db, ctx, { entityKind: PLAN_KIND, entityId: id, action: "created", payload: plan.value }),
@@ -447,7 +456,7 @@ export async function updatePlan(ctx: WriteContext, input: PlanInput & { id: str
     try {
       await commitVersioned(ctx, [
         planTable.update(ctx.db, { ...valuesOf(input, checked), etag, updatedAt: ctx.now }, { id: current.id, etag: expected }),
-        templateAssertion(ctx.db, row.workTemplateId),
+        referencesAssertion(ctx.db, row),
         ...removed.map((key) => targetTable.delete(ctx.db, { planId: row.id, assetKey: key })),
         ...targets.map((t) => targetUpsertStatement(ctx.db, t)),
         ...guardedOutboxStatements(
