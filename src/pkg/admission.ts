@@ -9,8 +9,9 @@
  *   Retry-After (1 s, or more when many of the user's requests are refused at once, see
  *   {@link userRetryAfter}); the user's other requests are still being served, so nothing is lost;
  * - per user, requests started (`MAX_USER_REQUESTS_PER_SECOND`, 50): a bucket of a fifth of that many
- *   ({@link userBurst}: 10) that refills at that rate; empty, a 429 with Retry-After the same way, unless the request is the user's
- *   only one in progress (one at a time queues in front of nobody). Requests in flight alone do not
+ *   ({@link userBurst}: 10) that refills at that rate; empty, a 429 with Retry-After the same way,
+ *   unless the request is the user's only one in progress (one at a time queues in front of nobody).
+ *   Requests in flight alone do not
  *   bound a flood: the isolate's one thread takes requests in turn, so a client with 200 connections
  *   has a few in flight at any moment and the rest queued in the runtime, before the Worker sees them,
  *   in front of everyone else's (docs/decisions.md, "Overload");
