@@ -105,7 +105,9 @@ export function assetsApp() {
         path: "/Assets/{id}",
         tags,
         summary: "Delete an asset nothing uses",
-        description: "Refused (409 InUse) while an entity designates it, it has child assets, or a file's access metadata names it.",
+        description:
+          "Refused (409 InUse) while an entity designates it, it has child assets, a file's access metadata names it, a " +
+          "channel is measured on it, or an inspection plan generates work on it.",
         request: { params: IdParam, headers: IfMatchHeader },
         responses: { 204: { description: "Deleted." } },
       },
