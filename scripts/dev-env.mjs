@@ -104,6 +104,18 @@ function devVarName(line) {
 }
 
 /**
+ * The variables a .dev.vars file sets, by name, as written (the last line of a name wins, as dotenv
+ * reads it); none without the file. For a script that says what the local server runs with.
+ */
+export function readDevVars(file = DEV_VARS_FILE) {
+  if (!existsSync(file)) return {};
+  const lines = readFileSync(file, "utf8").split("\n");
+  return Object.fromEntries(
+    lines.filter((line) => devVarName(line)).map((line) => [devVarName(line), line.slice(line.indexOf("=") + 1).trim()]),
+  );
+}
+
+/**
  * Writes .dev.vars (the local server reads it over [vars], as wrangler dev does) with the local settings and the public half of
  * the dev key. The managed settings are rewritten at each start; {@link DEV_VAR_DEFAULTS} only when the
  * file does not set them; lines for other variables a developer added are kept. The file is only

@@ -351,25 +351,36 @@ async function run() {
     expect(res.status === 413 && res.json?.code === "PayloadTooLarge", describe(res));
   });
 
-  await check("a request refused before its body is read leaves the connection for the next one (401, 413)", async () => {
-    // One keep-alive connection: the refused POST's unread body is drained, so the GET after it reuses the socket.
+  /**
+   * A client of one kept-alive socket: `send` answers the status, the body and whether the request went on
+   * the socket already open, so a check can prove that a refusal left its connection to the next request.
+   */
+  function oneSocketClient(timeoutMs) {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const send = (method, path, { body, token } = {}) =>
+    const send = (method, path, { headers = {}, body, token } = {}) =>
       new Promise((resolve, reject) => {
-        const headers = { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) };
-        const req = httpRequest(`${base}${path}`, { method, agent, headers }, (res) => {
-          res.resume();
-          res.on("end", () => resolve({ status: res.statusCode, reused: req.reusedSocket }));
+        const auth = token ? { authorization: `Bearer ${token}` } : {};
+        const req = httpRequest(`${base}${path}`, { method, agent, headers: { ...auth, ...headers }, timeout: timeoutMs }, (res) => {
+          let text = "";
+          res.on("data", (chunk) => (text += chunk));
+          res.on("end", () => resolve({ status: res.statusCode, text, reused: req.reusedSocket }));
         });
-        req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out`)));
+        req.on("timeout", () => req.destroy(new Error(`${method} ${path} did not answer within ${timeoutMs} ms on the kept-alive socket`)));
         req.on("error", (error) => reject(new Error(`${method} ${path}: ${error.code ?? error.message}`)));
         req.end(body);
       });
+    return { send, close: () => agent.destroy() };
+  }
+
+  await check("a request refused before its body is read leaves the connection for the next one (401, 413)", async () => {
+    // One keep-alive connection: the refused POST's unread body is drained, so the GET after it reuses the socket.
+    const { send, close } = oneSocketClient(REQUEST_TIMEOUT_MS);
     try {
+      const json = { "content-type": "application/json" };
       const answers = [
-        await send("POST", "/Categories", { body: JSON.stringify({ name: "x".repeat(300_000) }) }),
+        await send("POST", "/Categories", { headers: json, body: JSON.stringify({ name: "x".repeat(300_000) }) }),
         await send("GET", "/health"),
-        await send("POST", "/Categories", { body: JSON.stringify({ name: "x".repeat(1_100_000) }), token: admin }),
+        await send("POST", "/Categories", { headers: json, body: JSON.stringify({ name: "x".repeat(1_100_000) }), token: admin }),
         await send("GET", "/health"),
       ];
       expect(answers.map((a) => a.status).join() === "401,200,413,200", `statuses ${answers.map((a) => a.status)}`);
@@ -378,7 +389,7 @@ async function run() {
         `socket reused: ${answers.map((a) => a.reused)}`,
       );
     } finally {
-      agent.destroy();
+      close();
     }
   });
 
@@ -515,22 +526,8 @@ async function run() {
 
   await check("a multipart upload refused part-way leaves its keep-alive connection usable (GET and POST next)", async () => {
     // One socket for everything: a refusal must not leave the rest of its body unread on it.
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const send = (method, path, { headers = {}, body } = {}) =>
-      new Promise((resolve, reject) => {
-        const req = httpRequest(
-          `${base}${path}`,
-          { method, agent, headers: { authorization: `Bearer ${admin}`, ...headers }, timeout: 8000 },
-          (res) => {
-            let text = "";
-            res.on("data", (chunk) => (text += chunk));
-            res.on("end", () => resolve({ status: res.statusCode, text }));
-          },
-        );
-        req.on("timeout", () => req.destroy(new Error(`${method} ${path} did not answer within 8 s on the kept-alive socket`)));
-        req.on("error", reject);
-        req.end(body);
-      });
+    const client = oneSocketClient(8000);
+    const send = (method, path, options = {}) => client.send(method, path, { ...options, token: admin });
     const form = (parts) => {
       const boundary = `smoke${runId}`;
       const chunks = parts.map(
@@ -578,7 +575,7 @@ async function run() {
       expect(created.status === 201, `POST after the refusal: ${created.status} ${created.text.slice(0, 200)}`);
       expect(Date.now() - t0 < 3000, `the next requests took ${Date.now() - t0} ms`);
     }
-    agent.destroy();
+    client.close();
   });
 
   /** POSTs a fixture image to /Medias; it must be stored and pass its integrity check. Its sizes, as "WxH" by name. */

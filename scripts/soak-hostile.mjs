@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { flatGif } from "../test/fixtures/hostile/flat-gif.mjs";
-import { DEV_VARS_FILE, freePort, prepareLocal, ROOT, startDevServer, stopProcessGroup, waitForHealth } from "./dev-env.mjs";
+import { freePort, prepareLocal, readDevVars, ROOT, startDevServer, stopProcessGroup, waitForHealth } from "./dev-env.mjs";
 
 const WORKLOADS = ["logging", "looping", "gifs", "upload", "resumable", "clients", "import"];
 const onlyArg = process.argv.find((a) => a.startsWith("--only="));
@@ -407,12 +407,7 @@ const ADMISSION_SETTINGS = [
  * unseen), else the service's default.
  */
 function admissionInEffect() {
-  const devVars = Object.fromEntries(
-    readFileSync(DEV_VARS_FILE, "utf8")
-      .split("\n")
-      .filter((line) => /^[A-Z_]+=/.test(line))
-      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
-  );
+  const devVars = readDevVars();
   return ADMISSION_SETTINGS.map((name) => `${name}=${SERVER_VARS[name] ?? devVars[name] ?? "default"}`).join(", ");
 }
 

@@ -11,10 +11,9 @@
  * - per user, requests started (`MAX_USER_REQUESTS_PER_SECOND`, 50): a bucket of a fifth of that many
  *   ({@link userBurst}: 10) that refills at that rate; empty, a 429 with Retry-After the same way,
  *   unless the request is the user's only one in progress (one at a time queues in front of nobody).
- *   Requests in flight alone do not
- *   bound a flood: the isolate's one thread takes requests in turn, so a client with 200 connections
- *   has a few in flight at any moment and the rest queued in the runtime, before the Worker sees them,
- *   in front of everyone else's (docs/decisions.md, "Overload");
+ *   Requests in flight alone do not bound a flood: the isolate's one thread takes requests in turn, so
+ *   a client with 200 connections has a few in flight at any moment and the rest queued in the
+ *   runtime, before the Worker sees them, in front of everyone else's (docs/decisions.md, "Overload");
  * - large bodies in flight (`MAX_LARGE_BODIES_IN_FLIGHT`, 3): a body declared larger than the JSON
  *   limit, or of unknown length, on a route that takes such bodies (uploads, media): each holds up to
  *   about 20 MiB while it is stored (two form parts, or a media file), and one image decodes at a
