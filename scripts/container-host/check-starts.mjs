@@ -112,8 +112,11 @@ test("a job's time limit counts from when it runs, not while it waits", async (t
   if (!jailed()) return t.skip(`jobs cannot be isolated here: ${main.host.isolation.reason}`);
   const { client } = await newHost({ maxJobs: 1, maxJobsPerUser: 1 });
   const [first, second] = ["first", "second"].map(unique);
-  await client.put(first, spec(first, "t/shell", { command: "sleep 2", owner: "dana" }));
-  await client.put(second, spec(second, "t/shell", { command: "echo ran", timeoutSeconds: 1, owner: "dana" }));
+  // The second waits about 8 s for the first, twice its limit of 4 s. The limit leaves room for a
+  // jailed start on a loaded machine: with a limit of 1 s this check once failed in CI, where the
+  // quick stages run side by side.
+  await client.put(first, spec(first, "t/shell", { command: "sleep 8", owner: "dana" }));
+  await client.put(second, spec(second, "t/shell", { command: "echo ran", timeoutSeconds: 4, owner: "dana" }));
   assert.equal((await client.get(second)).phase, "pending");
   const done = await client.until(second, ["succeeded", "failed"]);
   assert.equal(done.phase, "succeeded", done.error);
