@@ -12,6 +12,7 @@ import {
   runListQuery,
   splitCsv,
   type Condition,
+  type ListPage,
   noProperties,
 } from "../pkg/query";
 import { ASSET_KINDS } from "./designations";
@@ -71,11 +72,8 @@ function listConditions(query: z.infer<typeof AssetListQuery>): Condition[] {
   return conditions;
 }
 
-export async function listAssets(
-  db: Database,
-  query: z.infer<typeof AssetListQuery>,
-): Promise<{ items: Asset[]; total: number | undefined }> {
+export async function listAssets(db: Database, query: z.infer<typeof AssetListQuery>): Promise<ListPage<Asset>> {
   const compiled = await compileListQuery(assetList, query, noProperties, listConditions(query));
-  const { items, total } = await runListQuery<AssetRow>(db, compiled);
-  return { items: items.map((row) => toAsset(row).value), total };
+  const { items, total, next } = await runListQuery<AssetRow>(db, compiled);
+  return { items: items.map((row) => toAsset(row).value), total, next };
 }

@@ -32,7 +32,7 @@ export function assetsApp() {
     async (c) => {
       const { format, ...query } = c.req.valid("query");
       if (format) {
-        const pages = pagesOf(query, async (paged) => (await listAssets(c.env.DB, paged)).items);
+        const pages = pagesOf(query, (paged) => listAssets(c.env.DB, paged));
         return (await exportList(c, format, { name: "assets", item: AssetSchema, pages })) as never;
       }
       return answerPage(c, await listAssets(c.env.DB, query));

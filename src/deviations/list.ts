@@ -16,6 +16,7 @@ import {
   uniqueValuesQueryShape,
   type CatalogLookup,
   type Condition,
+  type ListPage,
   type UniqueValuesResult,
 } from "../pkg/query";
 import type { Versioned } from "../pkg/resource";
@@ -107,12 +108,9 @@ export function compileDeviationList(db: Database, params: DeviationListParams) 
   return compileListQuery(deviationList, params, deviationCatalog(db), deviationConditions(params));
 }
 
-export async function listDeviations(
-  db: Database,
-  params: DeviationListParams,
-): Promise<{ items: Versioned<Deviation>[]; total: number | undefined }> {
-  const { items, total } = await runListQuery<DeviationRow>(db, await compileDeviationList(db, params));
-  return { items: await hydrateDeviations(db, items), total };
+export async function listDeviations(db: Database, params: DeviationListParams): Promise<ListPage<Versioned<Deviation>>> {
+  const { items, total, next } = await runListQuery<DeviationRow>(db, await compileDeviationList(db, params));
+  return { items: await hydrateDeviations(db, items), total, next };
 }
 
 export async function deviationUniqueValues(

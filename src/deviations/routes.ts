@@ -39,7 +39,10 @@ export function deviationsApp() {
     async (c) => {
       const { format, ...query } = c.req.valid("query");
       if (format) {
-        const pages = pagesOf(query, async (paged) => (await listDeviations(c.env.DB, paged)).items.map((d) => d.value));
+        const pages = pagesOf(query, async (paged) => {
+          const { items, next } = await listDeviations(c.env.DB, paged);
+          return { items: items.map((d) => d.value), next };
+        });
         const propertyNames = definitionNames(c.env.DB, DEVIATION_RULE);
         return (await exportList(c, format, { name: "deviations", item: DeviationSchema, pages, propertyNames })) as never;
       }

@@ -5,15 +5,19 @@
  * A list plugs in with {@link exportable} (adds `format` to its query and the two media types to its
  * 200 answer) and, in its handler, {@link exportList} with a function that reads one page of the same
  * JSON items its answer holds. The exporter pages through the list with the shared query engine
- * (src/pkg/query, skip and take of {@link EXPORT_PAGE} rows, in the list's order, ties broken by id)
- * and writes each page to the response's stream before it reads the next one, so a 100,000-row
- * export holds one page of rows, never the whole list. The first page is read before the answer
- * starts: a filter the engine refuses is still a 400 problem, not a broken file.
+ * (src/pkg/query) by keyset: pages of {@link EXPORT_PAGE} rows in the list's order, ties broken by
+ * id, each starting after the last row of the one before, so a row that is there and unchanged for
+ * the whole export is written exactly once whatever is written meanwhile (an offset would shift by
+ * every row deleted or inserted before it). It writes each page to the response's stream before it
+ * reads the next one, so a 100,000-row export holds one page of rows, never the whole list. The
+ * first page is read before the answer starts: a filter the engine refuses is still a 400 problem,
+ * not a broken file.
  */
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { errorFields } from "../pkg/logger";
+import type { Keyset, SqlScalar } from "../pkg/query";
 import { cellsOf, listColumns, propertiesOf, propertyColumns, type Column } from "./columns";
 import { EXPORT_FORMATS, MEDIA_TYPES, sheetWriter, type ByteSink, type ExportFormat } from "./writers";
 
@@ -65,19 +69,27 @@ export interface ExportSource<T> {
   propertyNames?: () => Promise<readonly string[]>;
 }
 
+/** A page of a list read by keyset: its items, and where the next page starts (none after the last). */
+export interface KeysetPage<T> {
+  items: readonly T[];
+  next: readonly SqlScalar[] | undefined;
+}
+
 /**
  * The pages of a list read the way its JSON answer reads one: `read` is the list's own function
  * (the shared query engine: filter, conditions, order with id last), given the route's query with
- * skip and take set, page after page until a page comes back short.
+ * `keyset` and take set, which it hands to compileListQuery as it is; page after page until a page
+ * has no `next`.
  */
 export async function* pagesOf<Q extends object, T>(
   query: Q,
-  read: (query: Q & { skip: number; take: number; includeTotal: undefined }) => Promise<readonly T[]>,
+  read: (query: Q & { keyset: Keyset; skip: undefined; take: number; includeTotal: undefined }) => Promise<KeysetPage<T>>,
 ): AsyncGenerator<readonly T[]> {
-  for (let skip = 0; ; skip += EXPORT_PAGE) {
-    const items = await read({ ...query, skip, take: EXPORT_PAGE, includeTotal: undefined });
+  for (let after: readonly SqlScalar[] | undefined; ;) {
+    const { items, next } = await read({ ...query, keyset: { after }, skip: undefined, take: EXPORT_PAGE, includeTotal: undefined });
     if (items.length > 0) yield items;
-    if (items.length < EXPORT_PAGE) return;
+    if (!next) return;
+    after = next;
   }
 }
 

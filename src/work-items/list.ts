@@ -13,6 +13,7 @@ import {
   runUniqueValues,
   uniqueValuesQueryShape,
   type Condition,
+  type ListPage,
   type UniqueValuesResult,
 } from "../pkg/query";
 import { statusesCondition, tagsCondition } from "../work/common";
@@ -107,14 +108,10 @@ function conditions(params: WorkItemListParams, now: Date): Condition[] {
   ];
 }
 
-export async function listWorkItems(
-  db: Database,
-  params: WorkItemListParams,
-  now: Date,
-): Promise<{ items: WorkItem[]; total: number | undefined }> {
+export async function listWorkItems(db: Database, params: WorkItemListParams, now: Date): Promise<ListPage<WorkItem>> {
   const query = await compileListQuery(workItemList, params, catalogFor(db, "WorkItem"), conditions(params, now));
-  const { items, total } = await runListQuery<WorkItemRow>(db, query);
-  return { items: await toWorkItems(db, items), total };
+  const { items, total, next } = await runListQuery<WorkItemRow>(db, query);
+  return { items: await toWorkItems(db, items), total, next };
 }
 
 export async function workItemUniqueValues(db: Database, params: z.infer<typeof WorkItemUniqueValuesQuery>): Promise<UniqueValuesResult[]> {

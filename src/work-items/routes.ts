@@ -38,7 +38,7 @@ export function workItemsApp() {
     async (c) => {
       const { format, ...query } = c.req.valid("query");
       if (format) {
-        const pages = pagesOf(query, async (paged) => (await listWorkItems(c.env.DB, paged, c.get("clock").now())).items);
+        const pages = pagesOf(query, (paged) => listWorkItems(c.env.DB, paged, c.get("clock").now()));
         const propertyNames = definitionNames(c.env.DB, "WorkItem");
         return (await exportList(c, format, { name: "work-items", item: WorkItemSchema, pages, propertyNames })) as never;
       }

@@ -12,7 +12,9 @@ import { createPropertyDefinition } from "../support/factories/properties";
 import { seedActivityTemplate } from "../support/factories/templates-sql";
 import { createAsset, createDeviation, createDeviationType, createPlantTree, insertWorkItem, unique } from "../support/factories/work";
 import { call, tokenFor } from "../support/http";
-import { insertWorkItemStatement } from "../../src/work-items/store";
+import { pagesOf } from "../../src/export";
+import { listWorkItems } from "../../src/work-items/list";
+import { deleteWorkItemStatements, insertWorkItemStatement } from "../../src/work-items/store";
 import { createChannel } from "../measurements/support";
 import { alarmsOf, pumpInAlarm } from "../monitors/alarm-support";
 
@@ -211,6 +213,56 @@ describe("export: streaming and bad input", () => {
 
     const xlsx = await xlsxRows(`${path}&format=xlsx`);
     expect(column(xlsx, "id")).toEqual(json);
+  });
+
+  // The exporter reads a list by keyset (pagesOf): each page starts after the last row of the one
+  // before. With an offset, a row added before it between two pages repeats a row, and a row deleted
+  // before it skips one. pagesOf is driven here page by page, so the writes land between two pages.
+  async function seedWorkItems(tag: string, count: number, from = 0) {
+    const now = new Date().toISOString();
+    const rows = Array.from({ length: count }, (_, i) => {
+      const id = crypto.randomUUID();
+      const fields = {
+        id,
+        display_name: `${tag} ${String(from + i).padStart(5, "0")}`,
+        reference_id: `WI-${id.slice(0, 6)}`,
+        status: "new",
+      };
+      const rest = { due_date: null, type_id: GENERAL_TYPE, owner_id: "owner-1", owner_name: "Olga", tags: "[]", metadata: null };
+      return {
+        id,
+        statement: insertWorkItemStatement(env.DB, { ...fields, ...rest, etag: "seed", created_at: now, updated_at: now }, null),
+      };
+    });
+    for (let i = 0; i < rows.length; i += 500) await env.DB.batch(rows.slice(i, i + 500).map((r) => r.statement));
+    return rows.map((r) => r.id);
+  }
+  const exportPages = (tag: string, order: string) =>
+    pagesOf({ searchText: tag, order }, (paged) => listWorkItems(env.DB, paged, new Date()));
+  const idsOf = (page: readonly unknown[]) => page.map((w) => (w as { id: string }).id);
+
+  it("reads by keyset: rows added before the last row read are not read, and none is read twice", async () => {
+    const tag = unique("added");
+    const ids = await seedWorkItems(tag, 2_500, 100); // names 00100 to 02599, in displayName order
+    const pages = exportPages(tag, "displayName");
+    const read = idsOf((await pages.next()).value ?? []);
+    expect(read).toEqual(ids.slice(0, 1000));
+    // 40 rows that sort before every row, and a row of a later page deleted.
+    await seedWorkItems(tag, 40);
+    await env.DB.batch(deleteWorkItemStatements(env.DB, ids[1500]!));
+    for await (const page of pages) read.push(...idsOf(page));
+    expect(read).toEqual(ids.filter((_, i) => i !== 1500));
+  });
+
+  it("reads by keyset: rows deleted before the last row read skip nothing after it", async () => {
+    const tag = unique("gone");
+    const ids = (await seedWorkItems(tag, 2_100)).reverse(); // displayName desc
+    const pages = exportPages(tag, "displayName desc");
+    const read = idsOf((await pages.next()).value ?? []);
+    expect(read).toEqual(ids.slice(0, 1000));
+    await env.DB.batch(ids.slice(0, 25).flatMap((id) => deleteWorkItemStatements(env.DB, id)));
+    for await (const page of pages) read.push(...idsOf(page));
+    expect(read).toEqual(ids);
   });
 
   it("answers a problem naming the parameter, and the permission, before any byte of a file", async () => {

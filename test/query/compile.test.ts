@@ -5,7 +5,16 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/pkg/errors";
-import { compileListQuery, csvInList, defineList, inList, runListQuery, type ListQueryInput, type PropertyInfo } from "../../src/pkg/query";
+import {
+  compileListQuery,
+  csvInList,
+  defineList,
+  inList,
+  runListQuery,
+  type ListQueryInput,
+  type PropertyInfo,
+  type SqlScalar,
+} from "../../src/pkg/query";
 
 const db = env.DB;
 const KIND = "testThing";
@@ -336,6 +345,80 @@ describe("large filters stay within D1's limits", () => {
     const error = await compileListQuery(things, { properties: terms }, catalog).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ code: "InvalidQuery", errors: [{ field: "query.properties", rule: "limit" }] });
+  });
+});
+
+describe("keyset reads (an export's pages)", () => {
+  // Doubles that SQLite's JSON reader gives back as their neighbour: a key sent in the JSON of ?1
+  // would not compare equal to its own row, and the read would repeat or skip the rows of a tie.
+  const DOUBLES = [8.41861663494558e299, 4.973595630544389e-301, 8.5285753280549e-301, 8.922946962893175e299, 1.5];
+  const scored = defineList({
+    table: "test_keyset_things",
+    alias: "e",
+    entityKind: "keysetThing",
+    idColumn: "id",
+    fields: { score: { column: "e.score", type: "number" }, name: { column: "e.name" } },
+    searchColumns: ["e.name"],
+    defaultOrder: "score asc",
+  });
+  const rows = [...DOUBLES, ...DOUBLES, null, null, null].map((score, i) => ({ id: crypto.randomUUID(), score, name: `n${i % 3}` }));
+  const readWhole = async (order: string, take: number, lookup = catalog) => {
+    const read: string[] = [];
+    for (let after: SqlScalar[] | undefined, pages = 0; pages <= rows.length; pages++) {
+      const page = await runListQuery<{ id: string }>(db, await compileListQuery(scored, { order, take, keyset: { after } }, lookup));
+      read.push(...page.items.map((row) => row.id));
+      if (!page.next) break;
+      after = page.next;
+    }
+    return read;
+  };
+  /** The rows' ids in the order of the terms (nulls last either way), then by id. */
+  const sorted = (...terms: [key: "score" | "name", direction: 1 | -1][]) =>
+    [...rows]
+      .sort((a, b) => {
+        for (const [key, direction] of terms) {
+          const [x, y] = [a[key], b[key]];
+          if (x !== y) return x === null ? 1 : y === null ? -1 : direction * (x < y ? -1 : 1);
+        }
+        return a.id < b.id ? -1 : 1;
+      })
+      .map((row) => row.id);
+
+  beforeAll(async () => {
+    await db.exec("CREATE TABLE test_keyset_things (id TEXT PRIMARY KEY, score REAL, name TEXT)");
+    await db.batch(rows.map((r) => db.prepare("INSERT INTO test_keyset_things VALUES (?, ?, ?)").bind(r.id, r.score, r.name)));
+  });
+
+  it.each([1, 2, 5])("reads every row once in pages of %i, ties of such doubles and nulls last included", async (take) => {
+    expect(await readWhole("score asc", take)).toEqual(sorted(["score", 1]));
+    expect(await readWhole("score desc", take)).toEqual(sorted(["score", -1]));
+    expect(await readWhole("name desc, score desc", take)).toEqual(sorted(["name", -1], ["score", -1]));
+  });
+
+  it("refuses an order of more terms than a statement can bind keys for, naming order", async () => {
+    const many: PropertyInfo[] = Array.from({ length: 33 }, (_, i) => ({ name: `Key${i}`, format: "integer", isMultiselect: false }));
+    const wide = async (names: string[]) => new Map(many.filter((d) => names.includes(d.name)).map((d) => [d.name, d]));
+    const order = many.map((d) => `properties.${d.name}`).join(", ");
+    await expect(compileListQuery(scored, { order, keyset: {} }, wide)).rejects.toMatchObject({
+      code: "InvalidQuery",
+      errors: [{ field: "query.order", rule: "limit" }],
+    });
+    // 32 terms of values on every row (ties among them): 33 keys, each nesting the rest deeper.
+    const value = (row: number, key: number) => (row * 7 + key) % 3;
+    await insertRows(
+      "property_values",
+      ["entity_kind", "entity_id", "name", "position", "definition_id", "value_text", "value_num", "value_json"],
+      rows.flatMap((row, r) => many.slice(1).map((d, k) => ["keysetThing", row.id, d.name, 0, `def-${d.name}`, null, value(r, k), "0"])),
+    );
+    const expected = rows
+      .map((row, r) => ({ id: row.id, values: many.slice(1).map((_, k) => value(r, k)) }))
+      .sort((a, b) => {
+        const k = a.values.findIndex((v, i) => v !== b.values[i]);
+        return k === -1 ? (a.id < b.id ? -1 : 1) : b.values[k]! - a.values[k]!;
+      })
+      .map((row) => row.id);
+    const fits = many.slice(1).map((d) => `properties.${d.name} desc`);
+    expect(await readWhole(fits.join(", "), 2, wide)).toEqual(expected);
   });
 });
 

@@ -8,7 +8,8 @@
  * (a random driver) and to the order walk (a random, often tiny, window, so the walk's second part
  * and ties at the window's bound are exercised); all must give the evaluator's answer. The canonical
  * fields are declared `indexed`, so orders by them walk too, and a random condition with a probe
- * form (a set in the lists plan, a per-entity probe elsewhere) checks that both forms agree.
+ * form (a set in the lists plan, a per-entity probe elsewhere) checks that both forms agree. Each
+ * query is also read whole by keyset (keyset.ts, as an export reads), in pages of a few rows.
  */
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
@@ -23,6 +24,7 @@ import {
   type PlanOptions,
   type PropertyFormat,
   type PropertyInfo,
+  type SqlScalar,
 } from "../../src/pkg/query";
 
 const db = env.DB;
@@ -485,6 +487,21 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
             if (result.plan === options.plan) count(`forced ${name}`);
             if (result.plan === "walk" && !/^properties\./i.test(input.order.split(",")[0]?.trim() ?? "")) count("forced field walk");
           }
+          // Read whole by keyset, as an export reads (in pages of 1 to 7 rows here): every match once,
+          // in the evaluator's order, and no key column among an item's fields.
+          const whole = evaluate(entities, { ...query, skip: null, take: entities.length }).ids;
+          const pageSize = ((query.take ?? 0) % 7) + 1;
+          const read: string[] = [];
+          for (let after: SqlScalar[] | undefined, pages = 0; pages <= whole.length; pages++) {
+            const keyset = { ...input, skip: undefined, take: pageSize, includeTotal: false, keyset: { after } };
+            const page = await runListQuery<{ id: string }>(db, await compileListQuery(list, keyset, catalog, conditions));
+            read.push(...page.items.map((row) => row.id));
+            expect(page.items.flatMap((row) => Object.keys(row).filter((key) => key.startsWith("__key")))).toEqual([]);
+            if (!page.next) break;
+            after = page.next;
+          }
+          expect({ input, pageSize, ids: read }).toEqual({ input, pageSize, ids: whole });
+          count("keyset");
         }
       },
     ),
@@ -492,7 +509,7 @@ it("matches an in-memory evaluator on random data, filters and orders", { timeou
     { numRuns: 100, interruptAfterTimeLimit: 150_000, markInterruptAsFailure: true },
   );
   // The forced plans must really have run (a forced plan the request cannot use falls back to lists).
-  for (const plan of ["forced lists", "forced driven", "forced walk", "forced field walk"])
+  for (const plan of ["forced lists", "forced driven", "forced walk", "forced field walk", "keyset"])
     expect(plansRun.get(plan) ?? 0, plan).toBeGreaterThan(20);
 });
 

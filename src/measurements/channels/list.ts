@@ -101,5 +101,5 @@ function conditions(query: z.infer<typeof ChannelListQuery>): Condition[] {
 
 export async function listChannels(db: Database, query: z.infer<typeof ChannelListQuery>) {
   const page = await runListQuery(db, await compileListQuery(channelList, query, noProperties, conditions(query)));
-  return { items: page.items.map((raw) => toChannel(channelRecord(raw)).value), total: page.total };
+  return { items: page.items.map((raw) => toChannel(channelRecord(raw)).value), total: page.total, next: page.next };
 }

@@ -30,7 +30,7 @@ export function channelsApp() {
     async (c) => {
       const { format, ...query } = c.req.valid("query");
       if (format) {
-        const pages = pagesOf(query, async (paged) => (await listChannels(c.env.DB, paged)).items);
+        const pages = pagesOf(query, (paged) => listChannels(c.env.DB, paged));
         return (await exportList(c, format, { name: "channels", item: ChannelSchema, pages })) as never;
       }
       return answerPage(c, await listChannels(c.env.DB, query));

@@ -221,7 +221,7 @@ function countsOf(rows: readonly Record<string, unknown>[]): AlarmCounts {
 /** A page of the board's alarms alone, without total or counts (an export reads page after page: src/export). */
 export async function alarmItems(db: Database, query: AlarmListParams) {
   const page = await runListQuery(db, await compileListQuery(alarmList, query, noProperties, alarmConditions(query)));
-  return page.items.map((raw) => toAlarm(alarmRecord(raw)));
+  return { items: page.items.map((raw) => toAlarm(alarmRecord(raw))), next: page.next };
 }
 
 /** GET /Alarms: a page of the board, its total when asked, and its counts. */

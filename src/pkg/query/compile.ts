@@ -10,6 +10,7 @@
 import { filterTerms, parseFilter } from "./filter";
 import type { ListDefinition } from "./list";
 import { orderPropertyCandidates, parseOrder, resolveOrder } from "./order";
+import { checkKeysetOrder, keysetCondition, type Keyset } from "./keyset";
 import { countSql, pageSql, type ListQueryParts } from "./page-sql";
 import { idConditions, parseIdList, parsePaging, searchCondition } from "./params";
 import { MAX_STATEMENT_BYTES, planner, statementBytes, type ListPlan, type PlanOptions, type PlannedStatement } from "./plan";
@@ -31,6 +32,12 @@ export interface ListQueryInput {
   take?: number | string | undefined;
   /** `true` (or "true") adds the total; default false. */
   includeTotal?: boolean | string | undefined;
+  /**
+   * Reads the list by keyset (keyset.ts), for a caller that reads it whole (src/export): the `take`
+   * rows after `keyset.after`, a previous page's `next` (the first page without it). skip is
+   * ignored and the lists plan runs. No route's query schema has it: a client cannot set it.
+   */
+  keyset?: Keyset | undefined;
 }
 
 export interface CompiledStatement {
@@ -54,6 +61,8 @@ export interface CompiledListQuery extends CompiledStatement {
   includeTotal: boolean;
   skip: number;
   take: number;
+  /** In a keyset read, the number of key columns each row carries (runListQuery takes them out). */
+  keys: number | undefined;
 }
 
 /**
@@ -78,7 +87,9 @@ export async function compileListQuery(
   // Empty terms are skipped (`a,,b,`); an order of nothing but empty terms (`order=,`) is the default order.
   const given = parseOrder(input.order);
   const orderRequests = given.length > 0 ? given : parseOrder(list.defaultOrder);
-  const { skip, take } = parsePaging(input.skip, input.take);
+  const { keyset } = input;
+  const paging = parsePaging(keyset ? undefined : input.skip, input.take);
+  const { skip, take } = paging;
   const ids = parseIdList(list, input.ids, "query.ids");
   const excludeIds = parseIdList(list, input.excludeIds, "query.excludeIds");
   const includeTotal = parseIncludeTotal(input.includeTotal);
@@ -97,13 +108,26 @@ export async function compileListQuery(
     orders: resolveOrder(orderRequests, list, properties),
   };
 
+  if (keyset) checkKeysetOrder(parts.orders);
+  const after = keyset?.after;
   const pageValues = new SqlValues();
-  const sql = pageSql(parts, { kind: "lists" }, pageValues);
+  const sql = pageSql(
+    parts,
+    { kind: "lists" },
+    pageValues,
+    keyset && {
+      limit: "?2 OFFSET ?3",
+      keys: true,
+      extra: after && ((expressions) => keysetCondition(parts.orders, expressions, list.idExpression, after)),
+    },
+  );
   checkSize(sql, input.properties ? "query.properties" : "query.order");
-  const lists: PlannedStatement = { sql, params: [pageValues.toJson(), take, skip], plan: "lists" };
+  const lists: PlannedStatement = { sql, params: [pageValues.toJson(), take, skip, ...(after ?? [])], plan: "lists" };
   const countValues = new SqlValues();
   const countText = countSql(parts, countValues);
-  const choice = planner(parts, { skip, take }, lists, options);
+  // A keyset page is always the lists plan: the other shapes select no keys, and a read of the whole
+  // list gains nothing from a walk that stops early.
+  const choice = keyset ? { estimates: [], choose: () => lists } : planner(parts, paging, lists, options);
   const initial = choice.estimates.length === 0 ? choice.choose([]) : lists;
   return {
     ...initial,
@@ -115,6 +139,7 @@ export async function compileListQuery(
     includeTotal,
     skip,
     take,
+    keys: keyset ? parts.orders.length + 1 : undefined,
   };
 }
 

@@ -12,13 +12,15 @@ export { parseOrder } from "./order";
 export { defineList } from "./list";
 export type { ListDefinition } from "./list";
 export { SqlValues, inList, csvInList, equals, splitCsv, joinBalanced, withProbe } from "./sql-values";
-export type { Condition } from "./sql-values";
+export type { Condition, SqlScalar } from "./sql-values";
 export { enumCondition, parseUuidList, parsePaging } from "./params";
 export { compileListQuery } from "./compile";
 export type { CompiledListQuery, ListQueryInput } from "./compile";
 export { runListQuery, planListQuery } from "./run";
+export type { ListPage } from "./run";
 
 export type { ListPlan, PlanOptions } from "./plan";
+export type { Keyset } from "./keyset";
 export { compileUniqueValues, runUniqueValues } from "./unique-values";
 export type { UniqueValuesInput, UniqueValuesResult } from "./unique-values";
 export {

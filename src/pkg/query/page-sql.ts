@@ -11,6 +11,7 @@
  *   share of entities the filter keeps, not with the table. See walkSql.
  */
 import { filterSql } from "./filter-sql";
+import { keyColumns } from "./keyset";
 import type { ListDefinition } from "./list";
 import { indexedOrderColumn, orderSql, type ResolvedOrder } from "./order";
 import { probeSql } from "./probe-sql";
@@ -70,20 +71,24 @@ function where(parts: readonly (string | undefined)[]): string {
 
 /**
  * `SELECT ... FROM <list> ... WHERE ... ORDER BY ... LIMIT <limit>` with the filter in the given
- * form. `extra` adds a condition over the order terms' value expressions (the walk's remainder).
+ * form. `extra` adds a condition over the order terms' value expressions (the walk's remainder, a
+ * keyset page's start); `keys` selects each row's keys too (keyset.ts).
  */
 export function pageSql(
   parts: ListQueryParts,
   form: FilterForm,
   values: SqlValues,
-  options: { limit: string; extra?: (orderExpressions: readonly string[]) => string } = { limit: "?2 OFFSET ?3" },
+  options: { limit: string; extra?: ((orderExpressions: readonly string[]) => string) | undefined; keys?: boolean } = {
+    limit: "?2 OFFSET ?3",
+  },
 ): string {
   const { list } = parts;
   const filter = filterCondition(parts, form, values, list.idExpression);
   const conditions = conditionsSql(parts, form, values);
   const order = orderSql(parts.orders, list, values);
+  const keys = options.keys ? `, ${keyColumns(order.expressions, list.idExpression)}` : "";
   return [
-    `SELECT ${list.select ?? `${list.alias}.*`} FROM ${list.table} ${list.alias}`,
+    `SELECT ${list.select ?? `${list.alias}.*`}${keys} FROM ${list.table} ${list.alias}`,
     ...(list.joins ?? []),
     ...order.joins,
     where([filter, ...conditions, options.extra?.(order.expressions)]),

@@ -5,8 +5,10 @@
  */
 import type { Database } from "../../db/statements";
 import type { CompiledListQuery } from "./compile";
+import { takeKeys } from "./keyset";
 import { cachedCounts, rememberCounts } from "./estimate-cache";
 import type { ListPlan, PlannedStatement } from "./plan";
+import type { SqlScalar } from "./sql-values";
 
 export interface ListQueryResult<T> {
   items: T[];
@@ -14,7 +16,15 @@ export interface ListQueryResult<T> {
   total: number | undefined;
   /** The plan the page ran in (see plan.ts), for logs, tests and benchmarks. */
   plan: ListPlan;
+  /**
+   * In a keyset read (ListQueryInput.keyset), the keys of this page's last row: `keyset.after` of
+   * the next page. Absent when the page came back short: there is no next page.
+   */
+  next: SqlScalar[] | undefined;
 }
+
+/** A list function's answer: the page's items as the API shows them, the total, and a keyset read's `next`. */
+export type ListPage<T> = Pick<ListQueryResult<unknown>, "total" | "next"> & { items: T[] };
 
 /**
  * The page statement for a query: the compiled one, or, when the plan depends on how many rows
@@ -43,11 +53,13 @@ export async function runListQuery<T = Record<string, unknown>>(db: Database, qu
     ...(query.includeTotal ? [db.prepare(query.count.sql).bind(...query.count.params)] : []),
   ];
   const results = statements.length > 0 ? await db.batch(statements) : [];
-  const items = (page ? (results[0]?.results ?? []) : []) as T[];
+  const rows = (page ? (results[0]?.results ?? []) : []) as Record<string, unknown>[];
+  const last = query.keys === undefined ? undefined : takeKeys(rows, query.keys);
   const count = query.includeTotal ? results[results.length - 1]?.results[0] : undefined;
   return {
-    items,
+    items: rows as T[],
     total: query.includeTotal ? ((count as { total?: number } | undefined)?.total ?? 0) : undefined,
     plan: page?.plan ?? query.plan,
+    next: rows.length === query.take ? last : undefined,
   };
 }

@@ -14,6 +14,7 @@ import {
   runUniqueValues,
   uniqueValuesQueryShape,
   type Condition,
+  type ListPage,
   noProperties,
   type UniqueValuesResult,
 } from "../../pkg/query";
@@ -109,10 +110,10 @@ function conditions(params: ActivityListParams): Condition[] {
   ];
 }
 
-export async function listActivities(db: Database, params: ActivityListParams): Promise<{ items: Activity[]; total: number | undefined }> {
+export async function listActivities(db: Database, params: ActivityListParams): Promise<ListPage<Activity>> {
   const query = await compileListQuery(activityList, params, noProperties, conditions(params));
-  const { items, total } = await runListQuery<ActivityRow>(db, query);
-  return { items: await toActivities(db, items), total };
+  const { items, total, next } = await runListQuery<ActivityRow>(db, query);
+  return { items: await toActivities(db, items), total, next };
 }
 
 export async function activityUniqueValues(db: Database, params: z.infer<typeof ActivityUniqueValuesQuery>): Promise<UniqueValuesResult[]> {

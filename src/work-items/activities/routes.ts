@@ -34,7 +34,7 @@ export function activitiesApp() {
     async (c) => {
       const { format, ...query } = c.req.valid("query");
       if (format) {
-        const pages = pagesOf(query, async (paged) => (await listActivities(c.env.DB, paged)).items);
+        const pages = pagesOf(query, (paged) => listActivities(c.env.DB, paged));
         return (await exportList(c, format, { name: "activities", item: ActivitySchema, pages })) as never;
       }
       return answerPage(c, await listActivities(c.env.DB, query));
