@@ -117,6 +117,7 @@ export async function exportList<T>(c: Context<AppEnv>, format: ExportFormat, so
 
   let more = first.done !== true;
   let written = 0;
+  let chunks = 0;
   let writer: ReturnType<typeof sheetWriter> | undefined;
   let ending: Promise<void> | undefined;
   const write = (items: readonly T[]) => {
@@ -127,18 +128,30 @@ export async function exportList<T>(c: Context<AppEnv>, format: ExportFormat, so
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        const sink: ByteSink = { write: (chunk) => controller.enqueue(chunk), close: () => controller.close() };
+        const sink: ByteSink = {
+          write: (chunk) => {
+            chunks += 1;
+            controller.enqueue(chunk);
+          },
+          close: () => controller.close(),
+        };
         writer = sheetWriter(format, sink, source.name, now);
         writer.header(columns.map((column) => column.header));
         if (first.done !== true) write(first.value);
       },
       async pull(controller) {
+        // A pull ends only once it has queued a chunk or closed the stream. The XLSX writer buffers up
+        // to 64 KiB of a sheet before its zip says anything, so a page can make no chunk; a pull that
+        // ended then would never be called again (the client's read came before it, and a stream
+        // pulls again only for a read or a chunk that arrives while it pulls), and the download hung.
+        const before = chunks;
         try {
-          if (more) {
+          while (more && chunks === before) {
             const next = await source.pages.next();
-            if (next.done !== true) return write(next.value);
-            more = false;
+            if (next.done === true) more = false;
+            else write(next.value);
           }
+          if (more) return;
           // The end closes the stream (the sink) once the last bytes are out; a pull meanwhile waits for it.
           ending ??= writer?.end();
           await ending;
