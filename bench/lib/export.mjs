@@ -26,6 +26,9 @@ const CASES = [
   { name: "XLSX, every deviation", path: "/Deviations?format=xlsx" },
   { name: "CSV, statuses=new (10%)", path: "/Deviations?format=csv&statuses=new" },
   { name: "XLSX, statuses=new (10%)", path: "/Deviations?format=xlsx&statuses=new" },
+  // Ordered by a property: no index reads the list in this order, so each page is sorted; keyset
+  // pages (src/pkg/query/keyset.ts) sort only the rows after the last one read.
+  { name: "CSV, ordered by severity desc", path: "/Deviations?format=csv&order=properties.benchDeviationSeverity%20desc" },
 ];
 
 /** The lists bench's seed up to its deviations (with their designations and severity), nothing after. */

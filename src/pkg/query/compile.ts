@@ -10,8 +10,8 @@
 import { filterTerms, parseFilter } from "./filter";
 import type { ListDefinition } from "./list";
 import { orderPropertyCandidates, parseOrder, resolveOrder } from "./order";
-import { checkKeysetOrder, keysetCondition, type Keyset } from "./keyset";
-import { countSql, pageSql, type ListQueryParts } from "./page-sql";
+import { checkKeysetOrder, type Keyset } from "./keyset";
+import { countSql, keysetPageSql, pageSql, type ListQueryParts } from "./page-sql";
 import { idConditions, parseIdList, parsePaging, searchCondition } from "./params";
 import { MAX_STATEMENT_BYTES, planner, statementBytes, type ListPlan, type PlanOptions, type PlannedStatement } from "./plan";
 import { queryError, quote } from "./problems";
@@ -110,17 +110,12 @@ export async function compileListQuery(
 
   if (keyset) checkKeysetOrder(parts.orders);
   const after = keyset?.after;
-  const pageValues = new SqlValues();
-  const sql = pageSql(
-    parts,
-    { kind: "lists" },
-    pageValues,
-    keyset && {
-      limit: "?2 OFFSET ?3",
-      keys: true,
-      extra: after && ((expressions) => keysetCondition(parts.orders, expressions, list.idExpression, after)),
-    },
-  );
+  let pageValues = new SqlValues();
+  let sql = keyset ? keysetPageSql(parts, pageValues, after, options.splitKeyset) : pageSql(parts, { kind: "lists" }, pageValues);
+  if (keyset && statementBytes(sql) > MAX_STATEMENT_BYTES) {
+    pageValues = new SqlValues();
+    sql = keysetPageSql(parts, pageValues, after, false);
+  }
   checkSize(sql, input.properties ? "query.properties" : "query.order");
   const lists: PlannedStatement = { sql, params: [pageValues.toJson(), take, skip, ...(after ?? [])], plan: "lists" };
   const countValues = new SqlValues();

@@ -48,21 +48,26 @@ export function keyColumns(expressions: readonly string[], idExpression: string)
   return [...expressions, idExpression].map((expression, i) => `${expression} AS ${KEY_COLUMN}${i}`).join(", ");
 }
 
+/** The SQL of key `i` (a bound parameter). */
+export const keyParameter = (i: number) => `?${FIRST_KEY_PARAMETER + i}`;
+
 /**
  * The rows after `after` in the order `orders` (nulls last in both directions, then id ascending):
  * for each term, a later value, or the same value and the rest after. A null key is followed only
- * by nulls (nulls sort last), and a null of the row is after every value.
+ * by nulls (nulls sort last), and a null of the row is after every value. `from` leaves out the
+ * terms before it (the caller has fixed them to their keys).
  */
 export function keysetCondition(
   orders: readonly ResolvedOrder[],
   expressions: readonly string[],
   idExpression: string,
   after: readonly SqlScalar[],
+  from = 0,
 ): string {
   if (after.length !== orders.length + 1) throw new Error(`keyset: ${after.length} keys for ${orders.length} order terms and the id`);
-  const key = (i: number) => `?${FIRST_KEY_PARAMETER + i}`;
+  const key = keyParameter;
   let condition = `${idExpression} > ${key(orders.length)}`;
-  for (let i = orders.length - 1; i >= 0; i--) {
+  for (let i = orders.length - 1; i >= from; i--) {
     const expression = expressions[i];
     const later = orders[i]?.direction === "desc" ? "<" : ">";
     condition =

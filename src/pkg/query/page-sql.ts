@@ -11,7 +11,8 @@
  *   share of entities the filter keeps, not with the table. See walkSql.
  */
 import { filterSql } from "./filter-sql";
-import { keyColumns } from "./keyset";
+import { keyColumns, keyParameter, keysetCondition } from "./keyset";
+import type { SqlScalar } from "./sql-values";
 import type { ListDefinition } from "./list";
 import { indexedOrderColumn, orderSql, type ResolvedOrder } from "./order";
 import { probeSql } from "./probe-sql";
@@ -97,6 +98,36 @@ export function pageSql(
   ]
     .filter(Boolean)
     .join(" ");
+}
+
+/**
+ * A keyset page (keyset.ts): the lists plan, with each row's keys, after the row whose keys `after`
+ * holds. When the first key is a value, the page is three parts in a row, as the order has them:
+ *
+ *   SELECT * FROM (... WHERE <first> = <key 0> AND <the rest after> ... LIMIT take)   -- the tie
+ *   UNION ALL SELECT * FROM (... WHERE <first> < <key 0> ... LIMIT take)             -- later values (desc)
+ *   UNION ALL SELECT * FROM (... WHERE <first> IS NULL ... LIMIT take)               -- nulls, last
+ *   LIMIT take
+ *
+ * Each part is a range of an index that starts with the first term's column (a list's default
+ * order has one), so SQLite starts the page at the key instead of walking the index from its start
+ * and testing every entry against one condition with ORs (measured: a page of 1,000 deviations
+ * at row 99,000 read in 34 ms instead of 51), and runs a later part only when the earlier ones came
+ * up short. Without such an index each part is sorted on its own, over fewer rows than the whole.
+ * `split` false gives the one-part form (the same rows), for a filter too large to write three times.
+ */
+export function keysetPageSql(parts: ListQueryParts, values: SqlValues, after: readonly SqlScalar[] | undefined, split = true): string {
+  const { list, orders } = parts;
+  const page = (limit: string, extra?: (expressions: readonly string[]) => string) =>
+    pageSql(parts, { kind: "lists" }, values, { limit, keys: true, extra });
+  const first = orders[0];
+  if (!after) return page("?2 OFFSET ?3");
+  if (!first || after[0] === null || !split) return page("?2 OFFSET ?3", (x) => keysetCondition(orders, x, list.idExpression, after));
+  const later = first.direction === "desc" ? "<" : ">";
+  const tie = page("?2", (x) => `${x[0]} = ${keyParameter(0)} AND ${keysetCondition(orders, x, list.idExpression, after, 1)}`);
+  const rest = page("?2", (x) => `${x[0]} ${later} ${keyParameter(0)}`);
+  const nulls = page("?2", (x) => `${x[0]} IS NULL`);
+  return `SELECT * FROM (${tie}) UNION ALL SELECT * FROM (${rest}) UNION ALL SELECT * FROM (${nulls}) LIMIT ?2 OFFSET ?3`;
 }
 
 /** `SELECT count(*) AS total ...` over the same conditions (filter as lists), without order and paging. */

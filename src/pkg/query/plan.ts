@@ -70,6 +70,11 @@ export interface PlanOptions {
   walkWindow?: number | undefined;
   /** Whether runListQuery may reuse this isolate's counts of the last minute (estimate-cache.ts). Default true. */
   cacheEstimates?: boolean | undefined;
+  /**
+   * In a keyset read: false forces the one-part page (page-sql.ts, keysetPageSql), which otherwise
+   * runs only when the three-part one would be larger than D1 accepts. Tests. Default true.
+   */
+  splitKeyset?: boolean | undefined;
 }
 
 export interface PlannedStatement {
