@@ -12,6 +12,7 @@ import { requireWellFormedBookmark } from "./pkg/bookmark";
 import { corsHeaders, setResponseHeaders } from "./pkg/cors";
 import { rateLimit } from "./pkg/rate-limit";
 import { admission } from "./pkg/admission";
+import { refusalLine } from "./pkg/refusal-log";
 import { ApiError, BodyReadError, problemParts, problemResponse } from "./pkg/errors";
 import { createLogger, errorFields } from "./pkg/logger";
 import { platform, type Clock, type IdGenerator } from "./platform/services";
@@ -67,9 +68,16 @@ export function createApp(options: AppOptions = {}): OpenAPIHono<AppEnv> {
     // Writes, failures and slow answers at info; a quick successful read at debug: it is the hot path,
     // and the platform's own invocation log already records it (docs/decisions.md, "Request ids").
     const quietRead = (method === "GET" || method === "HEAD") && status < 400 && ms < SLOW_REQUEST_MS;
-    const line = { method, path: c.req.path, status, ms };
-    if (quietRead) c.get("log").debug("request", line);
-    else c.get("log").info("request", line);
+    const line: Record<string, unknown> = { method, path: c.req.path, status, ms };
+    let info = !quietRead;
+    // A flood's 429s: one line a second per user at info, with the count of those at debug since.
+    if (status === 429) {
+      const sample = refusalLine(c.get("principal")?.id ?? "", started + ms);
+      info = sample.info;
+      if (sample.notLogged > 0) line.refusalsNotLogged = sample.notLogged;
+    }
+    if (info) c.get("log").info("request", line);
+    else c.get("log").debug("request", line);
   });
 
   // CORS headers are set on the final response, after the route (src/pkg/cors.ts).

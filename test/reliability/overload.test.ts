@@ -6,7 +6,7 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../../src/app";
 import { admissionCounts } from "../../src/pkg/admission";
 import type { Clock } from "../../src/platform/services";
@@ -16,7 +16,10 @@ const ALICE = { id: "overload-alice", name: "Alice" };
 const BOB = { id: "overload-bob", name: "Bob" };
 
 type Settings = Partial<
-  Record<"MAX_USER_REQUESTS_IN_FLIGHT" | "MAX_USER_REQUESTS_PER_SECOND" | "MAX_REQUESTS_IN_FLIGHT" | "MAX_LARGE_BODIES_IN_FLIGHT", string>
+  Record<
+    "MAX_USER_REQUESTS_IN_FLIGHT" | "MAX_USER_REQUESTS_PER_SECOND" | "MAX_REQUESTS_IN_FLIGHT" | "MAX_LARGE_BODIES_IN_FLIGHT" | "LOG_LEVEL",
+    string
+  >
 >;
 
 /** One request through an app whose admission settings are `settings`; the answer's body read. */
@@ -234,6 +237,33 @@ describe("admission", () => {
     // The held upload's body ends without a form: a 400, and its slot is free again.
     expect((await held.answer).status).toBe(400);
     expect(admissionCounts().largeBodies).toBe(0);
+  });
+
+  it("logs a user's 429s at info once a second, saying how many went to debug since", async () => {
+    const settings = { MAX_USER_REQUESTS_IN_FLIGHT: "1", LOG_LEVEL: "info" };
+    const carol = { id: "overload-carol-log", name: "Carol" };
+    let now = Date.parse("2026-11-29T10:00:00.100Z");
+    const clock: Clock = { now: () => new Date(now) };
+    const held = heldWrite(settings, carol, "overload held for the log", clock);
+    await held.asked;
+    const lines: Record<string, unknown>[] = [];
+    for (const method of ["log", "info", "debug"] as const)
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void lines.push(JSON.parse(args.map(String).join(" "))));
+    try {
+      for (let i = 0; i < 5; i++) expect((await send(settings, "/Categories", { user: carol }, clock)).status).toBe(429);
+      now += 1000;
+      expect((await send(settings, "/Categories", { user: carol }, clock)).status).toBe(429);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    const refusals = lines.filter((line) => line.msg === "request" && line.status === 429);
+    expect(refusals).toEqual([
+      expect.objectContaining({ level: "info", userId: carol.id }),
+      expect.objectContaining({ level: "info", userId: carol.id, refusalsNotLogged: 4 }),
+    ]);
+    expect(refusals[0]).not.toHaveProperty("refusalsNotLogged");
+    held.release();
+    expect((await held.answer).status).toBe(201);
   });
 
   it("documents 429 and 503 on every authenticated route", async () => {

@@ -29,7 +29,7 @@ import type { WriteContext } from "../../pkg/db";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { nameKey } from "../../pkg/unicode";
 import { fieldProblems } from "../../pkg/validation-messages";
-import { UUID, metadataOfCell } from "./cells";
+import { existingOfId, metadataOfCell, UUID } from "./cells";
 import { cached, type Carry, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
 import { columnOf } from "./mapping";
 
@@ -190,24 +190,8 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
     }
   }
   const lookups = await lookupsOf(ctx);
-  let current: Asset | null = null;
-  if (given.id) {
-    const { column, value } = given.id;
-    if (!UUID.test(value)) problems.push({ column, field: "body.id", rule: "uuid", message: `'${value}' is not an asset id (a UUID).` });
-    else {
-      try {
-        current = (await getAsset(ctx.db, value)).value;
-      } catch (error) {
-        if (!(error instanceof ApiError && error.code === "NotFound")) throw error;
-        problems.push({
-          column,
-          field: "body.id",
-          rule: "exists",
-          message: `Asset ${value} does not exist (leave id empty to create one).`,
-        });
-      }
-    }
-  }
+  const read = async (id: string) => (await getAsset(ctx.db, id)).value;
+  const current: Asset | null = await existingOfId(given.id?.value ?? null, given.id?.column ?? null, "asset", read, problems);
   const kind = (body.kind ?? current?.kind) as AssetKind | undefined;
   const parentRule = kind !== undefined && kind in PARENT_RULES ? PARENT_RULES[kind] : null;
   // The plant narrows a parent named by name; for a plant (or an organization) it is the asset itself.

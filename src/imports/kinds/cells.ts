@@ -1,4 +1,5 @@
 /** Cells as the values a single request takes, for any kind: users by id or name, lists, property values. */
+import { ApiError } from "../../pkg/errors";
 import type { LinkedDefinition } from "../../properties/values/types";
 import { cached, type RowContext, type RowProblem } from "./kind";
 
@@ -40,6 +41,51 @@ export async function userOfCell(
       problem: { column, field, rule: "exists", message: `'${value}' is neither the id nor the name of a user (GET /Users).` },
     };
   return { user, problem: null };
+}
+
+/** An `objectOwner` cell (a user's id or name): the body's `{ id, name }`, or the column's problem. */
+export async function ownerOfCell(
+  ctx: RowContext,
+  column: string,
+  value: string,
+  body: Record<string, unknown>,
+  problems: RowProblem[],
+): Promise<void> {
+  const found = await userOfCell(ctx, column, "body.objectOwner", value);
+  if (found.problem) problems.push(found.problem);
+  else body.objectOwner = { id: found.user.id, name: found.user.name };
+}
+
+/**
+ * What a row's `id` cell names: null when the row has none (it creates); else the entity `read`
+ * finds by the lower-cased id, or null and a problem of the id column (`column`): not a UUID, or no
+ * such entity (`noun`: "deviation", "work item", "asset").
+ */
+export async function existingOfId<T>(
+  id: string | null,
+  column: string | null,
+  noun: string,
+  read: (id: string) => Promise<T>,
+  problems: RowProblem[],
+): Promise<T | null> {
+  if (id === null) return null;
+  if (!UUID.test(id)) {
+    problems.push({
+      column,
+      field: "body.id",
+      rule: "uuid",
+      message: `'${id}' is not ${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun} id (a UUID).`,
+    });
+    return null;
+  }
+  try {
+    return await read(id.toLowerCase());
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === "NotFound")) throw error;
+    const message = `${noun[0]!.toUpperCase()}${noun.slice(1)} ${id} does not exist (leave id empty to create one).`;
+    problems.push({ column, field: "body.id", rule: "exists", message });
+    return null;
+  }
 }
 
 /** A `metadata` cell as the JSON it holds, or the problem of its column (not JSON). */

@@ -20,14 +20,14 @@ import {
   updateDeviation,
   validateDeviation,
 } from "../../deviations/write";
-import { ApiError, type FieldProblem } from "../../pkg/errors";
+import type { FieldProblem } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { fieldProblems } from "../../pkg/validation-messages";
 import { DEFAULT_ENTITY_TYPE_ID } from "../../properties/entity-types/schema";
 import { loadLinkedDefinitions } from "../../properties/values/store";
 import type { LinkedDefinition } from "../../properties/values/types";
-import { propertyValue, splitList, userOfCell, UUID, metadataOfCell } from "./cells";
+import { existingOfId, metadataOfCell, ownerOfCell, propertyValue, splitList, UUID } from "./cells";
 import { cached, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
 import { writeInBatches } from "./batches";
 import { columnOf, columnOfField } from "./mapping";
@@ -113,12 +113,9 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
       case "id":
         id = value;
         break;
-      case "objectOwner": {
-        const found = await userOfCell(ctx, column.header, "body.objectOwner", value);
-        if (found.problem) problems.push(found.problem);
-        else body.objectOwner = { id: found.user.id, name: found.user.name };
+      case "objectOwner":
+        await ownerOfCell(ctx, column.header, value, body, problems);
         break;
-      }
       case "assetReference.mainSystem":
       case "assetReference.designObject":
       case "assetReference.equipment":
@@ -137,29 +134,8 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
         set(field, value);
     }
   }
-  if (id !== null && !UUID.test(id)) {
-    problems.push({
-      column: columnOfField(columns, "id"),
-      field: "body.id",
-      rule: "uuid",
-      message: `'${id}' is not a deviation id (a UUID).`,
-    });
-    id = null;
-  }
-  let current: Deviation | null = null;
-  if (id !== null) {
-    try {
-      current = (await getDeviation(ctx.db, id)).value;
-    } catch (error) {
-      if (!(error instanceof ApiError && error.code === "NotFound")) throw error;
-      problems.push({
-        column: columnOfField(columns, "id"),
-        field: "body.id",
-        rule: "exists",
-        message: `Deviation ${id} does not exist (leave id empty to create one).`,
-      });
-    }
-  }
+  const read = async (id: string) => (await getDeviation(ctx.db, id)).value;
+  const current: Deviation | null = await existingOfId(id, columnOfField(columns, "id"), "deviation", read, problems);
   // Properties: typed by the definitions linked to the row's type (the given one, the current one, or General).
   const typeId = String(body.typeId ?? current?.type.id ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const definitions = UUID.test(typeId) ? ((await linkedDefinitions(ctx, typeId)) ?? []) : [];

@@ -14,7 +14,7 @@
  */
 import type { z } from "@hono/zod-openapi";
 import type { Database } from "../../db/statements";
-import { ApiError, type FieldProblem } from "../../pkg/errors";
+import type { FieldProblem } from "../../pkg/errors";
 import type { WriteContext } from "../../pkg/db";
 import { PERMISSIONS } from "../../pkg/permissions";
 import { platform } from "../../platform/services";
@@ -28,7 +28,7 @@ import { readInstantiationSources, type InstantiationSources } from "../../work-
 import { getWorkItem } from "../../work-items/store";
 import { latestWorkTemplatesNamed } from "../../work-items/template-revisions";
 import { createWorkItem, updateWorkItem, validateWorkItem } from "../../work-items/write";
-import { propertyValue, splitList, userOfCell, UUID, metadataOfCell } from "./cells";
+import { existingOfId, metadataOfCell, ownerOfCell, propertyValue, splitList, UUID } from "./cells";
 import { cached, type Column, type ImportKind, type Planned, type RowContext, type RowProblem } from "./kind";
 import { columnOf, columnOfField } from "./mapping";
 
@@ -105,12 +105,9 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
       case "id":
         id = value;
         break;
-      case "objectOwner": {
-        const found = await userOfCell(ctx, column.header, "body.objectOwner", value);
-        if (found.problem) problems.push(found.problem);
-        else body.objectOwner = { id: found.user.id, name: found.user.name };
+      case "objectOwner":
+        await ownerOfCell(ctx, column.header, value, body, problems);
         break;
-      }
       case "objectOwner.id":
       case "objectOwner.name":
         body.objectOwner = { ...((body.objectOwner as object | undefined) ?? {}), [field.slice("objectOwner.".length)]: value };
@@ -141,29 +138,8 @@ async function planRow(ctx: RowContext, columns: readonly Column[], cells: reado
         body[field] = value;
     }
   }
-  if (id !== null && !UUID.test(id)) {
-    problems.push({
-      column: columnOfField(columns, "id"),
-      field: "body.id",
-      rule: "uuid",
-      message: `'${id}' is not a work item id (a UUID).`,
-    });
-    id = null;
-  }
-  let current: WorkItem | null = null;
-  if (id !== null) {
-    try {
-      current = (await getWorkItem(ctx.db, id.toLowerCase())).value;
-    } catch (error) {
-      if (!(error instanceof ApiError && error.code === "NotFound")) throw error;
-      problems.push({
-        column: columnOfField(columns, "id"),
-        field: "body.id",
-        rule: "exists",
-        message: `Work item ${id} does not exist (leave id empty to create one).`,
-      });
-    }
-  }
+  const read = async (id: string) => (await getWorkItem(ctx.db, id)).value;
+  const current: WorkItem | null = await existingOfId(id, columnOfField(columns, "id"), "work item", read, problems);
   // Properties: typed by the WorkItem definitions linked to the row's type (the given one, the current one, or General).
   const typeId = String(body.typeId ?? current?.typeId ?? DEFAULT_ENTITY_TYPE_ID).toLowerCase();
   const definitions = UUID.test(typeId) ? ((await linkedDefinitions(ctx, typeId)) ?? []) : [];

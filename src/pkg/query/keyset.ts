@@ -65,15 +65,14 @@ export function keysetCondition(
   from = 0,
 ): string {
   if (after.length !== orders.length + 1) throw new Error(`keyset: ${after.length} keys for ${orders.length} order terms and the id`);
-  const key = keyParameter;
-  let condition = `${idExpression} > ${key(orders.length)}`;
+  let condition = `${idExpression} > ${keyParameter(orders.length)}`;
   for (let i = orders.length - 1; i >= from; i--) {
     const expression = expressions[i];
     const later = orders[i]?.direction === "desc" ? "<" : ">";
     condition =
       after[i] === null
         ? `(${expression} IS NULL AND ${condition})`
-        : `(${expression} IS NULL OR ${expression} ${later} ${key(i)} OR (${expression} = ${key(i)} AND ${condition}))`;
+        : `(${expression} IS NULL OR ${expression} ${later} ${keyParameter(i)} OR (${expression} = ${keyParameter(i)} AND ${condition}))`;
   }
   return condition;
 }
