@@ -29,9 +29,9 @@ export const ExportFormatParam = z
   .optional()
   .openapi({
     description:
-      "csv or xlsx: every match of the filter (skip and take do not apply), in the list's order, as a file streamed page by " +
-      "page; one column per field of the JSON items (nested names with dots, arrays joined with '; ') and one per property " +
-      "definition, headed by its name. Absent: the JSON page.",
+      "csv or xlsx: every match of the filter (skip and take do not apply), in the list's order (at most 32 terms), as a file " +
+      "streamed page by page, each page after the last row of the one before; one column per field of the JSON items " +
+      "(nested names with dots, arrays joined with '; ') and one per property definition, headed by its name. Absent: the JSON page.",
     example: "csv",
   });
 
