@@ -186,14 +186,7 @@ describe("export: streaming and bad input", () => {
   it("streams a list of several pages page by page, every row once, in the JSON answer's order", async () => {
     const tag = unique("bulk");
     const count = 2_345;
-    const now = new Date().toISOString();
-    const statements = Array.from({ length: count }, (_, i) => {
-      const id = crypto.randomUUID();
-      const row = { id, display_name: `${tag} ${String(i).padStart(5, "0")}`, reference_id: `WI-${id.slice(0, 6)}`, status: "new" };
-      const rest = { due_date: null, type_id: GENERAL_TYPE, owner_id: "owner-1", owner_name: "Olga", tags: "[]", metadata: null };
-      return insertWorkItemStatement(env.DB, { ...row, ...rest, etag: "seed", created_at: now, updated_at: now }, null);
-    });
-    for (let i = 0; i < count; i += 500) await env.DB.batch(statements.slice(i, i + 500));
+    await seedWorkItems(tag, count);
     const path = `/WorkItems?searchText=${encodeURIComponent(tag)}&order=displayName`;
     const json: string[] = [];
     for (let skip = 0; skip < count; skip += 1000) {
@@ -215,9 +208,7 @@ describe("export: streaming and bad input", () => {
     expect(column(xlsx, "id")).toEqual(json);
   });
 
-  // The exporter reads a list by keyset (pagesOf): each page starts after the last row of the one
-  // before. With an offset, a row added before it between two pages repeats a row, and a row deleted
-  // before it skips one. pagesOf is driven here page by page, so the writes land between two pages.
+  /** `count` work items named `{tag} {from + i}` (five digits), inserted in SQL; their ids in name order. */
   async function seedWorkItems(tag: string, count: number, from = 0) {
     const now = new Date().toISOString();
     const rows = Array.from({ length: count }, (_, i) => {
@@ -237,6 +228,9 @@ describe("export: streaming and bad input", () => {
     for (let i = 0; i < rows.length; i += 500) await env.DB.batch(rows.slice(i, i + 500).map((r) => r.statement));
     return rows.map((r) => r.id);
   }
+  // The exporter reads a list by keyset (pagesOf): each page starts after the last row of the one
+  // before. With an offset, a row added before it between two pages repeats a row, and a row deleted
+  // before it skips one. pagesOf is driven here page by page, so the writes land between two pages.
   const exportPages = (tag: string, order: string) =>
     pagesOf({ searchText: tag, order }, (paged) => listWorkItems(env.DB, paged, new Date()));
   const idsOf = (page: readonly unknown[]) => page.map((w) => (w as { id: string }).id);
