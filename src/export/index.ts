@@ -17,7 +17,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { errorFields } from "../pkg/logger";
-import type { Keyset, SqlScalar } from "../pkg/query";
+import type { Keyset, ListPage, SqlScalar } from "../pkg/query";
 import { cellsOf, listColumns, propertiesOf, propertyColumns, type Column } from "./columns";
 import { EXPORT_FORMATS, MEDIA_TYPES, sheetWriter, type ByteSink, type ExportFormat } from "./writers";
 
@@ -69,11 +69,8 @@ export interface ExportSource<T> {
   propertyNames?: () => Promise<readonly string[]>;
 }
 
-/** A page of a list read by keyset: its items, and where the next page starts (none after the last). */
-export interface KeysetPage<T> {
-  items: readonly T[];
-  next: readonly SqlScalar[] | undefined;
-}
+/** A page of a list read by keyset: a list function's page without its total (where the next page starts: `next`). */
+type KeysetPage<T> = Pick<ListPage<T>, "items" | "next">;
 
 /**
  * The pages of a list read the way its JSON answer reads one: `read` is the list's own function
